@@ -1,0 +1,8 @@
+//! Compiles `shaders/` to SPIR-V with glslc (through kiln-build) for examples, tests and
+//! benchmarks; embedded with `kiln::include_spirv!`.
+fn main() {
+    if let Err(e) = kiln_build::compile_dir("shaders") {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+}

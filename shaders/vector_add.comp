@@ -1,0 +1,14 @@
+#version 450
+// c[i] = a[i] + b[i]. Set 0: bindings 0, 1 (read) and 2 (write).
+layout(local_size_x = 256) in;
+
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(set = 0, binding = 2) writeonly buffer C { float c[]; };
+
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < uint(c.length())) {
+        c[i] = a[i] + b[i];
+    }
+}

@@ -1,0 +1,346 @@
+//! Recording: bind pipeline, bind sets (checked for compatibility by interned id), push
+//! constants, dispatch, barriers, copies.
+//!
+//! A [`Recorder`] is handed out by [`Device::execute`](crate::Device::execute); everything
+//! it binds is borrowed for the whole execution.
+
+use ash::vk;
+
+use crate::descriptors::DescriptorSet;
+use crate::device::{Buffer, Shared};
+use crate::error::{Error, Result};
+use crate::pipeline::{ComputePipeline, PipelineLayout, PushConstantRange};
+
+struct Bound<'a> {
+    raw: vk::Pipeline,
+    layout: &'a PipelineLayout,
+    bind_point: vk::PipelineBindPoint,
+    workgroup: [u32; 3],
+}
+
+/// Records commands into one command buffer. Obtained from `Device::execute`.
+pub struct Recorder<'a> {
+    shared: &'a Shared,
+    cb: vk::CommandBuffer,
+    bound: Option<Bound<'a>>,
+    /// Set handles currently bound, by set number (for redundant-bind elision).
+    bound_sets: Vec<vk::DescriptorSet>,
+}
+
+impl<'a> Recorder<'a> {
+    pub(crate) fn new(shared: &'a Shared, cb: vk::CommandBuffer) -> Self {
+        Recorder {
+            shared,
+            cb,
+            bound: None,
+            bound_sets: Vec::new(),
+        }
+    }
+
+    /// The raw command buffer, for commands kiln does not wrap.
+    ///
+    /// # Safety
+    /// Commands recorded through it must be valid for the current state and must not use
+    /// objects that may be destroyed before the execution finishes.
+    pub unsafe fn raw(&self) -> vk::CommandBuffer {
+        self.cb
+    }
+
+    /// Binds a compute pipeline. Sets bound earlier stay bound when the new layout is
+    /// compatible for them ("compatible for set N", Vulkan spec §14.2.2).
+    pub fn bind_pipeline(&mut self, pipeline: &'a ComputePipeline) {
+        let layout: &'a PipelineLayout = pipeline.layout();
+        if let Some(prev) = &self.bound {
+            if prev.raw == pipeline.raw() {
+                return;
+            }
+            let keep = compatible_prefix(prev.layout, layout);
+            self.bound_sets.truncate(keep);
+        }
+        // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
+        unsafe {
+            self.shared.raw.cmd_bind_pipeline(
+                self.cb,
+                vk::PipelineBindPoint::COMPUTE,
+                pipeline.raw(),
+            )
+        };
+        self.bound = Some(Bound {
+            raw: pipeline.raw(),
+            layout,
+            bind_point: vk::PipelineBindPoint::COMPUTE,
+            workgroup: pipeline.workgroup_size(),
+        });
+    }
+
+    /// Binds `set` at set number `index` of the bound pipeline's layout.
+    ///
+    /// Errors: `KILN-E252` no pipeline bound, `KILN-E205` no such set, `KILN-E204` the set's
+    /// layout differs from the pipeline's at that number (the error shows the first
+    /// differing binding), `KILN-E207` a binding was never written.
+    pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
+        let bound = self
+            .bound
+            .as_ref()
+            .ok_or(Error::NoPipelineBound { what: "bind_set" })?;
+        let layouts = bound.layout.set_layouts();
+        let expected = layouts.get(index as usize).ok_or(Error::NoSuchSet {
+            set: index,
+            set_count: layouts.len() as u32,
+        })?;
+        if expected.id() != set.layout().id() {
+            let diff = set
+                .layout()
+                .desc()
+                .diff(expected.desc())
+                .unwrap_or_else(|| "layouts differ".into());
+            return Err(Error::IncompatibleSet { set: index, diff });
+        }
+        if let Some(binding) = set.first_unwritten() {
+            return Err(Error::BindingNotWritten {
+                set: index,
+                binding,
+            });
+        }
+        let i = index as usize;
+        if self.bound_sets.get(i) == Some(&set.raw()) {
+            return Ok(());
+        }
+        // SAFETY: the set's layout equals the pipeline layout's at `index` (checked), the set
+        // outlives the execution ('a) and every binding was written.
+        unsafe {
+            self.shared.raw.cmd_bind_descriptor_sets(
+                self.cb,
+                bound.bind_point,
+                bound.layout.raw(),
+                index,
+                &[set.raw()],
+                &[],
+            )
+        };
+        if self.bound_sets.len() <= i {
+            self.bound_sets.resize(i + 1, vk::DescriptorSet::null());
+        }
+        self.bound_sets[i] = set.raw();
+        Ok(())
+    }
+
+    /// Pushes `bytes` at byte `offset`. The stage flags come from the layout: each piece of
+    /// the bytes goes with exactly the stages whose ranges contain it
+    /// (VUID-vkCmdPushConstants-offset-01795, -01796).
+    ///
+    /// Errors: `KILN-E252` no pipeline bound, `KILN-E250` bytes outside every range.
+    pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
+        let bound = self.bound.as_ref().ok_or(Error::NoPipelineBound {
+            what: "push_constants",
+        })?;
+        let ranges = bound.layout.push_constant_ranges();
+        let end = offset + bytes.len() as u32;
+        for (lo, hi, stages) in push_segments(ranges, offset, end)? {
+            let piece = &bytes[(lo - offset) as usize..(hi - offset) as usize];
+            // SAFETY: [lo, hi) lies inside every range of `stages` and overlaps no other.
+            unsafe {
+                self.shared
+                    .raw
+                    .cmd_push_constants(self.cb, bound.layout.raw(), stages, lo, piece)
+            };
+        }
+        Ok(())
+    }
+
+    /// Pushes a `Pod` value at byte `offset` (see [`push_constants`](Self::push_constants)).
+    pub fn push<T: bytemuck::Pod>(&mut self, offset: u32, value: &T) -> Result<()> {
+        self.push_constants(offset, bytemuck::bytes_of(value))
+    }
+
+    /// Dispatches `groups` workgroups.
+    ///
+    /// Errors: `KILN-E252` no pipeline bound, `KILN-E253` beyond maxComputeWorkGroupCount.
+    pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
+        if self.bound.is_none() {
+            return Err(Error::NoPipelineBound { what: "dispatch" });
+        }
+        let limit = self.shared.limits().max_compute_work_group_count;
+        if x > limit[0] || y > limit[1] || z > limit[2] {
+            return Err(Error::DispatchTooLarge {
+                groups: [x, y, z],
+                limit,
+            });
+        }
+        // SAFETY: a compute pipeline is bound; counts are within limits.
+        unsafe { self.shared.raw.cmd_dispatch(self.cb, x, y, z) };
+        Ok(())
+    }
+
+    /// Dispatches enough workgroups along x to cover `n` invocations.
+    pub fn dispatch_threads(&mut self, n: u32) -> Result<()> {
+        let wg = self.bound.as_ref().map_or(1, |b| b.workgroup[0].max(1));
+        self.dispatch(n.div_ceil(wg).max(1), 1, 1)
+    }
+
+    /// A compute→compute memory barrier: writes of earlier dispatches are visible to later
+    /// ones.
+    pub fn barrier(&mut self) {
+        let b = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+        // SAFETY: `cb` is recording; barrier structs are locals.
+        unsafe {
+            self.shared.raw.cmd_pipeline_barrier(
+                self.cb,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &[b],
+                &[],
+                &[],
+            )
+        }
+    }
+
+    /// A full memory barrier (all commands, all memory).
+    pub fn full_barrier(&mut self) {
+        let b = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+            .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);
+        // SAFETY: `cb` is recording; barrier structs are locals.
+        unsafe {
+            self.shared.raw.cmd_pipeline_barrier(
+                self.cb,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &[b],
+                &[],
+                &[],
+            )
+        }
+    }
+
+    /// Copies `size` bytes, then a transfer→all barrier.
+    pub fn copy_buffer(
+        &mut self,
+        src: &Buffer,
+        src_offset: u64,
+        dst: &Buffer,
+        dst_offset: u64,
+        size: u64,
+    ) {
+        let region = vk::BufferCopy {
+            src_offset,
+            dst_offset,
+            size,
+        };
+        // SAFETY: both buffers have TRANSFER usage (kiln adds it) and outlive the execution
+        // (execute waits); callers pass in-range regions.
+        unsafe {
+            self.shared
+                .raw
+                .cmd_copy_buffer(self.cb, src.raw(), dst.raw(), &[region])
+        };
+        self.full_barrier();
+    }
+
+    /// Fills the whole buffer with the 32-bit `value`, then a full barrier.
+    pub fn fill_buffer(&mut self, buffer: &Buffer, value: u32) {
+        // SAFETY: TRANSFER_DST usage is always present; WHOLE_SIZE rounds down to 4 bytes.
+        unsafe {
+            self.shared
+                .raw
+                .cmd_fill_buffer(self.cb, buffer.raw(), 0, vk::WHOLE_SIZE, value)
+        };
+        self.full_barrier();
+    }
+}
+
+/// Number of leading sets for which two layouts are "compatible for set N": equal
+/// push-constant ranges and equal set layouts 0..=N (Vulkan spec §14.2.2).
+pub fn compatible_prefix(a: &PipelineLayout, b: &PipelineLayout) -> usize {
+    if a.push_constant_ranges() != b.push_constant_ranges() {
+        return 0;
+    }
+    a.set_layouts()
+        .iter()
+        .zip(b.set_layouts())
+        .take_while(|(x, y)| x.id() == y.id())
+        .count()
+}
+
+/// Splits [offset, end) at every range boundary; each piece gets the stages of the ranges
+/// containing it. A piece no range contains is an error.
+pub(crate) fn push_segments(
+    ranges: &[PushConstantRange],
+    offset: u32,
+    end: u32,
+) -> Result<Vec<(u32, u32, vk::ShaderStageFlags)>> {
+    let describe = || {
+        ranges
+            .iter()
+            .map(|r| format!("{:?}[{}, {})", r.stages, r.offset, r.offset + r.size))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !offset.is_multiple_of(4) || !end.is_multiple_of(4) || end <= offset {
+        return Err(Error::PushConstantsOutOfRange {
+            offset,
+            end,
+            ranges: format!("{} (offset and size must be multiples of 4)", describe()),
+        });
+    }
+    let mut cuts = vec![offset, end];
+    for r in ranges {
+        for c in [r.offset, r.offset + r.size] {
+            if c > offset && c < end {
+                cuts.push(c);
+            }
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out: Vec<(u32, u32, vk::ShaderStageFlags)> = Vec::new();
+    for w in cuts.windows(2) {
+        let (lo, hi) = (w[0], w[1]);
+        let stages = ranges
+            .iter()
+            .filter(|r| r.offset <= lo && hi <= r.offset + r.size)
+            .fold(vk::ShaderStageFlags::empty(), |s, r| s | r.stages);
+        if stages.is_empty() {
+            return Err(Error::PushConstantsOutOfRange {
+                offset,
+                end,
+                ranges: describe(),
+            });
+        }
+        match out.last_mut() {
+            Some(last) if last.2 == stages && last.1 == lo => last.1 = hi,
+            _ => out.push((lo, hi, stages)),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(stages: vk::ShaderStageFlags, offset: u32, size: u32) -> PushConstantRange {
+        PushConstantRange {
+            stages,
+            offset,
+            size,
+        }
+    }
+
+    #[test]
+    fn segments_split_overlapping_ranges() {
+        let v = vk::ShaderStageFlags::VERTEX;
+        let f = vk::ShaderStageFlags::FRAGMENT;
+        let ranges = [r(v, 0, 64), r(f, 0, 16)];
+        let s = push_segments(&ranges, 0, 64).unwrap();
+        assert_eq!(s, vec![(0, 16, v | f), (16, 64, v)]);
+        let s = push_segments(&ranges, 4, 8).unwrap();
+        assert_eq!(s, vec![(4, 8, v | f)]);
+        assert!(push_segments(&ranges, 60, 68).is_err());
+        assert!(push_segments(&ranges, 2, 6).is_err());
+    }
+}

@@ -1,0 +1,251 @@
+//! Descriptor set layout descriptions and the device-wide content-keyed interner.
+//!
+//! Two set layouts are the same when, binding by binding, they agree on binding number,
+//! descriptor type, descriptor count, stage flags, binding flags and immutable samplers,
+//! and the layout create flags agree (Vulkan spec §14.2.2 "Pipeline Layouts",
+//! "compatible for set N"). Bindings are kept sorted by number so declaration order never
+//! matters. The interner maps the *full* description (never a hash alone) to one
+//! `VkDescriptorSetLayout` and one small integer id; comparing ids is then an integer
+//! compare on the hot path.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use ash::vk;
+
+use super::pool::DescriptorAllocator;
+use crate::device::Shared;
+use crate::error::{vk_err, Result};
+
+/// One binding of a set layout (`VkDescriptorSetLayoutBinding` + binding flags).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SetLayoutBinding {
+    pub binding: u32,
+    pub descriptor_type: vk::DescriptorType,
+    /// Descriptor count (for a variable-count binding: the maximum).
+    pub count: u32,
+    /// Stages that may access the binding.
+    pub stages: vk::ShaderStageFlags,
+    /// `VkDescriptorBindingFlags` (Vulkan 1.2 descriptor indexing).
+    pub flags: vk::DescriptorBindingFlags,
+}
+
+/// A descriptor set layout by content. Build with [`new`](Self::new) to get canonical
+/// (sorted) order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DescriptorSetLayoutDesc {
+    bindings: Vec<SetLayoutBinding>,
+    pub flags: vk::DescriptorSetLayoutCreateFlags,
+}
+
+impl DescriptorSetLayoutDesc {
+    /// A description with bindings sorted by number (declaration order does not matter).
+    pub fn new(
+        mut bindings: Vec<SetLayoutBinding>,
+        flags: vk::DescriptorSetLayoutCreateFlags,
+    ) -> Self {
+        bindings.sort();
+        DescriptorSetLayoutDesc { bindings, flags }
+    }
+
+    /// Bindings, sorted by binding number.
+    pub fn bindings(&self) -> &[SetLayoutBinding] {
+        &self.bindings
+    }
+
+    /// The binding numbered `binding`, if any.
+    pub fn binding(&self, binding: u32) -> Option<&SetLayoutBinding> {
+        self.bindings
+            .binary_search_by_key(&binding, |b| b.binding)
+            .ok()
+            .map(|i| &self.bindings[i])
+    }
+
+    /// A human-readable first difference between two descriptions, or `None` if equal.
+    pub fn diff(&self, other: &Self) -> Option<String> {
+        if self == other {
+            return None;
+        }
+        if self.flags != other.flags {
+            return Some(format!(
+                "layout create flags differ: {:?} vs {:?}",
+                self.flags, other.flags
+            ));
+        }
+        let fmt = |b: Option<&SetLayoutBinding>| match b {
+            Some(b) => format!(
+                "{:?} x{} stages {:?} flags {:?}",
+                b.descriptor_type, b.count, b.stages, b.flags
+            ),
+            None => "absent".to_string(),
+        };
+        let mut numbers: Vec<u32> = self
+            .bindings
+            .iter()
+            .chain(other.bindings.iter())
+            .map(|b| b.binding)
+            .collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        for n in numbers {
+            let (a, b) = (self.binding(n), other.binding(n));
+            if a != b {
+                let only_stages = matches!((a, b), (Some(x), Some(y))
+                    if x.descriptor_type == y.descriptor_type && x.count == y.count
+                        && x.flags == y.flags);
+                return Some(format!(
+                    "binding {n}: set has {} but pipeline expects {}{}",
+                    fmt(a),
+                    fmt(b),
+                    if only_stages {
+                        " (only stage flags differ: widen visibility to share)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+        Some("descriptions differ".into())
+    }
+
+    /// Descriptor counts per type, for pool sizing (one set).
+    pub fn pool_sizes(&self) -> Vec<vk::DescriptorPoolSize> {
+        let mut out: Vec<vk::DescriptorPoolSize> = Vec::new();
+        for b in &self.bindings {
+            match out.iter_mut().find(|p| p.ty == b.descriptor_type) {
+                Some(p) => p.descriptor_count += b.count,
+                None => out.push(vk::DescriptorPoolSize {
+                    ty: b.descriptor_type,
+                    descriptor_count: b.count,
+                }),
+            }
+        }
+        out
+    }
+}
+
+/// An interned `VkDescriptorSetLayout`. Equal descriptions share one object and one id while
+/// any user holds it; it is destroyed when the last holder drops.
+pub struct SetLayout {
+    pub(crate) shared: Arc<Shared>,
+    raw: vk::DescriptorSetLayout,
+    id: u64,
+    desc: DescriptorSetLayoutDesc,
+    pub(crate) pools: Mutex<DescriptorAllocator>,
+}
+
+impl std::fmt::Debug for SetLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SetLayout")
+            .field("id", &self.id)
+            .field("desc", &self.desc)
+            .finish()
+    }
+}
+
+impl SetLayout {
+    /// Interning id: equal ids ⇔ equal descriptions (among live layouts of one device).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    pub fn raw(&self) -> vk::DescriptorSetLayout {
+        self.raw
+    }
+    pub fn desc(&self) -> &DescriptorSetLayoutDesc {
+        &self.desc
+    }
+}
+
+impl Drop for SetLayout {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.pools.lock() {
+            p.destroy(&self.shared.raw);
+        }
+        // SAFETY: no set allocated from this layout's pools is alive (each holds an Arc to
+        // this layout), and no pipeline layout using it is alive (they hold Arcs too).
+        unsafe {
+            self.shared
+                .raw
+                .destroy_descriptor_set_layout(self.raw, None)
+        };
+        self.shared.set_layouts.forget(&self.desc, self.id);
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The device-wide interner of set layouts.
+#[derive(Default)]
+pub(crate) struct SetLayoutCache {
+    map: Mutex<HashMap<DescriptorSetLayoutDesc, (u64, Weak<SetLayout>)>>,
+}
+
+impl SetLayoutCache {
+    /// Returns the live layout for `desc`, creating it if needed.
+    pub fn get_or_create(
+        shared: &Arc<Shared>,
+        desc: &DescriptorSetLayoutDesc,
+    ) -> Result<Arc<SetLayout>> {
+        let cache = &shared.set_layouts;
+        let mut map = cache.map.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = map.get(desc).and_then(|(_, w)| w.upgrade()) {
+            return Ok(l);
+        }
+        let vk_bindings: Vec<vk::DescriptorSetLayoutBinding> = desc
+            .bindings
+            .iter()
+            .map(|b| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(b.binding)
+                    .descriptor_type(b.descriptor_type)
+                    .descriptor_count(b.count)
+                    .stage_flags(b.stages)
+            })
+            .collect();
+        let flags: Vec<vk::DescriptorBindingFlags> =
+            desc.bindings.iter().map(|b| b.flags).collect();
+        let mut flags_info =
+            vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
+        let mut info = vk::DescriptorSetLayoutCreateInfo::default()
+            .bindings(&vk_bindings)
+            .flags(desc.flags);
+        if flags.iter().any(|f| !f.is_empty()) {
+            info = info.push_next(&mut flags_info);
+        }
+        // SAFETY: `info` points at locals alive for the call.
+        let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }
+            .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let layout = Arc::new(SetLayout {
+            shared: shared.clone(),
+            raw,
+            id,
+            desc: desc.clone(),
+            pools: Mutex::new(DescriptorAllocator::new(desc)),
+        });
+        map.retain(|_, (_, w)| w.strong_count() > 0);
+        map.insert(desc.clone(), (id, Arc::downgrade(&layout)));
+        Ok(layout)
+    }
+
+    /// Removes the entry for a dropped layout (if it still refers to that id).
+    fn forget(&self, desc: &DescriptorSetLayoutDesc, id: u64) {
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if map.get(desc).is_some_and(|(i, _)| *i == id) {
+            map.remove(desc);
+        }
+    }
+
+    /// Number of live interned layouts.
+    pub fn len(&self) -> usize {
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.values().filter(|(_, w)| w.strong_count() > 0).count()
+    }
+
+    pub fn destroy_all(&self, _device: &ash::Device) {
+        // Layouts own their handles and are destroyed by their own Drop; by the time the
+        // device drops none is alive (each holds an Arc<Shared>). Nothing to do but clear.
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}

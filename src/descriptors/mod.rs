@@ -1,0 +1,11 @@
+//! Set-layout descriptions and their content-keyed interner, growing pools, descriptor
+//! sets and checked writes.
+
+mod layout;
+mod pool;
+mod set;
+
+pub(crate) use layout::SetLayoutCache;
+pub use layout::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
+pub use pool::{FIRST_SETS_PER_POOL, MAX_SETS_PER_POOL};
+pub use set::DescriptorSet;

@@ -1,0 +1,142 @@
+//! Growing descriptor pools, one chain per set layout.
+//!
+//! Each pool holds `sets_per_pool` sets of one layout (pool sizes = the layout's
+//! per-type counts × sets). When a pool is full (`VK_ERROR_OUT_OF_POOL_MEMORY` or
+//! `VK_ERROR_FRAGMENTED_POOL`, Vulkan spec §14.2.3) kiln creates a pool twice as large,
+//! up to [`MAX_SETS_PER_POOL`]. Freed sets return to their pool.
+
+use ash::vk;
+
+use super::layout::DescriptorSetLayoutDesc;
+use crate::error::{vk_err, Result};
+
+/// Sets in the first pool of a layout.
+pub const FIRST_SETS_PER_POOL: u32 = 16;
+/// Upper bound on sets per pool as pools grow.
+pub const MAX_SETS_PER_POOL: u32 = 4096;
+
+pub(crate) struct DescriptorAllocator {
+    sizes: Vec<vk::DescriptorPoolSize>,
+    flags: vk::DescriptorPoolCreateFlags,
+    pools: Vec<PoolEntry>,
+    next_sets: u32,
+}
+
+struct PoolEntry {
+    raw: vk::DescriptorPool,
+    live: u32,
+    full: bool,
+}
+
+impl DescriptorAllocator {
+    pub fn new(desc: &DescriptorSetLayoutDesc) -> Self {
+        let mut flags = vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET;
+        if desc
+            .flags
+            .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
+        {
+            flags |= vk::DescriptorPoolCreateFlags::UPDATE_AFTER_BIND;
+        }
+        DescriptorAllocator {
+            sizes: desc.pool_sizes(),
+            flags,
+            pools: Vec::new(),
+            next_sets: FIRST_SETS_PER_POOL,
+        }
+    }
+
+    /// Number of pools created so far.
+    #[allow(dead_code)]
+    pub fn pool_count(&self) -> usize {
+        self.pools.len()
+    }
+
+    fn grow(&mut self, device: &ash::Device) -> Result<usize> {
+        let sets = self.next_sets;
+        let sizes: Vec<vk::DescriptorPoolSize> = self
+            .sizes
+            .iter()
+            .map(|s| vk::DescriptorPoolSize {
+                ty: s.ty,
+                descriptor_count: s.descriptor_count.saturating_mul(sets).max(1),
+            })
+            .collect();
+        let info = vk::DescriptorPoolCreateInfo::default()
+            .max_sets(sets)
+            .pool_sizes(&sizes)
+            .flags(self.flags);
+        // SAFETY: valid create info with locals alive for the call.
+        let raw = unsafe { device.create_descriptor_pool(&info, None) }
+            .map_err(vk_err("vkCreateDescriptorPool"))?;
+        self.pools.push(PoolEntry {
+            raw,
+            live: 0,
+            full: false,
+        });
+        self.next_sets = (sets * 2).min(MAX_SETS_PER_POOL);
+        Ok(self.pools.len() - 1)
+    }
+
+    /// Allocates one set; returns (set, pool index).
+    pub fn allocate(
+        &mut self,
+        device: &ash::Device,
+        layout: vk::DescriptorSetLayout,
+        variable_count: Option<u32>,
+    ) -> Result<(vk::DescriptorSet, usize)> {
+        let layouts = [layout];
+        let counts = [variable_count.unwrap_or(0)];
+        let try_pool = |raw: vk::DescriptorPool| {
+            let mut var = vk::DescriptorSetVariableDescriptorCountAllocateInfo::default()
+                .descriptor_counts(&counts);
+            let mut info = vk::DescriptorSetAllocateInfo::default()
+                .descriptor_pool(raw)
+                .set_layouts(&layouts);
+            if variable_count.is_some() {
+                info = info.push_next(&mut var);
+            }
+            // SAFETY: pool and layout belong to this device; access to the pool is
+            // serialized by the allocator's mutex (Vulkan: externally synchronized).
+            unsafe { device.allocate_descriptor_sets(&info) }
+        };
+        // Newest pools first: they are the largest and least likely to be full.
+        for i in (0..self.pools.len()).rev() {
+            if self.pools[i].full {
+                continue;
+            }
+            match try_pool(self.pools[i].raw) {
+                Ok(v) => {
+                    self.pools[i].live += 1;
+                    return Ok((v[0], i));
+                }
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
+                    self.pools[i].full = true;
+                }
+                Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
+            }
+        }
+        let i = self.grow(device)?;
+        let v = try_pool(self.pools[i].raw).map_err(vk_err("vkAllocateDescriptorSets"))?;
+        self.pools[i].live += 1;
+        Ok((v[0], i))
+    }
+
+    /// Returns a set to its pool.
+    pub fn free(&mut self, device: &ash::Device, set: vk::DescriptorSet, pool: usize) {
+        let Some(p) = self.pools.get_mut(pool) else {
+            return;
+        };
+        // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET) and no
+        // pending command buffer uses it (kiln's execute waits).
+        let _ = unsafe { device.free_descriptor_sets(p.raw, &[set]) };
+        p.live = p.live.saturating_sub(1);
+        p.full = false;
+    }
+
+    pub fn destroy(&mut self, device: &ash::Device) {
+        for p in self.pools.drain(..) {
+            // SAFETY: called from the layout's Drop, when no set of these pools is alive.
+            unsafe { device.destroy_descriptor_pool(p.raw, None) };
+        }
+    }
+}

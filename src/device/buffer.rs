@@ -1,0 +1,313 @@
+//! Buffers with memory from `gpu-allocator`, and host upload/readback that stages through a
+//! temporary buffer when the memory is not mappable.
+
+use std::sync::Arc;
+
+use ash::vk;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
+use gpu_allocator::MemoryLocation;
+
+use super::{Device, Shared};
+use crate::error::{vk_err, Error, Result};
+
+/// How to create a [`Buffer`].
+#[derive(Clone, Debug)]
+pub struct BufferDesc<'a> {
+    /// Name shown in errors and validation messages.
+    pub label: &'a str,
+    /// Size in bytes (at least 1).
+    pub size: u64,
+    /// Usage; kiln adds TRANSFER_SRC | TRANSFER_DST so upload/readback always work.
+    pub usage: vk::BufferUsageFlags,
+    /// `GpuOnly` (device-local), `CpuToGpu` (upload, mapped), `GpuToCpu` (readback, mapped).
+    pub location: MemoryLocation,
+}
+
+/// A `VkBuffer` and its memory: a cheap-to-clone handle. The buffer is destroyed (and its
+/// memory freed) when the last handle drops, including those that descriptor sets hold, so
+/// a set never refers to a destroyed buffer.
+#[derive(Clone)]
+pub struct Buffer(Arc<BufferInner>);
+
+struct BufferInner {
+    shared: Arc<Shared>,
+    raw: vk::Buffer,
+    allocation: Option<Allocation>,
+    size: u64,
+    usage: vk::BufferUsageFlags,
+    location: MemoryLocation,
+    label: String,
+}
+
+impl std::fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.0;
+        f.debug_struct("Buffer")
+            .field("label", &s.label)
+            .field("size", &s.size)
+            .field("usage", &s.usage)
+            .field("location", &s.location)
+            .finish()
+    }
+}
+
+impl Device {
+    /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E150` out of memory.
+    pub fn create_buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
+        Buffer::new(&self.shared, desc)
+    }
+
+    /// Creates a device-local buffer of `usage` holding `data` (staged upload).
+    pub fn buffer_from_slice<T: bytemuck::Pod>(
+        &self,
+        label: &str,
+        usage: vk::BufferUsageFlags,
+        data: &[T],
+    ) -> Result<Buffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let buf = self.create_buffer(&BufferDesc {
+            label,
+            size: bytes.len() as u64,
+            usage,
+            location: MemoryLocation::GpuOnly,
+        })?;
+        buf.upload(self, bytes)?;
+        Ok(buf)
+    }
+
+    /// Creates a zero-filled device-local storage buffer of `len` elements of `T`.
+    pub fn storage_buffer<T: bytemuck::Pod>(&self, label: &str, len: usize) -> Result<Buffer> {
+        let size = (len * std::mem::size_of::<T>()) as u64;
+        let buf = self.create_buffer(&BufferDesc {
+            label,
+            size,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: MemoryLocation::GpuOnly,
+        })?;
+        self.execute(|r| {
+            r.fill_buffer(&buf, 0);
+            Ok(())
+        })?;
+        Ok(buf)
+    }
+}
+
+impl Buffer {
+    pub(crate) fn new(shared: &Arc<Shared>, desc: &BufferDesc<'_>) -> Result<Buffer> {
+        if desc.size == 0 {
+            return Err(Error::ZeroSizedBuffer {
+                object: desc.label.to_string(),
+            });
+        }
+        let d = &shared.raw;
+        let usage = desc.usage
+            | vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | if shared.features.buffer_device_address
+                && desc.usage.intersects(
+                    vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::UNIFORM_BUFFER,
+                )
+            {
+                vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
+            } else {
+                vk::BufferUsageFlags::empty()
+            };
+        let info = vk::BufferCreateInfo::default()
+            .size(desc.size)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: size > 0 and usage non-empty; valid create info.
+        let raw = unsafe { d.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
+        // SAFETY: `raw` was just created on this device.
+        let requirements = unsafe { d.get_buffer_memory_requirements(raw) };
+        let alloc = shared
+            .allocator
+            .lock()
+            .map_err(|_| poisoned())
+            .and_then(|mut a| {
+                a.allocate(&AllocationCreateDesc {
+                    name: desc.label,
+                    requirements,
+                    location: desc.location,
+                    linear: true,
+                    allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+                })
+                .map_err(|source| Error::Allocation {
+                    object: desc.label.to_string(),
+                    source,
+                })
+            });
+        let allocation = match alloc {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: the buffer has no memory bound and is unused.
+                unsafe { d.destroy_buffer(raw, None) };
+                return Err(e);
+            }
+        };
+        // SAFETY: the allocation satisfies `requirements` (gpu-allocator's contract).
+        if let Err(e) =
+            unsafe { d.bind_buffer_memory(raw, allocation.memory(), allocation.offset()) }
+        {
+            // SAFETY: unused buffer; the allocation is returned below.
+            unsafe { d.destroy_buffer(raw, None) };
+            if let Ok(mut a) = shared.allocator.lock() {
+                let _ = a.free(allocation);
+            }
+            return Err(vk_err("vkBindBufferMemory")(e));
+        }
+        shared.set_name(raw, desc.label);
+        Ok(Buffer(Arc::new(BufferInner {
+            shared: shared.clone(),
+            raw,
+            allocation: Some(allocation),
+            size: desc.size,
+            usage,
+            location: desc.location,
+            label: desc.label.to_string(),
+        })))
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.0.size
+    }
+
+    /// Usage flags the buffer was created with (including the added transfer bits).
+    pub fn usage(&self) -> vk::BufferUsageFlags {
+        self.0.usage
+    }
+
+    pub fn location(&self) -> MemoryLocation {
+        self.0.location
+    }
+
+    pub fn label(&self) -> &str {
+        &self.0.label
+    }
+
+    /// The raw handle (owned by this object: do not destroy it).
+    pub fn raw(&self) -> vk::Buffer {
+        self.0.raw
+    }
+
+    fn mapped(&self) -> Option<&[u8]> {
+        self.0.allocation.as_ref()?.mapped_slice()
+    }
+
+    /// Writes `data` at byte 0. Mapped memory is written directly; device-local memory is
+    /// staged through a temporary buffer and a copy that this call waits for.
+    ///
+    /// Errors: `KILN-E151` if `data` is larger than the buffer.
+    pub fn upload<T: bytemuck::Pod>(&self, device: &Device, data: &[T]) -> Result<()> {
+        self.upload_at(device, 0, data)
+    }
+
+    /// Writes `data` at byte `offset` (see [`upload`](Self::upload)).
+    pub fn upload_at<T: bytemuck::Pod>(
+        &self,
+        device: &Device,
+        offset: u64,
+        data: &[T],
+    ) -> Result<()> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let end = offset.checked_add(bytes.len() as u64);
+        if end.is_none_or(|e| e > self.size()) {
+            return Err(Error::BufferOverflow {
+                object: self.0.label.clone(),
+                capacity: self.size(),
+                offset,
+                requested: bytes.len() as u64,
+            });
+        }
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if let Some(ptr) = self.0.allocation.as_ref().and_then(|a| a.mapped_ptr()) {
+            // SAFETY: the mapping covers `size` bytes (checked above) and is host-coherent
+            // (gpu-allocator asks for HOST_COHERENT for CPU locations); the caller is not
+            // running GPU work on this buffer (execute() waits), so no data race.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    (ptr.as_ptr() as *mut u8).add(offset as usize),
+                    bytes.len(),
+                );
+            }
+            return Ok(());
+        }
+        let staging = Buffer::new(
+            &self.0.shared,
+            &BufferDesc {
+                label: "kiln staging upload",
+                size: bytes.len() as u64,
+                usage: vk::BufferUsageFlags::TRANSFER_SRC,
+                location: MemoryLocation::CpuToGpu,
+            },
+        )?;
+        staging.upload_at(device, 0, bytes)?;
+        device.execute(|r| {
+            r.copy_buffer(&staging, 0, self, offset, bytes.len() as u64);
+            Ok(())
+        })
+    }
+
+    /// Reads the whole buffer as `T`s (staging through a readback buffer when the memory is
+    /// not mappable). Errors: `KILN-E153` if the size is not a multiple of `size_of::<T>()`.
+    pub fn read<T: bytemuck::Pod>(&self, device: &Device) -> Result<Vec<T>> {
+        let elem = std::mem::size_of::<T>();
+        let size = self.size();
+        if elem == 0 || !size.is_multiple_of(elem as u64) {
+            return Err(Error::BufferElementMismatch {
+                object: self.0.label.clone(),
+                size,
+                elem,
+            });
+        }
+        if let Some(bytes) = self.mapped() {
+            return Ok(bytemuck::pod_collect_to_vec(&bytes[..size as usize]));
+        }
+        let staging = Buffer::new(
+            &self.0.shared,
+            &BufferDesc {
+                label: "kiln staging readback",
+                size,
+                usage: vk::BufferUsageFlags::TRANSFER_DST,
+                location: MemoryLocation::GpuToCpu,
+            },
+        )?;
+        device.execute(|r| {
+            r.copy_buffer(self, 0, &staging, 0, size);
+            Ok(())
+        })?;
+        staging.read(device)
+    }
+}
+
+fn poisoned() -> Error {
+    Error::Vulkan {
+        call: "gpu-allocator (poisoned lock)",
+        result: vk::Result::ERROR_UNKNOWN,
+    }
+}
+
+impl Drop for BufferInner {
+    fn drop(&mut self) {
+        // SAFETY: kiln only records a buffer inside `Device::execute`, which waits for the
+        // GPU before returning, so no pending command buffer references `raw`.
+        unsafe { self.shared.raw.destroy_buffer(self.raw, None) };
+        if let Some(a) = self.allocation.take() {
+            match self.shared.allocator.lock() {
+                Ok(mut alloc) => {
+                    if let Err(e) = alloc.free(a) {
+                        log::error!(
+                            "kiln: freeing memory of buffer `{}` failed: {e}",
+                            self.label
+                        );
+                    }
+                }
+                Err(_) => log::error!("kiln: allocator lock poisoned; leaking `{}`", self.label),
+            }
+        }
+    }
+}

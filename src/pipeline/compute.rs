@@ -1,0 +1,231 @@
+//! Compute pipelines built from a reflected module: the pipeline layout comes from
+//! reflection alone.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ash::vk;
+
+use super::layout::{PipelineLayout, PipelineLayoutDesc};
+use crate::descriptors::DescriptorSet;
+use crate::device::{Device, Shared};
+use crate::error::{vk_err, Error, Result};
+use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
+
+/// Options for [`Device::compute_pipeline_with`].
+#[derive(Clone, Debug)]
+pub struct ComputePipelineDesc<'a> {
+    pub module: &'a ShaderModule,
+    /// Entry point name (usually `"main"`).
+    pub entry: &'a str,
+    /// Specialization constants as (SpecId, value).
+    pub spec: &'a [(u32, SpecValue)],
+    /// Use this layout instead of the reflected one (it must be a superset).
+    pub layout: Option<&'a PipelineLayoutDesc>,
+}
+
+/// A compute `VkPipeline` with its interned layout.
+pub struct ComputePipeline {
+    shared: Arc<Shared>,
+    raw: vk::Pipeline,
+    layout: Arc<PipelineLayout>,
+    entry: EntryPoint,
+    workgroup_size: [u32; 3],
+    names: Vec<Arc<BTreeMap<String, u32>>>,
+    label: String,
+}
+
+impl std::fmt::Debug for ComputePipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComputePipeline")
+            .field("label", &self.label)
+            .field("layout", &self.layout)
+            .field("workgroup_size", &self.workgroup_size)
+            .finish()
+    }
+}
+
+/// Packs specialization constants into map entries + data (Vulkan spec §10.9).
+pub(crate) fn spec_data(spec: &[(u32, SpecValue)]) -> (Vec<vk::SpecializationMapEntry>, Vec<u8>) {
+    let mut entries = Vec::with_capacity(spec.len());
+    let mut data = Vec::new();
+    for (id, v) in spec {
+        let bytes: Vec<u8> = match v {
+            SpecValue::Bool(b) => (*b as u32).to_ne_bytes().to_vec(),
+            SpecValue::U32(x) => x.to_ne_bytes().to_vec(),
+            SpecValue::I32(x) => x.to_ne_bytes().to_vec(),
+            SpecValue::F32(x) => x.to_ne_bytes().to_vec(),
+            SpecValue::U64(x) => x.to_ne_bytes().to_vec(),
+            SpecValue::I64(x) => x.to_ne_bytes().to_vec(),
+            SpecValue::F64(x) => x.to_ne_bytes().to_vec(),
+            SpecValue::Other(x) => (*x as u32).to_ne_bytes().to_vec(),
+        };
+        entries.push(vk::SpecializationMapEntry {
+            constant_id: *id,
+            offset: data.len() as u32,
+            size: bytes.len(),
+        });
+        data.extend_from_slice(&bytes);
+    }
+    (entries, data)
+}
+
+/// Creates a `VkShaderModule` for the duration of pipeline creation.
+pub(crate) fn shader_module(shared: &Shared, module: &ShaderModule) -> Result<vk::ShaderModule> {
+    let info = vk::ShaderModuleCreateInfo::default().code(module.words());
+    // SAFETY: the words passed kiln's structural checks (header, word counts) and rspirv's
+    // parse; `info` borrows them for the call.
+    unsafe { shared.raw.create_shader_module(&info, None) }.map_err(vk_err("vkCreateShaderModule"))
+}
+
+impl Device {
+    /// A compute pipeline for `entry` of `module`, layout from reflection.
+    pub fn compute_pipeline(&self, module: &ShaderModule, entry: &str) -> Result<ComputePipeline> {
+        self.compute_pipeline_with(&ComputePipelineDesc {
+            module,
+            entry,
+            spec: &[],
+            layout: None,
+        })
+    }
+
+    /// A compute pipeline with options.
+    ///
+    /// Errors: `KILN-E050` no such entry point, `KILN-E251` not a compute shader,
+    /// `KILN-E054` workgroup size beyond the device limits, `KILN-E053` push constants too
+    /// large, `KILN-E104` Vulkan failures.
+    pub fn compute_pipeline_with(&self, desc: &ComputePipelineDesc<'_>) -> Result<ComputePipeline> {
+        let ep = desc.module.reflection().entry_point(desc.entry)?;
+        if ep.stage != vk::ShaderStageFlags::COMPUTE {
+            return Err(Error::WrongStage {
+                entry: ep.name.clone(),
+                stage: ep.stage,
+                what: "a compute pipeline needs a GLCompute entry point",
+            });
+        }
+        let u32_spec: Vec<(u32, u32)> = desc
+            .spec
+            .iter()
+            .filter_map(|(id, v)| match v {
+                SpecValue::U32(x) => Some((*id, *x)),
+                SpecValue::I32(x) => Some((*id, *x as u32)),
+                _ => None,
+            })
+            .collect();
+        let wg = ep
+            .workgroup_size
+            .map(|w| w.resolve(&u32_spec))
+            .unwrap_or([1, 1, 1]);
+        let l = self.limits();
+        let invocations = wg.iter().map(|&x| x as u64).product::<u64>();
+        if wg
+            .iter()
+            .zip(l.max_compute_work_group_size)
+            .any(|(a, b)| *a > b)
+            || invocations > l.max_compute_work_group_invocations as u64
+            || wg.contains(&0)
+        {
+            return Err(Error::WorkgroupTooLarge {
+                entry: ep.name.clone(),
+                size: wg,
+                max_size: l.max_compute_work_group_size,
+                max_invocations: l.max_compute_work_group_invocations,
+            });
+        }
+        let reflected;
+        let layout_desc = match desc.layout {
+            Some(d) => d,
+            None => {
+                let label = format!("{} in {}", ep.name, desc.module.label());
+                reflected = PipelineLayoutDesc::from_entry_points(&[(&label, ep)])?;
+                &reflected
+            }
+        };
+        let layout = self.pipeline_layout(layout_desc)?;
+        let module = shader_module(&self.shared, desc.module)?;
+        let name = std::ffi::CString::new(desc.entry).map_err(|_| Error::EntryPointNotFound {
+            name: desc.entry.to_string(),
+            available: String::new(),
+        })?;
+        let (entries, data) = spec_data(desc.spec);
+        let spec_info = vk::SpecializationInfo::default()
+            .map_entries(&entries)
+            .data(&data);
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(&name);
+        if !entries.is_empty() {
+            stage = stage.specialization_info(&spec_info);
+        }
+        let info = vk::ComputePipelineCreateInfo::default()
+            .stage(stage)
+            .layout(layout.raw());
+        // SAFETY: module and layout are alive; all pointers are locals alive for the call.
+        let created = unsafe {
+            self.shared
+                .raw
+                .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+        };
+        // SAFETY: the module is no longer needed once the pipeline exists (or failed).
+        unsafe { self.shared.raw.destroy_shader_module(module, None) };
+        let raw = created.map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
+        let label = format!("{}:{}", desc.module.label(), desc.entry);
+        self.shared.set_name(raw, &label);
+        Ok(ComputePipeline {
+            shared: self.shared.clone(),
+            raw,
+            layout,
+            entry: ep.clone(),
+            workgroup_size: wg,
+            names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
+            label,
+        })
+    }
+}
+
+impl ComputePipeline {
+    pub fn raw(&self) -> vk::Pipeline {
+        self.raw
+    }
+
+    /// The interned pipeline layout.
+    pub fn layout(&self) -> &Arc<PipelineLayout> {
+        &self.layout
+    }
+
+    /// The reflected entry point.
+    pub fn entry_point(&self) -> &EntryPoint {
+        &self.entry
+    }
+
+    /// Workgroup size after specialization.
+    pub fn workgroup_size(&self) -> [u32; 3] {
+        self.workgroup_size
+    }
+
+    /// Allocates a descriptor set for set number `set` of this pipeline's layout. The set
+    /// binds to every pipeline whose layout has an equal set layout at that number.
+    ///
+    /// Errors: `KILN-E205` no such set.
+    pub fn new_set(&self, set: u32) -> Result<DescriptorSet> {
+        let layouts = self.layout.set_layouts();
+        let layout = layouts.get(set as usize).ok_or(Error::NoSuchSet {
+            set,
+            set_count: layouts.len() as u32,
+        })?;
+        let names = self.names.get(set as usize).cloned().unwrap_or_default();
+        let device = crate::device::Device {
+            shared: self.shared.clone(),
+        };
+        device.allocate_set(layout, set, names)
+    }
+}
+
+impl Drop for ComputePipeline {
+    fn drop(&mut self) {
+        // SAFETY: kiln records pipelines only inside `Device::execute`, which waits for the
+        // GPU, so no pending command buffer uses `raw`.
+        unsafe { self.shared.raw.destroy_pipeline(self.raw, None) };
+    }
+}

@@ -1,0 +1,338 @@
+//! Pipeline-layout descriptions derived from reflection, and their interner.
+//!
+//! [`PipelineLayoutDesc::from_stages`] takes the union of every stage's bindings keyed by
+//! (set, binding): stage flags are OR-ed where several stages use a binding; a different
+//! descriptor type or count for one (set, binding) is an error naming both entry points.
+//! Push constants get one range per stage (VUID-VkPipelineLayoutCreateInfo-pPushConstantRanges-00292).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use ash::vk;
+
+use crate::descriptors::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding, SetLayoutCache};
+use crate::device::{Device, Shared};
+use crate::error::{vk_err, Error, Result};
+use crate::shaders::{DescriptorBinding, EntryPoint, ShaderModule};
+
+/// Default maximum descriptor count of a runtime (bindless) descriptor array, clamped to
+/// the device's limits when the layout is created.
+pub const DEFAULT_BINDLESS_MAX: u32 = 4096;
+
+/// One push-constant range of a pipeline layout, bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PushConstantRange {
+    pub stages: vk::ShaderStageFlags,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// A pipeline layout by content: set layouts indexed by set number (holes are empty
+/// layouts) plus push-constant ranges.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PipelineLayoutDesc {
+    pub sets: Vec<DescriptorSetLayoutDesc>,
+    pub push_constant_ranges: Vec<PushConstantRange>,
+    /// (set, binding) of runtime descriptor arrays, resolved to a count on creation.
+    pub runtime_arrays: Vec<(u32, u32)>,
+    /// Reflected binding names per set (not part of the layout's identity).
+    pub names: Vec<BTreeMap<String, u32>>,
+}
+
+struct Slot {
+    first_entry: String,
+    binding: DescriptorBinding,
+    stages: vk::ShaderStageFlags,
+}
+
+fn describe(b: &DescriptorBinding) -> String {
+    if b.runtime_array {
+        format!("{:?}[runtime]", b.descriptor_type)
+    } else {
+        format!("{:?} x{}", b.descriptor_type, b.count)
+    }
+}
+
+impl PipelineLayoutDesc {
+    /// The layout for one pipeline made of these (module, entry point) stages.
+    ///
+    /// Errors: `KILN-E050` entry point missing, `KILN-E051` conflicting declarations.
+    pub fn from_stages(stages: &[(&ShaderModule, &str)]) -> Result<Self> {
+        let mut eps = Vec::with_capacity(stages.len());
+        for (m, name) in stages {
+            let ep = m.reflection().entry_point(name)?;
+            eps.push((format!("{} in {}", ep.name, m.label()), ep));
+        }
+        let refs: Vec<(&str, &EntryPoint)> = eps.iter().map(|(l, e)| (l.as_str(), *e)).collect();
+        Self::from_entry_points(&refs)
+    }
+
+    /// Like [`from_stages`](Self::from_stages), from reflected entry points with labels.
+    pub fn from_entry_points(stages: &[(&str, &EntryPoint)]) -> Result<Self> {
+        let mut slots: BTreeMap<(u32, u32), Slot> = BTreeMap::new();
+        let mut push: BTreeMap<u32, PushConstantRange> = BTreeMap::new();
+        for (label, ep) in stages {
+            for b in &ep.bindings {
+                match slots.get_mut(&(b.set, b.binding)) {
+                    Some(slot) => {
+                        let a = &slot.binding;
+                        if a.descriptor_type != b.descriptor_type
+                            || a.count != b.count
+                            || a.runtime_array != b.runtime_array
+                        {
+                            return Err(Error::BindingConflict {
+                                set: b.set,
+                                binding: b.binding,
+                                first: slot.first_entry.clone(),
+                                first_desc: describe(a),
+                                second: label.to_string(),
+                                second_desc: describe(b),
+                            });
+                        }
+                        slot.stages |= ep.stage;
+                    }
+                    None => {
+                        slots.insert(
+                            (b.set, b.binding),
+                            Slot {
+                                first_entry: label.to_string(),
+                                binding: b.clone(),
+                                stages: ep.stage,
+                            },
+                        );
+                    }
+                }
+            }
+            if let Some(pc) = &ep.push_constants {
+                if pc.size > 0 {
+                    let start = pc.offset & !3;
+                    let end = (pc.offset + pc.size + 3) & !3;
+                    let key = ep.stage.as_raw();
+                    let r = push.entry(key).or_insert(PushConstantRange {
+                        stages: ep.stage,
+                        offset: start,
+                        size: end - start,
+                    });
+                    let lo = r.offset.min(start);
+                    let hi = (r.offset + r.size).max(end);
+                    r.offset = lo;
+                    r.size = hi - lo;
+                }
+            }
+        }
+        let set_count = slots.keys().map(|(s, _)| s + 1).max().unwrap_or(0) as usize;
+        let mut per_set: Vec<Vec<SetLayoutBinding>> = vec![Vec::new(); set_count];
+        let mut names: Vec<BTreeMap<String, u32>> = vec![BTreeMap::new(); set_count];
+        let mut runtime_arrays = Vec::new();
+        for ((set, binding), slot) in &slots {
+            if slot.binding.runtime_array {
+                runtime_arrays.push((*set, *binding));
+            }
+            per_set[*set as usize].push(SetLayoutBinding {
+                binding: *binding,
+                descriptor_type: slot.binding.descriptor_type,
+                count: slot.binding.count,
+                stages: slot.stages,
+                flags: vk::DescriptorBindingFlags::empty(),
+            });
+            if let Some(n) = &slot.binding.name {
+                names[*set as usize].insert(n.clone(), *binding);
+            }
+        }
+        Ok(PipelineLayoutDesc {
+            sets: per_set
+                .into_iter()
+                .map(|b| {
+                    DescriptorSetLayoutDesc::new(b, vk::DescriptorSetLayoutCreateFlags::empty())
+                })
+                .collect(),
+            push_constant_ranges: push.into_values().collect(),
+            runtime_arrays,
+            names,
+        })
+    }
+
+    /// Per set: (descriptor type, total count) for one set's pool.
+    pub fn pool_sizes(&self) -> Vec<(u32, Vec<vk::DescriptorPoolSize>)> {
+        self.sets
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i as u32, s.pool_sizes()))
+            .collect()
+    }
+}
+
+/// An interned `VkPipelineLayout`.
+pub struct PipelineLayout {
+    shared: Arc<Shared>,
+    raw: vk::PipelineLayout,
+    id: u64,
+    set_layouts: Vec<Arc<SetLayout>>,
+    push_constant_ranges: Vec<PushConstantRange>,
+    key: PipelineLayoutKey,
+}
+
+impl std::fmt::Debug for PipelineLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PipelineLayout")
+            .field("id", &self.id)
+            .field("set_layouts", &self.set_layouts)
+            .field("push_constant_ranges", &self.push_constant_ranges)
+            .finish()
+    }
+}
+
+impl PipelineLayout {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    pub fn raw(&self) -> vk::PipelineLayout {
+        self.raw
+    }
+    /// Interned set layouts, indexed by set number.
+    pub fn set_layouts(&self) -> &[Arc<SetLayout>] {
+        &self.set_layouts
+    }
+    pub fn push_constant_ranges(&self) -> &[PushConstantRange] {
+        &self.push_constant_ranges
+    }
+}
+
+impl Drop for PipelineLayout {
+    fn drop(&mut self) {
+        // SAFETY: no pipeline using this layout is alive (pipelines hold an Arc to it) and
+        // kiln's execute waits for the GPU, so no pending command buffer uses it.
+        unsafe { self.shared.raw.destroy_pipeline_layout(self.raw, None) };
+        self.shared.pipeline_layouts.forget(&self.key, self.id);
+    }
+}
+
+type PipelineLayoutKey = (Vec<u64>, Vec<PushConstantRange>);
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The device-wide interner of pipeline layouts: key = (set-layout ids, push ranges).
+#[derive(Default)]
+pub(crate) struct PipelineLayoutCache {
+    map: Mutex<HashMap<PipelineLayoutKey, (u64, Weak<PipelineLayout>)>>,
+}
+
+impl PipelineLayoutCache {
+    fn forget(&self, key: &PipelineLayoutKey, id: u64) {
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if map.get(key).is_some_and(|(i, _)| *i == id) {
+            map.remove(key);
+        }
+    }
+
+    pub fn destroy_all(&self, _device: &ash::Device) {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+impl Device {
+    /// Resolves runtime arrays against the device and returns the set-layout description
+    /// kiln will create for each set.
+    pub fn resolve_layout(
+        &self,
+        desc: &PipelineLayoutDesc,
+    ) -> Result<Vec<DescriptorSetLayoutDesc>> {
+        let f = &self.shared.features;
+        let mut sets = desc.sets.clone();
+        for &(set, binding) in &desc.runtime_arrays {
+            if !(f.descriptor_indexing
+                && f.runtime_descriptor_array
+                && f.descriptor_binding_partially_bound)
+            {
+                return Err(Error::MissingFeature {
+                    device: self.info().name.clone(),
+                    what: format!(
+                        "descriptor indexing (runtimeDescriptorArray, descriptorBindingPartiallyBound), \
+                         needed by the runtime array at set {set} binding {binding}"
+                    ),
+                });
+            }
+            let s = &mut sets[set as usize];
+            let last = s.bindings().last().map(|b| b.binding) == Some(binding);
+            let mut bindings = s.bindings().to_vec();
+            if let Some(b) = bindings.iter_mut().find(|b| b.binding == binding) {
+                b.count = DEFAULT_BINDLESS_MAX;
+                b.flags |= vk::DescriptorBindingFlags::PARTIALLY_BOUND;
+                if last && f.descriptor_binding_variable_descriptor_count {
+                    b.flags |= vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT;
+                }
+            }
+            *s = DescriptorSetLayoutDesc::new(bindings, s.flags);
+        }
+        Ok(sets)
+    }
+
+    /// Creates (or returns the interned) pipeline layout for `desc`.
+    ///
+    /// Errors: `KILN-E053` push constants beyond `maxPushConstantsSize`, `KILN-E107`
+    /// runtime arrays without descriptor indexing, `KILN-E104` Vulkan failures.
+    pub fn pipeline_layout(&self, desc: &PipelineLayoutDesc) -> Result<Arc<PipelineLayout>> {
+        let limit = self.limits().max_push_constants_size;
+        for r in &desc.push_constant_ranges {
+            if r.offset + r.size > limit {
+                return Err(Error::PushConstantsTooLarge {
+                    size: r.offset + r.size,
+                    limit,
+                });
+            }
+        }
+        let sets = self.resolve_layout(desc)?;
+        let mut set_layouts = Vec::with_capacity(sets.len());
+        for s in &sets {
+            set_layouts.push(SetLayoutCache::get_or_create(&self.shared, s)?);
+        }
+        let key: PipelineLayoutKey = (
+            set_layouts.iter().map(|l| l.id()).collect(),
+            desc.push_constant_ranges.clone(),
+        );
+        let cache = &self.shared.pipeline_layouts;
+        let mut map = cache.map.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = map.get(&key).and_then(|(_, w)| w.upgrade()) {
+            return Ok(l);
+        }
+        let raw_sets: Vec<vk::DescriptorSetLayout> = set_layouts.iter().map(|l| l.raw()).collect();
+        let ranges: Vec<vk::PushConstantRange> = desc
+            .push_constant_ranges
+            .iter()
+            .map(|r| vk::PushConstantRange {
+                stage_flags: r.stages,
+                offset: r.offset,
+                size: r.size,
+            })
+            .collect();
+        let info = vk::PipelineLayoutCreateInfo::default()
+            .set_layouts(&raw_sets)
+            .push_constant_ranges(&ranges);
+        // SAFETY: the set layouts are alive (held in `set_layouts`); locals outlive the call.
+        let raw = unsafe { self.shared.raw.create_pipeline_layout(&info, None) }
+            .map_err(vk_err("vkCreatePipelineLayout"))?;
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let layout = Arc::new(PipelineLayout {
+            shared: self.shared.clone(),
+            raw,
+            id,
+            set_layouts,
+            push_constant_ranges: desc.push_constant_ranges.clone(),
+            key: key.clone(),
+        });
+        map.retain(|_, (_, w)| w.strong_count() > 0);
+        map.insert(key, (id, Arc::downgrade(&layout)));
+        Ok(layout)
+    }
+
+    /// The interned set layout for a description (the same handle for equal content).
+    pub fn set_layout(&self, desc: &DescriptorSetLayoutDesc) -> Result<Arc<SetLayout>> {
+        SetLayoutCache::get_or_create(&self.shared, desc)
+    }
+
+    /// Number of distinct live set layouts on this device.
+    pub fn set_layout_count(&self) -> usize {
+        self.shared.set_layouts.len()
+    }
+}

@@ -1,0 +1,168 @@
+//! Loading SPIR-V: header and instruction-stream checks before anything else sees the words.
+//!
+//! Source: SPIR-V spec §2.3 "Physical Layout of a SPIR-V Module and Instruction".
+
+use crate::error::{Error, Result};
+use crate::shaders::reflect::{self, ModuleReflection};
+
+/// The SPIR-V magic number (SPIR-V spec §3.1).
+pub const SPIRV_MAGIC: u32 = 0x0723_0203;
+
+/// A SPIR-V module whose structure has been checked and whose entry points have been
+/// reflected. Cheap to clone words out of; holds no Vulkan object.
+#[derive(Clone, Debug)]
+pub struct ShaderModule {
+    words: Vec<u32>,
+    reflection: ModuleReflection,
+    label: String,
+}
+
+impl ShaderModule {
+    /// Checks and reflects a module given as little- or big-endian bytes (a `.spv` file).
+    ///
+    /// Errors: `KILN-E001`..`E011` for malformed input (each names the byte offset),
+    /// `KILN-E052` for constructs reflection does not understand.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let words = words_from_bytes(bytes)?;
+        Self::from_words(words)
+    }
+
+    /// Checks and reflects a module given as host-order words.
+    pub fn from_spirv(words: &[u32]) -> Result<Self> {
+        Self::from_words(words.to_vec())
+    }
+
+    fn from_words(mut words: Vec<u32>) -> Result<Self> {
+        if words.is_empty() {
+            return Err(Error::SpirvEmpty);
+        }
+        if words[0] == SPIRV_MAGIC.swap_bytes() {
+            for w in &mut words {
+                *w = w.swap_bytes();
+            }
+        }
+        check_words(&words)?;
+        let reflection = reflect::reflect_module(&words)?;
+        Ok(Self {
+            words,
+            reflection,
+            label: String::from("<spirv>"),
+        })
+    }
+
+    /// Gives the module a label (usually its file name) used in errors and debug names.
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// Reads and checks a `.spv` file.
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| Error::SpirvParse {
+            detail: format!("cannot read {}: {e}", path.display()),
+        })?;
+        Ok(Self::from_bytes(&bytes)?.with_label(path.display().to_string()))
+    }
+
+    /// The label given with [`with_label`](Self::with_label) or the file path.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The module's words in host order.
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// What reflection found in this module.
+    pub fn reflection(&self) -> &ModuleReflection {
+        &self.reflection
+    }
+}
+
+/// Converts bytes (either endianness) to host-order words, checking length.
+fn words_from_bytes(bytes: &[u8]) -> Result<Vec<u32>> {
+    if bytes.is_empty() {
+        return Err(Error::SpirvEmpty);
+    }
+    if !bytes.len().is_multiple_of(4) {
+        return Err(Error::SpirvNotWordAligned { len: bytes.len() });
+    }
+    let le: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    Ok(le)
+}
+
+/// Checks the header and that every instruction's word count is in range.
+///
+/// `words` must already be in host order (magic equal to [`SPIRV_MAGIC`] if valid).
+pub fn check_words(words: &[u32]) -> Result<()> {
+    if words.len() < 5 {
+        if let Some(&magic) = words.first() {
+            if magic != SPIRV_MAGIC {
+                return Err(Error::SpirvBadMagic { found: magic });
+            }
+        }
+        return Err(Error::SpirvHeaderTruncated { words: words.len() });
+    }
+    if words[0] != SPIRV_MAGIC {
+        return Err(Error::SpirvBadMagic { found: words[0] });
+    }
+    let version = words[1];
+    let (major, minor) = ((version >> 16) & 0xff, (version >> 8) & 0xff);
+    if major != 1 || minor > 6 || version & 0xff00_00ff != 0 {
+        return Err(Error::SpirvUnsupportedVersion { major, minor });
+    }
+    if words[3] == 0 {
+        return Err(Error::SpirvZeroBound);
+    }
+    let mut i = 5;
+    while i < words.len() {
+        let word_count = (words[i] >> 16) as usize;
+        let opcode = (words[i] & 0xffff) as u16;
+        if word_count == 0 {
+            return Err(Error::SpirvZeroWordCount { offset: i * 4 });
+        }
+        let remaining = words.len() - i;
+        if word_count > remaining {
+            return Err(Error::SpirvTruncatedInstruction {
+                offset: i * 4,
+                opcode,
+                word_count,
+                remaining,
+            });
+        }
+        i += word_count;
+    }
+    Ok(())
+}
+
+/// Formats a SPIR-V version word as `"1.3"`.
+pub fn version_string(version: u32) -> String {
+    format!("{}.{}", (version >> 16) & 0xff, (version >> 8) & 0xff)
+}
+
+/// Names the tool that wrote a module from the header's generator word (SPIR-V registry
+/// `spir-v.xml`, "vendor ids"). Unknown tools print as `unknown(N)`.
+pub fn generator_name(generator: u32) -> String {
+    let tool = generator >> 16;
+    let name = match tool {
+        0 => "Khronos",
+        6 => "LunarG",
+        7 => "Khronos Glslang Reference Front End",
+        8 => "Khronos SPIR-V Tools Assembler",
+        13 => "Google Shaderc over Glslang",
+        14 => "Google spiregg (DXC)",
+        17 => "Khronos SPIR-V Tools Linker",
+        20 => "Google Tint",
+        22 => "Khronos SPIRV-Tools Optimizer",
+        27 => "Embark Studios Rust GPU",
+        28 => "gfx-rs Naga",
+        40 => "Slang Compiler",
+        _ => return format!("unknown({tool})"),
+    };
+    name.to_string()
+}

@@ -1,0 +1,118 @@
+//! Block layouts from decorations only (Offset, ArrayStride, MatrixStride, RowMajor):
+//! never from a host `size_of`. Source: Vulkan spec §16.9 "Offset and Stride Assignment"
+//! (explicit layout), SPIR-V spec §2.16.2 (validation rules for shader memory layouts).
+
+use super::tables::{Decos, Tables, Ty};
+
+/// One member of a buffer block (top level), in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BlockMember {
+    /// OpMemberName, if the module kept names.
+    pub name: Option<String>,
+    /// Offset decoration, in bytes from the start of the block.
+    pub offset: u32,
+    /// Size in bytes (for a runtime array: 0; see [`BlockLayout::runtime_stride`]).
+    pub size: u32,
+}
+
+/// Layout of a Block/BufferBlock struct as the shader sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BlockLayout {
+    /// Bytes of the fixed part: end of the last fixed-size member (no rounding up).
+    pub size: u32,
+    /// Stride in bytes of the trailing runtime array, if the block ends in one.
+    pub runtime_stride: Option<u32>,
+    /// Top-level members in declaration order.
+    pub members: Vec<BlockMember>,
+}
+
+impl BlockLayout {
+    /// Bytes needed for `n` elements of the runtime array (or just the fixed part).
+    pub fn size_for(&self, n: u64) -> u64 {
+        self.size as u64 + self.runtime_stride.unwrap_or(0) as u64 * n
+    }
+}
+
+/// Size of `ty` when laid out with the given member/array decorations.
+/// `member` carries MatrixStride/RowMajor of the enclosing member (matrices only).
+pub(crate) fn type_size(t: &Tables, ty: u32, member: Option<&Decos>, depth: u32) -> Option<u32> {
+    if depth > 32 {
+        return None;
+    }
+    Some(match t.types.get(&ty)? {
+        Ty::Bool => 4,
+        Ty::Int { width, .. } | Ty::Float { width } => width / 8,
+        Ty::Vector { component, count } => {
+            type_size(t, *component, None, depth + 1)?.checked_mul(*count)?
+        }
+        Ty::Matrix { column, count } => {
+            let rows = match t.types.get(column)? {
+                Ty::Vector { count, .. } => *count,
+                _ => return None,
+            };
+            match member.and_then(|m| m.matrix_stride) {
+                Some(stride) => {
+                    let row_major = member.is_some_and(|m| m.row_major);
+                    stride.checked_mul(if row_major { rows } else { *count })?
+                }
+                None => type_size(t, *column, None, depth + 1)?.checked_mul(*count)?,
+            }
+        }
+        Ty::Array { element, length } => {
+            let n = u32::try_from(t.eval_int(*length)?).ok()?;
+            let stride = match t.deco(ty).and_then(|d| d.array_stride) {
+                Some(s) => s,
+                None => type_size(t, *element, member, depth + 1)?,
+            };
+            stride.checked_mul(n)?
+        }
+        Ty::RuntimeArray { .. } => 0,
+        Ty::Struct { members } => {
+            let mut end = 0u32;
+            for (i, m) in members.iter().enumerate() {
+                let d = t.member_decos.get(&(ty, i as u32));
+                let off = d.and_then(|d| d.offset).unwrap_or(end);
+                let size = type_size(t, *m, d, depth + 1)?;
+                end = end.max(off.checked_add(size)?);
+            }
+            end
+        }
+        Ty::Pointer { .. } => 8,
+        _ => return None,
+    })
+}
+
+/// Layout of the struct `ty` (a Block / BufferBlock / push-constant block).
+pub(crate) fn block_layout(t: &Tables, ty: u32) -> Option<BlockLayout> {
+    let Ty::Struct { members } = t.types.get(&ty)? else {
+        return None;
+    };
+    let mut out = Vec::with_capacity(members.len());
+    let mut runtime_stride = None;
+    let mut end = 0u32;
+    for (i, m) in members.iter().enumerate() {
+        let d = t.member_decos.get(&(ty, i as u32));
+        let offset = d.and_then(|d| d.offset).unwrap_or(end);
+        let size = type_size(t, *m, d, 0)?;
+        if let Some(Ty::RuntimeArray { element }) = t.types.get(m) {
+            runtime_stride = Some(match t.deco(*m).and_then(|d| d.array_stride) {
+                Some(s) => s,
+                None => type_size(t, *element, None, 1)?,
+            });
+            // The fixed part ends where the runtime array starts.
+            end = end.max(offset);
+        } else {
+            end = end.max(offset.checked_add(size)?);
+        }
+        out.push(BlockMember {
+            name: t.member_names.get(&(ty, i as u32)).cloned(),
+            offset,
+            size,
+        });
+    }
+    Some(BlockLayout {
+        size: end,
+        runtime_stride,
+        members: out,
+    })
+}

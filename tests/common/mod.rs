@@ -1,0 +1,54 @@
+//! Shared test helpers: every GPU test runs on a real Vulkan device (lavapipe in CI) under
+//! the Khronos validation layer, and fails on any validation error or warning.
+#![allow(dead_code)]
+
+use kiln::{Device, DeviceDesc};
+
+/// A device with validation forced on. Fails (never skips) with a clear message when no
+/// device or no validation layer is installed.
+pub fn device() -> Device {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let device = Device::with_desc(&DeviceDesc {
+        validation: Some(true),
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| {
+        panic!(
+            "no Vulkan device for the GPU tests: {e}\n\
+             install a driver and the loader: `apt-get install libvulkan1 mesa-vulkan-drivers \
+             vulkan-validationlayers` (or run `cargo xtask test`, which does)"
+        )
+    });
+    assert!(
+        device.validation_report().enabled,
+        "VK_LAYER_KHRONOS_validation is not installed; the GPU tests must run under it \
+         (`apt-get install vulkan-validationlayers`)"
+    );
+    device
+}
+
+/// Panics listing the messages if the validation layer reported any error or warning.
+#[track_caller]
+pub fn assert_clean(device: &Device) {
+    let r = device.validation_report();
+    assert!(
+        r.is_clean(),
+        "validation reported {} error(s), {} warning(s):\n{}",
+        r.errors,
+        r.warnings,
+        r.messages.join("\n")
+    );
+}
+
+/// Like [`assert_clean`], for a watch that outlived its device.
+#[track_caller]
+pub fn assert_watch_clean(watch: &kiln::ValidationWatch) {
+    let r = watch.report();
+    assert!(
+        r.is_clean(),
+        "validation reported {} error(s), {} warning(s):\n{}",
+        r.errors,
+        r.warnings,
+        r.messages.join("\n")
+    );
+}

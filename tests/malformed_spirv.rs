@@ -1,0 +1,69 @@
+//! Malformed SPIR-V gets a distinct coded error, never a panic (no GPU needed).
+
+use kiln::ShaderModule;
+
+fn valid() -> Vec<u8> {
+    std::fs::read(concat!(env!("OUT_DIR"), "/shaders/vector_add.comp.spv")).unwrap()
+}
+
+fn code(bytes: &[u8]) -> &'static str {
+    match ShaderModule::from_bytes(bytes) {
+        Ok(_) => "ok",
+        Err(e) => e.code(),
+    }
+}
+
+fn set_word(bytes: &mut [u8], index: usize, word: u32) {
+    bytes[index * 4..index * 4 + 4].copy_from_slice(&word.to_le_bytes());
+}
+
+#[test]
+fn each_malformation_has_its_own_code() {
+    assert_eq!(code(&valid()), "ok");
+    assert_eq!(code(&[]), "KILN-E001", "empty");
+    assert_eq!(code(&[0x03, 0x02, 0x23]), "KILN-E002", "3 bytes");
+    assert_eq!(code(&valid()[..12]), "KILN-E003", "header cut short");
+
+    let mut wrong_magic = valid();
+    set_word(&mut wrong_magic, 0, 0xdead_beef);
+    assert_eq!(code(&wrong_magic), "KILN-E004", "wrong magic");
+
+    let mut bad_version = valid();
+    set_word(&mut bad_version, 1, 0x0002_0000);
+    assert_eq!(code(&bad_version), "KILN-E005", "version 2.0");
+
+    let mut bound0 = valid();
+    set_word(&mut bound0, 3, 0);
+    assert_eq!(code(&bound0), "KILN-E006", "bound 0");
+
+    let mut wc0 = valid();
+    let first = u32::from_le_bytes(wc0[20..24].try_into().unwrap());
+    set_word(&mut wc0, 5, first & 0xffff); // word count 0, same opcode
+    assert_eq!(code(&wc0), "KILN-E007", "word count 0");
+
+    // An instruction that claims 5 words with only its first word present.
+    let mut truncated = valid();
+    truncated.extend_from_slice(&((5u32 << 16) | 59).to_le_bytes());
+    assert_eq!(code(&truncated), "KILN-E008", "truncated instruction");
+}
+
+#[test]
+fn errors_name_the_byte_offset() {
+    let mut wc0 = valid();
+    let first = u32::from_le_bytes(wc0[20..24].try_into().unwrap());
+    wc0[20..24].copy_from_slice(&(first & 0xffff).to_le_bytes());
+    let msg = ShaderModule::from_bytes(&wc0).unwrap_err().to_string();
+    assert!(msg.contains("byte offset 20"), "{msg}");
+}
+
+#[test]
+fn big_endian_modules_are_accepted() {
+    let le = valid();
+    let be: Vec<u8> = le
+        .chunks_exact(4)
+        .flat_map(|w| [w[3], w[2], w[1], w[0]])
+        .collect();
+    let a = ShaderModule::from_bytes(&le).unwrap();
+    let b = ShaderModule::from_bytes(&be).unwrap();
+    assert_eq!(a.words(), b.words());
+}

@@ -1,0 +1,228 @@
+//! `cargo xtask demo` — runs the vector_add example (release).
+//! `cargo xtask test` — runs the whole test suite.
+//! `cargo xtask check` — only checks (and installs) the system prerequisites.
+//!
+//! Before running cargo, xtask checks the system prerequisites: the Vulkan loader, a
+//! driver (lavapipe from `mesa-vulkan-drivers` when there is no GPU), the Khronos
+//! validation layer and the `glslc` shader compiler. Missing Debian packages are installed
+//! with `apt-get` when running as root or with password-less sudo; otherwise the exact
+//! command is printed and xtask stops.
+
+use std::path::Path;
+use std::process::{Command, ExitCode};
+
+struct Prereq {
+    what: &'static str,
+    package: &'static str,
+    present: fn() -> bool,
+}
+
+fn any_json_in(dirs: &[&str], name_filter: Option<&str>) -> bool {
+    dirs.iter().any(|d| {
+        std::fs::read_dir(d).is_ok_and(|rd| {
+            rd.flatten().any(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.ends_with(".json") && name_filter.is_none_or(|f| n.contains(f))
+            })
+        })
+    })
+}
+
+fn has_loader() -> bool {
+    let out = Command::new("ldconfig").arg("-p").output();
+    if let Ok(o) = out {
+        if String::from_utf8_lossy(&o.stdout).contains("libvulkan.so.1") {
+            return true;
+        }
+    }
+    [
+        "/usr/lib/x86_64-linux-gnu/libvulkan.so.1",
+        "/usr/lib/aarch64-linux-gnu/libvulkan.so.1",
+        "/usr/lib/libvulkan.so.1",
+    ]
+    .iter()
+    .any(|p| Path::new(p).exists())
+}
+
+fn has_driver() -> bool {
+    std::env::var_os("VK_DRIVER_FILES").is_some()
+        || std::env::var_os("VK_ICD_FILENAMES").is_some()
+        || any_json_in(
+            &[
+                "/usr/share/vulkan/icd.d",
+                "/etc/vulkan/icd.d",
+                "/usr/local/share/vulkan/icd.d",
+            ],
+            None,
+        )
+}
+
+fn has_validation_layer() -> bool {
+    std::env::var_os("VK_LAYER_PATH").is_some()
+        || any_json_in(
+            &[
+                "/usr/share/vulkan/explicit_layer.d",
+                "/etc/vulkan/explicit_layer.d",
+                "/usr/local/share/vulkan/explicit_layer.d",
+            ],
+            Some("khronos_validation"),
+        )
+}
+
+fn has_glslc() -> bool {
+    let glslc = std::env::var("KILN_GLSLC").unwrap_or_else(|_| "glslc".into());
+    Command::new(glslc)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn has_xvfb() -> bool {
+    Command::new("sh")
+        .args(["-c", "command -v xvfb-run"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+const PREREQS: &[Prereq] = &[
+    Prereq {
+        what: "Vulkan loader (libvulkan.so.1)",
+        package: "libvulkan1",
+        present: has_loader,
+    },
+    Prereq {
+        what: "a Vulkan driver (lavapipe when there is no GPU)",
+        package: "mesa-vulkan-drivers",
+        present: has_driver,
+    },
+    Prereq {
+        what: "Khronos validation layer",
+        package: "vulkan-validationlayers",
+        present: has_validation_layer,
+    },
+    Prereq {
+        what: "glslc shader compiler",
+        package: "glslc",
+        present: has_glslc,
+    },
+];
+
+const TEST_PREREQS: &[Prereq] = &[Prereq {
+    what: "Xvfb (virtual display for the window test)",
+    package: "xvfb",
+    present: has_xvfb,
+}];
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn can_sudo() -> bool {
+    Command::new("sudo")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn ensure(prereqs: &[&Prereq]) -> Result<(), String> {
+    let missing: Vec<&&Prereq> = prereqs.iter().filter(|p| !(p.present)()).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let packages: Vec<&str> = missing.iter().map(|p| p.package).collect();
+    for p in &missing {
+        eprintln!("xtask: missing {} (Debian package `{}`)", p.what, p.package);
+    }
+    let install = format!(
+        "apt-get install -y --no-install-recommends {}",
+        packages.join(" ")
+    );
+    let has_apt = Command::new("sh")
+        .args(["-c", "command -v apt-get"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let prefix = if is_root() {
+        Some("")
+    } else if can_sudo() {
+        Some("sudo ")
+    } else {
+        None
+    };
+    let (Some(prefix), true) = (prefix, has_apt) else {
+        return Err(format!(
+            "install the missing packages, then run this again:\n    sudo apt-get update && sudo {install}"
+        ));
+    };
+    let script = format!("{prefix}apt-get update -qq && {prefix}{install}");
+    eprintln!("xtask: running: {script}");
+    let ok = Command::new("sh")
+        .args(["-c", &script])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return Err(format!("`{script}` failed; install the packages by hand"));
+    }
+    let still: Vec<&str> = missing
+        .iter()
+        .filter(|p| !(p.present)())
+        .map(|p| p.what)
+        .collect();
+    if !still.is_empty() {
+        return Err(format!("still missing after install: {}", still.join(", ")));
+    }
+    Ok(())
+}
+
+fn cargo(args: &[&str]) -> ExitCode {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    eprintln!("xtask: cargo {}", args.join(" "));
+    match Command::new(cargo).args(args).status() {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    }
+}
+
+fn main() -> ExitCode {
+    // Run from the workspace root whatever the caller's folder.
+    if let Some(root) = Path::new(env!("CARGO_MANIFEST_DIR")).parent() {
+        let _ = std::env::set_current_dir(root);
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cmd = args.first().map(String::as_str).unwrap_or("help");
+    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    let base: Vec<&Prereq> = PREREQS.iter().collect();
+    let with_test: Vec<&Prereq> = PREREQS.iter().chain(TEST_PREREQS).collect();
+    let needs = match cmd {
+        "demo" | "check" => &base,
+        "test" => &with_test,
+        _ => {
+            eprintln!("usage: cargo xtask <demo|test|check> [args for cargo]");
+            return if cmd == "help" {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            };
+        }
+    };
+    if let Err(e) = ensure(needs) {
+        eprintln!("xtask: {e}");
+        return ExitCode::FAILURE;
+    }
+    match cmd {
+        "demo" => {
+            let mut a = vec!["run", "--release", "--example", "vector_add", "--"];
+            a.extend(rest);
+            cargo(&a)
+        }
+        "test" => {
+            let mut a = vec!["test", "--workspace"];
+            a.extend(rest);
+            cargo(&a)
+        }
+        _ => ExitCode::SUCCESS,
+    }
+}
