@@ -91,6 +91,20 @@ pub enum Error {
         max_invocations: u32,
     },
 
+    /// A host struct's member differs from the shader block's (offset or size).
+    #[error("KILN-E055: block `{block}`: member {member} is at host offset {host_offset} (size {host_size}) but shader offset {shader_offset} (size {shader_size}); add explicit padding or reorder (std140/std430 align vec3/vec4 to 16 bytes)")]
+    HostLayoutMismatch {
+        block: String,
+        member: String,
+        host_offset: u32,
+        host_size: u32,
+        shader_offset: u32,
+        shader_size: u32,
+    },
+    /// A host struct's size or member count differs from the shader block's.
+    #[error("KILN-E056: block `{block}`: {detail}")]
+    HostLayoutSize { block: String, detail: String },
+
     // ---------------------------------------------------------------- Vulkan / device
     /// The Vulkan loader (libvulkan.so.1) could not be loaded.
     #[error("KILN-E100: cannot load the Vulkan loader: {detail}; install it (Debian/Ubuntu: `apt-get install libvulkan1`)")]
@@ -257,6 +271,8 @@ impl Error {
             ReflectUnsupported { .. } => "KILN-E052",
             PushConstantsTooLarge { .. } => "KILN-E053",
             WorkgroupTooLarge { .. } => "KILN-E054",
+            HostLayoutMismatch { .. } => "KILN-E055",
+            HostLayoutSize { .. } => "KILN-E056",
             LoaderMissing { .. } => "KILN-E100",
             NoDevice => "KILN-E101",
             DeviceNotMatched { .. } => "KILN-E102",

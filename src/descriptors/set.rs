@@ -54,16 +54,53 @@ impl Device {
         set: u32,
         names: Arc<BTreeMap<String, u32>>,
     ) -> Result<DescriptorSet> {
+        self.allocate_set_with_count(layout, set, names, None)
+    }
+
+    /// Like [`allocate_set`](Self::allocate_set), giving the actual descriptor count of the
+    /// layout's `VARIABLE_DESCRIPTOR_COUNT` binding (default: its maximum). Pool usage
+    /// follows the actual count (Vulkan spec §14.2.3).
+    ///
+    /// Errors: `KILN-E203` count above the binding's maximum.
+    pub fn allocate_set_with_count(
+        &self,
+        layout: &Arc<SetLayout>,
+        set: u32,
+        names: Arc<BTreeMap<String, u32>>,
+        variable_count: Option<u32>,
+    ) -> Result<DescriptorSet> {
+        let variable = layout.desc().bindings().last().filter(|b| {
+            b.flags
+                .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT)
+        });
+        let count = match (variable, variable_count) {
+            (Some(b), Some(n)) if n > b.count => {
+                return Err(Error::ArrayElementOutOfRange {
+                    set,
+                    binding: b.binding,
+                    count: b.count,
+                    element: n,
+                })
+            }
+            (Some(_), Some(n)) => Some(n),
+            (Some(b), None) => Some(b.count),
+            (None, _) => None,
+        };
         let (raw, pool) = layout
             .pools
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .allocate(&self.shared.raw, layout.raw(), None)?;
+            .allocate(&self.shared.raw, layout.raw(), count)?;
+        let last = layout.desc().bindings().len().saturating_sub(1);
         let held = layout
             .desc()
             .bindings()
             .iter()
-            .map(|b| vec![None; b.count as usize])
+            .enumerate()
+            .map(|(i, b)| match count {
+                Some(n) if i == last => vec![None; n as usize],
+                _ => vec![None; b.count as usize],
+            })
             .collect();
         Ok(DescriptorSet {
             layout: layout.clone(),
@@ -119,6 +156,11 @@ impl DescriptorSet {
     /// layout's (uniform or storage buffer).
     pub fn write_buffer(&mut self, binding: u32, buffer: &Buffer) -> Result<()> {
         self.write_buffer_range(binding, 0, None, buffer, 0, buffer.size())
+    }
+
+    /// Writes the whole `buffer` to array element `element` of `binding`.
+    pub fn write_buffer_at(&mut self, binding: u32, element: u32, buffer: &Buffer) -> Result<()> {
+        self.write_buffer_range(binding, element, None, buffer, 0, buffer.size())
     }
 
     /// Writes `buffer` to the binding whose reflected name is `name`.
@@ -206,11 +248,12 @@ impl DescriptorSet {
                     "create the buffer with the matching usage (UNIFORM_BUFFER or STORAGE_BUFFER)",
             });
         }
-        if element >= b.count {
+        let actual = self.held[idx].len() as u32;
+        if element >= actual {
             return Err(Error::ArrayElementOutOfRange {
                 set: self.set,
                 binding,
-                count: b.count,
+                count: actual,
                 element,
             });
         }

@@ -46,6 +46,38 @@ pub struct Features {
     pub fragment_stores_and_atomics: bool,
     pub sampler_anisotropy: bool,
     pub swapchain: bool,
+    /// Update-after-bind descriptor limits (Vulkan 1.2 descriptor indexing properties);
+    /// zero when descriptor indexing is unsupported.
+    pub update_after_bind_limits: UpdateAfterBindLimits,
+}
+
+/// `maxDescriptorSetUpdateAfterBind*` and `maxPerStageDescriptorUpdateAfterBind*`
+/// (VkPhysicalDeviceVulkan12Properties), the smaller of the two per type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateAfterBindLimits {
+    pub samplers: u32,
+    pub uniform_buffers: u32,
+    pub storage_buffers: u32,
+    pub sampled_images: u32,
+    pub storage_images: u32,
+    pub input_attachments: u32,
+}
+
+impl UpdateAfterBindLimits {
+    /// The limit for a descriptor type (0 when unknown).
+    pub fn for_type(&self, ty: vk::DescriptorType) -> u32 {
+        use vk::DescriptorType as T;
+        match ty {
+            T::SAMPLER => self.samplers,
+            T::COMBINED_IMAGE_SAMPLER => self.samplers.min(self.sampled_images),
+            T::SAMPLED_IMAGE | T::UNIFORM_TEXEL_BUFFER => self.sampled_images,
+            T::STORAGE_IMAGE | T::STORAGE_TEXEL_BUFFER => self.storage_images,
+            T::UNIFORM_BUFFER => self.uniform_buffers,
+            T::STORAGE_BUFFER => self.storage_buffers,
+            T::INPUT_ATTACHMENT => self.input_attachments,
+            _ => 0,
+        }
+    }
 }
 
 fn b(v: vk::Bool32) -> bool {
@@ -132,6 +164,34 @@ pub(crate) fn create_device(
         fragment_stores_and_atomics: b(f10.fragment_stores_and_atomics),
         sampler_anisotropy: b(f10.sampler_anisotropy),
         swapchain,
+        update_after_bind_limits: if v12 {
+            let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
+            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p12);
+            // SAFETY: the chain holds one local struct of the right sType.
+            unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
+            UpdateAfterBindLimits {
+                samplers: p12
+                    .max_descriptor_set_update_after_bind_samplers
+                    .min(p12.max_per_stage_descriptor_update_after_bind_samplers),
+                uniform_buffers: p12
+                    .max_descriptor_set_update_after_bind_uniform_buffers
+                    .min(p12.max_per_stage_descriptor_update_after_bind_uniform_buffers),
+                storage_buffers: p12
+                    .max_descriptor_set_update_after_bind_storage_buffers
+                    .min(p12.max_per_stage_descriptor_update_after_bind_storage_buffers),
+                sampled_images: p12
+                    .max_descriptor_set_update_after_bind_sampled_images
+                    .min(p12.max_per_stage_descriptor_update_after_bind_sampled_images),
+                storage_images: p12
+                    .max_descriptor_set_update_after_bind_storage_images
+                    .min(p12.max_per_stage_descriptor_update_after_bind_storage_images),
+                input_attachments: p12
+                    .max_descriptor_set_update_after_bind_input_attachments
+                    .min(p12.max_per_stage_descriptor_update_after_bind_input_attachments),
+            }
+        } else {
+            UpdateAfterBindLimits::default()
+        },
     };
 
     let priorities = [1.0f32];

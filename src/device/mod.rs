@@ -18,7 +18,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 
 pub use buffer::{Buffer, BufferDesc};
-pub use features::Features;
+pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
 

@@ -209,6 +209,16 @@ impl ComputePipeline {
     ///
     /// Errors: `KILN-E205` no such set.
     pub fn new_set(&self, set: u32) -> Result<DescriptorSet> {
+        self.new_set_with_count(set, None)
+    }
+
+    /// Like [`new_set`](Self::new_set) with the actual descriptor count of a bindless
+    /// (variable-count) binding; `None` = its maximum.
+    pub fn new_set_with_count(
+        &self,
+        set: u32,
+        variable_count: Option<u32>,
+    ) -> Result<DescriptorSet> {
         let layouts = self.layout.set_layouts();
         let layout = layouts.get(set as usize).ok_or(Error::NoSuchSet {
             set,
@@ -218,7 +228,7 @@ impl ComputePipeline {
         let device = crate::device::Device {
             shared: self.shared.clone(),
         };
-        device.allocate_set(layout, set, names)
+        device.allocate_set_with_count(layout, set, names, variable_count)
     }
 }
 

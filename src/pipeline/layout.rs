@@ -20,6 +20,19 @@ use crate::shaders::{DescriptorBinding, EntryPoint, ShaderModule};
 /// the device's limits when the layout is created.
 pub const DEFAULT_BINDLESS_MAX: u32 = 4096;
 
+/// Stage visibility policy for one set (see [`PipelineLayoutDesc::with_visibility`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visibility {
+    /// Exactly the stages that statically use each binding (the default).
+    Exact,
+    /// The used stages plus these.
+    Stages(vk::ShaderStageFlags),
+    /// The used stages plus every graphics stage.
+    AllGraphics,
+    /// `VK_SHADER_STAGE_ALL`.
+    All,
+}
+
 /// One push-constant range of a pipeline layout, bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PushConstantRange {
@@ -34,8 +47,12 @@ pub struct PushConstantRange {
 pub struct PipelineLayoutDesc {
     pub sets: Vec<DescriptorSetLayoutDesc>,
     pub push_constant_ranges: Vec<PushConstantRange>,
-    /// (set, binding) of runtime descriptor arrays, resolved to a count on creation.
+    /// (set, binding) of runtime descriptor arrays, resolved to a count on creation
+    /// (see [`Device::resolve_layout`]).
     pub runtime_arrays: Vec<(u32, u32)>,
+    /// User-set maximum descriptor count per runtime array (default
+    /// [`DEFAULT_BINDLESS_MAX`], clamped to the device limits).
+    pub bindless_max: BTreeMap<(u32, u32), u32>,
     /// Reflected binding names per set (not part of the layout's identity).
     pub names: Vec<BTreeMap<String, u32>>,
 }
@@ -149,8 +166,36 @@ impl PipelineLayoutDesc {
                 .collect(),
             push_constant_ranges: push.into_values().collect(),
             runtime_arrays,
+            bindless_max: BTreeMap::new(),
             names,
         })
+    }
+
+    /// Widens the stage flags of every binding of set `set` (never narrows them), so that
+    /// pipelines of different stages can share one set layout — e.g. a "scene" set used by
+    /// a graphics and a compute pipeline. Set layouts that differ only in stage flags are
+    /// different layouts (Vulkan spec §14.2.2), so sharing needs equal visibility.
+    pub fn with_visibility(mut self, set: u32, visibility: Visibility) -> Self {
+        let Some(s) = self.sets.get_mut(set as usize) else {
+            return self;
+        };
+        let mut bindings = s.bindings().to_vec();
+        for b in &mut bindings {
+            b.stages = match visibility {
+                Visibility::Exact => b.stages,
+                Visibility::Stages(extra) => b.stages | extra,
+                Visibility::AllGraphics => b.stages | vk::ShaderStageFlags::ALL_GRAPHICS,
+                Visibility::All => vk::ShaderStageFlags::ALL,
+            };
+        }
+        *s = DescriptorSetLayoutDesc::new(bindings, s.flags);
+        self
+    }
+
+    /// Sets the maximum descriptor count of the runtime array at (set, binding).
+    pub fn with_bindless_max(mut self, set: u32, binding: u32, max: u32) -> Self {
+        self.bindless_max.insert((set, binding), max);
+        self
     }
 
     /// Per set: (descriptor type, total count) for one set's pool.
@@ -232,42 +277,6 @@ impl PipelineLayoutCache {
 }
 
 impl Device {
-    /// Resolves runtime arrays against the device and returns the set-layout description
-    /// kiln will create for each set.
-    pub fn resolve_layout(
-        &self,
-        desc: &PipelineLayoutDesc,
-    ) -> Result<Vec<DescriptorSetLayoutDesc>> {
-        let f = &self.shared.features;
-        let mut sets = desc.sets.clone();
-        for &(set, binding) in &desc.runtime_arrays {
-            if !(f.descriptor_indexing
-                && f.runtime_descriptor_array
-                && f.descriptor_binding_partially_bound)
-            {
-                return Err(Error::MissingFeature {
-                    device: self.info().name.clone(),
-                    what: format!(
-                        "descriptor indexing (runtimeDescriptorArray, descriptorBindingPartiallyBound), \
-                         needed by the runtime array at set {set} binding {binding}"
-                    ),
-                });
-            }
-            let s = &mut sets[set as usize];
-            let last = s.bindings().last().map(|b| b.binding) == Some(binding);
-            let mut bindings = s.bindings().to_vec();
-            if let Some(b) = bindings.iter_mut().find(|b| b.binding == binding) {
-                b.count = DEFAULT_BINDLESS_MAX;
-                b.flags |= vk::DescriptorBindingFlags::PARTIALLY_BOUND;
-                if last && f.descriptor_binding_variable_descriptor_count {
-                    b.flags |= vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT;
-                }
-            }
-            *s = DescriptorSetLayoutDesc::new(bindings, s.flags);
-        }
-        Ok(sets)
-    }
-
     /// Creates (or returns the interned) pipeline layout for `desc`.
     ///
     /// Errors: `KILN-E053` push constants beyond `maxPushConstantsSize`, `KILN-E107`

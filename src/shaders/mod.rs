@@ -3,9 +3,12 @@
 //! Shaders are compiled at build time by [`kiln-build`](https://docs.rs/kiln-build)
 //! (`glslc`) and embedded with [`include_spirv!`](crate::include_spirv).
 
+#[doc(hidden)]
+pub mod host;
 pub mod module;
 pub mod reflect;
 
+pub use host::{HostLayout, HostMember};
 pub use module::{check_words, generator_name, version_string, ShaderModule};
 pub use reflect::{
     BlockLayout, BlockMember, DescriptorBinding, EntryPoint, ImageTy, InterfaceVariable,
