@@ -105,6 +105,15 @@ pub enum Error {
     #[error("KILN-E056: block `{block}`: {detail}")]
     HostLayoutSize { block: String, detail: String },
 
+    /// A device limit would be exceeded (Vulkan spec §33.1 "Limits").
+    #[error("KILN-E057: {what}: {count} exceeds the device limit {limit} ({limit_name})")]
+    LimitExceeded {
+        what: String,
+        count: u64,
+        limit: u64,
+        limit_name: &'static str,
+    },
+
     // ---------------------------------------------------------------- Vulkan / device
     /// The Vulkan loader (libvulkan.so.1) could not be loaded.
     #[error("KILN-E100: cannot load the Vulkan loader: {detail}; install it (Debian/Ubuntu: `apt-get install libvulkan1`)")]
@@ -124,9 +133,9 @@ pub enum Error {
         call: &'static str,
         result: vk::Result,
     },
-    /// VK_ERROR_DEVICE_LOST.
-    #[error("KILN-E105: device lost during {call}; the device must be recreated")]
-    DeviceLost { call: &'static str },
+    /// VK_ERROR_DEVICE_LOST (Vulkan spec §5.2.3 "Lost Device").
+    #[error("KILN-E105: device lost during {call} (last submission: `{label}`); the device must be recreated")]
+    DeviceLost { call: &'static str, label: String },
     /// VK_ERROR_OUT_OF_DEVICE_MEMORY / VK_ERROR_OUT_OF_HOST_MEMORY.
     #[error("KILN-E106: out of {kind} memory during {call}; free resources and retry")]
     OutOfMemory {
@@ -167,6 +176,17 @@ pub enum Error {
         object: String,
         size: u64,
         elem: usize,
+    },
+
+    /// The allocation would exceed the memory heap it comes from (kiln never over-commits
+    /// a heap: VUID-vkAllocateMemory-pAllocateInfo-01713 and the heap budget).
+    #[error("KILN-E154: buffer `{object}` needs {requested} bytes but heap {heap} has {available} of {heap_size} bytes left; free resources or use a smaller buffer")]
+    HeapExhausted {
+        object: String,
+        requested: u64,
+        available: u64,
+        heap_size: u64,
+        heap: usize,
     },
 
     // ---------------------------------------------------------------- descriptors
@@ -273,6 +293,7 @@ impl Error {
             WorkgroupTooLarge { .. } => "KILN-E054",
             HostLayoutMismatch { .. } => "KILN-E055",
             HostLayoutSize { .. } => "KILN-E056",
+            LimitExceeded { .. } => "KILN-E057",
             LoaderMissing { .. } => "KILN-E100",
             NoDevice => "KILN-E101",
             DeviceNotMatched { .. } => "KILN-E102",
@@ -286,6 +307,7 @@ impl Error {
             BufferOverflow { .. } => "KILN-E151",
             ZeroSizedBuffer { .. } => "KILN-E152",
             BufferElementMismatch { .. } => "KILN-E153",
+            HeapExhausted { .. } => "KILN-E154",
             NoSuchBinding { .. } => "KILN-E200",
             NoSuchBindingName { .. } => "KILN-E201",
             DescriptorTypeMismatch { .. } => "KILN-E202",
@@ -306,7 +328,10 @@ impl Error {
 /// Maps a failed `VkResult` of `call` to an [`Error`] (per call, like wgpu-hal's `map_err`).
 pub(crate) fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> Error {
     move |result| match result {
-        vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost { call },
+        vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost {
+            call,
+            label: String::new(),
+        },
         vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => Error::OutOfMemory {
             call,
             kind: "device",

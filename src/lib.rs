@@ -47,3 +47,17 @@ pub use device::{
 pub use error::{Error, Result};
 pub use pipeline::{ComputePipeline, ComputePipelineDesc, PipelineLayout, PipelineLayoutDesc};
 pub use shaders::{ShaderModule, SpecValue};
+
+/// Compile-time proof that kiln's handles can cross threads (issue: threads).
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn ok<T: Send + Sync>() {}
+    ok::<Device>();
+    ok::<Buffer>();
+    ok::<ComputePipeline>();
+    ok::<DescriptorSet>();
+    ok::<SetLayout>();
+    ok::<PipelineLayout>();
+    ok::<ShaderModule>();
+    ok::<device::Submission>();
+}

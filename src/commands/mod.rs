@@ -4,6 +4,8 @@
 //! A [`Recorder`] is handed out by [`Device::execute`](crate::Device::execute); everything
 //! it binds is borrowed for the whole execution.
 
+use std::sync::atomic::AtomicU64;
+
 use ash::vk;
 
 use crate::descriptors::DescriptorSet;
@@ -25,6 +27,12 @@ pub struct Recorder<'a> {
     bound: Option<Bound<'a>>,
     /// Set handles currently bound, by set number (for redundant-bind elision).
     bound_sets: Vec<vk::DescriptorSet>,
+    /// `last_used` stamps of every set bound, updated with the submission value.
+    used_sets: Vec<&'a AtomicU64>,
+    /// A dispatch was recorded since the last barrier.
+    dirty: bool,
+    /// Insert a compute→compute barrier before a dispatch that follows another.
+    auto_barriers: bool,
 }
 
 impl<'a> Recorder<'a> {
@@ -34,6 +42,42 @@ impl<'a> Recorder<'a> {
             cb,
             bound: None,
             bound_sets: Vec::new(),
+            used_sets: Vec::new(),
+            dirty: false,
+            auto_barriers: true,
+        }
+    }
+
+    /// Turns off the automatic barrier between consecutive dispatches. kiln does not track
+    /// which buffers each dispatch touches, so by default every dispatch that follows
+    /// another waits for its writes (a compute→compute memory barrier). Independent
+    /// dispatches may skip that; the caller then places [`barrier`](Self::barrier)s where a
+    /// dispatch reads or writes what an earlier one wrote (else results are undefined and
+    /// synchronization validation reports a hazard).
+    pub fn manual_barriers(&mut self) {
+        self.auto_barriers = false;
+    }
+
+    pub(crate) fn into_used_sets(self) -> Vec<&'a AtomicU64> {
+        self.used_sets
+    }
+
+    /// Device writes → host reads (recorded last in every submission).
+    pub(crate) fn host_barrier(&mut self) {
+        let b = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE);
+        // SAFETY: `cb` is recording; the barrier is a local.
+        unsafe {
+            self.shared.raw.cmd_pipeline_barrier(
+                self.cb,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[b],
+                &[],
+                &[],
+            )
         }
     }
 
@@ -103,6 +147,7 @@ impl<'a> Recorder<'a> {
             });
         }
         let i = index as usize;
+        self.used_sets.push(&set.last_used);
         if self.bound_sets.get(i) == Some(&set.raw()) {
             return Ok(());
         }
@@ -167,8 +212,12 @@ impl<'a> Recorder<'a> {
                 limit,
             });
         }
+        if self.dirty && self.auto_barriers {
+            self.barrier();
+        }
         // SAFETY: a compute pipeline is bound; counts are within limits.
         unsafe { self.shared.raw.cmd_dispatch(self.cb, x, y, z) };
+        self.dirty = true;
         Ok(())
     }
 
@@ -181,6 +230,7 @@ impl<'a> Recorder<'a> {
     /// A compute→compute memory barrier: writes of earlier dispatches are visible to later
     /// ones.
     pub fn barrier(&mut self) {
+        self.dirty = false;
         let b = vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::SHADER_WRITE)
             .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
@@ -200,6 +250,7 @@ impl<'a> Recorder<'a> {
 
     /// A full memory barrier (all commands, all memory).
     pub fn full_barrier(&mut self) {
+        self.dirty = false;
         let b = vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
             .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);

@@ -159,17 +159,19 @@ impl SetLayout {
 
 impl Drop for SetLayout {
     fn drop(&mut self) {
-        if let Ok(mut p) = self.pools.lock() {
-            p.destroy(&self.shared.raw);
-        }
-        // SAFETY: no set allocated from this layout's pools is alive (each holds an Arc to
-        // this layout), and no pipeline layout using it is alive (they hold Arcs too).
-        unsafe {
-            self.shared
-                .raw
-                .destroy_descriptor_set_layout(self.raw, None)
-        };
         self.shared.set_layouts.forget(&self.desc, self.id);
+        let raw = self.raw;
+        let mut pools = std::mem::replace(
+            self.pools.get_mut().unwrap_or_else(|p| p.into_inner()),
+            DescriptorAllocator::new(&DescriptorSetLayoutDesc::default()),
+        );
+        self.shared.retire(move |s| {
+            pools.destroy(&s.raw);
+            // SAFETY: no set of these pools is alive (each holds an Arc to this layout),
+            // no pipeline layout using it is alive (they hold Arcs too), and retire runs
+            // this after every submission that may use them finished.
+            unsafe { s.raw.destroy_descriptor_set_layout(raw, None) };
+        });
     }
 }
 

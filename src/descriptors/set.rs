@@ -10,6 +10,7 @@
 //! error and makes no Vulkan call.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ash::vk;
@@ -34,6 +35,8 @@ pub struct DescriptorSet {
     names: Arc<BTreeMap<String, u32>>,
     /// Per layout binding (same order as the layout's bindings), per array element.
     held: Vec<Vec<Option<Held>>>,
+    /// Timeline value of the last submission that bound this set.
+    pub(crate) last_used: AtomicU64,
 }
 
 impl std::fmt::Debug for DescriptorSet {
@@ -109,6 +112,7 @@ impl Device {
             set,
             names,
             held,
+            last_used: AtomicU64::new(0),
         })
     }
 }
@@ -301,6 +305,7 @@ impl DescriptorSet {
                 limit_name: align_name,
             });
         }
+        self.wait_unused()?;
         let info = [vk::DescriptorBufferInfo {
             buffer: buffer.raw(),
             offset,
@@ -320,6 +325,17 @@ impl DescriptorSet {
         Ok(())
     }
 
+    /// Waits until no pending submission uses this set (VUID-vkUpdateDescriptorSets-None-03047:
+    /// a set in use may not be updated without UPDATE_AFTER_BIND).
+    fn wait_unused(&self) -> Result<()> {
+        let used = self.last_used.load(Ordering::Acquire);
+        let shared = &self.layout.shared;
+        if used > shared.completed_value() {
+            shared.wait_value(used, crate::device::EXECUTE_TIMEOUT)?;
+        }
+        Ok(())
+    }
+
     /// The first binding (in number order) with an element never written, if any.
     pub fn first_unwritten(&self) -> Option<u32> {
         let desc = self.layout.desc();
@@ -334,11 +350,18 @@ impl DescriptorSet {
 
 impl Drop for DescriptorSet {
     fn drop(&mut self) {
-        let shared = &self.layout.shared;
-        self.layout
-            .pools
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .free(&shared.raw, self.raw, self.pool);
+        let layout = self.layout.clone();
+        let (raw, pool) = (self.raw, self.pool);
+        let held = std::mem::take(&mut self.held);
+        // The closure keeps the layout (and the resources the set refers to) alive until
+        // every submission that may use the set has finished.
+        self.layout.shared.retire(move |s| {
+            layout
+                .pools
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .free(&s.raw, raw, pool);
+            drop(held);
+        });
     }
 }

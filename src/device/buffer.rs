@@ -33,6 +33,8 @@ struct BufferInner {
     shared: Arc<Shared>,
     raw: vk::Buffer,
     allocation: Option<Allocation>,
+    /// (heap index, bytes reserved in kiln's heap budget).
+    heap: (usize, u64),
     size: u64,
     usage: vk::BufferUsageFlags,
     location: MemoryLocation,
@@ -120,6 +122,17 @@ impl Buffer {
         let raw = unsafe { d.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
         // SAFETY: `raw` was just created on this device.
         let requirements = unsafe { d.get_buffer_memory_requirements(raw) };
+        let heap = match shared
+            .heaps
+            .reserve(desc.label, desc.location, requirements.size)
+        {
+            Ok(h) => h,
+            Err(e) => {
+                // SAFETY: the buffer has no memory bound and is unused.
+                unsafe { d.destroy_buffer(raw, None) };
+                return Err(e);
+            }
+        };
         let alloc = shared
             .allocator
             .lock()
@@ -140,6 +153,7 @@ impl Buffer {
         let allocation = match alloc {
             Ok(a) => a,
             Err(e) => {
+                shared.heaps.release(heap, requirements.size);
                 // SAFETY: the buffer has no memory bound and is unused.
                 unsafe { d.destroy_buffer(raw, None) };
                 return Err(e);
@@ -154,6 +168,7 @@ impl Buffer {
             if let Ok(mut a) = shared.allocator.lock() {
                 let _ = a.free(allocation);
             }
+            shared.heaps.release(heap, requirements.size);
             return Err(vk_err("vkBindBufferMemory")(e));
         }
         shared.set_name(raw, desc.label);
@@ -161,6 +176,7 @@ impl Buffer {
             shared: shared.clone(),
             raw,
             allocation: Some(allocation),
+            heap: (heap, requirements.size),
             size: desc.size,
             usage,
             location: desc.location,
@@ -293,21 +309,26 @@ fn poisoned() -> Error {
 
 impl Drop for BufferInner {
     fn drop(&mut self) {
-        // SAFETY: kiln only records a buffer inside `Device::execute`, which waits for the
-        // GPU before returning, so no pending command buffer references `raw`.
-        unsafe { self.shared.raw.destroy_buffer(self.raw, None) };
-        if let Some(a) = self.allocation.take() {
-            match self.shared.allocator.lock() {
-                Ok(mut alloc) => {
-                    if let Err(e) = alloc.free(a) {
-                        log::error!(
-                            "kiln: freeing memory of buffer `{}` failed: {e}",
-                            self.label
-                        );
+        let raw = self.raw;
+        let allocation = self.allocation.take();
+        let label = std::mem::take(&mut self.label);
+        let (heap, reserved) = self.heap;
+        // Deferred: destroyed once every submission that may use it has finished.
+        self.shared.retire(move |s| {
+            // SAFETY: retire runs this only after every submission that could reference
+            // `raw` completed; the buffer is not used again.
+            unsafe { s.raw.destroy_buffer(raw, None) };
+            if let Some(a) = allocation {
+                match s.allocator.lock() {
+                    Ok(mut alloc) => {
+                        if let Err(e) = alloc.free(a) {
+                            log::error!("kiln: freeing memory of buffer `{label}` failed: {e}");
+                        }
                     }
+                    Err(_) => log::error!("kiln: allocator lock poisoned; leaking `{label}`"),
                 }
-                Err(_) => log::error!("kiln: allocator lock poisoned; leaking `{}`", self.label),
             }
-        }
+            s.heaps.release(heap, reserved);
+        });
     }
 }

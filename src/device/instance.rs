@@ -197,6 +197,24 @@ impl Instance {
             ext_names.push(ash::khr::portability_enumeration::NAME.as_ptr());
             flags |= vk::InstanceCreateFlags::ENUMERATE_PORTABILITY_KHR;
         }
+        // Synchronization validation (VK_EXT_validation_features, provided by the layer) is
+        // on with validation unless KILN_SYNC_VALIDATION=0.
+        let sync_validation = validation
+            && !matches!(std::env::var("KILN_SYNC_VALIDATION").as_deref(), Ok("0"))
+            // SAFETY: plain query for the layer's own extensions.
+            && unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
+                .is_ok_and(|v| {
+                    v.iter().any(|e| {
+                        e.extension_name_as_c_str()
+                            .is_ok_and(|n| n == ash::ext::validation_features::NAME)
+                    })
+                });
+        if sync_validation {
+            ext_names.push(ash::ext::validation_features::NAME.as_ptr());
+        }
+        let enabled_features = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+        let mut validation_features =
+            vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_features);
         let layer_names = if validation {
             vec![VALIDATION_LAYER.as_ptr()]
         } else {
@@ -230,13 +248,27 @@ impl Instance {
             // Also catches messages from vkCreateInstance / vkDestroyInstance themselves.
             info = info.push_next(&mut messenger_info);
         }
+        if sync_validation {
+            info = info.push_next(&mut validation_features);
+        }
         // SAFETY: every pointer in `info` refers to locals alive for this call.
-        let raw = unsafe { entry.create_instance(&info, None) }.map_err(|e| match e {
-            vk::Result::ERROR_INCOMPATIBLE_DRIVER | vk::Result::ERROR_INITIALIZATION_FAILED => {
-                Error::NoDevice
+        let raw = match unsafe { entry.create_instance(&info, None) } {
+            Ok(r) => r,
+            Err(vk::Result::ERROR_LAYER_NOT_PRESENT | vk::Result::ERROR_EXTENSION_NOT_PRESENT)
+                if validation =>
+            {
+                log::warn!(
+                    "KILN-W001: VK_LAYER_KHRONOS_validation is listed but could not be \
+                     enabled; continuing without it (Debian/Ubuntu: `apt-get install \
+                     vulkan-validationlayers`)"
+                );
+                return Instance::new(app_name, Some(false));
             }
-            e => vk_err("vkCreateInstance")(e),
-        })?;
+            Err(
+                vk::Result::ERROR_INCOMPATIBLE_DRIVER | vk::Result::ERROR_INITIALIZATION_FAILED,
+            ) => return Err(Error::NoDevice),
+            Err(e) => return Err(vk_err("vkCreateInstance")(e)),
+        };
         let debug = if debug_utils {
             let loader = ash::ext::debug_utils::Instance::new(&entry, &raw);
             // SAFETY: `messenger_info` points at the boxed state, kept alive in `Self`.

@@ -5,6 +5,7 @@
 //! state, so the `VkDevice` and `VkInstance` are destroyed only after the last object that
 //! uses them, in the right order (Vulkan spec §5.2.1 "Device destruction").
 
+mod budget;
 mod buffer;
 mod features;
 mod instance;
@@ -21,12 +22,14 @@ pub use buffer::{Buffer, BufferDesc};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
+pub use submit::{Submission, EXECUTE_TIMEOUT};
 
 use crate::descriptors::SetLayoutCache;
 use crate::error::{vk_err, Error, Result};
 use crate::pipeline::PipelineLayoutCache;
+use budget::HeapBudget;
 use instance::Instance;
-use submit::ContextPool;
+use submit::Tracker;
 
 /// What the chosen physical device is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,7 +93,7 @@ impl Default for DeviceDesc {
 pub(crate) struct Shared {
     pub set_layouts: SetLayoutCache,
     pub pipeline_layouts: PipelineLayoutCache,
-    pub contexts: ContextPool,
+    pub tracker: Tracker,
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
     pub raw: ash::Device,
     pub queue: Mutex<vk::Queue>,
@@ -99,6 +102,7 @@ pub(crate) struct Shared {
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
     pub info: DeviceInfo,
+    pub heaps: HeapBudget,
     debug_utils: Option<ash::ext::debug_utils::Device>,
     pub instance: Instance,
 }
@@ -129,7 +133,7 @@ impl Drop for Shared {
         unsafe {
             let _ = self.raw.device_wait_idle();
         }
-        self.contexts.destroy(&self.raw);
+        self.tracker.destroy(self);
         self.set_layouts.destroy_all(&self.raw);
         self.pipeline_layouts.destroy_all(&self.raw);
         // SAFETY: the allocator is dropped exactly once, here, before the device.
@@ -222,13 +226,22 @@ impl Device {
                 source,
             }
         })?;
+        let tracker = match Tracker::create(&raw, features.timeline_semaphore) {
+            Ok(t) => t,
+            Err(e) => {
+                drop(allocator);
+                // SAFETY: nothing else was created from `raw` yet.
+                unsafe { raw.destroy_device(None) };
+                return Err(e);
+            }
+        };
         let debug_utils = instance
             .has_debug_utils()
             .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
         let shared = Shared {
             set_layouts: SetLayoutCache::default(),
             pipeline_layouts: PipelineLayoutCache::default(),
-            contexts: ContextPool::default(),
+            tracker,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             raw,
             queue: Mutex::new(queue),
@@ -237,6 +250,7 @@ impl Device {
             properties,
             features,
             info,
+            heaps: HeapBudget::new(&instance.raw, physical),
             debug_utils,
             instance,
         };
@@ -275,6 +289,26 @@ impl Device {
             state: self.shared.instance.messenger.clone(),
             enabled: self.shared.instance.validation,
         }
+    }
+
+    /// gpu-allocator's view: (live allocations, allocated bytes, reserved block bytes).
+    pub fn memory_report(&self) -> (usize, u64, u64) {
+        match self.shared.allocator.lock() {
+            Ok(a) => {
+                let r = a.generate_report();
+                (
+                    r.allocations.len(),
+                    r.total_allocated_bytes,
+                    r.total_capacity_bytes,
+                )
+            }
+            Err(_) => (0, 0, 0),
+        }
+    }
+
+    /// Bytes kiln holds in buffers per memory heap: `(used, heap size)` by heap index.
+    pub fn heap_usage(&self) -> Vec<(u64, u64)> {
+        self.shared.heaps.usage()
     }
 
     /// Waits until the device is idle (`vkDeviceWaitIdle`).

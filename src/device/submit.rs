@@ -1,18 +1,25 @@
-//! One-shot command execution: record, submit, wait.
+//! Submission: record, submit, track completion on a timeline semaphore, and destroy
+//! retired objects only after every submission that could use them has finished.
 //!
-//! Each execution takes a recording context (command pool + command buffer + fence) from a
-//! pool of them, so several threads can record and submit at once. Every command buffer
-//! starts with a full memory barrier (earlier submissions' writes → this one's accesses)
-//! and ends with one that makes device writes visible to the host (Vulkan spec §7.9
-//! "Host Write Ordering Guarantees" and §7.1.3: a fence wait alone does not make device
+//! Each submission gets the next value of the device's timeline semaphore (Vulkan spec
+//! §7.4.2 "Semaphore Signaling"). Objects dropped by the user are *retired*: tagged with the
+//! last submitted value and destroyed once the timeline reaches it (deferred destruction,
+//! the shape of Granite's `PerFrame::begin`). Every command buffer starts with a full
+//! memory barrier (earlier submissions' writes → this one's accesses) and ends with one
+//! that makes device writes visible to the host (§7.9: a wait alone does not make device
 //! writes visible to host reads).
+//!
+//! Without timeline-semaphore support, [`Device::submit`] waits before returning (each
+//! submission is complete when it returns), which keeps the same guarantees.
 
-use std::sync::Mutex;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ash::vk;
 
-use super::Device;
+use super::{Device, Shared};
 use crate::commands::Recorder;
 use crate::error::{vk_err, Error, Result};
 
@@ -22,45 +29,172 @@ pub(crate) struct Context {
     pub fence: vk::Fence,
 }
 
+type Garbage = Box<dyn FnOnce(&Shared) + Send>;
+
+/// Submission tracker: timeline, contexts in flight, retired objects.
 #[derive(Default)]
-pub(crate) struct ContextPool {
+pub(crate) struct Tracker {
+    pub timeline: vk::Semaphore,
+    /// Last value handed to a submission.
+    submitted: AtomicU64,
+    /// Highest value known complete (cache of the timeline's counter).
+    completed: AtomicU64,
     free: Mutex<Vec<Context>>,
+    pending: Mutex<VecDeque<(u64, Context)>>,
+    graveyard: Mutex<Vec<(u64, Garbage)>>,
+    /// Label of the last submission, for device-lost reports.
+    pub last_label: Mutex<String>,
 }
 
-impl ContextPool {
-    pub fn destroy(&self, device: &ash::Device) {
-        let mut free = match self.free.lock() {
-            Ok(f) => f,
-            Err(p) => p.into_inner(),
-        };
-        for c in free.drain(..) {
-            // SAFETY: the device is idle (Shared::drop waits) and each context is unused.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Tracker {
+    pub fn create(device: &ash::Device, timeline: bool) -> Result<Tracker> {
+        let mut t = Tracker::default();
+        if timeline {
+            let mut ty = vk::SemaphoreTypeCreateInfo::default()
+                .semaphore_type(vk::SemaphoreType::TIMELINE)
+                .initial_value(0);
+            let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
+            // SAFETY: timeline semaphores are enabled on this device (Features).
+            t.timeline = unsafe { device.create_semaphore(&info, None) }
+                .map_err(vk_err("vkCreateSemaphore"))?;
+        }
+        Ok(t)
+    }
+
+    /// Destroys everything left; the device must be idle.
+    pub fn destroy(&self, shared: &Shared) {
+        let d = &shared.raw;
+        let mut all: Vec<Context> = lock(&self.free).drain(..).collect();
+        all.extend(lock(&self.pending).drain(..).map(|(_, c)| c));
+        for c in all {
+            // SAFETY: the device is idle (Shared::drop waits) so no context is in use.
             unsafe {
-                device.destroy_fence(c.fence, None);
-                device.destroy_command_pool(c.pool, None);
+                d.destroy_fence(c.fence, None);
+                d.destroy_command_pool(c.pool, None);
             }
+        }
+        let garbage: Vec<(u64, Garbage)> = lock(&self.graveyard).drain(..).collect();
+        for (_, g) in garbage {
+            g(shared);
+        }
+        if self.timeline != vk::Semaphore::null() {
+            // SAFETY: no submission is pending on an idle device.
+            unsafe { d.destroy_semaphore(self.timeline, None) };
         }
     }
 }
 
-/// How long [`Device::execute`] waits for the GPU before returning `KILN-E108`.
-pub const EXECUTE_TIMEOUT: Duration = Duration::from_secs(120);
+impl Shared {
+    /// Destroys an object now if no submission can still use it, else after the last
+    /// submitted value completes. `f` must not capture an `Arc<Shared>` unless that
+    /// reference is meant to keep the device alive until collection.
+    pub(crate) fn retire(&self, f: impl FnOnce(&Shared) + Send + 'static) {
+        let tag = self.tracker.submitted.load(Ordering::Acquire);
+        if tag <= self.completed_value() {
+            f(self);
+        } else {
+            lock(&self.tracker.graveyard).push((tag, Box::new(f)));
+        }
+    }
 
-impl Device {
+    /// Highest submission value known complete (queries the timeline when behind).
+    pub(crate) fn completed_value(&self) -> u64 {
+        let t = &self.tracker;
+        let cached = t.completed.load(Ordering::Acquire);
+        if cached >= t.submitted.load(Ordering::Acquire) || t.timeline == vk::Semaphore::null() {
+            return cached;
+        }
+        // SAFETY: the timeline semaphore belongs to this device.
+        match unsafe { self.raw.get_semaphore_counter_value(t.timeline) } {
+            Ok(v) => {
+                t.completed.fetch_max(v, Ordering::AcqRel);
+                v.max(cached)
+            }
+            Err(_) => cached,
+        }
+    }
+
+    /// Recycles finished contexts and destroys retired objects whose submissions finished.
+    pub(crate) fn collect(&self) {
+        let done = self.completed_value();
+        let finished: Vec<Context> = {
+            let mut p = lock(&self.tracker.pending);
+            let mut out = Vec::new();
+            while p.front().is_some_and(|(v, _)| *v <= done) {
+                if let Some((_, c)) = p.pop_front() {
+                    out.push(c);
+                }
+            }
+            out
+        };
+        for c in finished {
+            // SAFETY: its submission completed, so the command buffer is not pending.
+            let ok = unsafe {
+                self.raw
+                    .reset_command_pool(c.pool, vk::CommandPoolResetFlags::empty())
+                    .is_ok()
+            };
+            if ok {
+                lock(&self.tracker.free).push(c);
+            }
+        }
+        let ready: Vec<Garbage> = {
+            let mut g = lock(&self.tracker.graveyard);
+            let (ready, keep): (Vec<_>, Vec<_>) = g.drain(..).partition(|(v, _)| *v <= done);
+            *g = keep;
+            ready.into_iter().map(|(_, f)| f).collect()
+        };
+        for f in ready {
+            f(self);
+        }
+    }
+
+    /// Blocks until submission `value` has completed (or the timeout passes).
+    pub(crate) fn wait_value(&self, value: u64, timeout: Duration) -> Result<()> {
+        if value <= self.completed_value() {
+            self.collect();
+            return Ok(());
+        }
+        let sems = [self.tracker.timeline];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&sems)
+            .values(&values);
+        // SAFETY: the semaphore belongs to this device; locals outlive the call.
+        let r = unsafe { self.raw.wait_semaphores(&info, timeout.as_nanos() as u64) };
+        match r {
+            Ok(()) => {
+                self.tracker.completed.fetch_max(value, Ordering::AcqRel);
+                self.collect();
+                Ok(())
+            }
+            Err(vk::Result::TIMEOUT) => Err(Error::Timeout {
+                call: "vkWaitSemaphores",
+                ms: timeout.as_millis() as u64,
+            }),
+            Err(vk::Result::ERROR_DEVICE_LOST) => Err(Error::DeviceLost {
+                call: "vkWaitSemaphores",
+                label: lock(&self.tracker.last_label).clone(),
+            }),
+            Err(e) => Err(vk_err("vkWaitSemaphores")(e)),
+        }
+    }
+
     fn take_context(&self) -> Result<Context> {
-        if let Some(c) = self
-            .shared
-            .contexts
-            .free
-            .lock()
-            .ok()
-            .and_then(|mut f| f.pop())
-        {
+        if let Some(c) = lock(&self.tracker.free).pop() {
             return Ok(c);
         }
-        let d = &self.shared.raw;
+        self.collect();
+        if let Some(c) = lock(&self.tracker.free).pop() {
+            return Ok(c);
+        }
+        let d = &self.raw;
         let info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(self.shared.queue_family)
+            .queue_family_index(self.queue_family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT);
         // SAFETY: valid create info for this device's queue family.
         let pool =
@@ -89,109 +223,174 @@ impl Device {
         };
         Ok(Context { pool, cb, fence })
     }
+}
 
-    fn give_context(&self, c: Context) {
-        match self.shared.contexts.free.lock() {
-            Ok(mut f) => f.push(c),
-            Err(_) => {
-                // SAFETY: the context is idle (its fence was waited on or never submitted).
-                unsafe {
-                    self.shared.raw.destroy_fence(c.fence, None);
-                    self.shared.raw.destroy_command_pool(c.pool, None);
-                }
-            }
-        }
+/// How long waits in [`Device::execute`] and [`Submission::wait`] last before `KILN-E108`.
+pub const EXECUTE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A submitted batch of commands. Waiting is explicit ([`wait`](Self::wait)); dropping an
+/// unwaited submission waits for it, so retired objects are always collected.
+#[must_use = "a submission runs asynchronously; wait() for its results"]
+pub struct Submission {
+    shared: Arc<Shared>,
+    value: u64,
+}
+
+impl Submission {
+    /// The timeline value this submission signals.
+    pub fn value(&self) -> u64 {
+        self.value
     }
 
-    /// Records commands with `f`, submits them to the queue and waits until the GPU has
-    /// finished; device writes are then visible to host reads of mapped memory.
+    /// True once the GPU has finished it.
+    pub fn is_done(&self) -> bool {
+        self.value <= self.shared.completed_value()
+    }
+
+    /// Blocks until the GPU has finished; device writes are then visible to host reads.
     ///
-    /// Everything the closure binds is borrowed for the whole call, so nothing it uses can
-    /// be dropped while the GPU still reads it.
+    /// Errors: `KILN-E105` device lost (with the submission label), `KILN-E108` timeout.
+    pub fn wait(self) -> Result<()> {
+        let r = self.shared.wait_value(self.value, EXECUTE_TIMEOUT);
+        std::mem::forget(self);
+        r
+    }
+}
+
+impl Drop for Submission {
+    fn drop(&mut self) {
+        if let Err(e) = self.shared.wait_value(self.value, EXECUTE_TIMEOUT) {
+            log::error!("kiln: waiting for a dropped submission failed: {e}");
+        }
+    }
+}
+
+impl Device {
+    /// Records commands with `f`, submits them and waits until the GPU has finished; device
+    /// writes are then visible to host reads of mapped memory.
     ///
     /// Errors: whatever `f` returns (nothing is submitted then), `KILN-E105` device lost,
     /// `KILN-E108` the GPU did not finish within [`EXECUTE_TIMEOUT`].
     pub fn execute<'a, R>(&'a self, f: impl FnOnce(&mut Recorder<'a>) -> Result<R>) -> Result<R> {
-        let ctx = self.take_context()?;
-        let result = self.execute_in(&ctx, f);
-        let d = &self.shared.raw;
-        // SAFETY: the fence was waited on (or the buffer never submitted), so the pool's
-        // command buffer is not pending and can be reset.
-        let reset = unsafe {
-            d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty())
-                .and_then(|_| d.reset_fences(&[ctx.fence]))
-        };
-        match (&result, reset) {
-            (Err(Error::DeviceLost { .. } | Error::Timeout { .. }), _) => {
-                // The fence may still be pending: leak the context rather than free
-                // objects the GPU might still use.
-            }
-            (_, Ok(())) => self.give_context(ctx),
-            (_, Err(e)) => {
-                log::warn!("kiln: resetting a command context failed: {e:?}");
-            }
-        }
-        result
+        let (out, sub) = self.submit_labeled("execute", f)?;
+        sub.wait()?;
+        Ok(out)
     }
 
-    fn execute_in<'a, R>(
+    /// Records commands with `f` and submits them without waiting. Everything the
+    /// recording used stays alive until the submission finishes, even if dropped now
+    /// (deferred destruction); descriptor sets it bound are not rewritten before then
+    /// (a write waits).
+    pub fn submit<'a>(
         &'a self,
-        ctx: &Context,
+        f: impl FnOnce(&mut Recorder<'a>) -> Result<()>,
+    ) -> Result<Submission> {
+        Ok(self.submit_labeled("submit", f)?.1)
+    }
+
+    /// Like [`submit`](Self::submit), with a label reported if the device is lost, and the
+    /// closure's result returned beside the submission.
+    pub fn submit_labeled<'a, R>(
+        &'a self,
+        label: &str,
         f: impl FnOnce(&mut Recorder<'a>) -> Result<R>,
-    ) -> Result<R> {
-        let d = &self.shared.raw;
+    ) -> Result<(R, Submission)> {
+        let s = &*self.shared;
+        let ctx = s.take_context()?;
+        let d = &s.raw;
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: `cb` is in the initial state (fresh or its pool was reset).
-        unsafe { d.begin_command_buffer(ctx.cb, &begin) }
-            .map_err(vk_err("vkBeginCommandBuffer"))?;
-        let mut rec = Recorder::new(&self.shared, ctx.cb);
+        // SAFETY: `cb` is in the initial state (fresh, or its pool was reset).
+        if let Err(e) = unsafe { d.begin_command_buffer(ctx.cb, &begin) } {
+            lock(&s.tracker.free).push(ctx);
+            return Err(vk_err("vkBeginCommandBuffer")(e));
+        }
+        let mut rec = Recorder::new(s, ctx.cb);
         rec.full_barrier();
-        let out = f(&mut rec);
-        let out = match out {
+        let out = match f(&mut rec) {
             Ok(v) => v,
             Err(e) => {
-                // SAFETY: ending a recording buffer; it is discarded by the pool reset.
-                let _ = unsafe { d.end_command_buffer(ctx.cb) };
+                // SAFETY: the buffer was never submitted; resetting its pool discards it.
+                unsafe {
+                    let _ = d.end_command_buffer(ctx.cb);
+                    let _ = d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
+                }
+                lock(&s.tracker.free).push(ctx);
                 return Err(e);
             }
         };
-        let to_host = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE);
-        // SAFETY: `cb` is recording; the barrier has no pointers besides the local.
-        unsafe {
-            d.cmd_pipeline_barrier(
-                ctx.cb,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[to_host],
-                &[],
-                &[],
-            );
-            d.end_command_buffer(ctx.cb)
+        rec.host_barrier();
+        let used = rec.into_used_sets();
+        // SAFETY: `cb` is recording.
+        if let Err(e) = unsafe { d.end_command_buffer(ctx.cb) } {
+            // SAFETY: never submitted.
+            unsafe {
+                let _ = d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
+            }
+            lock(&s.tracker.free).push(ctx);
+            return Err(vk_err("vkEndCommandBuffer")(e));
         }
-        .map_err(vk_err("vkEndCommandBuffer"))?;
-        let cbs = [ctx.cb];
-        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
-        {
-            let queue = self.shared.queue.lock().map_err(|_| Error::DeviceLost {
-                call: "vkQueueSubmit (poisoned queue lock)",
-            })?;
-            // SAFETY: the queue is externally synchronized by the mutex; `cb` is executable.
-            unsafe { d.queue_submit(*queue, &[submit], ctx.fence) }
-                .map_err(vk_err("vkQueueSubmit"))?;
+        let value = {
+            let queue = lock(&s.queue);
+            let value = s.tracker.submitted.load(Ordering::Acquire) + 1;
+            let cbs = [ctx.cb];
+            let sems = [s.tracker.timeline];
+            let values = [value];
+            let mut timeline =
+                vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+            let mut submit = vk::SubmitInfo::default().command_buffers(&cbs);
+            let has_timeline = s.tracker.timeline != vk::Semaphore::null();
+            if has_timeline {
+                submit = submit.signal_semaphores(&sems).push_next(&mut timeline);
+            }
+            let fence = if has_timeline {
+                vk::Fence::null()
+            } else {
+                ctx.fence
+            };
+            // SAFETY: the queue is externally synchronized by its mutex; `cb` is executable;
+            // values increase strictly because they are assigned under the queue lock.
+            if let Err(e) = unsafe { d.queue_submit(*queue, &[submit], fence) } {
+                drop(queue);
+                // SAFETY: the submission failed, so the buffer is not pending.
+                unsafe {
+                    let _ = d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
+                }
+                lock(&s.tracker.free).push(ctx);
+                return Err(match e {
+                    vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost {
+                        call: "vkQueueSubmit",
+                        label: label.to_string(),
+                    },
+                    e => vk_err("vkQueueSubmit")(e),
+                });
+            }
+            s.tracker.submitted.store(value, Ordering::Release);
+            *lock(&s.tracker.last_label) = label.to_string();
+            if !has_timeline {
+                // No timeline: complete the submission before returning.
+                // SAFETY: the fence was just submitted with this batch.
+                let r = unsafe {
+                    d.wait_for_fences(&[ctx.fence], true, EXECUTE_TIMEOUT.as_nanos() as u64)
+                        .and_then(|_| d.reset_fences(&[ctx.fence]))
+                };
+                if let Err(e) = r {
+                    return Err(vk_err("vkWaitForFences")(e));
+                }
+                s.tracker.completed.store(value, Ordering::Release);
+            }
+            lock(&s.tracker.pending).push_back((value, ctx));
+            value
+        };
+        for u in used {
+            u.fetch_max(value, Ordering::AcqRel);
         }
-        let timeout = EXECUTE_TIMEOUT.as_nanos() as u64;
-        // SAFETY: the fence belongs to this device and was just submitted.
-        match unsafe { d.wait_for_fences(&[ctx.fence], true, timeout) } {
-            Ok(()) => Ok(out),
-            Err(vk::Result::TIMEOUT) => Err(Error::Timeout {
-                call: "vkWaitForFences",
-                ms: EXECUTE_TIMEOUT.as_millis() as u64,
-            }),
-            Err(e) => Err(vk_err("vkWaitForFences")(e)),
-        }
+        Ok((
+            out,
+            Submission {
+                shared: self.shared.clone(),
+                value,
+            },
+        ))
     }
 }

@@ -96,6 +96,7 @@ impl Device {
     /// large, `KILN-E104` Vulkan failures.
     pub fn compute_pipeline_with(&self, desc: &ComputePipelineDesc<'_>) -> Result<ComputePipeline> {
         let ep = desc.module.reflection().entry_point(desc.entry)?;
+        self.check_capabilities(desc.module)?;
         if ep.stage != vk::ShaderStageFlags::COMPUTE {
             return Err(Error::WrongStage {
                 entry: ep.name.clone(),
@@ -234,8 +235,9 @@ impl ComputePipeline {
 
 impl Drop for ComputePipeline {
     fn drop(&mut self) {
-        // SAFETY: kiln records pipelines only inside `Device::execute`, which waits for the
-        // GPU, so no pending command buffer uses `raw`.
-        unsafe { self.shared.raw.destroy_pipeline(self.raw, None) };
+        let raw = self.raw;
+        // SAFETY: retire runs this after every submission that may use `raw` finished.
+        self.shared
+            .retire(move |s| unsafe { s.raw.destroy_pipeline(raw, None) });
     }
 }

@@ -246,10 +246,12 @@ impl PipelineLayout {
 
 impl Drop for PipelineLayout {
     fn drop(&mut self) {
-        // SAFETY: no pipeline using this layout is alive (pipelines hold an Arc to it) and
-        // kiln's execute waits for the GPU, so no pending command buffer uses it.
-        unsafe { self.shared.raw.destroy_pipeline_layout(self.raw, None) };
         self.shared.pipeline_layouts.forget(&self.key, self.id);
+        let raw = self.raw;
+        // SAFETY: no pipeline using this layout is alive (pipelines hold an Arc to it);
+        // retire runs this after every submission that may use it finished.
+        self.shared
+            .retire(move |s| unsafe { s.raw.destroy_pipeline_layout(raw, None) });
     }
 }
 
@@ -292,6 +294,7 @@ impl Device {
             }
         }
         let sets = self.resolve_layout(desc)?;
+        self.check_descriptor_limits(&sets)?;
         let mut set_layouts = Vec::with_capacity(sets.len());
         for s in &sets {
             set_layouts.push(SetLayoutCache::get_or_create(&self.shared, s)?);

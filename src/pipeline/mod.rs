@@ -1,6 +1,7 @@
 //! Pipeline-layout descriptions and their interner, compatibility, compute pipelines.
 
 mod bindless;
+mod checks;
 mod compute;
 mod layout;
 
