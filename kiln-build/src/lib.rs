@@ -15,6 +15,9 @@
 //! or `.h` are treated as includes. Compiler errors are reported with file and line, as
 //! glslc prints them; a missing `glslc` says which package to install.
 //!
+//! With the `wgsl` feature, `*.wgsl` files are compiled through naga; all of a file's
+//! entry points go into one module.
+//!
 //! Environment: `KILN_GLSLC` overrides the compiler path.
 
 use std::fmt;
@@ -35,6 +38,8 @@ pub enum BuildError {
     },
     /// The file's stage cannot be told from its name.
     UnknownStage { file: PathBuf },
+    /// A `.wgsl` file was found but the `wgsl` feature is off.
+    WgslDisabled { file: PathBuf },
 }
 
 impl fmt::Display for BuildError {
@@ -54,6 +59,11 @@ impl fmt::Display for BuildError {
             BuildError::Io { path, error } => {
                 write!(f, "KILN-B003: {}: {error}", path.display())
             }
+            BuildError::WgslDisabled { file } => write!(
+                f,
+                "KILN-B005: {} is WGSL; enable kiln-build's `wgsl` feature to compile it",
+                file.display()
+            ),
             BuildError::UnknownStage { file } => write!(
                 f,
                 "KILN-B004: cannot tell the shader stage of {}; name it *.comp, *.vert, \
@@ -150,7 +160,8 @@ pub fn compile_dir_to(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, BuildE
     let mut written = Vec::new();
     for file in files {
         println!("cargo:rerun-if-changed={}", file.display());
-        if stage_of(&file).is_none() {
+        let is_wgsl = file.extension().is_some_and(|e| e == "wgsl");
+        if stage_of(&file).is_none() && !is_wgsl {
             continue;
         }
         let rel = file.strip_prefix(dir).unwrap_or(&file);
@@ -158,11 +169,48 @@ pub fn compile_dir_to(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, BuildE
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
-        let bytes = compile_file(&file, "vulkan1.0")?;
+        let bytes = if is_wgsl {
+            compile_wgsl(&file)?
+        } else {
+            compile_file(&file, "vulkan1.0")?
+        };
         std::fs::write(&target, bytes).map_err(io(&target))?;
         written.push(target);
     }
     Ok(written)
+}
+
+/// Compiles a WGSL file with naga (feature `wgsl`): every entry point into one module.
+/// Errors carry naga's diagnostics with file, line and column.
+#[cfg(feature = "wgsl")]
+pub fn compile_wgsl(path: &Path) -> Result<Vec<u8>, BuildError> {
+    let src = std::fs::read_to_string(path).map_err(|error| BuildError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let fail = |output: String| BuildError::Compile {
+        file: path.to_path_buf(),
+        output,
+    };
+    let module = naga::front::wgsl::parse_str(&src)
+        .map_err(|e| fail(e.emit_to_string_with_path(&src, &path.display().to_string())))?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|e| fail(e.emit_to_string_with_path(&src, &path.display().to_string())))?;
+    let words = naga::back::spv::write_vec(&module, &info, &Default::default(), None)
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+}
+
+/// Without the `wgsl` feature a WGSL file is an error that says how to enable it.
+#[cfg(not(feature = "wgsl"))]
+pub fn compile_wgsl(path: &Path) -> Result<Vec<u8>, BuildError> {
+    Err(BuildError::WgslDisabled {
+        file: path.to_path_buf(),
+    })
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {

@@ -146,19 +146,27 @@ pub fn version_string(version: u32) -> String {
 }
 
 /// Names the tool that wrote a module from the header's generator word (SPIR-V registry
-/// `spir-v.xml`, "vendor ids"). Unknown tools print as `unknown(N)`.
+/// `spir-v.xml`, "vendor ids": the tool id is the high 16 bits). Unknown tools print as
+/// `unknown(N)`. Two known writers put their id in the low half instead: naga 30 writes
+/// `0x0000001c` and some Slang builds `0x00000028`; they are named as the tool they are.
 pub fn generator_name(generator: u32) -> String {
+    match generator {
+        0x0000_001c => return "gfx-rs Naga".into(),
+        0x0000_0028 => return "Slang Compiler".into(),
+        _ => {}
+    }
     let tool = generator >> 16;
     let name = match tool {
         0 => "Khronos",
-        6 => "LunarG",
-        7 => "Khronos Glslang Reference Front End",
-        8 => "Khronos SPIR-V Tools Assembler",
+        1 => "LunarG",
+        6 => "Khronos LLVM/SPIR-V Translator",
+        7 => "Khronos SPIR-V Tools Assembler",
+        8 => "Khronos Glslang Reference Front End",
         13 => "Google Shaderc over Glslang",
         14 => "Google spiregg (DXC)",
+        15 => "Google rspirv",
         17 => "Khronos SPIR-V Tools Linker",
-        20 => "Google Tint",
-        22 => "Khronos SPIRV-Tools Optimizer",
+        23 => "Google Tint",
         27 => "Embark Studios Rust GPU",
         28 => "gfx-rs Naga",
         40 => "Slang Compiler",

@@ -227,9 +227,12 @@ pub(crate) fn reflect_module(words: &[u32]) -> Result<ModuleReflection> {
     for ep in &module.entry_points {
         entry_points.push(reflect_entry(&module, &t, ep, &all_bindings)?);
     }
+    // The header words come from the input: rspirv's loader replaces the generator word
+    // with its own tool id, so `module.header` cannot be trusted for it.
+    let _ = header;
     Ok(ModuleReflection {
-        version: header.map_or(0, |h| h.version),
-        generator: header.map_or(0, |h| h.generator),
+        version: words.get(1).copied().unwrap_or(0),
+        generator: words.get(2).copied().unwrap_or(0),
         capabilities,
         extensions,
         entry_points,
