@@ -135,7 +135,47 @@ pub fn check_words(words: &[u32]) -> Result<()> {
                 remaining,
             });
         }
+        if opcode == OP_SPEC_CONSTANT_OP {
+            check_spec_constant_op(&words[i..i + word_count], i * 4)?;
+        }
         i += word_count;
+    }
+    Ok(())
+}
+
+/// OpSpecConstantOp (SPIR-V spec §3.56.6).
+const OP_SPEC_CONSTANT_OP: u16 = 52;
+
+/// Rejects an OpSpecConstantOp whose operation is not a plain instruction: rspirv's
+/// parser reads the operation's operands with its general operand reader, which panics
+/// (`unreachable`) on the operand kinds only OpConstant, OpSpecConstant, OpSpecConstantOp
+/// and OpSwitch have. No valid module has those operations there (SPIR-V spec, the list
+/// of opcodes allowed in OpSpecConstantOp), so they are a coded error instead.
+fn check_spec_constant_op(inst: &[u32], offset: usize) -> Result<()> {
+    use rspirv::grammar::{OperandKind, INSTRUCTION_TABLE};
+    // Result type, result id and the operation word are needed before any operand.
+    let Some(&operation) = inst.get(3) else {
+        return Ok(()); // rspirv reports the missing operand as a parse error
+    };
+    let Some(grammar) = INSTRUCTION_TABLE.lookup_opcode(operation) else {
+        return Ok(()); // rspirv reports an unknown operation as a parse error
+    };
+    let unparsable = grammar.operands.iter().any(|o| {
+        matches!(
+            o.kind,
+            OperandKind::LiteralContextDependentNumber
+                | OperandKind::LiteralSpecConstantOpInteger
+                | OperandKind::PairLiteralIntegerIdRef
+        )
+    });
+    if unparsable {
+        return Err(Error::SpirvMalformed {
+            detail: format!(
+                "OpSpecConstantOp at byte offset {offset} uses Op{}, which is not allowed in a \
+                 specialization-constant operation",
+                grammar.opname
+            ),
+        });
     }
     Ok(())
 }
