@@ -187,21 +187,50 @@ pub fn version_string(version: u32) -> String {
 
 /// Names the tool that wrote a module from the header's generator word (SPIR-V registry
 /// `spir-v.xml`, "vendor ids"). Unknown tools print as `unknown(N)`.
+///
+/// The tool id is the high 16 bits. Some tools (naga, some Slang versions) write their id
+/// in the low 16 bits with 0 above; such a word is named after the low half with
+/// `" (id in low half)"` appended.
 pub fn generator_name(generator: u32) -> String {
-    let tool = generator >> 16;
+    let (high, low) = (generator >> 16, generator & 0xffff);
+    if high == 0 && low != 0 {
+        return format!("{} (id in low half)", tool_name(low));
+    }
+    tool_name(high)
+}
+
+fn tool_name(tool: u32) -> String {
     let name = match tool {
         0 => "Khronos",
-        6 => "LunarG",
-        7 => "Khronos Glslang Reference Front End",
-        8 => "Khronos SPIR-V Tools Assembler",
+        1 => "LunarG",
+        2 => "Valve",
+        3 => "Codeplay",
+        4 => "NVIDIA",
+        5 => "ARM",
+        6 => "Khronos LLVM/SPIR-V Translator",
+        7 => "Khronos SPIR-V Tools Assembler",
+        8 => "Khronos Glslang Reference Front End",
+        9 => "Qualcomm",
+        10 => "AMD",
+        11 => "Intel",
+        12 => "Imagination",
         13 => "Google Shaderc over Glslang",
         14 => "Google spiregg (DXC)",
+        15 => "Google rspirv",
+        16 => "X-LEGEND Mesa-IR/SPIR-V Translator",
         17 => "Khronos SPIR-V Tools Linker",
-        20 => "Google Tint",
-        22 => "Khronos SPIRV-Tools Optimizer",
-        27 => "Embark Studios Rust GPU",
-        28 => "gfx-rs Naga",
-        40 => "Slang Compiler",
+        18 => "Wine VKD3D Shader Compiler",
+        19 => "Tellusim Clay Shader Compiler",
+        20 => "W3C WebGPU Group WHLSL Shader Translator",
+        21 => "Google Clspv",
+        22 => "Google MLIR SPIR-V Serializer",
+        23 => "Google Tint Compiler",
+        24 => "Google ANGLE Shader Compiler",
+        25 => "Netease Games Messiah Shader Compiler",
+        26 => "Xenia Emulator Microcode Translator",
+        27 => "Embark Studios Rust GPU Compiler Backend",
+        28 => "gfx-rs community Naga",
+        40 => "NVIDIA Slang Compiler",
         _ => return format!("unknown({tool})"),
     };
     name.to_string()

@@ -159,7 +159,7 @@ pub struct ModuleReflection {
     pub capabilities: Vec<String>,
     pub extensions: Vec<String>,
     pub entry_points: Vec<EntryPoint>,
-    /// Module-wide specialization constants, sorted by id.
+    /// Module-wide specialization constants, sorted by id, one per SpecId.
     pub spec_constants: Vec<SpecConstant>,
 }
 
@@ -262,6 +262,9 @@ fn spec_constants(t: &Tables) -> Vec<SpecConstant> {
             })
         })
         .collect();
-    out.sort_by_key(|s| s.id);
+    // glslang declares a second OpSpecConstant with the same SpecId for a workgroup size
+    // (`local_size_x_id`): one specialization constant, listed once (a named one first).
+    out.sort_by_key(|s| (s.id, s.name.is_none()));
+    out.dedup_by_key(|s| s.id);
     out
 }

@@ -151,9 +151,9 @@ impl Consumer for Builder {
     fn finalize(&mut self) -> Action {
         Action::Continue
     }
-    fn consume_header(&mut self, header: ModuleHeader) -> Action {
-        self.t.version = header.version;
-        self.t.generator = header.generator;
+    fn consume_header(&mut self, _: ModuleHeader) -> Action {
+        // rspirv's header carries its own generator id, not the module's: the header
+        // words are read directly in `Tables::parse`.
         Action::Continue
     }
     fn consume_instruction(&mut self, inst: Instruction) -> Action {
@@ -170,6 +170,8 @@ impl Tables {
             t: Tables::default(),
             function: None,
         };
+        b.t.version = words.get(1).copied().unwrap_or(0);
+        b.t.generator = words.get(2).copied().unwrap_or(0);
         // `check_words` already rejected every input known to make rspirv's parser panic
         // (see `check_spec_constant_op`); the fuzz test `reflect_fuzz` holds that. The
         // catch_unwind stays as a last line of defence for untrusted files: it turns an
