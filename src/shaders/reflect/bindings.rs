@@ -2,7 +2,7 @@
 //! each resource variable (Vulkan spec §15.1 "Descriptor Types", §15.6 "DescriptorSet and
 //! Binding Assignment"; SPIR-V spec §2.16.1 for the Uniform/BufferBlock/StorageBuffer rules).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use ash::vk;
 use rspirv::spirv::{Dim, StorageClass};
@@ -158,4 +158,71 @@ fn binding_label(name: &Option<String>, d: &tables::Decos) -> String {
         d.set.unwrap_or(0),
         d.binding.map_or("-".to_string(), |b| b.to_string())
     )
+}
+
+/// Splits the module's descriptor variables into the bindings an entry point statically
+/// uses and the others, one [`DescriptorBinding`] per (set, binding), sorted.
+///
+/// Several variables may share one (set, binding) (Vulkan spec, Shader Interfaces chapter, "DescriptorSet and
+/// Binding Assignment" and the "Shader Resource and Descriptor Type Correspondence" table):
+/// - a sampled image (OpTypeImage, Sampled = 1) and a sampler at one binding are both
+///   served by one COMBINED_IMAGE_SAMPLER descriptor (DXC writes this for `Texture2D t :
+///   register(t1); SamplerState s : register(s1);`), so they merge into one such binding,
+///   described by the image variable;
+/// - aliases of the same descriptor type and count merge into one (the first declared);
+/// - anything else stays as separate entries, so the pipeline-level merge reports the
+///   conflict (`KILN-E051`).
+///
+/// A (set, binding) is used when any of its variables is.
+pub(super) fn split_by_use(
+    all: &BTreeMap<u32, DescriptorBinding>,
+    used: &HashSet<u32>,
+) -> (Vec<DescriptorBinding>, Vec<DescriptorBinding>) {
+    let mut groups: BTreeMap<(u32, u32), (bool, Vec<&DescriptorBinding>)> = BTreeMap::new();
+    for (var, b) in all {
+        let g = groups.entry((b.set, b.binding)).or_default();
+        g.0 |= used.contains(var);
+        g.1.push(b);
+    }
+    let (mut bindings, mut unused) = (Vec::new(), Vec::new());
+    for (is_used, vars) in groups.into_values() {
+        let out = if is_used { &mut bindings } else { &mut unused };
+        out.extend(merge_aliases(&vars));
+    }
+    (bindings, unused)
+}
+
+fn merge_aliases(vars: &[&DescriptorBinding]) -> Vec<DescriptorBinding> {
+    if let [only] = vars {
+        return vec![(*only).clone()];
+    }
+    let is = |t: vk::DescriptorType| move |b: &&&DescriptorBinding| b.descriptor_type == t;
+    let image = vars.iter().find(is(vk::DescriptorType::SAMPLED_IMAGE));
+    let sampler = vars.iter().find(is(vk::DescriptorType::SAMPLER));
+    let rest_compatible = vars.iter().all(|b| {
+        matches!(
+            b.descriptor_type,
+            vk::DescriptorType::SAMPLED_IMAGE
+                | vk::DescriptorType::SAMPLER
+                | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+        ) && b.count == vars[0].count
+            && b.runtime_array == vars[0].runtime_array
+    });
+    if let (Some(image), Some(_), true) = (image, sampler, rest_compatible) {
+        let mut b = (**image).clone();
+        b.descriptor_type = vk::DescriptorType::COMBINED_IMAGE_SAMPLER;
+        return vec![b];
+    }
+    let mut out: Vec<DescriptorBinding> = Vec::new();
+    for b in vars {
+        let same = out.iter().any(|o| {
+            o.descriptor_type == b.descriptor_type
+                && o.count == b.count
+                && o.runtime_array == b.runtime_array
+        });
+        if !same {
+            out.push((*b).clone());
+        }
+    }
+    out
 }

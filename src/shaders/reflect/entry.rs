@@ -9,8 +9,8 @@ use rspirv::spirv::{BuiltIn, ExecutionMode, StorageClass};
 
 use super::tables::{Tables, Ty};
 use super::{
-    layout, stage_of, DescriptorBinding, EntryPoint, InterfaceVariable, PushConstantBlock,
-    WorkgroupSize,
+    bindings, layout, stage_of, DescriptorBinding, EntryPoint, InterfaceVariable,
+    PushConstantBlock, WorkgroupSize,
 };
 use crate::error::{Error, Result};
 
@@ -29,18 +29,7 @@ pub(super) fn reflect_entry(
         _ => return Err(malformed("has malformed operands")),
     };
     let used = t.used_globals(func);
-    let mut bindings = Vec::new();
-    let mut unused_bindings = Vec::new();
-    for (var, b) in all {
-        if used.contains(var) {
-            bindings.push(b.clone());
-        } else {
-            unused_bindings.push(b.clone());
-        }
-    }
-    let key = |b: &DescriptorBinding| (b.set, b.binding);
-    bindings.sort_by_key(key);
-    unused_bindings.sort_by_key(key);
+    let (bindings, unused_bindings) = bindings::split_by_use(all, &used);
 
     let mut push_constants: Option<PushConstantBlock> = None;
     for var in t.global_order.iter().filter(|v| used.contains(v)) {
