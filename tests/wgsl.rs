@@ -10,7 +10,8 @@ use kiln::vk;
 fn naga_multi_entry_module_reflects_per_entry_point() {
     let m = kiln::include_spirv!("test/two_entries.wgsl").unwrap();
     let r = m.reflection();
-    assert_eq!(kiln::shaders::generator_name(r.generator), "gfx-rs Naga");
+    let generator = kiln::shaders::generator_name(r.generator);
+    assert!(generator.contains("Naga"), "{generator}");
     let names: Vec<_> = r.entry_points.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, vec!["scale", "clear"]);
     let scale = r.entry_point("scale").unwrap();

@@ -16,6 +16,10 @@ use crate::device::{Device, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{DescriptorBinding, EntryPoint, ShaderModule};
 
+/// Set numbers at or above this are rejected (`KILN-E052`) before any per-set storage is
+/// made: a corrupt DescriptorSet decoration must not allocate billions of empty sets.
+pub const MAX_SETS: u32 = 64;
+
 /// Default maximum descriptor count of a runtime (bindless) descriptor array, clamped to
 /// the device's limits when the layout is created.
 pub const DEFAULT_BINDLESS_MAX: u32 = 4096;
@@ -74,7 +78,8 @@ fn describe(b: &DescriptorBinding) -> String {
 impl PipelineLayoutDesc {
     /// The layout for one pipeline made of these (module, entry point) stages.
     ///
-    /// Errors: `KILN-E050` entry point missing, `KILN-E051` conflicting declarations.
+    /// Errors: `KILN-E050` entry point missing, `KILN-E051` conflicting declarations,
+    /// `KILN-E052` a set number at or above [`MAX_SETS`] or a push-constant range past 4 GiB.
     pub fn from_stages(stages: &[(&ShaderModule, &str)]) -> Result<Self> {
         let mut eps = Vec::with_capacity(stages.len());
         for (m, name) in stages {
@@ -91,6 +96,15 @@ impl PipelineLayoutDesc {
         let mut push: BTreeMap<u32, PushConstantRange> = BTreeMap::new();
         for (label, ep) in stages {
             for b in &ep.bindings {
+                if b.set >= MAX_SETS {
+                    return Err(Error::ReflectUnsupported {
+                        object: format!("set {} binding {} of `{label}`", b.set, b.binding),
+                        detail: format!(
+                            "set numbers must be below {MAX_SETS} (maxBoundDescriptorSets is at \
+                             most 32 on known devices); the module is corrupt or needs renumbering"
+                        ),
+                    });
+                }
                 match slots.get_mut(&(b.set, b.binding)) {
                     Some(slot) => {
                         let a = &slot.binding;
@@ -124,7 +138,18 @@ impl PipelineLayoutDesc {
             if let Some(pc) = &ep.push_constants {
                 if pc.size > 0 {
                     let start = pc.offset & !3;
-                    let end = (pc.offset + pc.size + 3) & !3;
+                    let end = pc
+                        .offset
+                        .checked_add(pc.size)
+                        .and_then(|e| e.checked_add(3))
+                        .map(|e| e & !3)
+                        .ok_or_else(|| Error::ReflectUnsupported {
+                            object: format!("push constants of `{label}`"),
+                            detail: format!(
+                                "offset {} + size {} does not fit in 32 bits",
+                                pc.offset, pc.size
+                            ),
+                        })?;
                     let key = ep.stage.as_raw();
                     let r = push.entry(key).or_insert(PushConstantRange {
                         stages: ep.stage,

@@ -9,6 +9,9 @@ pub mod module;
 pub mod reflect;
 
 pub use host::{HostLayout, HostMember};
+/// SPIR-V enums that appear in reflection results ([`ImageTy`], [`EntryPoint`]).
+pub use rspirv::spirv::{Dim, ExecutionModel, ImageFormat};
+
 pub use module::{check_words, generator_name, version_string, ShaderModule};
 pub use reflect::{
     BlockLayout, BlockMember, DescriptorBinding, EntryPoint, ImageTy, InterfaceVariable,

@@ -135,7 +135,47 @@ pub fn check_words(words: &[u32]) -> Result<()> {
                 remaining,
             });
         }
+        if opcode == OP_SPEC_CONSTANT_OP {
+            check_spec_constant_op(&words[i..i + word_count], i * 4)?;
+        }
         i += word_count;
+    }
+    Ok(())
+}
+
+/// OpSpecConstantOp (SPIR-V spec §3.56.6).
+const OP_SPEC_CONSTANT_OP: u16 = 52;
+
+/// Rejects an OpSpecConstantOp whose operation is not a plain instruction: rspirv's
+/// parser reads the operation's operands with its general operand reader, which panics
+/// (`unreachable`) on the operand kinds only OpConstant, OpSpecConstant, OpSpecConstantOp
+/// and OpSwitch have. No valid module has those operations there (SPIR-V spec, the list
+/// of opcodes allowed in OpSpecConstantOp), so they are a coded error instead.
+fn check_spec_constant_op(inst: &[u32], offset: usize) -> Result<()> {
+    use rspirv::grammar::{OperandKind, INSTRUCTION_TABLE};
+    // Result type, result id and the operation word are needed before any operand.
+    let Some(&operation) = inst.get(3) else {
+        return Ok(()); // rspirv reports the missing operand as a parse error
+    };
+    let Some(grammar) = INSTRUCTION_TABLE.lookup_opcode(operation) else {
+        return Ok(()); // rspirv reports an unknown operation as a parse error
+    };
+    let unparsable = grammar.operands.iter().any(|o| {
+        matches!(
+            o.kind,
+            OperandKind::LiteralContextDependentNumber
+                | OperandKind::LiteralSpecConstantOpInteger
+                | OperandKind::PairLiteralIntegerIdRef
+        )
+    });
+    if unparsable {
+        return Err(Error::SpirvMalformed {
+            detail: format!(
+                "OpSpecConstantOp at byte offset {offset} uses Op{}, which is not allowed in a \
+                 specialization-constant operation",
+                grammar.opname
+            ),
+        });
     }
     Ok(())
 }
@@ -146,30 +186,51 @@ pub fn version_string(version: u32) -> String {
 }
 
 /// Names the tool that wrote a module from the header's generator word (SPIR-V registry
-/// `spir-v.xml`, "vendor ids": the tool id is the high 16 bits). Unknown tools print as
-/// `unknown(N)`. Two known writers put their id in the low half instead: naga 30 writes
-/// `0x0000001c` and some Slang builds `0x00000028`; they are named as the tool they are.
+/// `spir-v.xml`, "vendor ids"). Unknown tools print as `unknown(N)`.
+///
+/// The tool id is the high 16 bits. Some tools (naga, some Slang versions) write their id
+/// in the low 16 bits with 0 above; such a word is named after the low half with
+/// `" (id in low half)"` appended.
 pub fn generator_name(generator: u32) -> String {
-    match generator {
-        0x0000_001c => return "gfx-rs Naga".into(),
-        0x0000_0028 => return "Slang Compiler".into(),
-        _ => {}
+    let (high, low) = (generator >> 16, generator & 0xffff);
+    if high == 0 && low != 0 {
+        return format!("{} (id in low half)", tool_name(low));
     }
-    let tool = generator >> 16;
+    tool_name(high)
+}
+
+fn tool_name(tool: u32) -> String {
     let name = match tool {
         0 => "Khronos",
         1 => "LunarG",
+        2 => "Valve",
+        3 => "Codeplay",
+        4 => "NVIDIA",
+        5 => "ARM",
         6 => "Khronos LLVM/SPIR-V Translator",
         7 => "Khronos SPIR-V Tools Assembler",
         8 => "Khronos Glslang Reference Front End",
+        9 => "Qualcomm",
+        10 => "AMD",
+        11 => "Intel",
+        12 => "Imagination",
         13 => "Google Shaderc over Glslang",
         14 => "Google spiregg (DXC)",
         15 => "Google rspirv",
+        16 => "X-LEGEND Mesa-IR/SPIR-V Translator",
         17 => "Khronos SPIR-V Tools Linker",
-        23 => "Google Tint",
-        27 => "Embark Studios Rust GPU",
-        28 => "gfx-rs Naga",
-        40 => "Slang Compiler",
+        18 => "Wine VKD3D Shader Compiler",
+        19 => "Tellusim Clay Shader Compiler",
+        20 => "W3C WebGPU Group WHLSL Shader Translator",
+        21 => "Google Clspv",
+        22 => "Google MLIR SPIR-V Serializer",
+        23 => "Google Tint Compiler",
+        24 => "Google ANGLE Shader Compiler",
+        25 => "Netease Games Messiah Shader Compiler",
+        26 => "Xenia Emulator Microcode Translator",
+        27 => "Embark Studios Rust GPU Compiler Backend",
+        28 => "gfx-rs community Naga",
+        40 => "NVIDIA Slang Compiler",
         _ => return format!("unknown({tool})"),
     };
     name.to_string()

@@ -13,6 +13,10 @@ pub struct BlockMember {
     pub offset: u32,
     /// Size in bytes (for a runtime array: 0; see [`BlockLayout::runtime_stride`]).
     pub size: u32,
+    /// ArrayStride of the member's type, bytes, when the member is an array.
+    pub array_stride: Option<u32>,
+    /// MatrixStride decoration of the member, bytes, when it is a matrix (or array of).
+    pub matrix_stride: Option<u32>,
 }
 
 /// Layout of a Block/BufferBlock struct as the shader sees it.
@@ -35,10 +39,27 @@ impl BlockLayout {
 
 /// Size of `ty` when laid out with the given member/array decorations.
 /// `member` carries MatrixStride/RowMajor of the enclosing member (matrices only).
+///
+/// Sizes are memoized per (type, matrix stride, row major), so a module whose types share
+/// sub-types (or a corrupt one built to blow up) costs time linear in its type count.
 pub(crate) fn type_size(t: &Tables, ty: u32, member: Option<&Decos>, depth: u32) -> Option<u32> {
     if depth > 32 {
         return None;
     }
+    let key = (
+        ty,
+        member.and_then(|m| m.matrix_stride),
+        member.is_some_and(|m| m.row_major),
+    );
+    if let Some(v) = t.size_memo.borrow().get(&key) {
+        return *v;
+    }
+    let v = type_size_uncached(t, ty, member, depth);
+    t.size_memo.borrow_mut().insert(key, v);
+    v
+}
+
+fn type_size_uncached(t: &Tables, ty: u32, member: Option<&Decos>, depth: u32) -> Option<u32> {
     Some(match t.types.get(&ty)? {
         Ty::Bool => 4,
         Ty::Int { width, .. } | Ty::Float { width } => width / 8,
@@ -104,10 +125,18 @@ pub(crate) fn block_layout(t: &Tables, ty: u32) -> Option<BlockLayout> {
         } else {
             end = end.max(offset.checked_add(size)?);
         }
+        let array_stride = match t.types.get(m) {
+            Some(Ty::Array { .. } | Ty::RuntimeArray { .. }) => {
+                t.deco(*m).and_then(|d| d.array_stride)
+            }
+            _ => None,
+        };
         out.push(BlockMember {
             name: t.member_names.get(&(ty, i as u32)).cloned(),
             offset,
             size,
+            array_stride,
+            matrix_stride: d.and_then(|d| d.matrix_stride),
         });
     }
     Some(BlockLayout {

@@ -4,14 +4,14 @@
 //! "static use"); the OpEntryPoint interface list is not relied on for descriptors, because
 //! before SPIR-V 1.4 it lists only Input/Output variables.
 
+mod bindings;
+mod entry;
+mod eval;
 mod layout;
 mod tables;
 
-use std::collections::BTreeMap;
-
 use ash::vk;
-use rspirv::dr::{Module, Operand};
-use rspirv::spirv::{Dim, ExecutionMode, ExecutionModel, Op, StorageClass};
+use rspirv::spirv::ExecutionModel;
 
 use crate::error::{Error, Result};
 pub use layout::{BlockLayout, BlockMember};
@@ -159,7 +159,7 @@ pub struct ModuleReflection {
     pub capabilities: Vec<String>,
     pub extensions: Vec<String>,
     pub entry_points: Vec<EntryPoint>,
-    /// Module-wide specialization constants, sorted by id.
+    /// Module-wide specialization constants, sorted by id, one per SpecId.
     pub spec_constants: Vec<SpecConstant>,
 }
 
@@ -202,58 +202,26 @@ pub fn stage_of(model: ExecutionModel) -> vk::ShaderStageFlags {
     }
 }
 
-/// Parses (with rspirv) and reflects checked words. Call [`super::module::check_words`] first.
+/// Parses (with rspirv's binary parser) and reflects checked words. Call
+/// [`super::module::check_words`] first: it rejects the inputs rspirv's parser would
+/// panic on.
 pub(crate) fn reflect_module(words: &[u32]) -> Result<ModuleReflection> {
-    let module = parse(words)?;
-    let t = Tables::build(&module);
-    let header = module.header.as_ref();
-    let mut capabilities = Vec::new();
-    for c in &module.capabilities {
-        if let Some(Operand::Capability(c)) = c.operands.first() {
-            capabilities.push(format!("{c:?}"));
-        }
-    }
-    let extensions = module
-        .extensions
-        .iter()
-        .filter_map(|e| match e.operands.first() {
-            Some(Operand::LiteralString(s)) => Some(s.clone()),
-            _ => None,
-        })
-        .collect();
+    let mut t = Tables::parse(words)?;
     let spec_constants = spec_constants(&t);
-    let all_bindings = declared_bindings(&t)?;
-    let mut entry_points = Vec::new();
-    for ep in &module.entry_points {
-        entry_points.push(reflect_entry(&module, &t, ep, &all_bindings)?);
+    let all_bindings = bindings::declared_bindings(&t)?;
+    let entry_instructions = std::mem::take(&mut t.entry_points);
+    let mut entry_points = Vec::with_capacity(entry_instructions.len());
+    for ep in &entry_instructions {
+        entry_points.push(entry::reflect_entry(&t, ep, &all_bindings)?);
     }
-    // The header words come from the input: rspirv's loader replaces the generator word
-    // with its own tool id, so `module.header` cannot be trusted for it.
-    let _ = header;
     Ok(ModuleReflection {
-        version: words.get(1).copied().unwrap_or(0),
-        generator: words.get(2).copied().unwrap_or(0),
-        capabilities,
-        extensions,
+        version: t.version,
+        generator: t.generator,
+        capabilities: std::mem::take(&mut t.capabilities),
+        extensions: std::mem::take(&mut t.extensions),
         entry_points,
         spec_constants,
     })
-}
-
-fn parse(words: &[u32]) -> Result<Module> {
-    // rspirv reports malformed streams as errors; a few internal asserts remain in its
-    // parser, so a panic there is turned into a coded error rather than unwinding into
-    // the caller (SPIR-V from files is untrusted input).
-    let result = std::panic::catch_unwind(|| rspirv::dr::load_words(words));
-    match result {
-        Ok(Ok(m)) => Ok(m),
-        Ok(Err(e)) => Err(Error::SpirvParse {
-            detail: e.to_string(),
-        }),
-        Err(_) => Err(Error::SpirvParse {
-            detail: "the SPIR-V parser rejected the module (internal assertion)".to_string(),
-        }),
-    }
 }
 
 fn spec_constants(t: &Tables) -> Vec<SpecConstant> {
@@ -294,366 +262,9 @@ fn spec_constants(t: &Tables) -> Vec<SpecConstant> {
             })
         })
         .collect();
-    out.sort_by_key(|s| s.id);
+    // glslang declares a second OpSpecConstant with the same SpecId for a workgroup size
+    // (`local_size_x_id`): one specialization constant, listed once (a named one first).
+    out.sort_by_key(|s| (s.id, s.name.is_none()));
+    out.dedup_by_key(|s| s.id);
     out
-}
-
-/// Every descriptor variable declared in the module: variable id -> binding.
-fn declared_bindings(t: &Tables) -> Result<BTreeMap<u32, DescriptorBinding>> {
-    let mut out = BTreeMap::new();
-    for (&var, _) in t.globals.iter() {
-        let Some((storage, pointee)) = t.variable_pointee(var) else {
-            continue;
-        };
-        if !matches!(
-            storage,
-            StorageClass::UniformConstant | StorageClass::Uniform | StorageClass::StorageBuffer
-        ) {
-            continue;
-        }
-        if let Some(b) = describe_binding(t, var, storage, pointee)? {
-            out.insert(var, b);
-        }
-    }
-    Ok(out)
-}
-
-fn describe_binding(
-    t: &Tables,
-    var: u32,
-    storage: StorageClass,
-    pointee: u32,
-) -> Result<Option<DescriptorBinding>> {
-    let d = t.deco(var).cloned().unwrap_or_default();
-    let name = t.names.get(&var).filter(|n| !n.is_empty()).cloned();
-    // Strip arrays: the descriptor count is the product of all dimensions.
-    let mut ty = pointee;
-    let mut count: u32 = 1;
-    let mut runtime_array = false;
-    let mut count_spec_id = None;
-    let mut depth = 0;
-    loop {
-        depth += 1;
-        if depth > 16 {
-            return Err(Error::ReflectUnsupported {
-                object: binding_label(&name, &d),
-                detail: "array nesting deeper than 16".into(),
-            });
-        }
-        match t.types.get(&ty) {
-            Some(Ty::Array { element, length }) => {
-                let n = t
-                    .eval_int(*length)
-                    .ok_or_else(|| Error::ReflectUnsupported {
-                        object: binding_label(&name, &d),
-                        detail: "array length is not an integer constant kiln can evaluate".into(),
-                    })?;
-                if let Some(sid) = t.deco(*length).and_then(|d| d.spec_id) {
-                    count_spec_id = Some(sid);
-                }
-                count = count.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX));
-                ty = *element;
-            }
-            Some(Ty::RuntimeArray { element }) => {
-                runtime_array = true;
-                ty = *element;
-            }
-            _ => break,
-        }
-    }
-    let mut image = None;
-    let mut block = None;
-    let mut non_writable = d.non_writable;
-    let ty_deco = t.deco(ty).cloned().unwrap_or_default();
-    let descriptor_type = match (storage, t.types.get(&ty)) {
-        (StorageClass::UniformConstant, Some(Ty::Sampler)) => vk::DescriptorType::SAMPLER,
-        (StorageClass::UniformConstant, Some(Ty::SampledImage { image: img })) => {
-            image = match t.types.get(img) {
-                Some(Ty::Image(i)) => Some(*i),
-                _ => None,
-            };
-            if image.is_some_and(|i| i.dim == Dim::DimBuffer) {
-                vk::DescriptorType::UNIFORM_TEXEL_BUFFER
-            } else {
-                vk::DescriptorType::COMBINED_IMAGE_SAMPLER
-            }
-        }
-        (StorageClass::UniformConstant, Some(Ty::Image(i))) => {
-            image = Some(*i);
-            match (i.dim, i.sampled) {
-                (Dim::DimSubpassData, _) => vk::DescriptorType::INPUT_ATTACHMENT,
-                (Dim::DimBuffer, 2) => vk::DescriptorType::STORAGE_TEXEL_BUFFER,
-                (Dim::DimBuffer, _) => vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
-                (_, 2) => vk::DescriptorType::STORAGE_IMAGE,
-                _ => vk::DescriptorType::SAMPLED_IMAGE,
-            }
-        }
-        (StorageClass::UniformConstant, Some(Ty::AccelerationStructure)) => {
-            vk::DescriptorType::ACCELERATION_STRUCTURE_KHR
-        }
-        (StorageClass::Uniform, Some(Ty::Struct { .. })) if ty_deco.buffer_block => {
-            block = layout::block_layout(t, ty);
-            vk::DescriptorType::STORAGE_BUFFER
-        }
-        (StorageClass::Uniform, Some(Ty::Struct { .. })) => {
-            block = layout::block_layout(t, ty);
-            vk::DescriptorType::UNIFORM_BUFFER
-        }
-        (StorageClass::StorageBuffer, Some(Ty::Struct { .. })) => {
-            block = layout::block_layout(t, ty);
-            vk::DescriptorType::STORAGE_BUFFER
-        }
-        _ => {
-            // Not a descriptor Vulkan knows (e.g. an OpenGL-style loose uniform). A variable
-            // without a Binding decoration is simply not reported; one with it is an error.
-            if d.binding.is_some() {
-                return Err(Error::ReflectUnsupported {
-                    object: binding_label(&name, &d),
-                    detail: format!("{storage:?} variable of a type that is no Vulkan descriptor"),
-                });
-            }
-            return Ok(None);
-        }
-    };
-    if let Some(Ty::Struct { members }) = t.types.get(&ty) {
-        let all_nw = !members.is_empty()
-            && (0..members.len() as u32)
-                .all(|m| t.member_decos.get(&(ty, m)).is_some_and(|d| d.non_writable));
-        non_writable |= all_nw;
-    }
-    let name = name.or_else(|| t.names.get(&ty).cloned());
-    Ok(Some(DescriptorBinding {
-        set: d.set.unwrap_or(0),
-        binding: d.binding.unwrap_or(0),
-        descriptor_type,
-        count: if runtime_array { 0 } else { count },
-        runtime_array,
-        count_spec_id,
-        name,
-        block,
-        image,
-        non_writable,
-        non_readable: d.non_readable,
-        input_attachment_index: d.input_attachment_index,
-    }))
-}
-
-fn binding_label(name: &Option<String>, d: &tables::Decos) -> String {
-    format!(
-        "{} (set {}, binding {})",
-        name.as_deref().unwrap_or("<unnamed>"),
-        d.set.unwrap_or(0),
-        d.binding.map_or("-".to_string(), |b| b.to_string())
-    )
-}
-
-fn reflect_entry(
-    module: &Module,
-    t: &Tables,
-    ep: &rspirv::dr::Instruction,
-    all: &BTreeMap<u32, DescriptorBinding>,
-) -> Result<EntryPoint> {
-    let malformed = |what: &str| Error::SpirvMalformed {
-        detail: format!("OpEntryPoint {what}"),
-    };
-    let (model, func, name, interface) = match ep.operands.as_slice() {
-        [Operand::ExecutionModel(m), Operand::IdRef(f), Operand::LiteralString(n), rest @ ..] => {
-            (*m, *f, n.clone(), rest)
-        }
-        _ => return Err(malformed("has malformed operands")),
-    };
-    let used = t.used_globals(func);
-    let mut bindings = Vec::new();
-    let mut unused_bindings = Vec::new();
-    for (var, b) in all {
-        if used.contains(var) {
-            bindings.push(b.clone());
-        } else {
-            unused_bindings.push(b.clone());
-        }
-    }
-    let key = |b: &DescriptorBinding| (b.set, b.binding);
-    bindings.sort_by_key(key);
-    unused_bindings.sort_by_key(key);
-
-    let mut push_constants: Option<PushConstantBlock> = None;
-    for var in &used {
-        if let Some((StorageClass::PushConstant, pointee)) = t.variable_pointee(*var) {
-            let block = layout::block_layout(t, pointee);
-            let (offset, end) = match &block {
-                Some(b) if !b.members.is_empty() => {
-                    let lo = b.members.iter().map(|m| m.offset).min().unwrap_or(0);
-                    (lo, b.size.max(lo))
-                }
-                _ => (0, 0),
-            };
-            push_constants = Some(PushConstantBlock {
-                offset,
-                size: end - offset,
-                name: t
-                    .names
-                    .get(var)
-                    .filter(|n| !n.is_empty())
-                    .or_else(|| t.names.get(&pointee))
-                    .cloned(),
-                block,
-            });
-        }
-    }
-
-    let mut execution_modes = Vec::new();
-    let mut workgroup_size = None;
-    for em in &module.execution_modes {
-        let [Operand::IdRef(target), Operand::ExecutionMode(mode), args @ ..] =
-            em.operands.as_slice()
-        else {
-            continue;
-        };
-        if *target != func {
-            continue;
-        }
-        execution_modes.push(format!("{mode:?}"));
-        let ints: Vec<u32> = args
-            .iter()
-            .filter_map(|a| match a {
-                Operand::LiteralBit32(v) | Operand::IdRef(v) => Some(*v),
-                _ => None,
-            })
-            .collect();
-        match (mode, em.class.opcode, ints.as_slice()) {
-            (ExecutionMode::LocalSize, _, [x, y, z]) => {
-                workgroup_size = Some(WorkgroupSize {
-                    size: [*x, *y, *z],
-                    spec_ids: [None; 3],
-                });
-            }
-            (ExecutionMode::LocalSizeId, Op::ExecutionModeId, [x, y, z]) => {
-                let ids = [*x, *y, *z];
-                let mut size = [1u32; 3];
-                let mut spec_ids = [None; 3];
-                for i in 0..3 {
-                    size[i] = t.eval_int(ids[i]).unwrap_or(1) as u32;
-                    spec_ids[i] = t.deco(ids[i]).and_then(|d| d.spec_id);
-                }
-                workgroup_size = Some(WorkgroupSize { size, spec_ids });
-            }
-            _ => {}
-        }
-    }
-    // The WorkgroupSize built-in overrides LocalSize (SPIR-V spec §3.21, BuiltIn WorkgroupSize).
-    if stage_of(model) == vk::ShaderStageFlags::COMPUTE {
-        for (cid, (_, parts)) in &t.const_ops {
-            let is_wg = t
-                .deco(*cid)
-                .is_some_and(|d| d.builtin == Some(rspirv::spirv::BuiltIn::WorkgroupSize));
-            if is_wg && parts.len() == 3 {
-                let mut size = [1u32; 3];
-                let mut spec_ids = [None; 3];
-                for i in 0..3 {
-                    size[i] = t.eval_int(parts[i]).unwrap_or(1) as u32;
-                    spec_ids[i] = t.deco(parts[i]).and_then(|d| d.spec_id);
-                }
-                workgroup_size = Some(WorkgroupSize { size, spec_ids });
-            }
-        }
-    }
-
-    let (inputs, outputs) = interface_variables(t, interface);
-    Ok(EntryPoint {
-        name,
-        execution_model: model,
-        stage: stage_of(model),
-        bindings,
-        unused_bindings,
-        push_constants,
-        workgroup_size,
-        inputs,
-        outputs,
-        execution_modes,
-    })
-}
-
-fn interface_variables(
-    t: &Tables,
-    interface: &[Operand],
-) -> (Vec<InterfaceVariable>, Vec<InterfaceVariable>) {
-    let mut inputs = Vec::new();
-    let mut outputs = Vec::new();
-    for op in interface {
-        let Operand::IdRef(var) = op else { continue };
-        let Some((storage, pointee)) = t.variable_pointee(*var) else {
-            continue;
-        };
-        let d = t.deco(*var).cloned().unwrap_or_default();
-        let Some(location) = d.location else { continue };
-        if d.builtin.is_some() {
-            continue;
-        }
-        let v = InterfaceVariable {
-            location,
-            component: d.component.unwrap_or(0),
-            format: format_of(t, pointee),
-            name: t.names.get(var).cloned(),
-        };
-        match storage {
-            StorageClass::Input => inputs.push(v),
-            StorageClass::Output => outputs.push(v),
-            _ => {}
-        }
-    }
-    inputs.sort_by_key(|v| (v.location, v.component));
-    outputs.sort_by_key(|v| (v.location, v.component));
-    (inputs, outputs)
-}
-
-/// The Vulkan format for a scalar or vector interface type.
-fn format_of(t: &Tables, ty: u32) -> vk::Format {
-    use vk::Format as F;
-    let (scalar, n) = match t.types.get(&ty) {
-        Some(Ty::Vector { component, count }) => (t.types.get(component), *count),
-        other => (other, 1),
-    };
-    let table: [F; 4] = match scalar {
-        Some(Ty::Float { width: 32 }) => [
-            F::R32_SFLOAT,
-            F::R32G32_SFLOAT,
-            F::R32G32B32_SFLOAT,
-            F::R32G32B32A32_SFLOAT,
-        ],
-        Some(Ty::Int {
-            width: 32,
-            signed: true,
-        }) => [
-            F::R32_SINT,
-            F::R32G32_SINT,
-            F::R32G32B32_SINT,
-            F::R32G32B32A32_SINT,
-        ],
-        Some(Ty::Int {
-            width: 32,
-            signed: false,
-        }) => [
-            F::R32_UINT,
-            F::R32G32_UINT,
-            F::R32G32B32_UINT,
-            F::R32G32B32A32_UINT,
-        ],
-        Some(Ty::Float { width: 64 }) => [
-            F::R64_SFLOAT,
-            F::R64G64_SFLOAT,
-            F::R64G64B64_SFLOAT,
-            F::R64G64B64A64_SFLOAT,
-        ],
-        Some(Ty::Float { width: 16 }) => [
-            F::R16_SFLOAT,
-            F::R16G16_SFLOAT,
-            F::R16G16B16_SFLOAT,
-            F::R16G16B16A16_SFLOAT,
-        ],
-        _ => return F::UNDEFINED,
-    };
-    match n {
-        1..=4 => table[n as usize - 1],
-        _ => F::UNDEFINED,
-    }
 }

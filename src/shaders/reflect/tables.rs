@@ -4,10 +4,14 @@
 //! Everything here is keyed by SPIR-V result id. Lookups of ids that are missing (a corrupt
 //! module) return `None` and the caller turns that into a coded error; nothing panics.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
-use rspirv::dr::{Instruction, Module, Operand};
+use rspirv::binary::{Consumer, ParseAction as Action};
+use rspirv::dr::{Instruction, ModuleHeader, Operand};
 use rspirv::spirv::{BuiltIn, Decoration, Dim, ImageFormat, Op, StorageClass};
+
+use crate::error::{Error, Result};
 
 /// A SPIR-V type, as much of it as reflection needs.
 #[derive(Clone, Debug)]
@@ -70,27 +74,52 @@ pub(crate) struct Decos {
     pub row_major: bool,
 }
 
+/// A global variable: storage class and the type it points to (`None` for an untyped
+/// variable without a data type, SPV_KHR_untyped_pointers).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Global {
+    pub storage: StorageClass,
+    pub pointee: Option<u32>,
+}
+
 /// All per-module tables.
 #[derive(Debug, Default)]
 pub(crate) struct Tables {
+    /// Header version word.
+    pub version: u32,
+    /// Header generator word.
+    pub generator: u32,
+    pub capabilities: Vec<String>,
+    pub extensions: Vec<String>,
+    /// OpEntryPoint instructions in module order.
+    pub entry_points: Vec<Instruction>,
+    /// OpExecutionMode / OpExecutionModeId instructions in module order.
+    pub execution_modes: Vec<Instruction>,
     pub types: HashMap<u32, Ty>,
     /// Type id of each constant.
     pub const_types: HashMap<u32, u32>,
+    /// Scalar constants, spec constants at their default, and OpSpecConstantOp results
+    /// kiln could evaluate (see `eval.rs`).
     pub consts: HashMap<u32, Const>,
-    /// Spec constants: id -> true (a scalar OpSpecConstant*).
+    /// Scalar spec constants (OpSpecConstant*), in declaration order.
     pub spec_consts: Vec<u32>,
-    /// OpSpecConstantOp / composites: id -> (opcode, operand ids).
-    pub const_ops: HashMap<u32, (Op, Vec<u32>)>,
+    /// Constant composites: id -> parts.
+    pub composites: HashMap<u32, Vec<u32>>,
     pub decos: HashMap<u32, Decos>,
     pub member_decos: HashMap<(u32, u32), Decos>,
     pub names: HashMap<u32, String>,
     pub member_names: HashMap<(u32, u32), String>,
-    /// Global variables: id -> pointer type id.
-    pub globals: HashMap<u32, u32>,
-    /// Function id -> global variables it references directly.
+    /// Global variables by id.
+    pub globals: HashMap<u32, Global>,
+    /// Global variable ids in declaration order.
+    pub global_order: Vec<u32>,
+    /// Function id -> global variables it references directly (in any operand, which
+    /// covers access chains, loads/stores, OpArrayLength and passing as a call argument).
     pub uses: HashMap<u32, HashSet<u32>>,
     /// Function id -> functions it calls.
     pub calls: HashMap<u32, HashSet<u32>>,
+    /// Memo of block-layout type sizes: (type, matrix stride, row major) -> size.
+    pub(crate) size_memo: RefCell<HashMap<(u32, Option<u32>, bool), Option<u32>>>,
 }
 
 fn id(op: Option<&Operand>) -> Option<u32> {
@@ -107,42 +136,110 @@ fn lit(op: Option<&Operand>) -> Option<u32> {
     }
 }
 
+/// Receives rspirv's parsed instructions one by one and files them into [`Tables`].
+/// Instructions are routed by opcode, not by module section, so constructs newer than
+/// rspirv's module loader (OpExecutionModeId, OpUntypedVariableKHR) are still seen.
+struct Builder {
+    t: Tables,
+    function: Option<u32>,
+}
+
+impl Consumer for Builder {
+    fn initialize(&mut self) -> Action {
+        Action::Continue
+    }
+    fn finalize(&mut self) -> Action {
+        Action::Continue
+    }
+    fn consume_header(&mut self, _: ModuleHeader) -> Action {
+        // rspirv's header carries its own generator id, not the module's: the header
+        // words are read directly in `Tables::parse`.
+        Action::Continue
+    }
+    fn consume_instruction(&mut self, inst: Instruction) -> Action {
+        self.t.add(inst, &mut self.function);
+        Action::Continue
+    }
+}
+
 impl Tables {
-    pub fn build(module: &Module) -> Tables {
-        let mut t = Tables::default();
-        for inst in &module.debug_names {
-            t.add_name(inst);
+    /// Parses checked words (see [`crate::shaders::check_words`]) with rspirv's binary
+    /// parser and builds the tables. Errors: `KILN-E010` when rspirv rejects the stream.
+    pub fn parse(words: &[u32]) -> Result<Tables> {
+        let mut b = Builder {
+            t: Tables::default(),
+            function: None,
+        };
+        b.t.version = words.get(1).copied().unwrap_or(0);
+        b.t.generator = words.get(2).copied().unwrap_or(0);
+        // `check_words` already rejected every input known to make rspirv's parser panic
+        // (see `check_spec_constant_op`); the fuzz test `reflect_fuzz` holds that. The
+        // catch_unwind stays as a last line of defence for untrusted files: it turns an
+        // unknown parser panic into a coded error (the default panic hook still prints it,
+        // so it is noticed and can be pre-validated too). Nothing shared is mutated inside.
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rspirv::binary::parse_words(words, &mut b)
+        }));
+        match parsed {
+            Ok(Ok(())) => Ok(b.t),
+            Ok(Err(e)) => Err(Error::SpirvParse {
+                detail: e.to_string(),
+            }),
+            Err(_) => Err(Error::SpirvParse {
+                detail: "the SPIR-V parser rejected the module (internal assertion)".into(),
+            }),
         }
-        for inst in &module.annotations {
-            t.add_decoration(inst);
-        }
-        for inst in &module.types_global_values {
-            t.add_global(inst);
-        }
-        for f in &module.functions {
-            let Some(fid) = f.def.as_ref().and_then(|d| d.result_id) else {
-                continue;
-            };
-            let mut uses = HashSet::new();
-            let mut calls = HashSet::new();
-            for inst in f.blocks.iter().flat_map(|b| b.instructions.iter()) {
-                if inst.class.opcode == Op::FunctionCall {
+    }
+
+    fn add(&mut self, inst: Instruction, function: &mut Option<u32>) {
+        let op = inst.class.opcode;
+        if let Some(f) = *function {
+            match op {
+                Op::FunctionEnd => *function = None,
+                Op::FunctionCall => {
                     if let Some(callee) = id(inst.operands.first()) {
-                        calls.insert(callee);
+                        self.calls.entry(f).or_default().insert(callee);
                     }
                 }
-                for op in &inst.operands {
-                    if let Operand::IdRef(r) = op {
-                        if t.globals.contains_key(r) {
-                            uses.insert(*r);
-                        }
+                _ => {}
+            }
+            for o in &inst.operands {
+                if let Operand::IdRef(r) = o {
+                    if self.globals.contains_key(r) {
+                        self.uses.entry(f).or_default().insert(*r);
                     }
                 }
             }
-            t.uses.entry(fid).or_default().extend(uses);
-            t.calls.entry(fid).or_default().extend(calls);
+            return;
         }
-        t
+        match op {
+            Op::Function => {
+                if let Some(rid) = inst.result_id {
+                    *function = Some(rid);
+                    self.uses.entry(rid).or_default();
+                    self.calls.entry(rid).or_default();
+                }
+            }
+            Op::Capability => {
+                if let Some(Operand::Capability(c)) = inst.operands.first() {
+                    self.capabilities.push(format!("{c:?}"));
+                }
+            }
+            Op::Extension => {
+                if let Some(Operand::LiteralString(s)) = inst.operands.first() {
+                    self.extensions.push(s.clone());
+                }
+            }
+            Op::EntryPoint => self.entry_points.push(inst),
+            Op::ExecutionMode | Op::ExecutionModeId => self.execution_modes.push(inst),
+            Op::Name | Op::MemberName => self.add_name(&inst),
+            Op::Decorate
+            | Op::DecorateId
+            | Op::DecorateString
+            | Op::MemberDecorate
+            | Op::MemberDecorateString => self.add_decoration(&inst),
+            _ => self.add_global(&inst),
+        }
     }
 
     fn add_name(&mut self, inst: &Instruction) {
@@ -268,8 +365,32 @@ impl Tables {
             },
             Op::TypeAccelerationStructureKHR => Ty::AccelerationStructure,
             Op::Variable => {
-                if let Some(ptr) = inst.result_type {
-                    self.globals.insert(rid, ptr);
+                let pointer = inst.result_type.and_then(|p| match self.types.get(&p) {
+                    Some(Ty::Pointer { storage, pointee }) => Some((*storage, *pointee)),
+                    _ => None,
+                });
+                if let Some((storage, pointee)) = pointer {
+                    self.globals.insert(
+                        rid,
+                        Global {
+                            storage,
+                            pointee: Some(pointee),
+                        },
+                    );
+                    self.global_order.push(rid);
+                }
+                return;
+            }
+            Op::UntypedVariableKHR => {
+                if let Some(Operand::StorageClass(storage)) = ops.first() {
+                    self.globals.insert(
+                        rid,
+                        Global {
+                            storage: *storage,
+                            pointee: id(ops.get(1)),
+                        },
+                    );
+                    self.global_order.push(rid);
                 }
                 return;
             }
@@ -310,13 +431,18 @@ impl Tables {
             }
             Op::ConstantComposite | Op::SpecConstantComposite => {
                 let parts = ops.iter().filter_map(|o| id(Some(o))).collect();
-                self.const_ops.insert(rid, (inst.class.opcode, parts));
+                self.composites.insert(rid, parts);
                 return;
             }
             Op::SpecConstantOp => {
-                if let Some(Operand::LiteralSpecConstantOpInteger(op)) = ops.first() {
-                    let args = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
-                    self.const_ops.insert(rid, (*op, args));
+                if let (Some(Operand::LiteralSpecConstantOpInteger(op)), Some(ty)) =
+                    (ops.first(), inst.result_type)
+                {
+                    let args: Vec<u32> = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
+                    self.const_types.insert(rid, ty);
+                    if let Some(c) = self.eval_spec_op(*op, &args, ty) {
+                        self.consts.insert(rid, c);
+                    }
                 }
                 return;
             }
@@ -325,46 +451,14 @@ impl Tables {
         self.types.insert(rid, ty);
     }
 
-    /// Evaluates an integer constant (plain, spec default, or a simple OpSpecConstantOp over
-    /// those). `None` when it is not an integer or the expression is beyond kiln's evaluator.
+    /// The value of an integer or boolean constant (plain, a spec constant's default, or
+    /// an OpSpecConstantOp kiln evaluated). `None` for floats and unknown expressions.
     pub fn eval_int(&self, id: u32) -> Option<u64> {
-        self.eval_int_depth(id, 0)
-    }
-
-    fn eval_int_depth(&self, id: u32, depth: u32) -> Option<u64> {
-        if depth > 64 {
-            return None; // a cycle or absurd nesting in a corrupt module
+        match self.consts.get(&id)? {
+            Const::Int(v) => Some(*v),
+            Const::Bool(b) => Some(*b as u64),
+            Const::FloatBits(_) => None,
         }
-        match self.consts.get(&id) {
-            Some(Const::Int(v)) => return Some(*v),
-            Some(Const::Bool(b)) => return Some(*b as u64),
-            Some(Const::FloatBits(_)) => return None,
-            None => {}
-        }
-        let (op, args) = self.const_ops.get(&id)?;
-        let a = |i: usize| -> Option<u64> { self.eval_int_depth(*args.get(i)?, depth + 1) };
-        let v = match op {
-            Op::IAdd => a(0)?.wrapping_add(a(1)?),
-            Op::ISub => a(0)?.wrapping_sub(a(1)?),
-            Op::IMul => a(0)?.wrapping_mul(a(1)?),
-            Op::UDiv | Op::SDiv => a(0)?.checked_div(a(1)?)?,
-            Op::UMod | Op::SMod | Op::SRem => a(0)?.checked_rem(a(1)?)?,
-            Op::ShiftLeftLogical => a(0)?.checked_shl(a(1)? as u32)?,
-            Op::ShiftRightLogical | Op::ShiftRightArithmetic => a(0)?.checked_shr(a(1)? as u32)?,
-            Op::BitwiseAnd => a(0)? & a(1)?,
-            Op::BitwiseOr => a(0)? | a(1)?,
-            Op::BitwiseXor => a(0)? ^ a(1)?,
-            Op::UConvert | Op::SConvert => a(0)?,
-            Op::Select => {
-                if a(0)? != 0 {
-                    a(1)?
-                } else {
-                    a(2)?
-                }
-            }
-            _ => return None,
-        };
-        Some(v)
     }
 
     /// The functions reachable from `entry` through OpFunctionCall (cycles tolerated).
@@ -399,9 +493,7 @@ impl Tables {
 
     /// Storage class and pointee type of a global variable.
     pub fn variable_pointee(&self, var: u32) -> Option<(StorageClass, u32)> {
-        match self.types.get(self.globals.get(&var)?)? {
-            Ty::Pointer { storage, pointee } => Some((*storage, *pointee)),
-            _ => None,
-        }
+        let g = self.globals.get(&var)?;
+        Some((g.storage, g.pointee?))
     }
 }

@@ -1,0 +1,214 @@
+//! One entry point: the bindings it statically uses, its push-constant block, workgroup
+//! size, execution modes and stage interface.
+
+use std::collections::BTreeMap;
+
+use ash::vk;
+use rspirv::dr::{Instruction, Operand};
+use rspirv::spirv::{BuiltIn, ExecutionMode, StorageClass};
+
+use super::tables::{Tables, Ty};
+use super::{
+    bindings, layout, stage_of, DescriptorBinding, EntryPoint, InterfaceVariable,
+    PushConstantBlock, WorkgroupSize,
+};
+use crate::error::{Error, Result};
+
+pub(super) fn reflect_entry(
+    t: &Tables,
+    ep: &Instruction,
+    all: &BTreeMap<u32, DescriptorBinding>,
+) -> Result<EntryPoint> {
+    let malformed = |what: &str| Error::SpirvMalformed {
+        detail: format!("OpEntryPoint {what}"),
+    };
+    let (model, func, name, interface) = match ep.operands.as_slice() {
+        [Operand::ExecutionModel(m), Operand::IdRef(f), Operand::LiteralString(n), rest @ ..] => {
+            (*m, *f, n.clone(), rest)
+        }
+        _ => return Err(malformed("has malformed operands")),
+    };
+    let used = t.used_globals(func);
+    let (bindings, unused_bindings) = bindings::split_by_use(all, &used);
+
+    let mut push_constants: Option<PushConstantBlock> = None;
+    for var in t.global_order.iter().filter(|v| used.contains(v)) {
+        if let Some((StorageClass::PushConstant, pointee)) = t.variable_pointee(*var) {
+            let block = layout::block_layout(t, pointee);
+            let (offset, end) = match &block {
+                Some(b) if !b.members.is_empty() => {
+                    let lo = b.members.iter().map(|m| m.offset).min().unwrap_or(0);
+                    (lo, b.size.max(lo))
+                }
+                _ => (0, 0),
+            };
+            push_constants = Some(PushConstantBlock {
+                offset,
+                size: end - offset,
+                name: t
+                    .names
+                    .get(var)
+                    .filter(|n| !n.is_empty())
+                    .or_else(|| t.names.get(&pointee))
+                    .cloned(),
+                block,
+            });
+        }
+    }
+
+    let mut execution_modes = Vec::new();
+    let mut workgroup_size = None;
+    for em in &t.execution_modes {
+        let [Operand::IdRef(target), Operand::ExecutionMode(mode), args @ ..] =
+            em.operands.as_slice()
+        else {
+            continue;
+        };
+        if *target != func {
+            continue;
+        }
+        execution_modes.push(format!("{mode:?}"));
+        let ints: Vec<u32> = args
+            .iter()
+            .filter_map(|a| match a {
+                Operand::LiteralBit32(v) | Operand::IdRef(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        match (mode, ints.as_slice()) {
+            (ExecutionMode::LocalSize, [x, y, z]) => {
+                workgroup_size = Some(WorkgroupSize {
+                    size: [*x, *y, *z],
+                    spec_ids: [None; 3],
+                });
+            }
+            (ExecutionMode::LocalSizeId, [x, y, z]) => {
+                let ids = [*x, *y, *z];
+                let mut size = [1u32; 3];
+                let mut spec_ids = [None; 3];
+                for i in 0..3 {
+                    size[i] = t.eval_int(ids[i]).unwrap_or(1) as u32;
+                    spec_ids[i] = t.deco(ids[i]).and_then(|d| d.spec_id);
+                }
+                workgroup_size = Some(WorkgroupSize { size, spec_ids });
+            }
+            _ => {}
+        }
+    }
+    // The WorkgroupSize built-in overrides LocalSize (SPIR-V spec §3.21, BuiltIn WorkgroupSize).
+    if stage_of(model) == vk::ShaderStageFlags::COMPUTE {
+        for (cid, parts) in &t.composites {
+            let is_wg = t
+                .deco(*cid)
+                .is_some_and(|d| d.builtin == Some(BuiltIn::WorkgroupSize));
+            if is_wg && parts.len() == 3 {
+                let mut size = [1u32; 3];
+                let mut spec_ids = [None; 3];
+                for i in 0..3 {
+                    size[i] = t.eval_int(parts[i]).unwrap_or(1) as u32;
+                    spec_ids[i] = t.deco(parts[i]).and_then(|d| d.spec_id);
+                }
+                workgroup_size = Some(WorkgroupSize { size, spec_ids });
+            }
+        }
+    }
+
+    let (inputs, outputs) = interface_variables(t, interface);
+    Ok(EntryPoint {
+        name,
+        execution_model: model,
+        stage: stage_of(model),
+        bindings,
+        unused_bindings,
+        push_constants,
+        workgroup_size,
+        inputs,
+        outputs,
+        execution_modes,
+    })
+}
+
+fn interface_variables(
+    t: &Tables,
+    interface: &[Operand],
+) -> (Vec<InterfaceVariable>, Vec<InterfaceVariable>) {
+    let mut inputs = Vec::new();
+    let mut outputs = Vec::new();
+    for op in interface {
+        let Operand::IdRef(var) = op else { continue };
+        let Some((storage, pointee)) = t.variable_pointee(*var) else {
+            continue;
+        };
+        let d = t.deco(*var).cloned().unwrap_or_default();
+        let Some(location) = d.location else { continue };
+        if d.builtin.is_some() {
+            continue;
+        }
+        let v = InterfaceVariable {
+            location,
+            component: d.component.unwrap_or(0),
+            format: format_of(t, pointee),
+            name: t.names.get(var).cloned(),
+        };
+        match storage {
+            StorageClass::Input => inputs.push(v),
+            StorageClass::Output => outputs.push(v),
+            _ => {}
+        }
+    }
+    inputs.sort_by_key(|v| (v.location, v.component));
+    outputs.sort_by_key(|v| (v.location, v.component));
+    (inputs, outputs)
+}
+
+/// The Vulkan format for a scalar or vector interface type.
+fn format_of(t: &Tables, ty: u32) -> vk::Format {
+    use vk::Format as F;
+    let (scalar, n) = match t.types.get(&ty) {
+        Some(Ty::Vector { component, count }) => (t.types.get(component), *count),
+        other => (other, 1),
+    };
+    let table: [F; 4] = match scalar {
+        Some(Ty::Float { width: 32 }) => [
+            F::R32_SFLOAT,
+            F::R32G32_SFLOAT,
+            F::R32G32B32_SFLOAT,
+            F::R32G32B32A32_SFLOAT,
+        ],
+        Some(Ty::Int {
+            width: 32,
+            signed: true,
+        }) => [
+            F::R32_SINT,
+            F::R32G32_SINT,
+            F::R32G32B32_SINT,
+            F::R32G32B32A32_SINT,
+        ],
+        Some(Ty::Int {
+            width: 32,
+            signed: false,
+        }) => [
+            F::R32_UINT,
+            F::R32G32_UINT,
+            F::R32G32B32_UINT,
+            F::R32G32B32A32_UINT,
+        ],
+        Some(Ty::Float { width: 64 }) => [
+            F::R64_SFLOAT,
+            F::R64G64_SFLOAT,
+            F::R64G64B64_SFLOAT,
+            F::R64G64B64A64_SFLOAT,
+        ],
+        Some(Ty::Float { width: 16 }) => [
+            F::R16_SFLOAT,
+            F::R16G16_SFLOAT,
+            F::R16G16B16_SFLOAT,
+            F::R16G16B16A16_SFLOAT,
+        ],
+        _ => return F::UNDEFINED,
+    };
+    match n {
+        1..=4 => table[n as usize - 1],
+        _ => F::UNDEFINED,
+    }
+}
