@@ -24,7 +24,7 @@ pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
 
 use crate::descriptors::SetLayoutCache;
 use crate::error::{vk_err, Error, Result};
-use crate::pipeline::PipelineLayoutCache;
+use crate::pipeline::{PipelineCache, PipelineCacheStatus, PipelineLayoutCache};
 use instance::Instance;
 use submit::ContextPool;
 
@@ -91,6 +91,8 @@ pub(crate) struct Shared {
     pub set_layouts: SetLayoutCache,
     pub pipeline_layouts: PipelineLayoutCache,
     pub contexts: ContextPool,
+    /// Saved and destroyed explicitly in `Drop`, before the device.
+    pub pipeline_cache: PipelineCache,
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
     pub raw: ash::Device,
     pub queue: Mutex<vk::Queue>,
@@ -130,6 +132,8 @@ impl Drop for Shared {
             let _ = self.raw.device_wait_idle();
         }
         self.contexts.destroy(&self.raw);
+        // Every pipeline holds an Arc<Shared>, so all were destroyed; save the cache now.
+        self.pipeline_cache.save_and_destroy(&self.raw);
         self.set_layouts.destroy_all(&self.raw);
         self.pipeline_layouts.destroy_all(&self.raw);
         // SAFETY: the allocator is dropped exactly once, here, before the device.
@@ -222,6 +226,15 @@ impl Device {
                 source,
             }
         })?;
+        let pipeline_cache = match PipelineCache::open(&raw, &properties) {
+            Ok(c) => c,
+            Err(e) => {
+                drop(allocator);
+                // SAFETY: nothing else was created from `raw` (the allocator holds no memory).
+                unsafe { raw.destroy_device(None) };
+                return Err(e);
+            }
+        };
         let debug_utils = instance
             .has_debug_utils()
             .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
@@ -229,6 +242,7 @@ impl Device {
             set_layouts: SetLayoutCache::default(),
             pipeline_layouts: PipelineLayoutCache::default(),
             contexts: ContextPool::default(),
+            pipeline_cache,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             raw,
             queue: Mutex::new(queue),
@@ -275,6 +289,23 @@ impl Device {
             state: self.shared.instance.messenger.clone(),
             enabled: self.shared.instance.validation,
         }
+    }
+
+    /// What happened to the persisted pipeline cache at device creation (see
+    /// [`crate::pipeline::cache`]).
+    pub fn pipeline_cache_status(&self) -> &PipelineCacheStatus {
+        self.shared.pipeline_cache.status()
+    }
+
+    /// The file the pipeline cache is saved to when the device drops, if persistence is on.
+    pub fn pipeline_cache_path(&self) -> Option<&std::path::Path> {
+        self.shared.pipeline_cache.path()
+    }
+
+    /// Writes the pipeline cache to its file now (atomically) instead of waiting for the
+    /// device to drop. Failures are logged (`KILN-W003`), never returned.
+    pub fn save_pipeline_cache(&self) {
+        self.shared.pipeline_cache.save(&self.shared.raw);
     }
 
     /// Waits until the device is idle (`vkDeviceWaitIdle`).

@@ -6,9 +6,14 @@
 //! and ends with one that makes device writes visible to the host (Vulkan spec §7.9
 //! "Host Write Ordering Guarantees" and §7.1.3: a fence wait alone does not make device
 //! writes visible to host reads).
+//!
+//! Waiting polls the fence for up to `KILN_SPIN_US` microseconds (default
+//! [`DEFAULT_SPIN`] on GPUs, 0 on CPU devices) before blocking in `vkWaitForFences`: a
+//! short job then returns as soon as it is done instead of after the blocking wait's wake-up
+//! latency, at the price of up to that much CPU time per call.
 
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use ash::vk;
 
@@ -40,6 +45,27 @@ impl ContextPool {
                 device.destroy_command_pool(c.pool, None);
             }
         }
+    }
+}
+
+/// Default time [`Device::execute`] polls the fence (`vkGetFenceStatus`) before blocking in
+/// `vkWaitForFences`, on devices that are not the CPU itself.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(200);
+
+/// The fence-polling budget: `KILN_SPIN_US` (microseconds; 0 disables) or
+/// [`DEFAULT_SPIN`]; 0 on CPU devices (lavapipe), where polling would steal the core that
+/// runs the shader.
+pub(crate) fn spin_budget(props: &vk::PhysicalDeviceProperties) -> Duration {
+    static ENV: OnceLock<Option<u64>> = OnceLock::new();
+    let env = ENV.get_or_init(|| {
+        std::env::var("KILN_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    });
+    match env {
+        Some(us) => Duration::from_micros(*us),
+        None if props.device_type == vk::PhysicalDeviceType::CPU => Duration::ZERO,
+        None => DEFAULT_SPIN,
     }
 }
 
@@ -182,6 +208,24 @@ impl Device {
             // SAFETY: the queue is externally synchronized by the mutex; `cb` is executable.
             unsafe { d.queue_submit(*queue, &[submit], ctx.fence) }
                 .map_err(vk_err("vkQueueSubmit"))?;
+        }
+        // Fast path: a short GPU job finishes in microseconds, sooner than a blocking
+        // wait's wake-up (interrupt + scheduler), so poll the fence for a bounded time first.
+        let spin = spin_budget(&self.shared.properties);
+        if !spin.is_zero() {
+            let start = Instant::now();
+            loop {
+                // SAFETY: the fence belongs to this device and was just submitted.
+                match unsafe { d.get_fence_status(ctx.fence) } {
+                    Ok(true) => return Ok(out),
+                    Ok(false) => {}
+                    Err(e) => return Err(vk_err("vkGetFenceStatus")(e)),
+                }
+                if start.elapsed() >= spin {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
         }
         let timeout = EXECUTE_TIMEOUT.as_nanos() as u64;
         // SAFETY: the fence belongs to this device and was just submitted.
