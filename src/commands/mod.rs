@@ -181,6 +181,33 @@ impl<'a> Recorder<'a> {
         })?;
         let ranges = bound.layout.push_constant_ranges();
         let end = offset + bytes.len() as u32;
+        // Fast path (no allocation): every range that overlaps the bytes contains all of
+        // them, so one call with the union of their stages satisfies both VUIDs.
+        if offset.is_multiple_of(4) && end.is_multiple_of(4) && end > offset {
+            let mut stages = vk::ShaderStageFlags::empty();
+            let mut whole = true;
+            for r in ranges {
+                let (lo, hi) = (r.offset, r.offset + r.size);
+                if lo < end && offset < hi {
+                    whole &= lo <= offset && end <= hi;
+                    stages |= r.stages;
+                }
+            }
+            if whole && !stages.is_empty() {
+                // SAFETY: [offset, end) lies inside every range of `stages` and overlaps no
+                // other range.
+                unsafe {
+                    self.shared.raw.cmd_push_constants(
+                        self.cb,
+                        bound.layout.raw(),
+                        stages,
+                        offset,
+                        bytes,
+                    )
+                };
+                return Ok(());
+            }
+        }
         for (lo, hi, stages) in push_segments(ranges, offset, end)? {
             let piece = &bytes[(lo - offset) as usize..(hi - offset) as usize];
             // SAFETY: [lo, hi) lies inside every range of `stages` and overlaps no other.

@@ -22,11 +22,11 @@ pub use buffer::{Buffer, BufferDesc};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
-pub use submit::{Submission, EXECUTE_TIMEOUT};
+pub use submit::{Submission, DEFAULT_SPIN, EXECUTE_TIMEOUT};
 
 use crate::descriptors::SetLayoutCache;
 use crate::error::{vk_err, Error, Result};
-use crate::pipeline::PipelineLayoutCache;
+use crate::pipeline::{PipelineCache, PipelineCacheStatus, PipelineLayoutCache};
 use budget::HeapBudget;
 use instance::Instance;
 use submit::Tracker;
@@ -94,6 +94,8 @@ pub(crate) struct Shared {
     pub set_layouts: SetLayoutCache,
     pub pipeline_layouts: PipelineLayoutCache,
     pub tracker: Tracker,
+    /// Saved and destroyed explicitly in `Drop`, after the tracker's retired objects.
+    pub pipeline_cache: PipelineCache,
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
     pub raw: ash::Device,
     pub queue: Mutex<vk::Queue>,
@@ -134,6 +136,8 @@ impl Drop for Shared {
             let _ = self.raw.device_wait_idle();
         }
         self.tracker.destroy(self);
+        // Every pipeline holds an Arc<Shared> or was retired above; save the cache now.
+        self.pipeline_cache.save_and_destroy(&self.raw);
         self.set_layouts.destroy_all(&self.raw);
         self.pipeline_layouts.destroy_all(&self.raw);
         // SAFETY: the allocator is dropped exactly once, here, before the device.
@@ -226,10 +230,20 @@ impl Device {
                 source,
             }
         })?;
+        let mut pipeline_cache = match PipelineCache::open(&raw, &properties) {
+            Ok(c) => c,
+            Err(e) => {
+                drop(allocator);
+                // SAFETY: nothing else was created from `raw` (the allocator holds no memory).
+                unsafe { raw.destroy_device(None) };
+                return Err(e);
+            }
+        };
         let tracker = match Tracker::create(&raw, features.timeline_semaphore) {
             Ok(t) => t,
             Err(e) => {
                 drop(allocator);
+                pipeline_cache.save_and_destroy(&raw);
                 // SAFETY: nothing else was created from `raw` yet.
                 unsafe { raw.destroy_device(None) };
                 return Err(e);
@@ -242,6 +256,7 @@ impl Device {
             set_layouts: SetLayoutCache::default(),
             pipeline_layouts: PipelineLayoutCache::default(),
             tracker,
+            pipeline_cache,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             raw,
             queue: Mutex::new(queue),
@@ -309,6 +324,23 @@ impl Device {
     /// Bytes kiln holds in buffers per memory heap: `(used, heap size)` by heap index.
     pub fn heap_usage(&self) -> Vec<(u64, u64)> {
         self.shared.heaps.usage()
+    }
+
+    /// What happened to the persisted pipeline cache at device creation (see
+    /// [`crate::pipeline::cache`]).
+    pub fn pipeline_cache_status(&self) -> &PipelineCacheStatus {
+        self.shared.pipeline_cache.status()
+    }
+
+    /// The file the pipeline cache is saved to when the device drops, if persistence is on.
+    pub fn pipeline_cache_path(&self) -> Option<&std::path::Path> {
+        self.shared.pipeline_cache.path()
+    }
+
+    /// Writes the pipeline cache to its file now (atomically) instead of waiting for the
+    /// device to drop. Failures are logged (`KILN-W003`), never returned.
+    pub fn save_pipeline_cache(&self) {
+        self.shared.pipeline_cache.save(&self.shared.raw);
     }
 
     /// Waits until the device is idle (`vkDeviceWaitIdle`).

@@ -9,13 +9,18 @@
 //! that makes device writes visible to the host (§7.9: a wait alone does not make device
 //! writes visible to host reads).
 //!
+//! Waiting polls the timeline counter for up to `KILN_SPIN_US` microseconds (default
+//! [`DEFAULT_SPIN`] on GPUs, 0 on CPU devices) before blocking in `vkWaitSemaphores`: a
+//! short job then returns as soon as it is done instead of after the blocking wait's
+//! wake-up latency, at the price of up to that much CPU time per wait.
+//!
 //! Without timeline-semaphore support, [`Device::submit`] waits before returning (each
 //! submission is complete when it returns), which keeps the same guarantees.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use ash::vk;
 
@@ -159,6 +164,28 @@ impl Shared {
             self.collect();
             return Ok(());
         }
+        // Fast path: a short GPU job finishes sooner than a blocking wait's wake-up
+        // (interrupt + scheduler), so poll the counter for a bounded time first.
+        let spin = spin_budget(&self.properties);
+        if !spin.is_zero() {
+            let start = Instant::now();
+            loop {
+                // SAFETY: the timeline semaphore belongs to this device.
+                match unsafe { self.raw.get_semaphore_counter_value(self.tracker.timeline) } {
+                    Ok(v) if v >= value => {
+                        self.tracker.completed.fetch_max(v, Ordering::AcqRel);
+                        self.collect();
+                        return Ok(());
+                    }
+                    Ok(_) => {}
+                    Err(e) => return Err(vk_err("vkGetSemaphoreCounterValue")(e)),
+                }
+                if start.elapsed() >= spin {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
         let sems = [self.tracker.timeline];
         let values = [value];
         let info = vk::SemaphoreWaitInfo::default()
@@ -222,6 +249,26 @@ impl Shared {
             }
         };
         Ok(Context { pool, cb, fence })
+    }
+}
+
+/// Default time a wait polls the timeline (`vkGetSemaphoreCounterValue`) before blocking
+/// in `vkWaitSemaphores`, on devices that are not the CPU itself.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(200);
+
+/// The polling budget: `KILN_SPIN_US` (microseconds; 0 disables) or [`DEFAULT_SPIN`]; 0 on
+/// CPU devices (lavapipe), where polling would steal the core that runs the shader.
+pub(crate) fn spin_budget(props: &vk::PhysicalDeviceProperties) -> Duration {
+    static ENV: OnceLock<Option<u64>> = OnceLock::new();
+    let env = ENV.get_or_init(|| {
+        std::env::var("KILN_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    });
+    match env {
+        Some(us) => Duration::from_micros(*us),
+        None if props.device_type == vk::PhysicalDeviceType::CPU => Duration::ZERO,
+        None => DEFAULT_SPIN,
     }
 }
 

@@ -162,11 +162,14 @@ impl Device {
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)
             .layout(layout.raw());
-        // SAFETY: module and layout are alive; all pointers are locals alive for the call.
+        // SAFETY: module and layout are alive; all pointers are locals alive for the call; the
+        // pipeline cache is internally synchronized (not created EXTERNALLY_SYNCHRONIZED).
         let created = unsafe {
-            self.shared
-                .raw
-                .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+            self.shared.raw.create_compute_pipelines(
+                self.shared.pipeline_cache.raw(),
+                &[info],
+                None,
+            )
         };
         // SAFETY: the module is no longer needed once the pipeline exists (or failed).
         unsafe { self.shared.raw.destroy_shader_module(module, None) };

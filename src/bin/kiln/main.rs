@@ -4,6 +4,7 @@
 //! - `kiln bench [--quick] [--json]`
 //! - `kiln devices`
 
+mod bench;
 mod reflect;
 
 use std::process::ExitCode;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 fn usage() -> ExitCode {
     eprintln!(
         "usage:\n  kiln reflect FILE.spv [FILE.spv ...] [--json] [--entry NAME] [--all-bindings]\n  \
-         kiln devices"
+         kiln bench [--quick] [--json] [--size-log2 N]\n  kiln devices"
     );
     ExitCode::from(2)
 }
@@ -22,6 +23,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("reflect") => reflect::main(&args[1..]),
+        Some("bench") => bench::main(&args[1..]),
         Some("devices") => match kiln::Device::new() {
             Ok(d) => {
                 println!("{}", d.info());

@@ -1,0 +1,428 @@
+//! Rows 1, 2 and 6: dispatch recording, round trip, descriptor sets. All use
+//! `shaders/bench/six.comp` (one set of 6 bindings: 2 uniform + 4 storage buffers, 16 bytes
+//! of push constants) with several pipelines (specializations) and several sets.
+
+use std::time::Instant;
+
+use ash::vk;
+use kiln::{
+    Buffer, BufferDesc, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device,
+    MemoryLocation, SpecValue,
+};
+
+use super::raw::Raw;
+use super::{median, ns_since, percentile, thread_cpu_ns, BenchResult, Opts, Row};
+
+const TYPES: [vk::DescriptorType; 6] = [
+    vk::DescriptorType::UNIFORM_BUFFER,
+    vk::DescriptorType::UNIFORM_BUFFER,
+    vk::DescriptorType::STORAGE_BUFFER,
+    vk::DescriptorType::STORAGE_BUFFER,
+    vk::DescriptorType::STORAGE_BUFFER,
+    vk::DescriptorType::STORAGE_BUFFER,
+];
+const PIPES: usize = 4;
+const SETS: usize = 8;
+const BUFS: usize = 12;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    pad: u32,
+    a: f32,
+    b: f32,
+}
+
+/// The same objects made through kiln and through raw ash.
+struct Fixture {
+    pipes: Vec<ComputePipeline>,
+    bufs: Vec<Buffer>,
+    sets: Vec<DescriptorSet>,
+    r_set_layout: vk::DescriptorSetLayout,
+    r_layout: vk::PipelineLayout,
+    r_pipes: Vec<vk::Pipeline>,
+    r_pool: vk::DescriptorPool,
+    r_sets: Vec<vk::DescriptorSet>,
+}
+
+fn set_buffers(bufs: &[Buffer], s: usize) -> [vk::Buffer; 6] {
+    std::array::from_fn(|j| bufs[(s + j) % BUFS].raw())
+}
+
+fn pool_sizes(sets: u32) -> [vk::DescriptorPoolSize; 2] {
+    [
+        vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::UNIFORM_BUFFER,
+            descriptor_count: 2 * sets,
+        },
+        vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: 4 * sets,
+        },
+    ]
+}
+
+impl Fixture {
+    fn new(device: &Device, raw: &Raw) -> BenchResult<Fixture> {
+        let module = kiln::include_spirv!("bench/six.comp")?;
+        let mut pipes = Vec::new();
+        for v in 0..PIPES {
+            pipes.push(device.compute_pipeline_with(&ComputePipelineDesc {
+                module: &module,
+                entry: "main",
+                spec: &[(0, SpecValue::U32(v as u32))],
+                layout: None,
+            })?);
+        }
+        let mut bufs = Vec::new();
+        for _ in 0..BUFS {
+            bufs.push(device.create_buffer(&BufferDesc {
+                label: "bench six",
+                size: 256,
+                usage: vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
+                location: MemoryLocation::GpuOnly,
+            })?);
+        }
+        device.execute(|r| {
+            for b in &bufs {
+                r.fill_buffer(b, 0);
+            }
+            Ok(())
+        })?;
+        let mut sets = Vec::new();
+        for s in 0..SETS {
+            let mut set = pipes[0].new_set(0)?;
+            for j in 0..6 {
+                set.write_buffer(j as u32, &bufs[(s + j) % BUFS])?;
+            }
+            sets.push(set);
+        }
+        let r_set_layout = raw.set_layout(&TYPES)?;
+        let r_layout = raw.pipeline_layout(r_set_layout, 16)?;
+        let mut r_pipes = Vec::new();
+        for v in 0..PIPES {
+            r_pipes.push(raw.pipeline(
+                vk::PipelineCache::null(),
+                r_layout,
+                module.words(),
+                &[(0, v as u32)],
+            )?);
+        }
+        let r_pool = raw.pool(&pool_sizes(SETS as u32), SETS as u32)?;
+        let mut r_sets = Vec::new();
+        for s in 0..SETS {
+            let set = raw.alloc_set(r_pool, r_set_layout)?;
+            raw.write_set(set, &TYPES, &set_buffers(&bufs, s));
+            r_sets.push(set);
+        }
+        Ok(Fixture {
+            pipes,
+            bufs,
+            sets,
+            r_set_layout,
+            r_layout,
+            r_pipes,
+            r_pool,
+            r_sets,
+        })
+    }
+
+    fn destroy(self, raw: &Raw) {
+        // SAFETY: every submission that used these objects was waited on.
+        unsafe {
+            for p in &self.r_pipes {
+                raw.d.destroy_pipeline(*p, None);
+            }
+            raw.d.destroy_descriptor_pool(self.r_pool, None);
+            raw.d.destroy_pipeline_layout(self.r_layout, None);
+            raw.d.destroy_descriptor_set_layout(self.r_set_layout, None);
+        }
+    }
+}
+
+/// A deterministic pseudo-random (pipeline, set) stream.
+fn stream(n: usize) -> Vec<(usize, usize)> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (
+                (x % PIPES as u64) as usize,
+                ((x >> 20) % SETS as u64) as usize,
+            )
+        })
+        .collect()
+}
+
+pub fn rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
+    let fx = Fixture::new(device, raw)?;
+    let ctx = raw.ctx()?;
+    let out = (|| {
+        let mut rows = recording(device, raw, &fx, &ctx, opts)?;
+        rows.extend(round_trip(device, raw, &fx, &ctx, opts)?);
+        rows.push(descriptor_sets(device, raw, &fx, &ctx, opts)?);
+        Ok(rows)
+    })();
+    device.wait_idle()?;
+    raw.drop_ctx(ctx);
+    fx.destroy(raw);
+    out
+}
+
+/// Row 1: ns per (bind pipeline + bind set + push constants + dispatch), recording only.
+fn recording(
+    device: &Device,
+    raw: &Raw,
+    fx: &Fixture,
+    ctx: &super::raw::Ctx,
+    opts: &Opts,
+) -> BenchResult<Vec<Row>> {
+    let n = if opts.quick { 2_000 } else { 10_000 };
+    let rounds = if opts.quick { 3 } else { 7 };
+    let seq = stream(n);
+    let p = Params {
+        n: u32::MAX,
+        pad: 0,
+        a: 1.0,
+        b: 2.0,
+    };
+    let (mut k, mut r) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let t = device.execute(|rec| {
+            let t0 = Instant::now();
+            // Like the raw stream: no barriers between the dispatches (recording cost only).
+            rec.manual_barriers();
+            for &(pi, si) in &seq {
+                rec.bind_pipeline(&fx.pipes[pi]);
+                rec.bind_set(0, &fx.sets[si])?;
+                rec.push(0, &p)?;
+                rec.dispatch(1, 1, 1)?;
+            }
+            Ok(ns_since(t0))
+        })?;
+        k.push(t / n as f64);
+        raw.begin(ctx)?;
+        let d = &raw.d;
+        let t0 = Instant::now();
+        for &(pi, si) in &seq {
+            // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
+            unsafe {
+                d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[pi]);
+                d.cmd_bind_descriptor_sets(
+                    ctx.cb,
+                    vk::PipelineBindPoint::COMPUTE,
+                    fx.r_layout,
+                    0,
+                    &[fx.r_sets[si]],
+                    &[],
+                );
+                d.cmd_push_constants(
+                    ctx.cb,
+                    fx.r_layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    bytemuck::bytes_of(&p),
+                );
+                d.cmd_dispatch(ctx.cb, 1, 1, 1);
+            }
+        }
+        r.push(ns_since(t0) / n as f64);
+        raw.submit_wait(ctx)?;
+    }
+    Ok(vec![Row::new(
+        "dispatch recording",
+        "ns",
+        median(&mut k),
+        median(&mut r),
+    )])
+}
+
+/// Row 2: submit one tiny dispatch and wait for it; wall-clock median and p99, and the
+/// submitting thread's CPU time per round trip (what kiln's fence spin costs).
+fn round_trip(
+    device: &Device,
+    raw: &Raw,
+    fx: &Fixture,
+    ctx: &super::raw::Ctx,
+    opts: &Opts,
+) -> BenchResult<Vec<Row>> {
+    let n = if opts.quick { 500 } else { 10_000 };
+    let blocks = 10;
+    let per = n / blocks;
+    let p = Params {
+        n: 0,
+        pad: 0,
+        a: 1.0,
+        b: 1.0,
+    };
+    let kiln_once = || {
+        device.execute(|r| {
+            r.bind_pipeline(&fx.pipes[0]);
+            r.bind_set(0, &fx.sets[0])?;
+            r.push(0, &p)?;
+            r.dispatch(1, 1, 1)
+        })
+    };
+    let raw_once = || -> BenchResult<()> {
+        raw.begin(ctx)?;
+        let rw = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
+        let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
+        let all = vk::PipelineStageFlags::ALL_COMMANDS;
+        raw.barrier(ctx, vk::AccessFlags::MEMORY_WRITE, rw, all);
+        let d = &raw.d;
+        // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
+        unsafe {
+            d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]);
+            d.cmd_bind_descriptor_sets(
+                ctx.cb,
+                vk::PipelineBindPoint::COMPUTE,
+                fx.r_layout,
+                0,
+                &[fx.r_sets[0]],
+                &[],
+            );
+            d.cmd_push_constants(
+                ctx.cb,
+                fx.r_layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                bytemuck::bytes_of(&p),
+            );
+            d.cmd_dispatch(ctx.cb, 1, 1, 1);
+        }
+        let host_stage = vk::PipelineStageFlags::HOST;
+        raw.barrier(ctx, vk::AccessFlags::MEMORY_WRITE, host, host_stage);
+        raw.submit_wait(ctx)
+    };
+    let warm = 20;
+    for _ in 0..warm {
+        kiln_once()?;
+        raw_once()?;
+    }
+    let (mut kt, mut rt) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut kcpu, mut rcpu) = (0.0, 0.0);
+    for _ in 0..blocks {
+        let c0 = thread_cpu_ns();
+        for _ in 0..per {
+            let t0 = Instant::now();
+            kiln_once()?;
+            kt.push(ns_since(t0) / 1e3);
+        }
+        let c1 = thread_cpu_ns();
+        for _ in 0..per {
+            let t0 = Instant::now();
+            raw_once()?;
+            rt.push(ns_since(t0) / 1e3);
+        }
+        kcpu += c1 - c0;
+        rcpu += thread_cpu_ns() - c1;
+    }
+    // Every round trip added b = 1 to s5[0] (binding 5 of set 0): check the GPU did them all.
+    let total = (2 * (warm + blocks * per)) as f32;
+    let s5: Vec<f32> = fx.bufs[5].read(device)?;
+    if s5[0] != total {
+        return Err(format!("round trip: s5[0] = {} after {total} dispatches", s5[0]).into());
+    }
+    let count = (blocks * per) as f64;
+    Ok(vec![
+        Row::new("round trip median", "us", median(&mut kt), median(&mut rt)),
+        Row::new(
+            "round trip p99",
+            "us",
+            percentile(&mut kt, 0.99),
+            percentile(&mut rt, 0.99),
+        ),
+        Row::new(
+            "round trip CPU time",
+            "us",
+            kcpu / count / 1e3,
+            rcpu / count / 1e3,
+        ),
+    ])
+}
+
+/// Row 6: allocate a set, write its 6 bindings, bind it; ns per set.
+fn descriptor_sets(
+    device: &Device,
+    raw: &Raw,
+    fx: &Fixture,
+    ctx: &super::raw::Ctx,
+    opts: &Opts,
+) -> BenchResult<Row> {
+    let k = if opts.quick { 256 } else { 2_000 };
+    let rounds = if opts.quick { 3 } else { 5 };
+    let pool = raw.pool(&pool_sizes(k as u32), k as u32)?;
+    let (mut kt, mut rt) = (Vec::new(), Vec::new());
+    let result = (|| -> BenchResult<()> {
+        for _ in 0..rounds {
+            let t0 = Instant::now();
+            let mut sets = Vec::with_capacity(k);
+            for i in 0..k {
+                let mut s = fx.pipes[0].new_set(0)?;
+                for j in 0..6 {
+                    s.write_buffer(j as u32, &fx.bufs[(i + j) % BUFS])?;
+                }
+                sets.push(s);
+            }
+            let alloc = ns_since(t0);
+            let bind = device.execute(|r| {
+                r.bind_pipeline(&fx.pipes[0]);
+                let t0 = Instant::now();
+                for s in &sets {
+                    r.bind_set(0, s)?;
+                }
+                Ok(ns_since(t0))
+            })?;
+            drop(sets);
+            kt.push((alloc + bind) / k as f64);
+
+            // SAFETY: no set of the pool is in use (the last submission was waited on).
+            unsafe {
+                raw.d
+                    .reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty())?
+            };
+            let t0 = Instant::now();
+            let mut sets = Vec::with_capacity(k);
+            for i in 0..k {
+                let s = raw.alloc_set(pool, fx.r_set_layout)?;
+                raw.write_set(s, &TYPES, &set_buffers(&fx.bufs, i));
+                sets.push(s);
+            }
+            let alloc = ns_since(t0);
+            raw.begin(ctx)?;
+            let d = &raw.d;
+            // SAFETY: `cb` is recording; the pipeline is alive.
+            unsafe { d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]) };
+            let t0 = Instant::now();
+            for s in &sets {
+                // SAFETY: `cb` is recording; each set is fully written and compatible.
+                unsafe {
+                    d.cmd_bind_descriptor_sets(
+                        ctx.cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        fx.r_layout,
+                        0,
+                        &[*s],
+                        &[],
+                    )
+                };
+            }
+            let bind = ns_since(t0);
+            raw.submit_wait(ctx)?;
+            rt.push((alloc + bind) / k as f64);
+        }
+        Ok(())
+    })();
+    // SAFETY: every submission using the pool's sets was waited on.
+    unsafe { raw.d.destroy_descriptor_pool(pool, None) };
+    result?;
+    Ok(Row::new(
+        "descriptor set alloc+write+bind",
+        "ns",
+        median(&mut kt),
+        median(&mut rt),
+    ))
+}

@@ -1,0 +1,251 @@
+//! `kiln bench [--quick] [--json] [--size-log2 N]`: kiln against a raw-`ash` baseline doing
+//! the same work, interleaved in one process, one row per measurement.
+//!
+//! Rows (issue 6): dispatch recording, round trip, SAXPY bandwidth (GPU timestamps),
+//! pipeline creation cold/warm through kiln's persisted pipeline cache, reflection + layout
+//! derivation over the corpus, descriptor sets, staging transfers. Each row prints the kiln
+//! figure, the raw figure and kiln/raw. See BENCHMARKS.md for results and how to read them.
+//!
+//! The bench sets `MESA_SHADER_CACHE_DISABLE=true` and `__GL_SHADER_DISK_CACHE=0` for itself
+//! (driver disk caches off, so "cold" is cold) and points `KILN_PIPELINE_CACHE_DIR` at a
+//! temporary folder it deletes at the end (the user's own cache is never touched).
+
+mod dispatch;
+mod pipelines;
+mod raw;
+mod transfer;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Options from the command line.
+#[derive(Clone, Debug)]
+pub struct Opts {
+    pub quick: bool,
+    pub json: bool,
+    /// log2 of the SAXPY element count.
+    pub size_log2: Option<u32>,
+}
+
+/// One line of the table.
+pub struct Row {
+    pub name: String,
+    pub unit: &'static str,
+    pub kiln: f64,
+    pub raw: f64,
+    /// Whether larger values are better (GB/s, speedups).
+    pub higher_is_better: bool,
+}
+
+impl Row {
+    pub fn new(name: &str, unit: &'static str, kiln: f64, raw: f64) -> Row {
+        Row {
+            name: name.into(),
+            unit,
+            kiln,
+            raw,
+            higher_is_better: matches!(unit, "GB/s" | "x"),
+        }
+    }
+    fn ratio(&self) -> f64 {
+        if self.raw == 0.0 {
+            f64::NAN
+        } else {
+            self.kiln / self.raw
+        }
+    }
+}
+
+pub fn median(v: &mut [f64]) -> f64 {
+    percentile(v, 0.5)
+}
+
+/// Nearest-rank percentile (`q` in 0..=1) of `v` (sorted in place).
+pub fn percentile(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let i = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
+    v[i]
+}
+
+/// Nanoseconds since `t`.
+pub fn ns_since(t: Instant) -> f64 {
+    t.elapsed().as_nanos() as f64
+}
+
+/// CPU time this thread has used, in nanoseconds (Linux `CLOCK_THREAD_CPUTIME_ID`; 0
+/// elsewhere).
+#[cfg(target_os = "linux")]
+pub fn thread_cpu_ns() -> f64 {
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: i64,
+        tv_nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec (64-bit Linux layout) for the call.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn thread_cpu_ns() -> f64 {
+    0.0
+}
+
+fn parse(args: &[String]) -> Result<Opts, String> {
+    let mut o = Opts {
+        quick: false,
+        json: false,
+        size_log2: None,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => o.quick = true,
+            "--json" => o.json = true,
+            "--size-log2" => {
+                let v = it.next().ok_or("--size-log2 needs a number")?;
+                let n: u32 = v
+                    .parse()
+                    .map_err(|_| format!("--size-log2: `{v}` is not a number"))?;
+                if !(10..=30).contains(&n) {
+                    return Err(format!("--size-log2 {n}: use 10..=30"));
+                }
+                o.size_log2 = Some(n);
+            }
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    Ok(o)
+}
+
+pub fn main(args: &[String]) -> ExitCode {
+    let opts = match parse(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("kiln bench: {e}\nusage: kiln bench [--quick] [--json] [--size-log2 N]");
+            return ExitCode::from(2);
+        }
+    };
+    // Driver shader caches off and kiln's pipeline cache in a private folder, before any
+    // Vulkan call loads the driver.
+    let cache_dir = std::env::temp_dir().join(format!("kiln-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache_dir);
+    std::env::set_var("MESA_SHADER_CACHE_DISABLE", "true");
+    std::env::set_var("__GL_SHADER_DISK_CACHE", "0");
+    std::env::set_var("KILN_PIPELINE_CACHE_DIR", &cache_dir);
+    std::env::remove_var("KILN_PIPELINE_CACHE");
+    let result = run(&opts);
+    let _ = std::fs::remove_dir_all(&cache_dir);
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("kiln bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs every row; returns false when the validation layer reported anything.
+fn run(opts: &Opts) -> BenchResult<bool> {
+    let device = kiln::Device::new()?;
+    let info = device.info().clone();
+    let driver = format!(
+        "{} {} (driverVersion {:#x}, Vulkan {}.{}.{})",
+        info.driver_name,
+        info.driver_info,
+        info.driver_version,
+        kiln::vk::api_version_major(info.api_version),
+        kiln::vk::api_version_minor(info.api_version),
+        kiln::vk::api_version_patch(info.api_version)
+    );
+    eprintln!("kiln bench: {} / {driver}", info.name);
+    let raw = raw::Raw::new(&device);
+    let mut rows = Vec::new();
+    let steps: [(&str, RowFn); 5] = [
+        ("dispatch", dispatch::rows),
+        ("bandwidth", transfer::bandwidth_rows),
+        ("pipelines", pipelines::creation_rows),
+        ("reflection", pipelines::reflection_rows),
+        ("transfers", transfer::transfer_rows),
+    ];
+    for (what, f) in steps {
+        let t = Instant::now();
+        let new = f(&device, &raw, opts).map_err(|e| format!("{what}: {e}"))?;
+        eprintln!(
+            "kiln bench: {what} done in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+        rows.extend(new);
+    }
+    let report = device.validation_report();
+    print_rows(opts, &info.name, &driver, &rows);
+    if !report.is_clean() {
+        eprintln!(
+            "kiln bench: validation reported {} error(s), {} warning(s):\n{}",
+            report.errors,
+            report.warnings,
+            report.messages.join("\n")
+        );
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+type RowFn = fn(&kiln::Device, &raw::Raw, &Opts) -> BenchResult<Vec<Row>>;
+
+fn print_rows(opts: &Opts, device: &str, driver: &str, rows: &[Row]) {
+    if opts.json {
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "name": r.name, "unit": r.unit, "kiln": r.kiln, "raw": r.raw,
+                    "ratio": r.ratio(),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({ "device": device, "driver": driver, "rows": rows });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("\"{e}\""))
+        );
+        return;
+    }
+    println!("device: {device}\ndriver: {driver}");
+    println!(
+        "{:<44} {:>7} {:>12} {:>12} {:>9}",
+        "row", "unit", "kiln", "raw", "kiln/raw"
+    );
+    for r in rows {
+        println!(
+            "{:<44} {:>7} {:>12.3} {:>12.3} {:>8.3}{}",
+            r.name,
+            r.unit,
+            r.kiln,
+            r.raw,
+            r.ratio(),
+            if r.higher_is_better {
+                " (higher is better)"
+            } else {
+                ""
+            }
+        );
+    }
+}
