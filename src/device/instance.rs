@@ -48,6 +48,13 @@ impl ValidationWatch {
     pub fn report(&self) -> ValidationReport {
         self.state.report(self.enabled)
     }
+
+    /// True once the device's instance was destroyed: every kiln object of the device was
+    /// dropped and teardown ran (so a clean report after it covers the object tracker's
+    /// leak checks).
+    pub fn torn_down(&self) -> bool {
+        self.state.destroyed.load(Ordering::Acquire)
+    }
 }
 
 /// State the messenger callback writes into; in an `Arc` so its address is stable.
@@ -55,6 +62,8 @@ impl ValidationWatch {
 pub(crate) struct MessengerState {
     errors: AtomicU32,
     warnings: AtomicU32,
+    /// Set once `vkDestroyInstance` has run (so a watch can tell teardown happened).
+    pub destroyed: std::sync::atomic::AtomicBool,
     messages: Mutex<Vec<String>>,
 }
 
@@ -310,5 +319,6 @@ impl Drop for Instance {
             }
             self.raw.destroy_instance(None);
         }
+        self.messenger.destroyed.store(true, Ordering::Release);
     }
 }

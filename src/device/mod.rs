@@ -274,6 +274,11 @@ impl Device {
         })
     }
 
+    #[doc(hidden)]
+    pub fn debug_strong_count(&self) -> usize {
+        Arc::strong_count(&self.shared)
+    }
+
     /// The chosen physical device and driver.
     pub fn info(&self) -> &DeviceInfo {
         &self.shared.info

@@ -297,15 +297,19 @@ impl Submission {
     /// Blocks until the GPU has finished; device writes are then visible to host reads.
     ///
     /// Errors: `KILN-E105` device lost (with the submission label), `KILN-E108` timeout.
-    pub fn wait(self) -> Result<()> {
+    pub fn wait(mut self) -> Result<()> {
         let r = self.shared.wait_value(self.value, EXECUTE_TIMEOUT);
-        std::mem::forget(self);
+        // Value 0 is always complete: Drop has nothing left to wait for.
+        self.value = 0;
         r
     }
 }
 
 impl Drop for Submission {
     fn drop(&mut self) {
+        if self.value == 0 {
+            return;
+        }
         if let Err(e) = self.shared.wait_value(self.value, EXECUTE_TIMEOUT) {
             log::error!("kiln: waiting for a dropped submission failed: {e}");
         }

@@ -40,9 +40,14 @@ pub fn assert_clean(device: &Device) {
     );
 }
 
-/// Like [`assert_clean`], for a watch that outlived its device.
+/// Like [`assert_clean`], for a watch that outlived its device; also asserts that the
+/// device really was torn down (no kiln object kept it alive).
 #[track_caller]
 pub fn assert_watch_clean(watch: &kiln::ValidationWatch) {
+    assert!(
+        watch.torn_down(),
+        "the device was not destroyed: some object still holds it"
+    );
     let r = watch.report();
     assert!(
         r.is_clean(),
