@@ -29,7 +29,10 @@ fn expect(list: &[DescriptorBinding], want: &[Row]) {
     assert_eq!(rows(list), want);
 }
 
-fn members(b: &BlockLayout) -> Vec<(&str, u32, u32, Option<u32>, Option<u32>)> {
+/// (name, offset, size, array stride, matrix stride) of a block member.
+type MemberRow<'a> = (&'a str, u32, u32, Option<u32>, Option<u32>);
+
+fn members(b: &BlockLayout) -> Vec<MemberRow<'_>> {
     b.members
         .iter()
         .map(|m| {
