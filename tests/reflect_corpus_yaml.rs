@@ -89,9 +89,12 @@ fn kiln_answer(m: &kiln::ShaderModule) -> (Bindings, Vec<(u32, u32)>) {
     (bindings, push)
 }
 
+/// (location, VkFormat as a number) of one stage input or output.
+type Io = (u32, i64);
+
 /// (location, format) of the user-defined inputs and outputs of the YAML's entry point
 /// (`module.entry_point_name`); compared with kiln's `EntryPoint::inputs`/`outputs`.
-fn yaml_interface(doc: &Yaml) -> (String, Vec<(u32, i64)>, Vec<(u32, i64)>) {
+fn yaml_interface(doc: &Yaml) -> (String, Vec<Io>, Vec<Io>) {
     let module = &doc["module"];
     let list = |key: &str| -> Vec<(u32, i64)> {
         let mut out: Vec<(u32, i64)> = match &module[key] {
