@@ -1,7 +1,7 @@
 //! kiln's reflection against SPIRV-Reflect's expected output (`.spv.yaml`) for every module
 //! of `spirv-reflect/` in the corpus: set, binding, descriptor type, descriptor count
 //! (product of the array dimensions) of every descriptor binding, and offset/size of every
-//! push-constant block; and (second test) the location and format of every user-defined
+//! push-constant block, and the generator tool id; and (second test) the location and format of every user-defined
 //! input and output of the YAML's entry point.
 //!
 //! SPIRV-Reflect reports per module: every descriptor declared, used or not, by any entry
@@ -189,6 +189,16 @@ fn spirv_reflect_corpus_agrees() {
         };
         let (got_b, got_p) = kiln_answer(&m);
         let mut ok = true;
+        // Generator tool id: the header's high 16 bits (SPIRV-Reflect prints 0 for the
+        // Slang modules that write their id, 0x28, in the low half).
+        let tool = m.reflection().generator >> 16;
+        if tool as i64 != int(&docs[0]["module"]["generator"]) {
+            ok = false;
+            failures.push(format!(
+                "{rel}: generator yaml {:?}, kiln {tool}",
+                docs[0]["module"]["generator"]
+            ));
+        }
         for (k, v) in &want_b {
             descriptors += 1;
             if got_b.get(k) == Some(v) {
