@@ -1,7 +1,8 @@
 //! kiln's reflection against SPIRV-Reflect's expected output (`.spv.yaml`) for every module
 //! of `spirv-reflect/` in the corpus: set, binding, descriptor type, descriptor count
 //! (product of the array dimensions) of every descriptor binding, and offset/size of every
-//! push-constant block.
+//! push-constant block, and the generator tool id; and (second test) the location and format of every user-defined
+//! input and output of the YAML's entry point.
 //!
 //! SPIRV-Reflect reports per module: every descriptor declared, used or not, by any entry
 //! point. kiln's answer compared with it is the union, over all entry points, of the used
@@ -88,6 +89,72 @@ fn kiln_answer(m: &kiln::ShaderModule) -> (Bindings, Vec<(u32, u32)>) {
     (bindings, push)
 }
 
+/// (location, VkFormat as a number) of one stage input or output.
+type Io = (u32, i64);
+
+/// (location, format) of the user-defined inputs and outputs of the YAML's entry point
+/// (`module.entry_point_name`); compared with kiln's `EntryPoint::inputs`/`outputs`.
+fn yaml_interface(doc: &Yaml) -> (String, Vec<Io>, Vec<Io>) {
+    let module = &doc["module"];
+    let list = |key: &str| -> Vec<(u32, i64)> {
+        let mut out: Vec<(u32, i64)> = match &module[key] {
+            Yaml::Array(vars) => vars
+                .iter()
+                // Built-ins have no Location: SPIRV-Reflect writes 0xffffffff there. (Its
+                // `built_in` field is not usable: Block variables get `0 # [Position]`.)
+                .filter(|v| int(&v["location"]) != u32::MAX as i64)
+                .map(|v| (int(&v["location"]) as u32, int(&v["format"])))
+                .collect(),
+            _ => Vec::new(),
+        };
+        out.sort();
+        out
+    };
+    let name = module["entry_point_name"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    (name, list("input_variables"), list("output_variables"))
+}
+
+#[test]
+fn spirv_reflect_corpus_stage_interface_agrees() {
+    let root = corpus::root().join("spirv-reflect");
+    let (mut agree, mut compared) = (0, 0);
+    let mut failures = Vec::new();
+    for path in corpus::files(&root, ".spv") {
+        let rel = path.strip_prefix(&root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(format!("{}.yaml", path.display())).unwrap();
+        let docs = YamlLoader::load_from_str(&text).unwrap();
+        let (entry, want_in, want_out) = yaml_interface(&docs[0]);
+        let m = kiln::ShaderModule::from_file(&path).unwrap();
+        let Ok(ep) = m.reflection().entry_point(&entry) else {
+            failures.push(format!("{rel}: no entry point {entry}"));
+            continue;
+        };
+        let io = |v: &[kiln::shaders::InterfaceVariable]| -> Vec<(u32, i64)> {
+            let mut out: Vec<(u32, i64)> = v
+                .iter()
+                .map(|v| (v.location, v.format.as_raw() as i64))
+                .collect();
+            out.sort();
+            out
+        };
+        compared += 1;
+        if (io(&ep.inputs), io(&ep.outputs)) == (want_in.clone(), want_out.clone()) {
+            agree += 1;
+        } else {
+            failures.push(format!(
+                "{rel}: inputs yaml {want_in:?} kiln {:?}; outputs yaml {want_out:?} kiln {:?}",
+                io(&ep.inputs),
+                io(&ep.outputs)
+            ));
+        }
+    }
+    println!("spirv-reflect stage interface: {agree}/{compared} entry points agree");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn spirv_reflect_corpus_agrees() {
     let root = corpus::root().join("spirv-reflect");
@@ -122,6 +189,16 @@ fn spirv_reflect_corpus_agrees() {
         };
         let (got_b, got_p) = kiln_answer(&m);
         let mut ok = true;
+        // Generator tool id: the header's high 16 bits (SPIRV-Reflect prints 0 for the
+        // Slang modules that write their id, 0x28, in the low half).
+        let tool = m.reflection().generator >> 16;
+        if tool as i64 != int(&docs[0]["module"]["generator"]) {
+            ok = false;
+            failures.push(format!(
+                "{rel}: generator yaml {:?}, kiln {tool}",
+                docs[0]["module"]["generator"]
+            ));
+        }
         for (k, v) in &want_b {
             descriptors += 1;
             if got_b.get(k) == Some(v) {

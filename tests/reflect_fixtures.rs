@@ -29,7 +29,7 @@ fn expect(list: &[DescriptorBinding], want: &[Row]) {
     assert_eq!(rows(list), want);
 }
 
-/// (name, offset, size, array stride, matrix stride) of each member.
+/// (name, offset, size, array stride, matrix stride) of a block member.
 type MemberRow<'a> = (&'a str, u32, u32, Option<u32>, Option<u32>);
 
 fn members(b: &BlockLayout) -> Vec<MemberRow<'_>> {

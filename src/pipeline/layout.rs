@@ -18,7 +18,7 @@ use crate::shaders::{DescriptorBinding, EntryPoint, ShaderModule};
 
 /// Set numbers at or above this are rejected (`KILN-E052`) before any per-set storage is
 /// made: a corrupt DescriptorSet decoration must not allocate billions of empty sets.
-pub const MAX_SETS: u32 = 64;
+const MAX_SETS: u32 = 64;
 
 /// Default maximum descriptor count of a runtime (bindless) descriptor array, clamped to
 /// the device's limits when the layout is created.
@@ -79,7 +79,7 @@ impl PipelineLayoutDesc {
     /// The layout for one pipeline made of these (module, entry point) stages.
     ///
     /// Errors: `KILN-E050` entry point missing, `KILN-E051` conflicting declarations,
-    /// `KILN-E052` a set number at or above [`MAX_SETS`] or a push-constant range past 4 GiB.
+    /// `KILN-E052` a set number of 64 or more or a push-constant range past 4 GiB.
     pub fn from_stages(stages: &[(&ShaderModule, &str)]) -> Result<Self> {
         let mut eps = Vec::with_capacity(stages.len());
         for (m, name) in stages {

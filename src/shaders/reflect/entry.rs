@@ -161,9 +161,17 @@ fn interface_variables(
     (inputs, outputs)
 }
 
-/// The Vulkan format for a scalar or vector interface type.
+/// The Vulkan format for a scalar or vector interface type; arrays (per-vertex inputs of
+/// tessellation/geometry stages, arrayed outputs) give their element's format.
 fn format_of(t: &Tables, ty: u32) -> vk::Format {
     use vk::Format as F;
+    let mut ty = ty;
+    for _ in 0..4 {
+        match t.types.get(&ty) {
+            Some(Ty::Array { element, .. } | Ty::RuntimeArray { element }) => ty = *element,
+            _ => break,
+        }
+    }
     let (scalar, n) = match t.types.get(&ty) {
         Some(Ty::Vector { component, count }) => (t.types.get(component), *count),
         other => (other, 1),
@@ -198,6 +206,42 @@ fn format_of(t: &Tables, ty: u32) -> vk::Format {
             F::R64G64_SFLOAT,
             F::R64G64B64_SFLOAT,
             F::R64G64B64A64_SFLOAT,
+        ],
+        Some(Ty::Int {
+            width: 64,
+            signed: true,
+        }) => [
+            F::R64_SINT,
+            F::R64G64_SINT,
+            F::R64G64B64_SINT,
+            F::R64G64B64A64_SINT,
+        ],
+        Some(Ty::Int {
+            width: 64,
+            signed: false,
+        }) => [
+            F::R64_UINT,
+            F::R64G64_UINT,
+            F::R64G64B64_UINT,
+            F::R64G64B64A64_UINT,
+        ],
+        Some(Ty::Int {
+            width: 16,
+            signed: true,
+        }) => [
+            F::R16_SINT,
+            F::R16G16_SINT,
+            F::R16G16B16_SINT,
+            F::R16G16B16A16_SINT,
+        ],
+        Some(Ty::Int {
+            width: 16,
+            signed: false,
+        }) => [
+            F::R16_UINT,
+            F::R16G16_UINT,
+            F::R16G16B16_UINT,
+            F::R16G16B16A16_UINT,
         ],
         Some(Ty::Float { width: 16 }) => [
             F::R16_SFLOAT,

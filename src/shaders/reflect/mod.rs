@@ -138,9 +138,16 @@ pub struct EntryPoint {
     pub execution_model: ExecutionModel,
     /// The Vulkan stage this execution model runs in.
     pub stage: vk::ShaderStageFlags,
-    /// Statically used descriptor bindings, sorted by (set, binding).
+    /// Statically used descriptor bindings, sorted by (set, binding): those whose variable
+    /// is referenced by any function reachable from the entry point through
+    /// OpFunctionCall (loads, stores, access chains, OpArrayLength, passing as a call
+    /// argument). One entry per (set, binding): a sampled image and a sampler sharing a
+    /// binding are one COMBINED_IMAGE_SAMPLER; identical aliases are one entry; aliases of
+    /// different types stay separate (the pipeline-level merge then reports `KILN-E051`).
     pub bindings: Vec<DescriptorBinding>,
-    /// Bindings declared in the module but not used by this entry point, sorted.
+    /// Bindings declared in the module but not used by this entry point, sorted, merged
+    /// like [`bindings`](Self::bindings). SPIRV-Reflect's module-wide list is the union of
+    /// both lists over all entry points.
     pub unused_bindings: Vec<DescriptorBinding>,
     pub push_constants: Option<PushConstantBlock>,
     pub workgroup_size: Option<WorkgroupSize>,

@@ -82,8 +82,8 @@ pub(crate) struct Global {
     pub pointee: Option<u32>,
 }
 
-/// Memoized type sizes: (type, matrix stride, row major) -> size.
-pub(crate) type SizeMemo = HashMap<(u32, Option<u32>, bool), Option<u32>>;
+/// Key of the block-size memo: (type id, MatrixStride, RowMajor) of the enclosing member.
+pub(crate) type SizeKey = (u32, Option<u32>, bool);
 
 /// All per-module tables.
 #[derive(Debug, Default)]
@@ -122,7 +122,7 @@ pub(crate) struct Tables {
     /// Function id -> functions it calls.
     pub calls: HashMap<u32, HashSet<u32>>,
     /// Memo of block-layout type sizes: (type, matrix stride, row major) -> size.
-    pub(crate) size_memo: RefCell<SizeMemo>,
+    pub(crate) size_memo: RefCell<HashMap<SizeKey, Option<u32>>>,
 }
 
 fn id(op: Option<&Operand>) -> Option<u32> {
