@@ -148,6 +148,14 @@ impl Device {
         let mut rec = Recorder::new(&self.shared, ctx.cb);
         rec.full_barrier();
         let out = f(&mut rec);
+        // An open rendering scope is closed (its command buffer must not end inside one,
+        // VUID-vkEndCommandBuffer-None-06281); leaving it open is the caller's error.
+        let out = match (rec.close_rendering(), out) {
+            (true, Ok(_)) => Err(Error::RenderingState {
+                what: "execute ended inside a rendering scope; call end_rendering",
+            }),
+            (_, out) => out,
+        };
         let out = match out {
             Ok(v) => v,
             Err(e) => {
@@ -183,6 +191,8 @@ impl Device {
             unsafe { d.queue_submit(*queue, &[submit], ctx.fence) }
                 .map_err(vk_err("vkQueueSubmit"))?;
         }
+        // Submitted: later submissions see the image layouts this one leaves behind.
+        rec.commit_layouts();
         let timeout = EXECUTE_TIMEOUT.as_nanos() as u64;
         // SAFETY: the fence belongs to this device and was just submitted.
         match unsafe { d.wait_for_fences(&[ctx.fence], true, timeout) } {
