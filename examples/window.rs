@@ -20,13 +20,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let summary = window_app::run(window_app::Config::from_env())?;
     println!("device: {}", summary.device);
     println!(
-        "presented {} frame(s) at {}x{} ({:?}); {} skipped (minimised), {} swapchain recreations",
+        "presented {} frame(s) at {}x{} ({:?}); {} skipped (minimised), {} out-of-date/suboptimal, {} swapchain(s) created",
         summary.presented,
         summary.extent[0],
         summary.extent[1],
         summary.format,
         summary.skipped,
-        summary.recreated_or_suboptimal
+        summary.recreated_or_suboptimal,
+        summary.swapchains_created
     );
     if let Some(r) = &summary.validation {
         println!(

@@ -396,6 +396,59 @@ fn recording_errors_are_coded() {
 }
 
 #[test]
+fn compute_and_graphics_bind_points_are_tracked_apart() {
+    let device = device();
+    let compute = device
+        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
+        .unwrap();
+    let graphics = flat_pipeline(&device, RGBA8).unwrap();
+    let n = 256usize;
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let a = device
+        .buffer_from_slice("a", usage, &vec![1.5f32; n])
+        .unwrap();
+    let b = device
+        .buffer_from_slice("b", usage, &vec![2.0f32; n])
+        .unwrap();
+    let c = device.storage_buffer::<f32>("c", n).unwrap();
+    let mut set = compute.new_set(0).unwrap();
+    set.write_buffer(0, &a).unwrap();
+    set.write_buffer(1, &b).unwrap();
+    set.write_buffer(2, &c).unwrap();
+    let verts: [[f32; 2]; 3] = [[-1.0, -1.0], [3.0, -1.0], [-1.0, 3.0]];
+    let vb = device
+        .buffer_from_slice("big triangle", vk::BufferUsageFlags::VERTEX_BUFFER, &verts)
+        .unwrap();
+    let img = target(&device, 4, 4);
+    device
+        .execute(|r| {
+            r.bind_pipeline(&compute);
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(n as u32)?;
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.0; 4])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&graphics);
+            r.push(0, &[0.2f32, 0.4, 0.6, 1.0])?;
+            r.bind_vertex_buffer(0, &vb, 0)?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()?;
+            // Back to compute: set 0 is still bound at the compute bind point (binding it
+            // again is elided), and dispatch sees it — the validation layer would say so
+            // otherwise.
+            r.bind_pipeline(&compute);
+            r.bind_set(0, &set)?;
+            r.barrier();
+            r.dispatch_threads(n as u32)
+        })
+        .unwrap();
+    assert_eq!(c.read::<f32>(&device).unwrap(), vec![3.5f32; n]);
+    assert_eq!(&img.read(&device).unwrap()[..4], &[51, 102, 153, 255]);
+    assert_clean(&device);
+}
+
+#[test]
 fn image_descriptor_writes_are_type_checked() {
     let device = device();
     let s = scene::Scene::new(&device, scene::COLOR_FORMAT).unwrap();

@@ -32,6 +32,12 @@ pub struct Config {
     /// Keep the camera still (`KILN_WINDOW_STATIC=1`), so a screenshot matches the
     /// offscreen golden image.
     pub still: bool,
+    /// Ask for a new window size after this many presented frames
+    /// (`KILN_WINDOW_RESIZE=N:WIDTHxHEIGHT`).
+    pub resize: Option<(u64, [u32; 2])>,
+    /// Once, record a frame for a zero-sized (minimised) window and count it as skipped:
+    /// exercises the minimise path where no window manager can minimise (Xvfb).
+    pub probe_minimised: bool,
     /// Force the validation layer on.
     pub validation: Option<bool>,
     /// Allow the event loop off the main thread (tests).
@@ -46,6 +52,12 @@ impl Config {
             seconds: var("KILN_WINDOW_SECONDS").and_then(|v| v.parse().ok()),
             screenshot: var("KILN_WINDOW_SCREENSHOT").map(Into::into),
             still: var("KILN_WINDOW_STATIC").is_some_and(|v| v == "1"),
+            resize: var("KILN_WINDOW_RESIZE").and_then(|v| {
+                let (n, wh) = v.split_once(':')?;
+                let (w, h) = wh.split_once('x')?;
+                Some((n.parse().ok()?, [w.parse().ok()?, h.parse().ok()?]))
+            }),
+            probe_minimised: false,
             validation: None,
             any_thread: false,
         }
@@ -58,6 +70,7 @@ pub struct Summary {
     pub presented: u64,
     pub skipped: u64,
     pub recreated_or_suboptimal: u64,
+    pub swapchains_created: u64,
     pub extent: [u32; 2],
     pub format: Option<vk::Format>,
     pub screenshot: Option<(u32, u32, Vec<u8>)>,
@@ -129,7 +142,15 @@ impl App {
         let Some(st) = self.state.as_mut() else {
             return Ok(());
         };
-        let size = st.window.inner_size();
+        if let Some((n, [w, h])) = self.config.resize {
+            if self.summary.presented == n {
+                let _ = st.window.request_inner_size(PhysicalSize::new(w, h));
+            }
+        }
+        let mut size = st.window.inner_size();
+        if self.config.probe_minimised && self.summary.presented == 2 && self.summary.skipped == 0 {
+            size = PhysicalSize::new(0, 0);
+        }
         let last = self
             .config
             .frames
@@ -197,6 +218,7 @@ impl App {
         }
         let e = presenter.extent();
         self.summary.extent = [e.width, e.height];
+        self.summary.swapchains_created = presenter.swapchains_created();
         if let Some(shot) = presenter.take_capture()? {
             self.summary.screenshot = Some(shot);
         }
@@ -233,7 +255,7 @@ impl ApplicationHandler for App {
                     event_loop.exit();
                 } else if let Some(st) = self.state.as_ref() {
                     let size = st.window.inner_size();
-                    if size.width > 0 && size.height > 0 {
+                    if size.width > 0 && size.height > 0 || self.config.probe_minimised {
                         st.window.request_redraw();
                     }
                 }

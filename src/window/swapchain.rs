@@ -91,6 +91,7 @@ pub struct Presenter {
     desc: PresenterDesc,
     capture_next: bool,
     capture: Option<Capture>,
+    created: u64,
     /// Keeps the window alive while the surface is (VUID-vkDestroySurfaceKHR-surface-01266).
     _window: Arc<dyn Any + Send + Sync>,
 }
@@ -184,6 +185,7 @@ impl Presenter {
             desc: desc.clone(),
             capture_next: false,
             capture: None,
+            created: 0,
             _window: window,
         };
         for _ in 0..desc.frames_in_flight.max(1) {
@@ -247,6 +249,12 @@ impl Presenter {
     /// The current swapchain extent (0×0 before the first frame).
     pub fn extent(&self) -> vk::Extent2D {
         self.extent
+    }
+
+    /// How many swapchains were created so far (1 after the first frame; each resize,
+    /// out-of-date or suboptimal present adds one).
+    pub fn swapchains_created(&self) -> u64 {
+        self.created
     }
 
     /// Number of frame-in-flight slots.
@@ -391,6 +399,7 @@ impl Presenter {
         }
         self.extent = extent;
         self.stale = false;
+        self.created += 1;
         log::debug!(
             "kiln: swapchain {}x{} {:?} {:?}, {} images",
             extent.width,
