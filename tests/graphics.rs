@@ -115,16 +115,61 @@ fn flat_triangle_centre_and_corner_exact() {
 }
 
 #[test]
+fn additive_blend_exact_pixels() {
+    let device = device();
+    let vs = kiln::include_spirv!("test/flat.vert").unwrap();
+    let fs = kiln::include_spirv!("test/flat.frag").unwrap();
+    let img = target(&device, 4, 4);
+    let mut desc = GraphicsPipelineDesc::new(&vs, &fs)
+        .vertex_buffer(VertexBufferLayout::packed(&[(
+            0,
+            vk::Format::R32G32_SFLOAT,
+        )]))
+        .targets(&[&img], None);
+    desc.blend = kiln::BlendMode::Additive;
+    let pipeline = device.graphics_pipeline(&desc).unwrap();
+    let verts: [[f32; 2]; 3] = [[-1.0, -1.0], [3.0, -1.0], [-1.0, 3.0]];
+    let vb = device
+        .buffer_from_slice("big triangle", vk::BufferUsageFlags::VERTEX_BUFFER, &verts)
+        .unwrap();
+    device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.2, 0.2, 0.2, 0.2])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&pipeline);
+            r.bind_vertex_buffer(0, &vb, 0)?;
+            // Drawn twice: red 0.2 (clear) + 0.2 + 0.2 = 0.6, green 0.2 + 0.4 = 0.6.
+            r.push(0, &[0.2f32, 0.4, 0.0, 0.0])?;
+            r.draw(3, 1, 0, 0)?;
+            r.push(0, &[0.2f32, 0.0, 0.0, 0.0])?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()
+        })
+        .unwrap();
+    let data = img.read(&device).unwrap();
+    // (0.6, 0.6, 0.2) * 255 = (153, 153, 51) for every pixel.
+    for p in data.chunks(4) {
+        assert_eq!(&p[..3], &[153, 153, 51]);
+    }
+    assert_clean(&device);
+}
+
+#[test]
 fn textured_quad_nearest_samples_exact_texels() {
     let device = device();
     let vs = kiln::include_spirv!("test/textured.vert").unwrap();
     let fs = kiln::include_spirv!("test/textured.frag").unwrap();
-    let mut desc =
-        GraphicsPipelineDesc::new(&vs, &fs).vertex_buffer(VertexBufferLayout::packed(&[
+    let img = target(&device, 8, 8);
+    // Attachment formats from the render target.
+    let desc = GraphicsPipelineDesc::new(&vs, &fs)
+        .vertex_buffer(VertexBufferLayout::packed(&[
             (0, vk::Format::R32G32_SFLOAT),
             (1, vk::Format::R32G32_SFLOAT),
-        ]));
-    desc.color_formats = vec![RGBA8];
+        ]))
+        .targets(&[&img], None);
+    assert_eq!(desc.color_formats, vec![RGBA8]);
     let pipeline = device.graphics_pipeline(&desc).unwrap();
     let set_layout = &pipeline.layout().set_layouts()[0];
     assert_eq!(
@@ -159,7 +204,6 @@ fn textured_quad_nearest_samples_exact_texels() {
     let vb = device
         .buffer_from_slice("quad", vk::BufferUsageFlags::VERTEX_BUFFER, &quad)
         .unwrap();
-    let img = target(&device, 8, 8);
     device
         .execute(|r| {
             r.begin_rendering(&RenderingDesc {

@@ -38,6 +38,9 @@ pub struct Config {
     /// Once, record a frame for a zero-sized (minimised) window and count it as skipped:
     /// exercises the minimise path where no window manager can minimise (Xvfb).
     pub probe_minimised: bool,
+    /// Once, make a frame's recording fail and carry on: exercises the error path (the
+    /// acquired image is released and later frames still present).
+    pub probe_error: bool,
     /// Force the validation layer on.
     pub validation: Option<bool>,
     /// Allow the event loop off the main thread (tests).
@@ -58,6 +61,7 @@ impl Config {
                 Some((n.parse().ok()?, [w.parse().ok()?, h.parse().ok()?]))
             }),
             probe_minimised: false,
+            probe_error: false,
             validation: None,
             any_thread: false,
         }
@@ -71,6 +75,7 @@ pub struct Summary {
     pub skipped: u64,
     pub recreated_or_suboptimal: u64,
     pub swapchains_created: u64,
+    pub failed_frames: u64,
     pub extent: [u32; 2],
     pub format: Option<vk::Format>,
     pub screenshot: Option<(u32, u32, Vec<u8>)>,
@@ -163,6 +168,9 @@ impl App {
         } else {
             self.start.elapsed().as_secs_f32() * 0.4
         };
+        let fail = self.config.probe_error
+            && self.summary.presented == 3
+            && self.summary.failed_frames == 0;
         let State {
             presenter,
             depth,
@@ -177,6 +185,11 @@ impl App {
         // (inside `frame`, before the closure runs).
         let status = unsafe {
             presenter.frame(device, [size.width, size.height], |r, frame| {
+                if fail {
+                    return Err(kiln::Error::RenderingState {
+                        what: "probe: a frame whose recording fails",
+                    });
+                }
                 let e = frame.extent;
                 let d = &mut depth[frame.slot];
                 if d.as_ref().is_none_or(|d| d.extent() != e) {
@@ -205,7 +218,14 @@ impl App {
                 })?;
                 scene.draw(r, cam_set)?;
                 r.end_rendering()
-            })?
+            })
+        };
+        let status = match status {
+            Err(kiln::Error::RenderingState { what }) if fail && what.starts_with("probe") => {
+                self.summary.failed_frames += 1;
+                return Ok(());
+            }
+            other => other?,
         };
         match status {
             FrameStatus::Presented => self.summary.presented += 1,

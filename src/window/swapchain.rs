@@ -268,8 +268,8 @@ impl Presenter {
     }
 
     /// Copies the next presented frame to host memory; read it with
-    /// [`take_capture`](Self::take_capture). Errors: `KILN-E140` the surface does not
-    /// allow TRANSFER_SRC on swapchain images.
+    /// [`take_capture`](Self::take_capture). When the surface does not allow TRANSFER_SRC
+    /// on swapchain images nothing is captured (`take_capture` returns `None`).
     pub fn capture_next_frame(&mut self) {
         self.capture_next = true;
     }
@@ -546,18 +546,27 @@ impl Presenter {
         // SAFETY: `cb` is recording (possibly after a failed closure; then it is discarded).
         let ended = unsafe { d.end_command_buffer(cb) }.map_err(vk_err("vkEndCommandBuffer"));
         if let Err(e) = recorded.and(ended) {
-            // The acquired image cannot be given back without presenting; recreating the
-            // swapchain (after an idle wait) releases it.
+            // Nothing is drawn. The acquire's semaphore signal is consumed by an empty
+            // submission (so the semaphore is unsignalled again when the slot comes back),
+            // and the acquired image is released by recreating the swapchain.
             self.stale = true;
-            // SAFETY: `acquired` will be signalled by the acquire; waiting idle is not
-            // enough for a binary semaphore, so replace it with a fresh one.
+            let wait = [acquired];
+            let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
+            let submit = vk::SubmitInfo::default()
+                .wait_semaphores(&wait)
+                .wait_dst_stage_mask(&stages);
+            let queue = shared.queue.lock().map_err(|_| Error::DeviceLost {
+                call: "vkQueueSubmit (poisoned queue lock)",
+            })?;
+            // SAFETY: the queue is externally synchronized by the mutex; the slot's fence is
+            // signalled (waited above) and reset before reuse; `acquired` has a pending
+            // signal from the acquire that this batch waits for.
             unsafe {
-                let _ = self.device.wait_idle();
-                d.destroy_semaphore(acquired, None);
-                self.slots[slot_index].acquired = d
-                    .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
-                    .map_err(vk_err("vkCreateSemaphore"))?;
+                d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
+                d.queue_submit(*queue, &[submit], fence)
+                    .map_err(vk_err("vkQueueSubmit"))?;
             }
+            self.next = (self.next + 1) % self.slots.len();
             return Err(e);
         }
         let wait = [acquired];
