@@ -11,12 +11,18 @@ mod scene;
 mod window_app;
 
 use std::process::Command;
+use std::sync::Mutex;
+
+/// `xvfb-run -a` picks a free display by probing lock files; two started at the same
+/// moment can pick the same one, so the children run one after the other.
+static XVFB: Mutex<()> = Mutex::new(());
 
 const FRAMES: u64 = 30;
 
 /// Runs `window_child` inside `xvfb-run -a` with `env`; returns the child's stdout and the
 /// screenshot of its last presented frame.
 fn run_child(env: &[(&str, &str)]) -> (String, image::RgbaImage) {
+    let _serial = XVFB.lock().unwrap_or_else(|p| p.into_inner());
     let which = Command::new("sh")
         .args(["-c", "command -v xvfb-run"])
         .output()

@@ -384,7 +384,6 @@ impl Image {
     /// Wraps an image another object owns (a swapchain image): kiln makes and destroys
     /// only the view.
     #[cfg_attr(not(feature = "window"), allow(dead_code))]
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn wrap(
         shared: &Arc<Shared>,
         raw: vk::Image,
