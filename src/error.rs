@@ -148,6 +148,9 @@ pub enum Error {
     /// The GPU did not finish within the wait timeout.
     #[error("KILN-E108: timed out after {ms} ms waiting for the GPU during {call}")]
     Timeout { call: &'static str, ms: u64 },
+    /// Creating a window surface or swapchain failed, or the window cannot be presented to.
+    #[error("KILN-E140: window/surface: {detail}")]
+    Surface { detail: String },
 
     // ---------------------------------------------------------------- memory / buffers
     /// gpu-allocator failed.
@@ -177,6 +180,31 @@ pub enum Error {
         size: u64,
         elem: usize,
     },
+    /// An image description Vulkan would reject (zero extent, too many mips, unsupported
+    /// format/usage; VUID-VkImageCreateInfo-extent-00944, -mipLevels-00947, -usage-00964).
+    #[error("KILN-E180: image `{object}`: {detail}")]
+    InvalidImage { object: String, detail: String },
+    /// Host data for an image level has the wrong size.
+    #[error("KILN-E181: image `{object}` mip {level} is {width}x{height} of {format:?} = {expected} bytes, but {found} bytes were given")]
+    ImageDataSize {
+        object: String,
+        level: u32,
+        width: u32,
+        height: u32,
+        format: vk::Format,
+        expected: u64,
+        found: u64,
+    },
+    /// An image used in a way its usage flags do not allow (VUID-VkWriteDescriptorSet-descriptorType-00337 ff.).
+    #[error("KILN-E182: image `{object}` lacks usage {needed:?} needed for {what}; create it with that usage")]
+    ImageUsage {
+        object: String,
+        needed: vk::ImageUsageFlags,
+        what: &'static str,
+    },
+    /// A sampler description Vulkan would reject (VUID-VkSamplerCreateInfo-*).
+    #[error("KILN-E190: sampler: {detail}")]
+    InvalidSampler { detail: String },
 
     /// The allocation would exceed the memory heap it comes from (kiln never over-commits
     /// a heap: VUID-vkAllocateMemory-pAllocateInfo-01713 and the heap budget).
@@ -268,6 +296,33 @@ pub enum Error {
     /// Dispatch group count above maxComputeWorkGroupCount (VUID-vkCmdDispatch-groupCountX-00386).
     #[error("KILN-E253: dispatch of {groups:?} groups exceeds maxComputeWorkGroupCount {limit:?}")]
     DispatchTooLarge { groups: [u32; 3], limit: [u32; 3] },
+    /// A vertex input location whose buffer-layout format disagrees with the shader
+    /// (VUID-VkGraphicsPipelineCreateInfo-Input-08733).
+    #[error("KILN-E280: vertex input `{name}` at location {location} is {shader:?} in `{entry}` but the vertex buffer layout gives {given:?}; {hint}")]
+    VertexFormatMismatch {
+        entry: String,
+        name: String,
+        location: u32,
+        shader: vk::Format,
+        given: vk::Format,
+        hint: &'static str,
+    },
+    /// A vertex shader input with no attribute in the vertex buffer layout
+    /// (VUID-VkGraphicsPipelineCreateInfo-Input-07904).
+    #[error("KILN-E281: vertex input `{name}` at location {location} ({shader:?}) of `{entry}` has no attribute in the vertex buffer layouts; add one with that location")]
+    VertexInputMissing {
+        entry: String,
+        name: String,
+        location: u32,
+        shader: vk::Format,
+    },
+    /// A graphics pipeline description that cannot work (duplicate location, output
+    /// without a colour attachment, bad attachment format...).
+    #[error("KILN-E282: graphics pipeline `{pipeline}`: {detail}")]
+    InvalidGraphicsPipeline { pipeline: String, detail: String },
+    /// A command that needs an active rendering scope (or none) was recorded at the wrong time.
+    #[error("KILN-E283: {what}")]
+    RenderingState { what: &'static str },
 }
 
 impl Error {
@@ -303,11 +358,16 @@ impl Error {
             OutOfMemory { .. } => "KILN-E106",
             MissingFeature { .. } => "KILN-E107",
             Timeout { .. } => "KILN-E108",
+            Surface { .. } => "KILN-E140",
             Allocation { .. } => "KILN-E150",
             BufferOverflow { .. } => "KILN-E151",
             ZeroSizedBuffer { .. } => "KILN-E152",
             BufferElementMismatch { .. } => "KILN-E153",
             HeapExhausted { .. } => "KILN-E154",
+            InvalidImage { .. } => "KILN-E180",
+            ImageDataSize { .. } => "KILN-E181",
+            ImageUsage { .. } => "KILN-E182",
+            InvalidSampler { .. } => "KILN-E190",
             NoSuchBinding { .. } => "KILN-E200",
             NoSuchBindingName { .. } => "KILN-E201",
             DescriptorTypeMismatch { .. } => "KILN-E202",
@@ -321,6 +381,10 @@ impl Error {
             WrongStage { .. } => "KILN-E251",
             NoPipelineBound { .. } => "KILN-E252",
             DispatchTooLarge { .. } => "KILN-E253",
+            VertexFormatMismatch { .. } => "KILN-E280",
+            VertexInputMissing { .. } => "KILN-E281",
+            InvalidGraphicsPipeline { .. } => "KILN-E282",
+            RenderingState { .. } => "KILN-E283",
         }
     }
 }

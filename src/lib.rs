@@ -36,16 +36,22 @@ pub mod device;
 mod error;
 pub mod pipeline;
 pub mod shaders;
+#[cfg(feature = "window")]
+pub mod window;
 
 pub use ash::vk;
-pub use commands::Recorder;
+pub use commands::{ColorAttachment, DepthAttachment, LoadOp, Recorder, RenderingDesc};
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
-    Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, MemoryLocation, ValidationReport,
-    ValidationWatch,
+    Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, Image, ImageDesc, MemoryLocation,
+    Sampler, SamplerDesc, ValidationReport, ValidationWatch,
 };
 pub use error::{Error, Result};
-pub use pipeline::{ComputePipeline, ComputePipelineDesc, PipelineLayout, PipelineLayoutDesc};
+pub use pipeline::{
+    BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
+    GraphicsPipelineDesc, Pipeline, PipelineLayout, PipelineLayoutDesc, VertexAttribute,
+    VertexBufferLayout,
+};
 pub use shaders::{ShaderModule, SpecValue};
 
 /// Compile-time proof that kiln's handles can cross threads (issue: threads).

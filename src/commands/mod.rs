@@ -1,32 +1,45 @@
 //! Recording: bind pipeline, bind sets (checked for compatibility by interned id), push
-//! constants, dispatch, barriers, copies.
+//! constants, dispatch, barriers, copies; graphics recording (rendering scopes, vertex and
+//! index buffers, draws, image layout transitions) lives in [`render`].
 //!
 //! A [`Recorder`] is handed out by [`Device::execute`](crate::Device::execute); everything
 //! it binds is borrowed for the whole execution.
 
 use std::sync::atomic::AtomicU64;
 
+mod render;
+
 use ash::vk;
 
+pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
+
 use crate::descriptors::DescriptorSet;
-use crate::device::{Buffer, Shared};
+use crate::device::{Buffer, Image, Shared};
 use crate::error::{Error, Result};
-use crate::pipeline::{ComputePipeline, PipelineLayout, PushConstantRange};
+use crate::pipeline::{Pipeline, PipelineLayout, PushConstantRange};
 
 struct Bound<'a> {
     raw: vk::Pipeline,
     layout: &'a PipelineLayout,
     bind_point: vk::PipelineBindPoint,
     workgroup: [u32; 3],
+    /// Set handles currently bound at this bind point, by set number (for redundant-bind
+    /// elision).
+    sets: Vec<vk::DescriptorSet>,
 }
 
 /// Records commands into one command buffer. Obtained from `Device::execute`.
 pub struct Recorder<'a> {
     shared: &'a Shared,
     cb: vk::CommandBuffer,
-    bound: Option<Bound<'a>>,
-    /// Set handles currently bound, by set number (for redundant-bind elision).
-    bound_sets: Vec<vk::DescriptorSet>,
+    /// Bound pipelines: [compute, graphics] (Vulkan keeps state per bind point).
+    bound: [Option<Bound<'a>>; 2],
+    /// The bind point of the pipeline bound last: `bind_set` and `push_constants` use it.
+    current: usize,
+    /// Layouts this recording moved images to; applied to the images after submission.
+    layouts: Vec<(Image, vk::ImageLayout)>,
+    /// Inside `begin_rendering` … `end_rendering`.
+    rendering: bool,
     /// `last_used` stamps of every set bound, updated with the submission value.
     used_sets: Vec<&'a AtomicU64>,
     /// A dispatch was recorded since the last barrier.
@@ -35,13 +48,19 @@ pub struct Recorder<'a> {
     auto_barriers: bool,
 }
 
+fn slot(bind_point: vk::PipelineBindPoint) -> usize {
+    usize::from(bind_point == vk::PipelineBindPoint::GRAPHICS)
+}
+
 impl<'a> Recorder<'a> {
     pub(crate) fn new(shared: &'a Shared, cb: vk::CommandBuffer) -> Self {
         Recorder {
             shared,
             cb,
-            bound: None,
-            bound_sets: Vec::new(),
+            bound: [None, None],
+            current: 0,
+            layouts: Vec::new(),
+            rendering: false,
             used_sets: Vec::new(),
             dirty: false,
             auto_barriers: true,
@@ -81,6 +100,15 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// Stores the layouts recorded in this command buffer into the images; call once the
+    /// command buffer was submitted (queue order makes them the layouts later submissions
+    /// see).
+    pub(crate) fn commit_layouts(&mut self) {
+        for (img, layout) in self.layouts.drain(..) {
+            *img.0.layout.lock().unwrap_or_else(|p| p.into_inner()) = layout;
+        }
+    }
+
     /// The raw command buffer, for commands kiln does not wrap.
     ///
     /// # Safety
@@ -90,30 +118,36 @@ impl<'a> Recorder<'a> {
         self.cb
     }
 
-    /// Binds a compute pipeline. Sets bound earlier stay bound when the new layout is
-    /// compatible for them ("compatible for set N", Vulkan spec §14.2.2).
-    pub fn bind_pipeline(&mut self, pipeline: &'a ComputePipeline) {
+    /// Binds a compute or graphics pipeline. Sets bound earlier at the same bind point stay
+    /// bound when the new layout is compatible for them ("compatible for set N", Vulkan
+    /// spec §14.2.2).
+    pub fn bind_pipeline<P: Pipeline>(&mut self, pipeline: &'a P) {
         let layout: &'a PipelineLayout = pipeline.layout();
-        if let Some(prev) = &self.bound {
+        let bind_point = pipeline.bind_point();
+        let i = slot(bind_point);
+        self.current = i;
+        let mut sets = Vec::new();
+        if let Some(prev) = self.bound[i].take() {
             if prev.raw == pipeline.raw() {
+                self.bound[i] = Some(prev);
                 return;
             }
             let keep = compatible_prefix(prev.layout, layout);
-            self.bound_sets.truncate(keep);
+            sets = prev.sets;
+            sets.truncate(keep);
         }
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
         unsafe {
-            self.shared.raw.cmd_bind_pipeline(
-                self.cb,
-                vk::PipelineBindPoint::COMPUTE,
-                pipeline.raw(),
-            )
+            self.shared
+                .raw
+                .cmd_bind_pipeline(self.cb, bind_point, pipeline.raw())
         };
-        self.bound = Some(Bound {
+        self.bound[i] = Some(Bound {
             raw: pipeline.raw(),
             layout,
-            bind_point: vk::PipelineBindPoint::COMPUTE,
+            bind_point,
             workgroup: pipeline.workgroup_size(),
+            sets,
         });
     }
 
@@ -123,9 +157,8 @@ impl<'a> Recorder<'a> {
     /// layout differs from the pipeline's at that number (the error shows the first
     /// differing binding), `KILN-E207` a binding was never written.
     pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
-        let bound = self
-            .bound
-            .as_ref()
+        let bound = self.bound[self.current]
+            .as_mut()
             .ok_or(Error::NoPipelineBound { what: "bind_set" })?;
         let layouts = bound.layout.set_layouts();
         let expected = layouts.get(index as usize).ok_or(Error::NoSuchSet {
@@ -148,7 +181,7 @@ impl<'a> Recorder<'a> {
         }
         let i = index as usize;
         self.used_sets.push(&set.last_used);
-        if self.bound_sets.get(i) == Some(&set.raw()) {
+        if bound.sets.get(i) == Some(&set.raw()) {
             return Ok(());
         }
         // SAFETY: the set's layout equals the pipeline layout's at `index` (checked), the set
@@ -163,10 +196,10 @@ impl<'a> Recorder<'a> {
                 &[],
             )
         };
-        if self.bound_sets.len() <= i {
-            self.bound_sets.resize(i + 1, vk::DescriptorSet::null());
+        if bound.sets.len() <= i {
+            bound.sets.resize(i + 1, vk::DescriptorSet::null());
         }
-        self.bound_sets[i] = set.raw();
+        bound.sets[i] = set.raw();
         Ok(())
     }
 
@@ -176,9 +209,11 @@ impl<'a> Recorder<'a> {
     ///
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E250` bytes outside every range.
     pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
-        let bound = self.bound.as_ref().ok_or(Error::NoPipelineBound {
-            what: "push_constants",
-        })?;
+        let bound = self.bound[self.current]
+            .as_ref()
+            .ok_or(Error::NoPipelineBound {
+                what: "push_constants",
+            })?;
         let ranges = bound.layout.push_constant_ranges();
         let end = offset + bytes.len() as u32;
         // Fast path (no allocation): every range that overlaps the bytes contains all of
@@ -229,8 +264,13 @@ impl<'a> Recorder<'a> {
     ///
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E253` beyond maxComputeWorkGroupCount.
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
-        if self.bound.is_none() {
+        if self.bound[0].is_none() {
             return Err(Error::NoPipelineBound { what: "dispatch" });
+        }
+        if self.rendering {
+            return Err(Error::RenderingState {
+                what: "dispatch inside a rendering scope; call end_rendering first",
+            });
         }
         let limit = self.shared.limits().max_compute_work_group_count;
         if x > limit[0] || y > limit[1] || z > limit[2] {
@@ -250,7 +290,7 @@ impl<'a> Recorder<'a> {
 
     /// Dispatches enough workgroups along x to cover `n` invocations.
     pub fn dispatch_threads(&mut self, n: u32) -> Result<()> {
-        let wg = self.bound.as_ref().map_or(1, |b| b.workgroup[0].max(1));
+        let wg = self.bound[0].as_ref().map_or(1, |b| b.workgroup[0].max(1));
         self.dispatch(n.div_ceil(wg).max(1), 1, 1)
     }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::layout::SetLayout;
-use crate::device::{Buffer, Device};
+use crate::device::{Buffer, Device, Image, Sampler};
 use crate::error::{Error, Result};
 
 /// A resource a set refers to, kept alive as long as the set is.
@@ -24,6 +24,9 @@ use crate::error::{Error, Result};
 #[allow(dead_code)] // held only to keep the resource alive
 enum Held {
     Buffer(Buffer),
+    Image(Image),
+    Sampler(Sampler),
+    ImageSampler(Image, Sampler),
 }
 
 /// A descriptor set allocated from its layout's growing pool. Freed on drop.
@@ -333,6 +336,134 @@ impl DescriptorSet {
         if used > shared.completed_value() {
             shared.wait_value(used, crate::device::EXECUTE_TIMEOUT)?;
         }
+        Ok(())
+    }
+
+    /// Writes `image` (its view of all mips) to `binding`: a SAMPLED_IMAGE is read in
+    /// SHADER_READ_ONLY_OPTIMAL, a STORAGE_IMAGE in GENERAL. Type checked against the layout.
+    pub fn write_image(&mut self, binding: u32, image: &Image) -> Result<()> {
+        self.write_image_element(binding, 0, Some(image), None)
+    }
+
+    /// Writes `sampler` to a SAMPLER binding.
+    pub fn write_sampler(&mut self, binding: u32, sampler: &Sampler) -> Result<()> {
+        self.write_image_element(binding, 0, None, Some(sampler))
+    }
+
+    /// Writes `image` + `sampler` to a COMBINED_IMAGE_SAMPLER binding.
+    pub fn write_combined(&mut self, binding: u32, image: &Image, sampler: &Sampler) -> Result<()> {
+        self.write_image_element(binding, 0, Some(image), Some(sampler))
+    }
+
+    /// Writes array element `element` of an image, sampler or combined image-sampler
+    /// binding. Which of `image`/`sampler` is given says which descriptor type the caller
+    /// means (image only: SAMPLED_IMAGE or STORAGE_IMAGE; sampler only: SAMPLER; both:
+    /// COMBINED_IMAGE_SAMPLER); it must equal the layout's
+    /// (VUID-VkWriteDescriptorSet-descriptorType-00325 ff.), and the image needs the
+    /// matching usage (VUID-VkWriteDescriptorSet-descriptorType-00337, -00339).
+    ///
+    /// Errors: `KILN-E200` no such binding, `KILN-E202` wrong descriptor type, `KILN-E203`
+    /// element out of range, `KILN-E182` image without SAMPLED/STORAGE usage.
+    pub fn write_image_element(
+        &mut self,
+        binding: u32,
+        element: u32,
+        image: Option<&Image>,
+        sampler: Option<&Sampler>,
+    ) -> Result<()> {
+        let desc = self.layout.desc();
+        let idx = desc
+            .bindings()
+            .binary_search_by_key(&binding, |b| b.binding)
+            .map_err(|_| Error::NoSuchBinding {
+                set: self.set,
+                binding,
+                available: desc.bindings().iter().map(|b| b.binding).collect(),
+            })?;
+        let b = &desc.bindings()[idx];
+        let expected = b.descriptor_type;
+        use vk::DescriptorType as T;
+        let (found, ok) = match (image, sampler) {
+            (Some(_), Some(_)) => (
+                T::COMBINED_IMAGE_SAMPLER,
+                expected == T::COMBINED_IMAGE_SAMPLER,
+            ),
+            (None, Some(_)) => (T::SAMPLER, expected == T::SAMPLER),
+            (Some(_), None) => (
+                if expected == T::STORAGE_IMAGE {
+                    T::STORAGE_IMAGE
+                } else {
+                    T::SAMPLED_IMAGE
+                },
+                expected == T::SAMPLED_IMAGE || expected == T::STORAGE_IMAGE,
+            ),
+            (None, None) => (T::from_raw(i32::MAX), false),
+        };
+        if !ok {
+            return Err(Error::DescriptorTypeMismatch {
+                set: self.set,
+                binding,
+                expected,
+                found,
+                hint: match expected {
+                    T::COMBINED_IMAGE_SAMPLER => "write an image and a sampler (write_combined)",
+                    T::SAMPLER => "write a sampler (write_sampler)",
+                    T::SAMPLED_IMAGE | T::STORAGE_IMAGE => "write an image (write_image)",
+                    _ => "this binding takes a buffer (write_buffer)",
+                },
+            });
+        }
+        let actual = self.held[idx].len() as u32;
+        if element >= actual {
+            return Err(Error::ArrayElementOutOfRange {
+                set: self.set,
+                binding,
+                count: actual,
+                element,
+            });
+        }
+        let (layout, usage) = if expected == T::STORAGE_IMAGE {
+            (vk::ImageLayout::GENERAL, vk::ImageUsageFlags::STORAGE)
+        } else {
+            (
+                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                vk::ImageUsageFlags::SAMPLED,
+            )
+        };
+        if let Some(img) = image {
+            if !img.usage().contains(usage) {
+                return Err(Error::ImageUsage {
+                    object: img.label().to_string(),
+                    needed: usage,
+                    what: "this descriptor type",
+                });
+            }
+        }
+        let info = [vk::DescriptorImageInfo {
+            sampler: sampler.map_or(vk::Sampler::null(), |s| s.raw()),
+            image_view: image.map_or(vk::ImageView::null(), |i| i.view()),
+            image_layout: if image.is_some() {
+                layout
+            } else {
+                vk::ImageLayout::UNDEFINED
+            },
+        }];
+        self.wait_unused()?;
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(self.raw)
+            .dst_binding(binding)
+            .dst_array_element(element)
+            .descriptor_type(expected)
+            .image_info(&info);
+        // SAFETY: type, element and usage were checked against the layout above; the set is
+        // not in use by a pending command buffer and `&mut self` synchronizes the update.
+        unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
+        self.held[idx][element as usize] = Some(match (image, sampler) {
+            (Some(i), Some(s)) => Held::ImageSampler(i.clone(), s.clone()),
+            (Some(i), None) => Held::Image(i.clone()),
+            (None, Some(s)) => Held::Sampler(s.clone()),
+            (None, None) => return Ok(()),
+        });
         Ok(())
     }
 

@@ -158,7 +158,7 @@ pub(crate) struct Instance {
 }
 
 impl Instance {
-    pub fn new(app_name: &CStr, validation: Option<bool>) -> Result<Instance> {
+    pub fn new(app_name: &CStr, validation: Option<bool>, extra: &[&CStr]) -> Result<Instance> {
         // SAFETY: loading the system Vulkan loader; ash keeps the library alive in `Entry`.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::LoaderMissing {
             detail: e.to_string(),
@@ -201,6 +201,18 @@ impl Instance {
         if debug_utils {
             ext_names.push(ash::ext::debug_utils::NAME.as_ptr());
         }
+        for e in extra {
+            if !has_ext(e) {
+                return Err(Error::MissingFeature {
+                    device: "Vulkan instance".into(),
+                    what: format!("instance extension {e:?} (needed for windows/surfaces)"),
+                });
+            }
+            if !ext_names.contains(&e.as_ptr()) {
+                ext_names.push(e.as_ptr());
+            }
+        }
+        let surface = extra.contains(&ash::khr::surface::NAME);
         let mut flags = vk::InstanceCreateFlags::empty();
         if has_ext(ash::khr::portability_enumeration::NAME) {
             ext_names.push(ash::khr::portability_enumeration::NAME.as_ptr());
@@ -271,7 +283,7 @@ impl Instance {
                      enabled; continuing without it (Debian/Ubuntu: `apt-get install \
                      vulkan-validationlayers`)"
                 );
-                return Instance::new(app_name, Some(false));
+                return Instance::new(app_name, Some(false), extra);
             }
             Err(
                 vk::Result::ERROR_INCOMPATIBLE_DRIVER | vk::Result::ERROR_INITIALIZATION_FAILED,
@@ -299,7 +311,7 @@ impl Instance {
             debug,
             messenger,
             validation,
-            surface: false,
+            surface,
         })
     }
 

@@ -8,10 +8,12 @@
 mod budget;
 mod buffer;
 mod features;
+mod image;
 mod instance;
+mod sampler;
 mod submit;
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +23,10 @@ use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 pub use buffer::{Buffer, BufferDesc};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
+pub(crate) use image::{format_info, NumClass};
+pub use image::{Image, ImageDesc};
 pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
+pub use sampler::{Sampler, SamplerDesc};
 pub use submit::{Submission, DEFAULT_SPIN, EXECUTE_TIMEOUT};
 
 use crate::descriptors::SetLayoutCache;
@@ -77,6 +82,10 @@ pub struct DeviceDesc {
     pub validation: Option<bool>,
     /// Pick a device by index or name substring; `None` = `KILN_DEVICE` or the best one.
     pub device: Option<String>,
+    /// Extra instance extensions, e.g. `VK_KHR_surface` + a platform surface extension
+    /// for windows (`kiln::window::surface_extensions`). With `VK_KHR_surface` present the
+    /// device also enables `VK_KHR_swapchain`. A missing one is `KILN-E107`.
+    pub instance_extensions: Vec<&'static CStr>,
 }
 
 impl Default for DeviceDesc {
@@ -85,12 +94,14 @@ impl Default for DeviceDesc {
             app_name: "kiln".into(),
             validation: None,
             device: None,
+            instance_extensions: Vec::new(),
         }
     }
 }
 
 /// State shared by the device and every object made from it. Field order is drop order.
 pub(crate) struct Shared {
+    pub samplers: sampler::SamplerCache,
     pub set_layouts: SetLayoutCache,
     pub pipeline_layouts: PipelineLayoutCache,
     pub tracker: Tracker,
@@ -136,6 +147,7 @@ impl Drop for Shared {
             let _ = self.raw.device_wait_idle();
         }
         self.tracker.destroy(self);
+        self.samplers.clear();
         // Every pipeline holds an Arc<Shared> or was retired above; save the cache now.
         self.pipeline_cache.save_and_destroy(&self.raw);
         self.set_layouts.destroy_all(&self.raw);
@@ -187,7 +199,7 @@ impl Device {
     /// Creates a device with explicit options.
     pub fn with_desc(desc: &DeviceDesc) -> Result<Device> {
         let app = CString::new(desc.app_name.clone()).unwrap_or_else(|_| c"kiln".into());
-        let instance = Instance::new(&app, desc.validation)?;
+        let instance = Instance::new(&app, desc.validation, &desc.instance_extensions)?;
         let wanted = desc
             .device
             .clone()
@@ -253,6 +265,7 @@ impl Device {
             .has_debug_utils()
             .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
         let shared = Shared {
+            samplers: Default::default(),
             set_layouts: SetLayoutCache::default(),
             pipeline_layouts: PipelineLayoutCache::default(),
             tracker,

@@ -358,7 +358,16 @@ impl Device {
         }
         let mut rec = Recorder::new(s, ctx.cb);
         rec.full_barrier();
-        let out = match f(&mut rec) {
+        let out = f(&mut rec);
+        // An open rendering scope is closed (its command buffer must not end inside one,
+        // VUID-vkEndCommandBuffer-None-06281); leaving it open is the caller's error.
+        let out = match (rec.close_rendering(), out) {
+            (true, Ok(_)) => Err(Error::RenderingState {
+                what: "the recording ended inside a rendering scope; call end_rendering",
+            }),
+            (_, out) => out,
+        };
+        let out = match out {
             Ok(v) => v,
             Err(e) => {
                 // SAFETY: the buffer was never submitted; resetting its pool discards it.
@@ -371,7 +380,6 @@ impl Device {
             }
         };
         rec.host_barrier();
-        let used = rec.into_used_sets();
         // SAFETY: `cb` is recording.
         if let Err(e) = unsafe { d.end_command_buffer(ctx.cb) } {
             // SAFETY: never submitted.
@@ -433,6 +441,9 @@ impl Device {
             lock(&s.tracker.pending).push_back((value, ctx));
             value
         };
+        // Submitted: later submissions see the image layouts this one leaves behind.
+        rec.commit_layouts();
+        let used = rec.into_used_sets();
         for u in used {
             u.fetch_max(value, Ordering::AcqRel);
         }

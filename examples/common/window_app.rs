@@ -1,0 +1,320 @@
+//! The seed scene in a window: winit 0.30 `ApplicationHandler`, kiln's `Presenter`
+//! (surface via ash-window, swapchain, frames in flight). Shared by `examples/window.rs`
+//! and `tests/window.rs`.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kiln::vk;
+use kiln::window::{FrameStatus, Presenter, PresenterDesc};
+use kiln::{
+    Buffer, ColorAttachment, DepthAttachment, DescriptorSet, Device, DeviceDesc, Image, ImageDesc,
+    RenderingDesc, ValidationReport,
+};
+use winit::application::ApplicationHandler;
+use winit::dpi::PhysicalSize;
+use winit::event::WindowEvent;
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::window::{Window, WindowId};
+
+use super::scene::{Scene, BACKGROUND, DEPTH_FORMAT};
+
+/// How the window app runs.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Exit after this many presented frames (`KILN_WINDOW_FRAMES`).
+    pub frames: Option<u64>,
+    /// Exit after this long (`KILN_WINDOW_SECONDS`).
+    pub seconds: Option<f64>,
+    /// Save the last presented frame as a PNG here (`KILN_WINDOW_SCREENSHOT`).
+    pub screenshot: Option<std::path::PathBuf>,
+    /// Keep the camera still (`KILN_WINDOW_STATIC=1`), so a screenshot matches the
+    /// offscreen golden image.
+    pub still: bool,
+    /// Ask for a new window size after this many presented frames
+    /// (`KILN_WINDOW_RESIZE=N:WIDTHxHEIGHT`).
+    pub resize: Option<(u64, [u32; 2])>,
+    /// Once, record a frame for a zero-sized (minimised) window and count it as skipped:
+    /// exercises the minimise path where no window manager can minimise (Xvfb).
+    pub probe_minimised: bool,
+    /// Once, make a frame's recording fail and carry on: exercises the error path (the
+    /// acquired image is released and later frames still present).
+    pub probe_error: bool,
+    /// Force the validation layer on.
+    pub validation: Option<bool>,
+    /// Allow the event loop off the main thread (tests).
+    pub any_thread: bool,
+}
+
+impl Config {
+    pub fn from_env() -> Config {
+        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
+        Config {
+            frames: var("KILN_WINDOW_FRAMES").and_then(|v| v.parse().ok()),
+            seconds: var("KILN_WINDOW_SECONDS").and_then(|v| v.parse().ok()),
+            screenshot: var("KILN_WINDOW_SCREENSHOT").map(Into::into),
+            still: var("KILN_WINDOW_STATIC").is_some_and(|v| v == "1"),
+            resize: var("KILN_WINDOW_RESIZE").and_then(|v| {
+                let (n, wh) = v.split_once(':')?;
+                let (w, h) = wh.split_once('x')?;
+                Some((n.parse().ok()?, [w.parse().ok()?, h.parse().ok()?]))
+            }),
+            probe_minimised: false,
+            probe_error: false,
+            validation: None,
+            any_thread: false,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub presented: u64,
+    pub skipped: u64,
+    pub recreated_or_suboptimal: u64,
+    pub swapchains_created: u64,
+    pub failed_frames: u64,
+    pub extent: [u32; 2],
+    pub format: Option<vk::Format>,
+    pub screenshot: Option<(u32, u32, Vec<u8>)>,
+    pub validation: Option<ValidationReport>,
+    pub device: String,
+}
+
+struct State {
+    // Field order is drop order: the presenter waits for the GPU before anything it used
+    // is dropped.
+    presenter: Presenter,
+    depth: Vec<Option<Image>>,
+    cameras: Vec<(Buffer, DescriptorSet)>,
+    scene: Scene,
+    window: Arc<Window>,
+    device: Device,
+}
+
+struct App {
+    config: Config,
+    state: Option<State>,
+    summary: Summary,
+    start: Instant,
+    error: Option<Box<dyn std::error::Error>>,
+}
+
+impl App {
+    fn init(&mut self, event_loop: &ActiveEventLoop) -> Result<(), Box<dyn std::error::Error>> {
+        let attrs = Window::default_attributes()
+            .with_title("kiln — material scene")
+            .with_inner_size(PhysicalSize::new(512, 512));
+        let window = Arc::new(event_loop.create_window(attrs)?);
+        let device = Device::with_desc(&DeviceDesc {
+            validation: self.config.validation,
+            instance_extensions: kiln::window::surface_extensions(event_loop)?,
+            ..Default::default()
+        })?;
+        self.summary.device = device.info().to_string();
+        let presenter = Presenter::new(&device, window.clone(), &PresenterDesc::default())?;
+        let scene = Scene::new(&device, presenter.format())?;
+        let mut cameras = Vec::new();
+        for _ in 0..presenter.frames_in_flight() {
+            cameras.push(scene.camera_set(&device)?);
+        }
+        self.summary.format = Some(presenter.format());
+        window.request_redraw();
+        self.state = Some(State {
+            depth: vec![None; presenter.frames_in_flight()],
+            presenter,
+            cameras,
+            scene,
+            window,
+            device,
+        });
+        Ok(())
+    }
+
+    fn done(&self) -> bool {
+        self.config
+            .frames
+            .is_some_and(|n| self.summary.presented >= n)
+            || self
+                .config
+                .seconds
+                .is_some_and(|s| self.start.elapsed() >= Duration::from_secs_f64(s))
+    }
+
+    fn redraw(&mut self) -> Result<(), Box<dyn std::error::Error>> {
+        let Some(st) = self.state.as_mut() else {
+            return Ok(());
+        };
+        if let Some((n, [w, h])) = self.config.resize {
+            if self.summary.presented == n {
+                let _ = st.window.request_inner_size(PhysicalSize::new(w, h));
+            }
+        }
+        let mut size = st.window.inner_size();
+        if self.config.probe_minimised && self.summary.presented == 2 && self.summary.skipped == 0 {
+            size = PhysicalSize::new(0, 0);
+        }
+        let last = self
+            .config
+            .frames
+            .is_some_and(|n| self.summary.presented + 1 >= n);
+        if last && self.config.screenshot.is_some() {
+            st.presenter.capture_next_frame();
+        }
+        let angle = if self.config.still {
+            0.0
+        } else {
+            self.start.elapsed().as_secs_f32() * 0.4
+        };
+        let fail = self.config.probe_error
+            && self.summary.presented == 3
+            && self.summary.failed_frames == 0;
+        let State {
+            presenter,
+            depth,
+            cameras,
+            scene,
+            device,
+            ..
+        } = st;
+        // SAFETY: everything the frame uses (scene, camera sets, depth images) lives in
+        // `State` after the presenter, which waits for the GPU when dropped; a slot's camera
+        // buffer and depth image are only replaced after that slot's fence was waited for
+        // (inside `frame`, before the closure runs).
+        let status = unsafe {
+            presenter.frame(device, [size.width, size.height], |r, frame| {
+                if fail {
+                    return Err(kiln::Error::RenderingState {
+                        what: "probe: a frame whose recording fails",
+                    });
+                }
+                let e = frame.extent;
+                let d = &mut depth[frame.slot];
+                if d.as_ref().is_none_or(|d| d.extent() != e) {
+                    *d = Some(device.create_image(&ImageDesc::depth_target(
+                        "depth",
+                        e.width,
+                        e.height,
+                        DEPTH_FORMAT,
+                    ))?);
+                }
+                let (cam_buf, cam_set) = &cameras[frame.slot];
+                cam_buf.upload(
+                    device,
+                    &[Scene::camera(e.width as f32 / e.height as f32, angle)],
+                )?;
+                let depth_image = d.as_ref().ok_or(kiln::Error::RenderingState {
+                    what: "no depth image",
+                })?;
+                r.begin_rendering(&RenderingDesc {
+                    color: &[ColorAttachment::clear(frame.target, BACKGROUND)],
+                    depth: Some(DepthAttachment {
+                        image: depth_image,
+                        clear: Some(1.0),
+                        store: false,
+                    }),
+                })?;
+                scene.draw(r, cam_set)?;
+                r.end_rendering()
+            })
+        };
+        let status = match status {
+            Err(kiln::Error::RenderingState { what }) if fail && what.starts_with("probe") => {
+                self.summary.failed_frames += 1;
+                return Ok(());
+            }
+            other => other?,
+        };
+        match status {
+            FrameStatus::Presented => self.summary.presented += 1,
+            FrameStatus::Suboptimal => {
+                self.summary.presented += 1;
+                self.summary.recreated_or_suboptimal += 1;
+            }
+            FrameStatus::OutOfDate => self.summary.recreated_or_suboptimal += 1,
+            FrameStatus::Minimised => self.summary.skipped += 1,
+        }
+        let e = presenter.extent();
+        self.summary.extent = [e.width, e.height];
+        self.summary.swapchains_created = presenter.swapchains_created();
+        if let Some(shot) = presenter.take_capture()? {
+            self.summary.screenshot = Some(shot);
+        }
+        Ok(())
+    }
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.state.is_none() {
+            if let Err(e) = self.init(event_loop) {
+                self.error = Some(e);
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(_) => {
+                if let Some(st) = self.state.as_mut() {
+                    st.presenter.resized();
+                    st.window.request_redraw();
+                }
+            }
+            WindowEvent::RedrawRequested => {
+                if let Err(e) = self.redraw() {
+                    self.error = Some(e);
+                    event_loop.exit();
+                    return;
+                }
+                if self.done() {
+                    event_loop.exit();
+                } else if let Some(st) = self.state.as_ref() {
+                    let size = st.window.inner_size();
+                    if size.width > 0 && size.height > 0 || self.config.probe_minimised {
+                        st.window.request_redraw();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(st) = self.state.take() {
+            let watch = st.device.validation_watch();
+            drop(st); // presenter first (waits idle), then the scene, window and device
+            self.summary.validation = Some(watch.report());
+        }
+    }
+}
+
+/// Runs the window until it is closed or the configured frame count / time is reached.
+pub fn run(config: Config) -> Result<Summary, Box<dyn std::error::Error>> {
+    let mut builder = EventLoop::builder();
+    if config.any_thread {
+        use winit::platform::x11::EventLoopBuilderExtX11;
+        builder.with_any_thread(true);
+    }
+    let event_loop = builder.build()?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut app = App {
+        config,
+        state: None,
+        summary: Summary::default(),
+        start: Instant::now(),
+        error: None,
+    };
+    event_loop.run_app(&mut app)?;
+    if let Some(e) = app.error.take() {
+        return Err(e);
+    }
+    if let (Some(path), Some((w, h, px))) = (&app.config.screenshot, &app.summary.screenshot) {
+        image::save_buffer(path, px, *w, *h, image::ExtendedColorType::Rgba8)?;
+    }
+    Ok(app.summary)
+}

@@ -1,0 +1,255 @@
+//! Samplers from a description, interned by content like set layouts: equal
+//! [`SamplerDesc`]s give the same `VkSampler` (and the same [`Sampler::id`]) while any holder
+//! is alive, so immutable samplers in set layouts can be compared by description.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use ash::vk;
+
+use super::{Device, Shared};
+use crate::error::{vk_err, Error, Result};
+
+/// A sampler by content (`VkSamplerCreateInfo` without pointers). Floats compare and hash
+/// by their bits, so `0.0` and `-0.0` are different descriptions and a NaN equals itself.
+#[derive(Clone, Copy, Debug)]
+pub struct SamplerDesc {
+    pub mag_filter: vk::Filter,
+    pub min_filter: vk::Filter,
+    pub mipmap_mode: vk::SamplerMipmapMode,
+    pub address_mode_u: vk::SamplerAddressMode,
+    pub address_mode_v: vk::SamplerAddressMode,
+    pub address_mode_w: vk::SamplerAddressMode,
+    pub mip_lod_bias: f32,
+    /// Maximum anisotropy (needs the `samplerAnisotropy` feature), or `None`.
+    pub max_anisotropy: Option<f32>,
+    /// Depth-compare operation (shadow samplers), or `None`.
+    pub compare_op: Option<vk::CompareOp>,
+    pub min_lod: f32,
+    /// `vk::LOD_CLAMP_NONE` for every mip.
+    pub max_lod: f32,
+    pub border_color: vk::BorderColor,
+    pub unnormalized_coordinates: bool,
+}
+
+impl Default for SamplerDesc {
+    /// Linear filtering, linear mips, repeat addressing, all mips.
+    fn default() -> Self {
+        SamplerDesc {
+            mag_filter: vk::Filter::LINEAR,
+            min_filter: vk::Filter::LINEAR,
+            mipmap_mode: vk::SamplerMipmapMode::LINEAR,
+            address_mode_u: vk::SamplerAddressMode::REPEAT,
+            address_mode_v: vk::SamplerAddressMode::REPEAT,
+            address_mode_w: vk::SamplerAddressMode::REPEAT,
+            mip_lod_bias: 0.0,
+            max_anisotropy: None,
+            compare_op: None,
+            min_lod: 0.0,
+            max_lod: vk::LOD_CLAMP_NONE,
+            border_color: vk::BorderColor::FLOAT_TRANSPARENT_BLACK,
+            unnormalized_coordinates: false,
+        }
+    }
+}
+
+impl SamplerDesc {
+    /// Nearest filtering, clamp to edge: exact texel fetches.
+    pub fn nearest_clamp() -> Self {
+        SamplerDesc {
+            mag_filter: vk::Filter::NEAREST,
+            min_filter: vk::Filter::NEAREST,
+            mipmap_mode: vk::SamplerMipmapMode::NEAREST,
+            address_mode_u: vk::SamplerAddressMode::CLAMP_TO_EDGE,
+            address_mode_v: vk::SamplerAddressMode::CLAMP_TO_EDGE,
+            address_mode_w: vk::SamplerAddressMode::CLAMP_TO_EDGE,
+            ..Default::default()
+        }
+    }
+
+    /// Every field as plain integers (floats by bits): the identity used by Eq and Hash.
+    fn key(&self) -> [i64; 13] {
+        [
+            self.mag_filter.as_raw() as i64,
+            self.min_filter.as_raw() as i64,
+            self.mipmap_mode.as_raw() as i64,
+            self.address_mode_u.as_raw() as i64,
+            self.address_mode_v.as_raw() as i64,
+            self.address_mode_w.as_raw() as i64,
+            self.mip_lod_bias.to_bits() as i64,
+            self.max_anisotropy.map_or(-1, |a| a.to_bits() as i64),
+            self.compare_op.map_or(-1, |c| c.as_raw() as i64),
+            self.min_lod.to_bits() as i64,
+            self.max_lod.to_bits() as i64,
+            self.border_color.as_raw() as i64,
+            self.unnormalized_coordinates as i64,
+        ]
+    }
+}
+
+impl PartialEq for SamplerDesc {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for SamplerDesc {}
+impl Hash for SamplerDesc {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key().hash(state)
+    }
+}
+
+/// An interned `VkSampler`: cheap to clone; destroyed when the last holder drops.
+#[derive(Clone)]
+pub struct Sampler(Arc<SamplerInner>);
+
+struct SamplerInner {
+    shared: Arc<Shared>,
+    raw: vk::Sampler,
+    id: u64,
+    desc: SamplerDesc,
+}
+
+impl std::fmt::Debug for Sampler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sampler")
+            .field("id", &self.0.id)
+            .field("desc", &self.0.desc)
+            .finish()
+    }
+}
+
+impl Sampler {
+    /// Interning id: equal ids ⇔ equal descriptions (among live samplers of one device).
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+    pub fn desc(&self) -> &SamplerDesc {
+        &self.0.desc
+    }
+    /// The raw handle (owned by kiln: do not destroy it).
+    pub fn raw(&self) -> vk::Sampler {
+        self.0.raw
+    }
+}
+
+impl Drop for SamplerInner {
+    fn drop(&mut self) {
+        let raw = self.raw;
+        // SAFETY: no set refers to the sampler (sets hold a clone); retire runs this after
+        // every submission that may use it finished.
+        self.shared
+            .retire(move |s| unsafe { s.raw.destroy_sampler(raw, None) });
+        let mut map = self
+            .shared
+            .samplers
+            .map
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if map.get(&self.desc).is_some_and(|(i, _)| *i == self.id) {
+            map.remove(&self.desc);
+        }
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The device-wide sampler interner.
+#[derive(Default)]
+pub(crate) struct SamplerCache {
+    map: Mutex<HashMap<SamplerDesc, (u64, Weak<SamplerInner>)>>,
+}
+
+impl SamplerCache {
+    pub fn clear(&self) {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+fn check(desc: &SamplerDesc, device: &Device) -> Result<()> {
+    let bad = |detail: String| Err(Error::InvalidSampler { detail });
+    let finite = [desc.mip_lod_bias, desc.min_lod];
+    if finite.iter().any(|x| !x.is_finite()) || desc.max_lod.is_nan() {
+        return bad(format!(
+            "mip_lod_bias {} / min_lod {} must be finite and max_lod {} not NaN",
+            desc.mip_lod_bias, desc.min_lod, desc.max_lod
+        ));
+    }
+    if desc.max_lod < desc.min_lod {
+        return bad(format!(
+            "max_lod {} is below min_lod {} (VUID-VkSamplerCreateInfo-maxLod-01973)",
+            desc.max_lod, desc.min_lod
+        ));
+    }
+    let limits = device.limits();
+    if desc.mip_lod_bias.abs() > limits.max_sampler_lod_bias {
+        return bad(format!(
+            "mip_lod_bias {} exceeds maxSamplerLodBias {} (VUID-VkSamplerCreateInfo-mipLodBias-01069)",
+            desc.mip_lod_bias, limits.max_sampler_lod_bias
+        ));
+    }
+    if let Some(a) = desc.max_anisotropy {
+        if !device.features().sampler_anisotropy {
+            return bad("max_anisotropy needs the samplerAnisotropy feature, which the device lacks (VUID-VkSamplerCreateInfo-anisotropyEnable-01070)".into());
+        }
+        if !(1.0..=limits.max_sampler_anisotropy).contains(&a) {
+            return bad(format!(
+                "max_anisotropy {a} is outside 1..={} (maxSamplerAnisotropy, VUID-VkSamplerCreateInfo-anisotropyEnable-01071)",
+                limits.max_sampler_anisotropy
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Device {
+    /// The interned sampler for `desc`: the same `VkSampler` for equal descriptions.
+    ///
+    /// Errors: `KILN-E190` a description Vulkan would reject (LOD range, bias or anisotropy
+    /// beyond the device limits, anisotropy without the feature).
+    pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler> {
+        check(desc, self)?;
+        let shared = &self.shared;
+        let mut map = shared
+            .samplers
+            .map
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = map.get(desc).and_then(|(_, w)| w.upgrade()) {
+            return Ok(Sampler(s));
+        }
+        let mut info = vk::SamplerCreateInfo::default()
+            .mag_filter(desc.mag_filter)
+            .min_filter(desc.min_filter)
+            .mipmap_mode(desc.mipmap_mode)
+            .address_mode_u(desc.address_mode_u)
+            .address_mode_v(desc.address_mode_v)
+            .address_mode_w(desc.address_mode_w)
+            .mip_lod_bias(desc.mip_lod_bias)
+            .min_lod(desc.min_lod)
+            .max_lod(desc.max_lod)
+            .border_color(desc.border_color)
+            .unnormalized_coordinates(desc.unnormalized_coordinates);
+        if let Some(a) = desc.max_anisotropy {
+            info = info.anisotropy_enable(true).max_anisotropy(a);
+        }
+        if let Some(c) = desc.compare_op {
+            info = info.compare_enable(true).compare_op(c);
+        }
+        // SAFETY: the description was checked against the device's limits and features.
+        let raw =
+            unsafe { shared.raw.create_sampler(&info, None) }.map_err(vk_err("vkCreateSampler"))?;
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let inner = Arc::new(SamplerInner {
+            shared: shared.clone(),
+            raw,
+            id,
+            desc: *desc,
+        });
+        map.retain(|_, (_, w)| w.strong_count() > 0);
+        map.insert(*desc, (id, Arc::downgrade(&inner)));
+        Ok(Sampler(inner))
+    }
+}

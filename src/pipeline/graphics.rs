@@ -1,0 +1,567 @@
+//! Graphics pipelines for dynamic rendering (Vulkan 1.3 §10.2, `VkPipelineRenderingCreateInfo`):
+//! the pipeline layout comes from reflection of both stages, the vertex input state from the
+//! reflected vertex inputs checked against the caller's vertex buffer layouts, and the
+//! attachment formats from the render targets. Viewport and scissor are dynamic state.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::sync::Arc;
+
+use ash::vk;
+
+use super::compute::{shader_module, spec_data};
+use super::layout::{PipelineLayout, PipelineLayoutDesc};
+use super::Pipeline;
+use crate::descriptors::DescriptorSet;
+use crate::device::{format_info, Device, Image, NumClass, Shared};
+use crate::error::{vk_err, Error, Result};
+use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
+
+/// One vertex attribute: the shader `location` it feeds, its format and its byte offset in
+/// a vertex (`VkVertexInputAttributeDescription` without the binding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VertexAttribute {
+    pub location: u32,
+    pub format: vk::Format,
+    pub offset: u32,
+}
+
+/// One vertex buffer binding: its stride in bytes, step rate and attributes. The index of
+/// the layout in [`GraphicsPipelineDesc::vertex_buffers`] is the binding number used with
+/// [`Recorder::bind_vertex_buffer`](crate::Recorder::bind_vertex_buffer).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VertexBufferLayout {
+    pub stride: u32,
+    pub input_rate: vk::VertexInputRate,
+    pub attributes: Vec<VertexAttribute>,
+}
+
+impl VertexBufferLayout {
+    /// Per-vertex data; attributes packed in order (offsets computed from the formats).
+    pub fn packed(formats_by_location: &[(u32, vk::Format)]) -> Self {
+        let mut offset = 0;
+        let mut attributes = Vec::new();
+        for &(location, format) in formats_by_location {
+            attributes.push(VertexAttribute {
+                location,
+                format,
+                offset,
+            });
+            offset += format_info(format).map_or(0, |i| i.bytes);
+        }
+        VertexBufferLayout {
+            stride: offset,
+            input_rate: vk::VertexInputRate::VERTEX,
+            attributes,
+        }
+    }
+}
+
+/// Colour blending, the same for every colour attachment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BlendMode {
+    /// No blending: the fragment replaces the attachment.
+    #[default]
+    Opaque,
+    /// `src.rgb * src.a + dst.rgb * (1 - src.a)`.
+    Alpha,
+    /// `src.rgb + dst.rgb * (1 - src.a)`.
+    Premultiplied,
+    /// `src.rgb + dst.rgb`.
+    Additive,
+}
+
+/// Depth test and write (used only when the pipeline has a depth format).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DepthState {
+    pub test: bool,
+    pub write: bool,
+    pub compare: vk::CompareOp,
+}
+
+impl Default for DepthState {
+    /// Test and write, LESS (clear depth to 1.0).
+    fn default() -> Self {
+        DepthState {
+            test: true,
+            write: true,
+            compare: vk::CompareOp::LESS,
+        }
+    }
+}
+
+/// How to build a [`GraphicsPipeline`]. Start from [`new`](Self::new) and set fields.
+#[derive(Clone, Debug)]
+pub struct GraphicsPipelineDesc<'a> {
+    /// Name in errors and validation messages (default: the modules' labels).
+    pub label: String,
+    pub vertex: &'a ShaderModule,
+    pub vertex_entry: &'a str,
+    /// `None` for depth-only pipelines.
+    pub fragment: Option<&'a ShaderModule>,
+    pub fragment_entry: &'a str,
+    /// Vertex buffer bindings 0, 1, … (see [`VertexBufferLayout`]).
+    pub vertex_buffers: Vec<VertexBufferLayout>,
+    /// Colour attachment formats, by fragment output location.
+    pub color_formats: Vec<vk::Format>,
+    pub depth_format: Option<vk::Format>,
+    pub topology: vk::PrimitiveTopology,
+    pub polygon_mode: vk::PolygonMode,
+    /// Default: no culling.
+    pub cull_mode: vk::CullModeFlags,
+    /// Default: counter-clockwise is front.
+    pub front_face: vk::FrontFace,
+    pub blend: BlendMode,
+    pub depth: DepthState,
+    /// Specialization constants (SpecId, value), given to both stages.
+    pub spec: &'a [(u32, SpecValue)],
+    /// Use this layout instead of the reflected one (it must be a superset).
+    pub layout: Option<&'a PipelineLayoutDesc>,
+}
+
+impl<'a> GraphicsPipelineDesc<'a> {
+    /// Entry points `main`, triangle lists, fill, no culling, opaque, depth LESS; no vertex
+    /// buffers and no attachments yet.
+    pub fn new(vertex: &'a ShaderModule, fragment: &'a ShaderModule) -> Self {
+        GraphicsPipelineDesc {
+            label: format!("{}+{}", vertex.label(), fragment.label()),
+            vertex,
+            vertex_entry: "main",
+            fragment: Some(fragment),
+            fragment_entry: "main",
+            vertex_buffers: Vec::new(),
+            color_formats: Vec::new(),
+            depth_format: None,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            polygon_mode: vk::PolygonMode::FILL,
+            cull_mode: vk::CullModeFlags::NONE,
+            front_face: vk::FrontFace::COUNTER_CLOCKWISE,
+            blend: BlendMode::Opaque,
+            depth: DepthState::default(),
+            spec: &[],
+            layout: None,
+        }
+    }
+
+    /// Takes the attachment formats from the render targets.
+    pub fn targets(mut self, color: &[&Image], depth: Option<&Image>) -> Self {
+        self.color_formats = color.iter().map(|i| i.format()).collect();
+        self.depth_format = depth.map(|d| d.format());
+        self
+    }
+
+    /// Adds a vertex buffer layout (binding = its index).
+    pub fn vertex_buffer(mut self, layout: VertexBufferLayout) -> Self {
+        self.vertex_buffers.push(layout);
+        self
+    }
+}
+
+/// A graphics `VkPipeline` with its interned layout.
+pub struct GraphicsPipeline {
+    shared: Arc<Shared>,
+    raw: vk::Pipeline,
+    layout: Arc<PipelineLayout>,
+    names: Vec<Arc<BTreeMap<String, u32>>>,
+    color_formats: Vec<vk::Format>,
+    depth_format: Option<vk::Format>,
+    label: String,
+}
+
+impl std::fmt::Debug for GraphicsPipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphicsPipeline")
+            .field("label", &self.label)
+            .field("layout", &self.layout)
+            .field("color_formats", &self.color_formats)
+            .field("depth_format", &self.depth_format)
+            .finish()
+    }
+}
+
+fn class_name(c: NumClass) -> &'static str {
+    match c {
+        NumClass::Float => "float",
+        NumClass::Uint => "unsigned integer",
+        NumClass::Sint => "signed integer",
+    }
+}
+
+/// Checks the caller's vertex buffer layouts against the reflected vertex inputs and
+/// returns the Vulkan descriptions (attributes the shader does not read are left out).
+fn vertex_input(
+    entry: &str,
+    ep: &EntryPoint,
+    buffers: &[VertexBufferLayout],
+    pipeline: &str,
+) -> Result<(
+    Vec<vk::VertexInputBindingDescription>,
+    Vec<vk::VertexInputAttributeDescription>,
+)> {
+    let invalid = |detail: String| Error::InvalidGraphicsPipeline {
+        pipeline: pipeline.to_string(),
+        detail,
+    };
+    let mut by_location: BTreeMap<u32, (u32, VertexAttribute)> = BTreeMap::new();
+    for (binding, b) in buffers.iter().enumerate() {
+        for a in &b.attributes {
+            if format_info(a.format).is_none_or(|i| i.aspect != vk::ImageAspectFlags::COLOR) {
+                return Err(invalid(format!(
+                    "vertex attribute at location {} has format {:?}, which kiln does not know as a vertex format",
+                    a.location, a.format
+                )));
+            }
+            if by_location
+                .insert(a.location, (binding as u32, *a))
+                .is_some()
+            {
+                return Err(invalid(format!(
+                    "two vertex attributes feed location {} (VUID-VkPipelineVertexInputStateCreateInfo-pVertexAttributeDescriptions-00617)",
+                    a.location
+                )));
+            }
+        }
+    }
+    let mut attributes = Vec::new();
+    for input in &ep.inputs {
+        let name = input.name.clone().unwrap_or_else(|| "<unnamed>".into());
+        let Some((binding, a)) = by_location.get(&input.location) else {
+            return Err(Error::VertexInputMissing {
+                entry: entry.to_string(),
+                name,
+                location: input.location,
+                shader: input.format,
+            });
+        };
+        if let (Some(s), Some(g)) = (format_info(input.format), format_info(a.format)) {
+            let hint = if s.class != g.class {
+                Some(match s.class {
+                    NumClass::Float => "the shader reads floats: use an SFLOAT/UNORM/SNORM format",
+                    NumClass::Uint => "the shader reads unsigned integers: use a UINT format",
+                    NumClass::Sint => "the shader reads signed integers: use a SINT format",
+                })
+            } else if s.wide != g.wide {
+                Some("64-bit shader inputs need 64-bit formats and the other way round")
+            } else if g.components < s.components {
+                Some("the format has fewer components than the shader reads; use one with as many")
+            } else {
+                None
+            };
+            if let Some(hint) = hint {
+                log::debug!(
+                    "kiln: vertex input {name} is {} x{}, format gives {} x{}",
+                    class_name(s.class),
+                    s.components,
+                    class_name(g.class),
+                    g.components
+                );
+                return Err(Error::VertexFormatMismatch {
+                    entry: entry.to_string(),
+                    name,
+                    location: input.location,
+                    shader: input.format,
+                    given: a.format,
+                    hint,
+                });
+            }
+        }
+        attributes.push(vk::VertexInputAttributeDescription {
+            location: a.location,
+            binding: *binding,
+            format: a.format,
+            offset: a.offset,
+        });
+    }
+    let bindings = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| vk::VertexInputBindingDescription {
+            binding: i as u32,
+            stride: b.stride,
+            input_rate: b.input_rate,
+        })
+        .collect();
+    Ok((bindings, attributes))
+}
+
+fn blend_state(mode: BlendMode) -> vk::PipelineColorBlendAttachmentState {
+    use vk::BlendFactor as F;
+    let base = vk::PipelineColorBlendAttachmentState::default()
+        .color_write_mask(vk::ColorComponentFlags::RGBA)
+        .color_blend_op(vk::BlendOp::ADD)
+        .alpha_blend_op(vk::BlendOp::ADD);
+    let (src, dst) = match mode {
+        BlendMode::Opaque => return base.blend_enable(false),
+        BlendMode::Alpha => (F::SRC_ALPHA, F::ONE_MINUS_SRC_ALPHA),
+        BlendMode::Premultiplied => (F::ONE, F::ONE_MINUS_SRC_ALPHA),
+        BlendMode::Additive => (F::ONE, F::ONE),
+    };
+    base.blend_enable(true)
+        .src_color_blend_factor(src)
+        .dst_color_blend_factor(dst)
+        .src_alpha_blend_factor(F::ONE)
+        .dst_alpha_blend_factor(F::ONE_MINUS_SRC_ALPHA)
+}
+
+impl Device {
+    /// A graphics pipeline for dynamic rendering; layout from reflection of both stages.
+    ///
+    /// Errors: `KILN-E050` entry point missing, `KILN-E251` wrong stage, `KILN-E051`
+    /// conflicting bindings between the stages, `KILN-E281` a vertex input with no
+    /// attribute, `KILN-E280` an attribute whose format disagrees with the shader,
+    /// `KILN-E282` other inconsistencies (fragment output without a colour attachment,
+    /// bad attachment formats), `KILN-E107` no dynamic rendering, `KILN-E104` Vulkan failures.
+    pub fn graphics_pipeline(&self, desc: &GraphicsPipelineDesc<'_>) -> Result<GraphicsPipeline> {
+        let pipeline = desc.label.as_str();
+        let invalid = |detail: String| Error::InvalidGraphicsPipeline {
+            pipeline: pipeline.to_string(),
+            detail,
+        };
+        let f = self.features();
+        if !(f.dynamic_rendering && f.synchronization2) {
+            return Err(Error::MissingFeature {
+                device: self.info().name.clone(),
+                what: "dynamicRendering and synchronization2 (Vulkan 1.3), which kiln's graphics pipelines use".into(),
+            });
+        }
+        let vs = desc.vertex.reflection().entry_point(desc.vertex_entry)?;
+        if vs.stage != vk::ShaderStageFlags::VERTEX {
+            return Err(Error::WrongStage {
+                entry: vs.name.clone(),
+                stage: vs.stage,
+                what: "the vertex stage of a graphics pipeline needs a Vertex entry point",
+            });
+        }
+        let vs_label = format!("{} in {}", vs.name, desc.vertex.label());
+        let mut stages: Vec<(String, &EntryPoint, &ShaderModule, &str)> =
+            vec![(vs_label.clone(), vs, desc.vertex, desc.vertex_entry)];
+        if let Some(fm) = desc.fragment {
+            let fs = fm.reflection().entry_point(desc.fragment_entry)?;
+            if fs.stage != vk::ShaderStageFlags::FRAGMENT {
+                return Err(Error::WrongStage {
+                    entry: fs.name.clone(),
+                    stage: fs.stage,
+                    what: "the fragment stage of a graphics pipeline needs a Fragment entry point",
+                });
+            }
+            for out in &fs.outputs {
+                let name = out.name.as_deref().unwrap_or("<unnamed>");
+                let Some(&cf) = desc.color_formats.get(out.location as usize) else {
+                    return Err(invalid(format!(
+                        "fragment output `{name}` at location {} has no colour attachment ({} colour format(s) given)",
+                        out.location,
+                        desc.color_formats.len()
+                    )));
+                };
+                if let (Some(o), Some(c)) = (format_info(out.format), format_info(cf)) {
+                    if o.class != c.class {
+                        return Err(invalid(format!(
+                            "fragment output `{name}` at location {} writes {} values but its attachment is {cf:?}",
+                            out.location,
+                            class_name(o.class)
+                        )));
+                    }
+                }
+            }
+            let label = format!("{} in {}", fs.name, fm.label());
+            stages.push((label, fs, fm, desc.fragment_entry));
+        }
+        for cf in &desc.color_formats {
+            if format_info(*cf).is_none_or(|i| i.aspect != vk::ImageAspectFlags::COLOR) {
+                return Err(invalid(format!(
+                    "colour attachment format {cf:?} is not a colour format kiln knows"
+                )));
+            }
+        }
+        if let Some(df) = desc.depth_format {
+            if format_info(df).is_none_or(|i| !i.aspect.contains(vk::ImageAspectFlags::DEPTH)) {
+                return Err(invalid(format!(
+                    "depth attachment format {df:?} is not a depth format"
+                )));
+            }
+        }
+        let max_bindings = self.limits().max_vertex_input_bindings as usize;
+        if desc.vertex_buffers.len() > max_bindings {
+            return Err(invalid(format!(
+                "{} vertex buffers exceed maxVertexInputBindings {max_bindings}",
+                desc.vertex_buffers.len()
+            )));
+        }
+        let (vi_bindings, vi_attributes) =
+            vertex_input(&vs_label, vs, &desc.vertex_buffers, pipeline)?;
+
+        let reflected;
+        let layout_desc = match desc.layout {
+            Some(d) => d,
+            None => {
+                let eps: Vec<(&str, &EntryPoint)> =
+                    stages.iter().map(|(l, e, _, _)| (l.as_str(), *e)).collect();
+                reflected = PipelineLayoutDesc::from_entry_points(&eps)?;
+                &reflected
+            }
+        };
+        let layout = self.pipeline_layout(layout_desc)?;
+
+        let (entries, data) = spec_data(desc.spec);
+        let spec_info = vk::SpecializationInfo::default()
+            .map_entries(&entries)
+            .data(&data);
+        let mut modules = Vec::new();
+        let mut names = Vec::new();
+        for (_, ep, m, entry) in &stages {
+            names.push(CString::new(*entry).map_err(|_| Error::EntryPointNotFound {
+                name: entry.to_string(),
+                available: String::new(),
+            })?);
+            match shader_module(&self.shared, m) {
+                Ok(sm) => modules.push((ep.stage, sm)),
+                Err(e) => {
+                    for (_, sm) in modules {
+                        // SAFETY: created above, used by nothing.
+                        unsafe { self.shared.raw.destroy_shader_module(sm, None) };
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let stage_infos: Vec<vk::PipelineShaderStageCreateInfo> = modules
+            .iter()
+            .zip(&names)
+            .map(|((stage, sm), name)| {
+                let s = vk::PipelineShaderStageCreateInfo::default()
+                    .stage(*stage)
+                    .module(*sm)
+                    .name(name);
+                if entries.is_empty() {
+                    s
+                } else {
+                    s.specialization_info(&spec_info)
+                }
+            })
+            .collect();
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
+            .vertex_binding_descriptions(&vi_bindings)
+            .vertex_attribute_descriptions(&vi_attributes);
+        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(desc.topology);
+        let viewport = vk::PipelineViewportStateCreateInfo::default()
+            .viewport_count(1)
+            .scissor_count(1);
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(desc.polygon_mode)
+            .cull_mode(desc.cull_mode)
+            .front_face(desc.front_face)
+            .line_width(1.0);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let has_depth = desc.depth_format.is_some();
+        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
+            .depth_test_enable(has_depth && desc.depth.test)
+            .depth_write_enable(has_depth && desc.depth.write)
+            .depth_compare_op(desc.depth.compare)
+            .max_depth_bounds(1.0);
+        let attachments = vec![blend_state(desc.blend); desc.color_formats.len()];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
+        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let mut rendering = vk::PipelineRenderingCreateInfo::default()
+            .color_attachment_formats(&desc.color_formats)
+            .depth_attachment_format(desc.depth_format.unwrap_or(vk::Format::UNDEFINED));
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stage_infos)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .depth_stencil_state(&depth)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(layout.raw())
+            .push_next(&mut rendering);
+        // SAFETY: modules and layout are alive; every pointer refers to locals alive for the
+        // call; the vertex input state was checked against the vertex shader's inputs and
+        // the attachment formats against the fragment outputs.
+        let created = unsafe {
+            self.shared
+                .raw
+                .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+        };
+        for (_, sm) in modules {
+            // SAFETY: modules are not needed once the pipeline exists (or failed).
+            unsafe { self.shared.raw.destroy_shader_module(sm, None) };
+        }
+        let raw = created.map_err(|(_, e)| vk_err("vkCreateGraphicsPipelines")(e))?[0];
+        self.shared.set_name(raw, pipeline);
+        Ok(GraphicsPipeline {
+            shared: self.shared.clone(),
+            raw,
+            layout,
+            names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
+            color_formats: desc.color_formats.clone(),
+            depth_format: desc.depth_format,
+            label: pipeline.to_string(),
+        })
+    }
+}
+
+impl GraphicsPipeline {
+    pub fn raw(&self) -> vk::Pipeline {
+        self.raw
+    }
+
+    /// The interned pipeline layout.
+    pub fn layout(&self) -> &Arc<PipelineLayout> {
+        &self.layout
+    }
+
+    pub fn color_formats(&self) -> &[vk::Format] {
+        &self.color_formats
+    }
+
+    pub fn depth_format(&self) -> Option<vk::Format> {
+        self.depth_format
+    }
+
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Allocates a descriptor set for set number `set` of this pipeline's layout; it binds
+    /// to every pipeline (graphics or compute) with an equal set layout at that number.
+    ///
+    /// Errors: `KILN-E205` no such set.
+    pub fn new_set(&self, set: u32) -> Result<DescriptorSet> {
+        let layouts = self.layout.set_layouts();
+        let layout = layouts.get(set as usize).ok_or(Error::NoSuchSet {
+            set,
+            set_count: layouts.len() as u32,
+        })?;
+        let names = self.names.get(set as usize).cloned().unwrap_or_default();
+        let device = Device {
+            shared: self.shared.clone(),
+        };
+        device.allocate_set(layout, set, names)
+    }
+}
+
+impl Pipeline for GraphicsPipeline {
+    fn raw(&self) -> vk::Pipeline {
+        self.raw
+    }
+    fn layout(&self) -> &Arc<PipelineLayout> {
+        &self.layout
+    }
+    fn bind_point(&self) -> vk::PipelineBindPoint {
+        vk::PipelineBindPoint::GRAPHICS
+    }
+}
+
+impl Drop for GraphicsPipeline {
+    fn drop(&mut self) {
+        let raw = self.raw;
+        // SAFETY: retire runs this after every kiln submission that may use `raw` finished;
+        // presenter frames are waited for before their resources may drop.
+        self.shared
+            .retire(move |s| unsafe { s.raw.destroy_pipeline(raw, None) });
+    }
+}

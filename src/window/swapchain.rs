@@ -1,0 +1,655 @@
+//! Surface, swapchain and frames in flight.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+
+use super::surface_err;
+use crate::commands::Recorder;
+use crate::device::{Buffer, BufferDesc, Device, Image};
+use crate::error::{vk_err, Error, Result};
+
+/// Options for [`Presenter::new`].
+#[derive(Clone, Debug)]
+pub struct PresenterDesc {
+    /// Frames the CPU may record ahead of the GPU (each has its own command buffer, fence
+    /// and acquire semaphore). At least 1.
+    pub frames_in_flight: usize,
+    /// FIFO (true) or the lowest-latency mode available (MAILBOX, else IMMEDIATE).
+    pub vsync: bool,
+    /// Surface formats in order of preference; the first supported one is used, else the
+    /// surface's first.
+    pub preferred_formats: Vec<vk::Format>,
+}
+
+impl Default for PresenterDesc {
+    fn default() -> Self {
+        PresenterDesc {
+            frames_in_flight: 2,
+            vsync: true,
+            preferred_formats: vec![vk::Format::B8G8R8A8_UNORM, vk::Format::R8G8B8A8_UNORM],
+        }
+    }
+}
+
+/// What [`Presenter::frame`] hands the recording closure.
+pub struct Frame<'f> {
+    /// The swapchain image to render to, already in COLOR_ATTACHMENT_OPTIMAL.
+    pub target: &'f Image,
+    /// Frame-in-flight slot (0..frames_in_flight): index per-frame resources with it.
+    pub slot: usize,
+    /// Swapchain extent (equal to the target's).
+    pub extent: vk::Extent2D,
+}
+
+/// What happened to a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameStatus {
+    /// Rendered and queued for presentation.
+    Presented,
+    /// Presented, but the swapchain no longer matches the surface exactly; it is recreated
+    /// before the next frame.
+    Suboptimal,
+    /// Nothing drawn: the window has a zero extent (minimised).
+    Minimised,
+    /// Nothing drawn: the swapchain was out of date; it is recreated before the next frame.
+    OutOfDate,
+}
+
+struct Slot {
+    pool: vk::CommandPool,
+    cb: vk::CommandBuffer,
+    fence: vk::Fence,
+    acquired: vk::Semaphore,
+}
+
+struct Capture {
+    buffer: Buffer,
+    extent: vk::Extent2D,
+    slot: usize,
+}
+
+/// A window surface and its swapchain, with frames in flight.
+pub struct Presenter {
+    device: Device,
+    surface_fn: ash::khr::surface::Instance,
+    swapchain_fn: ash::khr::swapchain::Device,
+    surface: vk::SurfaceKHR,
+    swapchain: vk::SwapchainKHR,
+    images: Vec<Image>,
+    /// Signalled by the frame's submission, waited by its present; one per swapchain image
+    /// so a semaphore is never reused while a present may still wait on it.
+    rendered: Vec<vk::Semaphore>,
+    format: vk::SurfaceFormatKHR,
+    extent: vk::Extent2D,
+    slots: Vec<Slot>,
+    next: usize,
+    stale: bool,
+    desc: PresenterDesc,
+    capture_next: bool,
+    capture: Option<Capture>,
+    created: u64,
+    /// Keeps the window alive while the surface is (VUID-vkDestroySurfaceKHR-surface-01266).
+    _window: Arc<dyn Any + Send + Sync>,
+}
+
+impl Presenter {
+    /// Creates a surface for `window` and a swapchain for its current size (created on the
+    /// first frame). The device must have been created with
+    /// [`surface_extensions`](super::surface_extensions).
+    ///
+    /// Errors: `KILN-E107` the device has no swapchain support (created without the surface
+    /// extensions), `KILN-E140` surface creation failed or the queue cannot present to it.
+    pub fn new<W>(device: &Device, window: Arc<W>, desc: &PresenterDesc) -> Result<Presenter>
+    where
+        W: HasWindowHandle + HasDisplayHandle + Send + Sync + 'static,
+    {
+        let shared = &device.shared;
+        if !(shared.instance.surface && shared.features.swapchain) {
+            return Err(Error::MissingFeature {
+                device: shared.info.name.clone(),
+                what: "VK_KHR_swapchain (create the device with \
+                       `instance_extensions: kiln::window::surface_extensions(&window)?`)"
+                    .into(),
+            });
+        }
+        let display = window.display_handle().map_err(surface_err)?;
+        let handle = window.window_handle().map_err(surface_err)?;
+        let inst = &shared.instance;
+        // SAFETY: the handles come from a live window that `_window` keeps alive for the
+        // surface's lifetime; the instance has the extensions ash-window needs (checked via
+        // `instance.surface`, set from the same list).
+        let surface = unsafe {
+            ash_window::create_surface(
+                &inst.entry,
+                &inst.raw,
+                display.as_raw(),
+                handle.as_raw(),
+                None,
+            )
+        }
+        .map_err(|e| surface_err(format!("vkCreate*SurfaceKHR failed: {e:?}")))?;
+        let surface_fn = ash::khr::surface::Instance::new(&inst.entry, &inst.raw);
+        // SAFETY: plain query; `surface` is live.
+        let ok = unsafe {
+            surface_fn.get_physical_device_surface_support(
+                shared.physical,
+                shared.queue_family,
+                surface,
+            )
+        };
+        let formats = match ok {
+            // SAFETY: plain query.
+            Ok(true) => {
+                unsafe { surface_fn.get_physical_device_surface_formats(shared.physical, surface) }
+                    .map_err(vk_err("vkGetPhysicalDeviceSurfaceFormatsKHR"))
+            }
+            Ok(false) => Err(surface_err(format!(
+                "queue family {} of `{}` cannot present to this surface",
+                shared.queue_family, shared.info.name
+            ))),
+            Err(e) => Err(vk_err("vkGetPhysicalDeviceSurfaceSupportKHR")(e)),
+        };
+        let formats = match formats {
+            Ok(f) if !f.is_empty() => f,
+            other => {
+                // SAFETY: the surface is unused.
+                unsafe { surface_fn.destroy_surface(surface, None) };
+                return Err(other
+                    .err()
+                    .unwrap_or_else(|| surface_err("the surface reports no formats")));
+            }
+        };
+        let format = desc
+            .preferred_formats
+            .iter()
+            .find_map(|p| formats.iter().find(|f| f.format == *p).copied())
+            .unwrap_or(formats[0]);
+        let swapchain_fn = ash::khr::swapchain::Device::new(&inst.raw, &shared.raw);
+        let mut p = Presenter {
+            device: device.clone(),
+            surface_fn,
+            swapchain_fn,
+            surface,
+            swapchain: vk::SwapchainKHR::null(),
+            images: Vec::new(),
+            rendered: Vec::new(),
+            format,
+            extent: vk::Extent2D::default(),
+            slots: Vec::new(),
+            next: 0,
+            stale: true,
+            desc: desc.clone(),
+            capture_next: false,
+            capture: None,
+            created: 0,
+            _window: window,
+        };
+        for _ in 0..desc.frames_in_flight.max(1) {
+            let slot = p.new_slot()?;
+            p.slots.push(slot);
+        }
+        Ok(p)
+    }
+
+    fn new_slot(&self) -> Result<Slot> {
+        let d = &self.device.shared.raw;
+        let info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(self.device.shared.queue_family)
+            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+        // SAFETY: valid create infos on this device; each object is destroyed in Drop (or
+        // right here on failure through `Slot`'s fields being null-safe destroys).
+        unsafe {
+            let pool = d
+                .create_command_pool(&info, None)
+                .map_err(vk_err("vkCreateCommandPool"))?;
+            let alloc = vk::CommandBufferAllocateInfo::default()
+                .command_pool(pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            let cb = d.allocate_command_buffers(&alloc).map(|v| v[0]);
+            let fence = d.create_fence(
+                &vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED),
+                None,
+            );
+            let acquired = d.create_semaphore(&vk::SemaphoreCreateInfo::default(), None);
+            match (cb, fence, acquired) {
+                (Ok(cb), Ok(fence), Ok(acquired)) => Ok(Slot {
+                    pool,
+                    cb,
+                    fence,
+                    acquired,
+                }),
+                (cb, fence, acquired) => {
+                    if let Ok(f) = fence {
+                        d.destroy_fence(f, None);
+                    }
+                    if let Ok(s) = acquired {
+                        d.destroy_semaphore(s, None);
+                    }
+                    d.destroy_command_pool(pool, None);
+                    Err(vk_err(
+                        "vkAllocateCommandBuffers/vkCreateFence/vkCreateSemaphore",
+                    )(
+                        cb.err().unwrap_or(vk::Result::ERROR_OUT_OF_HOST_MEMORY)
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The swapchain's format (build pipelines for it).
+    pub fn format(&self) -> vk::Format {
+        self.format.format
+    }
+
+    /// The current swapchain extent (0×0 before the first frame).
+    pub fn extent(&self) -> vk::Extent2D {
+        self.extent
+    }
+
+    /// How many swapchains were created so far (1 after the first frame; each resize,
+    /// out-of-date or suboptimal present adds one).
+    pub fn swapchains_created(&self) -> u64 {
+        self.created
+    }
+
+    /// Number of frame-in-flight slots.
+    pub fn frames_in_flight(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Marks the swapchain for recreation before the next frame (call on window resize).
+    pub fn resized(&mut self) {
+        self.stale = true;
+    }
+
+    /// Copies the next presented frame to host memory; read it with
+    /// [`take_capture`](Self::take_capture). When the surface does not allow TRANSFER_SRC
+    /// on swapchain images nothing is captured (`take_capture` returns `None`).
+    pub fn capture_next_frame(&mut self) {
+        self.capture_next = true;
+    }
+
+    /// Waits for the captured frame and returns `(width, height, RGBA8 pixels)`, or `None`
+    /// when no capture was requested and presented.
+    pub fn take_capture(&mut self) -> Result<Option<(u32, u32, Vec<u8>)>> {
+        let Some(c) = self.capture.take() else {
+            return Ok(None);
+        };
+        let d = &self.device.shared.raw;
+        // SAFETY: the fence belongs to this device.
+        unsafe { d.wait_for_fences(&[self.slots[c.slot].fence], true, u64::MAX) }
+            .map_err(vk_err("vkWaitForFences"))?;
+        let mut px: Vec<u8> = c.buffer.read(&self.device)?;
+        if matches!(
+            self.format.format,
+            vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB
+        ) {
+            for p in px.chunks_exact_mut(4) {
+                p.swap(0, 2);
+            }
+        }
+        Ok(Some((c.extent.width, c.extent.height, px)))
+    }
+
+    fn recreate(&mut self, size: [u32; 2]) -> Result<()> {
+        let shared = &self.device.shared.clone();
+        self.device.wait_idle()?;
+        // SAFETY: plain query on a live surface.
+        let caps = unsafe {
+            self.surface_fn
+                .get_physical_device_surface_capabilities(shared.physical, self.surface)
+        }
+        .map_err(vk_err("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"))?;
+        let extent = if caps.current_extent.width != u32::MAX {
+            caps.current_extent
+        } else {
+            vk::Extent2D {
+                width: size[0].clamp(caps.min_image_extent.width, caps.max_image_extent.width),
+                height: size[1].clamp(caps.min_image_extent.height, caps.max_image_extent.height),
+            }
+        };
+        if extent.width == 0 || extent.height == 0 {
+            return Ok(()); // minimised: keep the old swapchain (or none) until it has a size
+        }
+        // SAFETY: plain query.
+        let modes = unsafe {
+            self.surface_fn
+                .get_physical_device_surface_present_modes(shared.physical, self.surface)
+        }
+        .map_err(vk_err("vkGetPhysicalDeviceSurfacePresentModesKHR"))?;
+        let mode = if self.desc.vsync {
+            vk::PresentModeKHR::FIFO
+        } else {
+            [vk::PresentModeKHR::MAILBOX, vk::PresentModeKHR::IMMEDIATE]
+                .into_iter()
+                .find(|m| modes.contains(m))
+                .unwrap_or(vk::PresentModeKHR::FIFO)
+        };
+        let mut count = caps.min_image_count + 1;
+        if caps.max_image_count > 0 {
+            count = count.min(caps.max_image_count);
+        }
+        let mut usage = vk::ImageUsageFlags::COLOR_ATTACHMENT;
+        if caps
+            .supported_usage_flags
+            .contains(vk::ImageUsageFlags::TRANSFER_SRC)
+        {
+            usage |= vk::ImageUsageFlags::TRANSFER_SRC;
+        }
+        let alpha = if caps
+            .supported_composite_alpha
+            .contains(vk::CompositeAlphaFlagsKHR::OPAQUE)
+        {
+            vk::CompositeAlphaFlagsKHR::OPAQUE
+        } else {
+            vk::CompositeAlphaFlagsKHR::INHERIT
+        };
+        let old = self.swapchain;
+        let info = vk::SwapchainCreateInfoKHR::default()
+            .surface(self.surface)
+            .min_image_count(count)
+            .image_format(self.format.format)
+            .image_color_space(self.format.color_space)
+            .image_extent(extent)
+            .image_array_layers(1)
+            .image_usage(usage)
+            .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .pre_transform(caps.current_transform)
+            .composite_alpha(alpha)
+            .present_mode(mode)
+            .clipped(true)
+            .old_swapchain(old);
+        // SAFETY: every field comes from the surface's reported capabilities; the device is
+        // idle, so the old swapchain's images are unused.
+        let new = unsafe { self.swapchain_fn.create_swapchain(&info, None) }
+            .map_err(vk_err("vkCreateSwapchainKHR"))?;
+        self.images.clear();
+        self.destroy_rendered();
+        if old != vk::SwapchainKHR::null() {
+            // SAFETY: the device is idle and the old swapchain's views were dropped above.
+            unsafe { self.swapchain_fn.destroy_swapchain(old, None) };
+        }
+        self.swapchain = new;
+        // SAFETY: plain query on the new swapchain.
+        let raws = unsafe { self.swapchain_fn.get_swapchain_images(new) }
+            .map_err(vk_err("vkGetSwapchainImagesKHR"))?;
+        for (i, raw) in raws.into_iter().enumerate() {
+            let label = format!("swapchain image {i}");
+            self.images.push(Image::wrap(
+                shared,
+                raw,
+                self.format.format,
+                extent,
+                usage,
+                &label,
+            )?);
+            // SAFETY: plain create.
+            let s = unsafe {
+                shared
+                    .raw
+                    .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
+            }
+            .map_err(vk_err("vkCreateSemaphore"))?;
+            self.rendered.push(s);
+        }
+        self.extent = extent;
+        self.stale = false;
+        self.created += 1;
+        log::debug!(
+            "kiln: swapchain {}x{} {:?} {:?}, {} images",
+            extent.width,
+            extent.height,
+            self.format.format,
+            mode,
+            self.images.len()
+        );
+        Ok(())
+    }
+
+    fn destroy_rendered(&mut self) {
+        for s in self.rendered.drain(..) {
+            // SAFETY: callers made the device idle, so no present waits on it.
+            unsafe { self.device.shared.raw.destroy_semaphore(s, None) };
+        }
+    }
+
+    /// Acquires a swapchain image, records `record` into this slot's command buffer (the
+    /// target is in COLOR_ATTACHMENT_OPTIMAL; kiln moves it to PRESENT_SRC afterwards),
+    /// submits and presents. `window_size` is the window's inner size in pixels; a zero
+    /// dimension skips the frame ([`FrameStatus::Minimised`]).
+    ///
+    /// `device` must be the presenter's device (it lends the recorder its lifetime).
+    ///
+    /// Errors: whatever `record` returns (nothing is submitted; an acquired image cannot be
+    /// handed back unpresented, so the swapchain is recreated before the next frame),
+    /// `KILN-E140` another device, `KILN-E105` device lost, `KILN-E104` other Vulkan
+    /// failures.
+    ///
+    /// # Safety
+    /// Everything `record` binds or uses (pipelines, sets, buffers, images) must stay alive
+    /// until this slot's frame has finished on the GPU: that is, until the
+    /// `frames_in_flight`-th following call of `frame`, [`wait_idle`](Self::wait_idle) or
+    /// the presenter's drop. (The usual way: keep them in the same struct as the presenter,
+    /// declared after it, and index per-frame resources by [`Frame::slot`].)
+    pub unsafe fn frame<'a>(
+        &mut self,
+        device: &'a Device,
+        window_size: [u32; 2],
+        record: impl FnOnce(&mut Recorder<'a>, &Frame<'_>) -> Result<()>,
+    ) -> Result<FrameStatus> {
+        if !Arc::ptr_eq(&device.shared, &self.device.shared) {
+            return Err(surface_err(
+                "Presenter::frame was given another device than the presenter's",
+            ));
+        }
+        if window_size[0] == 0 || window_size[1] == 0 {
+            return Ok(FrameStatus::Minimised);
+        }
+        if self.stale
+            || self.swapchain == vk::SwapchainKHR::null()
+            || [self.extent.width, self.extent.height] != window_size
+        {
+            self.recreate(window_size)?;
+            if self.swapchain == vk::SwapchainKHR::null() || self.stale {
+                return Ok(FrameStatus::Minimised);
+            }
+        }
+        let shared: &'a Arc<crate::device::Shared> = &device.shared;
+        let d = &shared.raw;
+        let slot_index = self.next;
+        let (pool, cb, fence, acquired) = {
+            let s = &self.slots[slot_index];
+            (s.pool, s.cb, s.fence, s.acquired)
+        };
+        // SAFETY: the fence belongs to this device; it was created signalled or submitted.
+        unsafe { d.wait_for_fences(&[fence], true, u64::MAX) }
+            .map_err(vk_err("vkWaitForFences"))?;
+        // SAFETY: `acquired` is unsignalled: its last wait (the submission of this slot's
+        // previous frame) has completed, as the fence wait above shows.
+        let acquire = unsafe {
+            self.swapchain_fn.acquire_next_image(
+                self.swapchain,
+                u64::MAX,
+                acquired,
+                vk::Fence::null(),
+            )
+        };
+        let (image_index, suboptimal) = match acquire {
+            Ok(v) => v,
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
+                self.stale = true;
+                return Ok(FrameStatus::OutOfDate);
+            }
+            Err(e) => return Err(vk_err("vkAcquireNextImageKHR")(e)),
+        };
+        let target = self.images[image_index as usize].clone();
+        let rendered = self.rendered[image_index as usize];
+        // SAFETY: the slot's previous submission finished (fence), so its pool and
+        // fence may be reset.
+        unsafe {
+            d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty())
+                .map_err(vk_err("vkResetCommandPool"))?;
+            d.begin_command_buffer(
+                cb,
+                &vk::CommandBufferBeginInfo::default()
+                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+            )
+            .map_err(vk_err("vkBeginCommandBuffer"))?;
+        }
+        let capture =
+            if self.capture_next && target.usage().contains(vk::ImageUsageFlags::TRANSFER_SRC) {
+                let size = self.extent.width as u64 * self.extent.height as u64 * 4;
+                Some(Buffer::new(
+                    shared,
+                    &BufferDesc {
+                        label: "kiln swapchain capture",
+                        size,
+                        usage: vk::BufferUsageFlags::TRANSFER_DST,
+                        location: MemoryLocation::GpuToCpu,
+                    },
+                )?)
+            } else {
+                None
+            };
+        let recorded = {
+            let mut rec = Recorder::new(shared, cb);
+            let frame = Frame {
+                target: &target,
+                slot: slot_index,
+                extent: self.extent,
+            };
+            let r = rec
+                .transition_from(
+                    &target,
+                    vk::ImageLayout::UNDEFINED,
+                    vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                )
+                .and_then(|_| record(&mut rec, &frame));
+            let r = match (rec.close_rendering(), r) {
+                (true, Ok(())) => Err(Error::RenderingState {
+                    what: "frame ended inside a rendering scope; call end_rendering",
+                }),
+                (_, r) => r,
+            };
+            r.and_then(|_| match &capture {
+                Some(buf) => rec.copy_image_to_buffer(&target, 0, buf),
+                None => Ok(()),
+            })
+            .and_then(|_| rec.transition(&target, vk::ImageLayout::PRESENT_SRC_KHR))
+            .map(|_| rec.commit_layouts())
+        };
+        // SAFETY: `cb` is recording (possibly after a failed closure; then it is discarded).
+        let ended = unsafe { d.end_command_buffer(cb) }.map_err(vk_err("vkEndCommandBuffer"));
+        if let Err(e) = recorded.and(ended) {
+            // Nothing is drawn. The acquire's semaphore signal is consumed by an empty
+            // submission (so the semaphore is unsignalled again when the slot comes back),
+            // and the acquired image is released by recreating the swapchain.
+            self.stale = true;
+            let wait = [acquired];
+            let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
+            let submit = vk::SubmitInfo::default()
+                .wait_semaphores(&wait)
+                .wait_dst_stage_mask(&stages);
+            let queue = shared.queue.lock().map_err(|_| Error::DeviceLost {
+                call: "vkQueueSubmit (poisoned queue lock)",
+                label: "present".into(),
+            })?;
+            // SAFETY: the queue is externally synchronized by the mutex; the slot's fence is
+            // signalled (waited above) and reset before reuse; `acquired` has a pending
+            // signal from the acquire that this batch waits for.
+            unsafe {
+                d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
+                d.queue_submit(*queue, &[submit], fence)
+                    .map_err(vk_err("vkQueueSubmit"))?;
+            }
+            self.next = (self.next + 1) % self.slots.len();
+            return Err(e);
+        }
+        let wait = [acquired];
+        let stages =
+            [vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::TRANSFER];
+        let signal = [rendered];
+        let cbs = [cb];
+        let submit = vk::SubmitInfo::default()
+            .wait_semaphores(&wait)
+            .wait_dst_stage_mask(&stages)
+            .command_buffers(&cbs)
+            .signal_semaphores(&signal);
+        let swapchains = [self.swapchain];
+        let indices = [image_index];
+        let present = vk::PresentInfoKHR::default()
+            .wait_semaphores(&signal)
+            .swapchains(&swapchains)
+            .image_indices(&indices);
+        let presented = {
+            let queue = shared.queue.lock().map_err(|_| Error::DeviceLost {
+                call: "vkQueueSubmit (poisoned queue lock)",
+                label: "present".into(),
+            })?;
+            // SAFETY: the queue is externally synchronized by the mutex; the fence is
+            // unsignalled after the reset; the command buffer is executable; semaphores
+            // are in the states the spec requires (acquire signals `acquired`).
+            unsafe {
+                d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
+                d.queue_submit(*queue, &[submit], fence)
+                    .map_err(vk_err("vkQueueSubmit"))?;
+                self.swapchain_fn.queue_present(*queue, &present)
+            }
+        };
+        self.next = (self.next + 1) % self.slots.len();
+        if let Some(buffer) = capture {
+            self.capture_next = false;
+            self.capture = Some(Capture {
+                buffer,
+                extent: self.extent,
+                slot: slot_index,
+            });
+        }
+        match presented {
+            Ok(false) if !suboptimal => Ok(FrameStatus::Presented),
+            Ok(_) => {
+                self.stale = true;
+                Ok(FrameStatus::Suboptimal)
+            }
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
+                self.stale = true;
+                Ok(FrameStatus::OutOfDate)
+            }
+            Err(e) => Err(vk_err("vkQueuePresentKHR")(e)),
+        }
+    }
+
+    /// Waits until every submitted frame has finished.
+    pub fn wait_idle(&self) -> Result<()> {
+        self.device.wait_idle()
+    }
+}
+
+impl Drop for Presenter {
+    fn drop(&mut self) {
+        let _ = self.device.wait_idle();
+        self.capture = None;
+        self.images.clear();
+        self.destroy_rendered();
+        let d = &self.device.shared.raw;
+        // SAFETY: the device is idle; every object below was created by this presenter and
+        // is destroyed once; the surface goes after the swapchain that uses it, and the
+        // window (`_window`) is released after the surface.
+        unsafe {
+            for s in self.slots.drain(..) {
+                d.destroy_semaphore(s.acquired, None);
+                d.destroy_fence(s.fence, None);
+                d.destroy_command_pool(s.pool, None);
+            }
+            if self.swapchain != vk::SwapchainKHR::null() {
+                self.swapchain_fn.destroy_swapchain(self.swapchain, None);
+            }
+            self.surface_fn.destroy_surface(self.surface, None);
+        }
+    }
+}
