@@ -54,8 +54,11 @@ impl<'a> Recorder<'a> {
             if prev.raw == pipeline.raw() {
                 return;
             }
-            let keep = compatible_prefix(prev.layout, layout);
-            self.bound_sets.truncate(keep);
+            // Same interned layout: every bound set stays valid (no comparison needed).
+            if !std::ptr::eq(prev.layout, layout) {
+                let keep = compatible_prefix(prev.layout, layout);
+                self.bound_sets.truncate(keep);
+            }
         }
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
         unsafe {
@@ -83,6 +86,12 @@ impl<'a> Recorder<'a> {
             .bound
             .as_ref()
             .ok_or(Error::NoPipelineBound { what: "bind_set" })?;
+        let i = index as usize;
+        // Already bound at this number: it passed the checks below when it was bound, and
+        // a later pipeline with an incompatible layout would have unbound it.
+        if self.bound_sets.get(i) == Some(&set.raw()) {
+            return Ok(());
+        }
         let layouts = bound.layout.set_layouts();
         let expected = layouts.get(index as usize).ok_or(Error::NoSuchSet {
             set: index,
@@ -101,10 +110,6 @@ impl<'a> Recorder<'a> {
                 set: index,
                 binding,
             });
-        }
-        let i = index as usize;
-        if self.bound_sets.get(i) == Some(&set.raw()) {
-            return Ok(());
         }
         // SAFETY: the set's layout equals the pipeline layout's at `index` (checked), the set
         // outlives the execution ('a) and every binding was written.

@@ -286,7 +286,9 @@ fn saxpy_variant(
 pub fn transfer_rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
     let size: u64 = if opts.quick { 16 << 20 } else { 256 << 20 };
     let rounds = if opts.quick { 2 } else { 5 };
-    let data: Vec<u8> = (0..size).map(|i| ((i * 2_654_435_761) >> 13) as u8).collect();
+    let data: Vec<u8> = (0..size)
+        .map(|i| ((i * 2_654_435_761) >> 13) as u8)
+        .collect();
     let dst = device.create_buffer(&BufferDesc {
         label: "transfer target",
         size,
