@@ -10,7 +10,9 @@
 //! Waiting polls the fence for up to `KILN_SPIN_US` microseconds (default
 //! [`DEFAULT_SPIN`] on GPUs, 0 on CPU devices) before blocking in `vkWaitForFences`: a
 //! short job then returns as soon as it is done instead of after the blocking wait's wake-up
-//! latency, at the price of up to that much CPU time per call.
+//! latency, at the price of up to that much CPU time per call. `KILN_WAIT=timeline` signals
+//! and polls a timeline semaphore (Vulkan 1.2 `timelineSemaphore`) instead of a fence,
+//! which also saves the `vkResetFences` call.
 
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -25,6 +27,33 @@ pub(crate) struct Context {
     pub pool: vk::CommandPool,
     pub cb: vk::CommandBuffer,
     pub fence: vk::Fence,
+    /// A timeline semaphore signalled instead of the fence (`KILN_WAIT=timeline`), or null.
+    pub timeline: vk::Semaphore,
+    /// The value the last submission signals on `timeline`.
+    pub value: u64,
+}
+
+impl Context {
+    /// Destroys the context's objects.
+    ///
+    /// # Safety
+    /// Nothing of the context may be pending on the GPU.
+    unsafe fn destroy(self, device: &ash::Device) {
+        // SAFETY: the caller guarantees the objects are idle.
+        unsafe {
+            if self.timeline != vk::Semaphore::null() {
+                device.destroy_semaphore(self.timeline, None);
+            }
+            device.destroy_fence(self.fence, None);
+            device.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+/// Whether `KILN_WAIT=timeline` asks for timeline-semaphore waits instead of fences.
+fn timeline_wanted() -> bool {
+    static ENV: OnceLock<bool> = OnceLock::new();
+    *ENV.get_or_init(|| std::env::var("KILN_WAIT").is_ok_and(|v| v.trim() == "timeline"))
 }
 
 #[derive(Default)]
@@ -40,10 +69,7 @@ impl ContextPool {
         };
         for c in free.drain(..) {
             // SAFETY: the device is idle (Shared::drop waits) and each context is unused.
-            unsafe {
-                device.destroy_fence(c.fence, None);
-                device.destroy_command_pool(c.pool, None);
-            }
+            unsafe { c.destroy(device) };
         }
     }
 }
@@ -113,7 +139,29 @@ impl Device {
                 return Err(vk_err("vkCreateFence")(e));
             }
         };
-        Ok(Context { pool, cb, fence })
+        let mut ctx = Context {
+            pool,
+            cb,
+            fence,
+            timeline: vk::Semaphore::null(),
+            value: 0,
+        };
+        if timeline_wanted() && self.shared.features.timeline_semaphore {
+            let mut ty = vk::SemaphoreTypeCreateInfo::default()
+                .semaphore_type(vk::SemaphoreType::TIMELINE)
+                .initial_value(0);
+            let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
+            // SAFETY: the device enabled timelineSemaphore (kiln's features say so).
+            match unsafe { d.create_semaphore(&info, None) } {
+                Ok(s) => ctx.timeline = s,
+                Err(e) => {
+                    // SAFETY: nothing of the context was submitted.
+                    unsafe { ctx.destroy(d) };
+                    return Err(vk_err("vkCreateSemaphore")(e));
+                }
+            }
+        }
+        Ok(ctx)
     }
 
     fn give_context(&self, c: Context) {
@@ -121,10 +169,7 @@ impl Device {
             Ok(mut f) => f.push(c),
             Err(_) => {
                 // SAFETY: the context is idle (its fence was waited on or never submitted).
-                unsafe {
-                    self.shared.raw.destroy_fence(c.fence, None);
-                    self.shared.raw.destroy_command_pool(c.pool, None);
-                }
+                unsafe { c.destroy(&self.shared.raw) };
             }
         }
     }
@@ -138,14 +183,20 @@ impl Device {
     /// Errors: whatever `f` returns (nothing is submitted then), `KILN-E105` device lost,
     /// `KILN-E108` the GPU did not finish within [`EXECUTE_TIMEOUT`].
     pub fn execute<'a, R>(&'a self, f: impl FnOnce(&mut Recorder<'a>) -> Result<R>) -> Result<R> {
-        let ctx = self.take_context()?;
-        let result = self.execute_in(&ctx, f);
+        let mut ctx = self.take_context()?;
+        let result = self.execute_in(&mut ctx, f);
         let d = &self.shared.raw;
         // SAFETY: the fence was waited on (or the buffer never submitted), so the pool's
         // command buffer is not pending and can be reset.
         let reset = unsafe {
             d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty())
-                .and_then(|_| d.reset_fences(&[ctx.fence]))
+                .and_then(|_| {
+                    if ctx.timeline == vk::Semaphore::null() {
+                        d.reset_fences(&[ctx.fence])
+                    } else {
+                        Ok(())
+                    }
+                })
         };
         match (&result, reset) {
             (Err(Error::DeviceLost { .. } | Error::Timeout { .. }), _) => {
@@ -162,7 +213,7 @@ impl Device {
 
     fn execute_in<'a, R>(
         &'a self,
-        ctx: &Context,
+        ctx: &mut Context,
         f: impl FnOnce(&mut Recorder<'a>) -> Result<R>,
     ) -> Result<R> {
         let d = &self.shared.raw;
@@ -200,26 +251,46 @@ impl Device {
         }
         .map_err(vk_err("vkEndCommandBuffer"))?;
         let cbs = [ctx.cb];
-        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        let timeline = ctx.timeline != vk::Semaphore::null();
+        let signal = [ctx.timeline];
+        let values = [ctx.value + 1];
+        let mut tl = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+        let mut submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        let fence = if timeline {
+            submit = submit.signal_semaphores(&signal).push_next(&mut tl);
+            vk::Fence::null()
+        } else {
+            ctx.fence
+        };
         {
             let queue = self.shared.queue.lock().map_err(|_| Error::DeviceLost {
                 call: "vkQueueSubmit (poisoned queue lock)",
             })?;
             // SAFETY: the queue is externally synchronized by the mutex; `cb` is executable.
-            unsafe { d.queue_submit(*queue, &[submit], ctx.fence) }
-                .map_err(vk_err("vkQueueSubmit"))?;
+            unsafe { d.queue_submit(*queue, &[submit], fence) }.map_err(vk_err("vkQueueSubmit"))?;
         }
+        ctx.value += 1;
+        let value = ctx.value;
+        // SAFETY (both): the fence / semaphore belongs to this device and was just
+        // submitted to be signalled.
+        let done = || unsafe {
+            if timeline {
+                d.get_semaphore_counter_value(ctx.timeline)
+                    .map(|v| v >= value)
+                    .map_err(vk_err("vkGetSemaphoreCounterValue"))
+            } else {
+                d.get_fence_status(ctx.fence)
+                    .map_err(vk_err("vkGetFenceStatus"))
+            }
+        };
         // Fast path: a short GPU job finishes in microseconds, sooner than a blocking
         // wait's wake-up (interrupt + scheduler), so poll the fence for a bounded time first.
         let spin = spin_budget(&self.shared.properties);
         if !spin.is_zero() {
             let start = Instant::now();
             loop {
-                // SAFETY: the fence belongs to this device and was just submitted.
-                match unsafe { d.get_fence_status(ctx.fence) } {
-                    Ok(true) => return Ok(out),
-                    Ok(false) => {}
-                    Err(e) => return Err(vk_err("vkGetFenceStatus")(e)),
+                if done()? {
+                    return Ok(out);
                 }
                 if start.elapsed() >= spin {
                     break;
@@ -228,14 +299,30 @@ impl Device {
             }
         }
         let timeout = EXECUTE_TIMEOUT.as_nanos() as u64;
-        // SAFETY: the fence belongs to this device and was just submitted.
-        match unsafe { d.wait_for_fences(&[ctx.fence], true, timeout) } {
+        let sems = [ctx.timeline];
+        let wait_info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&sems)
+            .values(&values);
+        let call = if timeline {
+            "vkWaitSemaphores"
+        } else {
+            "vkWaitForFences"
+        };
+        // SAFETY: the fence / semaphore belongs to this device and was just submitted.
+        let waited = unsafe {
+            if timeline {
+                d.wait_semaphores(&wait_info, timeout)
+            } else {
+                d.wait_for_fences(&[ctx.fence], true, timeout)
+            }
+        };
+        match waited {
             Ok(()) => Ok(out),
             Err(vk::Result::TIMEOUT) => Err(Error::Timeout {
-                call: "vkWaitForFences",
+                call,
                 ms: EXECUTE_TIMEOUT.as_millis() as u64,
             }),
-            Err(e) => Err(vk_err("vkWaitForFences")(e)),
+            Err(e) => Err(vk_err(call)(e)),
         }
     }
 }
