@@ -132,9 +132,12 @@ impl<'a> Recorder<'a> {
                 self.bound[i] = Some(prev);
                 return;
             }
-            let keep = compatible_prefix(prev.layout, layout);
             sets = prev.sets;
-            sets.truncate(keep);
+            // Same interned layout: every bound set stays valid (no comparison needed).
+            if !std::ptr::eq(prev.layout, layout) {
+                let keep = compatible_prefix(prev.layout, layout);
+                sets.truncate(keep);
+            }
         }
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
         unsafe {
@@ -160,6 +163,12 @@ impl<'a> Recorder<'a> {
         let bound = self.bound[self.current]
             .as_mut()
             .ok_or(Error::NoPipelineBound { what: "bind_set" })?;
+        let i = index as usize;
+        // Already bound at this number: it passed the checks below when it was bound, and
+        // a later pipeline with an incompatible layout would have unbound it.
+        if bound.sets.get(i) == Some(&set.raw()) {
+            return Ok(());
+        }
         let layouts = bound.layout.set_layouts();
         let expected = layouts.get(index as usize).ok_or(Error::NoSuchSet {
             set: index,
@@ -179,11 +188,7 @@ impl<'a> Recorder<'a> {
                 binding,
             });
         }
-        let i = index as usize;
         self.used_sets.push(&set.last_used);
-        if bound.sets.get(i) == Some(&set.raw()) {
-            return Ok(());
-        }
         // SAFETY: the set's layout equals the pipeline layout's at `index` (checked), the set
         // outlives the execution ('a) and every binding was written.
         unsafe {

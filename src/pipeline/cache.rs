@@ -21,6 +21,7 @@
 //!   half-written file.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use ash::vk;
 
@@ -231,10 +232,13 @@ impl PipelineCache {
 fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    // Unique per process and per save, so devices dropping at once never share a temp file.
+    static SAVES: AtomicU64 = AtomicU64::new(0);
     let tmp = dir.join(format!(
-        ".{}.{}.tmp",
+        ".{}.{}-{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("cache"),
-        std::process::id()
+        std::process::id(),
+        SAVES.fetch_add(1, Ordering::Relaxed)
     ));
     let result = std::fs::write(&tmp, data).and_then(|_| std::fs::rename(&tmp, path));
     if result.is_err() {

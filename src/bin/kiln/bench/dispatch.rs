@@ -10,8 +10,8 @@ use kiln::{
     MemoryLocation, SpecValue,
 };
 
-use super::raw::Raw;
-use super::{median, ns_since, percentile, thread_cpu_ns, BenchResult, Opts, Row};
+use super::raw::{Ctx, Raw};
+use super::{best, median, ns_since, percentile, thread_cpu_ns, BenchResult, Opts, Row};
 
 const TYPES: [vk::DescriptorType; 6] = [
     vk::DescriptorType::UNIFORM_BUFFER,
@@ -177,11 +177,11 @@ fn recording(
     device: &Device,
     raw: &Raw,
     fx: &Fixture,
-    ctx: &super::raw::Ctx,
+    ctx: &Ctx,
     opts: &Opts,
 ) -> BenchResult<Vec<Row>> {
     let n = if opts.quick { 2_000 } else { 10_000 };
-    let rounds = if opts.quick { 3 } else { 7 };
+    let rounds = if opts.quick { 5 } else { 15 };
     let seq = stream(n);
     let p = Params {
         n: u32::MAX,
@@ -232,11 +232,14 @@ fn recording(
         r.push(ns_since(t0) / n as f64);
         raw.submit_wait(ctx)?;
     }
+    if std::env::var_os("KILN_BENCH_DEBUG").is_some() {
+        eprintln!("recording rounds kiln {k:?}\nraw {r:?}");
+    }
     Ok(vec![Row::new(
         "dispatch recording",
         "ns",
-        median(&mut k),
-        median(&mut r),
+        best(&k),
+        best(&r),
     )])
 }
 
@@ -246,7 +249,7 @@ fn round_trip(
     device: &Device,
     raw: &Raw,
     fx: &Fixture,
-    ctx: &super::raw::Ctx,
+    ctx: &Ctx,
     opts: &Opts,
 ) -> BenchResult<Vec<Row>> {
     let n = if opts.quick { 500 } else { 10_000 };
@@ -267,34 +270,7 @@ fn round_trip(
         })
     };
     let raw_once = || -> BenchResult<()> {
-        raw.begin(ctx)?;
-        let rw = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
-        let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
-        let all = vk::PipelineStageFlags::ALL_COMMANDS;
-        raw.barrier(ctx, vk::AccessFlags::MEMORY_WRITE, rw, all);
-        let d = &raw.d;
-        // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
-        unsafe {
-            d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]);
-            d.cmd_bind_descriptor_sets(
-                ctx.cb,
-                vk::PipelineBindPoint::COMPUTE,
-                fx.r_layout,
-                0,
-                &[fx.r_sets[0]],
-                &[],
-            );
-            d.cmd_push_constants(
-                ctx.cb,
-                fx.r_layout,
-                vk::ShaderStageFlags::COMPUTE,
-                0,
-                bytemuck::bytes_of(&p),
-            );
-            d.cmd_dispatch(ctx.cb, 1, 1, 1);
-        }
-        let host_stage = vk::PipelineStageFlags::HOST;
-        raw.barrier(ctx, vk::AccessFlags::MEMORY_WRITE, host, host_stage);
+        record_tiny(raw, fx, ctx, &p)?;
         raw.submit_wait(ctx)
     };
     let warm = 20;
@@ -326,6 +302,7 @@ fn round_trip(
     if s5[0] != total {
         return Err(format!("round trip: s5[0] = {} after {total} dispatches", s5[0]).into());
     }
+    wait_variants(device, raw, fx, ctx, &p, n / 2)?;
     let count = (blocks * per) as f64;
     Ok(vec![
         Row::new("round trip median", "us", median(&mut kt), median(&mut rt)),
@@ -344,16 +321,154 @@ fn round_trip(
     ])
 }
 
+/// Begins `ctx`, records kiln's round-trip command stream (full barrier, bind pipeline, bind
+/// set, push constants, one workgroup, device→host barrier); the caller ends it.
+fn record_tiny(raw: &Raw, fx: &Fixture, ctx: &Ctx, p: &Params) -> BenchResult<()> {
+    raw.begin(ctx)?;
+    let rw = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
+    let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
+    let all = vk::PipelineStageFlags::ALL_COMMANDS;
+    raw.barrier(ctx, vk::AccessFlags::MEMORY_WRITE, rw, all);
+    let d = &raw.d;
+    // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
+    unsafe {
+        d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]);
+        d.cmd_bind_descriptor_sets(
+            ctx.cb,
+            vk::PipelineBindPoint::COMPUTE,
+            fx.r_layout,
+            0,
+            &[fx.r_sets[0]],
+            &[],
+        );
+        d.cmd_push_constants(
+            ctx.cb,
+            fx.r_layout,
+            vk::ShaderStageFlags::COMPUTE,
+            0,
+            bytemuck::bytes_of(p),
+        );
+        d.cmd_dispatch(ctx.cb, 1, 1, 1);
+    }
+    raw.barrier(
+        ctx,
+        vk::AccessFlags::MEMORY_WRITE,
+        host,
+        vk::PipelineStageFlags::HOST,
+    );
+    Ok(())
+}
+
+/// Diagnostics for row 2 (printed as notes, not rows): the raw round trip split into
+/// record / submit / wait / reset, waiting three ways — blocking `vkWaitForFences`, polling
+/// `vkGetFenceStatus`, polling a timeline semaphore's counter (when the device enabled
+/// timeline semaphores). Shows where the time goes and which wait is cheapest.
+fn wait_variants(
+    device: &Device,
+    raw: &Raw,
+    fx: &Fixture,
+    ctx: &Ctx,
+    p: &Params,
+    m: usize,
+) -> BenchResult<()> {
+    let timeline = device.features().timeline_semaphore;
+    let mut type_info = vk::SemaphoreTypeCreateInfo::default()
+        .semaphore_type(vk::SemaphoreType::TIMELINE)
+        .initial_value(0);
+    let info = vk::SemaphoreCreateInfo::default().push_next(&mut type_info);
+    let sem = if timeline {
+        // SAFETY: timeline semaphores are enabled on this device (kiln's features say so).
+        Some(unsafe { raw.d.create_semaphore(&info, None) }?)
+    } else {
+        None
+    };
+    let mut value = 0u64;
+    let mut run = |how: &str| -> BenchResult<()> {
+        let mut ph: [Vec<f64>; 5] = Default::default();
+        for _ in 0..m {
+            let t0 = Instant::now();
+            record_tiny(raw, fx, ctx, p)?;
+            // SAFETY: `cb` is recording.
+            unsafe { raw.d.end_command_buffer(ctx.cb)? };
+            let t1 = Instant::now();
+            let cbs = [ctx.cb];
+            value += 1;
+            let values = [value];
+            let sems = [sem.unwrap_or_default()];
+            let mut tl =
+                vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+            let mut submit = vk::SubmitInfo::default().command_buffers(&cbs);
+            let fence = if how == "timeline spin" {
+                submit = submit.signal_semaphores(&sems).push_next(&mut tl);
+                vk::Fence::null()
+            } else {
+                ctx.fence
+            };
+            // SAFETY: `cb` is executable; the queue is used by this thread only; the fence
+            // is unsignaled; the semaphore value increases with every submission.
+            unsafe { raw.d.queue_submit(raw.queue, &[submit], fence)? };
+            let t2 = Instant::now();
+            // SAFETY (all three): waits on objects of this device that were just submitted.
+            match how {
+                "fence block" => unsafe { raw.d.wait_for_fences(&[ctx.fence], true, u64::MAX)? },
+                "fence spin" => {
+                    while !unsafe { raw.d.get_fence_status(ctx.fence)? } {
+                        std::hint::spin_loop()
+                    }
+                }
+                _ => {
+                    while unsafe { raw.d.get_semaphore_counter_value(sems[0])? } < value {
+                        std::hint::spin_loop()
+                    }
+                }
+            }
+            let t3 = Instant::now();
+            if fence != vk::Fence::null() {
+                // SAFETY: the fence was waited on.
+                unsafe { raw.d.reset_fences(&[ctx.fence])? };
+            }
+            raw.reset(ctx)?;
+            let t4 = Instant::now();
+            for (v, (a, b)) in ph
+                .iter_mut()
+                .zip([(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t0, t4)])
+            {
+                v.push((b - a).as_nanos() as f64 / 1e3);
+            }
+        }
+        let [mut rec, mut sub, mut wait, mut reset, mut total] = ph;
+        super::note(format!(
+            "raw round trip, {how}: median total {:.1} us = record {:.1} + submit {:.1} + wait {:.1} + reset {:.1} (per-phase medians)",
+            median(&mut total),
+            median(&mut rec),
+            median(&mut sub),
+            median(&mut wait),
+            median(&mut reset)
+        ));
+        Ok(())
+    };
+    let mut out = run("fence block").and_then(|_| run("fence spin"));
+    if timeline && out.is_ok() {
+        out = run("timeline spin");
+    }
+    device.wait_idle()?;
+    if let Some(s) = sem {
+        // SAFETY: no submission signalling it is pending.
+        unsafe { raw.d.destroy_semaphore(s, None) };
+    }
+    out
+}
+
 /// Row 6: allocate a set, write its 6 bindings, bind it; ns per set.
 fn descriptor_sets(
     device: &Device,
     raw: &Raw,
     fx: &Fixture,
-    ctx: &super::raw::Ctx,
+    ctx: &Ctx,
     opts: &Opts,
 ) -> BenchResult<Row> {
     let k = if opts.quick { 256 } else { 2_000 };
-    let rounds = if opts.quick { 3 } else { 5 };
+    let rounds = if opts.quick { 3 } else { 9 };
     let pool = raw.pool(&pool_sizes(k as u32), k as u32)?;
     let (mut kt, mut rt) = (Vec::new(), Vec::new());
     let result = (|| -> BenchResult<()> {
@@ -422,7 +537,7 @@ fn descriptor_sets(
     Ok(Row::new(
         "descriptor set alloc+write+bind",
         "ns",
-        median(&mut kt),
-        median(&mut rt),
+        best(&kt),
+        best(&rt),
     ))
 }

@@ -9,6 +9,7 @@
 //! The bench sets `MESA_SHADER_CACHE_DISABLE=true` and `__GL_SHADER_DISK_CACHE=0` for itself
 //! (driver disk caches off, so "cold" is cold) and points `KILN_PIPELINE_CACHE_DIR` at a
 //! temporary folder it deletes at the end (the user's own cache is never touched).
+//! `KILN_BENCH_ONLY=dispatch|bandwidth|pipelines|reflection|transfers` runs one group.
 
 mod dispatch;
 mod pipelines;
@@ -56,6 +57,22 @@ impl Row {
             self.kiln / self.raw
         }
     }
+}
+
+static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// A line of diagnostics: printed to stderr now and kept for the `notes` of `--json`.
+pub fn note(line: String) {
+    eprintln!("kiln bench: {line}");
+    if let Ok(mut n) = NOTES.lock() {
+        n.push(line);
+    }
+}
+
+/// The smallest value: the estimator for CPU-bound rounds, where preemption by other
+/// processes only ever adds time.
+pub fn best(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
 pub fn median(v: &mut [f64]) -> f64 {
@@ -177,6 +194,10 @@ fn run(opts: &Opts) -> BenchResult<bool> {
     );
     eprintln!("kiln bench: {} / {driver}", info.name);
     let raw = raw::Raw::new(&device);
+    note(format!(
+        "KILN_SPIN_US={} (unset: kiln polls the fence up to 200 us on GPUs, not at all on CPU devices)",
+        std::env::var("KILN_SPIN_US").unwrap_or_else(|_| "unset".into())
+    ));
     let mut rows = Vec::new();
     let steps: [(&str, RowFn); 5] = [
         ("dispatch", dispatch::rows),
@@ -185,7 +206,11 @@ fn run(opts: &Opts) -> BenchResult<bool> {
         ("reflection", pipelines::reflection_rows),
         ("transfers", transfer::transfer_rows),
     ];
+    let only = std::env::var("KILN_BENCH_ONLY").ok();
     for (what, f) in steps {
+        if only.as_deref().is_some_and(|o| o != what) {
+            continue;
+        }
         let t = Instant::now();
         let new = f(&device, &raw, opts).map_err(|e| format!("{what}: {e}"))?;
         eprintln!(
@@ -221,7 +246,10 @@ fn print_rows(opts: &Opts, device: &str, driver: &str, rows: &[Row]) {
                 })
             })
             .collect();
-        let doc = serde_json::json!({ "device": device, "driver": driver, "rows": rows });
+        let notes = NOTES.lock().map(|n| n.clone()).unwrap_or_default();
+        let doc = serde_json::json!({
+            "device": device, "driver": driver, "rows": rows, "notes": notes,
+        });
         println!(
             "{}",
             serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("\"{e}\""))

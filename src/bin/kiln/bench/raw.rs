@@ -220,16 +220,23 @@ impl Raw {
         }
     }
 
-    /// Resets the pool and begins the command buffer (one-time submit).
+    /// Begins the command buffer (one-time submit). The pool was reset after the last
+    /// submission's wait, as kiln's `execute` does, so both see the same allocator state.
     pub fn begin(&self, c: &Ctx) -> BenchResult<()> {
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: the previous submission of `cb` (if any) was waited on.
+        // SAFETY: `cb` is in the initial state (fresh, or its pool was reset).
+        unsafe { self.d.begin_command_buffer(c.cb, &begin)? };
+        Ok(())
+    }
+
+    /// Resets the context's pool (its command buffer returns to the initial state).
+    pub fn reset(&self, c: &Ctx) -> BenchResult<()> {
+        // SAFETY: the last submission of `cb` was waited on.
         unsafe {
             self.d
-                .reset_command_pool(c.pool, vk::CommandPoolResetFlags::empty())?;
-            self.d.begin_command_buffer(c.cb, &begin)?;
-        }
+                .reset_command_pool(c.pool, vk::CommandPoolResetFlags::empty())?
+        };
         Ok(())
     }
 
@@ -258,7 +265,7 @@ impl Raw {
         }
     }
 
-    /// Ends, submits and blocks in vkWaitForFences, then resets the fence.
+    /// Ends, submits and blocks in vkWaitForFences, then resets the fence and the pool.
     pub fn submit_wait(&self, c: &Ctx) -> BenchResult<()> {
         let cbs = [c.cb];
         let submit = vk::SubmitInfo::default().command_buffers(&cbs);
@@ -270,7 +277,7 @@ impl Raw {
             self.d.wait_for_fences(&[c.fence], true, u64::MAX)?;
             self.d.reset_fences(&[c.fence])?;
         }
-        Ok(())
+        self.reset(c)
     }
 
     fn memory_type(&self, bits: u32, want: vk::MemoryPropertyFlags) -> Option<u32> {

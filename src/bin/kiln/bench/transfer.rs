@@ -70,6 +70,11 @@ pub fn bandwidth_rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Ve
             n.trailing_zeros()
         );
     }
+    if device.limits().timestamp_compute_and_graphics == vk::FALSE {
+        return Err("the device does not promise timestamps on compute queues \
+                    (timestampComputeAndGraphics); the bandwidth rows need them"
+            .into());
+    }
     let period = device.limits().timestamp_period as f64;
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let make = |label| {
@@ -266,7 +271,11 @@ fn saxpy_variant(
                 r.push(rt);
             }
         }
-        Ok((median(&mut k), median(&mut r)))
+        let (k, r) = (median(&mut k), median(&mut r));
+        if !(k > 0.0 && r > 0.0) {
+            return Err(format!("timestamps did not advance ({k} / {r} ticks)").into());
+        }
+        Ok((k, r))
     };
     let out = run();
     device.wait_idle()?;
