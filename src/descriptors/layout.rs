@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, Weak};
 use ash::vk;
 
 use super::pool::DescriptorAllocator;
-use crate::device::Shared;
+use crate::device::{Device, Sampler, SamplerDesc, Shared};
 use crate::error::{vk_err, Result};
 
 /// One binding of a set layout (`VkDescriptorSetLayoutBinding` + binding flags).
@@ -29,6 +29,10 @@ pub struct SetLayoutBinding {
     pub stages: vk::ShaderStageFlags,
     /// `VkDescriptorBindingFlags` (Vulkan 1.2 descriptor indexing).
     pub flags: vk::DescriptorBindingFlags,
+    /// Immutable samplers by *description* (empty: none; else one per descriptor), for
+    /// SAMPLER and COMBINED_IMAGE_SAMPLER bindings. Two layouts whose immutable samplers
+    /// are described equally are equal, whichever `VkSampler` handles they end up with.
+    pub immutable_samplers: Vec<SamplerDesc>,
 }
 
 /// A descriptor set layout by content. Build with [`new`](Self::new) to get canonical
@@ -133,6 +137,8 @@ pub struct SetLayout {
     id: u64,
     desc: DescriptorSetLayoutDesc,
     pub(crate) pools: Mutex<DescriptorAllocator>,
+    /// Interned immutable samplers, kept alive as long as the layout.
+    _samplers: Vec<Sampler>,
 }
 
 impl std::fmt::Debug for SetLayout {
@@ -194,15 +200,36 @@ impl SetLayoutCache {
         if let Some(l) = map.get(desc).and_then(|(_, w)| w.upgrade()) {
             return Ok(l);
         }
+        // Immutable samplers: interned by description; handles per binding.
+        let device = Device {
+            shared: shared.clone(),
+        };
+        let mut samplers = Vec::new();
+        let mut handles: Vec<Vec<vk::Sampler>> = Vec::with_capacity(desc.bindings.len());
+        for b in &desc.bindings {
+            let mut h = Vec::with_capacity(b.immutable_samplers.len());
+            for s in &b.immutable_samplers {
+                let sampler = device.sampler(s)?;
+                h.push(sampler.raw());
+                samplers.push(sampler);
+            }
+            handles.push(h);
+        }
         let vk_bindings: Vec<vk::DescriptorSetLayoutBinding> = desc
             .bindings
             .iter()
-            .map(|b| {
-                vk::DescriptorSetLayoutBinding::default()
+            .zip(&handles)
+            .map(|(b, h)| {
+                let mut v = vk::DescriptorSetLayoutBinding::default()
                     .binding(b.binding)
                     .descriptor_type(b.descriptor_type)
                     .descriptor_count(b.count)
-                    .stage_flags(b.stages)
+                    .stage_flags(b.stages);
+                if !h.is_empty() {
+                    // VUID-VkDescriptorSetLayoutBinding-descriptorType-00282: one per descriptor.
+                    v = v.immutable_samplers(h);
+                }
+                v
             })
             .collect();
         let flags: Vec<vk::DescriptorBindingFlags> =
@@ -225,6 +252,7 @@ impl SetLayoutCache {
             id,
             desc: desc.clone(),
             pools: Mutex::new(DescriptorAllocator::new(desc)),
+            _samplers: samplers,
         });
         map.retain(|_, (_, w)| w.strong_count() > 0);
         map.insert(desc.clone(), (id, Arc::downgrade(&layout)));

@@ -27,6 +27,8 @@ enum Held {
     Image(Image),
     Sampler(Sampler),
     ImageSampler(Image, Sampler),
+    /// A SAMPLER descriptor filled by the layout's immutable sampler.
+    Immutable,
 }
 
 /// A descriptor set allocated from its layout's growing pool. Freed on drop.
@@ -103,9 +105,15 @@ impl Device {
             .bindings()
             .iter()
             .enumerate()
-            .map(|(i, b)| match count {
-                Some(n) if i == last => vec![None; n as usize],
-                _ => vec![None; b.count as usize],
+            .map(|(i, b)| {
+                let n = match count {
+                    Some(n) if i == last => n as usize,
+                    _ => b.count as usize,
+                };
+                // A SAMPLER binding with immutable samplers needs no write.
+                let filled = b.descriptor_type == vk::DescriptorType::SAMPLER
+                    && !b.immutable_samplers.is_empty();
+                (0..n).map(|_| filled.then_some(Held::Immutable)).collect()
             })
             .collect();
         Ok(DescriptorSet {
@@ -383,7 +391,12 @@ impl DescriptorSet {
         let b = &desc.bindings()[idx];
         let expected = b.descriptor_type;
         use vk::DescriptorType as T;
+        let immutable = !b.immutable_samplers.is_empty();
         let (found, ok) = match (image, sampler) {
+            // The layout's immutable sampler completes an image-only write.
+            (Some(_), None) if immutable && expected == T::COMBINED_IMAGE_SAMPLER => {
+                (T::COMBINED_IMAGE_SAMPLER, true)
+            }
             (Some(_), Some(_)) => (
                 T::COMBINED_IMAGE_SAMPLER,
                 expected == T::COMBINED_IMAGE_SAMPLER,

@@ -95,6 +95,16 @@ impl PartialEq for SamplerDesc {
     }
 }
 impl Eq for SamplerDesc {}
+impl PartialOrd for SamplerDesc {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for SamplerDesc {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
 impl Hash for SamplerDesc {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.key().hash(state)

@@ -107,6 +107,9 @@ impl Device {
             let mut flags = s.flags;
             if let Some(b) = bindings.iter_mut().find(|b| b.binding == binding) {
                 b.count = wanted.min(limit).max(1);
+                if let Some(s) = b.immutable_samplers.first().copied() {
+                    b.immutable_samplers = vec![s; b.count as usize];
+                }
                 b.flags |= vk::DescriptorBindingFlags::PARTIALLY_BOUND;
                 if last && f.descriptor_binding_variable_descriptor_count {
                     b.flags |= vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT;

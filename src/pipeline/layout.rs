@@ -177,6 +177,7 @@ impl PipelineLayoutDesc {
                 count: slot.binding.count,
                 stages: slot.stages,
                 flags: vk::DescriptorBindingFlags::empty(),
+                immutable_samplers: Vec::new(),
             });
             if let Some(n) = &slot.binding.name {
                 names[*set as usize].insert(n.clone(), *binding);
@@ -215,6 +216,47 @@ impl PipelineLayoutDesc {
         }
         *s = DescriptorSetLayoutDesc::new(bindings, s.flags);
         self
+    }
+
+    /// Makes the SAMPLER or COMBINED_IMAGE_SAMPLER binding at (set, binding) use `sampler`
+    /// as an immutable sampler for every descriptor (Vulkan spec §14.2.1,
+    /// `pImmutableSamplers`). Layouts compare immutable samplers by description.
+    ///
+    /// Errors: `KILN-E200` no such binding or not a sampler binding.
+    pub fn with_immutable_sampler(
+        mut self,
+        set: u32,
+        binding: u32,
+        sampler: crate::device::SamplerDesc,
+    ) -> Result<Self> {
+        let not_found = |available: Vec<u32>| Error::NoSuchBinding {
+            set,
+            binding,
+            available,
+        };
+        let Some(s) = self.sets.get_mut(set as usize) else {
+            return Err(not_found(Vec::new()));
+        };
+        let mut bindings = s.bindings().to_vec();
+        let samplers: Vec<u32> = bindings
+            .iter()
+            .filter(|b| {
+                matches!(
+                    b.descriptor_type,
+                    vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+                )
+            })
+            .map(|b| b.binding)
+            .collect();
+        let Some(b) = bindings
+            .iter_mut()
+            .find(|b| b.binding == binding && samplers.contains(&b.binding))
+        else {
+            return Err(not_found(samplers));
+        };
+        b.immutable_samplers = vec![sampler; b.count as usize];
+        *s = DescriptorSetLayoutDesc::new(bindings, s.flags);
+        Ok(self)
     }
 
     /// Sets the maximum descriptor count of the runtime array at (set, binding).
