@@ -240,3 +240,40 @@ fn zero_sized_buffer_is_an_error_not_a_validation_message() {
     assert_eq!(err.code(), "KILN-E152");
     assert_clean(&device);
 }
+
+#[test]
+fn batched_writes_are_checked_before_anything_is_written() {
+    let device = device();
+    let p = device
+        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
+        .unwrap();
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let a = device
+        .buffer_from_slice("a", usage, &[1.0f32, 2.0])
+        .unwrap();
+    let b = device
+        .buffer_from_slice("b", usage, &[10.0f32, 20.0])
+        .unwrap();
+    let c = device.storage_buffer::<f32>("c", 2).unwrap();
+    let ubo = device
+        .buffer_from_slice("ubo", vk::BufferUsageFlags::UNIFORM_BUFFER, &[0u32; 4])
+        .unwrap();
+    let mut set = p.new_set(0).unwrap();
+    // The third write is wrong: nothing of the batch is written.
+    let err = set
+        .write_buffers(&[(0, &a), (1, &b), (2, &ubo)])
+        .unwrap_err();
+    assert_eq!(err.code(), "KILN-E202");
+    assert_eq!(set.first_unwritten(), Some(0));
+    set.write_buffers(&[(0, &a), (1, &b), (2, &c)]).unwrap();
+    assert_eq!(set.first_unwritten(), None);
+    device
+        .execute(|r| {
+            r.bind_pipeline(&p);
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(2)
+        })
+        .unwrap();
+    assert_eq!(c.read::<f32>(&device).unwrap(), vec![11.0, 22.0]);
+    assert_clean(&device);
+}

@@ -282,11 +282,7 @@ fn buffer_range_beyond_device_limit_is_an_error() {
         .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
         .unwrap();
     let limit = device.limits().max_storage_buffer_range as u64;
-    // Only testable where the limit is below what we can allocate (lavapipe: 128 MiB).
-    assert!(
-        limit < (1 << 31),
-        "device storage range limit {limit} too large for this test"
-    );
+    // lavapipe: 128 MiB; NVIDIA: 4 GiB - 1 (a 4 GiB buffer bound whole is the classic case).
     let big = device
         .create_buffer(&kiln::BufferDesc {
             label: "too big",

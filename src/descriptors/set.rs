@@ -42,6 +42,9 @@ pub struct DescriptorSet {
     held: Vec<Vec<Option<Held>>>,
     /// Timeline value of the last submission that bound this set.
     pub(crate) last_used: AtomicU64,
+    /// Set once every descriptor that must be written has been (cached answer of
+    /// [`first_unwritten`](Self::first_unwritten), so binding a complete set is O(1)).
+    complete: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for DescriptorSet {
@@ -124,6 +127,7 @@ impl Device {
             names,
             held,
             last_used: AtomicU64::new(0),
+            complete: std::sync::atomic::AtomicBool::new(false),
         })
     }
 }
@@ -208,6 +212,85 @@ impl DescriptorSet {
         offset: u64,
         range: u64,
     ) -> Result<()> {
+        let (idx, expected) =
+            self.check_buffer_write(binding, element, ty, buffer, offset, range)?;
+        self.wait_unused()?;
+        let info = [vk::DescriptorBufferInfo {
+            buffer: buffer.raw(),
+            offset,
+            range,
+        }];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(self.raw)
+            .dst_binding(binding)
+            .dst_array_element(element)
+            .descriptor_type(expected)
+            .buffer_info(&info);
+        // SAFETY: every field was checked against the layout and limits above; no pending
+        // submission uses the set (waited above) and `&mut self` gives the external
+        // synchronization vkUpdateDescriptorSets needs.
+        unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
+        self.held[idx][element as usize] = Some(Held::Buffer(buffer.clone()));
+        Ok(())
+    }
+
+    /// Writes several whole buffers (binding, buffer) in one `vkUpdateDescriptorSets` call.
+    /// Every write is checked first (as in [`write_buffer`](Self::write_buffer)); if one
+    /// fails, nothing is written.
+    pub fn write_buffers(&mut self, writes: &[(u32, &Buffer)]) -> Result<()> {
+        let mut checked = Vec::with_capacity(writes.len());
+        for (binding, buffer) in writes {
+            let (idx, ty) = self.check_buffer_write(*binding, 0, None, buffer, 0, buffer.size())?;
+            checked.push((idx, ty));
+        }
+        self.wait_unused()?;
+        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = writes
+            .iter()
+            .map(|(_, b)| {
+                [vk::DescriptorBufferInfo {
+                    buffer: b.raw(),
+                    offset: 0,
+                    range: b.size(),
+                }]
+            })
+            .collect();
+        let vk_writes: Vec<vk::WriteDescriptorSet> = writes
+            .iter()
+            .zip(&checked)
+            .zip(&infos)
+            .map(|(((binding, _), (_, ty)), info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(self.raw)
+                    .dst_binding(*binding)
+                    .dst_array_element(0)
+                    .descriptor_type(*ty)
+                    .buffer_info(info)
+            })
+            .collect();
+        // SAFETY: as in write_buffer_range, for each write (all checked above).
+        unsafe {
+            self.layout
+                .shared
+                .raw
+                .update_descriptor_sets(&vk_writes, &[])
+        };
+        for ((_, buffer), (idx, _)) in writes.iter().zip(checked) {
+            self.held[idx][0] = Some(Held::Buffer((*buffer).clone()));
+        }
+        Ok(())
+    }
+
+    /// Checks one buffer write against the layout and the device limits; returns the
+    /// binding's index in the layout and its descriptor type.
+    fn check_buffer_write(
+        &self,
+        binding: u32,
+        element: u32,
+        ty: Option<vk::DescriptorType>,
+        buffer: &Buffer,
+        offset: u64,
+        range: u64,
+    ) -> Result<(usize, vk::DescriptorType)> {
         let desc = self.layout.desc();
         let idx = desc
             .bindings()
@@ -316,24 +399,7 @@ impl DescriptorSet {
                 limit_name: align_name,
             });
         }
-        self.wait_unused()?;
-        let info = [vk::DescriptorBufferInfo {
-            buffer: buffer.raw(),
-            offset,
-            range,
-        }];
-        let write = vk::WriteDescriptorSet::default()
-            .dst_set(self.raw)
-            .dst_binding(binding)
-            .dst_array_element(element)
-            .descriptor_type(expected)
-            .buffer_info(&info);
-        // SAFETY: every field was checked against the layout and limits above; the set is
-        // not in use by a pending command buffer (kiln's execute waits) and `&mut self`
-        // gives the external synchronization vkUpdateDescriptorSets needs.
-        unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
-        self.held[idx][element as usize] = Some(Held::Buffer(buffer.clone()));
-        Ok(())
+        Ok((idx, expected))
     }
 
     /// Waits until no pending submission uses this set (VUID-vkUpdateDescriptorSets-None-03047:
@@ -482,13 +548,21 @@ impl DescriptorSet {
 
     /// The first binding (in number order) with an element never written, if any.
     pub fn first_unwritten(&self) -> Option<u32> {
+        if self.complete.load(Ordering::Relaxed) {
+            return None;
+        }
         let desc = self.layout.desc();
-        desc.bindings().iter().zip(&self.held).find_map(|(b, h)| {
+        let first = desc.bindings().iter().zip(&self.held).find_map(|(b, h)| {
             let partially = b
                 .flags
                 .contains(vk::DescriptorBindingFlags::PARTIALLY_BOUND);
             (!partially && h.iter().any(|e| e.is_none())).then_some(b.binding)
-        })
+        });
+        // Writes only ever fill descriptors, so once complete the set stays complete.
+        if first.is_none() {
+            self.complete.store(true, Ordering::Relaxed);
+        }
+        first
     }
 }
 

@@ -477,9 +477,16 @@ fn descriptor_sets(
             let mut sets = Vec::with_capacity(k);
             for i in 0..k {
                 let mut s = fx.pipes[0].new_set(0)?;
-                for j in 0..6 {
-                    s.write_buffer(j as u32, &fx.bufs[(i + j) % BUFS])?;
-                }
+                // One batched update, like the raw side's single vkUpdateDescriptorSets.
+                let b = |j: usize| &fx.bufs[(i + j) % BUFS];
+                s.write_buffers(&[
+                    (0, b(0)),
+                    (1, b(1)),
+                    (2, b(2)),
+                    (3, b(3)),
+                    (4, b(4)),
+                    (5, b(5)),
+                ])?;
                 sets.push(s);
             }
             let alloc = ns_since(t0);
