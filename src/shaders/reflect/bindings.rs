@@ -168,7 +168,8 @@ fn binding_label(name: &Option<String>, d: &tables::Decos) -> String {
 /// - a sampled image (OpTypeImage, Sampled = 1) and a sampler at one binding are both
 ///   served by one COMBINED_IMAGE_SAMPLER descriptor (DXC writes this for `Texture2D t :
 ///   register(t1); SamplerState s : register(s1);`), so they merge into one such binding,
-///   described by the image variable;
+///   described by the image variable (an image array with a single sampler merges into a
+///   combined array of the image's count);
 /// - aliases of the same descriptor type and count merge into one (the first declared);
 /// - anything else stays as separate entries, so the pipeline-level merge reports the
 ///   conflict (`KILN-E051`).
@@ -199,14 +200,23 @@ fn merge_aliases(vars: &[&DescriptorBinding]) -> Vec<DescriptorBinding> {
     let is = |t: vk::DescriptorType| move |b: &&&DescriptorBinding| b.descriptor_type == t;
     let image = vars.iter().find(is(vk::DescriptorType::SAMPLED_IMAGE));
     let sampler = vars.iter().find(is(vk::DescriptorType::SAMPLER));
-    let rest_compatible = vars.iter().all(|b| {
-        matches!(
-            b.descriptor_type,
-            vk::DescriptorType::SAMPLED_IMAGE
-                | vk::DescriptorType::SAMPLER
-                | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
-        ) && b.count == vars[0].count
-            && b.runtime_array == vars[0].runtime_array
+    // Every alias has the image's array shape, or is a single sampler: DXC's
+    // `Texture2D t[] : register(t1); SamplerState s : register(s1);` reads element 0's
+    // sampler of a COMBINED_IMAGE_SAMPLER array (the SaschaWillems descriptorindexing HLSL).
+    let rest_compatible = image.is_some_and(|img| {
+        vars.iter().all(|b| {
+            let kind_ok = matches!(
+                b.descriptor_type,
+                vk::DescriptorType::SAMPLED_IMAGE
+                    | vk::DescriptorType::SAMPLER
+                    | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+            );
+            let same_shape = b.count == img.count && b.runtime_array == img.runtime_array;
+            let single_sampler = b.descriptor_type == vk::DescriptorType::SAMPLER
+                && b.count == 1
+                && !b.runtime_array;
+            kind_ok && (same_shape || single_sampler)
+        })
     });
     if let (Some(image), Some(_), true) = (image, sampler, rest_compatible) {
         let mut b = (**image).clone();
