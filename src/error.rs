@@ -114,6 +114,24 @@ pub enum Error {
         limit_name: &'static str,
     },
 
+    /// A pipeline layout given by the user does not cover what the entry point uses
+    /// (VUID-VkComputePipelineCreateInfo-layout-07988, -07990, -07991, -00703).
+    #[error("KILN-E058: the layout given for `{entry}` does not cover the shader: {detail}; use the reflected layout or add what is missing")]
+    LayoutNotSuperset { entry: String, detail: String },
+    /// Push constant ranges that Vulkan rejects (VUID-VkPushConstantRange-offset-00295,
+    /// -size-00296, -size-00297, -stageFlags-requiredbitmask,
+    /// VUID-VkPipelineLayoutCreateInfo-pPushConstantRanges-00292).
+    #[error("KILN-E059: invalid push constant ranges: {detail}")]
+    InvalidPushConstantRanges { detail: String },
+    /// Specialization constants that do not fit the module (VUID-VkSpecializationInfo-constantID-04911,
+    /// VUID-VkSpecializationMapEntry-constantID-00776).
+    #[error("KILN-E060: specialization constant {id} of `{entry}`: {detail}")]
+    SpecConstantMismatch {
+        entry: String,
+        id: u32,
+        detail: String,
+    },
+
     // ---------------------------------------------------------------- Vulkan / device
     /// The Vulkan loader (libvulkan.so.1) could not be loaded.
     #[error("KILN-E100: cannot load the Vulkan loader: {detail}; install it (Debian/Ubuntu: `apt-get install libvulkan1`)")]
@@ -148,6 +166,10 @@ pub enum Error {
     /// The GPU did not finish within the wait timeout.
     #[error("KILN-E108: timed out after {ms} ms waiting for the GPU during {call}")]
     Timeout { call: &'static str, ms: u64 },
+
+    /// An object of one device was used with another device (VUID-*-commonparent).
+    #[error("KILN-E109: {object} belongs to another kiln device; objects cannot be shared between devices")]
+    ForeignObject { object: String },
 
     // ---------------------------------------------------------------- memory / buffers
     /// gpu-allocator failed.
@@ -187,6 +209,25 @@ pub enum Error {
         available: u64,
         heap_size: u64,
         heap: usize,
+    },
+
+    /// A buffer copy Vulkan rejects: zero size or overlapping source and destination
+    /// (VUID-VkBufferCopy-size-01988, VUID-vkCmdCopyBuffer-pRegions-00117).
+    #[error("KILN-E155: copy of {size} bytes from `{src}` at {src_offset} to `{dst}` at {dst_offset}: {detail}")]
+    InvalidCopy {
+        src: String,
+        dst: String,
+        src_offset: u64,
+        dst_offset: u64,
+        size: u64,
+        detail: &'static str,
+    },
+    /// A byte size that does not fit in 64 bits (`len * size_of::<T>()`).
+    #[error("KILN-E156: buffer `{object}`: {len} elements of {elem} bytes overflow a 64-bit size")]
+    SizeOverflow {
+        object: String,
+        len: u64,
+        elem: usize,
     },
 
     // ---------------------------------------------------------------- descriptors
@@ -247,6 +288,11 @@ pub enum Error {
         limit_name: &'static str,
     },
 
+    /// A set layout description Vulkan rejects (VUID-VkDescriptorSetLayoutCreateInfo-binding-00279,
+    /// VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-*, -flags-03000).
+    #[error("KILN-E209: invalid set layout: {detail}")]
+    InvalidSetLayout { detail: String },
+
     // ---------------------------------------------------------------- pipelines / recording
     /// Push-constant bytes outside every declared range (VUID-vkCmdPushConstants-offset-01795).
     #[error("KILN-E250: push constants [{offset}, {end}) are outside the pipeline's push constant ranges {ranges}")]
@@ -294,6 +340,9 @@ impl Error {
             HostLayoutMismatch { .. } => "KILN-E055",
             HostLayoutSize { .. } => "KILN-E056",
             LimitExceeded { .. } => "KILN-E057",
+            LayoutNotSuperset { .. } => "KILN-E058",
+            InvalidPushConstantRanges { .. } => "KILN-E059",
+            SpecConstantMismatch { .. } => "KILN-E060",
             LoaderMissing { .. } => "KILN-E100",
             NoDevice => "KILN-E101",
             DeviceNotMatched { .. } => "KILN-E102",
@@ -303,11 +352,14 @@ impl Error {
             OutOfMemory { .. } => "KILN-E106",
             MissingFeature { .. } => "KILN-E107",
             Timeout { .. } => "KILN-E108",
+            ForeignObject { .. } => "KILN-E109",
             Allocation { .. } => "KILN-E150",
             BufferOverflow { .. } => "KILN-E151",
             ZeroSizedBuffer { .. } => "KILN-E152",
             BufferElementMismatch { .. } => "KILN-E153",
             HeapExhausted { .. } => "KILN-E154",
+            InvalidCopy { .. } => "KILN-E155",
+            SizeOverflow { .. } => "KILN-E156",
             NoSuchBinding { .. } => "KILN-E200",
             NoSuchBindingName { .. } => "KILN-E201",
             DescriptorTypeMismatch { .. } => "KILN-E202",
@@ -317,6 +369,7 @@ impl Error {
             BufferRangeTooLarge { .. } => "KILN-E206",
             BindingNotWritten { .. } => "KILN-E207",
             MisalignedOffset { .. } => "KILN-E208",
+            InvalidSetLayout { .. } => "KILN-E209",
             PushConstantsOutOfRange { .. } => "KILN-E250",
             WrongStage { .. } => "KILN-E251",
             NoPipelineBound { .. } => "KILN-E252",

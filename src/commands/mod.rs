@@ -33,6 +33,9 @@ pub struct Recorder<'a> {
     dirty: bool,
     /// Insert a compute→compute barrier before a dispatch that follows another.
     auto_barriers: bool,
+    /// First error of a command that returns nothing (a copy out of range, an object of
+    /// another device): the command is not recorded and the submission fails with it.
+    deferred: Option<Error>,
 }
 
 impl<'a> Recorder<'a> {
@@ -45,6 +48,7 @@ impl<'a> Recorder<'a> {
             used_sets: Vec::new(),
             dirty: false,
             auto_barriers: true,
+            deferred: None,
         }
     }
 
@@ -60,6 +64,26 @@ impl<'a> Recorder<'a> {
 
     pub(crate) fn into_used_sets(self) -> Vec<&'a AtomicU64> {
         self.used_sets
+    }
+
+    /// The first error of a command that could not return one (nothing is submitted then).
+    pub(crate) fn take_deferred(&mut self) -> Option<Error> {
+        self.deferred.take()
+    }
+
+    fn defer(&mut self, e: Error) {
+        self.deferred.get_or_insert(e);
+    }
+
+    /// Checks that `buffer` was made by this recorder's device.
+    fn own(&mut self, buffer: &Buffer) -> bool {
+        if std::ptr::eq(&**buffer.shared(), self.shared) {
+            return true;
+        }
+        self.defer(Error::ForeignObject {
+            object: format!("buffer `{}`", buffer.label()),
+        });
+        false
     }
 
     /// Device writes → host reads (recorded last in every submission).
@@ -91,8 +115,15 @@ impl<'a> Recorder<'a> {
     }
 
     /// Binds a compute pipeline. Sets bound earlier stay bound when the new layout is
-    /// compatible for them ("compatible for set N", Vulkan spec §14.2.2).
+    /// compatible for them ("compatible for set N", Vulkan spec §14.2.2). A pipeline of
+    /// another device is not bound and fails the submission (`KILN-E109`).
     pub fn bind_pipeline(&mut self, pipeline: &'a ComputePipeline) {
+        if !pipeline.belongs_to(self.shared) {
+            self.defer(Error::ForeignObject {
+                object: format!("compute pipeline `{}`", pipeline.label()),
+            });
+            return;
+        }
         let layout: &'a PipelineLayout = pipeline.layout();
         if let Some(prev) = &self.bound {
             if prev.raw == pipeline.raw() {
@@ -180,7 +211,14 @@ impl<'a> Recorder<'a> {
             what: "push_constants",
         })?;
         let ranges = bound.layout.push_constant_ranges();
-        let end = offset + bytes.len() as u32;
+        let end = u32::try_from(bytes.len())
+            .ok()
+            .and_then(|n| offset.checked_add(n))
+            .ok_or_else(|| Error::PushConstantsOutOfRange {
+                offset,
+                end: u32::MAX,
+                ranges: format!("{ranges:?} ({} bytes do not fit in 32 bits)", bytes.len()),
+            })?;
         // Fast path (no allocation): every range that overlaps the bytes contains all of
         // them, so one call with the union of their stages satisfies both VUIDs.
         if offset.is_multiple_of(4) && end.is_multiple_of(4) && end > offset {
@@ -295,22 +333,62 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// Copies `size` bytes, then a transfer→all barrier.
+    /// Copies `size` bytes, then a transfer→all barrier. Both buffers stay borrowed until
+    /// the submission is made, so they outlive it (dropped later, they are destroyed after
+    /// it completes).
+    ///
+    /// A copy past either buffer's end (`KILN-E151`), of zero bytes or between overlapping
+    /// ranges of one buffer (`KILN-E155`), or with a buffer of another device (`KILN-E109`)
+    /// is not recorded and makes the submission fail with that error
+    /// (VUID-vkCmdCopyBuffer-srcOffset-00113 ff., -pRegions-00117, VUID-VkBufferCopy-size-01988).
     pub fn copy_buffer(
         &mut self,
-        src: &Buffer,
+        src: &'a Buffer,
         src_offset: u64,
-        dst: &Buffer,
+        dst: &'a Buffer,
         dst_offset: u64,
         size: u64,
     ) {
+        if !self.own(src) || !self.own(dst) {
+            return;
+        }
+        for (b, offset) in [(src, src_offset), (dst, dst_offset)] {
+            if offset.checked_add(size).is_none_or(|e| e > b.size()) {
+                self.defer(Error::BufferOverflow {
+                    object: b.label().to_string(),
+                    capacity: b.size(),
+                    offset,
+                    requested: size,
+                });
+                return;
+            }
+        }
+        let overlap = src.raw() == dst.raw()
+            && src_offset < dst_offset + size
+            && dst_offset < src_offset + size;
+        if size == 0 || overlap {
+            self.defer(Error::InvalidCopy {
+                src: src.label().to_string(),
+                dst: dst.label().to_string(),
+                src_offset,
+                dst_offset,
+                size,
+                detail: if size == 0 {
+                    "the size must be greater than 0"
+                } else {
+                    "source and destination ranges of one buffer overlap"
+                },
+            });
+            return;
+        }
         let region = vk::BufferCopy {
             src_offset,
             dst_offset,
             size,
         };
-        // SAFETY: both buffers have TRANSFER usage (kiln adds it) and outlive the execution
-        // (execute waits); callers pass in-range regions.
+        // SAFETY: both buffers belong to this device, have TRANSFER usage (kiln adds it) and
+        // are borrowed until the submission exists (then retired after it); the region is in
+        // range and does not overlap (checked above).
         unsafe {
             self.shared
                 .raw
@@ -319,8 +397,12 @@ impl<'a> Recorder<'a> {
         self.full_barrier();
     }
 
-    /// Fills the whole buffer with the 32-bit `value`, then a full barrier.
-    pub fn fill_buffer(&mut self, buffer: &Buffer, value: u32) {
+    /// Fills the whole buffer with the 32-bit `value`, then a full barrier. A buffer of
+    /// another device is not filled and fails the submission (`KILN-E109`).
+    pub fn fill_buffer(&mut self, buffer: &'a Buffer, value: u32) {
+        if !self.own(buffer) {
+            return;
+        }
         // SAFETY: TRANSFER_DST usage is always present; WHOLE_SIZE rounds down to 4 bytes.
         unsafe {
             self.shared

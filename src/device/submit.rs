@@ -103,7 +103,24 @@ impl Shared {
             f(self);
         } else {
             lock(&self.tracker.graveyard).push((tag, Box::new(f)));
+            // The submission may have finished, and its waiter collected, between the check
+            // above and the push: nobody else would collect this object then (and one that
+            // holds an `Arc<Shared>` would keep the device alive forever).
+            if tag <= self.completed_value() {
+                self.collect();
+            }
         }
+    }
+
+    /// Waits for every submission made so far: host access to mapped memory must not race
+    /// a submission that may read or write it (Vulkan spec §11.2.2 "Host Access to Device
+    /// Memory Objects"; the submission's final barrier makes its writes visible).
+    pub(crate) fn wait_all_submitted(&self) -> Result<()> {
+        let last = self.tracker.submitted.load(Ordering::Acquire);
+        if last > self.completed_value() {
+            self.wait_value(last, EXECUTE_TIMEOUT)?;
+        }
+        Ok(())
     }
 
     /// Highest submission value known complete (queries the timeline when behind).
@@ -358,7 +375,10 @@ impl Device {
         }
         let mut rec = Recorder::new(s, ctx.cb);
         rec.full_barrier();
-        let out = match f(&mut rec) {
+        let out = match f(&mut rec).and_then(|v| match rec.take_deferred() {
+            Some(e) => Err(e),
+            None => Ok(v),
+        }) {
             Ok(v) => v,
             Err(e) => {
                 // SAFETY: the buffer was never submitted; resetting its pool discards it.
