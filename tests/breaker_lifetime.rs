@@ -122,7 +122,10 @@ fn reading_mapped_memory_while_a_submission_writes_it_sees_the_result() {
             .enumerate()
             .filter(|(i, v)| **v != 2.0 * *i as f32)
             .count();
-        assert_eq!(bad, 0, "round {round}: {bad} of {n} elements not yet written");
+        assert_eq!(
+            bad, 0,
+            "round {round}: {bad} of {n} elements not yet written"
+        );
         sub.wait().unwrap();
     }
     assert_clean(&device);
@@ -152,7 +155,10 @@ fn uploading_mapped_memory_while_a_submission_reads_it_waits() {
     a.upload(&device, &vec![5.0f32; n]).unwrap();
     sub.wait().unwrap();
     let got: Vec<f32> = out.read(&device).unwrap();
-    assert!(got.iter().all(|v| *v == 2.0), "the dispatch saw the new upload");
+    assert!(
+        got.iter().all(|v| *v == 2.0),
+        "the dispatch saw the new upload"
+    );
     assert_clean(&device);
 }
 
@@ -183,7 +189,10 @@ fn device_dropped_before_its_pending_submission_is_torn_down_after_it() {
             .unwrap()
     };
     drop(device);
-    assert!(!watch.torn_down(), "the pending submission must keep the device alive");
+    assert!(
+        !watch.torn_down(),
+        "the pending submission must keep the device alive"
+    );
     std::thread::spawn(move || drop(sub)).join().unwrap();
     assert_watch_clean(&watch);
 }
@@ -269,12 +278,23 @@ fn interned_layouts_under_concurrency_and_after_being_dropped() {
             .collect();
         let got: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         let first = (got[0].0, got[0].1, got[0].2);
-        assert!(got.iter().all(|g| (g.0, g.1, g.2) == first), "ids differ in one round");
-        assert!(!seen_ids.contains(&first.0), "pipeline layout id {} reused", first.0);
+        assert!(
+            got.iter().all(|g| (g.0, g.1, g.2) == first),
+            "ids differ in one round"
+        );
+        assert!(
+            !seen_ids.contains(&first.0),
+            "pipeline layout id {} reused",
+            first.0
+        );
         assert!(!seen_ids.contains(&first.1) || seen_ids.is_empty());
         seen_ids.push(first.0);
         drop(got);
-        assert_eq!(device.set_layout_count(), 0, "layouts outlived every holder");
+        assert_eq!(
+            device.set_layout_count(),
+            0,
+            "layouts outlived every holder"
+        );
     }
     drop(device);
     assert_watch_clean(&watch);

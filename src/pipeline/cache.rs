@@ -231,8 +231,13 @@ impl PipelineCache {
 fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    // Unique per process *and* per call: several devices of one process (threads) save the
+    // same file; one shared temporary name would let their writes interleave in it and
+    // the rename publish a torn mix.
+    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(
-        ".{}.{}.tmp",
+        ".{}.{}.{n}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("cache"),
         std::process::id()
     ));
@@ -265,6 +270,35 @@ mod tests {
         v.extend_from_slice(&p.device_id.to_le_bytes());
         v.extend_from_slice(&p.pipeline_cache_uuid);
         v
+    }
+
+    /// Threads saving one path at once: the file is always exactly one writer's data.
+    #[test]
+    fn concurrent_saves_never_publish_a_torn_file() {
+        let dir = std::env::temp_dir().join(format!("kiln-cache-race-{}", std::process::id()));
+        let path = dir.join("c.bin");
+        let blobs: Vec<Vec<u8>> = (0..6u8)
+            .map(|t| vec![t + 1; 200_000 + 37_000 * t as usize])
+            .collect();
+        std::thread::scope(|s| {
+            for b in &blobs {
+                let path = &path;
+                s.spawn(move || {
+                    for _ in 0..40 {
+                        write_atomically(path, b).unwrap();
+                    }
+                });
+            }
+        });
+        let got = std::fs::read(&path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            blobs.contains(&got),
+            "torn cache file: {} bytes, first {:?}, last {:?}",
+            got.len(),
+            got.first(),
+            got.last()
+        );
     }
 
     #[test]
