@@ -350,3 +350,29 @@ fn sets_freed_while_pending_are_recycled_only_after_the_submission() {
     drop(again);
     assert_clean(&device);
 }
+
+/// A panic inside the recording closure: was a leaked command pool, command buffer and
+/// fence (VUID-vkDestroyDevice-device-00378 at teardown). The context is now recycled and
+/// the device still works and tears down clean.
+#[test]
+fn a_panic_while_recording_leaks_nothing() {
+    let device = device();
+    let watch = device.validation_watch();
+    for _ in 0..3 {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = device.execute(|r| -> kiln::Result<()> {
+                r.full_barrier();
+                panic!("user code panics while recording");
+            });
+        }));
+        assert!(r.is_err());
+    }
+    let b = device
+        .buffer_from_slice("b", vk::BufferUsageFlags::STORAGE_BUFFER, &[3u32; 4])
+        .unwrap();
+    assert_eq!(b.read::<u32>(&device).unwrap(), vec![3; 4]);
+    drop(b);
+    assert_clean(&device);
+    drop(device);
+    assert_watch_clean(&watch);
+}

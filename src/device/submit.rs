@@ -292,6 +292,33 @@ pub(crate) fn spin_budget(props: &vk::PhysicalDeviceProperties) -> Duration {
 /// How long waits in [`Device::execute`] and [`Submission::wait`] last before `KILN-E108`.
 pub const EXECUTE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Returns a recording context to the free list when the user's recording closure unwinds.
+struct UnwindGuard<'s> {
+    shared: &'s Shared,
+    ctx: Option<Context>,
+}
+
+impl UnwindGuard<'_> {
+    fn disarm(mut self) {
+        self.ctx = None;
+    }
+}
+
+impl Drop for UnwindGuard<'_> {
+    fn drop(&mut self) {
+        let Some(ctx) = self.ctx.take() else { return };
+        // SAFETY: the command buffer was never submitted; resetting its pool moves it from
+        // the recording state back to the initial state.
+        unsafe {
+            let _ = self
+                .shared
+                .raw
+                .reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
+        }
+        lock(&self.shared.tracker.free).push(ctx);
+    }
+}
+
 /// A submitted batch of commands. Waiting is explicit ([`wait`](Self::wait)); dropping an
 /// unwaited submission waits for it, so retired objects are always collected.
 #[must_use = "a submission runs asynchronously; wait() for its results"]
@@ -375,7 +402,19 @@ impl Device {
         }
         let mut rec = Recorder::new(s, ctx.cb);
         rec.full_barrier();
-        let out = match f(&mut rec).and_then(|v| match rec.take_deferred() {
+        // If `f` panics, the context goes back to the free list (else its command pool,
+        // buffer and fence leak: VUID-vkDestroyDevice-device-00378 at teardown).
+        let unwind = UnwindGuard {
+            shared: s,
+            ctx: Some(Context {
+                pool: ctx.pool,
+                cb: ctx.cb,
+                fence: ctx.fence,
+            }),
+        };
+        let result = f(&mut rec);
+        unwind.disarm();
+        let out = match result.and_then(|v| match rec.take_deferred() {
             Some(e) => Err(e),
             None => Ok(v),
         }) {
