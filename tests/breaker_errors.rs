@@ -48,6 +48,9 @@ fn storage_buffer_length_overflow_is_e156_not_a_panic() {
     assert_clean(&device);
 }
 
+/// (stage flags, offset, size) of one push constant range.
+type Range = (vk::ShaderStageFlags, u32, u32);
+
 fn layout_with_ranges(ranges: &[(vk::ShaderStageFlags, u32, u32)]) -> PipelineLayoutDesc {
     PipelineLayoutDesc {
         push_constant_ranges: ranges
@@ -69,7 +72,7 @@ fn layout_with_ranges(ranges: &[(vk::ShaderStageFlags, u32, u32)]) -> PipelineLa
 fn user_push_constant_ranges_are_checked_before_vulkan() {
     let device = device();
     let c = vk::ShaderStageFlags::COMPUTE;
-    let cases: [(&[(vk::ShaderStageFlags, u32, u32)], &str); 7] = [
+    let cases: [(&[Range], &str); 7] = [
         (&[(c, u32::MAX - 3, 8)], "KILN-E053"),
         (&[(c, 0, 4096)], "KILN-E053"),
         (&[(c, 0, 8), (c, 8, 8)], "KILN-E059"),
