@@ -57,7 +57,8 @@ impl<'a> Recorder<'a> {
     /// another waits for its writes (a compute→compute memory barrier). Independent
     /// dispatches may skip that; the caller then places [`barrier`](Self::barrier)s where a
     /// dispatch reads or writes what an earlier one wrote (else results are undefined and
-    /// synchronization validation reports a hazard).
+    /// synchronization validation reports a hazard). Copies and fills always wait for the
+    /// dispatches recorded before them.
     pub fn manual_barriers(&mut self) {
         self.auto_barriers = false;
     }
@@ -381,6 +382,10 @@ impl<'a> Recorder<'a> {
             });
             return;
         }
+        // Earlier dispatches may write what this copy reads or writes (read/write-after-write).
+        if self.dirty {
+            self.full_barrier();
+        }
         let region = vk::BufferCopy {
             src_offset,
             dst_offset,
@@ -402,6 +407,10 @@ impl<'a> Recorder<'a> {
     pub fn fill_buffer(&mut self, buffer: &'a Buffer, value: u32) {
         if !self.own(buffer) {
             return;
+        }
+        // Earlier dispatches may write the buffer (write-after-write).
+        if self.dirty {
+            self.full_barrier();
         }
         // SAFETY: TRANSFER_DST usage is always present; WHOLE_SIZE rounds down to 4 bytes.
         unsafe {
