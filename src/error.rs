@@ -314,6 +314,13 @@ pub enum Error {
     /// Dispatch group count above maxComputeWorkGroupCount (VUID-vkCmdDispatch-groupCountX-00386).
     #[error("KILN-E253: dispatch of {groups:?} groups exceeds maxComputeWorkGroupCount {limit:?}")]
     DispatchTooLarge { groups: [u32; 3], limit: [u32; 3] },
+    /// A set the pipeline layout declares was not bound before a dispatch (or was
+    /// disturbed by binding a pipeline with an incompatible layout, Vulkan spec §14.2.2).
+    #[error("KILN-E254: set {set} of the bound pipeline's layout is not bound; call bind_set({set}, ..) after bind_pipeline")]
+    SetNotBound { set: u32 },
+    /// The pipeline's push constants were never pushed since a layout with other ranges.
+    #[error("KILN-E255: the bound pipeline has push constant ranges {ranges} but nothing was pushed; call push_constants before dispatch")]
+    PushConstantsNotSet { ranges: String },
 }
 
 impl Error {
@@ -374,6 +381,8 @@ impl Error {
             WrongStage { .. } => "KILN-E251",
             NoPipelineBound { .. } => "KILN-E252",
             DispatchTooLarge { .. } => "KILN-E253",
+            SetNotBound { .. } => "KILN-E254",
+            PushConstantsNotSet { .. } => "KILN-E255",
         }
     }
 }

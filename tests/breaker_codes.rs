@@ -94,6 +94,7 @@ fn recording_and_set_errors() {
     assert_eq!(code(r), "KILN-E205");
     let r = device.execute(|r| {
         r.bind_pipeline(&p);
+        r.bind_set(0, &set)?;
         r.dispatch(u32::MAX, 1, 1)
     });
     assert_eq!(code(r), "KILN-E253");
@@ -106,5 +107,69 @@ fn recording_and_set_errors() {
         })
         .unwrap();
     assert_eq!(a.read::<f32>(&device).unwrap(), vec![2.0; 3]);
+    assert_clean(&device);
+}
+
+/// Was: SIGSEGV in the driver from safe code (bind a pipeline, dispatch without binding
+/// its set). Now `KILN-E254`; also after a pipeline with an incompatible layout disturbed
+/// the set, and `KILN-E255` for push constants never pushed.
+#[test]
+fn dispatch_checks_sets_and_push_constants_are_bound() {
+    let device = device();
+    let va = device
+        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
+        .unwrap();
+    let saxpy = device
+        .compute_pipeline(&kiln::include_spirv!("saxpy.comp").unwrap(), "main")
+        .unwrap();
+    let r = device.execute(|r| {
+        r.bind_pipeline(&va);
+        r.dispatch(1, 1, 1)
+    });
+    assert_eq!(code(r), "KILN-E254");
+
+    let x = device
+        .buffer_from_slice("x", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 4])
+        .unwrap();
+    let y = device
+        .buffer_from_slice("y", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 4])
+        .unwrap();
+    let mut va_set = va.new_set(0).unwrap();
+    for b in 0..3 {
+        va_set.write_buffer(b, &x).unwrap();
+    }
+    let mut sx_set = saxpy.new_set(0).unwrap();
+    sx_set.write_buffer(0, &x).unwrap();
+    sx_set.write_buffer(1, &y).unwrap();
+    // saxpy's set bound, then vector_add (different set 0 layout and no push constants)
+    // disturbs it: binding saxpy again needs its set again.
+    let r = device.execute(|r| {
+        r.bind_pipeline(&saxpy);
+        r.bind_set(0, &sx_set)?;
+        r.push(0, &[2.0f32.to_bits(), 4])?;
+        r.bind_pipeline(&va);
+        r.bind_set(0, &va_set)?;
+        r.bind_pipeline(&saxpy);
+        r.dispatch(1, 1, 1)
+    });
+    assert_eq!(code(r), "KILN-E254");
+    let r = device.execute(|r| {
+        r.bind_pipeline(&saxpy);
+        r.bind_set(0, &sx_set)?;
+        r.dispatch(1, 1, 1)
+    });
+    assert_eq!(code(r), "KILN-E255");
+    // The complete sequence works: y = 2 * 1 + 1.
+    device
+        .execute(|r| {
+            r.bind_pipeline(&va);
+            r.bind_set(0, &va_set)?;
+            r.bind_pipeline(&saxpy);
+            r.bind_set(0, &sx_set)?;
+            r.push(0, &[2.0f32.to_bits(), 4])?;
+            r.dispatch(1, 1, 1)
+        })
+        .unwrap();
+    assert_eq!(y.read::<f32>(&device).unwrap(), vec![3.0; 4]);
     assert_clean(&device);
 }

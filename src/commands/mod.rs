@@ -36,6 +36,9 @@ pub struct Recorder<'a> {
     /// First error of a command that returns nothing (a copy out of range, an object of
     /// another device): the command is not recorded and the submission fails with it.
     deferred: Option<Error>,
+    /// Push constants were pushed for the bound layout's ranges (values survive pipeline
+    /// binds whose layouts have identical push constant ranges, Vulkan spec §14.2.10).
+    pushed: bool,
 }
 
 impl<'a> Recorder<'a> {
@@ -49,6 +52,7 @@ impl<'a> Recorder<'a> {
             dirty: false,
             auto_barriers: true,
             deferred: None,
+            pushed: false,
         }
     }
 
@@ -132,6 +136,9 @@ impl<'a> Recorder<'a> {
             }
             let keep = compatible_prefix(prev.layout, layout);
             self.bound_sets.truncate(keep);
+            if prev.layout.push_constant_ranges() != layout.push_constant_ranges() {
+                self.pushed = false;
+            }
         }
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
         unsafe {
@@ -244,6 +251,7 @@ impl<'a> Recorder<'a> {
                         bytes,
                     )
                 };
+                self.pushed = true;
                 return Ok(());
             }
         }
@@ -256,6 +264,7 @@ impl<'a> Recorder<'a> {
                     .cmd_push_constants(self.cb, bound.layout.raw(), stages, lo, piece)
             };
         }
+        self.pushed = true;
         Ok(())
     }
 
@@ -266,10 +275,26 @@ impl<'a> Recorder<'a> {
 
     /// Dispatches `groups` workgroups.
     ///
-    /// Errors: `KILN-E252` no pipeline bound, `KILN-E253` beyond maxComputeWorkGroupCount.
+    /// Errors: `KILN-E252` no pipeline bound, `KILN-E253` beyond maxComputeWorkGroupCount,
+    /// `KILN-E254` a set of the pipeline's layout is not bound (VUID-vkCmdDispatch-None-08600),
+    /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602).
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
-        if self.bound.is_none() {
+        let Some(bound) = &self.bound else {
             return Err(Error::NoPipelineBound { what: "dispatch" });
+        };
+        for (i, l) in bound.layout.set_layouts().iter().enumerate() {
+            let bound_here = self
+                .bound_sets
+                .get(i)
+                .is_some_and(|s| *s != vk::DescriptorSet::null());
+            if !bound_here && !l.desc().bindings().is_empty() {
+                return Err(Error::SetNotBound { set: i as u32 });
+            }
+        }
+        if !self.pushed && !bound.layout.push_constant_ranges().is_empty() {
+            return Err(Error::PushConstantsNotSet {
+                ranges: format!("{:?}", bound.layout.push_constant_ranges()),
+            });
         }
         let limit = self.shared.limits().max_compute_work_group_count;
         if x > limit[0] || y > limit[1] || z > limit[2] {
