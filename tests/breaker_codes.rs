@@ -173,3 +173,21 @@ fn dispatch_checks_sets_and_push_constants_are_bound() {
     assert_eq!(y.read::<f32>(&device).unwrap(), vec![3.0; 4]);
     assert_clean(&device);
 }
+
+/// Was: a capability of an extension kiln does not enable (AtomicFloat32AddEXT) passed the
+/// capability check, and the pipeline was created with VUID-VkShaderModuleCreateInfo-pCode-01091
+/// / -04147. Now `KILN-E107` naming the capability, before the driver sees the shader.
+#[test]
+fn extension_capabilities_kiln_does_not_enable_are_e107() {
+    let device = device();
+    let m = kiln::include_spirv!("test/atomic_float.comp").unwrap();
+    assert!(m
+        .reflection()
+        .capabilities
+        .iter()
+        .any(|c| c == "AtomicFloat32AddEXT"));
+    let e = device.compute_pipeline(&m, "main").unwrap_err();
+    assert_eq!(e.code(), "KILN-E107");
+    assert!(e.to_string().contains("AtomicFloat32AddEXT"), "{e}");
+    assert_clean(&device);
+}
