@@ -114,6 +114,24 @@ pub enum Error {
         limit_name: &'static str,
     },
 
+    /// A pipeline layout given by the user does not cover what the entry point uses
+    /// (VUID-VkComputePipelineCreateInfo-layout-07988, -07990, -07991, -00703).
+    #[error("KILN-E058: the layout given for `{entry}` does not cover the shader: {detail}; use the reflected layout or add what is missing")]
+    LayoutNotSuperset { entry: String, detail: String },
+    /// Push constant ranges that Vulkan rejects (VUID-VkPushConstantRange-offset-00295,
+    /// -size-00296, -size-00297, -stageFlags-requiredbitmask,
+    /// VUID-VkPipelineLayoutCreateInfo-pPushConstantRanges-00292).
+    #[error("KILN-E059: invalid push constant ranges: {detail}")]
+    InvalidPushConstantRanges { detail: String },
+    /// Specialization constants that do not fit the module (VUID-VkSpecializationInfo-constantID-04911,
+    /// VUID-VkSpecializationMapEntry-constantID-00776).
+    #[error("KILN-E060: specialization constant {id} of `{entry}`: {detail}")]
+    SpecConstantMismatch {
+        entry: String,
+        id: u32,
+        detail: String,
+    },
+
     // ---------------------------------------------------------------- Vulkan / device
     /// The Vulkan loader (libvulkan.so.1) could not be loaded.
     #[error("KILN-E100: cannot load the Vulkan loader: {detail}; install it (Debian/Ubuntu: `apt-get install libvulkan1`)")]
@@ -151,6 +169,10 @@ pub enum Error {
     /// Creating a window surface or swapchain failed, or the window cannot be presented to.
     #[error("KILN-E140: window/surface: {detail}")]
     Surface { detail: String },
+
+    /// An object of one device was used with another device (VUID-*-commonparent).
+    #[error("KILN-E109: {object} belongs to another kiln device; objects cannot be shared between devices")]
+    ForeignObject { object: String },
 
     // ---------------------------------------------------------------- memory / buffers
     /// gpu-allocator failed.
@@ -217,6 +239,25 @@ pub enum Error {
         heap: usize,
     },
 
+    /// A buffer copy Vulkan rejects: zero size or overlapping source and destination
+    /// (VUID-VkBufferCopy-size-01988, VUID-vkCmdCopyBuffer-pRegions-00117).
+    #[error("KILN-E155: copy of {size} bytes from `{src}` at {src_offset} to `{dst}` at {dst_offset}: {detail}")]
+    InvalidCopy {
+        src: String,
+        dst: String,
+        src_offset: u64,
+        dst_offset: u64,
+        size: u64,
+        detail: &'static str,
+    },
+    /// A byte size that does not fit in 64 bits (`len * size_of::<T>()`).
+    #[error("KILN-E156: buffer `{object}`: {len} elements of {elem} bytes overflow a 64-bit size")]
+    SizeOverflow {
+        object: String,
+        len: u64,
+        elem: usize,
+    },
+
     // ---------------------------------------------------------------- descriptors
     /// The set layout has no such binding.
     #[error(
@@ -275,6 +316,11 @@ pub enum Error {
         limit_name: &'static str,
     },
 
+    /// A set layout description Vulkan rejects (VUID-VkDescriptorSetLayoutCreateInfo-binding-00279,
+    /// VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-*, -flags-03000).
+    #[error("KILN-E209: invalid set layout: {detail}")]
+    InvalidSetLayout { detail: String },
+
     // ---------------------------------------------------------------- pipelines / recording
     /// Push-constant bytes outside every declared range (VUID-vkCmdPushConstants-offset-01795).
     #[error("KILN-E250: push constants [{offset}, {end}) are outside the pipeline's push constant ranges {ranges}")]
@@ -323,6 +369,13 @@ pub enum Error {
     /// A command that needs an active rendering scope (or none) was recorded at the wrong time.
     #[error("KILN-E283: {what}")]
     RenderingState { what: &'static str },
+    /// A set the pipeline layout declares was not bound before a dispatch (or was
+    /// disturbed by binding a pipeline with an incompatible layout, Vulkan spec §14.2.2).
+    #[error("KILN-E254: set {set} of the bound pipeline's layout is not bound; call bind_set({set}, ..) after bind_pipeline")]
+    SetNotBound { set: u32 },
+    /// The pipeline's push constants were never pushed since a layout with other ranges.
+    #[error("KILN-E255: the bound pipeline has push constant ranges {ranges} but nothing was pushed; call push_constants before dispatch")]
+    PushConstantsNotSet { ranges: String },
 }
 
 impl Error {
@@ -349,6 +402,9 @@ impl Error {
             HostLayoutMismatch { .. } => "KILN-E055",
             HostLayoutSize { .. } => "KILN-E056",
             LimitExceeded { .. } => "KILN-E057",
+            LayoutNotSuperset { .. } => "KILN-E058",
+            InvalidPushConstantRanges { .. } => "KILN-E059",
+            SpecConstantMismatch { .. } => "KILN-E060",
             LoaderMissing { .. } => "KILN-E100",
             NoDevice => "KILN-E101",
             DeviceNotMatched { .. } => "KILN-E102",
@@ -359,6 +415,7 @@ impl Error {
             MissingFeature { .. } => "KILN-E107",
             Timeout { .. } => "KILN-E108",
             Surface { .. } => "KILN-E140",
+            ForeignObject { .. } => "KILN-E109",
             Allocation { .. } => "KILN-E150",
             BufferOverflow { .. } => "KILN-E151",
             ZeroSizedBuffer { .. } => "KILN-E152",
@@ -368,6 +425,8 @@ impl Error {
             ImageDataSize { .. } => "KILN-E181",
             ImageUsage { .. } => "KILN-E182",
             InvalidSampler { .. } => "KILN-E190",
+            InvalidCopy { .. } => "KILN-E155",
+            SizeOverflow { .. } => "KILN-E156",
             NoSuchBinding { .. } => "KILN-E200",
             NoSuchBindingName { .. } => "KILN-E201",
             DescriptorTypeMismatch { .. } => "KILN-E202",
@@ -377,6 +436,7 @@ impl Error {
             BufferRangeTooLarge { .. } => "KILN-E206",
             BindingNotWritten { .. } => "KILN-E207",
             MisalignedOffset { .. } => "KILN-E208",
+            InvalidSetLayout { .. } => "KILN-E209",
             PushConstantsOutOfRange { .. } => "KILN-E250",
             WrongStage { .. } => "KILN-E251",
             NoPipelineBound { .. } => "KILN-E252",
@@ -385,6 +445,8 @@ impl Error {
             VertexInputMissing { .. } => "KILN-E281",
             InvalidGraphicsPipeline { .. } => "KILN-E282",
             RenderingState { .. } => "KILN-E283",
+            SetNotBound { .. } => "KILN-E254",
+            PushConstantsNotSet { .. } => "KILN-E255",
         }
     }
 }

@@ -26,6 +26,9 @@ struct Bound<'a> {
     /// Set handles currently bound at this bind point, by set number (for redundant-bind
     /// elision).
     sets: Vec<vk::DescriptorSet>,
+    /// Push constants were pushed for this layout's ranges (values survive pipeline binds
+    /// whose layouts have identical push constant ranges, Vulkan spec §14.2.10).
+    pushed: bool,
 }
 
 /// Records commands into one command buffer. Obtained from `Device::execute`.
@@ -46,6 +49,12 @@ pub struct Recorder<'a> {
     dirty: bool,
     /// Insert a compute→compute barrier before a dispatch that follows another.
     auto_barriers: bool,
+    /// First error of a command that returns nothing (a copy out of range, an object of
+    /// another device): the command is not recorded and the submission fails with it.
+    deferred: Option<Error>,
+    /// Images referenced by commands that borrow them only for the call (rendering
+    /// attachments); released after the submission, so their drop is deferred past it.
+    keep_images: Vec<Image>,
 }
 
 fn slot(bind_point: vk::PipelineBindPoint) -> usize {
@@ -64,6 +73,8 @@ impl<'a> Recorder<'a> {
             used_sets: Vec::new(),
             dirty: false,
             auto_barriers: true,
+            deferred: None,
+            keep_images: Vec::new(),
         }
     }
 
@@ -72,13 +83,34 @@ impl<'a> Recorder<'a> {
     /// another waits for its writes (a compute→compute memory barrier). Independent
     /// dispatches may skip that; the caller then places [`barrier`](Self::barrier)s where a
     /// dispatch reads or writes what an earlier one wrote (else results are undefined and
-    /// synchronization validation reports a hazard).
+    /// synchronization validation reports a hazard). Copies and fills always wait for the
+    /// dispatches recorded before them.
     pub fn manual_barriers(&mut self) {
         self.auto_barriers = false;
     }
 
     pub(crate) fn into_used_sets(self) -> Vec<&'a AtomicU64> {
         self.used_sets
+    }
+
+    /// The first error of a command that could not return one (nothing is submitted then).
+    pub(crate) fn take_deferred(&mut self) -> Option<Error> {
+        self.deferred.take()
+    }
+
+    fn defer(&mut self, e: Error) {
+        self.deferred.get_or_insert(e);
+    }
+
+    /// Checks that `buffer` was made by this recorder's device.
+    fn own(&mut self, buffer: &Buffer) -> bool {
+        if std::ptr::eq(&**buffer.shared(), self.shared) {
+            return true;
+        }
+        self.defer(Error::ForeignObject {
+            object: format!("buffer `{}`", buffer.label()),
+        });
+        false
     }
 
     /// Device writes → host reads (recorded last in every submission).
@@ -120,23 +152,35 @@ impl<'a> Recorder<'a> {
 
     /// Binds a compute or graphics pipeline. Sets bound earlier at the same bind point stay
     /// bound when the new layout is compatible for them ("compatible for set N", Vulkan
-    /// spec §14.2.2).
+    /// spec §14.2.2). A pipeline of another device is not bound and fails the submission
+    /// (`KILN-E109`).
     pub fn bind_pipeline<P: Pipeline>(&mut self, pipeline: &'a P) {
+        if !pipeline.layout().belongs_to(self.shared) {
+            self.defer(Error::ForeignObject {
+                object: "a pipeline of another device".to_string(),
+            });
+            return;
+        }
         let layout: &'a PipelineLayout = pipeline.layout();
         let bind_point = pipeline.bind_point();
         let i = slot(bind_point);
         self.current = i;
         let mut sets = Vec::new();
+        let mut pushed = false;
         if let Some(prev) = self.bound[i].take() {
             if prev.raw == pipeline.raw() {
                 self.bound[i] = Some(prev);
                 return;
             }
             sets = prev.sets;
+            pushed = prev.pushed;
             // Same interned layout: every bound set stays valid (no comparison needed).
             if !std::ptr::eq(prev.layout, layout) {
                 let keep = compatible_prefix(prev.layout, layout);
                 sets.truncate(keep);
+                if prev.layout.push_constant_ranges() != layout.push_constant_ranges() {
+                    pushed = false;
+                }
             }
         }
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
@@ -151,6 +195,7 @@ impl<'a> Recorder<'a> {
             bind_point,
             workgroup: pipeline.workgroup_size(),
             sets,
+            pushed,
         });
     }
 
@@ -220,7 +265,14 @@ impl<'a> Recorder<'a> {
                 what: "push_constants",
             })?;
         let ranges = bound.layout.push_constant_ranges();
-        let end = offset + bytes.len() as u32;
+        let end = u32::try_from(bytes.len())
+            .ok()
+            .and_then(|n| offset.checked_add(n))
+            .ok_or_else(|| Error::PushConstantsOutOfRange {
+                offset,
+                end: u32::MAX,
+                ranges: format!("{ranges:?} ({} bytes do not fit in 32 bits)", bytes.len()),
+            })?;
         // Fast path (no allocation): every range that overlaps the bytes contains all of
         // them, so one call with the union of their stages satisfies both VUIDs.
         if offset.is_multiple_of(4) && end.is_multiple_of(4) && end > offset {
@@ -245,6 +297,7 @@ impl<'a> Recorder<'a> {
                         bytes,
                     )
                 };
+                self.mark_pushed();
                 return Ok(());
             }
         }
@@ -257,6 +310,37 @@ impl<'a> Recorder<'a> {
                     .cmd_push_constants(self.cb, bound.layout.raw(), stages, lo, piece)
             };
         }
+        self.mark_pushed();
+        Ok(())
+    }
+
+    fn mark_pushed(&mut self) {
+        if let Some(b) = self.bound[self.current].as_mut() {
+            b.pushed = true;
+        }
+    }
+
+    /// Checks that every non-empty set of the layout bound at `slot` is bound and that push
+    /// constants were pushed (VUID-vkCmdDispatch-None-08600, -maintenance4-08602, and the
+    /// same VUIDs of vkCmdDraw*). Errors: `KILN-E254`, `KILN-E255`.
+    pub(crate) fn check_bound_state(&self, slot: usize) -> Result<()> {
+        let Some(bound) = &self.bound[slot] else {
+            return Ok(());
+        };
+        for (i, l) in bound.layout.set_layouts().iter().enumerate() {
+            let bound_here = bound
+                .sets
+                .get(i)
+                .is_some_and(|s| *s != vk::DescriptorSet::null());
+            if !bound_here && !l.desc().bindings().is_empty() {
+                return Err(Error::SetNotBound { set: i as u32 });
+            }
+        }
+        if !bound.pushed && !bound.layout.push_constant_ranges().is_empty() {
+            return Err(Error::PushConstantsNotSet {
+                ranges: format!("{:?}", bound.layout.push_constant_ranges()),
+            });
+        }
         Ok(())
     }
 
@@ -267,10 +351,26 @@ impl<'a> Recorder<'a> {
 
     /// Dispatches `groups` workgroups.
     ///
-    /// Errors: `KILN-E252` no pipeline bound, `KILN-E253` beyond maxComputeWorkGroupCount.
+    /// Errors: `KILN-E252` no pipeline bound, `KILN-E253` beyond maxComputeWorkGroupCount,
+    /// `KILN-E254` a set of the pipeline's layout is not bound (VUID-vkCmdDispatch-None-08600),
+    /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602).
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
-        if self.bound[0].is_none() {
+        let Some(bound) = &self.bound[0] else {
             return Err(Error::NoPipelineBound { what: "dispatch" });
+        };
+        for (i, l) in bound.layout.set_layouts().iter().enumerate() {
+            let bound_here = bound
+                .sets
+                .get(i)
+                .is_some_and(|s| *s != vk::DescriptorSet::null());
+            if !bound_here && !l.desc().bindings().is_empty() {
+                return Err(Error::SetNotBound { set: i as u32 });
+            }
+        }
+        if !bound.pushed && !bound.layout.push_constant_ranges().is_empty() {
+            return Err(Error::PushConstantsNotSet {
+                ranges: format!("{:?}", bound.layout.push_constant_ranges()),
+            });
         }
         if self.rendering {
             return Err(Error::RenderingState {
@@ -340,22 +440,66 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// Copies `size` bytes, then a transfer→all barrier.
+    /// Copies `size` bytes, then a transfer→all barrier. Both buffers stay borrowed until
+    /// the submission is made, so they outlive it (dropped later, they are destroyed after
+    /// it completes).
+    ///
+    /// A copy past either buffer's end (`KILN-E151`), of zero bytes or between overlapping
+    /// ranges of one buffer (`KILN-E155`), or with a buffer of another device (`KILN-E109`)
+    /// is not recorded and makes the submission fail with that error
+    /// (VUID-vkCmdCopyBuffer-srcOffset-00113 ff., -pRegions-00117, VUID-VkBufferCopy-size-01988).
     pub fn copy_buffer(
         &mut self,
-        src: &Buffer,
+        src: &'a Buffer,
         src_offset: u64,
-        dst: &Buffer,
+        dst: &'a Buffer,
         dst_offset: u64,
         size: u64,
     ) {
+        if !self.own(src) || !self.own(dst) {
+            return;
+        }
+        for (b, offset) in [(src, src_offset), (dst, dst_offset)] {
+            if offset.checked_add(size).is_none_or(|e| e > b.size()) {
+                self.defer(Error::BufferOverflow {
+                    object: b.label().to_string(),
+                    capacity: b.size(),
+                    offset,
+                    requested: size,
+                });
+                return;
+            }
+        }
+        let overlap = src.raw() == dst.raw()
+            && src_offset < dst_offset + size
+            && dst_offset < src_offset + size;
+        if size == 0 || overlap {
+            self.defer(Error::InvalidCopy {
+                src: src.label().to_string(),
+                dst: dst.label().to_string(),
+                src_offset,
+                dst_offset,
+                size,
+                detail: if size == 0 {
+                    "the size must be greater than 0"
+                } else {
+                    "source and destination ranges of one buffer overlap"
+                },
+            });
+            return;
+        }
+        // Earlier dispatches may write what this copy reads or writes (read/write-after-write).
+        if self.dirty {
+            self.full_barrier();
+        }
         let region = vk::BufferCopy {
             src_offset,
             dst_offset,
             size,
         };
-        // SAFETY: both buffers have TRANSFER usage (kiln adds it) and outlive the execution
-        // (execute waits); callers pass in-range regions.
+        // SAFETY: both buffers belong to this device, have TRANSFER usage (kiln adds it) and
+        // are borrowed until the submission exists (then retired after it); the region is in
+        // range and does not overlap (checked above).
         unsafe {
             self.shared
                 .raw
@@ -364,8 +508,16 @@ impl<'a> Recorder<'a> {
         self.full_barrier();
     }
 
-    /// Fills the whole buffer with the 32-bit `value`, then a full barrier.
-    pub fn fill_buffer(&mut self, buffer: &Buffer, value: u32) {
+    /// Fills the whole buffer with the 32-bit `value`, then a full barrier. A buffer of
+    /// another device is not filled and fails the submission (`KILN-E109`).
+    pub fn fill_buffer(&mut self, buffer: &'a Buffer, value: u32) {
+        if !self.own(buffer) {
+            return;
+        }
+        // Earlier dispatches may write the buffer (write-after-write).
+        if self.dirty {
+            self.full_barrier();
+        }
         // SAFETY: TRANSFER_DST usage is always present; WHOLE_SIZE rounds down to 4 bytes.
         unsafe {
             self.shared

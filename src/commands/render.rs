@@ -106,17 +106,33 @@ impl<'a> Recorder<'a> {
     /// (writes before are made visible to the uses after). No-op when already in `new`.
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
-    pub fn transition(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
+    pub fn transition(&mut self, image: &'a Image, new: vk::ImageLayout) -> Result<()> {
+        self.transition_any(image, new)
+    }
+
+    /// [`transition`](Self::transition) for images whose lifetime the caller manages
+    /// (kiln's presenter: swapchain images outlive their frame's fence wait).
+    pub(crate) fn transition_any(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
         let old = self.image_layout(image);
         if old == new {
             return Ok(());
         }
-        self.transition_from(image, old, new)
+        self.transition_from_any(image, old, new)
     }
 
     /// Like [`transition`](Self::transition) with an explicit old layout (`UNDEFINED`
     /// discards the contents).
     pub fn transition_from(
+        &mut self,
+        image: &'a Image,
+        old: vk::ImageLayout,
+        new: vk::ImageLayout,
+    ) -> Result<()> {
+        self.transition_from_any(image, old, new)
+    }
+
+    /// [`transition_from`](Self::transition_from) without the borrow (see `transition_any`).
+    pub(crate) fn transition_from_any(
         &mut self,
         image: &Image,
         old: vk::ImageLayout,
@@ -157,7 +173,12 @@ impl<'a> Recorder<'a> {
     ///
     /// Errors: `KILN-E181` the buffer is smaller than the level, `KILN-E283` inside a
     /// rendering scope.
-    pub fn copy_buffer_to_image(&mut self, src: &Buffer, dst: &Image, level: u32) -> Result<()> {
+    pub fn copy_buffer_to_image(
+        &mut self,
+        src: &'a Buffer,
+        dst: &'a Image,
+        level: u32,
+    ) -> Result<()> {
         dst.check_level(level, dst.level_size(level))?;
         if src.size() < dst.level_size(level) {
             dst.check_level(level, src.size())?;
@@ -179,7 +200,23 @@ impl<'a> Recorder<'a> {
 
     /// Copies mip `level` of `src` into `dst` (offset 0, tightly packed), moving `src` to
     /// TRANSFER_SRC_OPTIMAL first; then a full barrier.
-    pub fn copy_image_to_buffer(&mut self, src: &Image, level: u32, dst: &Buffer) -> Result<()> {
+    pub fn copy_image_to_buffer(
+        &mut self,
+        src: &'a Image,
+        level: u32,
+        dst: &'a Buffer,
+    ) -> Result<()> {
+        self.copy_image_to_buffer_any(src, level, dst)
+    }
+
+    /// [`copy_image_to_buffer`](Self::copy_image_to_buffer) without the borrows (kiln's
+    /// presenter keeps both alive until the frame's fence is waited on).
+    pub(crate) fn copy_image_to_buffer_any(
+        &mut self,
+        src: &Image,
+        level: u32,
+        dst: &Buffer,
+    ) -> Result<()> {
         let size = src.level_size(level);
         src.check_level(level, size)?;
         if dst.size() < size {
@@ -190,7 +227,7 @@ impl<'a> Recorder<'a> {
                 requested: size,
             });
         }
-        self.transition(src, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
+        self.transition_any(src, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
         // SAFETY: as in copy_buffer_to_image, with the roles swapped.
         unsafe {
             self.shared.raw.cmd_copy_image_to_buffer(
@@ -217,6 +254,14 @@ impl<'a> Recorder<'a> {
             return Err(Error::RenderingState {
                 what: "begin_rendering inside a rendering scope; call end_rendering first",
             });
+        }
+        // The attachments are borrowed only for this call: keep them alive until the
+        // recording is submitted (their drop is then deferred past the submission).
+        for c in desc.color {
+            self.keep_images.push(c.image.clone());
+        }
+        if let Some(d) = &desc.depth {
+            self.keep_images.push(d.image.clone());
         }
         let first = desc
             .color
@@ -273,9 +318,9 @@ impl<'a> Recorder<'a> {
                 LoadOp::DontCare => (vk::AttachmentLoadOp::DONT_CARE, [0.0; 4]),
             };
             if load_op == vk::AttachmentLoadOp::LOAD {
-                self.transition(c.image, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)?;
+                self.transition_any(c.image, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)?;
             } else {
-                self.transition_from(
+                self.transition_from_any(
                     c.image,
                     self.image_layout(c.image),
                     vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
@@ -318,9 +363,9 @@ impl<'a> Recorder<'a> {
             if d.clear.is_some() {
                 // Discard the old contents; the barrier also orders this scope's depth
                 // writes after earlier ones (e.g. a previous frame's).
-                self.transition_from(d.image, vk::ImageLayout::UNDEFINED, layout)?;
+                self.transition_from_any(d.image, vk::ImageLayout::UNDEFINED, layout)?;
             } else {
-                self.transition(d.image, layout)?;
+                self.transition_any(d.image, layout)?;
             }
             depth = Some(
                 vk::RenderingAttachmentInfo::default()
@@ -461,11 +506,12 @@ impl<'a> Recorder<'a> {
                 what: "draw outside a rendering scope; call begin_rendering first",
             });
         }
-        Ok(())
+        self.check_bound_state(1)
     }
 
     /// `vkCmdDraw`. Errors: `KILN-E252` no graphics pipeline bound, `KILN-E283` outside a
-    /// rendering scope.
+    /// rendering scope, `KILN-E254` a set of the layout not bound, `KILN-E255` push constants
+    /// never pushed.
     pub fn draw(
         &mut self,
         vertex_count: u32,

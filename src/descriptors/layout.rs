@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex, Weak};
 use ash::vk;
 
 use super::pool::DescriptorAllocator;
-use crate::device::{Device, Sampler, SamplerDesc, Shared};
-use crate::error::{vk_err, Result};
+use crate::device::{Device, Features, Sampler, SamplerDesc, Shared};
+use crate::error::{vk_err, Error, Result};
 
 /// One binding of a set layout (`VkDescriptorSetLayoutBinding` + binding flags).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -181,6 +181,98 @@ impl Drop for SetLayout {
     }
 }
 
+/// Rejects what `vkCreateDescriptorSetLayout` may not be given on this device: duplicate
+/// binding numbers (VUID-VkDescriptorSetLayoutCreateInfo-binding-00279), descriptor types
+/// and layout create flags of extensions kiln does not enable, and binding flags whose
+/// descriptor-indexing feature is off or that break the rules of
+/// VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-* and
+/// VUID-VkDescriptorSetLayoutCreateInfo-flags-03000.
+fn validate(desc: &DescriptorSetLayoutDesc, f: &Features) -> Result<()> {
+    use vk::DescriptorBindingFlags as B;
+    use vk::DescriptorType as T;
+    let err = |detail: String| Err(Error::InvalidSetLayout { detail });
+    let known_flags = vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL;
+    if !known_flags.contains(desc.flags) {
+        return err(format!(
+            "layout create flags {:?} need extensions kiln does not enable",
+            desc.flags
+        ));
+    }
+    let last = desc.bindings.last().map(|b| b.binding);
+    for (i, b) in desc.bindings.iter().enumerate() {
+        let n = b.binding;
+        if i > 0 && desc.bindings[i - 1].binding == n {
+            return err(format!("binding {n} is declared twice"));
+        }
+        if !(T::SAMPLER.as_raw()..=T::INPUT_ATTACHMENT.as_raw())
+            .contains(&b.descriptor_type.as_raw())
+        {
+            return err(format!(
+                "binding {n}: descriptor type {:?} needs an extension kiln does not enable",
+                b.descriptor_type
+            ));
+        }
+        let dynamic = matches!(
+            b.descriptor_type,
+            T::UNIFORM_BUFFER_DYNAMIC | T::STORAGE_BUFFER_DYNAMIC
+        );
+        let known = B::UPDATE_AFTER_BIND | B::PARTIALLY_BOUND | B::VARIABLE_DESCRIPTOR_COUNT;
+        if !known.contains(b.flags) {
+            return err(format!(
+                "binding {n}: binding flags {:?} are not supported by kiln",
+                b.flags
+            ));
+        }
+        if b.flags.contains(B::PARTIALLY_BOUND) && !f.descriptor_binding_partially_bound {
+            return err(format!(
+                "binding {n}: PARTIALLY_BOUND needs descriptorBindingPartiallyBound, which the \
+                 device lacks"
+            ));
+        }
+        if b.flags.contains(B::VARIABLE_DESCRIPTOR_COUNT) {
+            if !f.descriptor_binding_variable_descriptor_count {
+                return err(format!(
+                    "binding {n}: VARIABLE_DESCRIPTOR_COUNT needs \
+                     descriptorBindingVariableDescriptorCount, which the device lacks"
+                ));
+            }
+            if Some(n) != last || dynamic {
+                return err(format!(
+                    "binding {n}: only the highest binding, and not a dynamic buffer, may be \
+                     VARIABLE_DESCRIPTOR_COUNT"
+                ));
+            }
+        }
+        if b.flags.contains(B::UPDATE_AFTER_BIND) {
+            let supported = match b.descriptor_type {
+                T::STORAGE_BUFFER => f.update_after_bind_storage_buffer,
+                T::UNIFORM_BUFFER => f.update_after_bind_uniform_buffer,
+                T::SAMPLED_IMAGE | T::COMBINED_IMAGE_SAMPLER | T::SAMPLER => {
+                    f.update_after_bind_sampled_image
+                }
+                T::STORAGE_IMAGE => f.update_after_bind_storage_image,
+                _ => false,
+            };
+            if !supported {
+                return err(format!(
+                    "binding {n}: the device does not support UPDATE_AFTER_BIND for {:?}",
+                    b.descriptor_type
+                ));
+            }
+            if !desc
+                .flags
+                .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
+            {
+                return err(format!(
+                    "binding {n} is UPDATE_AFTER_BIND but the layout lacks \
+                     UPDATE_AFTER_BIND_POOL"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// The device-wide interner of set layouts.
@@ -191,10 +283,13 @@ pub(crate) struct SetLayoutCache {
 
 impl SetLayoutCache {
     /// Returns the live layout for `desc`, creating it if needed.
+    ///
+    /// Errors: `KILN-E209` a description Vulkan would reject on this device.
     pub fn get_or_create(
         shared: &Arc<Shared>,
         desc: &DescriptorSetLayoutDesc,
     ) -> Result<Arc<SetLayout>> {
+        validate(desc, &shared.features)?;
         let cache = &shared.set_layouts;
         let mut map = cache.map.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(l) = map.get(desc).and_then(|(_, w)| w.upgrade()) {

@@ -72,7 +72,8 @@ impl Device {
     /// layout's `VARIABLE_DESCRIPTOR_COUNT` binding (default: its maximum). Pool usage
     /// follows the actual count (Vulkan spec §14.2.3).
     ///
-    /// Errors: `KILN-E203` count above the binding's maximum.
+    /// Errors: `KILN-E203` count above the binding's maximum, `KILN-E109` a layout of
+    /// another device.
     pub fn allocate_set_with_count(
         &self,
         layout: &Arc<SetLayout>,
@@ -80,6 +81,11 @@ impl Device {
         names: Arc<BTreeMap<String, u32>>,
         variable_count: Option<u32>,
     ) -> Result<DescriptorSet> {
+        if !Arc::ptr_eq(&layout.shared, &self.shared) {
+            return Err(Error::ForeignObject {
+                object: format!("set layout {} (set {set})", layout.id()),
+            });
+        }
         let variable = layout.desc().bindings().last().filter(|b| {
             b.flags
                 .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT)
@@ -300,6 +306,15 @@ impl DescriptorSet {
                 binding,
                 available: desc.bindings().iter().map(|b| b.binding).collect(),
             })?;
+        if !Arc::ptr_eq(buffer.shared(), &self.layout.shared) {
+            return Err(Error::ForeignObject {
+                object: format!(
+                    "buffer `{}` (written to set {} binding {binding})",
+                    buffer.label(),
+                    self.set
+                ),
+            });
+        }
         let b = &desc.bindings()[idx];
         let expected = b.descriptor_type;
         if let Some(found) = ty {

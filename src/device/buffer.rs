@@ -79,7 +79,15 @@ impl Device {
 
     /// Creates a zero-filled device-local storage buffer of `len` elements of `T`.
     pub fn storage_buffer<T: bytemuck::Pod>(&self, label: &str, len: usize) -> Result<Buffer> {
-        let size = (len * std::mem::size_of::<T>()) as u64;
+        let elem = std::mem::size_of::<T>();
+        let size = len
+            .checked_mul(elem)
+            .and_then(|s| u64::try_from(s).ok())
+            .ok_or_else(|| Error::SizeOverflow {
+                object: label.to_string(),
+                len: len as u64,
+                elem,
+            })?;
         let buf = self.create_buffer(&BufferDesc {
             label,
             size,
@@ -184,6 +192,11 @@ impl Buffer {
         })))
     }
 
+    /// The device state this buffer belongs to.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.0.shared
+    }
+
     /// Size in bytes.
     pub fn size(&self) -> u64 {
         self.0.size
@@ -240,9 +253,11 @@ impl Buffer {
             return Ok(());
         }
         if let Some(ptr) = self.0.allocation.as_ref().and_then(|a| a.mapped_ptr()) {
+            // A pending submission (Device::submit) may read or write this memory.
+            self.0.shared.wait_all_submitted()?;
             // SAFETY: the mapping covers `size` bytes (checked above) and is host-coherent
-            // (gpu-allocator asks for HOST_COHERENT for CPU locations); the caller is not
-            // running GPU work on this buffer (execute() waits), so no data race.
+            // (gpu-allocator asks for HOST_COHERENT for CPU locations); every submission made
+            // so far has finished (waited above), so no GPU access races this write.
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     bytes.as_ptr(),
@@ -279,6 +294,10 @@ impl Buffer {
                 size,
                 elem,
             });
+        }
+        if self.mapped().is_some() {
+            // A pending submission (Device::submit) may still write this memory.
+            self.0.shared.wait_all_submitted()?;
         }
         if let Some(bytes) = self.mapped() {
             return Ok(bytemuck::pod_collect_to_vec(&bytes[..size as usize]));

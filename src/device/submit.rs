@@ -103,7 +103,24 @@ impl Shared {
             f(self);
         } else {
             lock(&self.tracker.graveyard).push((tag, Box::new(f)));
+            // The submission may have finished, and its waiter collected, between the check
+            // above and the push: nobody else would collect this object then (and one that
+            // holds an `Arc<Shared>` would keep the device alive forever).
+            if tag <= self.completed_value() {
+                self.collect();
+            }
         }
+    }
+
+    /// Waits for every submission made so far: host access to mapped memory must not race
+    /// a submission that may read or write it (Vulkan spec §11.2.2 "Host Access to Device
+    /// Memory Objects"; the submission's final barrier makes its writes visible).
+    pub(crate) fn wait_all_submitted(&self) -> Result<()> {
+        let last = self.tracker.submitted.load(Ordering::Acquire);
+        if last > self.completed_value() {
+            self.wait_value(last, EXECUTE_TIMEOUT)?;
+        }
+        Ok(())
     }
 
     /// Highest submission value known complete (queries the timeline when behind).
@@ -275,6 +292,33 @@ pub(crate) fn spin_budget(props: &vk::PhysicalDeviceProperties) -> Duration {
 /// How long waits in [`Device::execute`] and [`Submission::wait`] last before `KILN-E108`.
 pub const EXECUTE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Returns a recording context to the free list when the user's recording closure unwinds.
+struct UnwindGuard<'s> {
+    shared: &'s Shared,
+    ctx: Option<Context>,
+}
+
+impl UnwindGuard<'_> {
+    fn disarm(mut self) {
+        self.ctx = None;
+    }
+}
+
+impl Drop for UnwindGuard<'_> {
+    fn drop(&mut self) {
+        let Some(ctx) = self.ctx.take() else { return };
+        // SAFETY: the command buffer was never submitted; resetting its pool moves it from
+        // the recording state back to the initial state.
+        unsafe {
+            let _ = self
+                .shared
+                .raw
+                .reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
+        }
+        lock(&self.shared.tracker.free).push(ctx);
+    }
+}
+
 /// A submitted batch of commands. Waiting is explicit ([`wait`](Self::wait)); dropping an
 /// unwaited submission waits for it, so retired objects are always collected.
 #[must_use = "a submission runs asynchronously; wait() for its results"]
@@ -358,16 +402,30 @@ impl Device {
         }
         let mut rec = Recorder::new(s, ctx.cb);
         rec.full_barrier();
-        let out = f(&mut rec);
+        // If `f` panics, the context goes back to the free list (else its command pool,
+        // buffer and fence leak: VUID-vkDestroyDevice-device-00378 at teardown).
+        let unwind = UnwindGuard {
+            shared: s,
+            ctx: Some(Context {
+                pool: ctx.pool,
+                cb: ctx.cb,
+                fence: ctx.fence,
+            }),
+        };
+        let result = f(&mut rec);
+        unwind.disarm();
         // An open rendering scope is closed (its command buffer must not end inside one,
         // VUID-vkEndCommandBuffer-None-06281); leaving it open is the caller's error.
-        let out = match (rec.close_rendering(), out) {
+        let result = match (rec.close_rendering(), result) {
             (true, Ok(_)) => Err(Error::RenderingState {
                 what: "the recording ended inside a rendering scope; call end_rendering",
             }),
             (_, out) => out,
         };
-        let out = match out {
+        let out = match result.and_then(|v| match rec.take_deferred() {
+            Some(e) => Err(e),
+            None => Ok(v),
+        }) {
             Ok(v) => v,
             Err(e) => {
                 // SAFETY: the buffer was never submitted; resetting its pool discards it.

@@ -271,6 +271,35 @@ mod tests {
         v
     }
 
+    /// Threads saving one path at once: the file is always exactly one writer's data.
+    #[test]
+    fn concurrent_saves_never_publish_a_torn_file() {
+        let dir = std::env::temp_dir().join(format!("kiln-cache-race-{}", std::process::id()));
+        let path = dir.join("c.bin");
+        let blobs: Vec<Vec<u8>> = (0..6u8)
+            .map(|t| vec![t + 1; 200_000 + 37_000 * t as usize])
+            .collect();
+        std::thread::scope(|s| {
+            for b in &blobs {
+                let path = &path;
+                s.spawn(move || {
+                    for _ in 0..40 {
+                        write_atomically(path, b).unwrap();
+                    }
+                });
+            }
+        });
+        let got = std::fs::read(&path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            blobs.contains(&got),
+            "torn cache file: {} bytes, first {:?}, last {:?}",
+            got.len(),
+            got.first(),
+            got.last()
+        );
+    }
+
     #[test]
     fn header_checks() {
         let p = props();

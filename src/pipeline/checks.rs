@@ -16,6 +16,12 @@ use crate::device::{Device, Features};
 use crate::error::{Error, Result};
 use crate::shaders::ShaderModule;
 
+/// Suffixes of SPIR-V capability names that come from extensions (capabilities promoted to
+/// core Vulkan are printed by their unsuffixed names).
+const EXTENSION_SUFFIXES: [&str; 10] = [
+    "EXT", "KHR", "NV", "AMD", "INTEL", "GOOGLE", "ARM", "QCOM", "HUAWEI", "NVX",
+];
+
 /// The feature (by Vulkan name) a SPIR-V capability needs, if kiln knows it and the
 /// device lacks it.
 fn missing_for(cap: &str, f: &Features) -> Option<&'static str> {
@@ -50,6 +56,13 @@ fn missing_for(cap: &str, f: &Features) -> Option<&'static str> {
         "MeshShadingEXT" | "MeshShadingNV" => (
             false,
             "meshShader (VK_EXT_mesh_shader, not enabled by kiln)",
+        ),
+        // Any other vendor- or extension-suffixed capability needs a device extension, and
+        // kiln enables none beyond those above (VUID-VkShaderModuleCreateInfo-pCode-08740,
+        // -08742).
+        _ if EXTENSION_SUFFIXES.iter().any(|s| cap.ends_with(s)) => (
+            false,
+            "the device extension behind this capability (not enabled by kiln)",
         ),
         _ => (true, ""),
     };

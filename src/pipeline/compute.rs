@@ -70,6 +70,112 @@ pub(crate) fn spec_data(spec: &[(u32, SpecValue)]) -> (Vec<vk::SpecializationMap
     (entries, data)
 }
 
+/// Checks that a user-given layout covers every binding and push constant the entry point
+/// statically uses, with the same descriptor type, at least its descriptor count and stage
+/// flags that include the entry point's stage (VUID-VkComputePipelineCreateInfo-layout-07988,
+/// -07990, -07991, -00703 for push constants).
+pub(crate) fn check_layout_covers(
+    label: &str,
+    ep: &EntryPoint,
+    layout: &PipelineLayoutDesc,
+) -> Result<()> {
+    let fail = |detail: String| {
+        Err(Error::LayoutNotSuperset {
+            entry: label.to_string(),
+            detail,
+        })
+    };
+    for b in &ep.bindings {
+        let (set, n) = (b.set, b.binding);
+        let Some(lb) = layout.sets.get(set as usize).and_then(|s| s.binding(n)) else {
+            return fail(format!(
+                "set {set} binding {n} ({:?}) is not in the layout",
+                b.descriptor_type
+            ));
+        };
+        if lb.descriptor_type != b.descriptor_type {
+            return fail(format!(
+                "set {set} binding {n} is {:?} in the shader but {:?} in the layout",
+                b.descriptor_type, lb.descriptor_type
+            ));
+        }
+        if !b.runtime_array && lb.count < b.count {
+            return fail(format!(
+                "set {set} binding {n} has {} descriptors in the shader but {} in the layout",
+                b.count, lb.count
+            ));
+        }
+        if !lb.stages.contains(ep.stage) {
+            return fail(format!(
+                "set {set} binding {n} is not visible to the {:?} stage (layout stages {:?})",
+                ep.stage, lb.stages
+            ));
+        }
+    }
+    if let Some(pc) = ep.push_constants.as_ref().filter(|pc| pc.size > 0) {
+        let end = pc.offset.saturating_add(pc.size);
+        let covered = layout.push_constant_ranges.iter().any(|r| {
+            r.stages.contains(ep.stage)
+                && r.offset <= pc.offset
+                && end <= r.offset.saturating_add(r.size)
+        });
+        if !covered {
+            return fail(format!(
+                "push constants [{}, {end}) are not in a range of the {:?} stage",
+                pc.offset, ep.stage
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Byte size a specialization value is passed with (`None`: not known for 8/16-bit types).
+fn spec_size(v: &SpecValue) -> Option<usize> {
+    match v {
+        SpecValue::Bool(_) | SpecValue::U32(_) | SpecValue::I32(_) | SpecValue::F32(_) => Some(4),
+        SpecValue::U64(_) | SpecValue::I64(_) | SpecValue::F64(_) => Some(8),
+        SpecValue::Other(_) => None,
+    }
+}
+
+/// Checks specialization values against the module: no id twice
+/// (VUID-VkSpecializationInfo-constantID-04911) and the size of each declared constant
+/// (VUID-VkSpecializationMapEntry-constantID-00776).
+pub(crate) fn check_spec(
+    label: &str,
+    module: &ShaderModule,
+    spec: &[(u32, SpecValue)],
+) -> Result<()> {
+    for (i, (id, v)) in spec.iter().enumerate() {
+        let fail = |detail: String| {
+            Err(Error::SpecConstantMismatch {
+                entry: label.to_string(),
+                id: *id,
+                detail,
+            })
+        };
+        if spec[..i].iter().any(|(other, _)| other == id) {
+            return fail("given more than once".into());
+        }
+        let declared = module
+            .reflection()
+            .spec_constants
+            .iter()
+            .find(|c| c.id == *id);
+        if let Some(c) = declared {
+            let (want, got) = (spec_size(&c.default), spec_size(v));
+            if want != got || want.is_none() {
+                return fail(format!(
+                    "the shader declares a {} but a {} was given",
+                    c.default.type_name(),
+                    v.type_name()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Creates a `VkShaderModule` for the duration of pipeline creation.
 pub(crate) fn shader_module(shared: &Shared, module: &ShaderModule) -> Result<vk::ShaderModule> {
     let info = vk::ShaderModuleCreateInfo::default().code(module.words());
@@ -92,6 +198,8 @@ impl Device {
     /// A compute pipeline with options.
     ///
     /// Errors: `KILN-E050` no such entry point, `KILN-E251` not a compute shader,
+    /// `KILN-E058` a given layout that does not cover the shader, `KILN-E060`
+    /// specialization values given twice or of the wrong size,
     /// `KILN-E054` workgroup size beyond the device limits, `KILN-E053` push constants too
     /// large, `KILN-E104` Vulkan failures.
     pub fn compute_pipeline_with(&self, desc: &ComputePipelineDesc<'_>) -> Result<ComputePipeline> {
@@ -133,11 +241,15 @@ impl Device {
                 max_invocations: l.max_compute_work_group_invocations,
             });
         }
+        let label = format!("{} in {}", ep.name, desc.module.label());
+        check_spec(&label, desc.module, desc.spec)?;
         let reflected;
         let layout_desc = match desc.layout {
-            Some(d) => d,
+            Some(d) => {
+                check_layout_covers(&label, ep, d)?;
+                d
+            }
             None => {
-                let label = format!("{} in {}", ep.name, desc.module.label());
                 reflected = PipelineLayoutDesc::from_entry_points(&[(&label, ep)])?;
                 &reflected
             }
@@ -191,6 +303,17 @@ impl Device {
 impl ComputePipeline {
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
+    }
+
+    /// `module label:entry`, as shown in errors and validation messages.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// True if this pipeline was made by the device whose shared state is `shared`.
+    #[allow(dead_code)]
+    pub(crate) fn belongs_to(&self, shared: &Shared) -> bool {
+        std::ptr::eq(&*self.shared, shared)
     }
 
     /// The interned pipeline layout.

@@ -309,6 +309,11 @@ impl PipelineLayout {
     pub fn push_constant_ranges(&self) -> &[PushConstantRange] {
         &self.push_constant_ranges
     }
+
+    /// Whether this layout was made by the device whose shared state is `shared`.
+    pub(crate) fn belongs_to(&self, shared: &Shared) -> bool {
+        std::ptr::eq(&*self.shared, shared)
+    }
 }
 
 impl Drop for PipelineLayout {
@@ -348,17 +353,35 @@ impl PipelineLayoutCache {
 impl Device {
     /// Creates (or returns the interned) pipeline layout for `desc`.
     ///
-    /// Errors: `KILN-E053` push constants beyond `maxPushConstantsSize`, `KILN-E107`
+    /// Errors: `KILN-E053` push constants beyond `maxPushConstantsSize`, `KILN-E059` push
+    /// constant ranges Vulkan rejects, `KILN-E209` an invalid set layout, `KILN-E107`
     /// runtime arrays without descriptor indexing, `KILN-E104` Vulkan failures.
     pub fn pipeline_layout(&self, desc: &PipelineLayoutDesc) -> Result<Arc<PipelineLayout>> {
         let limit = self.limits().max_push_constants_size;
+        let mut seen = vk::ShaderStageFlags::empty();
         for r in &desc.push_constant_ranges {
-            if r.offset + r.size > limit {
+            let end = r.offset.checked_add(r.size);
+            if end.is_none_or(|e| e > limit) {
                 return Err(Error::PushConstantsTooLarge {
-                    size: r.offset + r.size,
+                    size: end.unwrap_or(u32::MAX),
                     limit,
                 });
             }
+            let bad = |detail: String| Err(Error::InvalidPushConstantRanges { detail });
+            if r.size == 0 || !r.offset.is_multiple_of(4) || !r.size.is_multiple_of(4) {
+                return bad(format!(
+                    "[{}, +{}) of {:?}: offset and size must be multiples of 4 and size above 0",
+                    r.offset, r.size, r.stages
+                ));
+            }
+            if r.stages.is_empty() || seen.intersects(r.stages) {
+                return bad(format!(
+                    "[{}, +{}): stage flags {:?} are empty or already in another range (one \
+                     range per stage)",
+                    r.offset, r.size, r.stages
+                ));
+            }
+            seen |= r.stages;
         }
         let sets = self.resolve_layout(desc)?;
         self.check_descriptor_limits(&sets)?;

@@ -524,7 +524,7 @@ impl Presenter {
                 extent: self.extent,
             };
             let r = rec
-                .transition_from(
+                .transition_from_any(
                     &target,
                     vk::ImageLayout::UNDEFINED,
                     vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
@@ -537,10 +537,10 @@ impl Presenter {
                 (_, r) => r,
             };
             r.and_then(|_| match &capture {
-                Some(buf) => rec.copy_image_to_buffer(&target, 0, buf),
+                Some(buf) => rec.copy_image_to_buffer_any(&target, 0, buf),
                 None => Ok(()),
             })
-            .and_then(|_| rec.transition(&target, vk::ImageLayout::PRESENT_SRC_KHR))
+            .and_then(|_| rec.transition_any(&target, vk::ImageLayout::PRESENT_SRC_KHR))
             .map(|_| rec.commit_layouts())
         };
         // SAFETY: `cb` is recording (possibly after a failed closure; then it is discarded).

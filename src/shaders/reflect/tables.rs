@@ -145,6 +145,9 @@ fn lit(op: Option<&Operand>) -> Option<u32> {
 struct Builder {
     t: Tables,
     function: Option<u32>,
+    /// The header's id bound, and the first id found at or above it.
+    bound: u32,
+    bad_id: Option<u32>,
 }
 
 impl Consumer for Builder {
@@ -160,6 +163,21 @@ impl Consumer for Builder {
         Action::Continue
     }
     fn consume_instruction(&mut self, inst: Instruction) -> Action {
+        // Every id must be below the bound (SPIR-V spec §2.3 "Physical Layout"); drivers
+        // index tables by id, so an id past it must never reach them.
+        let ids = inst
+            .result_id
+            .iter()
+            .chain(inst.result_type.iter())
+            .copied()
+            .chain(inst.operands.iter().filter_map(|o| match o {
+                Operand::IdRef(i) | Operand::IdScope(i) | Operand::IdMemorySemantics(i) => Some(*i),
+                _ => None,
+            }));
+        if let Some(bad) = ids.into_iter().find(|&i| i >= self.bound) {
+            self.bad_id = Some(bad);
+            return Action::Stop;
+        }
         self.t.add(inst, &mut self.function);
         Action::Continue
     }
@@ -167,11 +185,15 @@ impl Consumer for Builder {
 
 impl Tables {
     /// Parses checked words (see [`crate::shaders::check_words`]) with rspirv's binary
-    /// parser and builds the tables. Errors: `KILN-E010` when rspirv rejects the stream.
+    /// parser and builds the tables. Errors: `KILN-E010` when rspirv rejects the stream,
+    /// `KILN-E009` an id not below the header's bound.
     pub fn parse(words: &[u32]) -> Result<Tables> {
+        let bound = words.get(3).copied().unwrap_or(0);
         let mut b = Builder {
             t: Tables::default(),
             function: None,
+            bound,
+            bad_id: None,
         };
         b.t.version = words.get(1).copied().unwrap_or(0);
         b.t.generator = words.get(2).copied().unwrap_or(0);
@@ -183,6 +205,9 @@ impl Tables {
         let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             rspirv::binary::parse_words(words, &mut b)
         }));
+        if let Some(id) = b.bad_id {
+            return Err(Error::SpirvIdOutOfBound { id, bound });
+        }
         match parsed {
             Ok(Ok(())) => Ok(b.t),
             Ok(Err(e)) => Err(Error::SpirvParse {

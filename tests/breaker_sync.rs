@@ -1,0 +1,53 @@
+//! Breaker: hazards between kiln's own commands in one recording, under synchronization
+//! validation (on by default with the layer).
+
+mod common;
+
+use common::{assert_clean, device};
+use kiln::vk;
+
+fn vector_add(device: &kiln::Device) -> kiln::ComputePipeline {
+    device
+        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
+        .unwrap()
+}
+
+/// A dispatch writes `c`; the same recording then copies `c` elsewhere and fills `c`.
+/// Was: no barrier between the dispatch and the transfer (SYNC-HAZARD-READ-AFTER-WRITE /
+/// WRITE-AFTER-WRITE under synchronization validation, and a copy of stale data).
+#[test]
+fn copy_and_fill_after_a_dispatch_wait_for_it() {
+    let device = device();
+    let p = vector_add(&device);
+    let n = 1 << 16;
+    let a = device
+        .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &vec![1.5f32; n])
+        .unwrap();
+    let c = device.storage_buffer::<f32>("c", n).unwrap();
+    let d = device.storage_buffer::<f32>("d", n).unwrap();
+    let mut set = p.new_set(0).unwrap();
+    set.write_buffer(0, &a).unwrap();
+    set.write_buffer(1, &a).unwrap();
+    set.write_buffer(2, &c).unwrap();
+    device
+        .execute(|r| {
+            r.bind_pipeline(&p);
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(n as u32)?;
+            r.copy_buffer(&c, 0, &d, 0, (n * 4) as u64);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(d.read::<f32>(&device).unwrap(), vec![3.0; n]);
+    device
+        .execute(|r| {
+            r.bind_pipeline(&p);
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(n as u32)?;
+            r.fill_buffer(&c, 0);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(c.read::<f32>(&device).unwrap(), vec![0.0; n]);
+    assert_clean(&device);
+}
