@@ -287,7 +287,11 @@ impl Scene {
     }
 
     /// Draws floor, desk and chair inside an open rendering scope.
-    pub fn draw<'a>(&'a self, r: &mut Recorder<'a>, camera: &'a DescriptorSet) -> kiln::Result<()> {
+    pub fn draw<'a>(
+        &'a self,
+        r: &mut Recorder<'a, '_>,
+        camera: &'a DescriptorSet,
+    ) -> kiln::Result<()> {
         let objects: [(&GraphicsPipeline, &Mesh, Mat4, [f32; 4]); 3] = [
             (
                 &self.desk,

@@ -32,7 +32,22 @@ struct Bound<'a> {
 }
 
 /// Records commands into one command buffer. Obtained from `Device::execute`.
-pub struct Recorder<'a> {
+///
+/// `'a` is how long everything the recording binds must live (the device borrow of the
+/// `execute`/`submit` call); `'r` brands one recording: it is a fresh, invariant lifetime
+/// per call, so two recorders (e.g. of nested `execute` calls) cannot be swapped:
+///
+/// ```compile_fail
+/// fn nested(device: &kiln::Device) -> kiln::Result<()> {
+///     device.execute(|outer| {
+///         device.execute(|inner| {
+///             std::mem::swap(outer, inner); // error: the two recorders have distinct brands
+///             Ok(())
+///         })
+///     })
+/// }
+/// ```
+pub struct Recorder<'a, 'r> {
     shared: &'a Shared,
     cb: vk::CommandBuffer,
     /// Bound pipelines: [compute, graphics] (Vulkan keeps state per bind point).
@@ -55,13 +70,15 @@ pub struct Recorder<'a> {
     /// Images referenced by commands that borrow them only for the call (rendering
     /// attachments); released after the submission, so their drop is deferred past it.
     keep_images: Vec<Image>,
+    /// Invariant in `'r`: see the type's docs.
+    _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
 }
 
 fn slot(bind_point: vk::PipelineBindPoint) -> usize {
     usize::from(bind_point == vk::PipelineBindPoint::GRAPHICS)
 }
 
-impl<'a> Recorder<'a> {
+impl<'a, 'r> Recorder<'a, 'r> {
     pub(crate) fn new(shared: &'a Shared, cb: vk::CommandBuffer) -> Self {
         Recorder {
             shared,
@@ -75,6 +92,7 @@ impl<'a> Recorder<'a> {
             auto_barriers: true,
             deferred: None,
             keep_images: Vec::new(),
+            _brand: std::marker::PhantomData,
         }
     }
 

@@ -91,7 +91,7 @@ fn usage_error(image: &Image, needed: vk::ImageUsageFlags, what: &'static str) -
     }
 }
 
-impl<'a> Recorder<'a> {
+impl<'a, 'r> Recorder<'a, 'r> {
     /// The layout `image` is in at this point of the recording.
     pub fn image_layout(&self, image: &Image) -> vk::ImageLayout {
         self.layouts

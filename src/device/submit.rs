@@ -366,7 +366,10 @@ impl Device {
     ///
     /// Errors: whatever `f` returns (nothing is submitted then), `KILN-E105` device lost,
     /// `KILN-E108` the GPU did not finish within [`EXECUTE_TIMEOUT`].
-    pub fn execute<'a, R>(&'a self, f: impl FnOnce(&mut Recorder<'a>) -> Result<R>) -> Result<R> {
+    pub fn execute<'a, R>(
+        &'a self,
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+    ) -> Result<R> {
         let (out, sub) = self.submit_labeled("execute", f)?;
         sub.wait()?;
         Ok(out)
@@ -378,7 +381,7 @@ impl Device {
     /// (a write waits).
     pub fn submit<'a>(
         &'a self,
-        f: impl FnOnce(&mut Recorder<'a>) -> Result<()>,
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
     ) -> Result<Submission> {
         Ok(self.submit_labeled("submit", f)?.1)
     }
@@ -388,7 +391,7 @@ impl Device {
     pub fn submit_labeled<'a, R>(
         &'a self,
         label: &str,
-        f: impl FnOnce(&mut Recorder<'a>) -> Result<R>,
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
     ) -> Result<(R, Submission)> {
         let s = &*self.shared;
         let ctx = s.take_context()?;

@@ -440,7 +440,7 @@ impl Presenter {
         &mut self,
         device: &'a Device,
         window_size: [u32; 2],
-        record: impl FnOnce(&mut Recorder<'a>, &Frame<'_>) -> Result<()>,
+        record: impl for<'r> FnOnce(&mut Recorder<'a, 'r>, &Frame<'_>) -> Result<()>,
     ) -> Result<FrameStatus> {
         if !Arc::ptr_eq(&device.shared, &self.device.shared) {
             return Err(surface_err(
