@@ -380,3 +380,19 @@ fn conflicting_declarations_name_both_entry_points() {
         "{msg}"
     );
 }
+
+#[test]
+fn runtime_array_element_size_must_match_the_stride() {
+    let m = kiln::include_spirv!("vector_add.comp").unwrap();
+    let ep = m.reflection().entry_point("main").unwrap();
+    ep.check_array_element::<f32>(0, 0).unwrap();
+    let err = ep.check_array_element::<[f32; 2]>(0, 0).unwrap_err();
+    assert_eq!(err.code(), "KILN-E056", "{err}");
+    assert!(err.to_string().contains("stride is 4"), "{err}");
+    let padded = kiln::include_spirv!("test/padding.comp").unwrap();
+    let pe = padded.reflection().entry_point("main").unwrap();
+    assert_eq!(
+        pe.check_array_element::<f32>(0, 0).unwrap_err().code(),
+        "KILN-E056"
+    );
+}

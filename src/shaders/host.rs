@@ -5,6 +5,10 @@
 //! classically a `vec3` followed by a scalar, or a scalar followed by a `vec3`, which
 //! std140/std430 align to 16 bytes — is an error naming the member and both offsets.
 //!
+//! Only top-level members are compared (a nested struct is checked by its offset and total
+//! size, not member by member); the element type of a trailing runtime array is checked
+//! with [`EntryPoint::check_array_element`].
+//!
 //! ```
 //! #[repr(C)]
 //! #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -145,6 +149,45 @@ impl EntryPoint {
         match &b.block {
             Some(block) => block.check_host::<T>(&name),
             None => Ok(()),
+        }
+    }
+
+    /// Checks that `E`, the host type of one element of the runtime array that ends the
+    /// buffer at (set, binding), has the array's stride as its size (`ArrayStride`
+    /// decoration; e.g. a std430 `vec3` array has stride 16, so `[f32; 3]` is refused).
+    ///
+    /// Errors: `KILN-E200` no such buffer binding, `KILN-E056` no runtime array or a size
+    /// that is not the stride.
+    pub fn check_array_element<E>(&self, set: u32, binding: u32) -> Result<()> {
+        let b = self
+            .bindings
+            .iter()
+            .chain(&self.unused_bindings)
+            .find(|b| b.set == set && b.binding == binding && b.block.is_some())
+            .ok_or_else(|| Error::NoSuchBinding {
+                set,
+                binding,
+                available: Vec::new(),
+            })?;
+        let name = b
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("set {set} binding {binding}"));
+        let stride = b.block.as_ref().and_then(|l| l.runtime_stride);
+        let size = std::mem::size_of::<E>();
+        match stride {
+            Some(s) if s as usize == size => Ok(()),
+            Some(s) => Err(Error::HostLayoutSize {
+                block: name,
+                detail: format!(
+                    "runtime array stride is {s} bytes but host element type {} is {size}",
+                    std::any::type_name::<E>()
+                ),
+            }),
+            None => Err(Error::HostLayoutSize {
+                block: name,
+                detail: "the block does not end in a runtime array".into(),
+            }),
         }
     }
 
