@@ -133,15 +133,31 @@ impl<'a, 'r> Recorder<'a, 'r> {
 
     /// Device writes → host reads (recorded last in every submission).
     pub(crate) fn host_barrier(&mut self) {
+        self.memory_barrier(
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::PipelineStageFlags::HOST,
+            vk::AccessFlags::MEMORY_WRITE,
+            vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE,
+        );
+    }
+
+    /// One global `VkMemoryBarrier` from (stage, access) to (stage, access).
+    fn memory_barrier(
+        &mut self,
+        src_stage: vk::PipelineStageFlags,
+        dst_stage: vk::PipelineStageFlags,
+        src_access: vk::AccessFlags,
+        dst_access: vk::AccessFlags,
+    ) {
         let b = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE);
+            .src_access_mask(src_access)
+            .dst_access_mask(dst_access);
         // SAFETY: `cb` is recording; the barrier is a local.
         unsafe {
             self.shared.raw.cmd_pipeline_barrier(
                 self.cb,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::PipelineStageFlags::HOST,
+                src_stage,
+                dst_stage,
                 vk::DependencyFlags::empty(),
                 &[b],
                 &[],
@@ -421,41 +437,23 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// ones.
     pub fn barrier(&mut self) {
         self.dirty = false;
-        let b = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
-        // SAFETY: `cb` is recording; barrier structs are locals.
-        unsafe {
-            self.shared.raw.cmd_pipeline_barrier(
-                self.cb,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::DependencyFlags::empty(),
-                &[b],
-                &[],
-                &[],
-            )
-        }
+        self.memory_barrier(
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::AccessFlags::SHADER_WRITE,
+            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+        );
     }
 
     /// A full memory barrier (all commands, all memory).
     pub fn full_barrier(&mut self) {
         self.dirty = false;
-        let b = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-            .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);
-        // SAFETY: `cb` is recording; barrier structs are locals.
-        unsafe {
-            self.shared.raw.cmd_pipeline_barrier(
-                self.cb,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::DependencyFlags::empty(),
-                &[b],
-                &[],
-                &[],
-            )
-        }
+        self.memory_barrier(
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::AccessFlags::MEMORY_WRITE,
+            vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
+        );
     }
 
     /// Copies `size` bytes, then a transfer→all barrier. Both buffers stay borrowed until

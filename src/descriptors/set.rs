@@ -286,6 +286,18 @@ impl DescriptorSet {
         Ok(())
     }
 
+    /// Index of `binding` in the layout's (sorted) bindings. Errors: `KILN-E200`.
+    fn binding_index(&self, binding: u32) -> Result<usize> {
+        let desc = self.layout.desc();
+        desc.bindings()
+            .binary_search_by_key(&binding, |b| b.binding)
+            .map_err(|_| Error::NoSuchBinding {
+                set: self.set,
+                binding,
+                available: desc.bindings().iter().map(|b| b.binding).collect(),
+            })
+    }
+
     /// Checks one buffer write against the layout and the device limits; returns the
     /// binding's index in the layout and its descriptor type.
     fn check_buffer_write(
@@ -298,14 +310,7 @@ impl DescriptorSet {
         range: u64,
     ) -> Result<(usize, vk::DescriptorType)> {
         let desc = self.layout.desc();
-        let idx = desc
-            .bindings()
-            .binary_search_by_key(&binding, |b| b.binding)
-            .map_err(|_| Error::NoSuchBinding {
-                set: self.set,
-                binding,
-                available: desc.bindings().iter().map(|b| b.binding).collect(),
-            })?;
+        let idx = self.binding_index(binding)?;
         if !Arc::ptr_eq(buffer.shared(), &self.layout.shared) {
             return Err(Error::ForeignObject {
                 object: format!(
@@ -461,14 +466,7 @@ impl DescriptorSet {
         sampler: Option<&Sampler>,
     ) -> Result<()> {
         let desc = self.layout.desc();
-        let idx = desc
-            .bindings()
-            .binary_search_by_key(&binding, |b| b.binding)
-            .map_err(|_| Error::NoSuchBinding {
-                set: self.set,
-                binding,
-                available: desc.bindings().iter().map(|b| b.binding).collect(),
-            })?;
+        let idx = self.binding_index(binding)?;
         let b = &desc.bindings()[idx];
         let expected = b.descriptor_type;
         use vk::DescriptorType as T;
