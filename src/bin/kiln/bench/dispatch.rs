@@ -417,6 +417,7 @@ fn wait_variants(
                     }
                 }
                 _ => {
+                    // SAFETY: the timeline semaphore belongs to this device and is alive.
                     while unsafe { raw.d.get_semaphore_counter_value(sems[0])? } < value {
                         std::hint::spin_loop()
                     }
