@@ -347,7 +347,7 @@ impl Peer {
     /// Row 3 setup: x = 1.0, y = 2.0 over `n` floats, both pipelines, timestamp queries.
     pub fn saxpy_setup(&mut self, n: u64) -> BenchResult<()> {
         let limits = self.device.limits();
-        if n * 4 > limits.max_storage_buffer_binding_size as u64 || n * 4 > limits.max_buffer_size {
+        if n * 4 > limits.max_storage_buffer_binding_size || n * 4 > limits.max_buffer_size {
             return Err(format!(
                 "wgpu: SAXPY buffers of {} bytes exceed maxStorageBufferBindingSize {} / maxBufferSize {}",
                 n * 4,
