@@ -25,6 +25,11 @@ mod wgpu_peer;
 #[cfg(feature = "bench-wgpu")]
 pub use wgpu_peer::Peer;
 
+use std::process::ExitCode;
+use std::time::Instant;
+
+pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+
 /// No peer without the `bench-wgpu` feature: the type has no values, so the row code's
 /// `if let Some(peer)` branches are dead and its methods never run.
 #[cfg(not(feature = "bench-wgpu"))]
@@ -51,11 +56,6 @@ impl Peer {
         match *self {}
     }
 }
-
-use std::process::ExitCode;
-use std::time::Instant;
-
-pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Options from the command line.
 #[derive(Clone, Debug)]
