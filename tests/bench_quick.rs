@@ -87,5 +87,26 @@ fn bench_quick_json_has_every_row_with_positive_numbers() {
             "{name}: ratio {ratio} is not kiln/raw = {}",
             k / r
         );
+        // Feature `bench-wgpu`: rows 1-3 carry the wgpu figure and kiln/wgpu; otherwise no
+        // row has them.
+        let peer = cfg!(feature = "bench-wgpu")
+            && (name.starts_with("dispatch recording")
+                || name.starts_with("round trip")
+                || name.starts_with("saxpy"));
+        if peer {
+            let w = row["wgpu"].as_f64().unwrap_or(f64::NAN);
+            let rw = row["ratio_wgpu"].as_f64().unwrap_or(f64::NAN);
+            assert!(w.is_finite() && w > 0.0, "{name}: `wgpu` = {}", row["wgpu"]);
+            assert!(
+                (rw - k / w).abs() <= 1e-9 * rw.abs().max(1.0),
+                "{name}: ratio_wgpu {rw} is not kiln/wgpu = {}",
+                k / w
+            );
+        } else {
+            assert!(
+                row.get("wgpu").is_none() && row.get("ratio_wgpu").is_none(),
+                "{name}: unexpected wgpu fields in {row}"
+            );
+        }
     }
 }

@@ -11,7 +11,7 @@ use kiln::{
 };
 
 use super::raw::{Ctx, Raw};
-use super::{best, median, ns_since, percentile, thread_cpu_ns, BenchResult, Opts, Row};
+use super::{best, median, ns_since, percentile, thread_cpu_ns, BenchResult, Opts, Peer, Row};
 
 const TYPES: [vk::DescriptorType; 6] = [
     vk::DescriptorType::UNIFORM_BUFFER,
@@ -21,9 +21,9 @@ const TYPES: [vk::DescriptorType; 6] = [
     vk::DescriptorType::STORAGE_BUFFER,
     vk::DescriptorType::STORAGE_BUFFER,
 ];
-const PIPES: usize = 4;
-const SETS: usize = 8;
-const BUFS: usize = 12;
+pub(super) const PIPES: usize = 4;
+pub(super) const SETS: usize = 8;
+pub(super) const BUFS: usize = 12;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -157,12 +157,17 @@ fn stream(n: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-pub fn rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
+pub fn rows(
+    device: &Device,
+    raw: &Raw,
+    mut peer: Option<&mut Peer>,
+    opts: &Opts,
+) -> BenchResult<Vec<Row>> {
     let fx = Fixture::new(device, raw)?;
     let ctx = raw.ctx()?;
     let out = (|| {
-        let mut rows = recording(device, raw, &fx, &ctx, opts)?;
-        rows.extend(round_trip(device, raw, &fx, &ctx, opts)?);
+        let mut rows = recording(device, raw, &fx, &ctx, peer.as_deref_mut(), opts)?;
+        rows.extend(round_trip(device, raw, &fx, &ctx, peer, opts)?);
         rows.push(descriptor_sets(device, raw, &fx, &ctx, opts)?);
         Ok(rows)
     })();
@@ -178,6 +183,7 @@ fn recording(
     raw: &Raw,
     fx: &Fixture,
     ctx: &Ctx,
+    mut peer: Option<&mut Peer>,
     opts: &Opts,
 ) -> BenchResult<Vec<Row>> {
     let n = if opts.quick { 2_000 } else { 10_000 };
@@ -189,7 +195,7 @@ fn recording(
         a: 1.0,
         b: 2.0,
     };
-    let (mut k, mut r) = (Vec::new(), Vec::new());
+    let (mut k, mut r, mut w) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         let t = device.execute(|rec| {
             let t0 = Instant::now();
@@ -231,16 +237,15 @@ fn recording(
         }
         r.push(ns_since(t0) / n as f64);
         raw.submit_wait(ctx)?;
+        if let Some(peer) = peer.as_deref_mut() {
+            w.push(peer.record(&seq, bytemuck::bytes_of(&p))? / n as f64);
+        }
     }
     if std::env::var_os("KILN_BENCH_DEBUG").is_some() {
-        eprintln!("recording rounds kiln {k:?}\nraw {r:?}");
+        eprintln!("recording rounds kiln {k:?}\nraw {r:?}\nwgpu {w:?}");
     }
-    Ok(vec![Row::new(
-        "dispatch recording",
-        "ns",
-        best(&k),
-        best(&r),
-    )])
+    let row = Row::new("dispatch recording", "ns", best(&k), best(&r));
+    Ok(vec![row.with_wgpu((!w.is_empty()).then(|| best(&w)))])
 }
 
 /// Row 2: submit one tiny dispatch and wait for it; wall-clock median and p99, and the
@@ -250,6 +255,7 @@ fn round_trip(
     raw: &Raw,
     fx: &Fixture,
     ctx: &Ctx,
+    mut peer: Option<&mut Peer>,
     opts: &Opts,
 ) -> BenchResult<Vec<Row>> {
     let n = if opts.quick { 500 } else { 10_000 };
@@ -277,9 +283,13 @@ fn round_trip(
     for _ in 0..warm {
         kiln_once()?;
         raw_once()?;
+        if let Some(peer) = peer.as_deref_mut() {
+            peer.round_trip(bytemuck::bytes_of(&p))?;
+        }
     }
     let (mut kt, mut rt) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut kcpu, mut rcpu) = (0.0, 0.0);
+    let mut wt = Vec::with_capacity(if peer.is_some() { n } else { 0 });
+    let (mut kcpu, mut rcpu, mut wcpu) = (0.0, 0.0, 0.0);
     for _ in 0..blocks {
         let c0 = thread_cpu_ns();
         for _ in 0..per {
@@ -293,8 +303,17 @@ fn round_trip(
             raw_once()?;
             rt.push(ns_since(t0) / 1e3);
         }
+        let c2 = thread_cpu_ns();
         kcpu += c1 - c0;
-        rcpu += thread_cpu_ns() - c1;
+        rcpu += c2 - c1;
+        if let Some(peer) = peer.as_deref_mut() {
+            for _ in 0..per {
+                let t0 = Instant::now();
+                peer.round_trip(bytemuck::bytes_of(&p))?;
+                wt.push(ns_since(t0) / 1e3);
+            }
+            wcpu += thread_cpu_ns() - c2;
+        }
     }
     // Every round trip added b = 1 to s5[0] (binding 5 of set 0): check the GPU did them all.
     let total = (2 * (warm + blocks * per)) as f32;
@@ -302,22 +321,34 @@ fn round_trip(
     if s5[0] != total {
         return Err(format!("round trip: s5[0] = {} after {total} dispatches", s5[0]).into());
     }
+    let wgpu = peer.is_some();
+    if let Some(peer) = peer {
+        // wgpu's own buffer 5 (bind group 0, binding 5): +1 per wgpu round trip.
+        let (got, want) = (peer.s5()?, (warm + blocks * per) as f32);
+        if got != want {
+            return Err(format!("wgpu round trip: s5[0] = {got} after {want} dispatches").into());
+        }
+    }
     wait_variants(device, raw, fx, ctx, &p, n / 2)?;
     let count = (blocks * per) as f64;
+    let some = |v: f64| wgpu.then_some(v);
     Ok(vec![
-        Row::new("round trip median", "us", median(&mut kt), median(&mut rt)),
+        Row::new("round trip median", "us", median(&mut kt), median(&mut rt))
+            .with_wgpu(some(median(&mut wt))),
         Row::new(
             "round trip p99",
             "us",
             percentile(&mut kt, 0.99),
             percentile(&mut rt, 0.99),
-        ),
+        )
+        .with_wgpu(some(percentile(&mut wt, 0.99))),
         Row::new(
             "round trip CPU time",
             "us",
             kcpu / count / 1e3,
             rcpu / count / 1e3,
-        ),
+        )
+        .with_wgpu(some(wcpu / count / 1e3)),
     ])
 }
 

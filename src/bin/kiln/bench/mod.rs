@@ -10,16 +10,52 @@
 //! (driver disk caches off, so "cold" is cold) and points `KILN_PIPELINE_CACHE_DIR` at a
 //! temporary folder it deletes at the end (the user's own cache is never touched).
 //! `KILN_BENCH_ONLY=dispatch|bandwidth|pipelines|reflection|transfers` runs one group.
+//!
+//! With the cargo feature `bench-wgpu`, rows 1–3 also run through `wgpu` (Vulkan backend,
+//! same driver), interleaved with the other two; the table gains `wgpu` and `kiln/wgpu`
+//! columns and the JSON rows `wgpu` and `ratio_wgpu` fields.
 
 mod dispatch;
 mod pipelines;
 mod raw;
 mod transfer;
+#[cfg(feature = "bench-wgpu")]
+mod wgpu_peer;
+
+#[cfg(feature = "bench-wgpu")]
+pub use wgpu_peer::Peer;
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// No peer without the `bench-wgpu` feature: the type has no values, so the row code's
+/// `if let Some(peer)` branches are dead and its methods never run.
+#[cfg(not(feature = "bench-wgpu"))]
+pub enum Peer {}
+
+#[cfg(not(feature = "bench-wgpu"))]
+impl Peer {
+    pub fn record(&mut self, _seq: &[(usize, usize)], _params: &[u8]) -> BenchResult<f64> {
+        match *self {}
+    }
+    pub fn round_trip(&mut self, _params: &[u8]) -> BenchResult<()> {
+        match *self {}
+    }
+    pub fn s5(&self) -> BenchResult<f32> {
+        match *self {}
+    }
+    pub fn saxpy_setup(&mut self, _n: u64) -> BenchResult<()> {
+        match *self {}
+    }
+    pub fn saxpy(&mut self, _vec4: bool, _groups: (u32, u32), _params: &[u8]) -> BenchResult<f64> {
+        match *self {}
+    }
+    pub fn saxpy_finish(&mut self) -> BenchResult<()> {
+        match *self {}
+    }
+}
 
 /// Options from the command line.
 #[derive(Clone, Debug)]
@@ -36,6 +72,8 @@ pub struct Row {
     pub unit: &'static str,
     pub kiln: f64,
     pub raw: f64,
+    /// The same work through wgpu (feature `bench-wgpu`, rows 1–3).
+    pub wgpu: Option<f64>,
     /// Whether larger values are better (GB/s, speedups).
     pub higher_is_better: bool,
 }
@@ -47,15 +85,25 @@ impl Row {
             unit,
             kiln,
             raw,
+            wgpu: None,
             higher_is_better: matches!(unit, "GB/s" | "x"),
         }
     }
+    /// Adds the wgpu figure when there is one.
+    pub fn with_wgpu(mut self, wgpu: Option<f64>) -> Row {
+        self.wgpu = wgpu;
+        self
+    }
     fn ratio(&self) -> f64 {
-        if self.raw == 0.0 {
-            f64::NAN
-        } else {
-            self.kiln / self.raw
-        }
+        ratio(self.kiln, self.raw)
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        f64::NAN
+    } else {
+        a / b
     }
 }
 
@@ -194,6 +242,10 @@ fn run(opts: &Opts) -> BenchResult<bool> {
     );
     eprintln!("kiln bench: {} / {driver}", info.name);
     let raw = raw::Raw::new(&device);
+    #[cfg(feature = "bench-wgpu")]
+    let mut peer = Some(Peer::new(&info.name).map_err(|e| format!("wgpu peer: {e}"))?);
+    #[cfg(not(feature = "bench-wgpu"))]
+    let mut peer: Option<Peer> = None;
     note(format!(
         "KILN_SPIN_US={} (unset: kiln polls the fence up to 200 us on GPUs, not at all on CPU devices)",
         std::env::var("KILN_SPIN_US").unwrap_or_else(|_| "unset".into())
@@ -212,7 +264,7 @@ fn run(opts: &Opts) -> BenchResult<bool> {
             continue;
         }
         let t = Instant::now();
-        let new = f(&device, &raw, opts).map_err(|e| format!("{what}: {e}"))?;
+        let new = f(&device, &raw, peer.as_mut(), opts).map_err(|e| format!("{what}: {e}"))?;
         eprintln!(
             "kiln bench: {what} done in {:.1} s",
             t.elapsed().as_secs_f64()
@@ -233,17 +285,22 @@ fn run(opts: &Opts) -> BenchResult<bool> {
     Ok(true)
 }
 
-type RowFn = fn(&kiln::Device, &raw::Raw, &Opts) -> BenchResult<Vec<Row>>;
+type RowFn = fn(&kiln::Device, &raw::Raw, Option<&mut Peer>, &Opts) -> BenchResult<Vec<Row>>;
 
 fn print_rows(opts: &Opts, device: &str, driver: &str, rows: &[Row]) {
     if opts.json {
         let rows: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {
-                serde_json::json!({
+                let mut v = serde_json::json!({
                     "name": r.name, "unit": r.unit, "kiln": r.kiln, "raw": r.raw,
                     "ratio": r.ratio(),
-                })
+                });
+                if let (Some(w), Some(o)) = (r.wgpu, v.as_object_mut()) {
+                    o.insert("wgpu".into(), w.into());
+                    o.insert("ratio_wgpu".into(), ratio(r.kiln, w).into());
+                }
+                v
             })
             .collect();
         let notes = NOTES.lock().map(|n| n.clone()).unwrap_or_default();
@@ -257,13 +314,28 @@ fn print_rows(opts: &Opts, device: &str, driver: &str, rows: &[Row]) {
         return;
     }
     println!("device: {device}\ndriver: {driver}");
+    let peer = cfg!(feature = "bench-wgpu");
     println!(
-        "{:<44} {:>7} {:>12} {:>12} {:>9}",
-        "row", "unit", "kiln", "raw", "kiln/raw"
+        "{:<44} {:>7} {:>12} {:>12} {:>9}{}",
+        "row",
+        "unit",
+        "kiln",
+        "raw",
+        "kiln/raw",
+        if peer {
+            format!(" {:>12} {:>9}", "wgpu", "kiln/wgpu")
+        } else {
+            String::new()
+        }
     );
     for r in rows {
+        let wgpu = match r.wgpu {
+            Some(w) => format!(" {w:>12.3} {:>9.3}", ratio(r.kiln, w)),
+            None if peer => format!(" {:>12} {:>9}", "-", "-"),
+            None => String::new(),
+        };
         println!(
-            "{:<44} {:>7} {:>12.3} {:>12.3} {:>8.3}{}",
+            "{:<44} {:>7} {:>12.3} {:>12.3} {:>8.3}{wgpu}{}",
             r.name,
             r.unit,
             r.kiln,

@@ -10,7 +10,7 @@ use kiln::pipeline::PipelineCacheStatus;
 use kiln::{ComputePipelineDesc, Device, PipelineLayoutDesc, ShaderModule, SpecValue};
 
 use super::raw::Raw;
-use super::{best, ns_since, BenchResult, Opts, Row};
+use super::{best, ns_since, BenchResult, Opts, Peer, Row};
 
 /// Specialization of `compile_me.comp` number `seed`: every seed is a distinct pipeline.
 fn spec(seed: u32) -> [(u32, SpecValue); 2] {
@@ -74,7 +74,12 @@ fn raw_create(
 /// the same N other pipelines into an empty `VkPipelineCache` (cold), then into a new cache
 /// made from its `vkGetPipelineCacheData` (warm). Finally both create their N again with no
 /// cache at all, which shows whether the driver keeps compiled code in memory on its own.
-pub fn creation_rows(_device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
+pub fn creation_rows(
+    _device: &Device,
+    raw: &Raw,
+    _peer: Option<&mut Peer>,
+    opts: &Opts,
+) -> BenchResult<Vec<Row>> {
     let n = if opts.quick { 6 } else { 24 };
     let module = kiln::include_spirv!("bench/compile_me.comp")?;
     let words = module.words();
@@ -170,7 +175,12 @@ fn collect_spv(dir: &Path, out: &mut Vec<Vec<u8>>) {
 /// Row 5: µs per module for kiln's checks + parse + reflection + pipeline-layout derivation
 /// of every entry point; raw: rspirv's parse alone (the least any reflection must do).
 /// Modules kiln rejects (the corpus has deliberately broken ones) are left out of both.
-pub fn reflection_rows(_device: &Device, _raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
+pub fn reflection_rows(
+    _device: &Device,
+    _raw: &Raw,
+    _peer: Option<&mut Peer>,
+    opts: &Opts,
+) -> BenchResult<Vec<Row>> {
     let Some(dir) = corpus_dir() else {
         eprintln!("kiln bench: no corpus (set KILN_CORPUS); reflection row skipped");
         return Ok(Vec::new());

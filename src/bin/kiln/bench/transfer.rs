@@ -6,7 +6,7 @@ use ash::vk;
 use kiln::{Buffer, BufferDesc, ComputePipeline, Device, MemoryLocation};
 
 use super::raw::{Ctx, Raw};
-use super::{median, BenchResult, Opts, Row};
+use super::{median, BenchResult, Opts, Peer, Row};
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -51,7 +51,12 @@ fn ticks(raw: &Raw, pool: vk::QueryPool) -> BenchResult<u64> {
 
 /// Row 3: GB/s of `y = a*x + y` (bytes = 3 × 4 × n: read x, read y, write y), from
 /// timestamps around the dispatch alone, scalar and vec4 shaders.
-pub fn bandwidth_rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
+pub fn bandwidth_rows(
+    device: &Device,
+    raw: &Raw,
+    mut peer: Option<&mut Peer>,
+    opts: &Opts,
+) -> BenchResult<Vec<Row>> {
     let cpu = device.info().device_type == vk::PhysicalDeviceType::CPU;
     let log2 = opts.size_log2.unwrap_or(match (cpu, opts.quick) {
         (true, true) => 20,
@@ -96,6 +101,9 @@ pub fn bandwidth_rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Ve
         .query_count(2);
     // SAFETY: plain create; destroyed below.
     let qpool = unsafe { raw.d.create_query_pool(&qinfo, None) }?;
+    if let Some(w) = peer.as_deref_mut() {
+        w.saxpy_setup(n)?;
+    }
     let ctx = raw.ctx()?;
     let iters = if opts.quick { 3 } else { 15 };
     let mut rows = Vec::new();
@@ -115,12 +123,16 @@ pub fn bandwidth_rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Ve
             per_thread,
             file,
             iters,
+            peer.as_deref_mut(),
         );
         match r {
-            Ok((k, rw)) => {
+            Ok((k, rw, w)) => {
                 dispatches += 2 * (iters + 1);
                 let gbs = |ticks: f64| (3 * 4 * n) as f64 / (ticks * period);
-                rows.push(Row::new(name, "GB/s", gbs(k), gbs(rw)));
+                let bytes = (3 * 4 * n) as f64;
+                rows.push(
+                    Row::new(name, "GB/s", gbs(k), gbs(rw)).with_wgpu(w.map(|ns| bytes / ns)),
+                );
             }
             Err(e) => {
                 result = Err(e);
@@ -133,6 +145,9 @@ pub fn bandwidth_rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Ve
     // SAFETY: no submission using the pool is pending.
     unsafe { raw.d.destroy_query_pool(qpool, None) };
     result?;
+    if let Some(w) = peer {
+        w.saxpy_finish()?;
+    }
     // Check the arithmetic: y started at 2 and every dispatch added a * x = 0.5.
     let probe = device.create_buffer(&BufferDesc {
         label: "saxpy probe",
@@ -163,7 +178,8 @@ fn saxpy_variant(
     per_thread: u64,
     variant: &str,
     iters: u32,
-) -> BenchResult<(f64, f64)> {
+    mut peer: Option<&mut Peer>,
+) -> BenchResult<(f64, f64, Option<f64>)> {
     let module = match variant {
         "vec4" => kiln::include_spirv!("bench/saxpy_vec4.comp")?,
         _ => kiln::include_spirv!("bench/saxpy_scalar.comp")?,
@@ -220,8 +236,8 @@ fn saxpy_variant(
     unsafe { raw.d.update_descriptor_sets(&writes, &[]) };
     let top = vk::PipelineStageFlags::TOP_OF_PIPE;
     let bottom = vk::PipelineStageFlags::BOTTOM_OF_PIPE;
-    let run = || -> BenchResult<(f64, f64)> {
-        let (mut k, mut r) = (Vec::new(), Vec::new());
+    let mut run = || -> BenchResult<(f64, f64, Option<f64>)> {
+        let (mut k, mut r, mut w) = (Vec::new(), Vec::new(), Vec::new());
         for it in 0..=iters {
             device.execute(|rec| {
                 // SAFETY: the raw command buffer is recording inside `execute`; the query
@@ -265,17 +281,28 @@ fn saxpy_variant(
             }
             raw.submit_wait(ctx)?;
             let rt = ticks(raw, qpool)? as f64;
+            let wt = match peer.as_deref_mut() {
+                Some(peer) => {
+                    Some(peer.saxpy(per_thread == 4, (gx, gy), bytemuck::bytes_of(&p))?)
+                }
+                None => None,
+            };
             if it > 0 {
                 // The first of each is a warm-up.
                 k.push(kt);
                 r.push(rt);
+                w.extend(wt);
             }
         }
         let (k, r) = (median(&mut k), median(&mut r));
         if !(k > 0.0 && r > 0.0) {
             return Err(format!("timestamps did not advance ({k} / {r} ticks)").into());
         }
-        Ok((k, r))
+        let w = (!w.is_empty()).then(|| median(&mut w));
+        if w.is_some_and(|w| w.is_nan() || w <= 0.0) {
+            return Err(format!("wgpu timestamps did not advance ({w:?} ns)").into());
+        }
+        Ok((k, r, w))
     };
     let out = run();
     device.wait_idle()?;
@@ -292,7 +319,12 @@ fn saxpy_variant(
 /// Row 7: host slice → device-local buffer and back, through staging; GB/s of wall time.
 /// kiln: `Buffer::upload` / `Buffer::read` (a fresh staging buffer per call, as the API
 /// does); raw: one persistent mapped staging buffer per direction (the floor).
-pub fn transfer_rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
+pub fn transfer_rows(
+    device: &Device,
+    raw: &Raw,
+    _peer: Option<&mut Peer>,
+    opts: &Opts,
+) -> BenchResult<Vec<Row>> {
     let size: u64 = if opts.quick { 16 << 20 } else { 256 << 20 };
     let rounds = if opts.quick { 2 } else { 5 };
     let data: Vec<u8> = (0..size)
