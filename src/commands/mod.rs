@@ -238,6 +238,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E205` no such set, `KILN-E204` the set's
     /// layout differs from the pipeline's at that number (the error shows the first
     /// differing binding), `KILN-E207` a binding was never written.
+    #[inline]
     pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
         let bound = self.bound[self.current]
             .as_mut()
@@ -292,6 +293,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// (VUID-vkCmdPushConstants-offset-01795, -01796).
     ///
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E250` bytes outside every range.
+    #[inline]
     pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
         let bound = self.bound[self.current]
             .as_ref()
@@ -348,6 +350,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
         Ok(())
     }
 
+    #[inline]
     fn mark_pushed(&mut self) {
         if let Some(b) = self.bound[self.current].as_mut() {
             b.pushed = true;
@@ -357,6 +360,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// Checks that every non-empty set of the layout bound at `slot` is bound and that push
     /// constants were pushed (VUID-vkCmdDispatch-None-08600, -maintenance4-08602, and the
     /// same VUIDs of vkCmdDraw*). Errors: `KILN-E254`, `KILN-E255`.
+    #[inline]
     pub(crate) fn check_bound_state(&self, slot: usize) -> Result<()> {
         let Some(bound) = &self.bound[slot] else {
             return Ok(());
@@ -388,6 +392,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E253` beyond maxComputeWorkGroupCount,
     /// `KILN-E254` a set of the pipeline's layout is not bound (VUID-vkCmdDispatch-None-08600),
     /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602).
+    #[inline]
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
         let Some(bound) = &self.bound[0] else {
             return Err(Error::NoPipelineBound { what: "dispatch" });
@@ -428,6 +433,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
     }
 
     /// Dispatches enough workgroups along x to cover `n` invocations.
+    #[inline]
     pub fn dispatch_threads(&mut self, n: u32) -> Result<()> {
         let wg = self.bound[0].as_ref().map_or(1, |b| b.workgroup[0].max(1));
         self.dispatch(n.div_ceil(wg).max(1), 1, 1)

@@ -152,12 +152,15 @@ impl std::fmt::Debug for SetLayout {
 
 impl SetLayout {
     /// Interning id: equal ids ⇔ equal descriptions (among live layouts of one device).
+    #[inline]
     pub fn id(&self) -> u64 {
         self.id
     }
+    #[inline]
     pub fn raw(&self) -> vk::DescriptorSetLayout {
         self.raw
     }
+    #[inline]
     pub fn desc(&self) -> &DescriptorSetLayoutDesc {
         &self.desc
     }

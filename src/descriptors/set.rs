@@ -152,6 +152,7 @@ fn usage_for(ty: vk::DescriptorType) -> vk::BufferUsageFlags {
 
 impl DescriptorSet {
     /// The set's layout (interned).
+    #[inline]
     pub fn layout(&self) -> &Arc<SetLayout> {
         &self.layout
     }
@@ -162,6 +163,7 @@ impl DescriptorSet {
     }
 
     /// The raw handle (owned by this object).
+    #[inline]
     pub fn raw(&self) -> vk::DescriptorSet {
         self.raw
     }
@@ -560,6 +562,7 @@ impl DescriptorSet {
     }
 
     /// The first binding (in number order) with an element never written, if any.
+    #[inline]
     pub fn first_unwritten(&self) -> Option<u32> {
         if self.complete.load(Ordering::Relaxed) {
             return None;

@@ -301,6 +301,7 @@ impl Device {
 }
 
 impl ComputePipeline {
+    #[inline]
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
     }
@@ -317,6 +318,7 @@ impl ComputePipeline {
     }
 
     /// The interned pipeline layout.
+    #[inline]
     pub fn layout(&self) -> &Arc<PipelineLayout> {
         &self.layout
     }
@@ -327,6 +329,7 @@ impl ComputePipeline {
     }
 
     /// Workgroup size after specialization.
+    #[inline]
     pub fn workgroup_size(&self) -> [u32; 3] {
         self.workgroup_size
     }

@@ -296,21 +296,26 @@ impl std::fmt::Debug for PipelineLayout {
 }
 
 impl PipelineLayout {
+    #[inline]
     pub fn id(&self) -> u64 {
         self.id
     }
+    #[inline]
     pub fn raw(&self) -> vk::PipelineLayout {
         self.raw
     }
     /// Interned set layouts, indexed by set number.
+    #[inline]
     pub fn set_layouts(&self) -> &[Arc<SetLayout>] {
         &self.set_layouts
     }
+    #[inline]
     pub fn push_constant_ranges(&self) -> &[PushConstantRange] {
         &self.push_constant_ranges
     }
 
     /// Whether this layout was made by the device whose shared state is `shared`.
+    #[inline]
     pub(crate) fn belongs_to(&self, shared: &Shared) -> bool {
         std::ptr::eq(&*self.shared, shared)
     }
