@@ -394,23 +394,10 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602).
     #[inline]
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
-        let Some(bound) = &self.bound[0] else {
+        if self.bound[0].is_none() {
             return Err(Error::NoPipelineBound { what: "dispatch" });
-        };
-        for (i, l) in bound.layout.set_layouts().iter().enumerate() {
-            let bound_here = bound
-                .sets
-                .get(i)
-                .is_some_and(|s| *s != vk::DescriptorSet::null());
-            if !bound_here && !l.desc().bindings().is_empty() {
-                return Err(Error::SetNotBound { set: i as u32 });
-            }
         }
-        if !bound.pushed && !bound.layout.push_constant_ranges().is_empty() {
-            return Err(Error::PushConstantsNotSet {
-                ranges: format!("{:?}", bound.layout.push_constant_ranges()),
-            });
-        }
+        self.check_bound_state(0)?;
         if self.rendering {
             return Err(Error::RenderingState {
                 what: "dispatch inside a rendering scope; call end_rendering first",

@@ -45,12 +45,6 @@ impl DescriptorAllocator {
         }
     }
 
-    /// Number of pools created so far.
-    #[allow(dead_code)]
-    pub fn pool_count(&self) -> usize {
-        self.pools.len()
-    }
-
     fn grow(&mut self, device: &ash::Device) -> Result<usize> {
         let sets = self.next_sets;
         let sizes: Vec<vk::DescriptorPoolSize> = self

@@ -311,12 +311,6 @@ impl ComputePipeline {
         &self.label
     }
 
-    /// True if this pipeline was made by the device whose shared state is `shared`.
-    #[allow(dead_code)]
-    pub(crate) fn belongs_to(&self, shared: &Shared) -> bool {
-        std::ptr::eq(&*self.shared, shared)
-    }
-
     /// The interned pipeline layout.
     #[inline]
     pub fn layout(&self) -> &Arc<PipelineLayout> {
