@@ -330,6 +330,8 @@ fn round_trip(
         }
     }
     wait_variants(device, raw, fx, ctx, &p, n / 2)?;
+    let body = |cb: vk::CommandBuffer| record_body(raw, fx, cb, &p);
+    super::floors::run(raw, device.features().timeline_semaphore, &body, n / 2)?;
     let count = (blocks * per) as f64;
     let some = |v: f64| wgpu.then_some(v);
     Ok(vec![
@@ -360,27 +362,7 @@ fn record_tiny(raw: &Raw, fx: &Fixture, ctx: &Ctx, p: &Params) -> BenchResult<()
     let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
     let all = vk::PipelineStageFlags::ALL_COMMANDS;
     raw.barrier(ctx, vk::AccessFlags::MEMORY_WRITE, rw, all);
-    let d = &raw.d;
-    // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
-    unsafe {
-        d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]);
-        d.cmd_bind_descriptor_sets(
-            ctx.cb,
-            vk::PipelineBindPoint::COMPUTE,
-            fx.r_layout,
-            0,
-            &[fx.r_sets[0]],
-            &[],
-        );
-        d.cmd_push_constants(
-            ctx.cb,
-            fx.r_layout,
-            vk::ShaderStageFlags::COMPUTE,
-            0,
-            bytemuck::bytes_of(p),
-        );
-        d.cmd_dispatch(ctx.cb, 1, 1, 1);
-    }
+    record_body(raw, fx, ctx.cb, p);
     raw.barrier(
         ctx,
         vk::AccessFlags::MEMORY_WRITE,
@@ -388,6 +370,31 @@ fn record_tiny(raw: &Raw, fx: &Fixture, ctx: &Ctx, p: &Params) -> BenchResult<()
         vk::PipelineStageFlags::HOST,
     );
     Ok(())
+}
+
+/// The round trip's dispatch: bind pipeline 0, bind set 0, push constants, one workgroup.
+fn record_body(raw: &Raw, fx: &Fixture, cb: vk::CommandBuffer, p: &Params) {
+    let d = &raw.d;
+    // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
+    unsafe {
+        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]);
+        d.cmd_bind_descriptor_sets(
+            cb,
+            vk::PipelineBindPoint::COMPUTE,
+            fx.r_layout,
+            0,
+            &[fx.r_sets[0]],
+            &[],
+        );
+        d.cmd_push_constants(
+            cb,
+            fx.r_layout,
+            vk::ShaderStageFlags::COMPUTE,
+            0,
+            bytemuck::bytes_of(p),
+        );
+        d.cmd_dispatch(cb, 1, 1, 1);
+    }
 }
 
 /// Diagnostics for row 2 (printed as notes, not rows): the raw round trip split into

@@ -16,6 +16,7 @@
 //! columns and the JSON rows `wgpu` and `ratio_wgpu` fields.
 
 mod dispatch;
+mod floors;
 mod pipelines;
 mod raw;
 mod transfer;
