@@ -247,17 +247,17 @@ fn variants(
     let mut to_flag = Vec::with_capacity(m);
     let ptr = flag.ptr as *const u32;
     let blocks = 10;
-    let mut round = 0usize;
+    // Round trips of the per-16 variant: its pool is reset after every 16th.
+    let mut n16 = 0usize;
     for _ in 0..blocks {
         for (k, t) in times.iter_mut().enumerate() {
             for _ in 0..m.div_ceil(blocks) {
-                round += 1;
                 let t0 = Instant::now();
                 let end = match k {
                     0..=2 => {
                         let cb = match k {
                             0 => c1[0],
-                            1 => c16[round % 16],
+                            1 => c16[n16 % 16],
                             _ => cr[0],
                         };
                         record(raw, cb, body, once, FULL)?;
@@ -267,10 +267,12 @@ fn variants(
                         unsafe {
                             match k {
                                 0 => d.reset_command_pool(p1, Default::default())?,
-                                1 if round % 16 == 15 => {
-                                    d.reset_command_pool(p16, Default::default())?
+                                1 => {
+                                    n16 += 1;
+                                    if n16.is_multiple_of(16) {
+                                        d.reset_command_pool(p16, Default::default())?
+                                    }
                                 }
-                                1 => {}
                                 _ => d.reset_command_buffer(cb, Default::default())?,
                             }
                         }
