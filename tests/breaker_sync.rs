@@ -51,3 +51,50 @@ fn copy_and_fill_after_a_dispatch_wait_for_it() {
     assert_eq!(c.read::<f32>(&device).unwrap(), vec![0.0; n]);
     assert_clean(&device);
 }
+
+/// Three submissions in flight at once, each reading what the one before wrote
+/// (c = a + a, d = c + c, e = d + d, 16 MiB each), then one wait. kiln orders consecutive
+/// submissions by waiting on the previous timeline value instead of a leading barrier.
+/// Without that dependency a GPU may overlap them and `e` holds stale sums; lavapipe runs
+/// submissions one after another, and validation layers 1.3.239 do not check hazards across
+/// submissions, so this test bites on real GPUs (the H200 suite run, BENCHMARKS.md).
+#[test]
+fn submissions_in_flight_see_each_others_writes() {
+    let device = device();
+    let p = vector_add(&device);
+    let n = 1 << 22;
+    let a = device
+        .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &vec![1.5f32; n])
+        .unwrap();
+    let bufs: Vec<_> = ["c", "d", "e"]
+        .iter()
+        .map(|l| device.storage_buffer::<f32>(l, n).unwrap())
+        .collect();
+    let mut sets = Vec::new();
+    let mut src = &a;
+    for dst in &bufs {
+        let mut set = p.new_set(0).unwrap();
+        set.write_buffer(0, src).unwrap();
+        set.write_buffer(1, src).unwrap();
+        set.write_buffer(2, dst).unwrap();
+        sets.push(set);
+        src = dst;
+    }
+    let subs: Vec<_> = sets
+        .iter()
+        .map(|set| {
+            device
+                .submit(|r| {
+                    r.bind_pipeline(&p);
+                    r.bind_set(0, set)?;
+                    r.dispatch_threads(n as u32)
+                })
+                .unwrap()
+        })
+        .collect();
+    for s in subs.into_iter().rev() {
+        s.wait().unwrap();
+    }
+    assert_eq!(bufs[2].read::<f32>(&device).unwrap(), vec![12.0; n]);
+    assert_clean(&device);
+}

@@ -4,10 +4,14 @@
 //! Each submission gets the next value of the device's timeline semaphore (Vulkan spec
 //! §7.4.2 "Semaphore Signaling"). Objects dropped by the user are *retired*: tagged with the
 //! last submitted value and destroyed once the timeline reaches it (deferred destruction,
-//! the shape of Granite's `PerFrame::begin`). Every command buffer starts with a full
-//! memory barrier (earlier submissions' writes → this one's accesses) and ends with one
-//! that makes device writes visible to the host (§7.9: a wait alone does not make device
-//! writes visible to host reads).
+//! the shape of Granite's `PerFrame::begin`). Every submission waits (at all stages) for
+//! the timeline value before its own: on one queue that is the same memory dependency as a
+//! leading full barrier (earlier submissions' writes → this one's accesses, §7.4.1–7.4.2),
+//! and the value is normally reached already; on the H200 it measured ~1 µs cheaper per
+//! round trip than the barrier (BENCHMARKS.md, "round-trip floors"). Without timeline
+//! semaphores the command buffer starts with that full barrier instead. Every command
+//! buffer ends with a barrier that makes device writes visible to the host (§7.9: a wait
+//! alone does not make device writes visible to host reads).
 //!
 //! Waiting polls the timeline counter for up to `KILN_SPIN_US` microseconds (default
 //! [`DEFAULT_SPIN`] on GPUs, 0 on CPU devices) before blocking in `vkWaitSemaphores`: a
@@ -228,6 +232,24 @@ impl Shared {
         }
     }
 
+    /// For a submission made outside [`Device::submit_labeled`] (the presenter's frames),
+    /// under the queue lock: the timeline semaphore and the value the submission waits for
+    /// (the previous one) and signals, or `None` without timeline semaphores. Call
+    /// [`mark_submitted`](Self::mark_submitted) with the value once the submit succeeded.
+    pub(crate) fn next_timeline_value(&self) -> Option<(vk::Semaphore, u64)> {
+        let t = &self.tracker;
+        (t.timeline != vk::Semaphore::null())
+            .then(|| (t.timeline, t.submitted.load(Ordering::Acquire) + 1))
+    }
+
+    /// Records that the submission signalling `value` was made (under the queue lock).
+    pub(crate) fn mark_submitted(&self, value: u64, label: &str) {
+        self.tracker.submitted.store(value, Ordering::Release);
+        let mut l = lock(&self.tracker.last_label);
+        l.clear();
+        l.push_str(label);
+    }
+
     fn take_context(&self) -> Result<Context> {
         if let Some(c) = lock(&self.tracker.free).pop() {
             return Ok(c);
@@ -403,8 +425,12 @@ impl Device {
             lock(&s.tracker.free).push(ctx);
             return Err(vk_err("vkBeginCommandBuffer")(e));
         }
+        let has_timeline = s.tracker.timeline != vk::Semaphore::null();
         let mut rec = Recorder::new(s, ctx.cb);
-        rec.full_barrier();
+        if !has_timeline {
+            // With a timeline, the submission's wait on the previous value orders it instead.
+            rec.full_barrier();
+        }
         // If `f` panics, the context goes back to the free list (else its command pool,
         // buffer and fence leak: VUID-vkDestroyDevice-device-00378 at teardown).
         let unwind = UnwindGuard {
@@ -455,13 +481,18 @@ impl Device {
             let value = s.tracker.submitted.load(Ordering::Acquire) + 1;
             let cbs = [ctx.cb];
             let sems = [s.tracker.timeline];
-            let values = [value];
-            let mut timeline =
-                vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+            let (values, previous) = ([value], [value - 1]);
+            let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
+            let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+                .wait_semaphore_values(&previous)
+                .signal_semaphore_values(&values);
             let mut submit = vk::SubmitInfo::default().command_buffers(&cbs);
-            let has_timeline = s.tracker.timeline != vk::Semaphore::null();
             if has_timeline {
-                submit = submit.signal_semaphores(&sems).push_next(&mut timeline);
+                submit = submit
+                    .wait_semaphores(&sems)
+                    .wait_dst_stage_mask(&stages)
+                    .signal_semaphores(&sems)
+                    .push_next(&mut timeline);
             }
             let fence = if has_timeline {
                 vk::Fence::null()
@@ -485,8 +516,7 @@ impl Device {
                     e => vk_err("vkQueueSubmit")(e),
                 });
             }
-            s.tracker.submitted.store(value, Ordering::Release);
-            *lock(&s.tracker.last_label) = label.to_string();
+            s.mark_submitted(value, label);
             if !has_timeline {
                 // No timeline: complete the submission before returning.
                 // SAFETY: the fence was just submitted with this batch.

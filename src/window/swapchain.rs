@@ -570,20 +570,12 @@ impl Presenter {
             self.next = (self.next + 1) % self.slots.len();
             return Err(e);
         }
-        let wait = [acquired];
-        let stages =
-            [vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::TRANSFER];
-        let signal = [rendered];
         let cbs = [cb];
-        let submit = vk::SubmitInfo::default()
-            .wait_semaphores(&wait)
-            .wait_dst_stage_mask(&stages)
-            .command_buffers(&cbs)
-            .signal_semaphores(&signal);
         let swapchains = [self.swapchain];
         let indices = [image_index];
+        let present_wait = [rendered];
         let present = vk::PresentInfoKHR::default()
-            .wait_semaphores(&signal)
+            .wait_semaphores(&present_wait)
             .swapchains(&swapchains)
             .image_indices(&indices);
         let presented = {
@@ -591,13 +583,39 @@ impl Presenter {
                 call: "vkQueueSubmit (poisoned queue lock)",
                 label: "present".into(),
             })?;
+            // The frame joins the device's timeline: it waits for the previous value (so it
+            // sees every earlier submission's writes, as kiln's own submissions do) and
+            // signals the next (so later submissions, and deferred destruction, wait for it).
+            let timeline = shared.next_timeline_value();
+            let color =
+                vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::TRANSFER;
+            let all = vk::PipelineStageFlags::ALL_COMMANDS;
+            let (tl_sem, value) = timeline.unwrap_or((vk::Semaphore::null(), 1));
+            let n = if timeline.is_some() { 2 } else { 1 };
+            let (wait, stages, wait_values) = ([acquired, tl_sem], [color, all], [0, value - 1]);
+            let (signal, signal_values) = ([rendered, tl_sem], [0, value]);
+            let mut tl = vk::TimelineSemaphoreSubmitInfo::default()
+                .wait_semaphore_values(&wait_values[..n])
+                .signal_semaphore_values(&signal_values[..n]);
+            let mut submit = vk::SubmitInfo::default()
+                .wait_semaphores(&wait[..n])
+                .wait_dst_stage_mask(&stages[..n])
+                .command_buffers(&cbs)
+                .signal_semaphores(&signal[..n]);
+            if timeline.is_some() {
+                submit = submit.push_next(&mut tl);
+            }
             // SAFETY: the queue is externally synchronized by the mutex; the fence is
             // unsignalled after the reset; the command buffer is executable; semaphores
-            // are in the states the spec requires (acquire signals `acquired`).
+            // are in the states the spec requires (acquire signals `acquired`); the timeline
+            // value increases (assigned under the queue lock).
             unsafe {
                 d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
                 d.queue_submit(*queue, &[submit], fence)
                     .map_err(vk_err("vkQueueSubmit"))?;
+                if timeline.is_some() {
+                    shared.mark_submitted(value, "present");
+                }
                 self.swapchain_fn.queue_present(*queue, &present)
             }
         };

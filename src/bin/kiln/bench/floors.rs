@@ -10,7 +10,7 @@
 //! - recorded once and resubmitted: the whole round-trip stream; with the leading full
 //!   barrier replaced by a wait on the previous timeline value (already reached: the same
 //!   memory dependency on one queue); without the trailing device→host barrier; the
-//!   dispatch alone; an empty command buffer; no command buffer (a signal-only submit);
+//!   dispatch alone, without or with that wait; an empty command buffer; no command buffer (a signal-only submit);
 //! - the stream plus a `vkCmdFillBuffer` of the round's value into a host-visible word: the
 //!   note gives when the host saw that word and when it saw the timeline value, which splits
 //!   "the GPU finished" from "the driver signalled".
@@ -155,7 +155,7 @@ fn record(
     Ok(())
 }
 
-const NAMES: [&str; 10] = [
+const NAMES: [&str; 11] = [
     "re-record, pool reset each time",
     "re-record, pool reset per 16",
     "re-record, vkResetCommandBuffer",
@@ -163,6 +163,7 @@ const NAMES: [&str; 10] = [
     "recorded once, timeline wait instead of leading barrier",
     "recorded once, no device->host barrier",
     "recorded once, dispatch only",
+    "recorded once, timeline wait, no barriers",
     "empty command buffer",
     "no command buffer",
     "stream + host flag",
@@ -182,7 +183,7 @@ fn variants(
     let (p16, c16) = pool(raw, pools, none, 16)?;
     let resettable = none | vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER;
     let (_, cr) = pool(raw, pools, resettable, 1)?;
-    let (_, st) = pool(raw, pools, none, 5)?;
+    let (_, st) = pool(raw, pools, none, 6)?;
     let (pf, cf) = pool(raw, pools, none, 1)?;
     let reuse = vk::CommandBufferUsageFlags::empty();
     let once = vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT;
@@ -193,6 +194,11 @@ fn variants(
             ..FULL
         },
         Stream {
+            host: false,
+            ..FULL
+        },
+        Stream {
+            lead: false,
             host: false,
             ..FULL
         },
@@ -278,11 +284,11 @@ fn variants(
                         }
                         Instant::now()
                     }
-                    3..=7 => {
-                        let (v, _) = submit(&[st[k - 3]], k == 4)?;
+                    3..=8 => {
+                        let (v, _) = submit(&[st[k - 3]], k == 4 || k == 7)?;
                         poll(v)?
                     }
-                    8 => {
+                    9 => {
                         let (v, _) = submit(&[], false)?;
                         poll(v)?
                     }
