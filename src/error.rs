@@ -369,6 +369,23 @@ pub enum Error {
     /// A command that needs an active rendering scope (or none) was recorded at the wrong time.
     #[error("KILN-E283: {what}")]
     RenderingState { what: &'static str },
+    /// A reusable recording ([`crate::Device::record`]) leaves an image in another layout
+    /// than it found it in, so a second submission would start from the wrong layout
+    /// (VUID-VkImageMemoryBarrier2-oldLayout-01197).
+    #[error("KILN-E284: the recording leaves image `{image}` in {end:?} but found it in {start:?}; a reusable recording must transition it back to {start:?} at the end (or use execute for one-off work)")]
+    RecordingChangesLayout {
+        image: String,
+        start: vk::ImageLayout,
+        end: vk::ImageLayout,
+    },
+    /// A reusable recording was submitted while an image it transitions is in another
+    /// layout than the one it was recorded for (VUID-VkImageMemoryBarrier2-oldLayout-01197).
+    #[error("KILN-E285: image `{image}` is in {now:?} but the recording expects {recorded:?}; transition it back to {recorded:?} before submitting the recording")]
+    RecordingLayoutMoved {
+        image: String,
+        recorded: vk::ImageLayout,
+        now: vk::ImageLayout,
+    },
     /// A set the pipeline layout declares was not bound before a dispatch (or was
     /// disturbed by binding a pipeline with an incompatible layout, Vulkan spec §14.2.2).
     #[error("KILN-E254: set {set} of the bound pipeline's layout is not bound; call bind_set({set}, ..) after bind_pipeline")]
@@ -445,6 +462,8 @@ impl Error {
             VertexInputMissing { .. } => "KILN-E281",
             InvalidGraphicsPipeline { .. } => "KILN-E282",
             RenderingState { .. } => "KILN-E283",
+            RecordingChangesLayout { .. } => "KILN-E284",
+            RecordingLayoutMoved { .. } => "KILN-E285",
             SetNotBound { .. } => "KILN-E254",
             PushConstantsNotSet { .. } => "KILN-E255",
         }

@@ -44,7 +44,7 @@ pub use commands::{ColorAttachment, DepthAttachment, LoadOp, Recorder, Rendering
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
     Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, Image, ImageDesc, MemoryLocation,
-    Sampler, SamplerDesc, ValidationReport, ValidationWatch,
+    Recording, Sampler, SamplerDesc, Submission, ValidationReport, ValidationWatch,
 };
 pub use error::{Error, Result};
 pub use pipeline::{

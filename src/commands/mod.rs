@@ -111,6 +111,18 @@ impl<'a, 'r> Recorder<'a, 'r> {
         self.used_sets
     }
 
+    /// For a reusable recording: the used-set stamps, the images whose layouts the
+    /// recording moves (with their final layouts, not committed) and the images kept alive.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        Vec<&'a AtomicU64>,
+        Vec<(Image, vk::ImageLayout)>,
+        Vec<Image>,
+    ) {
+        (self.used_sets, self.layouts, self.keep_images)
+    }
+
     /// The first error of a command that could not return one (nothing is submitted then).
     pub(crate) fn take_deferred(&mut self) -> Option<Error> {
         self.deferred.take()

@@ -10,6 +10,7 @@ mod buffer;
 mod features;
 mod image;
 mod instance;
+mod recording;
 mod sampler;
 mod submit;
 
@@ -26,6 +27,7 @@ pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
 pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
+pub use recording::Recording;
 pub use sampler::{Sampler, SamplerDesc};
 pub use submit::{Submission, DEFAULT_SPIN, EXECUTE_TIMEOUT};
 

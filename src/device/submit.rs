@@ -250,7 +250,28 @@ impl Shared {
         l.push_str(label);
     }
 
-    fn take_context(&self) -> Result<Context> {
+    /// Recycles a context whose last submission signals `last` (0: never submitted): its
+    /// pool is reset and it goes back to the free list once that value completes.
+    pub(crate) fn recycle(&self, last: u64, ctx: Context) {
+        if last <= self.completed_value() {
+            // SAFETY: nothing of the context is pending (never submitted, or completed).
+            let ok = unsafe {
+                self.raw
+                    .reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty())
+                    .is_ok()
+            };
+            if ok {
+                lock(&self.tracker.free).push(ctx);
+            }
+            return;
+        }
+        // Pending: `collect` resets it once `last` completes; the queue stays sorted.
+        let mut p = lock(&self.tracker.pending);
+        let at = p.partition_point(|(v, _)| *v <= last);
+        p.insert(at, (last, ctx));
+    }
+
+    pub(crate) fn take_context(&self) -> Result<Context> {
         if let Some(c) = lock(&self.tracker.free).pop() {
             return Ok(c);
         }
@@ -350,6 +371,10 @@ pub struct Submission {
 }
 
 impl Submission {
+    pub(crate) fn new(shared: Arc<Shared>, value: u64) -> Submission {
+        Submission { shared, value }
+    }
+
     /// The timeline value this submission signals.
     pub fn value(&self) -> u64 {
         self.value
@@ -417,29 +442,72 @@ impl Device {
     ) -> Result<(R, Submission)> {
         let s = &*self.shared;
         let ctx = s.take_context()?;
-        let d = &s.raw;
-        let begin = vk::CommandBufferBeginInfo::default()
-            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        let (out, mut rec) = s.record(&ctx, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT, f)?;
+        let value = match s.submit_cb(&ctx, label) {
+            Ok(v) => v,
+            Err(e) => {
+                // SAFETY: the submission failed, so the buffer is not pending.
+                unsafe {
+                    let _ = s
+                        .raw
+                        .reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
+                }
+                lock(&s.tracker.free).push(ctx);
+                return Err(e);
+            }
+        };
+        lock(&s.tracker.pending).push_back((value, ctx));
+        // Submitted: later submissions see the image layouts this one leaves behind.
+        rec.commit_layouts();
+        for u in rec.into_used_sets() {
+            u.fetch_max(value, Ordering::AcqRel);
+        }
+        Ok((
+            out,
+            Submission {
+                shared: self.shared.clone(),
+                value,
+            },
+        ))
+    }
+}
+
+impl Shared {
+    /// Begins `ctx`'s command buffer with `flags`, records `f` and ends it (with the final
+    /// device→host barrier). On any error nothing stays recorded and `ctx` is back on the
+    /// free list.
+    pub(crate) fn record<'a, 'r, R>(
+        &'a self,
+        ctx: &Context,
+        flags: vk::CommandBufferUsageFlags,
+        f: impl for<'x> FnOnce(&mut Recorder<'a, 'x>) -> Result<R>,
+    ) -> Result<(R, Recorder<'a, 'r>)> {
+        let d = &self.raw;
+        let discard = |e: Error| {
+            // SAFETY: the buffer was never submitted; resetting its pool discards it.
+            unsafe {
+                let _ = d.end_command_buffer(ctx.cb);
+                let _ = d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
+            }
+            lock(&self.tracker.free).push(Context { ..*ctx });
+            e
+        };
+        let begin = vk::CommandBufferBeginInfo::default().flags(flags);
         // SAFETY: `cb` is in the initial state (fresh, or its pool was reset).
         if let Err(e) = unsafe { d.begin_command_buffer(ctx.cb, &begin) } {
-            lock(&s.tracker.free).push(ctx);
+            lock(&self.tracker.free).push(Context { ..*ctx });
             return Err(vk_err("vkBeginCommandBuffer")(e));
         }
-        let has_timeline = s.tracker.timeline != vk::Semaphore::null();
-        let mut rec = Recorder::new(s, ctx.cb);
-        if !has_timeline {
+        let mut rec = Recorder::new(self, ctx.cb);
+        if self.tracker.timeline == vk::Semaphore::null() {
             // With a timeline, the submission's wait on the previous value orders it instead.
             rec.full_barrier();
         }
         // If `f` panics, the context goes back to the free list (else its command pool,
         // buffer and fence leak: VUID-vkDestroyDevice-device-00378 at teardown).
         let unwind = UnwindGuard {
-            shared: s,
-            ctx: Some(Context {
-                pool: ctx.pool,
-                cb: ctx.cb,
-                fence: ctx.fence,
-            }),
+            shared: self,
+            ctx: Some(Context { ..*ctx }),
         };
         let result = f(&mut rec);
         unwind.disarm();
@@ -456,94 +524,67 @@ impl Device {
             None => Ok(v),
         }) {
             Ok(v) => v,
-            Err(e) => {
-                // SAFETY: the buffer was never submitted; resetting its pool discards it.
-                unsafe {
-                    let _ = d.end_command_buffer(ctx.cb);
-                    let _ = d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
-                }
-                lock(&s.tracker.free).push(ctx);
-                return Err(e);
-            }
+            Err(e) => return Err(discard(e)),
         };
         rec.host_barrier();
         // SAFETY: `cb` is recording.
         if let Err(e) = unsafe { d.end_command_buffer(ctx.cb) } {
-            // SAFETY: never submitted.
-            unsafe {
-                let _ = d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
-            }
-            lock(&s.tracker.free).push(ctx);
-            return Err(vk_err("vkEndCommandBuffer")(e));
+            return Err(discard(vk_err("vkEndCommandBuffer")(e)));
         }
-        let value = {
-            let queue = lock(&s.queue);
-            let value = s.tracker.submitted.load(Ordering::Acquire) + 1;
-            let cbs = [ctx.cb];
-            let sems = [s.tracker.timeline];
-            let (values, previous) = ([value], [value - 1]);
-            let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
-            let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
-                .wait_semaphore_values(&previous)
-                .signal_semaphore_values(&values);
-            let mut submit = vk::SubmitInfo::default().command_buffers(&cbs);
-            if has_timeline {
-                submit = submit
-                    .wait_semaphores(&sems)
-                    .wait_dst_stage_mask(&stages)
-                    .signal_semaphores(&sems)
-                    .push_next(&mut timeline);
-            }
-            let fence = if has_timeline {
-                vk::Fence::null()
-            } else {
-                ctx.fence
-            };
-            // SAFETY: the queue is externally synchronized by its mutex; `cb` is executable;
-            // values increase strictly because they are assigned under the queue lock.
-            if let Err(e) = unsafe { d.queue_submit(*queue, &[submit], fence) } {
-                drop(queue);
-                // SAFETY: the submission failed, so the buffer is not pending.
-                unsafe {
-                    let _ = d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
-                }
-                lock(&s.tracker.free).push(ctx);
-                return Err(match e {
-                    vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost {
-                        call: "vkQueueSubmit",
-                        label: label.to_string(),
-                    },
-                    e => vk_err("vkQueueSubmit")(e),
-                });
-            }
-            s.mark_submitted(value, label);
-            if !has_timeline {
-                // No timeline: complete the submission before returning.
-                // SAFETY: the fence was just submitted with this batch.
-                let r = unsafe {
-                    d.wait_for_fences(&[ctx.fence], true, EXECUTE_TIMEOUT.as_nanos() as u64)
-                        .and_then(|_| d.reset_fences(&[ctx.fence]))
-                };
-                if let Err(e) = r {
-                    return Err(vk_err("vkWaitForFences")(e));
-                }
-                s.tracker.completed.store(value, Ordering::Release);
-            }
-            lock(&s.tracker.pending).push_back((value, ctx));
-            value
+        Ok((out, rec))
+    }
+
+    /// Submits `ctx`'s executable command buffer: it waits for the previous timeline value
+    /// and signals the next, which it returns. Without timeline semaphores it waits for the
+    /// context's fence before returning (the submission is complete then).
+    pub(crate) fn submit_cb(&self, ctx: &Context, label: &str) -> Result<u64> {
+        let d = &self.raw;
+        let queue = lock(&self.queue);
+        let value = self.tracker.submitted.load(Ordering::Acquire) + 1;
+        let cbs = [ctx.cb];
+        let sems = [self.tracker.timeline];
+        let (values, previous) = ([value], [value - 1]);
+        let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
+        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&previous)
+            .signal_semaphore_values(&values);
+        let mut submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        let has_timeline = self.tracker.timeline != vk::Semaphore::null();
+        let fence = if has_timeline {
+            submit = submit
+                .wait_semaphores(&sems)
+                .wait_dst_stage_mask(&stages)
+                .signal_semaphores(&sems)
+                .push_next(&mut timeline);
+            vk::Fence::null()
+        } else {
+            ctx.fence
         };
-        // Submitted: later submissions see the image layouts this one leaves behind.
-        rec.commit_layouts();
-        let used = rec.into_used_sets();
-        for u in used {
-            u.fetch_max(value, Ordering::AcqRel);
+        // SAFETY: the queue is externally synchronized by its mutex; `cb` is executable and
+        // not pending; values increase strictly because they are assigned under the queue
+        // lock.
+        if let Err(e) = unsafe { d.queue_submit(*queue, &[submit], fence) } {
+            return Err(match e {
+                vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost {
+                    call: "vkQueueSubmit",
+                    label: label.to_string(),
+                },
+                e => vk_err("vkQueueSubmit")(e),
+            });
         }
-        Ok((
-            out,
-            Submission {
-                shared: self.shared.clone(),
-                value,
-            },
-        ))
+        self.mark_submitted(value, label);
+        if !has_timeline {
+            // No timeline: complete the submission before returning.
+            // SAFETY: the fence was just submitted with this batch.
+            let r = unsafe {
+                d.wait_for_fences(&[ctx.fence], true, EXECUTE_TIMEOUT.as_nanos() as u64)
+                    .and_then(|_| d.reset_fences(&[ctx.fence]))
+            };
+            if let Err(e) = r {
+                return Err(vk_err("vkWaitForFences")(e));
+            }
+            self.tracker.completed.store(value, Ordering::Release);
+        }
+        Ok(value)
     }
 }

@@ -168,6 +168,10 @@ pub fn rows(
     let out = (|| {
         let mut rows = recording(device, raw, &fx, &ctx, peer.as_deref_mut(), opts)?;
         rows.extend(round_trip(device, raw, &fx, &ctx, peer, opts)?);
+        let (p, m) = (tiny_params(), if opts.quick { 250 } else { 5000 });
+        wait_variants(device, raw, &fx, &ctx, &p, m)?;
+        let body = |cb: vk::CommandBuffer| record_body(raw, &fx, cb, &p);
+        super::floors::run(raw, device.features().timeline_semaphore, &body, m)?;
         rows.push(descriptor_sets(device, raw, &fx, &ctx, opts)?);
         Ok(rows)
     })();
@@ -248,6 +252,16 @@ fn recording(
     Ok(vec![row.with_wgpu((!w.is_empty()).then(|| best(&w)))])
 }
 
+/// Row 2's dispatch parameters: each run adds b = 1 to s5[0].
+fn tiny_params() -> Params {
+    Params {
+        n: 0,
+        pad: 0,
+        a: 1.0,
+        b: 1.0,
+    }
+}
+
 /// Row 2: submit one tiny dispatch and wait for it; wall-clock median and p99, and the
 /// submitting thread's CPU time per round trip (what kiln's fence spin costs).
 fn round_trip(
@@ -255,19 +269,12 @@ fn round_trip(
     raw: &Raw,
     fx: &Fixture,
     ctx: &Ctx,
-    mut peer: Option<&mut Peer>,
+    peer: Option<&mut Peer>,
     opts: &Opts,
 ) -> BenchResult<Vec<Row>> {
     let n = if opts.quick { 500 } else { 10_000 };
-    let blocks = 10;
-    let per = n / blocks;
-    let p = Params {
-        n: 0,
-        pad: 0,
-        a: 1.0,
-        b: 1.0,
-    };
-    let kiln_once = || {
+    let p = tiny_params();
+    let mut kiln_once = || {
         device.execute(|r| {
             r.bind_pipeline(&fx.pipes[0]);
             r.bind_set(0, &fx.sets[0])?;
@@ -279,18 +286,88 @@ fn round_trip(
         record_tiny(raw, fx, ctx, &p)?;
         raw.submit_wait(ctx)
     };
+    // Recorded once, resubmitted: kiln's `Device::record` against a raw command buffer
+    // recorded once with the same stream (without ONE_TIME_SUBMIT), same fence wait as above.
+    let mut kiln_rec = device.record(|r| {
+        r.bind_pipeline(&fx.pipes[0]);
+        r.bind_set(0, &fx.sets[0])?;
+        r.push(0, &p)?;
+        r.dispatch(1, 1, 1)
+    })?;
+    let rctx = raw.ctx()?;
+    let reused = (|| -> BenchResult<()> {
+        let begin = vk::CommandBufferBeginInfo::default();
+        // SAFETY: `rctx.cb` is fresh (initial state).
+        unsafe { raw.d.begin_command_buffer(rctx.cb, &begin)? };
+        let rw = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
+        let all = vk::PipelineStageFlags::ALL_COMMANDS;
+        raw.barrier(&rctx, vk::AccessFlags::MEMORY_WRITE, rw, all);
+        record_body(raw, fx, rctx.cb, &p);
+        let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
+        let dst = vk::PipelineStageFlags::HOST;
+        raw.barrier(&rctx, vk::AccessFlags::MEMORY_WRITE, host, dst);
+        // SAFETY: recording.
+        unsafe { raw.d.end_command_buffer(rctx.cb)? };
+        Ok(())
+    })();
+    let out = reused.and_then(|_| {
+        let raw_reused = || -> BenchResult<()> { raw.resubmit_wait(&rctx) };
+        round_trip_rows(
+            device,
+            fx,
+            &mut kiln_once,
+            &raw_once,
+            &mut || kiln_rec.execute().map_err(Into::into),
+            &raw_reused,
+            peer,
+            &p,
+            n,
+        )
+    });
+    drop(kiln_rec);
+    device.wait_idle()?;
+    raw.drop_ctx(rctx);
+    out
+}
+
+/// The measured loops of row 2 (both forms), interleaved in blocks.
+#[allow(clippy::too_many_arguments)]
+fn round_trip_rows(
+    device: &Device,
+    fx: &Fixture,
+    kiln_once: &mut dyn FnMut() -> kiln::Result<()>,
+    raw_once: &dyn Fn() -> BenchResult<()>,
+    kiln_reused: &mut dyn FnMut() -> BenchResult<()>,
+    raw_reused: &dyn Fn() -> BenchResult<()>,
+    mut peer: Option<&mut Peer>,
+    p: &Params,
+    n: usize,
+) -> BenchResult<Vec<Row>> {
+    let blocks = 10;
+    let per = n / blocks;
     let warm = 20;
     for _ in 0..warm {
         kiln_once()?;
         raw_once()?;
+        kiln_reused()?;
+        raw_reused()?;
         if let Some(peer) = peer.as_deref_mut() {
-            peer.round_trip(bytemuck::bytes_of(&p))?;
+            peer.round_trip(bytemuck::bytes_of(p))?;
         }
     }
     let (mut kt, mut rt) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut kr, mut rr) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut wt = Vec::with_capacity(if peer.is_some() { n } else { 0 });
     let (mut kcpu, mut rcpu, mut wcpu) = (0.0, 0.0, 0.0);
     for _ in 0..blocks {
+        for _ in 0..per {
+            let t0 = Instant::now();
+            kiln_reused()?;
+            kr.push(ns_since(t0) / 1e3);
+            let t0 = Instant::now();
+            raw_reused()?;
+            rr.push(ns_since(t0) / 1e3);
+        }
         let c0 = thread_cpu_ns();
         for _ in 0..per {
             let t0 = Instant::now();
@@ -309,14 +386,14 @@ fn round_trip(
         if let Some(peer) = peer.as_deref_mut() {
             for _ in 0..per {
                 let t0 = Instant::now();
-                peer.round_trip(bytemuck::bytes_of(&p))?;
+                peer.round_trip(bytemuck::bytes_of(p))?;
                 wt.push(ns_since(t0) / 1e3);
             }
             wcpu += thread_cpu_ns() - c2;
         }
     }
     // Every round trip added b = 1 to s5[0] (binding 5 of set 0): check the GPU did them all.
-    let total = (2 * (warm + blocks * per)) as f32;
+    let total = (4 * (warm + blocks * per)) as f32;
     let s5: Vec<f32> = fx.bufs[5].read(device)?;
     if s5[0] != total {
         return Err(format!("round trip: s5[0] = {} after {total} dispatches", s5[0]).into());
@@ -329,9 +406,6 @@ fn round_trip(
             return Err(format!("wgpu round trip: s5[0] = {got} after {want} dispatches").into());
         }
     }
-    wait_variants(device, raw, fx, ctx, &p, n / 2)?;
-    let body = |cb: vk::CommandBuffer| record_body(raw, fx, cb, &p);
-    super::floors::run(raw, device.features().timeline_semaphore, &body, n / 2)?;
     let count = (blocks * per) as f64;
     let some = |v: f64| wgpu.then_some(v);
     Ok(vec![
@@ -351,6 +425,12 @@ fn round_trip(
             rcpu / count / 1e3,
         )
         .with_wgpu(some(wcpu / count / 1e3)),
+        Row::new(
+            "round trip, recorded once",
+            "us",
+            median(&mut kr),
+            median(&mut rr),
+        ),
     ])
 }
 

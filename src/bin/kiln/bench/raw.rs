@@ -280,6 +280,21 @@ impl Raw {
         self.reset(c)
     }
 
+    /// Submits the already recorded (reusable) command buffer and blocks in
+    /// vkWaitForFences, then resets the fence.
+    pub fn resubmit_wait(&self, c: &Ctx) -> BenchResult<()> {
+        let cbs = [c.cb];
+        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        // SAFETY: `cb` is executable and not pending (waited below every time); the queue is
+        // used only by this thread; the fence is unsignaled.
+        unsafe {
+            self.d.queue_submit(self.queue, &[submit], c.fence)?;
+            self.d.wait_for_fences(&[c.fence], true, u64::MAX)?;
+            self.d.reset_fences(&[c.fence])?;
+        }
+        Ok(())
+    }
+
     fn memory_type(&self, bits: u32, want: vk::MemoryPropertyFlags) -> Option<u32> {
         (0..self.mem.memory_type_count).find(|&i| {
             bits & (1 << i) != 0

@@ -1,0 +1,163 @@
+//! Reusable recordings (`Device::record`): recorded once, submitted many times, under the
+//! validation layer (a command buffer pending twice, a stale layout or a leak would report).
+
+mod common;
+
+use common::{assert_clean, device};
+use kiln::{vk, ImageDesc};
+
+fn vector_add(device: &kiln::Device) -> kiln::ComputePipeline {
+    device
+        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
+        .unwrap()
+}
+
+const N: usize = 4096;
+
+/// `acc += step` per submission: c = acc + step, then copy c → acc.
+struct Accumulator {
+    acc: kiln::Buffer,
+    c: kiln::Buffer,
+    set: kiln::DescriptorSet,
+}
+
+fn accumulator(device: &kiln::Device, p: &kiln::ComputePipeline) -> Accumulator {
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+        | vk::BufferUsageFlags::TRANSFER_DST
+        | vk::BufferUsageFlags::TRANSFER_SRC;
+    let acc = device
+        .buffer_from_slice("acc", usage, &vec![0.0f32; N])
+        .unwrap();
+    let step = device
+        .buffer_from_slice("step", usage, &vec![1.5f32; N])
+        .unwrap();
+    let c = device.storage_buffer::<f32>("c", N).unwrap();
+    let mut set = p.new_set(0).unwrap();
+    set.write_buffer(0, &acc).unwrap();
+    set.write_buffer(1, &step).unwrap();
+    set.write_buffer(2, &c).unwrap();
+    Accumulator { acc, c, set }
+}
+
+fn step<'a>(
+    r: &mut kiln::Recorder<'a, '_>,
+    p: &'a kiln::ComputePipeline,
+    a: &'a Accumulator,
+) -> kiln::Result<()> {
+    r.bind_pipeline(p);
+    r.bind_set(0, &a.set)?;
+    r.dispatch_threads(N as u32)?;
+    r.copy_buffer(&a.c, 0, &a.acc, 0, (N * 4) as u64);
+    Ok(())
+}
+
+#[test]
+fn a_recording_runs_again_and_again() {
+    let device = device();
+    let p = vector_add(&device);
+    let a = accumulator(&device, &p);
+    let mut rec = device.record(|r| step(r, &p, &a)).unwrap();
+    // Nothing runs at record time.
+    assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![0.0; N]);
+    for k in 1..=3 {
+        rec.execute().unwrap();
+        assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![1.5 * k as f32; N]);
+    }
+    // Interleaved with one-off work on the same buffers: ordered by the timeline.
+    device.execute(|r| step(r, &p, &a)).unwrap();
+    rec.execute().unwrap();
+    assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![7.5; N]);
+    drop(rec);
+    assert_clean(&device);
+}
+
+/// Two submissions of one recording without waiting: the second waits for the first
+/// (else VUID-vkQueueSubmit-pCommandBuffers-00071, a command buffer pending twice).
+#[test]
+fn resubmitting_while_pending_waits_for_the_previous_run() {
+    let device = device();
+    let p = vector_add(&device);
+    let a = accumulator(&device, &p);
+    let mut rec = device.record(|r| step(r, &p, &a)).unwrap();
+    let first = rec.submit().unwrap();
+    let second = rec.submit().unwrap();
+    assert!(first.value() < second.value());
+    second.wait().unwrap();
+    assert!(first.is_done());
+    first.wait().unwrap();
+    assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![3.0; N]);
+    assert_clean(&device);
+}
+
+/// Dropped while its submission runs: the command pool is recycled after it completes,
+/// and the context is reused by later work (no leak at vkDestroyDevice).
+#[test]
+fn dropping_a_running_recording_is_safe() {
+    let device = device();
+    let p = vector_add(&device);
+    let a = accumulator(&device, &p);
+    let mut rec = device.record(|r| step(r, &p, &a)).unwrap();
+    let sub = rec.submit().unwrap();
+    drop(rec);
+    for _ in 0..3 {
+        device.execute(|r| step(r, &p, &a)).unwrap();
+    }
+    sub.wait().unwrap();
+    assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![6.0; N]);
+    // A recording that fails records nothing and returns its context too.
+    let err = device
+        .record(|r| {
+            r.bind_pipeline(&p);
+            r.dispatch(1, 1, 1)
+        })
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "KILN-E254");
+    assert_clean(&device);
+    drop(device);
+}
+
+#[test]
+fn image_layouts_must_come_back() {
+    let device = device();
+    let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
+    let img = device
+        .create_image(&ImageDesc {
+            usage,
+            ..ImageDesc::texture("tex", 4, 4, vk::Format::R8G8B8A8_UNORM)
+        })
+        .unwrap();
+    // UNDEFINED → SHADER_READ_ONLY: a second run would start from the wrong layout.
+    let err = device
+        .record(|r| r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL))
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "KILN-E284");
+    assert!(err.to_string().contains("`tex`"), "{err}");
+    assert_eq!(img.layout(), vk::ImageLayout::UNDEFINED);
+    // Round trip GENERAL → TRANSFER_DST → GENERAL: reusable.
+    device
+        .execute(|r| r.transition(&img, vk::ImageLayout::GENERAL))
+        .unwrap();
+    let mut rec = device
+        .record(|r| {
+            r.transition(&img, vk::ImageLayout::TRANSFER_DST_OPTIMAL)?;
+            r.transition(&img, vk::ImageLayout::GENERAL)
+        })
+        .unwrap();
+    rec.execute().unwrap();
+    rec.execute().unwrap();
+    assert_eq!(img.layout(), vk::ImageLayout::GENERAL);
+    // Someone else moves the image: the recording refuses to run from the wrong layout.
+    device
+        .execute(|r| r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL))
+        .unwrap();
+    let err = rec.submit().err().unwrap();
+    assert_eq!(err.code(), "KILN-E285");
+    device
+        .execute(|r| r.transition(&img, vk::ImageLayout::GENERAL))
+        .unwrap();
+    rec.execute().unwrap();
+    drop(rec);
+    assert_clean(&device);
+}
