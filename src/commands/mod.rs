@@ -5,7 +5,7 @@
 //! A [`Recorder`] is handed out by [`Device::execute`](crate::Device::execute); everything
 //! it binds is borrowed for the whole execution.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 mod render;
 
@@ -58,8 +58,11 @@ pub struct Recorder<'a, 'r> {
     layouts: Vec<(Image, vk::ImageLayout)>,
     /// Inside `begin_rendering` … `end_rendering`.
     rendering: bool,
-    /// `last_used` stamps of every set bound, updated with the submission value.
+    /// `last_used` stamps of every set bound, updated with the submission value; each set
+    /// is listed once (its `listed_by` holds the id of the recording that listed it).
     used_sets: Vec<&'a AtomicU64>,
+    /// Unique (process-wide) id of this recording, for `used_sets`' deduplication.
+    id: u64,
     /// A dispatch was recorded since the last barrier.
     dirty: bool,
     /// Insert a compute→compute barrier before a dispatch that follows another.
@@ -73,6 +76,9 @@ pub struct Recorder<'a, 'r> {
     /// Invariant in `'r`: see the type's docs.
     _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
 }
+
+/// Next recording id (0 is "listed by no recording").
+static NEXT_RECORDING: AtomicU64 = AtomicU64::new(1);
 
 fn slot(bind_point: vk::PipelineBindPoint) -> usize {
     usize::from(bind_point == vk::PipelineBindPoint::GRAPHICS)
@@ -88,6 +94,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
             layouts: Vec::new(),
             rendering: false,
             used_sets: Vec::new(),
+            id: NEXT_RECORDING.fetch_add(1, Ordering::Relaxed),
             dirty: false,
             auto_barriers: true,
             deferred: None,
@@ -240,9 +247,10 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// differing binding), `KILN-E207` a binding was never written.
     #[inline]
     pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
-        let bound = self.bound[self.current]
-            .as_mut()
-            .ok_or(Error::NoPipelineBound { what: "bind_set" })?;
+        // `let else`, not `ok_or`: an eagerly built error is dropped on every call.
+        let Some(bound) = self.bound[self.current].as_mut() else {
+            return Err(Error::NoPipelineBound { what: "bind_set" });
+        };
         let i = index as usize;
         // Already bound at this number: it passed the checks below when it was bound, and
         // a later pipeline with an incompatible layout would have unbound it.
@@ -250,10 +258,12 @@ impl<'a, 'r> Recorder<'a, 'r> {
             return Ok(());
         }
         let layouts = bound.layout.set_layouts();
-        let expected = layouts.get(index as usize).ok_or(Error::NoSuchSet {
-            set: index,
-            set_count: layouts.len() as u32,
-        })?;
+        let Some(expected) = layouts.get(i) else {
+            return Err(Error::NoSuchSet {
+                set: index,
+                set_count: layouts.len() as u32,
+            });
+        };
         if expected.id() != set.layout().id() {
             let diff = set
                 .layout()
@@ -268,7 +278,14 @@ impl<'a, 'r> Recorder<'a, 'r> {
                 binding,
             });
         }
-        self.used_sets.push(&set.last_used);
+        // List each set once per recording: the store and the comparison are this thread's
+        // own, so a set whose `listed_by` is this id was pushed by this recording. Another
+        // recording (another thread) may overwrite it; then the set is listed again here,
+        // which is harmless (the stamp update is a `fetch_max`).
+        if set.listed_by.load(Ordering::Relaxed) != self.id {
+            set.listed_by.store(self.id, Ordering::Relaxed);
+            self.used_sets.push(&set.last_used);
+        }
         // SAFETY: the set's layout equals the pipeline layout's at `index` (checked), the set
         // outlives the execution ('a) and every binding was written.
         unsafe {
@@ -295,11 +312,11 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E250` bytes outside every range.
     #[inline]
     pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
-        let bound = self.bound[self.current]
-            .as_ref()
-            .ok_or(Error::NoPipelineBound {
+        let Some(bound) = self.bound[self.current].as_ref() else {
+            return Err(Error::NoPipelineBound {
                 what: "push_constants",
-            })?;
+            });
+        };
         let ranges = bound.layout.push_constant_ranges();
         let end = u32::try_from(bytes.len())
             .ok()
@@ -626,5 +643,58 @@ mod tests {
         assert_eq!(s, vec![(4, 8, v | f)]);
         assert!(push_segments(&ranges, 60, 68).is_err());
         assert!(push_segments(&ranges, 2, 6).is_err());
+    }
+
+    /// `bind_set` lists a set's stamp once per recording however often it is bound, lists
+    /// it again in a recording that binds it after another (nested) one did, and the
+    /// submission stamps every listed set.
+    #[test]
+    fn each_set_is_listed_once_per_recording_and_stamped() {
+        let device = crate::Device::with_desc(&crate::DeviceDesc {
+            validation: Some(true),
+            ..Default::default()
+        })
+        .unwrap();
+        let m = crate::include_spirv!("vector_add.comp").unwrap();
+        let p = device.compute_pipeline(&m, "main").unwrap();
+        let buf = device.storage_buffer::<f32>("b", 4).unwrap();
+        let new_set = || {
+            let mut s = p.new_set(0).unwrap();
+            for b in 0..3 {
+                s.write_buffer(b, &buf).unwrap();
+            }
+            s
+        };
+        let (s1, s2) = (new_set(), new_set());
+        let stamp = |s: &DescriptorSet| s.last_used.load(Ordering::Acquire);
+        let mut inner_stamp = 0;
+        let sub = device
+            .submit(|r| {
+                r.bind_pipeline(&p);
+                for s in [&s1, &s2, &s1, &s2, &s1] {
+                    r.bind_set(0, s)?;
+                }
+                assert_eq!(r.used_sets.len(), 2);
+                device.execute(|inner| {
+                    inner.bind_pipeline(&p);
+                    for s in [&s1, &s2, &s1] {
+                        inner.bind_set(0, s)?;
+                    }
+                    assert_eq!(inner.used_sets.len(), 2);
+                    Ok(())
+                })?;
+                inner_stamp = stamp(&s1);
+                assert!(inner_stamp > 0 && stamp(&s2) == inner_stamp);
+                // The nested recording took over both sets' `listed_by`: listed again.
+                r.bind_set(0, &s2)?;
+                r.bind_set(0, &s1)?;
+                assert_eq!(r.used_sets.len(), 4);
+                Ok(())
+            })
+            .unwrap();
+        sub.wait().unwrap();
+        assert!(stamp(&s1) > inner_stamp && stamp(&s2) == stamp(&s1));
+        let report = device.validation_report();
+        assert!(report.is_clean(), "{:?}", report.messages);
     }
 }
