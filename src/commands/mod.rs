@@ -13,7 +13,7 @@ use ash::vk;
 
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
 
-use crate::descriptors::DescriptorSet;
+use crate::descriptors::{DescriptorSet, SetLayout};
 use crate::device::{Buffer, Image, Shared};
 use crate::error::{Error, Result};
 use crate::pipeline::{Pipeline, PipelineLayout, PushConstantRange};
@@ -24,11 +24,39 @@ struct Bound<'a> {
     bind_point: vk::PipelineBindPoint,
     workgroup: [u32; 3],
     /// Set handles currently bound at this bind point, by set number (for redundant-bind
-    /// elision).
+    /// elision). Updated in place: a pipeline switch truncates it, never reallocates it.
     sets: Vec<vk::DescriptorSet>,
     /// Push constants were pushed for this layout's ranges (values survive pipeline binds
     /// whose layouts have identical push constant ranges, Vulkan spec §14.2.10).
     pushed: bool,
+    /// [`Bound::check`] passed for `layout`, `sets` and `pushed` as they are. Only a layout
+    /// change can make it false again: `bind_set` only adds sets and `push_constants` only
+    /// sets `pushed`, so neither can undo a passed check.
+    ready: bool,
+}
+
+impl Bound<'_> {
+    /// Every non-empty set of the layout is bound and push constants were pushed if the
+    /// layout has ranges. Errors: `KILN-E254`, `KILN-E255`.
+    #[cold]
+    #[inline(never)]
+    fn check(&self) -> Result<()> {
+        for (i, l) in self.layout.set_layouts().iter().enumerate() {
+            let bound_here = self
+                .sets
+                .get(i)
+                .is_some_and(|s| *s != vk::DescriptorSet::null());
+            if !bound_here && !l.desc().bindings().is_empty() {
+                return Err(Error::SetNotBound { set: i as u32 });
+            }
+        }
+        if !self.pushed && !self.layout.push_constant_ranges().is_empty() {
+            return Err(Error::PushConstantsNotSet {
+                ranges: format!("{:?}", self.layout.push_constant_ranges()),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Records commands into one command buffer. Obtained from `Device::execute`.
@@ -53,7 +81,8 @@ pub struct Recorder<'a, 'r> {
     /// Bound pipelines: [compute, graphics] (Vulkan keeps state per bind point).
     bound: [Option<Bound<'a>>; 2],
     /// The bind point of the pipeline bound last: `bind_set` and `push_constants` use it.
-    current: usize,
+    /// (A bool, not an index: indexing `bound` with it needs no bounds check.)
+    current_graphics: bool,
     /// Layouts this recording moved images to; applied to the images after submission.
     layouts: Vec<(Image, vk::ImageLayout)>,
     /// Inside `begin_rendering` … `end_rendering`.
@@ -65,6 +94,8 @@ pub struct Recorder<'a, 'r> {
     id: u64,
     /// A dispatch was recorded since the last barrier.
     dirty: bool,
+    /// `maxComputeWorkGroupCount` (copied: `dispatch` checks it every call).
+    max_groups: [u32; 3],
     /// Insert a compute→compute barrier before a dispatch that follows another.
     auto_barriers: bool,
     /// First error of a command that returns nothing (a copy out of range, an object of
@@ -90,12 +121,13 @@ impl<'a, 'r> Recorder<'a, 'r> {
             shared,
             cb,
             bound: [None, None],
-            current: 0,
+            current_graphics: false,
             layouts: Vec::new(),
             rendering: false,
             used_sets: Vec::new(),
             id: NEXT_RECORDING.fetch_add(1, Ordering::Relaxed),
             dirty: false,
+            max_groups: shared.limits().max_compute_work_group_count,
             auto_barriers: true,
             deferred: None,
             keep_images: Vec::new(),
@@ -203,41 +235,39 @@ impl<'a, 'r> Recorder<'a, 'r> {
             return;
         }
         let layout: &'a PipelineLayout = pipeline.layout();
+        let raw = pipeline.raw();
         let bind_point = pipeline.bind_point();
         let i = slot(bind_point);
-        self.current = i;
-        let mut sets = Vec::new();
-        let mut pushed = false;
-        if let Some(prev) = self.bound[i].take() {
-            if prev.raw == pipeline.raw() {
-                self.bound[i] = Some(prev);
-                return;
-            }
-            sets = prev.sets;
-            pushed = prev.pushed;
-            // Same interned layout: every bound set stays valid (no comparison needed).
-            if !std::ptr::eq(prev.layout, layout) {
-                let keep = compatible_prefix(prev.layout, layout);
-                sets.truncate(keep);
-                if prev.layout.push_constant_ranges() != layout.push_constant_ranges() {
-                    pushed = false;
+        self.current_graphics = i == 1;
+        match &mut self.bound[i] {
+            Some(prev) if prev.raw == raw => return,
+            Some(prev) => {
+                // Same interned layout: every bound set stays valid (no comparison needed).
+                if !std::ptr::eq(prev.layout, layout) {
+                    prev.sets.truncate(compatible_prefix(prev.layout, layout));
+                    if prev.layout.push_constant_ranges() != layout.push_constant_ranges() {
+                        prev.pushed = false;
+                    }
+                    prev.layout = layout;
+                    prev.ready = false;
                 }
+                prev.raw = raw;
+                prev.workgroup = pipeline.workgroup_size();
+            }
+            None => {
+                self.bound[i] = Some(Bound {
+                    raw,
+                    layout,
+                    bind_point,
+                    workgroup: pipeline.workgroup_size(),
+                    sets: Vec::new(),
+                    pushed: false,
+                    ready: false,
+                })
             }
         }
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
-        unsafe {
-            self.shared
-                .raw
-                .cmd_bind_pipeline(self.cb, bind_point, pipeline.raw())
-        };
-        self.bound[i] = Some(Bound {
-            raw: pipeline.raw(),
-            layout,
-            bind_point,
-            workgroup: pipeline.workgroup_size(),
-            sets,
-            pushed,
-        });
+        unsafe { self.shared.raw.cmd_bind_pipeline(self.cb, bind_point, raw) };
     }
 
     /// Binds `set` at set number `index` of the bound pipeline's layout.
@@ -248,7 +278,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
     #[inline]
     pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
         // `let else`, not `ok_or`: an eagerly built error is dropped on every call.
-        let Some(bound) = self.bound[self.current].as_mut() else {
+        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
             return Err(Error::NoPipelineBound { what: "bind_set" });
         };
         let i = index as usize;
@@ -264,13 +294,9 @@ impl<'a, 'r> Recorder<'a, 'r> {
                 set_count: layouts.len() as u32,
             });
         };
-        if expected.id() != set.layout().id() {
-            let diff = set
-                .layout()
-                .desc()
-                .diff(expected.desc())
-                .unwrap_or_else(|| "layouts differ".into());
-            return Err(Error::IncompatibleSet { set: index, diff });
+        // Interned layouts: equal ids ⇔ the same object (both are alive for 'a).
+        if !std::sync::Arc::ptr_eq(expected, set.layout()) {
+            return Err(incompatible_set(index, set, expected));
         }
         if let Some(binding) = set.first_unwritten() {
             return Err(Error::BindingNotWritten {
@@ -312,26 +338,21 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E250` bytes outside every range.
     #[inline]
     pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
-        let Some(bound) = self.bound[self.current].as_ref() else {
+        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
             return Err(Error::NoPipelineBound {
                 what: "push_constants",
             });
         };
-        let ranges = bound.layout.push_constant_ranges();
+        // Fast path (no allocation): aligned, non-empty bytes that every range overlapping
+        // them contains whole, so one call with the union of their stages satisfies both
+        // VUIDs. Anything else (errors included) takes `push_pieces`.
         let end = u32::try_from(bytes.len())
             .ok()
-            .and_then(|n| offset.checked_add(n))
-            .ok_or_else(|| Error::PushConstantsOutOfRange {
-                offset,
-                end: u32::MAX,
-                ranges: format!("{ranges:?} ({} bytes do not fit in 32 bits)", bytes.len()),
-            })?;
-        // Fast path (no allocation): every range that overlaps the bytes contains all of
-        // them, so one call with the union of their stages satisfies both VUIDs.
-        if offset.is_multiple_of(4) && end.is_multiple_of(4) && end > offset {
+            .and_then(|n| offset.checked_add(n));
+        if let Some(end) = end.filter(|&e| e > offset && (offset | e).is_multiple_of(4)) {
             let mut stages = vk::ShaderStageFlags::empty();
             let mut whole = true;
-            for r in ranges {
+            for r in bound.layout.push_constant_ranges() {
                 let (lo, hi) = (r.offset, r.offset + r.size);
                 if lo < end && offset < hi {
                     whole &= lo <= offset && end <= hi;
@@ -350,10 +371,32 @@ impl<'a, 'r> Recorder<'a, 'r> {
                         bytes,
                     )
                 };
-                self.mark_pushed();
+                bound.pushed = true;
                 return Ok(());
             }
         }
+        self.push_pieces(offset, bytes)
+    }
+
+    /// `push_constants` off its fast path: the errors, and bytes that straddle range
+    /// boundaries (one call per piece, each with the stages of the ranges containing it).
+    #[cold]
+    #[inline(never)]
+    fn push_pieces(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
+        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
+            return Err(Error::NoPipelineBound {
+                what: "push_constants",
+            });
+        };
+        let ranges = bound.layout.push_constant_ranges();
+        let end = u32::try_from(bytes.len())
+            .ok()
+            .and_then(|n| offset.checked_add(n))
+            .ok_or_else(|| Error::PushConstantsOutOfRange {
+                offset,
+                end: u32::MAX,
+                ranges: format!("{ranges:?} ({} bytes do not fit in 32 bits)", bytes.len()),
+            })?;
         for (lo, hi, stages) in push_segments(ranges, offset, end)? {
             let piece = &bytes[(lo - offset) as usize..(hi - offset) as usize];
             // SAFETY: [lo, hi) lies inside every range of `stages` and overlaps no other.
@@ -363,40 +406,24 @@ impl<'a, 'r> Recorder<'a, 'r> {
                     .cmd_push_constants(self.cb, bound.layout.raw(), stages, lo, piece)
             };
         }
-        self.mark_pushed();
+        bound.pushed = true;
         Ok(())
-    }
-
-    #[inline]
-    fn mark_pushed(&mut self) {
-        if let Some(b) = self.bound[self.current].as_mut() {
-            b.pushed = true;
-        }
     }
 
     /// Checks that every non-empty set of the layout bound at `slot` is bound and that push
     /// constants were pushed (VUID-vkCmdDispatch-None-08600, -maintenance4-08602, and the
-    /// same VUIDs of vkCmdDraw*). Errors: `KILN-E254`, `KILN-E255`.
+    /// same VUIDs of vkCmdDraw*). Errors: `KILN-E254`, `KILN-E255`. The answer is cached
+    /// until a pipeline with another layout is bound (see `Bound::ready`).
     #[inline]
-    pub(crate) fn check_bound_state(&self, slot: usize) -> Result<()> {
-        let Some(bound) = &self.bound[slot] else {
-            return Ok(());
-        };
-        for (i, l) in bound.layout.set_layouts().iter().enumerate() {
-            let bound_here = bound
-                .sets
-                .get(i)
-                .is_some_and(|s| *s != vk::DescriptorSet::null());
-            if !bound_here && !l.desc().bindings().is_empty() {
-                return Err(Error::SetNotBound { set: i as u32 });
+    pub(crate) fn check_bound_state(&mut self, slot: usize) -> Result<()> {
+        match &mut self.bound[slot] {
+            Some(bound) if !bound.ready => {
+                bound.check()?;
+                bound.ready = true;
+                Ok(())
             }
+            _ => Ok(()),
         }
-        if !bound.pushed && !bound.layout.push_constant_ranges().is_empty() {
-            return Err(Error::PushConstantsNotSet {
-                ranges: format!("{:?}", bound.layout.push_constant_ranges()),
-            });
-        }
-        Ok(())
     }
 
     /// Pushes a `Pod` value at byte `offset` (see [`push_constants`](Self::push_constants)).
@@ -411,21 +438,16 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602).
     #[inline]
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
-        if self.bound[0].is_none() {
-            return Err(Error::NoPipelineBound { what: "dispatch" });
+        // One branch while nothing changed since the last successful check.
+        if !matches!(&self.bound[0], Some(b) if b.ready) {
+            if self.bound[0].is_none() {
+                return Err(Error::NoPipelineBound { what: "dispatch" });
+            }
+            self.check_bound_state(0)?;
         }
-        self.check_bound_state(0)?;
-        if self.rendering {
-            return Err(Error::RenderingState {
-                what: "dispatch inside a rendering scope; call end_rendering first",
-            });
-        }
-        let limit = self.shared.limits().max_compute_work_group_count;
-        if x > limit[0] || y > limit[1] || z > limit[2] {
-            return Err(Error::DispatchTooLarge {
-                groups: [x, y, z],
-                limit,
-            });
+        let limit = self.max_groups;
+        if self.rendering | (x > limit[0]) | (y > limit[1]) | (z > limit[2]) {
+            return Err(self.dispatch_error([x, y, z]));
         }
         if self.dirty && self.auto_barriers {
             self.barrier();
@@ -434,6 +456,22 @@ impl<'a, 'r> Recorder<'a, 'r> {
         unsafe { self.shared.raw.cmd_dispatch(self.cb, x, y, z) };
         self.dirty = true;
         Ok(())
+    }
+
+    /// The error of a dispatch inside a rendering scope (`KILN-E283`) or beyond
+    /// maxComputeWorkGroupCount (`KILN-E253`), in that order.
+    #[cold]
+    #[inline(never)]
+    fn dispatch_error(&self, groups: [u32; 3]) -> Error {
+        if self.rendering {
+            return Error::RenderingState {
+                what: "dispatch inside a rendering scope; call end_rendering first",
+            };
+        }
+        Error::DispatchTooLarge {
+            groups,
+            limit: self.max_groups,
+        }
     }
 
     /// Dispatches enough workgroups along x to cover `n` invocations.
@@ -552,6 +590,18 @@ impl<'a, 'r> Recorder<'a, 'r> {
         };
         self.full_barrier();
     }
+}
+
+/// `KILN-E204` for `set` bound at `index` where the pipeline layout has `expected`.
+#[cold]
+#[inline(never)]
+fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Error {
+    let diff = set
+        .layout()
+        .desc()
+        .diff(expected.desc())
+        .unwrap_or_else(|| "layouts differ".into());
+    Error::IncompatibleSet { set: index, diff }
 }
 
 /// Number of leading sets for which two layouts are "compatible for set N": equal

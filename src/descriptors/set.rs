@@ -571,6 +571,13 @@ impl DescriptorSet {
         if self.complete.load(Ordering::Relaxed) {
             return None;
         }
+        self.scan_unwritten()
+    }
+
+    /// [`first_unwritten`](Self::first_unwritten) of a set not yet known to be complete.
+    #[cold]
+    #[inline(never)]
+    fn scan_unwritten(&self) -> Option<u32> {
         let desc = self.layout.desc();
         let first = desc.bindings().iter().zip(&self.held).find_map(|(b, h)| {
             let partially = b
