@@ -497,7 +497,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
         Ok(())
     }
 
-    fn check_draw(&self, what: &'static str) -> Result<()> {
+    fn check_draw(&mut self, what: &'static str) -> Result<()> {
         if self.bound[1].is_none() {
             return Err(Error::NoPipelineBound { what });
         }

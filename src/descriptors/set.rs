@@ -42,6 +42,9 @@ pub struct DescriptorSet {
     held: Vec<Vec<Option<Held>>>,
     /// Timeline value of the last submission that bound this set.
     pub(crate) last_used: AtomicU64,
+    /// Id of the last recording that listed `last_used` among the stamps to update at its
+    /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
+    pub(crate) listed_by: AtomicU64,
     /// Set once every descriptor that must be written has been (cached answer of
     /// [`first_unwritten`](Self::first_unwritten), so binding a complete set is O(1)).
     complete: std::sync::atomic::AtomicBool,
@@ -133,6 +136,7 @@ impl Device {
             names,
             held,
             last_used: AtomicU64::new(0),
+            listed_by: AtomicU64::new(0),
             complete: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -567,6 +571,13 @@ impl DescriptorSet {
         if self.complete.load(Ordering::Relaxed) {
             return None;
         }
+        self.scan_unwritten()
+    }
+
+    /// [`first_unwritten`](Self::first_unwritten) of a set not yet known to be complete.
+    #[cold]
+    #[inline(never)]
+    fn scan_unwritten(&self) -> Option<u32> {
         let desc = self.layout.desc();
         let first = desc.bindings().iter().zip(&self.held).find_map(|(b, h)| {
             let partially = b
