@@ -28,7 +28,7 @@ pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
 pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
 pub use sampler::{Sampler, SamplerDesc};
-pub use staging::{STAGING_CHUNK, STAGING_IDLE_CAP};
+pub use staging::STAGING_CHUNK;
 pub use submit::{Submission, DEFAULT_SPIN, EXECUTE_TIMEOUT};
 
 use crate::descriptors::SetLayoutCache;
@@ -351,7 +351,7 @@ impl Device {
     }
 
     /// Frees the idle staging buffers that [`Buffer::upload`] and [`Buffer::read`] keep for
-    /// reuse (at most [`STAGING_IDLE_CAP`] bytes per direction); returns the bytes freed.
+    /// reuse (at most two [`STAGING_CHUNK`]s per direction); returns the bytes freed.
     /// Transfers in progress keep theirs. The next staged transfer allocates again.
     pub fn release_staging_memory(&self) -> u64 {
         self.shared.staging.trim(&self.shared)
@@ -370,6 +370,13 @@ impl Device {
         self.shared
             .force_staging
             .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Sets the staging chunk size (default [`STAGING_CHUNK`]), so tests can exercise
+    /// chunked transfers with small buffers.
+    #[doc(hidden)]
+    pub fn debug_set_staging_chunk(&self, bytes: u64) {
+        self.shared.staging.set_chunk(bytes);
     }
 
     /// Bytes kiln holds in buffers per memory heap: `(used, heap size)` by heap index.
