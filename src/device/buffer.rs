@@ -220,8 +220,13 @@ impl Buffer {
     }
 
     /// Reads the whole buffer as `T`s (staging through the device's readback buffers when
-    /// the memory is not mappable). Errors: `KILN-E153` if the size is not a multiple of
-    /// `size_of::<T>()`, `KILN-E109` a device other than the buffer's.
+    /// the memory is not mappable; see [`read_into_at`](Self::read_into_at)). The vector is
+    /// new on every call: for a large buffer read repeatedly, [`read_into`](Self::read_into)
+    /// a reused one instead (first-touch page faults of a fresh 256 MiB vector held an H200
+    /// readback to 1.3 GB/s, against 7.8 GB/s into a reused one).
+    ///
+    /// Errors: `KILN-E153` if the size is not a multiple of `size_of::<T>()`, `KILN-E109` a
+    /// device other than the buffer's.
     pub fn read<T: bytemuck::Pod>(&self, device: &Device) -> Result<Vec<T>> {
         let elem = std::mem::size_of::<T>();
         let size = self.size();
