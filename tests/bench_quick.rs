@@ -47,6 +47,9 @@ fn bench_quick_json_has_every_row_with_positive_numbers() {
         // (raw and kiln alike, to time recording only); synchronization validation would
         // report those hazards, so it alone is off here. Core validation stays on.
         .env("KILN_SYNC_VALIDATION", "0")
+        // lavapipe maps device-local memory; make kiln stage anyway so the staged transfer
+        // path runs under the validation layer too.
+        .env("KILN_BENCH_FORCE_STAGING", "1")
         .output()
         .expect("run the kiln binary");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -356,6 +356,10 @@ fn teardown_frees_every_allocation_and_object() {
     let device = device();
     let watch = device.validation_watch();
     still_works(&device);
+    // Staged transfers keep their staging buffers for reuse; freeing them leaves nothing.
+    let (_, staging_bytes) = device.staging_usage();
+    assert_eq!(device.release_staging_memory(), staging_bytes);
+    assert_eq!(device.staging_usage(), (0, 0));
     let (allocations, bytes, _) = device.memory_report();
     assert_eq!(
         (allocations, bytes),

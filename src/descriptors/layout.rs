@@ -137,6 +137,10 @@ pub struct SetLayout {
     id: u64,
     desc: DescriptorSetLayoutDesc,
     pub(crate) pools: Mutex<DescriptorAllocator>,
+    /// Index of each binding's first descriptor among all the set's descriptors (layout
+    /// order), and the total at maximum counts: a set keeps one flat list.
+    starts: Box<[u32]>,
+    total: u32,
     /// Interned immutable samplers, kept alive as long as the layout.
     _samplers: Vec<Sampler>,
 }
@@ -163,6 +167,16 @@ impl SetLayout {
     #[inline]
     pub fn desc(&self) -> &DescriptorSetLayoutDesc {
         &self.desc
+    }
+    /// Index of each binding's first descriptor in a set's flat descriptor list.
+    #[inline]
+    pub(crate) fn starts(&self) -> &[u32] {
+        &self.starts
+    }
+    /// Descriptors in a set of this layout (variable-count binding at its maximum).
+    #[inline]
+    pub(crate) fn descriptor_total(&self) -> u32 {
+        self.total
     }
 }
 
@@ -344,12 +358,24 @@ impl SetLayoutCache {
         let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }
             .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let mut total = 0u32;
+        let starts = desc
+            .bindings
+            .iter()
+            .map(|b| {
+                let start = total;
+                total = total.saturating_add(b.count);
+                start
+            })
+            .collect();
         let layout = Arc::new(SetLayout {
             shared: shared.clone(),
             raw,
             id,
             desc: desc.clone(),
             pools: Mutex::new(DescriptorAllocator::new(desc)),
+            starts,
+            total,
             _samplers: samplers,
         });
         map.retain(|_, (_, w)| w.strong_count() > 0);

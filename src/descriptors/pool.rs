@@ -3,7 +3,11 @@
 //! Each pool holds `sets_per_pool` sets of one layout (pool sizes = the layout's
 //! per-type counts × sets). When a pool is full (`VK_ERROR_OUT_OF_POOL_MEMORY` or
 //! `VK_ERROR_FRAGMENTED_POOL`, Vulkan spec §14.2.3) kiln creates a pool twice as large,
-//! up to [`MAX_SETS_PER_POOL`]. Freed sets return to their pool.
+//! up to [`MAX_SETS_PER_POOL`]. Freed sets return to their pool; a layout without
+//! PARTIALLY_BOUND or VARIABLE_DESCRIPTOR_COUNT bindings keeps them allocated instead and
+//! hands them out again (no `vkAllocateDescriptorSets`/`vkFreeDescriptorSets` per set):
+//! every descriptor of such a set must be written again before it binds (KILN-E207), so
+//! no stale descriptor of its previous life is ever used.
 
 use ash::vk;
 
@@ -20,6 +24,10 @@ pub(crate) struct DescriptorAllocator {
     flags: vk::DescriptorPoolCreateFlags,
     pools: Vec<PoolEntry>,
     next_sets: u32,
+    /// Freed sets kept for reuse: (set, pool index). Only when `recycle`.
+    spare: Vec<(vk::DescriptorSet, usize)>,
+    /// Every binding must be written before a set of this layout binds.
+    recycle: bool,
 }
 
 struct PoolEntry {
@@ -37,11 +45,15 @@ impl DescriptorAllocator {
         {
             flags |= vk::DescriptorPoolCreateFlags::UPDATE_AFTER_BIND;
         }
+        let partial = vk::DescriptorBindingFlags::PARTIALLY_BOUND
+            | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT;
         DescriptorAllocator {
             sizes: desc.pool_sizes(),
             flags,
             pools: Vec::new(),
             next_sets: FIRST_SETS_PER_POOL,
+            spare: Vec::new(),
+            recycle: desc.bindings().iter().all(|b| !b.flags.intersects(partial)),
         }
     }
 
@@ -78,6 +90,11 @@ impl DescriptorAllocator {
         layout: vk::DescriptorSetLayout,
         variable_count: Option<u32>,
     ) -> Result<(vk::DescriptorSet, usize)> {
+        if variable_count.is_none() {
+            if let Some(s) = self.spare.pop() {
+                return Ok(s);
+            }
+        }
         let layouts = [layout];
         let counts = [variable_count.unwrap_or(0)];
         let try_pool = |raw: vk::DescriptorPool| {
@@ -115,11 +132,16 @@ impl DescriptorAllocator {
         Ok((v[0], i))
     }
 
-    /// Returns a set to its pool.
+    /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending
+    /// submission may use it.
     pub fn free(&mut self, device: &ash::Device, set: vk::DescriptorSet, pool: usize) {
         let Some(p) = self.pools.get_mut(pool) else {
             return;
         };
+        if self.recycle {
+            self.spare.push((set, pool));
+            return;
+        }
         // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET) and no
         // pending command buffer uses it (kiln's execute waits).
         let _ = unsafe { device.free_descriptor_sets(p.raw, &[set]) };
@@ -128,6 +150,8 @@ impl DescriptorAllocator {
     }
 
     pub fn destroy(&mut self, device: &ash::Device) {
+        // Spare sets are freed with their pools.
+        self.spare.clear();
         for p in self.pools.drain(..) {
             // SAFETY: called from the layout's Drop, when no set of these pools is alive.
             unsafe { device.destroy_descriptor_pool(p.raw, None) };

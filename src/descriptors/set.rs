@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::layout::SetLayout;
-use crate::device::{Buffer, Device, Image, Sampler};
+use super::layout::{SetLayout, SetLayoutBinding};
+use crate::device::{Buffer, Device, Image, Sampler, Shared};
 use crate::error::{Error, Result};
 
 /// A resource a set refers to, kept alive as long as the set is.
@@ -31,23 +31,24 @@ enum Held {
     Immutable,
 }
 
-/// A descriptor set allocated from its layout's growing pool. Freed on drop.
+/// A descriptor set allocated from its layout's growing pool. Returned to the pool on drop
+/// (once no submission can use it).
 pub struct DescriptorSet {
     layout: Arc<SetLayout>,
     raw: vk::DescriptorSet,
     pool: usize,
     set: u32,
     names: Arc<BTreeMap<String, u32>>,
-    /// Per layout binding (same order as the layout's bindings), per array element.
-    held: Vec<Vec<Option<Held>>>,
+    /// One entry per descriptor, binding after binding in the layout's (sorted) order:
+    /// binding `i` starts at `layout.starts()[i]`. One allocation per set.
+    held: Vec<Option<Held>>,
+    /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
+    unwritten: u32,
     /// Timeline value of the last submission that bound this set.
     pub(crate) last_used: AtomicU64,
     /// Id of the last recording that listed `last_used` among the stamps to update at its
     /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
     pub(crate) listed_by: AtomicU64,
-    /// Set once every descriptor that must be written has been (cached answer of
-    /// [`first_unwritten`](Self::first_unwritten), so binding a complete set is O(1)).
-    complete: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for DescriptorSet {
@@ -84,62 +85,84 @@ impl Device {
         names: Arc<BTreeMap<String, u32>>,
         variable_count: Option<u32>,
     ) -> Result<DescriptorSet> {
-        if !Arc::ptr_eq(&layout.shared, &self.shared) {
-            return Err(Error::ForeignObject {
-                object: format!("set layout {} (set {set})", layout.id()),
-            });
-        }
-        let variable = layout.desc().bindings().last().filter(|b| {
-            b.flags
-                .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT)
-        });
-        let count = match (variable, variable_count) {
-            (Some(b), Some(n)) if n > b.count => {
-                return Err(Error::ArrayElementOutOfRange {
-                    set,
-                    binding: b.binding,
-                    count: b.count,
-                    element: n,
-                })
-            }
-            (Some(_), Some(n)) => Some(n),
-            (Some(b), None) => Some(b.count),
-            (None, _) => None,
-        };
-        let (raw, pool) = layout
-            .pools
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .allocate(&self.shared.raw, layout.raw(), count)?;
-        let last = layout.desc().bindings().len().saturating_sub(1);
-        let held = layout
-            .desc()
-            .bindings()
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let n = match count {
-                    Some(n) if i == last => n as usize,
-                    _ => b.count as usize,
-                };
-                // A SAMPLER binding with immutable samplers needs no write.
-                let filled = b.descriptor_type == vk::DescriptorType::SAMPLER
-                    && !b.immutable_samplers.is_empty();
-                (0..n).map(|_| filled.then_some(Held::Immutable)).collect()
-            })
-            .collect();
-        Ok(DescriptorSet {
-            layout: layout.clone(),
-            raw,
-            pool,
-            set,
-            names,
-            held,
-            last_used: AtomicU64::new(0),
-            listed_by: AtomicU64::new(0),
-            complete: std::sync::atomic::AtomicBool::new(false),
-        })
+        allocate_set_in(&self.shared, layout, set, names, variable_count)
     }
+}
+
+/// [`Device::allocate_set_with_count`] without a `Device` handle (no reference-count
+/// traffic on the hot path of `new_set`).
+pub(crate) fn allocate_set_in(
+    shared: &Arc<Shared>,
+    layout: &Arc<SetLayout>,
+    set: u32,
+    names: Arc<BTreeMap<String, u32>>,
+    variable_count: Option<u32>,
+) -> Result<DescriptorSet> {
+    if !Arc::ptr_eq(&layout.shared, shared) {
+        return Err(Error::ForeignObject {
+            object: format!("set layout {} (set {set})", layout.id()),
+        });
+    }
+    let bindings = layout.desc().bindings();
+    let variable = bindings.last().filter(|b| {
+        b.flags
+            .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT)
+    });
+    let count = match (variable, variable_count) {
+        (Some(b), Some(n)) if n > b.count => {
+            return Err(Error::ArrayElementOutOfRange {
+                set,
+                binding: b.binding,
+                count: b.count,
+                element: n,
+            })
+        }
+        (Some(_), Some(n)) => Some(n),
+        (Some(b), None) => Some(b.count),
+        (None, _) => None,
+    };
+    let (raw, pool) = layout
+        .pools
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .allocate(&shared.raw, layout.raw(), count)?;
+    let last = bindings.len().saturating_sub(1);
+    let total = match count {
+        Some(n) => layout.starts().get(last).copied().unwrap_or(0) as usize + n as usize,
+        None => layout.descriptor_total() as usize,
+    };
+    let mut held = Vec::with_capacity(total);
+    let mut unwritten = 0u32;
+    for (i, b) in bindings.iter().enumerate() {
+        let n = match count {
+            Some(n) if i == last => n,
+            _ => b.count,
+        };
+        // A SAMPLER binding with immutable samplers needs no write.
+        let filled =
+            b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty();
+        if !filled && !partially_bound(b) {
+            unwritten += n;
+        }
+        held.extend((0..n).map(|_| filled.then_some(Held::Immutable)));
+    }
+    Ok(DescriptorSet {
+        layout: layout.clone(),
+        raw,
+        pool,
+        set,
+        names,
+        held,
+        unwritten,
+        last_used: AtomicU64::new(0),
+        listed_by: AtomicU64::new(0),
+    })
+}
+
+#[inline]
+fn partially_bound(b: &SetLayoutBinding) -> bool {
+    b.flags
+        .contains(vk::DescriptorBindingFlags::PARTIALLY_BOUND)
 }
 
 fn usage_for(ty: vk::DescriptorType) -> vk::BufferUsageFlags {
@@ -242,7 +265,7 @@ impl DescriptorSet {
         // submission uses the set (waited above) and `&mut self` gives the external
         // synchronization vkUpdateDescriptorSets needs.
         unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
-        self.held[idx][element as usize] = Some(Held::Buffer(buffer.clone()));
+        self.store(idx, element, Held::Buffer(buffer.clone()));
         Ok(())
     }
 
@@ -250,51 +273,85 @@ impl DescriptorSet {
     /// Every write is checked first (as in [`write_buffer`](Self::write_buffer)); if one
     /// fails, nothing is written.
     pub fn write_buffers(&mut self, writes: &[(u32, &Buffer)]) -> Result<()> {
-        let mut checked = Vec::with_capacity(writes.len());
-        for (binding, buffer) in writes {
-            let (idx, ty) = self.check_buffer_write(*binding, 0, None, buffer, 0, buffer.size())?;
-            checked.push((idx, ty));
+        // Up to BATCH writes go through stack arrays: no allocation per call.
+        const BATCH: usize = 8;
+        let none = (0usize, vk::DescriptorType::SAMPLER);
+        let mut on_stack = [none; BATCH];
+        let mut on_heap = Vec::new();
+        let checked: &mut [(usize, vk::DescriptorType)] = if writes.len() <= BATCH {
+            &mut on_stack[..writes.len()]
+        } else {
+            on_heap.resize(writes.len(), none);
+            &mut on_heap
+        };
+        for (c, (binding, buffer)) in checked.iter_mut().zip(writes) {
+            *c = self.check_buffer_write(*binding, 0, None, buffer, 0, buffer.size())?;
         }
         self.wait_unused()?;
-        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = writes
-            .iter()
-            .map(|(_, b)| {
-                [vk::DescriptorBufferInfo {
+        for (ws, cs) in writes.chunks(BATCH).zip(checked.chunks(BATCH)) {
+            let mut infos = [vk::DescriptorBufferInfo::default(); BATCH];
+            for (info, (_, b)) in infos.iter_mut().zip(ws) {
+                *info = vk::DescriptorBufferInfo {
                     buffer: b.raw(),
                     offset: 0,
                     range: b.size(),
-                }]
-            })
-            .collect();
-        let vk_writes: Vec<vk::WriteDescriptorSet> = writes
-            .iter()
-            .zip(&checked)
-            .zip(&infos)
-            .map(|(((binding, _), (_, ty)), info)| {
-                vk::WriteDescriptorSet::default()
+                };
+            }
+            let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
+            for (i, ((binding, _), (_, ty))) in ws.iter().zip(cs).enumerate() {
+                vk_writes[i] = vk::WriteDescriptorSet::default()
                     .dst_set(self.raw)
                     .dst_binding(*binding)
                     .dst_array_element(0)
                     .descriptor_type(*ty)
-                    .buffer_info(info)
-            })
-            .collect();
-        // SAFETY: as in write_buffer_range, for each write (all checked above).
-        unsafe {
-            self.layout
-                .shared
-                .raw
-                .update_descriptor_sets(&vk_writes, &[])
-        };
-        for ((_, buffer), (idx, _)) in writes.iter().zip(checked) {
-            self.held[idx][0] = Some(Held::Buffer((*buffer).clone()));
+                    .buffer_info(std::slice::from_ref(&infos[i]));
+            }
+            // SAFETY: as in write_buffer_range, for each write (all checked above).
+            unsafe {
+                self.layout
+                    .shared
+                    .raw
+                    .update_descriptor_sets(&vk_writes[..ws.len()], &[])
+            };
+        }
+        for ((_, buffer), (idx, _)) in writes.iter().zip(checked.iter()) {
+            self.store(*idx, 0, Held::Buffer((*buffer).clone()));
         }
         Ok(())
     }
 
+    /// The range of `held` holding the descriptors of the binding at `idx` (layout order).
+    #[inline]
+    fn slots(&self, idx: usize) -> std::ops::Range<usize> {
+        let starts = self.layout.starts();
+        let start = starts[idx] as usize;
+        let end = starts.get(idx + 1).map_or(self.held.len(), |&e| e as usize);
+        start..end
+    }
+
+    /// Records that `element` of the binding at `idx` now refers to `h` (kept alive with
+    /// the set).
+    #[inline]
+    fn store(&mut self, idx: usize, element: u32, h: Held) {
+        let slot = self.layout.starts()[idx] as usize + element as usize;
+        let old = self.held[slot].replace(h);
+        if old.is_none() && !partially_bound(&self.layout.desc().bindings()[idx]) {
+            self.unwritten -= 1;
+        }
+    }
+
     /// Index of `binding` in the layout's (sorted) bindings. Errors: `KILN-E200`.
+    #[inline]
     fn binding_index(&self, binding: u32) -> Result<usize> {
         let desc = self.layout.desc();
+        // Bindings are usually numbered 0, 1, 2, …: then the number is the index.
+        if desc
+            .bindings()
+            .get(binding as usize)
+            .is_some_and(|b| b.binding == binding)
+        {
+            return Ok(binding as usize);
+        }
         desc.bindings()
             .binary_search_by_key(&binding, |b| b.binding)
             .map_err(|_| Error::NoSuchBinding {
@@ -306,6 +363,7 @@ impl DescriptorSet {
 
     /// Checks one buffer write against the layout and the device limits; returns the
     /// binding's index in the layout and its descriptor type.
+    #[inline]
     fn check_buffer_write(
         &self,
         binding: u32,
@@ -372,7 +430,7 @@ impl DescriptorSet {
                     "create the buffer with the matching usage (UNIFORM_BUFFER or STORAGE_BUFFER)",
             });
         }
-        let actual = self.held[idx].len() as u32;
+        let actual = self.slots(idx).len() as u32;
         if element >= actual {
             return Err(Error::ArrayElementOutOfRange {
                 set: self.set,
@@ -416,7 +474,7 @@ impl DescriptorSet {
                 limit_name,
             });
         }
-        if align > 0 && !offset.is_multiple_of(align) {
+        if offset != 0 && align > 0 && !offset.is_multiple_of(align) {
             return Err(Error::MisalignedOffset {
                 set: self.set,
                 binding,
@@ -511,7 +569,7 @@ impl DescriptorSet {
                 },
             });
         }
-        let actual = self.held[idx].len() as u32;
+        let actual = self.slots(idx).len() as u32;
         if element >= actual {
             return Err(Error::ArrayElementOutOfRange {
                 set: self.set,
@@ -556,40 +614,32 @@ impl DescriptorSet {
         // SAFETY: type, element and usage were checked against the layout above; the set is
         // not in use by a pending command buffer and `&mut self` synchronizes the update.
         unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
-        self.held[idx][element as usize] = Some(match (image, sampler) {
+        let held = match (image, sampler) {
             (Some(i), Some(s)) => Held::ImageSampler(i.clone(), s.clone()),
             (Some(i), None) => Held::Image(i.clone()),
             (None, Some(s)) => Held::Sampler(s.clone()),
             (None, None) => return Ok(()),
-        });
+        };
+        self.store(idx, element, held);
         Ok(())
     }
 
-    /// The first binding (in number order) with an element never written, if any.
+    /// The first binding (in number order) with an element never written, if any
+    /// (PARTIALLY_BOUND bindings never count). O(1) once every descriptor is written.
     #[inline]
     pub fn first_unwritten(&self) -> Option<u32> {
-        if self.complete.load(Ordering::Relaxed) {
+        if self.unwritten == 0 {
             return None;
         }
-        self.scan_unwritten()
-    }
-
-    /// [`first_unwritten`](Self::first_unwritten) of a set not yet known to be complete.
-    #[cold]
-    #[inline(never)]
-    fn scan_unwritten(&self) -> Option<u32> {
-        let desc = self.layout.desc();
-        let first = desc.bindings().iter().zip(&self.held).find_map(|(b, h)| {
-            let partially = b
-                .flags
-                .contains(vk::DescriptorBindingFlags::PARTIALLY_BOUND);
-            (!partially && h.iter().any(|e| e.is_none())).then_some(b.binding)
-        });
-        // Writes only ever fill descriptors, so once complete the set stays complete.
-        if first.is_none() {
-            self.complete.store(true, Ordering::Relaxed);
-        }
-        first
+        self.layout
+            .desc()
+            .bindings()
+            .iter()
+            .enumerate()
+            .find_map(|(i, b)| {
+                let open = self.held[self.slots(i)].iter().any(|e| e.is_none());
+                (!partially_bound(b) && open).then_some(b.binding)
+            })
     }
 }
 

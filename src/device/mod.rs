@@ -12,6 +12,7 @@ mod image;
 mod instance;
 mod recording;
 mod sampler;
+mod staging;
 mod submit;
 
 use std::ffi::{CStr, CString};
@@ -29,6 +30,7 @@ pub use image::{Image, ImageDesc};
 pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
 pub use recording::Recording;
 pub use sampler::{Sampler, SamplerDesc};
+pub use staging::STAGING_CHUNK;
 pub use submit::{Submission, DEFAULT_SPIN, EXECUTE_TIMEOUT};
 
 use crate::descriptors::SetLayoutCache;
@@ -107,6 +109,11 @@ pub(crate) struct Shared {
     pub set_layouts: SetLayoutCache,
     pub pipeline_layouts: PipelineLayoutCache,
     pub tracker: Tracker,
+    /// Idle staging buffers (raw handles + allocations); destroyed in `Drop` after the
+    /// tracker's retired objects, before the allocator.
+    pub staging: staging::StagingCache,
+    /// Tests and benchmarks: stage GpuOnly buffers even where their memory is mappable.
+    pub force_staging: std::sync::atomic::AtomicBool,
     /// Saved and destroyed explicitly in `Drop`, after the tracker's retired objects.
     pub pipeline_cache: PipelineCache,
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
@@ -149,6 +156,8 @@ impl Drop for Shared {
             let _ = self.raw.device_wait_idle();
         }
         self.tracker.destroy(self);
+        // Idle on an idle device; leases cannot exist (each borrows a live `Device`).
+        self.staging.trim(self);
         self.samplers.clear();
         // Every pipeline holds an Arc<Shared> or was retired above; save the cache now.
         self.pipeline_cache.save_and_destroy(&self.raw);
@@ -271,6 +280,8 @@ impl Device {
             set_layouts: SetLayoutCache::default(),
             pipeline_layouts: PipelineLayoutCache::default(),
             tracker,
+            staging: Default::default(),
+            force_staging: Default::default(),
             pipeline_cache,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             raw,
@@ -339,6 +350,35 @@ impl Device {
             }
             Err(_) => (0, 0, 0),
         }
+    }
+
+    /// Frees the idle staging buffers that [`Buffer::upload`] and [`Buffer::read`] keep for
+    /// reuse (at most two [`STAGING_CHUNK`]s per direction); returns the bytes freed.
+    /// Transfers in progress keep theirs. The next staged transfer allocates again.
+    pub fn release_staging_memory(&self) -> u64 {
+        self.shared.staging.trim(&self.shared)
+    }
+
+    /// (idle staging buffers, their bytes) held for reuse by this device.
+    pub fn staging_usage(&self) -> (usize, u64) {
+        self.shared.staging.usage()
+    }
+
+    /// Makes `upload`/`read` of `GpuOnly` buffers go through staging buffers even where the
+    /// device maps that memory (CPU and integrated devices such as lavapipe, where the
+    /// direct path is normally taken), so tests and benchmarks exercise the staged path.
+    #[doc(hidden)]
+    pub fn debug_force_staging(&self, on: bool) {
+        self.shared
+            .force_staging
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Sets the staging chunk size (default [`STAGING_CHUNK`]), so tests can exercise
+    /// chunked transfers with small buffers.
+    #[doc(hidden)]
+    pub fn debug_set_staging_chunk(&self, bytes: u64) {
+        self.shared.staging.set_chunk(bytes);
     }
 
     /// Bytes kiln holds in buffers per memory heap: `(used, heap size)` by heap index.

@@ -349,10 +349,7 @@ impl ComputePipeline {
             set_count: layouts.len() as u32,
         })?;
         let names = self.names.get(set as usize).cloned().unwrap_or_default();
-        let device = crate::device::Device {
-            shared: self.shared.clone(),
-        };
-        device.allocate_set_with_count(layout, set, names, variable_count)
+        crate::descriptors::allocate_set_in(&self.shared, layout, set, names, variable_count)
     }
 }
 

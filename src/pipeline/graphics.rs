@@ -537,10 +537,7 @@ impl GraphicsPipeline {
             set_count: layouts.len() as u32,
         })?;
         let names = self.names.get(set as usize).cloned().unwrap_or_default();
-        let device = Device {
-            shared: self.shared.clone(),
-        };
-        device.allocate_set(layout, set, names)
+        crate::descriptors::allocate_set_in(&self.shared, layout, set, names, None)
     }
 }
 
