@@ -115,6 +115,10 @@ impl<'a, 'r> Recorder<'a, 'r> {
     pub(crate) fn transition_any(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
         let old = self.image_layout(image);
         if old == new {
+            // No barrier, but the commands after this rely on the layout: listed (as a
+            // transition to the same layout) so that a reusable recording checks it at
+            // every submission (KILN-E285) like the layouts it does change.
+            self.layouts.push((image.clone(), new));
             return Ok(());
         }
         self.transition_from_any(image, old, new)
