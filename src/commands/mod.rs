@@ -85,6 +85,9 @@ pub struct Recorder<'a, 'r> {
     current_graphics: bool,
     /// Layouts this recording moved images to; applied to the images after submission.
     layouts: Vec<(Image, vk::ImageLayout)>,
+    /// Per image in `layouts`: the layout it was in when the recording first touched it
+    /// (what a reusable recording starts from, even if the image moves meanwhile).
+    starts: Vec<(vk::Image, vk::ImageLayout)>,
     /// Inside `begin_rendering` … `end_rendering`.
     rendering: bool,
     /// `last_used` stamps of every set bound, updated with the submission value; each set
@@ -123,6 +126,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
             bound: [None, None],
             current_graphics: false,
             layouts: Vec::new(),
+            starts: Vec::new(),
             rendering: false,
             used_sets: Vec::new(),
             id: NEXT_RECORDING.fetch_add(1, Ordering::Relaxed),
@@ -151,15 +155,18 @@ impl<'a, 'r> Recorder<'a, 'r> {
     }
 
     /// For a reusable recording: the used-set stamps, the images whose layouts the
-    /// recording moves (with their final layouts, not committed) and the images kept alive.
+    /// recording moves (with their final layouts, not committed), the layout each of them
+    /// was in when the recording first touched it, and the images kept alive.
+    #[allow(clippy::type_complexity)]
     pub(crate) fn into_parts(
         self,
     ) -> (
         Vec<&'a AtomicU64>,
         Vec<(Image, vk::ImageLayout)>,
+        Vec<(vk::Image, vk::ImageLayout)>,
         Vec<Image>,
     ) {
-        (self.used_sets, self.layouts, self.keep_images)
+        (self.used_sets, self.layouts, self.starts, self.keep_images)
     }
 
     /// The first error of a command that could not return one (nothing is submitted then).

@@ -118,6 +118,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
             // No barrier, but the commands after this rely on the layout: listed (as a
             // transition to the same layout) so that a reusable recording checks it at
             // every submission (KILN-E285) like the layouts it does change.
+            self.note_start(image);
             self.layouts.push((image.clone(), new));
             return Ok(());
         }
@@ -168,8 +169,16 @@ impl<'a, 'r> Recorder<'a, 'r> {
         // (graphics objects require it); the image is alive (a clone is kept below until
         // the recording is submitted).
         unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
+        self.note_start(image);
         self.layouts.push((image.clone(), new));
         Ok(())
+    }
+
+    /// Remembers the layout `image` is in when the recording first touches it.
+    fn note_start(&mut self, image: &Image) {
+        if !self.starts.iter().any(|(i, _)| *i == image.raw()) {
+            self.starts.push((image.raw(), image.layout()));
+        }
     }
 
     /// Copies tightly packed texels from `src` (offset 0) into mip `level` of `dst`,

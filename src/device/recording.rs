@@ -77,7 +77,7 @@ impl Device {
         let s = &*self.shared;
         let ctx = s.take_context()?;
         let ((), rec) = s.record(&ctx, vk::CommandBufferUsageFlags::empty(), f)?;
-        let (used_sets, layouts, keep) = rec.into_parts();
+        let (used_sets, layouts, starts, keep) = rec.into_parts();
         let mut recording = Recording {
             device: self,
             ctx,
@@ -92,7 +92,11 @@ impl Device {
                 continue;
             }
             let (image, end) = (image.clone(), *end);
-            let start = image.layout();
+            // The layout the recording found the image in (it may have moved since).
+            let start = starts
+                .iter()
+                .find(|(i, _)| *i == image.raw())
+                .map_or_else(|| image.layout(), |(_, l)| *l);
             if start != end {
                 return Err(Error::RecordingChangesLayout {
                     image: image.label().to_string(),
