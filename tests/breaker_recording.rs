@@ -169,3 +169,84 @@ fn a_recording_starts_from_the_layout_it_first_saw() {
     }
     assert_clean(&device);
 }
+
+/// Every way a reusable recording can end without running (a panic in its closure, a
+/// nested recording that panics and is caught inside it, a deferred copy error, an image
+/// left in another layout, dropped unsubmitted or dropped while pending) returns its
+/// command pool: the device keeps working and tears down with nothing leaked
+/// (VUID-vkDestroyDevice-device-00378).
+#[test]
+fn recordings_that_never_run_or_die_pending_leak_no_command_pool() {
+    let device = device();
+    let watch = device.validation_watch();
+    let p = vector_add(&device);
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+        | vk::BufferUsageFlags::TRANSFER_DST
+        | vk::BufferUsageFlags::TRANSFER_SRC;
+    let a = device
+        .buffer_from_slice("a", usage, &vec![1.0f32; N])
+        .unwrap();
+    let b = device
+        .buffer_from_slice("b", usage, &vec![2.0f32; N])
+        .unwrap();
+    let c = device.storage_buffer::<f32>("c", N).unwrap();
+    let mut set = p.new_set(0).unwrap();
+    set.write_buffer(0, &a).unwrap();
+    set.write_buffer(1, &b).unwrap();
+    set.write_buffer(2, &c).unwrap();
+    let img = device
+        .create_image(&ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM))
+        .unwrap();
+    for _ in 0..2 {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = device.record(|r| -> kiln::Result<()> {
+                r.bind_pipeline(&p);
+                r.bind_set(0, &set)?;
+                panic!("user code panics while recording");
+            });
+        }));
+        assert!(r.is_err());
+    }
+    // A nested recording panics; the outer one catches it and carries on.
+    let mut rec = device
+        .record(|r| {
+            let inner = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _ = device.execute(|_| -> kiln::Result<()> { panic!("inner") });
+            }));
+            assert!(inner.is_err());
+            r.bind_pipeline(&p);
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(N as u32)
+        })
+        .unwrap();
+    rec.execute().unwrap();
+    assert_eq!(c.read::<f32>(&device).unwrap(), vec![3.0; N]);
+    let err = device
+        .record(|r| {
+            r.copy_buffer(&a, 4, &c, 0, (N * 4) as u64);
+            Ok(())
+        })
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "KILN-E151");
+    let err = device
+        .record(|r| r.transition(&img, vk::ImageLayout::TRANSFER_DST_OPTIMAL))
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "KILN-E284");
+    drop(device.record(|r| {
+        r.fill_buffer(&c, 0);
+        Ok(())
+    }));
+    let _pending = rec.submit().unwrap();
+    drop(rec);
+    let _also = device.submit(|r| {
+        r.fill_buffer(&c, 7);
+        Ok(())
+    });
+    drop((_pending, _also));
+    assert_eq!(c.read::<u32>(&device).unwrap(), vec![7; N]);
+    assert_clean(&device);
+    drop((set, a, b, c, img, p, device));
+    common::assert_watch_clean(&watch);
+}

@@ -544,7 +544,9 @@ impl DescriptorSet {
                 T::COMBINED_IMAGE_SAMPLER,
                 expected == T::COMBINED_IMAGE_SAMPLER,
             ),
-            (None, Some(_)) => (T::SAMPLER, expected == T::SAMPLER),
+            // A SAMPLER binding with immutable samplers may not be written
+            // (VUID-VkWriteDescriptorSet-descriptorType-02752): the layout filled it.
+            (None, Some(_)) => (T::SAMPLER, expected == T::SAMPLER && !immutable),
             (Some(_), None) => (
                 if expected == T::STORAGE_IMAGE {
                     T::STORAGE_IMAGE
@@ -562,6 +564,9 @@ impl DescriptorSet {
                 expected,
                 found,
                 hint: match expected {
+                    T::SAMPLER if immutable => {
+                        "this binding's sampler is immutable (set in the layout): it needs no write"
+                    }
                     T::COMBINED_IMAGE_SAMPLER => "write an image and a sampler (write_combined)",
                     T::SAMPLER => "write a sampler (write_sampler)",
                     T::SAMPLED_IMAGE | T::STORAGE_IMAGE => "write an image (write_image)",
