@@ -88,6 +88,9 @@ pub struct Recorder<'a, 'r> {
     /// Per image in `layouts`: the layout it was in when the recording first touched it
     /// (what a reusable recording starts from, even if the image moves meanwhile).
     starts: Vec<(vk::Image, vk::ImageLayout)>,
+    /// Images used in the layout they were in without any transition by this recording
+    /// (before a transition, if any): a reusable recording relies on that layout.
+    relied: Vec<(Image, vk::ImageLayout)>,
     /// Inside `begin_rendering` … `end_rendering`.
     rendering: bool,
     /// `last_used` stamps of every set bound, updated with the submission value; each set
@@ -127,6 +130,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
             current_graphics: false,
             layouts: Vec::new(),
             starts: Vec::new(),
+            relied: Vec::new(),
             rendering: false,
             used_sets: Vec::new(),
             id: NEXT_RECORDING.fetch_add(1, Ordering::Relaxed),
@@ -156,7 +160,8 @@ impl<'a, 'r> Recorder<'a, 'r> {
 
     /// For a reusable recording: the used-set stamps, the images whose layouts the
     /// recording moves (with their final layouts, not committed), the layout each of them
-    /// was in when the recording first touched it, and the images kept alive.
+    /// was in when the recording first touched it, the images used without a transition
+    /// (with the layout relied on) and the images kept alive.
     #[allow(clippy::type_complexity)]
     pub(crate) fn into_parts(
         self,
@@ -164,9 +169,16 @@ impl<'a, 'r> Recorder<'a, 'r> {
         Vec<&'a AtomicU64>,
         Vec<(Image, vk::ImageLayout)>,
         Vec<(vk::Image, vk::ImageLayout)>,
+        Vec<(Image, vk::ImageLayout)>,
         Vec<Image>,
     ) {
-        (self.used_sets, self.layouts, self.starts, self.keep_images)
+        (
+            self.used_sets,
+            self.layouts,
+            self.starts,
+            self.relied,
+            self.keep_images,
+        )
     }
 
     /// The first error of a command that could not return one (nothing is submitted then).

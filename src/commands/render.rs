@@ -115,11 +115,15 @@ impl<'a, 'r> Recorder<'a, 'r> {
     pub(crate) fn transition_any(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
         let old = self.image_layout(image);
         if old == new {
-            // No barrier, but the commands after this rely on the layout: listed (as a
-            // transition to the same layout) so that a reusable recording checks it at
-            // every submission (KILN-E285) like the layouts it does change.
+            // No barrier, but the commands after this rely on the layout: listed so that
+            // a reusable recording checks it at every submission (KILN-E285) like the
+            // layouts it does change (not committed: nothing changed).
             self.note_start(image);
-            self.layouts.push((image.clone(), new));
+            if !self.layouts.iter().any(|(i, _)| i.raw() == image.raw())
+                && !self.relied.iter().any(|(i, _)| i.raw() == image.raw())
+            {
+                self.relied.push((image.clone(), new));
+            }
             return Ok(());
         }
         self.transition_from_any(image, old, new)

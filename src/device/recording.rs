@@ -77,7 +77,7 @@ impl Device {
         let s = &*self.shared;
         let ctx = s.take_context()?;
         let ((), rec) = s.record(&ctx, vk::CommandBufferUsageFlags::empty(), f)?;
-        let (used_sets, layouts, starts, keep) = rec.into_parts();
+        let (used_sets, layouts, starts, relied, keep) = rec.into_parts();
         let mut recording = Recording {
             device: self,
             ctx,
@@ -105,6 +105,12 @@ impl Device {
                 });
             }
             recording.images.push((image, end));
+        }
+        // Images used without a transition: each submission needs them in that layout.
+        for (image, layout) in relied {
+            if !recording.images.iter().any(|(i, _)| i.raw() == image.raw()) {
+                recording.images.push((image, layout));
+            }
         }
         Ok(recording)
     }
