@@ -1,4 +1,4 @@
-//! Breaker probes of reusable recordings (`Device::record`).
+//! Breaker probes of reusable recordings (`Device::record`) and staged transfers.
 
 mod common;
 
@@ -248,5 +248,59 @@ fn recordings_that_never_run_or_die_pending_leak_no_command_pool() {
     assert_eq!(c.read::<u32>(&device).unwrap(), vec![7; N]);
     assert_clean(&device);
     drop((set, a, b, c, img, p, device));
+    common::assert_watch_clean(&watch);
+}
+
+/// Staged transfers (small chunks, so every transfer above 64 KiB alternates two staging
+/// buffers) from two threads while a third keeps releasing the idle staging memory: each
+/// transfer keeps the buffers it leased, every byte comes back, nothing leaks.
+#[test]
+fn staged_transfers_survive_concurrent_release_of_staging_memory() {
+    let device = device();
+    device.debug_force_staging(true);
+    device.debug_set_staging_chunk(64 << 10);
+    let watch = device.validation_watch();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (device, stop) = (&device, &stop);
+        s.spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                device.release_staging_memory();
+                std::thread::yield_now();
+            }
+        });
+        let workers: Vec<_> = (0..2u32)
+            .map(|t| {
+                s.spawn(move || {
+                    let size = 300_000 + 4 * t as usize;
+                    let buf = device
+                        .create_buffer(&BufferDesc {
+                            label: "gpu",
+                            size: size as u64,
+                            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+                            location: MemoryLocation::GpuOnly,
+                        })
+                        .unwrap();
+                    let mut out = vec![0u8; size];
+                    for k in 0..12u32 {
+                        let data: Vec<u8> = (0..size as u32)
+                            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 ^ (k * 7 + t) as u8)
+                            .collect();
+                        buf.upload(device, &data).unwrap();
+                        let at = (k as usize * 4099) % (size / 2);
+                        buf.read_into_at(device, at as u64, &mut out[..size - at])
+                            .unwrap();
+                        assert!(out[..size - at] == data[at..], "thread {t} round {k}");
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_clean(&device);
+    drop(device);
     common::assert_watch_clean(&watch);
 }
