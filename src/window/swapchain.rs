@@ -537,39 +537,50 @@ impl Presenter {
                 (_, r) => r,
             };
             r.and_then(|_| match &capture {
-                Some(buf) => rec.copy_image_to_buffer_any(&target, 0, buf),
+                Some(buf) => rec.copy_image_to_buffer_any(&target, 0, buf).map(|_| {
+                    // The host reads the capture after waiting for this frame (§7.9).
+                    rec.host_barrier();
+                }),
                 None => Ok(()),
             })
             .and_then(|_| rec.transition_any(&target, vk::ImageLayout::PRESENT_SRC_KHR))
-            .map(|_| rec.commit_layouts())
+            .map(|_| {
+                rec.commit_layouts();
+                // Sets bound in the frame: stamped with its timeline value once submitted,
+                // so rewriting one waits for the frame (as for `Device::submit`).
+                rec.into_used_sets()
+            })
         };
         // SAFETY: `cb` is recording (possibly after a failed closure; then it is discarded).
         let ended = unsafe { d.end_command_buffer(cb) }.map_err(vk_err("vkEndCommandBuffer"));
-        if let Err(e) = recorded.and(ended) {
-            // Nothing is drawn. The acquire's semaphore signal is consumed by an empty
-            // submission (so the semaphore is unsignalled again when the slot comes back),
-            // and the acquired image is released by recreating the swapchain.
-            self.stale = true;
-            let wait = [acquired];
-            let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
-            let submit = vk::SubmitInfo::default()
-                .wait_semaphores(&wait)
-                .wait_dst_stage_mask(&stages);
-            let queue = shared.queue.lock().map_err(|_| Error::DeviceLost {
-                call: "vkQueueSubmit (poisoned queue lock)",
-                label: "present".into(),
-            })?;
-            // SAFETY: the queue is externally synchronized by the mutex; the slot's fence is
-            // signalled (waited above) and reset before reuse; `acquired` has a pending
-            // signal from the acquire that this batch waits for.
-            unsafe {
-                d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
-                d.queue_submit(*queue, &[submit], fence)
-                    .map_err(vk_err("vkQueueSubmit"))?;
+        let used_sets = match recorded.and_then(|u| ended.map(|_| u)) {
+            Ok(u) => u,
+            Err(e) => {
+                // Nothing is drawn. The acquire's semaphore signal is consumed by an empty
+                // submission (so the semaphore is unsignalled again when the slot comes back),
+                // and the acquired image is released by recreating the swapchain.
+                self.stale = true;
+                let wait = [acquired];
+                let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
+                let submit = vk::SubmitInfo::default()
+                    .wait_semaphores(&wait)
+                    .wait_dst_stage_mask(&stages);
+                let queue = shared.queue.lock().map_err(|_| Error::DeviceLost {
+                    call: "vkQueueSubmit (poisoned queue lock)",
+                    label: "present".into(),
+                })?;
+                // SAFETY: the queue is externally synchronized by the mutex; the slot's fence is
+                // signalled (waited above) and reset before reuse; `acquired` has a pending
+                // signal from the acquire that this batch waits for.
+                unsafe {
+                    d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
+                    d.queue_submit(*queue, &[submit], fence)
+                        .map_err(vk_err("vkQueueSubmit"))?;
+                }
+                self.next = (self.next + 1) % self.slots.len();
+                return Err(e);
             }
-            self.next = (self.next + 1) % self.slots.len();
-            return Err(e);
-        }
+        };
         let cbs = [cb];
         let swapchains = [self.swapchain];
         let indices = [image_index];
@@ -615,6 +626,9 @@ impl Presenter {
                     .map_err(vk_err("vkQueueSubmit"))?;
                 if timeline.is_some() {
                     shared.mark_submitted(value, "present");
+                    for u in &used_sets {
+                        u.fetch_max(value, std::sync::atomic::Ordering::AcqRel);
+                    }
                 }
                 self.swapchain_fn.queue_present(*queue, &present)
             }
