@@ -157,16 +157,7 @@ impl Shared {
                 }
             };
             let Some(c) = c else { break };
-            // SAFETY: its submission completed, so the command buffer is not pending; the
-            // pool was created with RESET_COMMAND_BUFFER.
-            let ok = unsafe {
-                self.raw
-                    .reset_command_buffer(c.cb, vk::CommandBufferResetFlags::empty())
-                    .is_ok()
-            };
-            if ok {
-                lock(&self.tracker.free).push(c);
-            }
+            self.reset_and_free(c);
         }
         let ready: Vec<Garbage> = {
             let mut g = lock(&self.tracker.graveyard);
@@ -257,22 +248,34 @@ impl Shared {
     /// pool is reset and it goes back to the free list once that value completes.
     pub(crate) fn recycle(&self, last: u64, ctx: Context) {
         if last <= self.completed_value() {
-            // SAFETY: nothing of the context is pending (never submitted, or completed); the
-            // pool was created with RESET_COMMAND_BUFFER.
-            let ok = unsafe {
-                self.raw
-                    .reset_command_buffer(ctx.cb, vk::CommandBufferResetFlags::empty())
-                    .is_ok()
-            };
-            if ok {
-                lock(&self.tracker.free).push(ctx);
-            }
+            self.reset_and_free(ctx);
             return;
         }
         // Pending: `collect` resets it once `last` completes; the queue stays sorted.
         let mut p = lock(&self.tracker.pending);
         let at = p.partition_point(|(v, _)| *v <= last);
         p.insert(at, (last, ctx));
+    }
+
+    /// Returns a context whose command buffer is not pending (never submitted, completed,
+    /// or still recording) to the free list, reset. If the reset fails the context is
+    /// destroyed instead of leaking its pool and fence.
+    fn reset_and_free(&self, ctx: Context) {
+        // SAFETY: the caller guarantees the command buffer is not pending; its pool was
+        // created with RESET_COMMAND_BUFFER.
+        let reset = unsafe {
+            self.raw
+                .reset_command_buffer(ctx.cb, vk::CommandBufferResetFlags::empty())
+        };
+        if reset.is_ok() {
+            lock(&self.tracker.free).push(ctx);
+        } else {
+            // SAFETY: nothing of the context is pending (as above).
+            unsafe {
+                self.raw.destroy_fence(ctx.fence, None);
+                self.raw.destroy_command_pool(ctx.pool, None);
+            }
+        }
     }
 
     pub(crate) fn take_context(&self) -> Result<Context> {
@@ -360,15 +363,8 @@ impl UnwindGuard<'_> {
 impl Drop for UnwindGuard<'_> {
     fn drop(&mut self) {
         let Some(ctx) = self.ctx.take() else { return };
-        // SAFETY: the command buffer was never submitted; resetting its pool moves it from
-        // the recording state back to the initial state.
-        unsafe {
-            let _ = self
-                .shared
-                .raw
-                .reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
-        }
-        lock(&self.shared.tracker.free).push(ctx);
+        // Never submitted: the reset moves it from the recording to the initial state.
+        self.shared.reset_and_free(ctx);
     }
 }
 
@@ -456,13 +452,8 @@ impl Device {
         let value = match s.submit_cb(&ctx, label) {
             Ok(v) => v,
             Err(e) => {
-                // SAFETY: the submission failed, so the buffer is not pending.
-                unsafe {
-                    let _ = s
-                        .raw
-                        .reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
-                }
-                lock(&s.tracker.free).push(ctx);
+                // The submission failed, so the buffer is not pending.
+                s.reset_and_free(ctx);
                 return Err(e);
             }
         };
@@ -493,20 +484,15 @@ impl Shared {
         f: impl for<'x> FnOnce(&mut Recorder<'a, 'x>) -> Result<R>,
     ) -> Result<(R, Recorder<'a, 'r>)> {
         let d = &self.raw;
+        // The buffer was never submitted: the reset discards what was recorded.
         let discard = |e: Error| {
-            // SAFETY: the buffer was never submitted; resetting its pool discards it.
-            unsafe {
-                let _ = d.end_command_buffer(ctx.cb);
-                let _ = d.reset_command_pool(ctx.pool, vk::CommandPoolResetFlags::empty());
-            }
-            lock(&self.tracker.free).push(Context { ..*ctx });
+            self.reset_and_free(Context { ..*ctx });
             e
         };
         let begin = vk::CommandBufferBeginInfo::default().flags(flags);
-        // SAFETY: `cb` is in the initial state (fresh, or its pool was reset).
+        // SAFETY: `cb` is in the initial state (fresh, or reset after its last use).
         if let Err(e) = unsafe { d.begin_command_buffer(ctx.cb, &begin) } {
-            lock(&self.tracker.free).push(Context { ..*ctx });
-            return Err(vk_err("vkBeginCommandBuffer")(e));
+            return Err(discard(vk_err("vkBeginCommandBuffer")(e)));
         }
         let mut rec = Recorder::new(self, ctx.cb);
         if self.tracker.timeline == vk::Semaphore::null() {
