@@ -295,21 +295,9 @@ fn round_trip(
         r.dispatch(1, 1, 1)
     })?;
     let rctx = raw.ctx()?;
-    let reused = (|| -> BenchResult<()> {
-        let begin = vk::CommandBufferBeginInfo::default();
-        // SAFETY: `rctx.cb` is fresh (initial state).
-        unsafe { raw.d.begin_command_buffer(rctx.cb, &begin)? };
-        let rw = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
-        let all = vk::PipelineStageFlags::ALL_COMMANDS;
-        raw.barrier(&rctx, vk::AccessFlags::MEMORY_WRITE, rw, all);
-        record_body(raw, fx, rctx.cb, &p);
-        let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
-        let dst = vk::PipelineStageFlags::HOST;
-        raw.barrier(&rctx, vk::AccessFlags::MEMORY_WRITE, host, dst);
-        // SAFETY: recording.
-        unsafe { raw.d.end_command_buffer(rctx.cb)? };
-        Ok(())
-    })();
+    let body = |cb: vk::CommandBuffer| record_body(raw, fx, cb, &p);
+    let reusable = vk::CommandBufferUsageFlags::empty();
+    let reused = super::floors::record(raw, rctx.cb, &body, reusable, super::floors::FULL);
     let out = reused.and_then(|_| {
         let raw_reused = || -> BenchResult<()> { raw.resubmit_wait(&rctx) };
         round_trip_rows(
@@ -441,10 +429,10 @@ fn record_tiny(raw: &Raw, fx: &Fixture, ctx: &Ctx, p: &Params) -> BenchResult<()
     let rw = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
     let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
     let all = vk::PipelineStageFlags::ALL_COMMANDS;
-    raw.barrier(ctx, vk::AccessFlags::MEMORY_WRITE, rw, all);
+    raw.barrier(ctx.cb, vk::AccessFlags::MEMORY_WRITE, rw, all);
     record_body(raw, fx, ctx.cb, p);
     raw.barrier(
-        ctx,
+        ctx.cb,
         vk::AccessFlags::MEMORY_WRITE,
         host,
         vk::PipelineStageFlags::HOST,

@@ -85,28 +85,9 @@ fn pool(
     }
 }
 
-/// Full memory barrier (all commands → `dst_stage`), as the round-trip stream has.
-fn barrier(raw: &Raw, cb: vk::CommandBuffer, dst: vk::AccessFlags, stage: vk::PipelineStageFlags) {
-    let b = vk::MemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-        .dst_access_mask(dst);
-    // SAFETY: `cb` is recording; the barrier is a local.
-    unsafe {
-        raw.d.cmd_pipeline_barrier(
-            cb,
-            vk::PipelineStageFlags::ALL_COMMANDS,
-            stage,
-            vk::DependencyFlags::empty(),
-            &[b],
-            &[],
-            &[],
-        )
-    }
-}
-
 /// What a recorded stream holds.
 #[derive(Clone, Copy)]
-struct Stream {
+pub struct Stream {
     lead: bool,
     body: bool,
     host: bool,
@@ -114,14 +95,15 @@ struct Stream {
     fill: Option<(vk::Buffer, u32)>,
 }
 
-const FULL: Stream = Stream {
+pub const FULL: Stream = Stream {
     lead: true,
     body: true,
     host: true,
     fill: None,
 };
 
-fn record(
+/// Records stream `s` into `cb` (begun with `flags`) and ends it.
+pub fn record(
     raw: &Raw,
     cb: vk::CommandBuffer,
     body: Body,
@@ -137,18 +119,23 @@ fn record(
             .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(flags))?
     };
     if s.lead {
-        barrier(raw, cb, rw, all);
+        raw.barrier(cb, vk::AccessFlags::MEMORY_WRITE, rw, all);
     }
     if s.body {
         body(cb);
     }
     if let Some((buf, value)) = s.fill {
-        barrier(raw, cb, rw, all);
+        raw.barrier(cb, vk::AccessFlags::MEMORY_WRITE, rw, all);
         // SAFETY: `buf` is a live 256-byte transfer-dst buffer.
         unsafe { raw.d.cmd_fill_buffer(cb, buf, 0, 4, value) };
     }
     if s.host {
-        barrier(raw, cb, host, vk::PipelineStageFlags::HOST);
+        raw.barrier(
+            cb,
+            vk::AccessFlags::MEMORY_WRITE,
+            host,
+            vk::PipelineStageFlags::HOST,
+        );
     }
     // SAFETY: `cb` is recording.
     unsafe { raw.d.end_command_buffer(cb)? };

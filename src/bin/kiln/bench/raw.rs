@@ -240,10 +240,11 @@ impl Raw {
         Ok(())
     }
 
-    /// A global memory barrier from `src` to `dst` access (all commands → `dst_stage`).
+    /// A global memory barrier from `src` to `dst` access (all commands → `dst_stage`) in the
+    /// recording command buffer `cb`.
     pub fn barrier(
         &self,
-        c: &Ctx,
+        cb: vk::CommandBuffer,
         src: vk::AccessFlags,
         dst: vk::AccessFlags,
         dst_stage: vk::PipelineStageFlags,
@@ -254,7 +255,7 @@ impl Raw {
         // SAFETY: `cb` is recording; the barrier is a local.
         unsafe {
             self.d.cmd_pipeline_barrier(
-                c.cb,
+                cb,
                 vk::PipelineStageFlags::ALL_COMMANDS,
                 dst_stage,
                 vk::DependencyFlags::empty(),

@@ -388,7 +388,7 @@ pub fn transfer_rows(
             raw.begin(&ctx)?;
             let xfer = vk::PipelineStageFlags::TRANSFER;
             raw.barrier(
-                &ctx,
+                ctx.cb,
                 vk::AccessFlags::TRANSFER_WRITE,
                 vk::AccessFlags::TRANSFER_READ,
                 xfer,
@@ -396,7 +396,7 @@ pub fn transfer_rows(
             // SAFETY: as above.
             unsafe { raw.d.cmd_copy_buffer(ctx.cb, dst.raw(), down.buf, &region) };
             raw.barrier(
-                &ctx,
+                ctx.cb,
                 vk::AccessFlags::TRANSFER_WRITE,
                 vk::AccessFlags::HOST_READ,
                 vk::PipelineStageFlags::HOST,
