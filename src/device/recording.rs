@@ -2,8 +2,9 @@
 //!
 //! A round trip through [`Device::execute`] records its command buffer every time. For the
 //! same work repeated (a solver step, a per-frame compute pass), recording once and
-//! resubmitting saves the recording and the command-pool reset: on the H200 a one-dispatch
-//! round trip drops from ~21 µs to ~16 µs (BENCHMARKS.md). This is the shape of Kompute's
+//! resubmitting saves the recording and the command-buffer reset: on the H200 a
+//! one-dispatch round trip measured 17.4 – 19.1 µs against 18.4 µs and more re-recorded
+//! (BENCHMARKS.md, 2026-11-30). This is the shape of Kompute's
 //! `Sequence` and of Vulkan's own reusable command buffers (§6.4, no
 //! `ONE_TIME_SUBMIT_BIT`).
 //!
@@ -43,8 +44,7 @@ use crate::error::{Error, Result};
 /// }
 /// ```
 ///
-/// Each
-/// submission waits for every earlier submission of the device (as [`Device::submit`] does)
+/// Each submission waits for every earlier submission of the device (as [`Device::submit`] does)
 /// and for this recording's own previous submission (a command buffer may not be pending
 /// twice without `SIMULTANEOUS_USE`, VUID-vkQueueSubmit-pCommandBuffers-00071).
 pub struct Recording<'a> {
