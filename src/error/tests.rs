@@ -1,0 +1,102 @@
+//! Tests of the error codes and messages.
+
+use super::*;
+use std::collections::BTreeMap;
+
+/// A value to fill a field with in [`Error::every_variant`].
+pub(super) trait Sample {
+    fn sample() -> Self;
+}
+
+macro_rules! samples {
+    ($($ty:ty => $value:expr,)*) => {
+        $(impl Sample for $ty {
+            fn sample() -> Self {
+                $value
+            }
+        })*
+    };
+}
+
+samples! {
+    u16 => 7,
+    u32 => 7,
+    u64 => 7,
+    usize => 7,
+    [u32; 3] => [1, 2, 3],
+    Vec<u32> => vec![0, 1],
+    &'static str => "sample",
+    String => "sample".to_string(),
+    gpu_allocator::AllocationError => gpu_allocator::AllocationError::OutOfMemory,
+    vk::Result => vk::Result::ERROR_UNKNOWN,
+    vk::Format => vk::Format::R8G8B8A8_UNORM,
+    vk::ImageLayout => vk::ImageLayout::GENERAL,
+    vk::DescriptorType => vk::DescriptorType::STORAGE_BUFFER,
+    vk::ShaderStageFlags => vk::ShaderStageFlags::COMPUTE,
+    vk::ImageUsageFlags => vk::ImageUsageFlags::SAMPLED,
+}
+
+/// `KILN-E` or `KILN-W` and three digits.
+fn well_formed(code: &str) -> bool {
+    let Some(digits) = code
+        .strip_prefix("KILN-E")
+        .or_else(|| code.strip_prefix("KILN-W"))
+    else {
+        return false;
+    };
+    digits.len() == 3 && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[test]
+fn every_variant_has_a_unique_well_formed_code_that_starts_its_message() {
+    let all = Error::every_variant();
+    // Codes are never removed: 66 variants on main at dbf520b.
+    assert!(all.len() >= 66, "{} variants", all.len());
+    let mut seen = BTreeMap::new();
+    for e in &all {
+        let code = e.code();
+        assert!(well_formed(code), "malformed code {code:?}: {e}");
+        if let Some(other) = seen.insert(code, e.to_string()) {
+            panic!("{code} is used twice: `{other}` and `{e}`");
+        }
+        let shown = e.to_string();
+        assert!(shown.starts_with(&format!("{code}: ")), "{shown}");
+        assert!(shown.len() > code.len() + 2, "{code} has an empty message");
+    }
+}
+
+#[test]
+fn well_formed_accepts_only_kiln_codes() {
+    assert!(well_formed("KILN-E001"));
+    assert!(well_formed("KILN-W003"));
+    for bad in [
+        "KILN-E01",
+        "KILN-E0001",
+        "KILN-X001",
+        "kiln-e001",
+        "KILN-E00a",
+        "",
+    ] {
+        assert!(!well_formed(bad), "{bad}");
+    }
+}
+
+#[test]
+fn messages_keep_their_text() {
+    let e = Error::SpirvBadMagic { found: 0xdeadbeef };
+    assert_eq!(
+        e.to_string(),
+        "KILN-E004: bad SPIR-V magic number 0xdeadbeef at byte 0 (expected 0x07230203); \
+         this is not a SPIR-V module"
+    );
+    let e = Error::NoSuchBinding {
+        set: 1,
+        binding: 4,
+        available: vec![0, 2],
+    };
+    assert_eq!(
+        e.to_string(),
+        "KILN-E200: set 1 has no binding 4; the layout has bindings [0, 2]"
+    );
+    assert_eq!(Error::NoDevice.code(), "KILN-E101");
+}
