@@ -49,8 +49,17 @@
 //!    do. An underlying error goes in a field marked `#[source]`.
 //! 3. Name the code in the `Errors:` line of the public functions that return it.
 //! 4. `cargo test -p kiln --lib error` checks every variant's code (unique, `KILN-Eddd`, the
-//!    first thing its message prints). A field of a type no variant had
+//!    first thing its message and its `Debug` print). A field of a type no variant had
 //!    before needs a `Sample` value in `src/error/tests.rs`.
+//!
+//! # `Debug`
+//!
+//! `Debug` prints the same coded message as `Display`, followed by each error of the
+//! [`source`](std::error::Error::source) chain that the message does not already quote, so
+//! `fn main() -> Result<(), Box<dyn std::error::Error>>` reports `Error: KILN-E201: ...`
+//! with its hint instead of a struct dump.
+
+use std::fmt;
 
 use ash::vk;
 
@@ -70,8 +79,9 @@ macro_rules! errors {
     )*) => {
         /// Everything that can go wrong in kiln.
         ///
-        /// Each variant has a stable code ([`Error::code`]) that its message starts with.
-        #[derive(Debug, thiserror::Error)]
+        /// Each variant has a stable code ([`Error::code`]) that its message starts with;
+        /// `Debug` prints the same message (and the source chain), not the fields.
+        #[derive(thiserror::Error)]
         #[non_exhaustive]
         pub enum Error {
             $(
@@ -591,6 +601,25 @@ errors! {
         recorded: vk::ImageLayout,
         now: vk::ImageLayout,
     },
+}
+
+/// The coded message, then each error of the source chain that the message does not
+/// already quote (one `caused by:` line each); `{:#?}` prints the same.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut shown = self.to_string();
+        f.write_str(&shown)?;
+        let mut source = std::error::Error::source(self);
+        while let Some(error) = source {
+            let text = error.to_string();
+            if !shown.contains(&text) {
+                write!(f, "\ncaused by: {text}")?;
+                shown.push_str(&text);
+            }
+            source = error.source();
+        }
+        Ok(())
+    }
 }
 
 /// Maps a failed `VkResult` of `call` to an [`Error`] (per call, like wgpu-hal's `map_err`).

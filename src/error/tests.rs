@@ -1,4 +1,4 @@
-//! Tests of the error codes and messages.
+//! Tests of the error codes, messages and `Debug`.
 
 use super::*;
 use std::collections::BTreeMap;
@@ -62,6 +62,7 @@ fn every_variant_has_a_unique_well_formed_code_that_starts_its_message() {
         let shown = e.to_string();
         assert!(shown.starts_with(&format!("{code}: ")), "{shown}");
         assert!(shown.len() > code.len() + 2, "{code} has an empty message");
+        assert!(format!("{e:?}").starts_with(&shown), "{e:?}");
     }
 }
 
@@ -99,4 +100,31 @@ fn messages_keep_their_text() {
         "KILN-E200: set 1 has no binding 4; the layout has bindings [0, 2]"
     );
     assert_eq!(Error::NoDevice.code(), "KILN-E101");
+}
+
+/// What `fn main() -> Result<(), Box<dyn std::error::Error>>` prints after `Error: `.
+#[test]
+fn debug_is_the_coded_message_not_a_struct_dump() {
+    let e: Box<dyn std::error::Error> = Box::new(Error::NoSuchBindingName {
+        set: 0,
+        name: "weights".into(),
+    });
+    assert_eq!(
+        format!("{e:?}"),
+        "KILN-E201: set 0 has no binding named `weights`"
+    );
+    let e = Error::NoPipelineBound { what: "dispatch" };
+    assert_eq!(
+        format!("{e:#?}"),
+        "KILN-E252: dispatch before a pipeline was bound; call bind_pipeline first"
+    );
+}
+
+#[test]
+fn debug_does_not_repeat_a_source_the_message_quotes() {
+    let e = Error::Allocation {
+        object: "weights".into(),
+        source: gpu_allocator::AllocationError::OutOfMemory,
+    };
+    assert_eq!(format!("{e:?}"), e.to_string());
 }
