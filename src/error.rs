@@ -8,7 +8,7 @@
 //!
 //! | range | area |
 //! | --- | --- |
-//! | E001–E049 | SPIR-V input (header, instruction stream, parse) |
+//! | E001–E049 | SPIR-V input (files, header, instruction stream, parse) |
 //! | E050–E099 | reflection and layout derivation |
 //! | E100–E149 | Vulkan instance/device/driver (E140–E149: window, surface) |
 //! | E150–E199 | memory, buffers, transfers (E180–E189: images, E190–E199: samplers) |
@@ -60,6 +60,7 @@
 //! with its hint instead of a struct dump.
 
 use std::fmt;
+use std::path::PathBuf;
 
 use ash::vk;
 
@@ -174,6 +175,16 @@ errors! {
     #[code("KILN-E011")]
     #[error("malformed SPIR-V: {detail}")]
     SpirvMalformed { detail: String },
+
+    /// A SPIR-V file could not be read ([`crate::ShaderModule::from_file`]): it does not
+    /// exist, is not readable or is a directory.
+    #[code("KILN-E012")]
+    #[error("cannot read SPIR-V file `{}`: {source}; {}", path.display(), read_hint(source))]
+    ShaderFileRead {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 
     // ------------------------------------------------------------ E050–E099 reflection / layouts
     /// No entry point of that name (and stage, when given) in the module.
@@ -619,6 +630,19 @@ impl fmt::Debug for Error {
             source = error.source();
         }
         Ok(())
+    }
+}
+
+/// What to do about a file that could not be read (`KILN-E012`).
+fn read_hint(error: &std::io::Error) -> &'static str {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => {
+            "check the path (a relative path starts at the working directory) and that the \
+             shader was compiled to SPIR-V"
+        }
+        std::io::ErrorKind::PermissionDenied => "make the file readable by this user",
+        std::io::ErrorKind::IsADirectory => "pass the path of a .spv file, not of a directory",
+        _ => "check that the file exists and is readable",
     }
 }
 

@@ -43,10 +43,12 @@ fn spirv_id_bound_and_set_number_errors() {
     let m = ShaderModule::from_spirv(&w).unwrap();
     let e = kiln::PipelineLayoutDesc::from_stages(&[(&m, "main")]).unwrap_err();
     assert_eq!(e.code(), "KILN-E052");
-    assert_eq!(
-        code(ShaderModule::from_file("/nonexistent/kiln/x.spv")),
-        "KILN-E010"
-    );
+    // A missing file is a read error (KILN-E012), not a parse error (KILN-E010 before).
+    let e = ShaderModule::from_file("/nonexistent/kiln/x.spv").unwrap_err();
+    assert_eq!(e.code(), "KILN-E012", "{e}");
+    assert!(e.to_string().contains("`/nonexistent/kiln/x.spv`"), "{e}");
+    assert!(e.to_string().contains("check the path"), "{e}");
+    assert!(std::error::Error::source(&e).is_some());
 }
 
 #[test]

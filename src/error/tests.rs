@@ -27,6 +27,8 @@ samples! {
     Vec<u32> => vec![0, 1],
     &'static str => "sample",
     String => "sample".to_string(),
+    PathBuf => PathBuf::from("shaders/missing.spv"),
+    std::io::Error => std::io::Error::from(std::io::ErrorKind::NotFound),
     gpu_allocator::AllocationError => gpu_allocator::AllocationError::OutOfMemory,
     vk::Result => vk::Result::ERROR_UNKNOWN,
     vk::Format => vk::Format::R8G8B8A8_UNORM,
@@ -50,8 +52,8 @@ fn well_formed(code: &str) -> bool {
 #[test]
 fn every_variant_has_a_unique_well_formed_code_that_starts_its_message() {
     let all = Error::every_variant();
-    // Codes are never removed: 66 variants on main at dbf520b.
-    assert!(all.len() >= 66, "{} variants", all.len());
+    // Codes are never removed: 66 variants on main at dbf520b, plus E012.
+    assert!(all.len() >= 67, "{} variants", all.len());
     let mut seen = BTreeMap::new();
     for e in &all {
         let code = e.code();
@@ -120,11 +122,59 @@ fn debug_is_the_coded_message_not_a_struct_dump() {
     );
 }
 
+#[derive(Debug)]
+struct Outer(Inner);
+#[derive(Debug)]
+struct Inner;
+impl fmt::Display for Outer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the mount went away")
+    }
+}
+impl std::error::Error for Outer {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+impl fmt::Display for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("nfs server not responding")
+    }
+}
+impl std::error::Error for Inner {}
+
 #[test]
-fn debug_does_not_repeat_a_source_the_message_quotes() {
+fn debug_adds_the_source_chain_the_message_does_not_quote() {
+    let e = Error::ShaderFileRead {
+        path: PathBuf::from("/mnt/shaders/a.spv"),
+        source: std::io::Error::other(Outer(Inner)),
+    };
+    assert_eq!(
+        format!("{e:?}"),
+        "KILN-E012: cannot read SPIR-V file `/mnt/shaders/a.spv`: the mount went away; \
+         check that the file exists and is readable\n\
+         caused by: nfs server not responding"
+    );
+    // A source the message already quotes is not repeated.
     let e = Error::Allocation {
         object: "weights".into(),
         source: gpu_allocator::AllocationError::OutOfMemory,
     };
     assert_eq!(format!("{e:?}"), e.to_string());
+}
+
+#[test]
+fn missing_shader_file_says_what_to_do() {
+    let e = Error::ShaderFileRead {
+        path: PathBuf::from("shaders/missing.spv"),
+        source: std::io::Error::from(std::io::ErrorKind::NotFound),
+    };
+    assert_eq!(e.code(), "KILN-E012");
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with("KILN-E012: cannot read SPIR-V file `shaders/missing.spv`: "),
+        "{shown}"
+    );
+    assert!(shown.contains("check the path"), "{shown}");
+    assert!(std::error::Error::source(&e).is_some());
 }

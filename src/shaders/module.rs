@@ -57,10 +57,14 @@ impl ShaderModule {
     }
 
     /// Reads and checks a `.spv` file.
+    ///
+    /// Errors: `KILN-E012` the file cannot be read (missing, unreadable, a directory), then
+    /// those of [`from_bytes`](Self::from_bytes).
     pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| Error::SpirvParse {
-            detail: format!("cannot read {}: {e}", path.display()),
+        let bytes = std::fs::read(path).map_err(|source| Error::ShaderFileRead {
+            path: path.to_path_buf(),
+            source,
         })?;
         Ok(Self::from_bytes(&bytes)?.with_label(path.display().to_string()))
     }
