@@ -404,6 +404,17 @@ errors! {
         elem: usize,
     },
 
+    /// A buffer used by a command its usage flags do not allow: a vertex buffer without
+    /// VERTEX_BUFFER (VUID-vkCmdBindVertexBuffers-pBuffers-00627), an index buffer without
+    /// INDEX_BUFFER (VUID-vkCmdBindIndexBuffer-buffer-00433). `call` is the kiln method.
+    #[code("KILN-E157")]
+    #[error("buffer `{object}` lacks usage {needed:?} needed for {call}; create it with that usage")]
+    BufferUsage {
+        object: String,
+        needed: vk::BufferUsageFlags,
+        call: &'static str,
+    },
+
     /// An image description Vulkan would reject (zero extent, too many mips, unsupported
     /// format/usage; VUID-VkImageCreateInfo-extent-00944, -mipLevels-00947, -usage-00964).
     #[code("KILN-E180")]

@@ -402,7 +402,28 @@ fn recording_errors_are_coded() {
             r.bind_vertex_buffer(0, &plain, 0)
         })
         .unwrap_err();
-    assert_eq!(err.code(), "KILN-E283", "{err}");
+    assert_eq!(err.code(), "KILN-E157", "{err}");
+    assert!(
+        err.to_string().contains(
+            "buffer `not a vertex buffer` lacks usage VERTEX_BUFFER needed for bind_vertex_buffer"
+        ),
+        "{err}"
+    );
+    let err = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.0; 4])],
+                depth: None,
+            })?;
+            r.bind_index_buffer(&plain, 0, vk::IndexType::UINT16)
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), "KILN-E157", "{err}");
+    assert!(
+        err.to_string()
+            .contains("INDEX_BUFFER needed for bind_index_buffer"),
+        "{err}"
+    );
     let err = device
         .execute(|r| {
             r.begin_rendering(&RenderingDesc {

@@ -470,7 +470,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
     /// Binds `buffer` (from byte `offset`) as vertex buffer `binding` — the index of the
     /// layout in `GraphicsPipelineDesc::vertex_buffers`.
     ///
-    /// Errors: `KILN-E283` the buffer lacks VERTEX_BUFFER usage.
+    /// Errors: `KILN-E157` the buffer lacks VERTEX_BUFFER usage.
     pub fn bind_vertex_buffer(
         &mut self,
         binding: u32,
@@ -478,8 +478,10 @@ impl<'a, 'r> Recorder<'a, 'r> {
         offset: u64,
     ) -> Result<()> {
         if !buffer.usage().contains(vk::BufferUsageFlags::VERTEX_BUFFER) {
-            return Err(Error::RenderingState {
-                what: "bind_vertex_buffer with a buffer created without VERTEX_BUFFER usage",
+            return Err(Error::BufferUsage {
+                object: buffer.label().to_string(),
+                needed: vk::BufferUsageFlags::VERTEX_BUFFER,
+                call: "bind_vertex_buffer",
             });
         }
         // SAFETY: the buffer has VERTEX_BUFFER usage and outlives the execution ('a).
@@ -493,7 +495,7 @@ impl<'a, 'r> Recorder<'a, 'r> {
 
     /// Binds `buffer` as the index buffer (`UINT16` or `UINT32` indices).
     ///
-    /// Errors: `KILN-E283` the buffer lacks INDEX_BUFFER usage.
+    /// Errors: `KILN-E157` the buffer lacks INDEX_BUFFER usage.
     pub fn bind_index_buffer(
         &mut self,
         buffer: &'a Buffer,
@@ -501,8 +503,10 @@ impl<'a, 'r> Recorder<'a, 'r> {
         index_type: vk::IndexType,
     ) -> Result<()> {
         if !buffer.usage().contains(vk::BufferUsageFlags::INDEX_BUFFER) {
-            return Err(Error::RenderingState {
-                what: "bind_index_buffer with a buffer created without INDEX_BUFFER usage",
+            return Err(Error::BufferUsage {
+                object: buffer.label().to_string(),
+                needed: vk::BufferUsageFlags::INDEX_BUFFER,
+                call: "bind_index_buffer",
             });
         }
         // SAFETY: the buffer has INDEX_BUFFER usage and outlives the execution ('a).
