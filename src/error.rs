@@ -58,9 +58,16 @@
 //! [`source`](std::error::Error::source) chain that the message does not already quote, so
 //! `fn main() -> Result<(), Box<dyn std::error::Error>>` reports `Error: KILN-E201: ...`
 //! with its hint instead of a struct dump.
+//!
+//! # VkResult mapping
+//!
+//! A failed Vulkan call is mapped by the mapper that knows its context: [`vk_err`] for most
+//! calls, [`vk_err_labeled`] where the submission is known (a device loss names its label),
+//! [`vk_wait_err`] for waits with a timeout (a timeout says how long it waited).
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use ash::vk;
 
@@ -303,9 +310,10 @@ errors! {
         result: vk::Result,
     },
 
-    /// VK_ERROR_DEVICE_LOST (Vulkan spec §5.2.3 "Lost Device").
+    /// VK_ERROR_DEVICE_LOST (Vulkan spec §5.2.3 "Lost Device"). `label` is the label of the
+    /// last submission when the failing call knows it (a submit or a wait), empty otherwise.
     #[code("KILN-E105")]
-    #[error("device lost during {call} (last submission: `{label}`); the device must be recreated")]
+    #[error("device lost during {call}{}; the device must be recreated", last_submission(label))]
     DeviceLost { call: &'static str, label: String },
 
     /// VK_ERROR_OUT_OF_DEVICE_MEMORY / VK_ERROR_OUT_OF_HOST_MEMORY.
@@ -321,7 +329,7 @@ errors! {
     #[error("device `{device}` lacks {what}")]
     MissingFeature { device: String, what: String },
 
-    /// The GPU did not finish within the wait timeout.
+    /// The GPU did not finish within the wait timeout (`ms`, the time waited).
     #[code("KILN-E108")]
     #[error("timed out after {ms} ms waiting for the GPU during {call}")]
     Timeout { call: &'static str, ms: u64 },
@@ -657,19 +665,64 @@ fn read_hint(error: &std::io::Error) -> &'static str {
     }
 }
 
-/// Maps a failed `VkResult` of `call` to an [`Error`] (per call, like wgpu-hal's `map_err`).
+/// ` (last submission: `label`)` for `KILN-E105`, nothing when the label is unknown.
+fn last_submission(label: &str) -> String {
+    if label.is_empty() {
+        String::new()
+    } else {
+        format!(" (last submission: `{label}`)")
+    }
+}
+
+// ---------------------------------------------------------------- VkResult mapping
+//
+// One mapper per kind of call, like wgpu-hal's per-call `map_err`s: the caller picks the one
+// that knows its context, so a result is never reported with made-up context (a timeout of
+// 0 ms, a device loss naming no submission although the caller knew it).
+
+/// Maps a failed `VkResult` of `call`, a call that does not wait with a timeout and does not
+/// know the submission involved: out-of-memory is `KILN-E106`, a lost device `KILN-E105`
+/// (without a label), anything else `KILN-E104`.
 pub(crate) fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> Error {
+    move |result| map_result(call, result, "")
+}
+
+/// [`vk_err`] for a call made for (or right after) the submission labelled `label`
+/// (`vkQueueSubmit`): a lost device names it.
+pub(crate) fn vk_err_labeled<'a>(
+    call: &'static str,
+    label: &'a str,
+) -> impl Fn(vk::Result) -> Error + 'a {
+    move |result| map_result(call, result, label)
+}
+
+/// [`vk_err_labeled`] for a wait of at most `timeout` (`vkWaitSemaphores`, `vkWaitForFences`):
+/// VK_TIMEOUT is `KILN-E108` with the time waited.
+pub(crate) fn vk_wait_err<'a>(
+    call: &'static str,
+    timeout: Duration,
+    label: &'a str,
+) -> impl Fn(vk::Result) -> Error + 'a {
     move |result| match result {
+        vk::Result::TIMEOUT => Error::Timeout {
+            call,
+            ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        },
+        result => map_result(call, result, label),
+    }
+}
+
+fn map_result(call: &'static str, result: vk::Result, label: &str) -> Error {
+    match result {
         vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost {
             call,
-            label: String::new(),
+            label: label.to_string(),
         },
         vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => Error::OutOfMemory {
             call,
             kind: "device",
         },
         vk::Result::ERROR_OUT_OF_HOST_MEMORY => Error::OutOfMemory { call, kind: "host" },
-        vk::Result::TIMEOUT => Error::Timeout { call, ms: 0 },
         result => Error::Vulkan { call, result },
     }
 }

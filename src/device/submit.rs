@@ -30,7 +30,7 @@ use ash::vk;
 
 use super::{Device, Shared};
 use crate::commands::Recorder;
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_err, vk_err_labeled, vk_wait_err, Error, Result};
 
 pub(crate) struct Context {
     pub pool: vk::CommandPool,
@@ -193,7 +193,10 @@ impl Shared {
                         return Ok(());
                     }
                     Ok(_) => {}
-                    Err(e) => return Err(vk_err("vkGetSemaphoreCounterValue")(e)),
+                    Err(e) => {
+                        let label = lock(&self.tracker.last_label);
+                        return Err(vk_err_labeled("vkGetSemaphoreCounterValue", &label)(e));
+                    }
                 }
                 if start.elapsed() >= spin {
                     break;
@@ -214,15 +217,11 @@ impl Shared {
                 self.collect();
                 Ok(())
             }
-            Err(vk::Result::TIMEOUT) => Err(Error::Timeout {
-                call: "vkWaitSemaphores",
-                ms: timeout.as_millis() as u64,
-            }),
-            Err(vk::Result::ERROR_DEVICE_LOST) => Err(Error::DeviceLost {
-                call: "vkWaitSemaphores",
-                label: lock(&self.tracker.last_label).clone(),
-            }),
-            Err(e) => Err(vk_err("vkWaitSemaphores")(e)),
+            Err(e) => {
+                let label = lock(&self.tracker.last_label);
+                let error = vk_wait_err("vkWaitSemaphores", timeout, &label)(e);
+                Err(error)
+            }
         }
     }
 
@@ -559,15 +558,8 @@ impl Shared {
         // SAFETY: the queue is externally synchronized by its mutex; `cb` is executable and
         // not pending; values increase strictly because they are assigned under the queue
         // lock.
-        if let Err(e) = unsafe { d.queue_submit(*queue, &[submit], fence) } {
-            return Err(match e {
-                vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost {
-                    call: "vkQueueSubmit",
-                    label: label.to_string(),
-                },
-                e => vk_err("vkQueueSubmit")(e),
-            });
-        }
+        unsafe { d.queue_submit(*queue, &[submit], fence) }
+            .map_err(vk_err_labeled("vkQueueSubmit", label))?;
         self.mark_submitted(value, label);
         if !has_timeline {
             // No timeline: complete the submission before returning.
@@ -576,9 +568,7 @@ impl Shared {
                 d.wait_for_fences(&[ctx.fence], true, EXECUTE_TIMEOUT.as_nanos() as u64)
                     .and_then(|_| d.reset_fences(&[ctx.fence]))
             };
-            if let Err(e) = r {
-                return Err(vk_err("vkWaitForFences")(e));
-            }
+            r.map_err(vk_wait_err("vkWaitForFences", EXECUTE_TIMEOUT, label))?;
             self.tracker.completed.store(value, Ordering::Release);
         }
         Ok(value)

@@ -1,4 +1,4 @@
-//! Tests of the error codes, messages and `Debug`.
+//! Tests of the error codes, messages, `Debug` and the VkResult mappers.
 
 use super::*;
 use std::collections::BTreeMap;
@@ -178,4 +178,47 @@ fn missing_shader_file_says_what_to_do() {
     );
     assert!(shown.contains("check the path"), "{shown}");
     assert!(std::error::Error::source(&e).is_some());
+}
+
+#[test]
+fn vk_results_keep_their_context() {
+    let e =
+        vk_wait_err("vkWaitSemaphores", Duration::from_secs(120), "upload")(vk::Result::TIMEOUT);
+    assert_eq!(
+        e.to_string(),
+        "KILN-E108: timed out after 120000 ms waiting for the GPU during vkWaitSemaphores"
+    );
+    let e = vk_wait_err("vkWaitSemaphores", Duration::from_secs(1), "saxpy")(
+        vk::Result::ERROR_DEVICE_LOST,
+    );
+    assert_eq!(
+        e.to_string(),
+        "KILN-E105: device lost during vkWaitSemaphores (last submission: `saxpy`); \
+         the device must be recreated"
+    );
+    let e = vk_err_labeled("vkQueueSubmit", "frame 3")(vk::Result::ERROR_DEVICE_LOST);
+    assert!(
+        e.to_string().contains("(last submission: `frame 3`)"),
+        "{e}"
+    );
+    // Without a known submission the message names none (not "``").
+    let e = vk_err("vkCreateSampler")(vk::Result::ERROR_DEVICE_LOST);
+    assert_eq!(
+        e.to_string(),
+        "KILN-E105: device lost during vkCreateSampler; the device must be recreated"
+    );
+    // A call that does not wait reports VK_TIMEOUT as it is, not as a 0 ms timeout.
+    let e = vk_err("vkAcquireNextImageKHR")(vk::Result::TIMEOUT);
+    assert_eq!(e.code(), "KILN-E104");
+    assert_eq!(
+        e.to_string(),
+        "KILN-E104: vkAcquireNextImageKHR failed: TIMEOUT"
+    );
+    let e = vk_err("vkCreateBuffer")(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_eq!(
+        e.to_string(),
+        "KILN-E106: out of device memory during vkCreateBuffer; free resources and retry"
+    );
+    let e = vk_err("vkCreateBuffer")(vk::Result::ERROR_OUT_OF_HOST_MEMORY);
+    assert!(e.to_string().contains("out of host memory"), "{e}");
 }
