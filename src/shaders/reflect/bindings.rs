@@ -2,7 +2,7 @@
 //! each resource variable (Vulkan spec §15.1 "Descriptor Types", §15.6 "DescriptorSet and
 //! Binding Assignment"; SPIR-V spec §2.16.1 for the Uniform/BufferBlock/StorageBuffer rules).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use ash::vk;
 use rspirv::spirv::{Dim, StorageClass};
@@ -12,9 +12,13 @@ use super::{layout, DescriptorBinding};
 use crate::error::{Error, Result};
 
 /// Every descriptor variable declared in the module: variable id -> binding.
+///
+/// Variables are visited in declaration order, so the error for a module with several
+/// bad variables always names the first one declared (issue 17: iterating the id-keyed
+/// `HashMap` named a different variable from run to run).
 pub(super) fn declared_bindings(t: &Tables) -> Result<BTreeMap<u32, DescriptorBinding>> {
     let mut out = BTreeMap::new();
-    for (&var, _) in t.globals.iter() {
+    for &var in &t.global_order {
         let Some((storage, pointee)) = t.variable_pointee(var) else {
             continue;
         };
@@ -177,7 +181,7 @@ fn binding_label(name: &Option<String>, d: &tables::Decos) -> String {
 /// A (set, binding) is used when any of its variables is.
 pub(super) fn split_by_use(
     all: &BTreeMap<u32, DescriptorBinding>,
-    used: &HashSet<u32>,
+    used: &BTreeSet<u32>,
 ) -> (Vec<DescriptorBinding>, Vec<DescriptorBinding>) {
     let mut groups: BTreeMap<(u32, u32), (bool, Vec<&DescriptorBinding>)> = BTreeMap::new();
     for (var, b) in all {

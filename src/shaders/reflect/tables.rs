@@ -3,9 +3,14 @@
 //!
 //! Everything here is keyed by SPIR-V result id. Lookups of ids that are missing (a corrupt
 //! module) return `None` and the caller turns that into a coded error; nothing panics.
+//!
+//! Determinism (issue 17): reflection output and error messages are the same on every run.
+//! A `HashMap` here is only ever looked up by key, never iterated, because its iteration
+//! order changes from run to run (and from map to map); whatever is iterated is a `Vec` in
+//! module order or a `BTreeMap`/`BTreeSet` in id order.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rspirv::binary::{Consumer, ParseAction as Action};
 use rspirv::dr::{Instruction, ModuleHeader, Operand};
@@ -106,21 +111,22 @@ pub(crate) struct Tables {
     pub consts: HashMap<u32, Const>,
     /// Scalar spec constants (OpSpecConstant*), in declaration order.
     pub spec_consts: Vec<u32>,
-    /// Constant composites: id -> parts.
-    pub composites: HashMap<u32, Vec<u32>>,
+    /// Constant composites: id -> parts (iterated, in id order, for the WorkgroupSize
+    /// built-in).
+    pub composites: BTreeMap<u32, Vec<u32>>,
     pub decos: HashMap<u32, Decos>,
     pub member_decos: HashMap<(u32, u32), Decos>,
     pub names: HashMap<u32, String>,
     pub member_names: HashMap<(u32, u32), String>,
-    /// Global variables by id.
+    /// Global variables by id (looked up only: iterate [`global_order`](Self::global_order)).
     pub globals: HashMap<u32, Global>,
     /// Global variable ids in declaration order.
     pub global_order: Vec<u32>,
     /// Function id -> global variables it references directly (in any operand, which
     /// covers access chains, loads/stores, OpArrayLength and passing as a call argument).
-    pub uses: HashMap<u32, HashSet<u32>>,
+    pub uses: HashMap<u32, BTreeSet<u32>>,
     /// Function id -> functions it calls.
-    pub calls: HashMap<u32, HashSet<u32>>,
+    pub calls: HashMap<u32, BTreeSet<u32>>,
     /// Memo of block-layout type sizes: (type, matrix stride, row major) -> size.
     pub(crate) size_memo: RefCell<HashMap<SizeKey, Option<u32>>>,
 }
@@ -490,8 +496,8 @@ impl Tables {
     }
 
     /// The functions reachable from `entry` through OpFunctionCall (cycles tolerated).
-    pub fn reachable(&self, entry: u32) -> HashSet<u32> {
-        let mut seen = HashSet::new();
+    pub fn reachable(&self, entry: u32) -> BTreeSet<u32> {
+        let mut seen = BTreeSet::new();
         let mut stack = vec![entry];
         while let Some(f) = stack.pop() {
             if !seen.insert(f) {
@@ -505,8 +511,8 @@ impl Tables {
     }
 
     /// Global variables statically used by any function reachable from `entry`.
-    pub fn used_globals(&self, entry: u32) -> HashSet<u32> {
-        let mut used = HashSet::new();
+    pub fn used_globals(&self, entry: u32) -> BTreeSet<u32> {
+        let mut used = BTreeSet::new();
         for f in self.reachable(entry) {
             if let Some(u) = self.uses.get(&f) {
                 used.extend(u.iter().copied());
