@@ -7,7 +7,12 @@
 //! module simply evaluate to "unknown" and nothing recurses.
 //! Float expressions (`FAdd`, `QuantizeToF16`, …) are not evaluated: they make the value
 //! unknown, never an error.
+//!
+//! The composite operations (VectorShuffle, CompositeExtract, CompositeInsert) are
+//! followed through the constant composites, so that e.g. a component extracted from a
+//! shuffled spec-constant vector can size a descriptor array.
 
+use rspirv::dr::Operand;
 use rspirv::spirv::Op;
 
 use super::tables::{Const, Tables, Ty};
@@ -38,7 +43,81 @@ fn mask(bits: u64, width: u32) -> u64 {
     }
 }
 
+/// The "undefined component" literal of OpVectorShuffle (SPIR-V spec, OpVectorShuffle).
+const UNDEFINED_COMPONENT: u32 = 0xFFFF_FFFF;
+
+/// Stands for a part whose value is unknown: no id is 0 (SPIR-V spec §2.3 "Physical
+/// Layout": every id is above 0 and below the bound).
+const UNKNOWN_PART: u32 = 0;
+
 impl Tables {
+    /// Records the value of `OpSpecConstantOp op operands` for a composite operation:
+    /// VectorShuffle and a one-index CompositeInsert give a new composite, CompositeExtract
+    /// the part's value (a scalar constant or a composite). Anything kiln cannot follow
+    /// (an operand that is not a known composite, an index out of range, a CompositeInsert
+    /// several levels deep) leaves the value unknown.
+    pub(crate) fn eval_composite_op(&mut self, rid: u32, op: Op, operands: &[Operand]) {
+        let ids: Vec<u32> = operands
+            .iter()
+            .filter_map(|o| match o {
+                Operand::IdRef(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        let literals: Vec<u32> = operands
+            .iter()
+            .filter_map(|o| match o {
+                Operand::LiteralBit32(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        match (op, ids.as_slice()) {
+            (Op::VectorShuffle, [a, b]) => {
+                let (Some(a), Some(b)) = (self.composites.get(a), self.composites.get(b)) else {
+                    return;
+                };
+                let parts = literals
+                    .iter()
+                    .map(|&c| {
+                        if c == UNDEFINED_COMPONENT {
+                            return UNKNOWN_PART;
+                        }
+                        let c = c as usize;
+                        let part = a.get(c).or_else(|| b.get(c.checked_sub(a.len())?));
+                        part.copied().unwrap_or(UNKNOWN_PART)
+                    })
+                    .collect();
+                self.composites.insert(rid, parts);
+            }
+            (Op::CompositeExtract, [composite]) => {
+                let mut part = *composite;
+                for &i in &literals {
+                    match self.composites.get(&part).and_then(|p| p.get(i as usize)) {
+                        Some(&p) => part = p,
+                        None => return,
+                    }
+                }
+                if let Some(c) = self.consts.get(&part).copied() {
+                    self.consts.insert(rid, c);
+                } else if let Some(parts) = self.composites.get(&part).cloned() {
+                    self.composites.insert(rid, parts);
+                }
+            }
+            (Op::CompositeInsert, [object, composite]) => {
+                let ([i], Some(parts)) = (literals.as_slice(), self.composites.get(composite))
+                else {
+                    return;
+                };
+                let mut parts = parts.clone();
+                if let Some(p) = parts.get_mut(*i as usize) {
+                    *p = *object;
+                    self.composites.insert(rid, parts);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn int_operand(&self, id: u32) -> Option<IntVal> {
         let width = match self.types.get(self.const_types.get(&id)?)? {
             Ty::Int { width, .. } => *width,

@@ -8,6 +8,7 @@ mod bindings;
 mod entry;
 mod eval;
 mod layout;
+mod specop;
 mod tables;
 
 use ash::vk;

@@ -154,6 +154,11 @@ struct Builder {
     /// The header's id bound, and the first id found at or above it.
     bound: u32,
     bad_id: Option<u32>,
+    /// Instructions received so far (rspirv numbers them from 1).
+    received: usize,
+    /// kiln's decoding of each OpSpecConstantOp, by instruction number: it replaces the
+    /// placeholder rspirv parsed there (see `specop`).
+    spec_ops: BTreeMap<usize, Instruction>,
 }
 
 impl Consumer for Builder {
@@ -169,6 +174,8 @@ impl Consumer for Builder {
         Action::Continue
     }
     fn consume_instruction(&mut self, inst: Instruction) -> Action {
+        self.received += 1;
+        let inst = self.spec_ops.remove(&self.received).unwrap_or(inst);
         // Every id must be below the bound (SPIR-V spec §2.3 "Physical Layout"); drivers
         // index tables by id, so an id past it must never reach them.
         let ids = inst
@@ -191,15 +198,20 @@ impl Consumer for Builder {
 
 impl Tables {
     /// Parses checked words (see [`crate::shaders::check_words`]) with rspirv's binary
-    /// parser and builds the tables. Errors: `KILN-E010` when rspirv rejects the stream,
-    /// `KILN-E009` an id not below the header's bound.
+    /// parser (OpSpecConstantOp with kiln's own decoder, see `specop`) and builds the
+    /// tables. Errors: `KILN-E010` when rspirv rejects the stream, `KILN-E009` an id not
+    /// below the header's bound.
     pub fn parse(words: &[u32]) -> Result<Tables> {
         let bound = words.get(3).copied().unwrap_or(0);
+        let (words, spec_ops) = super::specop::predecode(words);
+        let words: &[u32] = &words;
         let mut b = Builder {
             t: Tables::default(),
             function: None,
             bound,
             bad_id: None,
+            received: 0,
+            spec_ops,
         };
         b.t.version = words.get(1).copied().unwrap_or(0);
         b.t.generator = words.get(2).copied().unwrap_or(0);
@@ -472,10 +484,17 @@ impl Tables {
                 if let (Some(Operand::LiteralSpecConstantOpInteger(op)), Some(ty)) =
                     (ops.first(), inst.result_type)
                 {
-                    let args: Vec<u32> = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
                     self.const_types.insert(rid, ty);
-                    if let Some(c) = self.eval_spec_op(*op, &args, ty) {
-                        self.consts.insert(rid, c);
+                    if matches!(
+                        op,
+                        Op::VectorShuffle | Op::CompositeExtract | Op::CompositeInsert
+                    ) {
+                        self.eval_composite_op(rid, *op, &ops[1..]);
+                    } else {
+                        let args: Vec<u32> = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
+                        if let Some(c) = self.eval_spec_op(*op, &args, ty) {
+                            self.consts.insert(rid, c);
+                        }
                     }
                 }
                 return;
