@@ -27,6 +27,7 @@ macro_rules! fixture {
 }
 
 const SPECOP_SHUFFLE: (&str, &[u8]) = fixture!("repros/specop_vector_shuffle.spvasm.spv");
+const DECORATION_GROUP: (&str, &[u8]) = fixture!("repros/decoration_group.spvasm.spv");
 
 fn load((name, bytes): (&str, &[u8])) -> ShaderModule {
     ShaderModule::from_bytes(bytes)
@@ -107,5 +108,29 @@ fn spec_constant_op_with_several_literals_reflects() {
     assert_eq!(
         layout_rows(&[(&m, "main")]),
         [(0, 0, D::STORAGE_BUFFER, 3, S::COMPUTE)]
+    );
+}
+
+// ------------------------------------------------------------------ 2. decoration groups
+
+/// BufferBlock, DescriptorSet 2 and Binding 3 reach the variable and its type only through
+/// OpGroupDecorate; member 1's Offset 4 and both members' NonWritable only through
+/// OpGroupMemberDecorate.
+#[test]
+fn decorations_through_decoration_groups_apply() {
+    let m = load(DECORATION_GROUP);
+    let ep = entry(&m, "main");
+    expect(&ep.bindings, &[(2, 3, D::STORAGE_BUFFER, 1, false, "buf")]);
+    let b = &ep.bindings[0];
+    assert!(
+        b.non_writable,
+        "NonWritable on every member, through the group"
+    );
+    assert!(!b.non_readable);
+    let block = b.block.as_ref().unwrap();
+    assert_eq!(block_shape(block), (8, None, vec![(0, 4), (4, 4)]));
+    assert_eq!(
+        layout_rows(&[(&m, "main")]),
+        [(2, 3, D::STORAGE_BUFFER, 1, S::COMPUTE)]
     );
 }

@@ -79,6 +79,38 @@ pub(crate) struct Decos {
     pub row_major: bool,
 }
 
+impl Decos {
+    /// Adds the decorations of a decoration group (SPIR-V spec, "Annotation
+    /// Instructions": OpGroupDecorate / OpGroupMemberDecorate apply every decoration of
+    /// the OpDecorationGroup to each target). A decoration the target already has stays
+    /// (a valid module never has both). Every field of [`Decos`] is listed here.
+    fn add_group(&mut self, g: &Decos) {
+        self.set = self.set.or(g.set);
+        self.binding = self.binding.or(g.binding);
+        self.block |= g.block;
+        self.buffer_block |= g.buffer_block;
+        self.spec_id = self.spec_id.or(g.spec_id);
+        self.builtin = self.builtin.or(g.builtin);
+        self.location = self.location.or(g.location);
+        self.component = self.component.or(g.component);
+        self.input_attachment_index = self.input_attachment_index.or(g.input_attachment_index);
+        self.non_writable |= g.non_writable;
+        self.non_readable |= g.non_readable;
+        self.array_stride = self.array_stride.or(g.array_stride);
+        self.offset = self.offset.or(g.offset);
+        self.matrix_stride = self.matrix_stride.or(g.matrix_stride);
+        self.row_major |= g.row_major;
+    }
+}
+
+/// What an OpGroupDecorate / OpGroupMemberDecorate applies a decoration group to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum GroupTarget {
+    Id(u32),
+    /// (struct type, member index)
+    Member(u32, u32),
+}
+
 /// A global variable: storage class and the type it points to (`None` for an untyped
 /// variable without a data type, SPV_KHR_untyped_pointers).
 #[derive(Clone, Copy, Debug)]
@@ -116,6 +148,9 @@ pub(crate) struct Tables {
     pub composites: BTreeMap<u32, Vec<u32>>,
     pub decos: HashMap<u32, Decos>,
     pub member_decos: HashMap<(u32, u32), Decos>,
+    /// (decoration group, target) of each OpGroupDecorate / OpGroupMemberDecorate target,
+    /// in module order; applied to `decos` / `member_decos` once the module is read.
+    pub group_targets: Vec<(u32, GroupTarget)>,
     pub names: HashMap<u32, String>,
     pub member_names: HashMap<(u32, u32), String>,
     /// Global variables by id (looked up only: iterate [`global_order`](Self::global_order)).
@@ -227,7 +262,10 @@ impl Tables {
             return Err(Error::SpirvIdOutOfBound { id, bound });
         }
         match parsed {
-            Ok(Ok(())) => Ok(b.t),
+            Ok(Ok(())) => {
+                b.t.apply_decoration_groups();
+                Ok(b.t)
+            }
             Ok(Err(e)) => Err(Error::SpirvParse {
                 detail: e.to_string(),
             }),
@@ -284,6 +322,7 @@ impl Tables {
             | Op::DecorateString
             | Op::MemberDecorate
             | Op::MemberDecorateString => self.add_decoration(&inst),
+            Op::GroupDecorate | Op::GroupMemberDecorate => self.add_group_targets(&inst),
             _ => self.add_global(&inst),
         }
     }
@@ -300,6 +339,42 @@ impl Tables {
                 self.member_names.insert((*target, *m), s.clone());
             }
             _ => {}
+        }
+    }
+
+    /// Records the targets of OpGroupDecorate (`group, target...`) and
+    /// OpGroupMemberDecorate (`group, (struct, member)...`).
+    fn add_group_targets(&mut self, inst: &Instruction) {
+        let Some((Operand::IdRef(group), rest)) = inst.operands.split_first() else {
+            return;
+        };
+        if inst.class.opcode == Op::GroupDecorate {
+            for target in rest.iter().filter_map(|o| id(Some(o))) {
+                self.group_targets.push((*group, GroupTarget::Id(target)));
+            }
+        } else {
+            for pair in rest.chunks_exact(2) {
+                if let [Operand::IdRef(ty), Operand::LiteralBit32(member)] = pair {
+                    let target = GroupTarget::Member(*ty, *member);
+                    self.group_targets.push((*group, target));
+                }
+            }
+        }
+    }
+
+    /// Gives each group target the decorations of its group. Groups are applied after the
+    /// whole module is read, so where the group's own OpDecorate sits does not matter.
+    fn apply_decoration_groups(&mut self) {
+        for (group, target) in std::mem::take(&mut self.group_targets) {
+            let Some(g) = self.decos.get(&group).cloned() else {
+                continue;
+            };
+            match target {
+                GroupTarget::Id(t) => self.decos.entry(t).or_default().add_group(&g),
+                GroupTarget::Member(ty, m) => {
+                    self.member_decos.entry((ty, m)).or_default().add_group(&g)
+                }
+            }
         }
     }
 
