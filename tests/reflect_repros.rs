@@ -28,6 +28,12 @@ macro_rules! fixture {
 
 const SPECOP_SHUFFLE: (&str, &[u8]) = fixture!("repros/specop_vector_shuffle.spvasm.spv");
 const DECORATION_GROUP: (&str, &[u8]) = fixture!("repros/decoration_group.spvasm.spv");
+const ALIAS_UNUSED_OTHER_TYPE: (&str, &[u8]) = fixture!("repros/alias_unused_other_type.comp.spv");
+const ALIAS_SAME_TYPE_OTHER_COUNT: (&str, &[u8]) =
+    fixture!("repros/alias_same_type_other_count.comp.spv");
+const SAMPLER_ARRAY_IMAGE_SINGLE: (&str, &[u8]) =
+    fixture!("repros/sampler_array_image_single.frag.spv");
+const ALIAS_USED_CONFLICT: (&str, &[u8]) = fixture!("repros/alias_used_conflict.comp.spv");
 
 fn load((name, bytes): (&str, &[u8])) -> ShaderModule {
     ShaderModule::from_bytes(bytes)
@@ -132,5 +138,105 @@ fn decorations_through_decoration_groups_apply() {
     assert_eq!(
         layout_rows(&[(&m, "main")]),
         [(2, 3, D::STORAGE_BUFFER, 1, S::COMPUTE)]
+    );
+}
+
+// ------------------------------------------------------------------ 3. aliased bindings
+
+/// A sampler aliasing a uniform buffer at (0, 0) but never statically used is dropped: the
+/// binding is the uniform buffer, and the sampler is listed nowhere.
+#[test]
+fn unused_alias_of_another_type_is_dropped() {
+    let m = load(ALIAS_UNUSED_OTHER_TYPE);
+    let ep = entry(&m, "main");
+    expect(
+        &ep.bindings,
+        &[
+            (0, 0, D::UNIFORM_BUFFER, 1, false, "params"),
+            (0, 1, D::STORAGE_BUFFER, 1, false, "result"),
+        ],
+    );
+    expect(&ep.unused_bindings, &[]);
+    let sizes: Vec<u32> = ep
+        .bindings
+        .iter()
+        .map(|b| b.block.as_ref().unwrap().size)
+        .collect();
+    assert_eq!(sizes, [16, 16]);
+    assert_eq!(
+        layout_rows(&[(&m, "main")]),
+        [
+            (0, 0, D::UNIFORM_BUFFER, 1, S::COMPUTE),
+            (0, 1, D::STORAGE_BUFFER, 1, S::COMPUTE),
+        ]
+    );
+}
+
+/// Storage buffers `many[3]` and `one` (readonly) alias (0, 0), both used: one
+/// STORAGE_BUFFER binding of count 3, described by `many`, writable (not every alias is
+/// NonWritable).
+#[test]
+fn aliases_of_one_type_with_other_counts_take_the_largest() {
+    let m = load(ALIAS_SAME_TYPE_OTHER_COUNT);
+    let ep = entry(&m, "main");
+    expect(&ep.bindings, &[(0, 0, D::STORAGE_BUFFER, 3, false, "many")]);
+    expect(&ep.unused_bindings, &[]);
+    let b = &ep.bindings[0];
+    assert!(!b.non_writable && !b.non_readable);
+    assert_eq!(b.count_spec_id, None);
+    assert_eq!(
+        block_shape(b.block.as_ref().unwrap()),
+        (0, Some(4), vec![(0, 0)])
+    );
+    assert_eq!(
+        layout_rows(&[(&m, "main")]),
+        [(0, 0, D::STORAGE_BUFFER, 3, S::COMPUTE)]
+    );
+}
+
+/// `sampler samplers[3]` and `texture2D albedo` alias (0, 0), both used: one
+/// COMBINED_IMAGE_SAMPLER binding of count 3, described by the image.
+#[test]
+fn sampler_array_with_one_image_is_one_combined_array() {
+    let m = load(SAMPLER_ARRAY_IMAGE_SINGLE);
+    let ep = entry(&m, "main");
+    assert_eq!(ep.stage, S::FRAGMENT);
+    expect(
+        &ep.bindings,
+        &[(0, 0, D::COMBINED_IMAGE_SAMPLER, 3, false, "albedo")],
+    );
+    expect(&ep.unused_bindings, &[]);
+    let image = ep.bindings[0].image.unwrap();
+    assert_eq!(
+        (image.dim, image.sampled, image.arrayed),
+        (kiln::shaders::Dim::Dim2D, 1, false)
+    );
+    assert_eq!(ep.bindings[0].block, None);
+    assert_eq!(
+        layout_rows(&[(&m, "main")]),
+        [(0, 0, D::COMBINED_IMAGE_SAMPLER, 3, S::FRAGMENT)]
+    );
+}
+
+/// A uniform buffer and a storage buffer alias (0, 0) and both are used: no descriptor
+/// serves both, so the entry point keeps both and the layout is refused with KILN-E051.
+#[test]
+fn used_aliases_of_incompatible_types_are_refused() {
+    let m = load(ALIAS_USED_CONFLICT);
+    let ep = entry(&m, "main");
+    expect(
+        &ep.bindings,
+        &[
+            (0, 0, D::STORAGE_BUFFER, 1, false, "data"),
+            (0, 0, D::UNIFORM_BUFFER, 1, false, "params"),
+        ],
+    );
+    let e = PipelineLayoutDesc::from_stages(&[(&m, "main")]).unwrap_err();
+    assert_eq!(e.code(), "KILN-E051");
+    assert_eq!(
+        e.to_string(),
+        "KILN-E051: set 0 binding 0 conflicts: `main in repros/alias_used_conflict.comp.spv` \
+         declares STORAGE_BUFFER x1 but `main in repros/alias_used_conflict.comp.spv` declares \
+         UNIFORM_BUFFER x1; declare the binding identically in both shaders"
     );
 }

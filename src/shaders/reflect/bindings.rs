@@ -165,78 +165,143 @@ fn binding_label(name: &Option<String>, d: &tables::Decos) -> String {
 }
 
 /// Splits the module's descriptor variables into the bindings an entry point statically
-/// uses and the others, one [`DescriptorBinding`] per (set, binding), sorted.
+/// uses and the others, one [`DescriptorBinding`] per (set, binding) where Vulkan allows
+/// the aliases there to share one descriptor, sorted.
 ///
-/// Several variables may share one (set, binding) (Vulkan spec, Shader Interfaces chapter, "DescriptorSet and
-/// Binding Assignment" and the "Shader Resource and Descriptor Type Correspondence" table):
-/// - a sampled image (OpTypeImage, Sampled = 1) and a sampler at one binding are both
-///   served by one COMBINED_IMAGE_SAMPLER descriptor (DXC writes this for `Texture2D t :
-///   register(t1); SamplerState s : register(s1);`), so they merge into one such binding,
-///   described by the image variable (an image array with a single sampler merges into a
-///   combined array of the image's count);
-/// - aliases of the same descriptor type and count merge into one (the first declared);
-/// - anything else stays as separate entries, so the pipeline-level merge reports the
-///   conflict (`KILN-E051`).
+/// Several variables may share one (set, binding). The rules (Vulkan spec, Shader
+/// Interfaces chapter, "DescriptorSet and Binding Assignment", its note on aliases, and the
+/// "Shader Resource and Descriptor Type Correspondence" table):
+/// - only statically used variables constrain the descriptor: "if any shader variable
+///   identifying a resource is statically used ... the underlying descriptor bound at the
+///   declared set and binding must support the declared type", and a variable of a type
+///   the descriptor does not support may be declared as long as it is not statically used;
+/// - variables of one descriptor type may all be statically used; the descriptor count
+///   must be at least each array's length (VUID-VkComputePipelineCreateInfo-layout-07991,
+///   VUID-VkGraphicsPipelineCreateInfo-layout-07991), so they merge into one binding of
+///   the largest count (a runtime array wins);
+/// - one COMBINED_IMAGE_SAMPLER descriptor serves OpTypeImage (Sampled = 1), OpTypeSampler
+///   and OpTypeSampledImage variables at once, of any array lengths, so sampled images,
+///   samplers and combined image samplers at one binding merge into one such binding
+///   (DXC writes `Texture2D t : register(t1); SamplerState s : register(s1);`).
 ///
-/// A (set, binding) is used when any of its variables is.
+/// So, per (set, binding), the aliases fall into classes that one descriptor can serve
+/// (image/sampler kinds together, every other type alone):
+/// - used by the entry point: the classes of its statically used aliases count. Unused
+///   aliases of those classes merge in (so every entry point of a module agrees on the
+///   binding); unused aliases of other classes are dropped, listed nowhere (the shader
+///   runs whatever they are). Two classes used at once leave two entries, and the
+///   pipeline-level merge refuses the binding (`KILN-E051`): no descriptor serves both.
+/// - not used by the entry point: one entry per class, in `unused`.
+///
+/// A merged binding takes its name, block, image and input-attachment index from the
+/// alias that describes it best (in the image/sampler class an alias with an image; then
+/// the one with the largest count; then the first), its count (and count spec id) from the
+/// alias with the largest count, and is non-writable / non-readable only when every
+/// merged alias is.
 pub(super) fn split_by_use(
     all: &BTreeMap<u32, DescriptorBinding>,
     used: &BTreeSet<u32>,
 ) -> (Vec<DescriptorBinding>, Vec<DescriptorBinding>) {
-    let mut groups: BTreeMap<(u32, u32), (bool, Vec<&DescriptorBinding>)> = BTreeMap::new();
+    let mut groups: BTreeMap<(u32, u32), Vec<(bool, &DescriptorBinding)>> = BTreeMap::new();
     for (var, b) in all {
         let g = groups.entry((b.set, b.binding)).or_default();
-        g.0 |= used.contains(var);
-        g.1.push(b);
+        g.push((used.contains(var), b));
     }
     let (mut bindings, mut unused) = (Vec::new(), Vec::new());
-    for (is_used, vars) in groups.into_values() {
-        let out = if is_used { &mut bindings } else { &mut unused };
-        out.extend(merge_aliases(&vars));
+    for vars in groups.into_values() {
+        let used_classes: Vec<Class> = vars
+            .iter()
+            .filter(|(u, _)| *u)
+            .map(|(_, b)| class(b.descriptor_type))
+            .collect();
+        if used_classes.is_empty() {
+            let all: Vec<&DescriptorBinding> = vars.iter().map(|(_, b)| *b).collect();
+            unused.extend(merge_by_class(&all));
+        } else {
+            let kept: Vec<&DescriptorBinding> = vars
+                .iter()
+                .filter(|(u, b)| *u || used_classes.contains(&class(b.descriptor_type)))
+                .map(|(_, b)| *b)
+                .collect();
+            bindings.extend(merge_by_class(&kept));
+        }
     }
     (bindings, unused)
 }
 
-fn merge_aliases(vars: &[&DescriptorBinding]) -> Vec<DescriptorBinding> {
-    if let [only] = vars {
-        return vec![(*only).clone()];
+/// Descriptor types one descriptor can serve together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    /// SAMPLER, SAMPLED_IMAGE, COMBINED_IMAGE_SAMPLER: one COMBINED_IMAGE_SAMPLER serves all.
+    ImageSampler,
+    /// Any other type: served only by a descriptor of that type.
+    Only(vk::DescriptorType),
+}
+
+fn class(t: vk::DescriptorType) -> Class {
+    match t {
+        vk::DescriptorType::SAMPLER
+        | vk::DescriptorType::SAMPLED_IMAGE
+        | vk::DescriptorType::COMBINED_IMAGE_SAMPLER => Class::ImageSampler,
+        other => Class::Only(other),
     }
-    let is = |t: vk::DescriptorType| move |b: &&&DescriptorBinding| b.descriptor_type == t;
-    let image = vars.iter().find(is(vk::DescriptorType::SAMPLED_IMAGE));
-    let sampler = vars.iter().find(is(vk::DescriptorType::SAMPLER));
-    // Every alias has the image's array shape, or is a single sampler: DXC's
-    // `Texture2D t[] : register(t1); SamplerState s : register(s1);` reads element 0's
-    // sampler of a COMBINED_IMAGE_SAMPLER array (the SaschaWillems descriptorindexing HLSL).
-    let rest_compatible = image.is_some_and(|img| {
-        vars.iter().all(|b| {
-            let kind_ok = matches!(
-                b.descriptor_type,
-                vk::DescriptorType::SAMPLED_IMAGE
-                    | vk::DescriptorType::SAMPLER
-                    | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
-            );
-            let same_shape = b.count == img.count && b.runtime_array == img.runtime_array;
-            let single_sampler = b.descriptor_type == vk::DescriptorType::SAMPLER
-                && b.count == 1
-                && !b.runtime_array;
-            kind_ok && (same_shape || single_sampler)
-        })
-    });
-    if let (Some(image), Some(_), true) = (image, sampler, rest_compatible) {
-        let mut b = (**image).clone();
-        b.descriptor_type = vk::DescriptorType::COMBINED_IMAGE_SAMPLER;
-        return vec![b];
-    }
-    let mut out: Vec<DescriptorBinding> = Vec::new();
+}
+
+/// One merged binding per class, classes in the order their first alias comes.
+fn merge_by_class(vars: &[&DescriptorBinding]) -> Vec<DescriptorBinding> {
+    let mut classes: Vec<Class> = Vec::new();
     for b in vars {
-        let same = out.iter().any(|o| {
-            o.descriptor_type == b.descriptor_type
-                && o.count == b.count
-                && o.runtime_array == b.runtime_array
-        });
-        if !same {
-            out.push((*b).clone());
+        let c = class(b.descriptor_type);
+        if !classes.contains(&c) {
+            classes.push(c);
         }
     }
-    out
+    classes
+        .into_iter()
+        .filter_map(|c| {
+            let members: Vec<&DescriptorBinding> = vars
+                .iter()
+                .copied()
+                .filter(|b| class(b.descriptor_type) == c)
+                .collect();
+            merge_class(&members)
+        })
+        .collect()
+}
+
+/// Merges aliases of one class into one binding (see [`split_by_use`]); `None` for none.
+fn merge_class(vars: &[&DescriptorBinding]) -> Option<DescriptorBinding> {
+    // Descriptors an alias needs: a runtime array more than any fixed count.
+    let need = |b: &DescriptorBinding| {
+        if b.runtime_array {
+            u64::MAX
+        } else {
+            u64::from(b.count)
+        }
+    };
+    let mut widest = *vars.first()?;
+    let mut base = widest;
+    for &b in &vars[1..] {
+        if need(b) > need(widest) {
+            widest = b;
+        }
+        let better = (b.image.is_some(), need(b)) > (base.image.is_some(), need(base));
+        if better {
+            base = b;
+        }
+    }
+    let mut out = base.clone();
+    if vars
+        .iter()
+        .any(|b| b.descriptor_type != out.descriptor_type)
+    {
+        // Only the image/sampler class mixes types.
+        out.descriptor_type = vk::DescriptorType::COMBINED_IMAGE_SAMPLER;
+    }
+    out.count = widest.count;
+    out.runtime_array = widest.runtime_array;
+    out.count_spec_id = widest.count_spec_id;
+    out.non_writable = vars.iter().all(|b| b.non_writable);
+    out.non_readable = vars.iter().all(|b| b.non_readable);
+    Some(out)
 }

@@ -142,13 +142,19 @@ pub struct EntryPoint {
     /// Statically used descriptor bindings, sorted by (set, binding): those whose variable
     /// is referenced by any function reachable from the entry point through
     /// OpFunctionCall (loads, stores, access chains, OpArrayLength, passing as a call
-    /// argument). One entry per (set, binding): a sampled image and a sampler sharing a
-    /// binding are one COMBINED_IMAGE_SAMPLER; identical aliases are one entry; aliases of
-    /// different types stay separate (the pipeline-level merge then reports `KILN-E051`).
+    /// argument). Aliases (variables sharing a (set, binding)) are merged as Vulkan allows:
+    /// aliases of one descriptor type are one entry with the largest count; sampled
+    /// images, samplers and combined image samplers are one COMBINED_IMAGE_SAMPLER entry
+    /// with the largest count; an alias that is not statically used and of a type no used
+    /// alias can share a descriptor with is dropped. Used aliases of types no one
+    /// descriptor serves stay separate entries, so the pipeline-level merge reports
+    /// `KILN-E051`. The rules, with their spec sections, are on `bindings::split_by_use`.
     pub bindings: Vec<DescriptorBinding>,
     /// Bindings declared in the module but not used by this entry point, sorted, merged
-    /// like [`bindings`](Self::bindings). SPIRV-Reflect's module-wide list is the union of
-    /// both lists over all entry points.
+    /// like [`bindings`](Self::bindings) (one entry per class of types that can share a
+    /// descriptor). An alias dropped from a used binding is in neither list. Apart from
+    /// those, SPIRV-Reflect's module-wide list is the union of both lists over all entry
+    /// points.
     pub unused_bindings: Vec<DescriptorBinding>,
     pub push_constants: Option<PushConstantBlock>,
     pub workgroup_size: Option<WorkgroupSize>,
