@@ -34,6 +34,7 @@ const ALIAS_SAME_TYPE_OTHER_COUNT: (&str, &[u8]) =
 const SAMPLER_ARRAY_IMAGE_SINGLE: (&str, &[u8]) =
     fixture!("repros/sampler_array_image_single.frag.spv");
 const ALIAS_USED_CONFLICT: (&str, &[u8]) = fixture!("repros/alias_used_conflict.comp.spv");
+const BLOCK_TRAILING_PADDING: (&str, &[u8]) = fixture!("repros/block_trailing_padding.spvasm.spv");
 
 fn load((name, bytes): (&str, &[u8])) -> ShaderModule {
     ShaderModule::from_bytes(bytes)
@@ -238,5 +239,36 @@ fn used_aliases_of_incompatible_types_are_refused() {
         "KILN-E051: set 0 binding 0 conflicts: `main in repros/alias_used_conflict.comp.spv` \
          declares STORAGE_BUFFER x1 but `main in repros/alias_used_conflict.comp.spv` declares \
          UNIFORM_BUFFER x1; declare the binding identically in both shaders"
+    );
+}
+
+// ------------------------------------------------------------------ 4. block size
+
+/// `Packed { float2 pair[2] (ArrayStride 16); float w @ 24 }`: `w`, the member placed last,
+/// ends at 28, inside pair's trailing stride padding: the block is 28 bytes, not 32.
+/// `Tail { float x; float2 pair[2] @ 16 }` ends with the array: 16 + 2 x 16 = 48.
+#[test]
+fn block_size_ends_at_the_member_placed_last() {
+    let m = load(BLOCK_TRAILING_PADDING);
+    let ep = entry(&m, "main");
+    expect(
+        &ep.bindings,
+        &[
+            (0, 0, D::STORAGE_BUFFER, 1, false, "packed"),
+            (0, 1, D::STORAGE_BUFFER, 1, false, "tail"),
+        ],
+    );
+    let packed = ep.bindings[0].block.as_ref().unwrap();
+    assert_eq!(block_shape(packed), (28, None, vec![(0, 32), (24, 4)]));
+    assert_eq!(packed.members[0].array_stride, Some(16));
+    assert_eq!(packed.size_for(0), 28);
+    let tail = ep.bindings[1].block.as_ref().unwrap();
+    assert_eq!(block_shape(tail), (48, None, vec![(0, 4), (16, 32)]));
+    assert_eq!(
+        layout_rows(&[(&m, "main")]),
+        [
+            (0, 0, D::STORAGE_BUFFER, 1, S::COMPUTE),
+            (0, 1, D::STORAGE_BUFFER, 1, S::COMPUTE),
+        ]
     );
 }

@@ -11,7 +11,8 @@ pub struct BlockMember {
     pub name: Option<String>,
     /// Offset decoration, in bytes from the start of the block.
     pub offset: u32,
-    /// Size in bytes (for a runtime array: 0; see [`BlockLayout::runtime_stride`]).
+    /// Size in bytes: an array's is ArrayStride x length, trailing padding included (for
+    /// a runtime array: 0; see [`BlockLayout::runtime_stride`]).
     pub size: u32,
     /// ArrayStride of the member's type, bytes, when the member is an array.
     pub array_stride: Option<u32>,
@@ -22,7 +23,20 @@ pub struct BlockMember {
 /// Layout of a Block/BufferBlock struct as the shader sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BlockLayout {
-    /// Bytes of the fixed part: end of the last fixed-size member (no rounding up).
+    /// Bytes of the fixed part: where the member placed last ends, no rounding up.
+    ///
+    /// kiln's rule (the one SPIRV-Cross uses): the member with the highest `Offset` (of
+    /// several there, the largest) gives the size, `Offset + size of that member`, where
+    /// the size of an array is `ArrayStride x length` (so an array placed last counts its
+    /// last element's trailing stride padding), of a matrix `MatrixStride x` columns (rows
+    /// when RowMajor), of a nested struct its size by this same rule, and of a trailing
+    /// runtime array 0 (its stride is [`runtime_stride`](Self::runtime_stride)). Members
+    /// placed before it do not extend the size, even when their padded size would reach
+    /// past it: HLSL packing puts a member inside the trailing stride padding of the array
+    /// before it (`float2 a[2]` with ArrayStride 16 ends at byte 24, a `float` at offset
+    /// 24), and such a block is 28 bytes, not the 32 that `a`'s stride x length reaches
+    /// (SPIR-V spec §2.16.2 and Vulkan spec "Offset and Stride Assignment" place members
+    /// by their Offsets; padding after the last element is never accessed).
     pub size: u32,
     /// Stride in bytes of the trailing runtime array, if the block ends in one.
     pub runtime_stride: Option<u32>,
@@ -89,18 +103,37 @@ fn type_size_uncached(t: &Tables, ty: u32, member: Option<&Decos>, depth: u32) -
         }
         Ty::RuntimeArray { .. } => 0,
         Ty::Struct { members } => {
-            let mut end = 0u32;
+            let mut last = LastMember::default();
             for (i, m) in members.iter().enumerate() {
                 let d = t.member_decos.get(&(ty, i as u32));
-                let off = d.and_then(|d| d.offset).unwrap_or(end);
-                let size = type_size(t, *m, d, depth + 1)?;
-                end = end.max(off.checked_add(size)?);
+                let off = d.and_then(|d| d.offset).unwrap_or(last.end()?);
+                last.add(off, type_size(t, *m, d, depth + 1)?);
             }
-            end
+            last.end()?
         }
         Ty::Pointer { .. } => 8,
         _ => return None,
     })
+}
+
+/// The member with the highest Offset so far (of several there, the largest): a struct's
+/// size is where it ends ([`BlockLayout::size`] states the rule).
+#[derive(Default)]
+struct LastMember {
+    offset: u32,
+    size: u32,
+}
+
+impl LastMember {
+    fn add(&mut self, offset: u32, size: u32) {
+        if (offset, size) > (self.offset, self.size) {
+            (self.offset, self.size) = (offset, size);
+        }
+    }
+
+    fn end(&self) -> Option<u32> {
+        self.offset.checked_add(self.size)
+    }
 }
 
 /// Layout of the struct `ty` (a Block / BufferBlock / push-constant block).
@@ -110,21 +143,19 @@ pub(crate) fn block_layout(t: &Tables, ty: u32) -> Option<BlockLayout> {
     };
     let mut out = Vec::with_capacity(members.len());
     let mut runtime_stride = None;
-    let mut end = 0u32;
+    let mut last = LastMember::default();
     for (i, m) in members.iter().enumerate() {
         let d = t.member_decos.get(&(ty, i as u32));
-        let offset = d.and_then(|d| d.offset).unwrap_or(end);
+        let offset = d.and_then(|d| d.offset).unwrap_or(last.end()?);
         let size = type_size(t, *m, d, 0)?;
         if let Some(Ty::RuntimeArray { element }) = t.types.get(m) {
             runtime_stride = Some(match t.deco(*m).and_then(|d| d.array_stride) {
                 Some(s) => s,
                 None => type_size(t, *element, None, 1)?,
             });
-            // The fixed part ends where the runtime array starts.
-            end = end.max(offset);
-        } else {
-            end = end.max(offset.checked_add(size)?);
         }
+        // A runtime array's size is 0: the fixed part ends where it starts.
+        last.add(offset, size);
         let array_stride = match t.types.get(m) {
             Some(Ty::Array { .. } | Ty::RuntimeArray { .. }) => {
                 t.deco(*m).and_then(|d| d.array_stride)
@@ -140,7 +171,7 @@ pub(crate) fn block_layout(t: &Tables, ty: u32) -> Option<BlockLayout> {
         });
     }
     Some(BlockLayout {
-        size: end,
+        size: last.end()?,
         runtime_stride,
         members: out,
     })
