@@ -281,6 +281,19 @@ errors! {
         detail: String,
     },
 
+    /// An entry point statically uses a resource whose type has no Vulkan descriptor type
+    /// kiln can create: `OpTypeTensorARM` (VK_ARM_tensors; ash 0.38, kiln's Vulkan bindings,
+    /// predates VK_DESCRIPTOR_TYPE_TENSOR_ARM). The module still reflects, and entry points
+    /// that do not use the resource still build.
+    #[code("KILN-E061")]
+    #[error("entry point `{entry}` uses `{object}`, a resource of type {ty}, which kiln does not support ({detail}); build pipelines only from entry points that do not use it")]
+    DescriptorTypeUnsupported {
+        entry: String,
+        object: String,
+        ty: String,
+        detail: String,
+    },
+
     // ------------------------------------------------------------ E100–E149 Vulkan / device
     /// The Vulkan loader (libvulkan.so.1) could not be loaded.
     #[code("KILN-E100")]

@@ -7,7 +7,7 @@
 //! `.spv`, commands in `tests/fixtures/README.md`), embedded with `include_bytes!` so the
 //! test reads no file at run time. No GPU needed.
 
-use kiln::shaders::{BlockLayout, DescriptorBinding, EntryPoint};
+use kiln::shaders::{BlockLayout, DescriptorBinding, EntryPoint, UnsupportedBinding};
 use kiln::{vk, PipelineLayoutDesc, ShaderModule};
 
 use vk::DescriptorType as D;
@@ -35,6 +35,7 @@ const SAMPLER_ARRAY_IMAGE_SINGLE: (&str, &[u8]) =
     fixture!("repros/sampler_array_image_single.frag.spv");
 const ALIAS_USED_CONFLICT: (&str, &[u8]) = fixture!("repros/alias_used_conflict.comp.spv");
 const BLOCK_TRAILING_PADDING: (&str, &[u8]) = fixture!("repros/block_trailing_padding.spvasm.spv");
+const TENSOR_ARM: (&str, &[u8]) = fixture!("repros/tensor_arm.spvasm.spv");
 
 fn load((name, bytes): (&str, &[u8])) -> ShaderModule {
     ShaderModule::from_bytes(bytes)
@@ -270,5 +271,77 @@ fn block_size_ends_at_the_member_placed_last() {
             (0, 0, D::STORAGE_BUFFER, 1, S::COMPUTE),
             (0, 1, D::STORAGE_BUFFER, 1, S::COMPUTE),
         ]
+    );
+}
+
+// ------------------------------------------------------------------ 5. OpTypeTensorARM
+
+/// (set, binding, count, name, SPIR-V type, statically used) of each unsupported resource.
+fn unsupported(list: &[UnsupportedBinding]) -> Vec<(u32, u32, u32, String, &str, bool)> {
+    list.iter()
+        .map(|u| {
+            let name = u.name.clone().unwrap_or_default();
+            (
+                u.set,
+                u.binding,
+                u.count,
+                name,
+                u.spirv_type,
+                u.statically_used,
+            )
+        })
+        .collect()
+}
+
+const TENSOR_E061: &str = "KILN-E061: entry point `main` uses `input_tensor (set 0, binding 0)`, \
+    a resource of type OpTypeTensorARM, which kiln does not support (VK_ARM_tensors: ash 0.38, kiln's \
+    Vulkan bindings, has no VK_DESCRIPTOR_TYPE_TENSOR_ARM); build pipelines only from entry \
+    points that do not use it";
+
+/// The module with two tensors reflects; `main`, which uses them, is refused with
+/// KILN-E061 naming `input_tensor` (lowest binding), and `count_only`, which does not,
+/// builds a layout with its storage buffer.
+#[test]
+fn tensor_resources_refuse_only_the_entry_points_using_them() {
+    let m = load(TENSOR_ARM);
+    let main = entry(&m, "main");
+    expect(
+        &main.bindings,
+        &[(0, 2, D::STORAGE_BUFFER, 1, false, "counter")],
+    );
+    expect(&main.unused_bindings, &[]);
+    assert_eq!(
+        unsupported(&main.unsupported_bindings),
+        [
+            (0, 0, 1, "input_tensor".into(), "OpTypeTensorARM", true),
+            (0, 1, 1, "output_tensor".into(), "OpTypeTensorARM", true),
+        ]
+    );
+    let other = entry(&m, "count_only");
+    expect(
+        &other.bindings,
+        &[(0, 2, D::STORAGE_BUFFER, 1, false, "counter")],
+    );
+    assert_eq!(
+        unsupported(&other.unsupported_bindings),
+        [
+            (0, 0, 1, "input_tensor".into(), "OpTypeTensorARM", false),
+            (0, 1, 1, "output_tensor".into(), "OpTypeTensorARM", false),
+        ]
+    );
+
+    let e = m.reflection().entry_point("main").unwrap_err();
+    assert_eq!(e.code(), "KILN-E061");
+    assert_eq!(e.to_string(), TENSOR_E061);
+    let e = PipelineLayoutDesc::from_stages(&[(&m, "main")]).unwrap_err();
+    assert_eq!(e.to_string(), TENSOR_E061);
+
+    assert_eq!(
+        m.reflection().entry_point("count_only").unwrap().name,
+        "count_only"
+    );
+    assert_eq!(
+        layout_rows(&[(&m, "count_only")]),
+        [(0, 2, D::STORAGE_BUFFER, 1, S::COMPUTE)]
     );
 }

@@ -15,7 +15,8 @@ pub use rspirv::spirv::{Dim, ExecutionModel, ImageFormat};
 pub use module::{check_words, generator_name, version_string, ShaderModule};
 pub use reflect::{
     BlockLayout, BlockMember, DescriptorBinding, EntryPoint, ImageTy, InterfaceVariable,
-    ModuleReflection, PushConstantBlock, SpecConstant, SpecValue, WorkgroupSize,
+    ModuleReflection, PushConstantBlock, SpecConstant, SpecValue, UnsupportedBinding,
+    WorkgroupSize,
 };
 
 /// Embeds a shader compiled by `kiln_build` in this crate's `build.rs`, as a

@@ -8,16 +8,30 @@ use ash::vk;
 use rspirv::spirv::{Dim, StorageClass};
 
 use super::tables::{self, Tables, Ty};
-use super::{layout, DescriptorBinding};
+use super::{layout, DescriptorBinding, UnsupportedBinding};
 use crate::error::{Error, Result};
 
-/// Every descriptor variable declared in the module: variable id -> binding.
+/// The resource variables a module declares, by variable id.
+#[derive(Default)]
+pub(super) struct Declared {
+    /// Descriptor variables.
+    pub bindings: BTreeMap<u32, DescriptorBinding>,
+    /// Resources of a type kiln has no descriptor type for (`statically_used` false here).
+    pub unsupported: BTreeMap<u32, UnsupportedBinding>,
+}
+
+enum Described {
+    Binding(DescriptorBinding),
+    Unsupported(UnsupportedBinding),
+}
+
+/// Every resource variable declared in the module.
 ///
 /// Variables are visited in declaration order, so the error for a module with several
 /// bad variables always names the first one declared (issue 17: iterating the id-keyed
 /// `HashMap` named a different variable from run to run).
-pub(super) fn declared_bindings(t: &Tables) -> Result<BTreeMap<u32, DescriptorBinding>> {
-    let mut out = BTreeMap::new();
+pub(super) fn declared_bindings(t: &Tables) -> Result<Declared> {
+    let mut out = Declared::default();
     for &var in &t.global_order {
         let Some((storage, pointee)) = t.variable_pointee(var) else {
             continue;
@@ -28,8 +42,14 @@ pub(super) fn declared_bindings(t: &Tables) -> Result<BTreeMap<u32, DescriptorBi
         ) {
             continue;
         }
-        if let Some(b) = describe_binding(t, var, storage, pointee)? {
-            out.insert(var, b);
+        match describe_binding(t, var, storage, pointee)? {
+            Some(Described::Binding(b)) => {
+                out.bindings.insert(var, b);
+            }
+            Some(Described::Unsupported(u)) => {
+                out.unsupported.insert(var, u);
+            }
+            None => {}
         }
     }
     Ok(out)
@@ -40,7 +60,7 @@ fn describe_binding(
     var: u32,
     storage: StorageClass,
     pointee: u32,
-) -> Result<Option<DescriptorBinding>> {
+) -> Result<Option<Described>> {
     let d = t.deco(var).cloned().unwrap_or_default();
     let name = t.names.get(&var).filter(|n| !n.is_empty()).cloned();
     // Strip arrays: the descriptor count is the product of all dimensions.
@@ -77,6 +97,21 @@ fn describe_binding(
             }
             _ => break,
         }
+    }
+    if let (StorageClass::UniformConstant, Some(Ty::TensorArm)) = (storage, t.types.get(&ty)) {
+        // Vulkan spec, "Shader Resource and Descriptor Type Correspondence": a storage tensor
+        // (OpTypeTensorARM, UniformConstant) needs VK_DESCRIPTOR_TYPE_TENSOR_ARM, which
+        // ash 0.38 does not have: refuse this resource alone, reflect the rest.
+        return Ok(Some(Described::Unsupported(UnsupportedBinding {
+            set: d.set.unwrap_or(0),
+            binding: d.binding.unwrap_or(0),
+            count: if runtime_array { 0 } else { count },
+            name: name.or_else(|| t.names.get(&ty).cloned()),
+            spirv_type: "OpTypeTensorARM",
+            reason: "VK_ARM_tensors: ash 0.38, kiln's Vulkan bindings, has no \
+                     VK_DESCRIPTOR_TYPE_TENSOR_ARM",
+            statically_used: false,
+        })));
     }
     let mut image = None;
     let mut block = None;
@@ -139,7 +174,7 @@ fn describe_binding(
         non_writable |= all_nw;
     }
     let name = name.or_else(|| t.names.get(&ty).cloned());
-    Ok(Some(DescriptorBinding {
+    Ok(Some(Described::Binding(DescriptorBinding {
         set: d.set.unwrap_or(0),
         binding: d.binding.unwrap_or(0),
         descriptor_type,
@@ -152,7 +187,7 @@ fn describe_binding(
         non_writable,
         non_readable: d.non_readable,
         input_attachment_index: d.input_attachment_index,
-    }))
+    })))
 }
 
 fn binding_label(name: &Option<String>, d: &tables::Decos) -> String {

@@ -1,23 +1,21 @@
 //! One entry point: the bindings it statically uses, its push-constant block, workgroup
 //! size, execution modes and stage interface.
 
-use std::collections::BTreeMap;
-
 use ash::vk;
 use rspirv::dr::{Instruction, Operand};
 use rspirv::spirv::{BuiltIn, ExecutionMode, StorageClass};
 
 use super::tables::{Tables, Ty};
 use super::{
-    bindings, layout, stage_of, DescriptorBinding, EntryPoint, InterfaceVariable,
-    PushConstantBlock, WorkgroupSize,
+    bindings, layout, stage_of, EntryPoint, InterfaceVariable, PushConstantBlock,
+    UnsupportedBinding, WorkgroupSize,
 };
 use crate::error::{Error, Result};
 
 pub(super) fn reflect_entry(
     t: &Tables,
     ep: &Instruction,
-    all: &BTreeMap<u32, DescriptorBinding>,
+    declared: &bindings::Declared,
 ) -> Result<EntryPoint> {
     let malformed = |what: &str| Error::SpirvMalformed {
         detail: format!("OpEntryPoint {what}"),
@@ -29,7 +27,17 @@ pub(super) fn reflect_entry(
         _ => return Err(malformed("has malformed operands")),
     };
     let used = t.used_globals(func);
-    let (bindings, unused_bindings) = bindings::split_by_use(all, &used);
+    let (bindings, unused_bindings) = bindings::split_by_use(&declared.bindings, &used);
+    let mut unsupported_bindings: Vec<UnsupportedBinding> = declared
+        .unsupported
+        .iter()
+        .map(|(var, u)| UnsupportedBinding {
+            statically_used: used.contains(var),
+            ..u.clone()
+        })
+        .collect();
+    unsupported_bindings
+        .sort_by(|a, b| (a.set, a.binding, &a.name).cmp(&(b.set, b.binding, &b.name)));
 
     let mut push_constants: Option<PushConstantBlock> = None;
     for var in t.global_order.iter().filter(|v| used.contains(v)) {
@@ -120,6 +128,7 @@ pub(super) fn reflect_entry(
         stage: stage_of(model),
         bindings,
         unused_bindings,
+        unsupported_bindings,
         push_constants,
         workgroup_size,
         inputs,

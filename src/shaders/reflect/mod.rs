@@ -49,6 +49,48 @@ pub struct DescriptorBinding {
     pub input_attachment_index: Option<u32>,
 }
 
+/// A resource that kiln reflects but has no Vulkan descriptor type for (issue 17): today an
+/// `OpTypeTensorARM` (VK_ARM_tensors), whose VK_DESCRIPTOR_TYPE_TENSOR_ARM ash 0.38 lacks.
+///
+/// It is in neither binding list of its entry point, so in no layout kiln derives;
+/// [`ModuleReflection::entry_point`], through which every kiln pipeline and layout is
+/// built, refuses an entry point that statically uses one (`KILN-E061`). Entry points
+/// that do not use it, and the rest of the module, reflect as usual.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnsupportedBinding {
+    /// DescriptorSet decoration (0 when absent).
+    pub set: u32,
+    /// Binding decoration.
+    pub binding: u32,
+    /// Descriptor count, as [`DescriptorBinding::count`] (0 for a runtime array).
+    pub count: u32,
+    /// OpName of the variable, or of its type when the variable is unnamed.
+    pub name: Option<String>,
+    /// The SPIR-V type, e.g. `"OpTypeTensorARM"`.
+    pub spirv_type: &'static str,
+    /// Why kiln has no descriptor type for it.
+    pub reason: &'static str,
+    /// Whether the entry point this is listed in statically uses it.
+    pub statically_used: bool,
+}
+
+impl UnsupportedBinding {
+    /// `KILN-E061` for entry point `entry` using this resource.
+    pub fn error(&self, entry: &str) -> Error {
+        Error::DescriptorTypeUnsupported {
+            entry: entry.to_string(),
+            object: format!(
+                "{} (set {}, binding {})",
+                self.name.as_deref().unwrap_or("<unnamed>"),
+                self.set,
+                self.binding
+            ),
+            ty: self.spirv_type.to_string(),
+            detail: self.reason.to_string(),
+        }
+    }
+}
+
 /// A push-constant block as one entry point uses it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PushConstantBlock {
@@ -156,6 +198,10 @@ pub struct EntryPoint {
     /// those, SPIRV-Reflect's module-wide list is the union of both lists over all entry
     /// points.
     pub unused_bindings: Vec<DescriptorBinding>,
+    /// Resources of a type kiln has no descriptor type for (`OpTypeTensorARM`), declared in
+    /// the module, sorted by (set, binding); `statically_used` says which this entry point
+    /// uses. See [`UnsupportedBinding`].
+    pub unsupported_bindings: Vec<UnsupportedBinding>,
     pub push_constants: Option<PushConstantBlock>,
     pub workgroup_size: Option<WorkgroupSize>,
     pub inputs: Vec<InterfaceVariable>,
@@ -178,9 +224,15 @@ pub struct ModuleReflection {
 }
 
 impl ModuleReflection {
-    /// The entry point called `name`, or an error listing those present.
+    /// The entry point called `name`, to build a pipeline or layout from.
+    ///
+    /// Errors: `KILN-E050` no entry point of that name (the message lists those present);
+    /// `KILN-E061` it statically uses a resource kiln has no descriptor type for (see
+    /// [`UnsupportedBinding`]; the one with the lowest (set, binding) is named). Its
+    /// reflection is still in [`entry_points`](Self::entry_points).
     pub fn entry_point(&self, name: &str) -> Result<&EntryPoint> {
-        self.entry_points
+        let ep = self
+            .entry_points
             .iter()
             .find(|e| e.name == name)
             .ok_or_else(|| Error::EntryPointNotFound {
@@ -191,7 +243,11 @@ impl ModuleReflection {
                     .map(|e| format!("{} ({:?})", e.name, e.execution_model))
                     .collect::<Vec<_>>()
                     .join(", "),
-            })
+            })?;
+        match ep.unsupported_bindings.iter().find(|u| u.statically_used) {
+            Some(u) => Err(u.error(name)),
+            None => Ok(ep),
+        }
     }
 }
 
@@ -222,11 +278,11 @@ pub fn stage_of(model: ExecutionModel) -> vk::ShaderStageFlags {
 pub(crate) fn reflect_module(words: &[u32]) -> Result<ModuleReflection> {
     let mut t = Tables::parse(words)?;
     let spec_constants = spec_constants(&t);
-    let all_bindings = bindings::declared_bindings(&t)?;
+    let declared = bindings::declared_bindings(&t)?;
     let entry_instructions = std::mem::take(&mut t.entry_points);
     let mut entry_points = Vec::with_capacity(entry_instructions.len());
     for ep in &entry_instructions {
-        entry_points.push(entry::reflect_entry(&t, ep, &all_bindings)?);
+        entry_points.push(entry::reflect_entry(&t, ep, &declared)?);
     }
     Ok(ModuleReflection {
         version: t.version,

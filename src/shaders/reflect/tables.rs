@@ -23,18 +23,43 @@ use crate::error::{Error, Result};
 pub(crate) enum Ty {
     Void,
     Bool,
-    Int { width: u32, signed: bool },
-    Float { width: u32 },
-    Vector { component: u32, count: u32 },
-    Matrix { column: u32, count: u32 },
+    Int {
+        width: u32,
+        signed: bool,
+    },
+    Float {
+        width: u32,
+    },
+    Vector {
+        component: u32,
+        count: u32,
+    },
+    Matrix {
+        column: u32,
+        count: u32,
+    },
     Image(ImageTy),
     Sampler,
-    SampledImage { image: u32 },
-    Array { element: u32, length: u32 },
-    RuntimeArray { element: u32 },
-    Struct { members: Vec<u32> },
-    Pointer { storage: StorageClass, pointee: u32 },
+    SampledImage {
+        image: u32,
+    },
+    Array {
+        element: u32,
+        length: u32,
+    },
+    RuntimeArray {
+        element: u32,
+    },
+    Struct {
+        members: Vec<u32>,
+    },
+    Pointer {
+        storage: StorageClass,
+        pointee: u32,
+    },
     AccelerationStructure,
+    /// OpTypeTensorARM (SPV_ARM_tensors): a resource with no descriptor type in ash 0.38.
+    TensorArm,
     Other,
 }
 
@@ -485,6 +510,7 @@ impl Tables {
                 _ => Ty::Other,
             },
             Op::TypeAccelerationStructureKHR => Ty::AccelerationStructure,
+            Op::TypeTensorARM => Ty::TensorArm,
             Op::Variable => {
                 let pointer = inst.result_type.and_then(|p| match self.types.get(&p) {
                     Some(Ty::Pointer { storage, pointee }) => Some((*storage, *pointee)),
