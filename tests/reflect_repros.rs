@@ -36,6 +36,7 @@ const SAMPLER_ARRAY_IMAGE_SINGLE: (&str, &[u8]) =
 const ALIAS_USED_CONFLICT: (&str, &[u8]) = fixture!("repros/alias_used_conflict.comp.spv");
 const BLOCK_TRAILING_PADDING: (&str, &[u8]) = fixture!("repros/block_trailing_padding.spvasm.spv");
 const TENSOR_ARM: (&str, &[u8]) = fixture!("repros/tensor_arm.spvasm.spv");
+const UNKNOWN_ARRAY_LENGTHS: (&str, &[u8]) = fixture!("repros/unknown_array_lengths.spvasm.spv");
 
 fn load((name, bytes): (&str, &[u8])) -> ShaderModule {
     ShaderModule::from_bytes(bytes)
@@ -344,4 +345,143 @@ fn tensor_resources_refuse_only_the_entry_points_using_them() {
         layout_rows(&[(&m, "count_only")]),
         [(0, 2, D::STORAGE_BUFFER, 1, S::COMPUTE)]
     );
+}
+
+// ------------------------------------------------------------------ 6. determinism
+
+/// Every module the determinism test reflects: all of kiln's fixtures and every repro.
+const ALL: &[(&str, &[u8])] = &[
+    fixture!("block_layouts.comp.spv"),
+    fixture!("fn_params.comp.spv"),
+    fixture!("input_attachments.frag.spv"),
+    fixture!("local_size_id.comp.spv"),
+    fixture!("local_size_id.vk13.comp.spv"),
+    fixture!("multi_entry.wgsl.spv"),
+    fixture!("push_offset.frag.spv"),
+    fixture!("push_offset.vert.spv"),
+    fixture!("ray_query.comp.spv"),
+    fixture!("spec_arrays.frag.spv"),
+    fixture!("spec_ops.spvasm.spv"),
+    fixture!("texel_buffers.comp.spv"),
+    SPECOP_SHUFFLE,
+    DECORATION_GROUP,
+    ALIAS_UNUSED_OTHER_TYPE,
+    ALIAS_SAME_TYPE_OTHER_COUNT,
+    SAMPLER_ARRAY_IMAGE_SINGLE,
+    ALIAS_USED_CONFLICT,
+    BLOCK_TRAILING_PADDING,
+    TENSOR_ARM,
+    UNKNOWN_ARRAY_LENGTHS,
+];
+
+/// Everything kiln says about one module, as text: the whole reflection (`Debug`), and per
+/// entry point the `entry_point` lookup and its pipeline layout, then the layout of all
+/// entry points together — or the error (message and `Debug`) at whichever step fails.
+fn snapshot(bytes: &[u8]) -> String {
+    let m = match ShaderModule::from_bytes(bytes) {
+        Ok(m) => m.with_label("module"),
+        Err(e) => return format!("error: {e}\n{e:?}\n"),
+    };
+    let r = m.reflection();
+    let mut out = format!("{r:#?}\n");
+    for ep in &r.entry_points {
+        match r.entry_point(&ep.name) {
+            Ok(_) => out += &format!("entry_point({}): ok\n", ep.name),
+            Err(e) => out += &format!("entry_point({}): {e}\n{e:?}\n", ep.name),
+        }
+        match PipelineLayoutDesc::from_stages(&[(&m, &ep.name)]) {
+            Ok(d) => out += &format!("layout({}): {d:#?}\n", ep.name),
+            Err(e) => out += &format!("layout({}): {e}\n", ep.name),
+        }
+    }
+    let eps: Vec<(&str, &EntryPoint)> = r.entry_points.iter().map(|e| ("all", e)).collect();
+    match PipelineLayoutDesc::from_entry_points(&eps) {
+        Ok(d) => out += &format!("layout(all): {d:#?}\n"),
+        Err(e) => out += &format!("layout(all): {e}\n"),
+    }
+    out
+}
+
+/// The module whose error once named a different variable from run to run fails the same
+/// way every time: KILN-E052 naming `alpha`, the first declared of two bad arrays.
+#[test]
+fn reflection_error_names_the_first_declared_variable() {
+    let want = "KILN-E052: cannot reflect `alpha (set 0, binding 5)`: array length is not an \
+                integer constant kiln can evaluate";
+    for _ in 0..64 {
+        let e = ShaderModule::from_bytes(UNKNOWN_ARRAY_LENGTHS.1).unwrap_err();
+        assert_eq!(e.to_string(), want);
+    }
+}
+
+/// Each module reflected 40 times in a row, then 40 times in each of 4 threads at once, gives
+/// the same snapshot every time. Each reflection builds new hash maps with new random
+/// seeds, so anything that let hash order reach output or error selection would show.
+#[test]
+fn reflection_is_the_same_on_every_run_and_thread() {
+    let reference: Vec<String> = ALL.iter().map(|(_, b)| snapshot(b)).collect();
+    // The set covers successes, a layout refusal (E051), an entry point refusal (E061) and
+    // a module refusal (E052).
+    let all = reference.concat();
+    for code in ["KILN-E051", "KILN-E052", "KILN-E061"] {
+        assert!(all.contains(code), "no {code} in the snapshots");
+    }
+    let check = |round: usize| {
+        for ((name, bytes), want) in ALL.iter().zip(&reference) {
+            assert_eq!(&snapshot(bytes), want, "{name}, round {round}");
+        }
+    };
+    for round in 0..40 {
+        check(round);
+    }
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| (0..40).for_each(check));
+        }
+    });
+}
+
+/// `kiln reflect --json --all-bindings` on each module, 6 times one after another and 6
+/// times from 3 threads at once: byte-identical stdout, stderr and exit status.
+#[test]
+fn kiln_reflect_json_is_byte_identical_on_every_run() {
+    let dir = std::env::temp_dir().join(format!("kiln-reflect-repros-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let paths: Vec<String> = ALL
+        .iter()
+        .map(|(name, bytes)| {
+            let path = dir.join(name.replace('/', "_"));
+            std::fs::write(&path, bytes).unwrap();
+            path.display().to_string()
+        })
+        .collect();
+    let run = |path: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(["reflect", "--json", "--all-bindings", path])
+            .output()
+            .expect("run kiln");
+        (out.status.code(), out.stdout, out.stderr)
+    };
+    let reference: Vec<_> = paths.iter().map(|p| run(p)).collect();
+    let failed = reference
+        .iter()
+        .filter(|(code, _, _)| *code != Some(0))
+        .count();
+    // alias_used_conflict (E051) and unknown_array_lengths (E052) fail; the rest print JSON.
+    assert_eq!(failed, 2);
+    let check = || {
+        for (path, want) in paths.iter().zip(&reference) {
+            assert!(
+                run(path) == *want,
+                "{path}: output differs from the first run"
+            );
+        }
+    };
+    (0..6).for_each(|_| check());
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| (0..2).for_each(|_| check()));
+        }
+    });
+    let _ = std::fs::remove_dir_all(&dir);
 }
