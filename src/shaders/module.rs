@@ -154,7 +154,9 @@ const OP_SPEC_CONSTANT_OP: u16 = 52;
 /// parser reads the operation's operands with its general operand reader, which panics
 /// (`unreachable`) on the operand kinds only OpConstant, OpSpecConstant, OpSpecConstantOp
 /// and OpSwitch have. No valid module has those operations there (SPIR-V spec, the list
-/// of opcodes allowed in OpSpecConstantOp), so they are a coded error instead.
+/// of opcodes allowed in OpSpecConstantOp), so they are a coded error instead. (Every
+/// OpSpecConstantOp whose operation has only id and literal-integer operands is decoded
+/// by kiln itself, not by rspirv: see `reflect::specop`.)
 fn check_spec_constant_op(inst: &[u32], offset: usize) -> Result<()> {
     use rspirv::grammar::{OperandKind, INSTRUCTION_TABLE};
     // Result type, result id and the operation word are needed before any operand.
