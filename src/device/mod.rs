@@ -10,6 +10,7 @@ mod buffer;
 mod features;
 mod image;
 mod instance;
+mod interner;
 mod recording;
 mod sampler;
 mod staging;
@@ -28,6 +29,7 @@ pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
 pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
+pub(crate) use interner::Interner;
 pub use recording::Recording;
 pub use sampler::{Sampler, SamplerDesc};
 pub use staging::STAGING_CHUNK;
@@ -161,8 +163,8 @@ impl Drop for Shared {
         self.samplers.clear();
         // Every pipeline holds an Arc<Shared> or was retired above; save the cache now.
         self.pipeline_cache.save_and_destroy(&self.raw);
-        self.set_layouts.destroy_all(&self.raw);
-        self.pipeline_layouts.destroy_all(&self.raw);
+        self.set_layouts.clear();
+        self.pipeline_layouts.clear();
         // SAFETY: the allocator is dropped exactly once, here, before the device.
         unsafe { ManuallyDrop::drop(&mut self.allocator) };
         // SAFETY: every child object was destroyed above or by its owner's Drop (each owner

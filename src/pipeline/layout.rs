@@ -5,13 +5,13 @@
 //! descriptor type or count for one (set, binding) is an error naming both entry points.
 //! Push constants get one range per stage (VUID-VkPipelineLayoutCreateInfo-pPushConstantRanges-00292).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use ash::vk;
 
-use crate::descriptors::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding, SetLayoutCache};
+use crate::descriptors::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 use crate::device::{Device, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{DescriptorBinding, EntryPoint, ShaderModule};
@@ -323,7 +323,7 @@ impl PipelineLayout {
 
 impl Drop for PipelineLayout {
     fn drop(&mut self) {
-        self.shared.pipeline_layouts.forget(&self.key, self.id);
+        self.shared.pipeline_layouts.forget(&self.key, self);
         let raw = self.raw;
         // SAFETY: no pipeline using this layout is alive (pipelines hold an Arc to it);
         // retire runs this after every submission that may use it finished.
@@ -332,28 +332,14 @@ impl Drop for PipelineLayout {
     }
 }
 
-type PipelineLayoutKey = (Vec<u64>, Vec<PushConstantRange>);
+pub(crate) type PipelineLayoutKey = (Vec<u64>, Vec<PushConstantRange>);
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The device-wide interner of pipeline layouts: key = (set-layout ids, push ranges).
-#[derive(Default)]
-pub(crate) struct PipelineLayoutCache {
-    map: Mutex<HashMap<PipelineLayoutKey, (u64, Weak<PipelineLayout>)>>,
-}
-
-impl PipelineLayoutCache {
-    fn forget(&self, key: &PipelineLayoutKey, id: u64) {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.get(key).is_some_and(|(i, _)| *i == id) {
-            map.remove(key);
-        }
-    }
-
-    pub fn destroy_all(&self, _device: &ash::Device) {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).clear();
-    }
-}
+/// The device-wide interner of pipeline layouts: key = (set-layout ids, push ranges). Set
+/// layouts are interned by full description, so equal ids are equal descriptions; a key's
+/// ids stay valid while its layout lives (it holds its set layouts).
+pub(crate) type PipelineLayoutCache = crate::device::Interner<PipelineLayoutKey, PipelineLayout>;
 
 impl Device {
     /// Creates (or returns the interned) pipeline layout for `desc`.
@@ -392,54 +378,50 @@ impl Device {
         self.check_descriptor_limits(&sets)?;
         let mut set_layouts = Vec::with_capacity(sets.len());
         for s in &sets {
-            set_layouts.push(SetLayoutCache::get_or_create(&self.shared, s)?);
+            set_layouts.push(crate::descriptors::set_layout(&self.shared, s)?);
         }
         let key: PipelineLayoutKey = (
             set_layouts.iter().map(|l| l.id()).collect(),
             desc.push_constant_ranges.clone(),
         );
-        let cache = &self.shared.pipeline_layouts;
-        let mut map = cache.map.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(l) = map.get(&key).and_then(|(_, w)| w.upgrade()) {
-            return Ok(l);
-        }
-        let raw_sets: Vec<vk::DescriptorSetLayout> = set_layouts.iter().map(|l| l.raw()).collect();
-        let ranges: Vec<vk::PushConstantRange> = desc
-            .push_constant_ranges
-            .iter()
-            .map(|r| vk::PushConstantRange {
-                stage_flags: r.stages,
-                offset: r.offset,
-                size: r.size,
-            })
-            .collect();
-        let info = vk::PipelineLayoutCreateInfo::default()
-            .set_layouts(&raw_sets)
-            .push_constant_ranges(&ranges);
-        // SAFETY: the set layouts are alive (held in `set_layouts`); locals outlive the call.
-        let raw = unsafe { self.shared.raw.create_pipeline_layout(&info, None) }
-            .map_err(vk_err("vkCreatePipelineLayout"))?;
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let layout = Arc::new(PipelineLayout {
-            shared: self.shared.clone(),
-            raw,
-            id,
-            set_layouts,
-            push_constant_ranges: desc.push_constant_ranges.clone(),
-            key: key.clone(),
-        });
-        map.retain(|_, (_, w)| w.strong_count() > 0);
-        map.insert(key, (id, Arc::downgrade(&layout)));
-        Ok(layout)
+        let shared = &self.shared;
+        shared.pipeline_layouts.get_or_create(&key, || {
+            let raw_sets: Vec<vk::DescriptorSetLayout> =
+                set_layouts.iter().map(|l| l.raw()).collect();
+            let ranges: Vec<vk::PushConstantRange> = desc
+                .push_constant_ranges
+                .iter()
+                .map(|r| vk::PushConstantRange {
+                    stage_flags: r.stages,
+                    offset: r.offset,
+                    size: r.size,
+                })
+                .collect();
+            let info = vk::PipelineLayoutCreateInfo::default()
+                .set_layouts(&raw_sets)
+                .push_constant_ranges(&ranges);
+            // SAFETY: the set layouts are alive (held in `set_layouts`); locals outlive the
+            // call.
+            let raw = unsafe { shared.raw.create_pipeline_layout(&info, None) }
+                .map_err(vk_err("vkCreatePipelineLayout"))?;
+            Ok(Arc::new(PipelineLayout {
+                shared: shared.clone(),
+                raw,
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                set_layouts,
+                push_constant_ranges: desc.push_constant_ranges.clone(),
+                key: key.clone(),
+            }))
+        })
     }
 
     /// The interned set layout for a description (the same handle for equal content).
     pub fn set_layout(&self, desc: &DescriptorSetLayoutDesc) -> Result<Arc<SetLayout>> {
-        SetLayoutCache::get_or_create(&self.shared, desc)
+        crate::descriptors::set_layout(&self.shared, desc)
     }
 
     /// Number of distinct live set layouts on this device.
     pub fn set_layout_count(&self) -> usize {
-        self.shared.set_layouts.len()
+        self.shared.set_layouts.live()
     }
 }
