@@ -31,12 +31,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     set.write_named("X", &x_buf)?;
     set.write_named("Y", &y_buf)?;
     device.execute(|r| {
-        r.bind_pipeline(&pipeline);
+        r.bind_pipeline(&pipeline)?;
         r.bind_set(0, &set)?;
         r.push(0, &Params { a, n: n as u32 })?;
         r.dispatch_threads(n as u32)
     })?;
-    let out: Vec<f32> = y_buf.read(&device)?;
+    let out: Vec<f32> = y_buf.read()?;
 
     let bad = (0..n).filter(|&i| out[i] != a * x[i] + y[i]).count();
     println!("device: {}", device.info());

@@ -25,11 +25,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     set.write_buffer(1, &b_buf)?;
     set.write_buffer(2, &c_buf)?;
     device.execute(|r| {
-        r.bind_pipeline(&pipeline);
+        r.bind_pipeline(&pipeline)?;
         r.bind_set(0, &set)?;
         r.dispatch_threads(n as u32)
     })?;
-    let c: Vec<f32> = c_buf.read(&device)?;
+    let c: Vec<f32> = c_buf.read()?;
     // --- end ---
     let elapsed = start.elapsed();
 

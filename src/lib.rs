@@ -20,11 +20,11 @@
 //! set.write_buffer(1, &b)?;
 //! set.write_buffer(2, &c)?;
 //! device.execute(|r| {
-//!     r.bind_pipeline(&pipeline);
+//!     r.bind_pipeline(&pipeline)?;
 //!     r.bind_set(0, &set)?;
 //!     r.dispatch_threads(1024)
 //! })?;
-//! let out: Vec<f32> = c.read(&device)?;
+//! let out: Vec<f32> = c.read()?;
 //! # Ok(()) }
 //! ```
 //!
@@ -35,6 +35,7 @@ pub mod descriptors;
 pub mod device;
 mod error;
 pub mod pipeline;
+mod queue;
 pub mod shaders;
 #[cfg(feature = "window")]
 pub mod window;
@@ -44,7 +45,7 @@ pub use commands::{ColorAttachment, DepthAttachment, LoadOp, Recorder, Rendering
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
     Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, Image, ImageDesc, MemoryLocation,
-    Recording, Sampler, SamplerDesc, Submission, ValidationReport, ValidationWatch,
+    Sampler, SamplerDesc, ValidationReport, ValidationWatch, EXECUTE_TIMEOUT,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
@@ -52,6 +53,7 @@ pub use pipeline::{
     GraphicsPipelineDesc, Pipeline, PipelineLayout, PipelineLayoutDesc, VertexAttribute,
     VertexBufferLayout,
 };
+pub use queue::{Recording, Submission};
 pub use shaders::{ShaderModule, SpecValue};
 
 /// Compile-time proof that kiln's handles can cross threads (issue: threads).
@@ -65,5 +67,12 @@ fn _assert_send_sync() {
     ok::<SetLayout>();
     ok::<PipelineLayout>();
     ok::<ShaderModule>();
-    ok::<device::Submission>();
+    ok::<Submission>();
+}
+
+/// Hooks for kiln's own tests and benchmarks. Not part of the API: anything here may change
+/// or go away in any release.
+#[doc(hidden)]
+pub mod __testing {
+    pub use crate::queue::STAGING_CHUNK;
 }

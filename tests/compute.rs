@@ -22,12 +22,12 @@ fn vector_add(device: &kiln::Device, n: usize) {
     set.write_buffer(2, &c_buf).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    let c: Vec<f32> = c_buf.read(device).unwrap();
+    let c: Vec<f32> = c_buf.read().unwrap();
     assert_eq!(c.len(), n);
     for i in 0..n {
         assert_eq!(c[i], a[i] + b[i], "element {i} of {n}");
@@ -73,13 +73,13 @@ fn saxpy_exact_for_edge_sizes_with_push_constants() {
         set.write_named("Y", &y_buf).unwrap();
         device
             .execute(|r| {
-                r.bind_pipeline(&pipeline);
+                r.bind_pipeline(&pipeline)?;
                 r.bind_set(0, &set)?;
                 r.push(0, &SaxpyParams { a, n: n as u32 })?;
                 r.dispatch_threads(n as u32)
             })
             .unwrap();
-        let out: Vec<f32> = y_buf.read(&device).unwrap();
+        let out: Vec<f32> = y_buf.read().unwrap();
         for i in 0..n {
             assert_eq!(out[i], a * x[i] + y[i], "element {i} of {n}");
         }
@@ -123,16 +123,16 @@ fn identical_set_declared_in_other_order_shares_one_layout() {
     set.write_buffer(1, &buf).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pa);
+            r.bind_pipeline(&pa)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(100)?;
-            r.barrier();
-            r.bind_pipeline(&pb);
+            r.barrier()?;
+            r.bind_pipeline(&pb)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(100)
         })
         .unwrap();
-    let out: Vec<f32> = buf.read(&device).unwrap();
+    let out: Vec<f32> = buf.read().unwrap();
     for (i, v) in out.iter().enumerate() {
         assert_eq!(*v, i as f32 * 3.0 + 3.0, "element {i}");
     }
@@ -183,7 +183,7 @@ fn binding_a_set_with_unwritten_bindings_is_an_error() {
     set.write_buffer(0, &buf).unwrap();
     let err = device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)
         })
         .unwrap_err();
@@ -269,11 +269,11 @@ fn batched_writes_are_checked_before_anything_is_written() {
     assert_eq!(set.first_unwritten(), None);
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(2)
         })
         .unwrap();
-    assert_eq!(c.read::<f32>(&device).unwrap(), vec![11.0, 22.0]);
+    assert_eq!(c.read::<f32>().unwrap(), vec![11.0, 22.0]);
     assert_clean(&device);
 }

@@ -33,12 +33,12 @@ fn a_reused_set_must_be_written_in_full_again_before_it_binds() {
     a.write_buffers(&[(0, &one), (1, &one), (2, &out)]).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &a)?;
             r.dispatch_threads(8)
         })
         .unwrap();
-    assert_eq!(out.read::<f32>(&device).unwrap(), vec![2.0; 8]);
+    assert_eq!(out.read::<f32>().unwrap(), vec![2.0; 8]);
     let old = a.raw();
     drop(a);
     // The GPU is done with it: the handle is reused, but nothing written before counts.
@@ -47,7 +47,7 @@ fn a_reused_set_must_be_written_in_full_again_before_it_binds() {
     assert_eq!(b.first_unwritten(), Some(0));
     let bind = |set: &kiln::DescriptorSet| {
         device.execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, set)?;
             r.dispatch_threads(8)
         })
@@ -65,7 +65,7 @@ fn a_reused_set_must_be_written_in_full_again_before_it_binds() {
     b.write_buffer(2, &out).unwrap();
     assert_eq!(b.first_unwritten(), None);
     bind(&b).unwrap();
-    assert_eq!(out.read::<f32>(&device).unwrap(), vec![4.0; 8]);
+    assert_eq!(out.read::<f32>().unwrap(), vec![4.0; 8]);
     assert_clean(&device);
 }
 
@@ -84,7 +84,7 @@ fn a_set_dropped_in_flight_is_not_reused_and_keeps_its_buffers_alive() {
     let old = a.raw();
     let sub = device
         .submit(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &a)?;
             r.dispatch_threads(n as u32)
         })
@@ -101,13 +101,13 @@ fn a_set_dropped_in_flight_is_not_reused_and_keeps_its_buffers_alive() {
     sub.wait().unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &b)?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    assert_eq!(out.read::<f32>(&device).unwrap(), vec![7.0; n]);
-    assert_eq!(other.read::<f32>(&device).unwrap(), vec![1.0; n]);
+    assert_eq!(out.read::<f32>().unwrap(), vec![7.0; n]);
+    assert_eq!(other.read::<f32>().unwrap(), vec![1.0; n]);
     assert_clean(&device);
 }
 

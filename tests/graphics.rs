@@ -41,7 +41,7 @@ fn clear_color_exact_pixels() {
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     assert_eq!(data.len(), 16 * 8 * 4);
     for y in 0..8 {
         for x in 0..16 {
@@ -88,7 +88,7 @@ fn flat_triangle_centre_and_corner_exact() {
                 color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             // 0.2 * 255 = 51, 0.6 * 255 = 153: exact in UNORM8.
             r.push(0, &[1.0f32, 0.2, 0.6, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
@@ -96,7 +96,7 @@ fn flat_triangle_centre_and_corner_exact() {
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     let inside = [255, 51, 153, 255];
     let outside = [0, 0, 0, 255];
     assert_eq!(pixel(&data, w, 32, 32), inside, "centre");
@@ -138,7 +138,7 @@ fn additive_blend_exact_pixels() {
                 color: &[ColorAttachment::clear(&img, [0.2, 0.2, 0.2, 0.2])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             // Drawn twice: red 0.2 (clear) + 0.2 + 0.2 = 0.6, green 0.2 + 0.4 = 0.6.
             r.push(0, &[0.2f32, 0.4, 0.0, 0.0])?;
@@ -148,7 +148,7 @@ fn additive_blend_exact_pixels() {
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     // (0.6, 0.6, 0.2) * 255 = (153, 153, 51) for every pixel.
     for p in data.chunks(4) {
         assert_eq!(&p[..3], &[153, 153, 51]);
@@ -210,14 +210,14 @@ fn textured_quad_nearest_samples_exact_texels() {
                 color: &[ColorAttachment::clear(&img, [0.0; 4])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     for (x, y, want) in [
         (1, 1, [255, 0, 0, 255]),
         (6, 1, [0, 255, 0, 255]),
@@ -245,12 +245,12 @@ fn image_upload_and_readback_every_mip() {
         let data: Vec<u8> = (0..img.level_size(level) as usize)
             .map(|i| (i * 7 + level as usize * 31) as u8)
             .collect();
-        img.upload_level(&device, level, &data).unwrap();
-        assert_eq!(img.read_level(&device, level).unwrap(), data, "mip {level}");
+        img.upload_level(level, &data).unwrap();
+        assert_eq!(img.read_level(level).unwrap(), data, "mip {level}");
     }
-    let err = img.upload_level(&device, 1, &[0u8; 3]).unwrap_err();
+    let err = img.upload_level(1, &[0u8; 3]).unwrap_err();
     assert_eq!(err.code(), "KILN-E181", "{err}");
-    let err = img.read_level(&device, 3).unwrap_err();
+    let err = img.read_level(3).unwrap_err();
     assert_eq!(err.code(), "KILN-E180", "{err}");
     for bad in [
         ImageDesc::texture("zero", 0, 4, RGBA8),
@@ -378,7 +378,7 @@ fn recording_errors_are_coded() {
         .unwrap();
     let err = device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.draw(3, 1, 0, 0)
         })
         .unwrap_err();
@@ -435,7 +435,7 @@ fn recording_errors_are_coded() {
             r.end_rendering()
         })
         .unwrap();
-    assert_eq!(&img.read(&device).unwrap()[..4], &[255, 0, 0, 255]);
+    assert_eq!(&img.read().unwrap()[..4], &[255, 0, 0, 255]);
     assert_clean(&device);
 }
 
@@ -466,14 +466,14 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
     let img = target(&device, 4, 4);
     device
         .execute(|r| {
-            r.bind_pipeline(&compute);
+            r.bind_pipeline(&compute)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(n as u32)?;
             r.begin_rendering(&RenderingDesc {
                 color: &[ColorAttachment::clear(&img, [0.0; 4])],
                 depth: None,
             })?;
-            r.bind_pipeline(&graphics);
+            r.bind_pipeline(&graphics)?;
             r.push(0, &[0.2f32, 0.4, 0.6, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(3, 1, 0, 0)?;
@@ -481,14 +481,14 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
             // Back to compute: set 0 is still bound at the compute bind point (binding it
             // again is elided), and dispatch sees it — the validation layer would say so
             // otherwise.
-            r.bind_pipeline(&compute);
+            r.bind_pipeline(&compute)?;
             r.bind_set(0, &set)?;
-            r.barrier();
+            r.barrier()?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    assert_eq!(c.read::<f32>(&device).unwrap(), vec![3.5f32; n]);
-    assert_eq!(&img.read(&device).unwrap()[..4], &[51, 102, 153, 255]);
+    assert_eq!(c.read::<f32>().unwrap(), vec![3.5f32; n]);
+    assert_eq!(&img.read().unwrap()[..4], &[51, 102, 153, 255]);
     assert_clean(&device);
 }
 

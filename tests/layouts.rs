@@ -46,18 +46,18 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
     set_b.write_buffer(0, &out_b).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pa);
+            r.bind_pipeline(&pa)?;
             r.bind_set(0, &set_a)?;
             r.bind_set(1, &mat_set)?;
             r.dispatch_threads(n as u32)?;
-            r.bind_pipeline(&pb);
+            r.bind_pipeline(&pb)?;
             r.bind_set(0, &set_b)?;
             r.bind_set(1, &mat_set)?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    let a: Vec<f32> = out_a.read(&device).unwrap();
-    let b: Vec<f32> = out_b.read(&device).unwrap();
+    let a: Vec<f32> = out_a.read().unwrap();
+    let b: Vec<f32> = out_b.read().unwrap();
     for i in 0..n {
         assert_eq!(a[i], src[i] * 2.0, "a[{i}]");
         assert_eq!(b[i], src[i] + 0.5, "b[{i}]");
@@ -78,7 +78,7 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
     assert_ne!(pc.layout().set_layouts()[1].id(), la.id());
     let err = device
         .execute(|r| {
-            r.bind_pipeline(&pc);
+            r.bind_pipeline(&pc)?;
             r.bind_set(1, &mat_set)
         })
         .unwrap_err();
@@ -143,13 +143,13 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
     vset.write_buffer(0, &vis).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &scene)?;
             r.bind_set(1, &vset)?;
             r.dispatch(1, 1, 1)
         })
         .unwrap();
-    assert_eq!(vis.read::<u32>(&device).unwrap(), vec![7u32; 64]);
+    assert_eq!(vis.read::<u32>().unwrap(), vec![7u32; 64]);
     assert_clean(&device);
 }
 
@@ -181,7 +181,7 @@ fn ten_thousand_sets_free_half_allocate_again() {
     let set = &*set;
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, set)?;
             r.dispatch_threads(8)
         })
@@ -263,13 +263,13 @@ fn bindless_runtime_array_with_variable_count() {
     set.write_buffer(0, &out).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.push(0, &BindlessPush { count: 5, n })?;
             r.dispatch_threads(n)
         })
         .unwrap();
-    let got: Vec<u32> = out.read(&device).unwrap();
+    let got: Vec<u32> = out.read().unwrap();
     let want: Vec<u32> = (0..n).map(|i| 31 * (i + 1)).collect();
     assert_eq!(got, want);
     assert_clean(&device);

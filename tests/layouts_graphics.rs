@@ -103,14 +103,14 @@ fn immutable_samplers_compare_by_description() {
                 color: &[ColorAttachment::clear(&img, [0.0; 4])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     for (x, y, want) in [
         (1, 1, [255, 0, 0, 255]),
         (6, 1, [0, 255, 0, 255]),
@@ -169,7 +169,7 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
                 color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             // One call for 64 bytes: kiln splits it into [0,16) VERTEX|FRAGMENT and
             // [16,64) VERTEX (VUID-vkCmdPushConstants-offset-01795/01796).
@@ -182,14 +182,14 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     let red = [255, 0, 0, 255];
     let covered = data.chunks(4).filter(|p| *p == red).count();
     assert!(covered > 0, "nothing was drawn");
     // Bytes beyond every range are an error, not a validation message.
     let err = device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.push(64, &[0u32; 4])
         })
         .unwrap_err();

@@ -57,7 +57,7 @@ fn run_saxpy(device: &Device) {
     set.write_named("Y", &yb).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.push(
                 0,
@@ -69,7 +69,7 @@ fn run_saxpy(device: &Device) {
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    let out: Vec<f32> = yb.read(device).unwrap();
+    let out: Vec<f32> = yb.read().unwrap();
     for i in 0..n {
         assert_eq!(out[i], 2.0 * x[i] + y[i], "element {i}");
     }

@@ -30,12 +30,12 @@ fn still_works(device: &kiln::Device) {
     set.write_buffer(2, &c).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(3)
         })
         .unwrap();
-    assert_eq!(c.read::<f32>(device).unwrap(), vec![2.0, 4.0, 6.0]);
+    assert_eq!(c.read::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn resources_dropped_right_after_submit_live_until_the_gpu_is_done() {
         set.write_buffer(2, &out).unwrap();
         let s = device
             .submit(|r| {
-                r.bind_pipeline(&p);
+                r.bind_pipeline(&p)?;
                 r.bind_set(0, &set)?;
                 r.dispatch_threads(n as u32)
             })
@@ -66,7 +66,7 @@ fn resources_dropped_right_after_submit_live_until_the_gpu_is_done() {
         s
     };
     submission.wait().unwrap();
-    let got: Vec<f32> = out.read(&device).unwrap();
+    let got: Vec<f32> = out.read().unwrap();
     assert!(got.iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32));
     assert_clean(&device);
 }
@@ -88,7 +88,7 @@ fn rewriting_a_set_waits_for_the_submission_using_it() {
     set.write_buffer(2, &out).unwrap();
     let s = device
         .submit(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(64)
         })
@@ -97,7 +97,7 @@ fn rewriting_a_set_waits_for_the_submission_using_it() {
     set.write_buffer(1, &two).unwrap();
     assert!(s.is_done());
     s.wait().unwrap();
-    assert_eq!(out.read::<f32>(&device).unwrap(), vec![2.0; 64]);
+    assert_eq!(out.read::<f32>().unwrap(), vec![2.0; 64]);
     assert_clean(&device);
 }
 
@@ -225,7 +225,7 @@ fn limits_are_errors_not_validation_messages() {
     // Dispatch group count beyond maxComputeWorkGroupCount.
     let e = device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch(l.max_compute_work_group_count[0].saturating_add(1), 1, 1)
         })
@@ -233,15 +233,12 @@ fn limits_are_errors_not_validation_messages() {
     assert_eq!(e.code(), "KILN-E253", "{e}");
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(100)
         })
         .unwrap();
-    assert_eq!(
-        out.read::<u32>(&device).unwrap(),
-        (0..100).collect::<Vec<u32>>()
-    );
+    assert_eq!(out.read::<u32>().unwrap(), (0..100).collect::<Vec<u32>>());
     assert_clean(&device);
 }
 
@@ -260,7 +257,7 @@ fn synchronization_validation_is_on_and_kiln_barriers_keep_it_quiet() {
     // Two dispatches writing the same buffer: kiln's automatic barrier orders them.
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(256)?;
             r.dispatch_threads(256)
@@ -312,12 +309,12 @@ fn recording_on_several_threads_at_once() {
                     set.write_buffer(2, &c).unwrap();
                     device
                         .execute(|r| {
-                            r.bind_pipeline(p);
+                            r.bind_pipeline(p)?;
                             r.bind_set(0, &set)?;
                             r.dispatch_threads(300)
                         })
                         .unwrap();
-                    assert_eq!(c.read::<f32>(&device).unwrap(), vec![2.0 * v; 300]);
+                    assert_eq!(c.read::<f32>().unwrap(), vec![2.0 * v; 300]);
                 }
             });
         }

@@ -58,18 +58,18 @@ fn both_entry_points_run() {
         )
         .unwrap();
     // count = 60: only the first 60 elements are scaled.
-    params.upload_at(&device, 4, &[60u32]).unwrap();
+    params.upload_at(4, &[60u32]).unwrap();
     let mut set = scale.new_set(0).unwrap();
     set.write_buffer(0, &params).unwrap();
     set.write_buffer(1, &buf).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&scale);
+            r.bind_pipeline(&scale)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(100)
         })
         .unwrap();
-    let got: Vec<f32> = buf.read(&device).unwrap();
+    let got: Vec<f32> = buf.read().unwrap();
     for (i, v) in got.iter().enumerate() {
         let want = if i < 60 { i as f32 * 1.5 } else { i as f32 };
         assert_eq!(*v, want, "element {i}");
@@ -79,11 +79,11 @@ fn both_entry_points_run() {
     cset.write_buffer(1, &buf).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&clear);
+            r.bind_pipeline(&clear)?;
             r.bind_set(0, &cset)?;
             r.dispatch_threads(100)
         })
         .unwrap();
-    assert_eq!(buf.read::<f32>(&device).unwrap(), vec![0.0; 100]);
+    assert_eq!(buf.read::<f32>().unwrap(), vec![0.0; 100]);
     assert_clean(&device);
 }

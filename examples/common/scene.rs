@@ -313,7 +313,7 @@ impl Scene {
             ),
         ];
         for (pipeline, mesh, model, tint) in objects {
-            r.bind_pipeline(pipeline);
+            r.bind_pipeline(pipeline)?;
             r.bind_set(0, camera)?;
             r.bind_set(1, &self.material)?;
             r.push(0, &Object { model, tint })?;
@@ -341,7 +341,7 @@ pub fn render_offscreen(device: &Device, width: u32, height: u32) -> kiln::Resul
         DEPTH_FORMAT,
     ))?;
     let (camera, camera_set) = scene.camera_set(device)?;
-    camera.upload(device, &[Scene::camera(width as f32 / height as f32, 0.0)])?;
+    camera.upload(&[Scene::camera(width as f32 / height as f32, 0.0)])?;
     device.execute(|r| {
         r.begin_rendering(&RenderingDesc {
             color: &[ColorAttachment::clear(&color, BACKGROUND)],
@@ -354,5 +354,5 @@ pub fn render_offscreen(device: &Device, width: u32, height: u32) -> kiln::Resul
         scene.draw(r, &camera_set)?;
         r.end_rendering()
     })?;
-    color.read(device)
+    color.read()
 }

@@ -201,10 +201,7 @@ impl App {
                     ))?);
                 }
                 let (cam_buf, cam_set) = &cameras[frame.slot];
-                cam_buf.upload(
-                    device,
-                    &[Scene::camera(e.width as f32 / e.height as f32, angle)],
-                )?;
+                cam_buf.upload(&[Scene::camera(e.width as f32 / e.height as f32, angle)])?;
                 let depth_image = d.as_ref().ok_or(kiln::Error::RenderingState {
                     what: "no depth image",
                 })?;

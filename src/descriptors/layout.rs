@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 
 use super::pool::DescriptorAllocator;
-use crate::device::{Device, Features, Sampler, SamplerDesc, Shared};
+use crate::device::{Features, Interner, LayerSlot, Sampler, SamplerDesc, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// One binding of a set layout (`VkDescriptorSetLayoutBinding` + binding flags).
@@ -181,7 +181,9 @@ impl SetLayout {
 
 impl Drop for SetLayout {
     fn drop(&mut self) {
-        self.shared.set_layouts.forget(&self.desc, self);
+        if let Ok(cache) = self.shared.slot::<SetLayoutCache>() {
+            cache.0.forget(&self.desc, self);
+        }
         let raw = self.raw;
         let mut pools = std::mem::replace(
             self.pools.get_mut().unwrap_or_else(|p| p.into_inner()),
@@ -291,8 +293,24 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features) -> Result<()> {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The device-wide interner of set layouts, keyed by the full description.
-pub(crate) type SetLayoutCache = crate::device::Interner<DescriptorSetLayoutDesc, SetLayout>;
+/// The device-wide interner of set layouts, keyed by the full description (a layer slot).
+#[derive(Default)]
+pub(crate) struct SetLayoutCache(Interner<DescriptorSetLayoutDesc, SetLayout>);
+
+impl SetLayoutCache {
+    /// Number of live interned layouts.
+    pub fn live(&self) -> usize {
+        self.0.live()
+    }
+}
+
+impl LayerSlot for SetLayoutCache {
+    fn teardown(&mut self, _: &Shared) {
+        // Layouts own their handles and are destroyed by their own Drop; by the time the
+        // device drops none is alive (each holds an Arc<Shared>).
+        self.0.clear();
+    }
+}
 
 /// Returns the live layout for `desc` on the device `shared`, creating it if needed.
 ///
@@ -304,23 +322,22 @@ pub(crate) fn get_or_create(
 ) -> Result<Arc<SetLayout>> {
     validate(desc, &shared.features)?;
     shared
-        .set_layouts
+        .slot::<SetLayoutCache>()?
+        .0
         .get_or_create(desc, || create(shared, desc))
 }
 
 /// Creates the `VkDescriptorSetLayout` for a validated description. Runs outside the
 /// interner's lock: the immutable samplers are interned (their own lock) first.
 fn create(shared: &Arc<Shared>, desc: &DescriptorSetLayoutDesc) -> Result<Arc<SetLayout>> {
-    // Immutable samplers: interned by description; handles per binding.
-    let device = Device {
-        shared: shared.clone(),
-    };
+    // Immutable samplers: interned by description (their own interner, before any lock of
+    // this one); handles per binding.
     let mut samplers = Vec::new();
     let mut handles: Vec<Vec<vk::Sampler>> = Vec::with_capacity(desc.bindings.len());
     for b in &desc.bindings {
         let mut h = Vec::with_capacity(b.immutable_samplers.len());
         for s in &b.immutable_samplers {
-            let sampler = device.sampler(s)?;
+            let sampler = Sampler::get_or_create(shared, s)?;
             h.push(sampler.raw());
             samplers.push(sampler);
         }

@@ -166,7 +166,7 @@ mod tests {
         let pool = Arc::new(Pool::default());
         let e = pool
             .interner
-            .get_or_create(&1, || Err(crate::Error::NoDevice))
+            .get_or_create(&1, || Err(crate::error::Error::NoDevice))
             .map(|_| ())
             .unwrap_err();
         assert_eq!(e.code(), "KILN-E101");

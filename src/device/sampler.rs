@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::{Device, Shared};
+use super::Shared;
 use crate::error::{vk_err, Error, Result};
 
 /// A sampler by content (`VkSamplerCreateInfo` without pointers). Floats compare and hash
@@ -160,7 +160,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// The device-wide sampler interner.
 pub(crate) type SamplerCache = super::interner::Interner<SamplerDesc, SamplerInner>;
 
-fn check(desc: &SamplerDesc, device: &Device) -> Result<()> {
+fn check(desc: &SamplerDesc, shared: &Shared) -> Result<()> {
     let bad = |detail: String| Err(Error::InvalidSampler { detail });
     let finite = [desc.mip_lod_bias, desc.min_lod];
     if finite.iter().any(|x| !x.is_finite()) || desc.max_lod.is_nan() {
@@ -175,7 +175,7 @@ fn check(desc: &SamplerDesc, device: &Device) -> Result<()> {
             desc.max_lod, desc.min_lod
         ));
     }
-    let limits = device.limits();
+    let limits = shared.limits();
     if desc.mip_lod_bias.abs() > limits.max_sampler_lod_bias {
         return bad(format!(
             "mip_lod_bias {} exceeds maxSamplerLodBias {} (VUID-VkSamplerCreateInfo-mipLodBias-01069)",
@@ -183,7 +183,7 @@ fn check(desc: &SamplerDesc, device: &Device) -> Result<()> {
         ));
     }
     if let Some(a) = desc.max_anisotropy {
-        if !device.features().sampler_anisotropy {
+        if !shared.features.sampler_anisotropy {
             return bad("max_anisotropy needs the samplerAnisotropy feature, which the device lacks (VUID-VkSamplerCreateInfo-anisotropyEnable-01070)".into());
         }
         if !(1.0..=limits.max_sampler_anisotropy).contains(&a) {
@@ -196,14 +196,12 @@ fn check(desc: &SamplerDesc, device: &Device) -> Result<()> {
     Ok(())
 }
 
-impl Device {
-    /// The interned sampler for `desc`: the same `VkSampler` for equal descriptions.
+impl Sampler {
+    /// The interned sampler for `desc` on the device `shared` (see [`Device::sampler`]).
     ///
-    /// Errors: `KILN-E190` a description Vulkan would reject (LOD range, bias or anisotropy
-    /// beyond the device limits, anisotropy without the feature).
-    pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler> {
-        check(desc, self)?;
-        let shared = &self.shared;
+    /// [`Device::sampler`]: crate::Device::sampler
+    pub(crate) fn get_or_create(shared: &Arc<Shared>, desc: &SamplerDesc) -> Result<Sampler> {
+        check(desc, shared)?;
         let inner = shared
             .samplers
             .get_or_create(desc, || create(shared, desc))?;

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ash::vk;
 
+use crate::device::{LayerSlot, Shared};
 use crate::error::{vk_err, Result};
 
 /// Size of `VkPipelineCacheHeaderVersionOne` in bytes.
@@ -226,6 +227,13 @@ impl PipelineCache {
         // the last reference) and the handle is destroyed once (nulled below).
         unsafe { device.destroy_pipeline_cache(self.raw, None) };
         self.raw = vk::PipelineCache::null();
+    }
+}
+
+impl LayerSlot for PipelineCache {
+    fn teardown(&mut self, shared: &Shared) {
+        // Every pipeline held an Arc<Shared> or was retired before: save the cache now.
+        self.save_and_destroy(&shared.raw);
     }
 }
 

@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::cache::PipelineCache;
+use super::checks::check_capabilities;
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use crate::descriptors::DescriptorSet;
-use crate::device::{Device, Shared};
+use crate::device::Shared;
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
@@ -184,27 +186,12 @@ pub(crate) fn shader_module(shared: &Shared, module: &ShaderModule) -> Result<vk
     unsafe { shared.raw.create_shader_module(&info, None) }.map_err(vk_err("vkCreateShaderModule"))
 }
 
-impl Device {
-    /// A compute pipeline for `entry` of `module`, layout from reflection.
-    pub fn compute_pipeline(&self, module: &ShaderModule, entry: &str) -> Result<ComputePipeline> {
-        self.compute_pipeline_with(&ComputePipelineDesc {
-            module,
-            entry,
-            spec: &[],
-            layout: None,
-        })
-    }
-
-    /// A compute pipeline with options.
-    ///
-    /// Errors: `KILN-E050` no such entry point, `KILN-E251` not a compute shader,
-    /// `KILN-E058` a given layout that does not cover the shader, `KILN-E060`
-    /// specialization values given twice or of the wrong size,
-    /// `KILN-E054` workgroup size beyond the device limits, `KILN-E053` push constants too
-    /// large, `KILN-E104` Vulkan failures.
-    pub fn compute_pipeline_with(&self, desc: &ComputePipelineDesc<'_>) -> Result<ComputePipeline> {
+impl ComputePipeline {
+    /// Creates the pipeline on the device `shared` (see
+    /// [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with)).
+    pub(crate) fn new(shared: &Arc<Shared>, desc: &ComputePipelineDesc<'_>) -> Result<Self> {
         let ep = desc.module.reflection().entry_point(desc.entry)?;
-        self.check_capabilities(desc.module)?;
+        check_capabilities(shared, desc.module)?;
         if ep.stage != vk::ShaderStageFlags::COMPUTE {
             return Err(Error::WrongStage {
                 entry: ep.name.clone(),
@@ -225,7 +212,7 @@ impl Device {
             .workgroup_size
             .map(|w| w.resolve(&u32_spec))
             .unwrap_or([1, 1, 1]);
-        let l = self.limits();
+        let l = shared.limits();
         let invocations = wg.iter().map(|&x| x as u64).product::<u64>();
         if wg
             .iter()
@@ -254,8 +241,9 @@ impl Device {
                 &reflected
             }
         };
-        let layout = self.pipeline_layout(layout_desc)?;
-        let module = shader_module(&self.shared, desc.module)?;
+        let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
+        let cache = shared.slot::<PipelineCache>()?.raw();
+        let module = shader_module(shared, desc.module)?;
         let name = std::ffi::CString::new(desc.entry).map_err(|_| Error::EntryPointNotFound {
             name: desc.entry.to_string(),
             available: String::new(),
@@ -276,20 +264,14 @@ impl Device {
             .layout(layout.raw());
         // SAFETY: module and layout are alive; all pointers are locals alive for the call; the
         // pipeline cache is internally synchronized (not created EXTERNALLY_SYNCHRONIZED).
-        let created = unsafe {
-            self.shared.raw.create_compute_pipelines(
-                self.shared.pipeline_cache.raw(),
-                &[info],
-                None,
-            )
-        };
+        let created = unsafe { shared.raw.create_compute_pipelines(cache, &[info], None) };
         // SAFETY: the module is no longer needed once the pipeline exists (or failed).
-        unsafe { self.shared.raw.destroy_shader_module(module, None) };
+        unsafe { shared.raw.destroy_shader_module(module, None) };
         let raw = created.map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
         let label = format!("{}:{}", desc.module.label(), desc.entry);
-        self.shared.set_name(raw, &label);
+        shared.set_name(raw, &label);
         Ok(ComputePipeline {
-            shared: self.shared.clone(),
+            shared: shared.clone(),
             raw,
             layout,
             entry: ep.clone(),
@@ -298,9 +280,7 @@ impl Device {
             label,
         })
     }
-}
 
-impl ComputePipeline {
     #[inline]
     pub fn raw(&self) -> vk::Pipeline {
         self.raw

@@ -11,8 +11,10 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::bindless::resolve_layout;
+use super::checks::check_descriptor_limits;
 use crate::descriptors::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
-use crate::device::{Device, Shared};
+use crate::device::{Interner, LayerSlot, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{DescriptorBinding, EntryPoint, ShaderModule};
 
@@ -52,7 +54,7 @@ pub struct PipelineLayoutDesc {
     pub sets: Vec<DescriptorSetLayoutDesc>,
     pub push_constant_ranges: Vec<PushConstantRange>,
     /// (set, binding) of runtime descriptor arrays, resolved to a count on creation
-    /// (see [`Device::resolve_layout`]).
+    /// (see the `bindless` module of `pipeline`).
     pub runtime_arrays: Vec<(u32, u32)>,
     /// User-set maximum descriptor count per runtime array (default
     /// [`DEFAULT_BINDLESS_MAX`], clamped to the device limits).
@@ -323,7 +325,9 @@ impl PipelineLayout {
 
 impl Drop for PipelineLayout {
     fn drop(&mut self) {
-        self.shared.pipeline_layouts.forget(&self.key, self);
+        if let Ok(cache) = self.shared.slot::<PipelineLayoutCache>() {
+            cache.0.forget(&self.key, self);
+        }
         let raw = self.raw;
         // SAFETY: no pipeline using this layout is alive (pipelines hold an Arc to it);
         // retire runs this after every submission that may use it finished.
@@ -336,19 +340,27 @@ pub(crate) type PipelineLayoutKey = (Vec<u64>, Vec<PushConstantRange>);
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The device-wide interner of pipeline layouts: key = (set-layout ids, push ranges). Set
-/// layouts are interned by full description, so equal ids are equal descriptions; a key's
-/// ids stay valid while its layout lives (it holds its set layouts).
-pub(crate) type PipelineLayoutCache = crate::device::Interner<PipelineLayoutKey, PipelineLayout>;
+/// The device-wide interner of pipeline layouts (a layer slot): key = (set-layout ids, push
+/// ranges). Set layouts are interned by full description, so equal ids are equal
+/// descriptions; a key's ids stay valid while its layout lives (it holds its set layouts).
+#[derive(Default)]
+pub(crate) struct PipelineLayoutCache(Interner<PipelineLayoutKey, PipelineLayout>);
 
-impl Device {
-    /// Creates (or returns the interned) pipeline layout for `desc`.
-    ///
-    /// Errors: `KILN-E053` push constants beyond `maxPushConstantsSize`, `KILN-E059` push
-    /// constant ranges Vulkan rejects, `KILN-E209` an invalid set layout, `KILN-E107`
-    /// runtime arrays without descriptor indexing, `KILN-E104` Vulkan failures.
-    pub fn pipeline_layout(&self, desc: &PipelineLayoutDesc) -> Result<Arc<PipelineLayout>> {
-        let limit = self.limits().max_push_constants_size;
+impl LayerSlot for PipelineLayoutCache {
+    fn teardown(&mut self, _: &Shared) {
+        // Layouts are destroyed by their own Drop; none is alive at device teardown.
+        self.0.clear();
+    }
+}
+
+impl PipelineLayout {
+    /// The interned pipeline layout for `desc` on the device `shared` (see
+    /// [`Device::pipeline_layout`](crate::Device::pipeline_layout)).
+    pub(crate) fn get_or_create(
+        shared: &Arc<Shared>,
+        desc: &PipelineLayoutDesc,
+    ) -> Result<Arc<Self>> {
+        let limit = shared.limits().max_push_constants_size;
         let mut seen = vk::ShaderStageFlags::empty();
         for r in &desc.push_constant_ranges {
             let end = r.offset.checked_add(r.size);
@@ -374,54 +386,46 @@ impl Device {
             }
             seen |= r.stages;
         }
-        let sets = self.resolve_layout(desc)?;
-        self.check_descriptor_limits(&sets)?;
+        let sets = resolve_layout(shared, desc)?;
+        check_descriptor_limits(shared, &sets)?;
         let mut set_layouts = Vec::with_capacity(sets.len());
         for s in &sets {
-            set_layouts.push(crate::descriptors::set_layout(&self.shared, s)?);
+            set_layouts.push(crate::descriptors::set_layout(shared, s)?);
         }
         let key: PipelineLayoutKey = (
             set_layouts.iter().map(|l| l.id()).collect(),
             desc.push_constant_ranges.clone(),
         );
-        let shared = &self.shared;
-        shared.pipeline_layouts.get_or_create(&key, || {
-            let raw_sets: Vec<vk::DescriptorSetLayout> =
-                set_layouts.iter().map(|l| l.raw()).collect();
-            let ranges: Vec<vk::PushConstantRange> = desc
-                .push_constant_ranges
-                .iter()
-                .map(|r| vk::PushConstantRange {
-                    stage_flags: r.stages,
-                    offset: r.offset,
-                    size: r.size,
-                })
-                .collect();
-            let info = vk::PipelineLayoutCreateInfo::default()
-                .set_layouts(&raw_sets)
-                .push_constant_ranges(&ranges);
-            // SAFETY: the set layouts are alive (held in `set_layouts`); locals outlive the
-            // call.
-            let raw = unsafe { shared.raw.create_pipeline_layout(&info, None) }
-                .map_err(vk_err("vkCreatePipelineLayout"))?;
-            Ok(Arc::new(PipelineLayout {
-                shared: shared.clone(),
-                raw,
-                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                set_layouts,
-                push_constant_ranges: desc.push_constant_ranges.clone(),
-                key: key.clone(),
-            }))
-        })
-    }
-
-    /// The interned set layout for a description (the same handle for equal content).
-    pub fn set_layout(&self, desc: &DescriptorSetLayoutDesc) -> Result<Arc<SetLayout>> {
-        crate::descriptors::set_layout(&self.shared, desc)
-    }
-
-    /// Number of distinct live set layouts on this device.
-    pub fn set_layout_count(&self) -> usize {
-        self.shared.set_layouts.live()
+        shared
+            .slot::<PipelineLayoutCache>()?
+            .0
+            .get_or_create(&key, || {
+                let raw_sets: Vec<vk::DescriptorSetLayout> =
+                    set_layouts.iter().map(|l| l.raw()).collect();
+                let ranges: Vec<vk::PushConstantRange> = desc
+                    .push_constant_ranges
+                    .iter()
+                    .map(|r| vk::PushConstantRange {
+                        stage_flags: r.stages,
+                        offset: r.offset,
+                        size: r.size,
+                    })
+                    .collect();
+                let info = vk::PipelineLayoutCreateInfo::default()
+                    .set_layouts(&raw_sets)
+                    .push_constant_ranges(&ranges);
+                // SAFETY: the set layouts are alive (held in `set_layouts`); locals outlive the
+                // call.
+                let raw = unsafe { shared.raw.create_pipeline_layout(&info, None) }
+                    .map_err(vk_err("vkCreatePipelineLayout"))?;
+                Ok(Arc::new(PipelineLayout {
+                    shared: shared.clone(),
+                    raw,
+                    id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                    set_layouts,
+                    push_constant_ranges: desc.push_constant_ranges.clone(),
+                    key: key.clone(),
+                }))
+            })
     }
 }

@@ -92,8 +92,8 @@ pub fn bandwidth_rows(
     };
     let (x, y) = (make("saxpy x")?, make("saxpy y")?);
     device.execute(|r| {
-        r.fill_buffer(&x, 1.0f32.to_bits());
-        r.fill_buffer(&y, 2.0f32.to_bits());
+        r.fill_buffer(&x, 1.0f32.to_bits())?;
+        r.fill_buffer(&y, 2.0f32.to_bits())?;
         Ok(())
     })?;
     let qinfo = vk::QueryPoolCreateInfo::default()
@@ -156,10 +156,10 @@ pub fn bandwidth_rows(
         location: MemoryLocation::GpuToCpu,
     })?;
     device.execute(|r| {
-        r.copy_buffer(&y, n * 4 - 16, &probe, 0, 16);
+        r.copy_buffer(&y, n * 4 - 16, &probe, 0, 16)?;
         Ok(())
     })?;
-    let got: Vec<f32> = probe.read(device)?;
+    let got: Vec<f32> = probe.read()?;
     let want = 2.0 + 0.5 * dispatches as f32;
     if got.iter().any(|v| *v != want) {
         return Err(format!("saxpy: last elements {got:?}, expected {want}").into());
@@ -246,7 +246,7 @@ fn saxpy_variant(
                 // SAFETY: as above; queries 0..2 exist.
                 unsafe { raw.d.cmd_reset_query_pool(cb, qpool, 0, 2) };
                 write_ts(raw, cb, qpool, top, 0);
-                rec.bind_pipeline(&pipe);
+                rec.bind_pipeline(&pipe)?;
                 rec.bind_set(0, &set)?;
                 rec.push(0, &p)?;
                 rec.dispatch(gx, gy, 1)?;
@@ -355,17 +355,17 @@ pub fn transfer_rows(
         let gbs = |t: Instant| size as f64 / t.elapsed().as_nanos() as f64;
         for _ in 0..rounds {
             let t = Instant::now();
-            dst.upload(device, &data)?;
+            dst.upload(&data)?;
             ku.push(gbs(t));
             let t = Instant::now();
-            dst.read_into(device, &mut kback)?;
+            dst.read_into(&mut kback)?;
             kd.push(gbs(t));
             if kback != data {
                 return Err("kiln readback differs from the upload".into());
             }
             kback.fill(0);
             let t = Instant::now();
-            let got: Vec<u8> = dst.read(device)?;
+            let got: Vec<u8> = dst.read()?;
             kd_vec.push(gbs(t));
             if got != data {
                 return Err("kiln readback (read) differs from the upload".into());
