@@ -424,16 +424,16 @@ fn round_trip_rows(
 /// set, push constants, one workgroup, device→host barrier); the caller ends it.
 fn record_tiny(raw: &Raw, fx: &Fixture, ctx: &Ctx, p: &Params) -> BenchResult<()> {
     raw.begin(ctx)?;
-    let rw = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
-    let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
-    let all = vk::PipelineStageFlags::ALL_COMMANDS;
-    raw.barrier(ctx.cb, vk::AccessFlags::MEMORY_WRITE, rw, all);
+    let rw = vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE;
+    let host = vk::AccessFlags2::HOST_READ | vk::AccessFlags2::HOST_WRITE;
+    let all = vk::PipelineStageFlags2::ALL_COMMANDS;
+    raw.barrier(ctx.cb, vk::AccessFlags2::MEMORY_WRITE, rw, all);
     record_body(raw, fx, ctx.cb, p);
     raw.barrier(
         ctx.cb,
-        vk::AccessFlags::MEMORY_WRITE,
+        vk::AccessFlags2::MEMORY_WRITE,
         host,
-        vk::PipelineStageFlags::HOST,
+        vk::PipelineStageFlags2::HOST,
     );
     Ok(())
 }

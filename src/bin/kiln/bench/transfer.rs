@@ -386,20 +386,20 @@ pub fn transfer_rows(
             ru.push(gbs(t));
             let t = Instant::now();
             raw.begin(&ctx)?;
-            let xfer = vk::PipelineStageFlags::TRANSFER;
+            let xfer = vk::PipelineStageFlags2::ALL_TRANSFER;
             raw.barrier(
                 ctx.cb,
-                vk::AccessFlags::TRANSFER_WRITE,
-                vk::AccessFlags::TRANSFER_READ,
+                vk::AccessFlags2::TRANSFER_WRITE,
+                vk::AccessFlags2::TRANSFER_READ,
                 xfer,
             );
             // SAFETY: as above.
             unsafe { raw.d.cmd_copy_buffer(ctx.cb, dst.raw(), down.buf, &region) };
             raw.barrier(
                 ctx.cb,
-                vk::AccessFlags::TRANSFER_WRITE,
-                vk::AccessFlags::HOST_READ,
-                vk::PipelineStageFlags::HOST,
+                vk::AccessFlags2::TRANSFER_WRITE,
+                vk::AccessFlags2::HOST_READ,
+                vk::PipelineStageFlags2::HOST,
             );
             raw.submit_wait(&ctx)?;
             // SAFETY: `down` is mapped, coherent, and the copy into it was waited on.
