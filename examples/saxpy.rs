@@ -27,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let x_buf = device.buffer_from_slice("x", usage, &x)?;
     let y_buf = device.buffer_from_slice("y", usage, &y)?;
-    let mut set = pipeline.new_set(0)?;
+    let mut set = pipeline.descriptor_set(0)?;
     set.write_named("X", &x_buf)?;
     set.write_named("Y", &y_buf)?;
     device.execute(|r| {

@@ -81,9 +81,9 @@ fn fixture(device: &Device) -> Fx {
             &[10.0f32, 0.0, 0.0, 0.0],
         )
         .unwrap();
-    let mut src = a.new_set(1).unwrap();
+    let mut src = a.descriptor_set(1).unwrap();
     src.write_buffer(0, &src_buf).unwrap();
-    let mut add = b.new_set(1).unwrap();
+    let mut add = b.descriptor_set(1).unwrap();
     add.write_buffer(0, &add_buf).unwrap();
     Fx {
         a,
@@ -99,7 +99,7 @@ fn fixture(device: &Device) -> Fx {
 /// A zeroed output buffer and a set 0 (of `state_a`'s layout) writing it.
 fn output(device: &Device, fx: &Fx, label: &str) -> (Buffer, DescriptorSet) {
     let buf = device.storage_buffer::<f32>(label, N).unwrap();
-    let mut set = fx.a.new_set(0).unwrap();
+    let mut set = fx.a.descriptor_set(0).unwrap();
     set.write_buffer(0, &buf).unwrap();
     (buf, set)
 }
@@ -343,7 +343,7 @@ fn every_set_bound_is_waited_for_before_a_rewrite() {
 fn draws_follow_push_constant_range_changes() {
     let device = device();
     let img = device
-        .create_image(&ImageDesc::color_target(
+        .image(&ImageDesc::color_target(
             "target",
             8,
             8,

@@ -57,13 +57,13 @@ fn recording_and_set_errors() {
     let vert = kiln::include_spirv!("test/scene.vert").unwrap();
     assert_eq!(code(device.compute_pipeline(&vert, "main")), "KILN-E251");
     assert_eq!(code(device.compute_pipeline(&m, "nope")), "KILN-E050");
-    assert_eq!(code(p.new_set(1)), "KILN-E205");
+    assert_eq!(code(p.descriptor_set(1)), "KILN-E205");
 
     let a = device
         .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 3])
         .unwrap();
     assert_eq!(code(a.read::<u64>()), "KILN-E153");
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     assert_eq!(code(set.write_named("no_such_name", &a)), "KILN-E201");
     assert_eq!(code(set.write_buffer(7, &a)), "KILN-E200");
     assert_eq!(code(set.write_buffer_at(0, 1, &a)), "KILN-E203");
@@ -134,11 +134,11 @@ fn dispatch_checks_sets_and_push_constants_are_bound() {
     let y = device
         .buffer_from_slice("y", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 4])
         .unwrap();
-    let mut va_set = va.new_set(0).unwrap();
+    let mut va_set = va.descriptor_set(0).unwrap();
     for b in 0..3 {
         va_set.write_buffer(b, &x).unwrap();
     }
-    let mut sx_set = saxpy.new_set(0).unwrap();
+    let mut sx_set = saxpy.descriptor_set(0).unwrap();
     sx_set.write_buffer(0, &x).unwrap();
     sx_set.write_buffer(1, &y).unwrap();
     // saxpy's set bound, then vector_add (different set 0 layout and no push constants)

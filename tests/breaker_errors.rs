@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_clean, device};
-use kiln::pipeline::PushConstantRange;
+use kiln::PushConstantRange;
 use kiln::{vk, ComputePipelineDesc, PipelineLayoutDesc, SpecValue};
 
 fn vector_add(device: &kiln::Device) -> kiln::ComputePipeline {
@@ -189,7 +189,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
     // Same bindings, but visible to the fragment stage only.
     let wrong_stage = reflected
         .clone()
-        .with_visibility(0, kiln::pipeline::Visibility::Exact);
+        .with_visibility(0, kiln::Visibility::Exact);
     let mut sets = wrong_stage.sets.clone();
     sets[0] = kiln::DescriptorSetLayoutDesc::new(
         sets[0]
@@ -230,7 +230,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
     };
     assert_eq!(code(with(&wrong_type)), "KILN-E058");
     // A wider layout (all stages) is a superset and works.
-    let wide = reflected.with_visibility(0, kiln::pipeline::Visibility::All);
+    let wide = reflected.with_visibility(0, kiln::Visibility::All);
     with(&wide).unwrap();
     // saxpy without a push-constant range.
     let saxpy = kiln::include_spirv!("saxpy.comp").unwrap();

@@ -17,7 +17,7 @@ fn vector_add(device: &kiln::Device) -> kiln::ComputePipeline {
 
 fn mapped(device: &kiln::Device, label: &str, location: MemoryLocation, n: usize) -> kiln::Buffer {
     device
-        .create_buffer(&BufferDesc {
+        .buffer(&BufferDesc {
             label,
             size: (n * 4) as u64,
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -38,10 +38,10 @@ fn objects_of_another_device_are_e109() {
     let buf_a = a.storage_buffer::<f32>("a's buffer", 4).unwrap();
 
     let layout_b = pb.layout().set_layouts()[0].clone();
-    let e = a.allocate_set(&layout_b, 0, Arc::default()).unwrap_err();
+    let e = a.descriptor_set(&layout_b, 0).unwrap_err();
     assert_eq!(e.code(), "KILN-E109");
 
-    let mut set = pa.new_set(0).unwrap();
+    let mut set = pa.descriptor_set(0).unwrap();
     let e = set.write_buffer(0, &buf_b).unwrap_err();
     assert_eq!(e.code(), "KILN-E109");
     assert!(e.to_string().contains("b's buffer"), "{e}");
@@ -73,7 +73,7 @@ fn objects_of_another_device_are_e109() {
         let one = d
             .buffer_from_slice("one", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 4])
             .unwrap();
-        let mut s = p.new_set(0).unwrap();
+        let mut s = p.descriptor_set(0).unwrap();
         s.write_buffer(0, &one).unwrap();
         s.write_buffer(1, &one).unwrap();
         s.write_buffer(2, buf).unwrap();
@@ -104,7 +104,7 @@ fn reading_mapped_memory_while_a_submission_writes_it_sees_the_result() {
         .unwrap();
     for round in 0..3 {
         let out = mapped(&device, "out", MemoryLocation::GpuToCpu, n);
-        let mut set = p.new_set(0).unwrap();
+        let mut set = p.descriptor_set(0).unwrap();
         set.write_buffer(0, &a).unwrap();
         set.write_buffer(1, &a).unwrap();
         set.write_buffer(2, &out).unwrap();
@@ -141,7 +141,7 @@ fn uploading_mapped_memory_while_a_submission_reads_it_waits() {
     let a = mapped(&device, "a", MemoryLocation::CpuToGpu, n);
     a.upload(&vec![1.0f32; n]).unwrap();
     let out = device.storage_buffer::<f32>("out", n).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &a).unwrap();
     set.write_buffer(2, &out).unwrap();
@@ -176,7 +176,7 @@ fn device_dropped_before_its_pending_submission_is_torn_down_after_it() {
             .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &vec![1.0f32; n])
             .unwrap();
         let out = device.storage_buffer::<f32>("out", n).unwrap();
-        let mut set = p.new_set(0).unwrap();
+        let mut set = p.descriptor_set(0).unwrap();
         set.write_buffer(0, &a).unwrap();
         set.write_buffer(1, &a).unwrap();
         set.write_buffer(2, &out).unwrap();
@@ -219,7 +219,7 @@ fn threads_submitting_and_dropping_everything_leave_no_leak() {
                         .unwrap();
                     let out = device.storage_buffer::<f32>("out", 64).unwrap();
                     let sub = {
-                        let mut set = p.new_set(0).unwrap();
+                        let mut set = p.descriptor_set(0).unwrap();
                         set.write_buffer(0, &a).unwrap();
                         set.write_buffer(1, &a).unwrap();
                         set.write_buffer(2, &out).unwrap();
@@ -316,7 +316,7 @@ fn sets_freed_while_pending_are_recycled_only_after_the_submission() {
     let sets: Vec<kiln::DescriptorSet> = outs
         .iter()
         .map(|o| {
-            let mut s = p.new_set(0).unwrap();
+            let mut s = p.descriptor_set(0).unwrap();
             s.write_buffer(0, &one).unwrap();
             s.write_buffer(1, &one).unwrap();
             s.write_buffer(2, o).unwrap();
@@ -336,7 +336,8 @@ fn sets_freed_while_pending_are_recycled_only_after_the_submission() {
     drop(sets);
     // New sets while the old ones may still be in use: they must not get the old handles
     // (a write to one would then change a set the GPU is reading).
-    let mut again: Vec<kiln::DescriptorSet> = (0..k).map(|_| p.new_set(0).unwrap()).collect();
+    let mut again: Vec<kiln::DescriptorSet> =
+        (0..k).map(|_| p.descriptor_set(0).unwrap()).collect();
     let zero = device.storage_buffer::<f32>("zero", 16).unwrap();
     for s in &mut again {
         s.write_buffer(0, &zero).unwrap();

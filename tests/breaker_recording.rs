@@ -15,7 +15,7 @@ fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
     let device = device();
     let usage = vk::ImageUsageFlags::SAMPLED;
     let img = device
-        .create_image(&ImageDesc {
+        .image(&ImageDesc {
             usage,
             ..ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM)
         })
@@ -27,7 +27,7 @@ fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
     assert_eq!(img.read().unwrap(), a);
     assert_eq!(img.layout(), vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
     let out = device
-        .create_buffer(&BufferDesc {
+        .buffer(&BufferDesc {
             label: "out",
             size: 64,
             usage: vk::BufferUsageFlags::TRANSFER_DST,
@@ -86,7 +86,7 @@ fn threads_resubmitting_recordings_and_reading_back_see_every_submission() {
                     .buffer_from_slice("step", usage, &vec![1.5f32; N])
                     .unwrap();
                 let c = device.storage_buffer::<f32>("c", N).unwrap();
-                let mut set = p.new_set(0).unwrap();
+                let mut set = p.descriptor_set(0).unwrap();
                 set.write_buffer(0, &acc).unwrap();
                 set.write_buffer(1, &step).unwrap();
                 set.write_buffer(2, &c).unwrap();
@@ -143,7 +143,7 @@ fn a_recording_starts_from_the_layout_it_first_saw() {
     let device = device();
     let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::STORAGE;
     let img = device
-        .create_image(&ImageDesc {
+        .image(&ImageDesc {
             usage,
             ..ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM)
         })
@@ -190,12 +190,12 @@ fn recordings_that_never_run_or_die_pending_leak_no_command_pool() {
         .buffer_from_slice("b", usage, &vec![2.0f32; N])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", N).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &b).unwrap();
     set.write_buffer(2, &c).unwrap();
     let img = device
-        .create_image(&ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM))
+        .image(&ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM))
         .unwrap();
     for _ in 0..2 {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -274,7 +274,7 @@ fn staged_transfers_survive_concurrent_release_of_staging_memory() {
                 s.spawn(move || {
                     let size = 300_000 + 4 * t as usize;
                     let buf = device
-                        .create_buffer(&BufferDesc {
+                        .buffer(&BufferDesc {
                             label: "gpu",
                             size: size as u64,
                             usage: vk::BufferUsageFlags::STORAGE_BUFFER,

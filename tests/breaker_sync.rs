@@ -25,7 +25,7 @@ fn copy_and_fill_after_a_dispatch_wait_for_it() {
         .unwrap();
     let c = device.storage_buffer::<f32>("c", n).unwrap();
     let d = device.storage_buffer::<f32>("d", n).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &a).unwrap();
     set.write_buffer(2, &c).unwrap();
@@ -73,7 +73,7 @@ fn submissions_in_flight_see_each_others_writes() {
     let mut sets = Vec::new();
     let mut src = &a;
     for dst in &bufs {
-        let mut set = p.new_set(0).unwrap();
+        let mut set = p.descriptor_set(0).unwrap();
         set.write_buffer(0, src).unwrap();
         set.write_buffer(1, src).unwrap();
         set.write_buffer(2, dst).unwrap();

@@ -16,7 +16,7 @@ fn vector_add(device: &kiln::Device, n: usize) {
     let a_buf = device.buffer_from_slice("a", usage, &a).unwrap();
     let b_buf = device.buffer_from_slice("b", usage, &b).unwrap();
     let c_buf = device.storage_buffer::<f32>("c", n).unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
     set.write_buffer(0, &a_buf).unwrap();
     set.write_buffer(1, &b_buf).unwrap();
     set.write_buffer(2, &c_buf).unwrap();
@@ -68,7 +68,7 @@ fn saxpy_exact_for_edge_sizes_with_push_constants() {
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let x_buf = device.buffer_from_slice("x", usage, &x).unwrap();
         let y_buf = device.buffer_from_slice("y", usage, &y).unwrap();
-        let mut set = pipeline.new_set(0).unwrap();
+        let mut set = pipeline.descriptor_set(0).unwrap();
         set.write_named("X", &x_buf).unwrap();
         set.write_named("Y", &y_buf).unwrap();
         device
@@ -118,7 +118,7 @@ fn identical_set_declared_in_other_order_shares_one_layout() {
     let uni = device
         .buffer_from_slice("uniform", vk::BufferUsageFlags::UNIFORM_BUFFER, &[3.0f32])
         .unwrap();
-    let mut set = pa.new_set(0).unwrap();
+    let mut set = pa.descriptor_set(0).unwrap();
     set.write_buffer(0, &uni).unwrap();
     set.write_buffer(1, &buf).unwrap();
     device
@@ -148,7 +148,7 @@ fn uniform_buffer_into_storage_binding_is_an_error() {
     let ubo = device
         .buffer_from_slice("ubo", vk::BufferUsageFlags::UNIFORM_BUFFER, &[0u32; 4])
         .unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     let err = set.write_buffer(0, &ubo).unwrap_err();
     assert_eq!(err.code(), "KILN-E202", "{err}");
     match err {
@@ -179,7 +179,7 @@ fn binding_a_set_with_unwritten_bindings_is_an_error() {
         .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
         .unwrap();
     let buf = device.storage_buffer::<f32>("a", 16).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &buf).unwrap();
     let err = device
         .execute(|r| {
@@ -258,7 +258,7 @@ fn batched_writes_are_checked_before_anything_is_written() {
     let ubo = device
         .buffer_from_slice("ubo", vk::BufferUsageFlags::UNIFORM_BUFFER, &[0u32; 4])
         .unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     // The third write is wrong: nothing of the batch is written.
     let err = set
         .write_buffers(&[(0, &a), (1, &b), (2, &ubo)])

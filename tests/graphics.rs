@@ -23,7 +23,7 @@ fn pixel(data: &[u8], width: u32, x: u32, y: u32) -> [u8; 4] {
 
 fn target(device: &Device, w: u32, h: u32) -> Image {
     device
-        .create_image(&ImageDesc::color_target("target", w, h, RGBA8))
+        .image(&ImageDesc::color_target("target", w, h, RGBA8))
         .unwrap()
 }
 
@@ -190,7 +190,7 @@ fn textured_quad_nearest_samples_exact_texels() {
         .unwrap();
     assert_eq!(tex.layout(), vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
     let sampler = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
     set.write_combined(0, &tex, &sampler).unwrap();
     // Full-screen quad as two triangles: (position, uv).
     let quad: [[f32; 4]; 6] = [
@@ -233,7 +233,7 @@ fn textured_quad_nearest_samples_exact_texels() {
 fn image_upload_and_readback_every_mip() {
     let device = device();
     let img = device
-        .create_image(&ImageDesc {
+        .image(&ImageDesc {
             mip_levels: 3,
             ..ImageDesc::texture("mips", 8, 4, RGBA8)
         })
@@ -260,7 +260,7 @@ fn image_upload_and_readback_every_mip() {
         },
         ImageDesc::depth_target("depth as rgba8", 4, 4, vk::Format::R8G8B8A8_SINT),
     ] {
-        let err = device.create_image(&bad).unwrap_err();
+        let err = device.image(&bad).unwrap_err();
         assert_eq!(err.code(), "KILN-E180", "{}: {err}", bad.label);
         assert!(err.to_string().contains(bad.label), "{err}");
     }
@@ -413,7 +413,7 @@ fn recording_errors_are_coded() {
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "rendering left open: {err}");
     let texture = device
-        .create_image(&ImageDesc::texture("texture only", 4, 4, RGBA8))
+        .image(&ImageDesc::texture("texture only", 4, 4, RGBA8))
         .unwrap();
     let err = device
         .execute(|r| {
@@ -455,7 +455,7 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
         .buffer_from_slice("b", usage, &vec![2.0f32; n])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", n).unwrap();
-    let mut set = compute.new_set(0).unwrap();
+    let mut set = compute.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &b).unwrap();
     set.write_buffer(2, &c).unwrap();
@@ -496,7 +496,7 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
 fn image_descriptor_writes_are_type_checked() {
     let device = device();
     let s = scene::Scene::new(&device, scene::COLOR_FORMAT).unwrap();
-    let mut set = s.chair.new_set(1).unwrap();
+    let mut set = s.chair.descriptor_set(1).unwrap();
     let albedo = set.binding_of("albedo").unwrap();
     let samp = set.binding_of("albedo_sampler").unwrap();
     let gloss = set.binding_of("material").unwrap();
@@ -516,7 +516,7 @@ fn image_descriptor_writes_are_type_checked() {
     assert_eq!(e.code(), "KILN-E202", "{e}");
     // An image without SAMPLED usage.
     let depth = device
-        .create_image(&ImageDesc::depth_target("depth", 4, 4, scene::DEPTH_FORMAT))
+        .image(&ImageDesc::depth_target("depth", 4, 4, scene::DEPTH_FORMAT))
         .unwrap();
     let e = set.write_image(albedo, &depth).unwrap_err();
     assert_eq!(e.code(), "KILN-E182", "{e}");

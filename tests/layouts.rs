@@ -4,7 +4,7 @@
 mod common;
 
 use common::{assert_clean, device};
-use kiln::pipeline::Visibility;
+use kiln::Visibility;
 use kiln::{vk, PipelineLayoutDesc};
 
 fn storage(device: &kiln::Device, label: &str, data: &[f32]) -> kiln::Buffer {
@@ -37,12 +37,12 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
     let out_a = device.storage_buffer::<f32>("out a", n).unwrap();
     let out_b = device.storage_buffer::<f32>("out b", n).unwrap();
     // The material set is allocated once, from pipeline a, and bound to both.
-    let mut mat_set = pa.new_set(1).unwrap();
+    let mut mat_set = pa.descriptor_set(1).unwrap();
     mat_set.write_named("material", &material).unwrap();
     mat_set.write_named("Source", &src_buf).unwrap();
-    let mut set_a = pa.new_set(0).unwrap();
+    let mut set_a = pa.descriptor_set(0).unwrap();
     set_a.write_buffer(0, &out_a).unwrap();
-    let mut set_b = pb.new_set(0).unwrap();
+    let mut set_b = pb.descriptor_set(0).unwrap();
     set_b.write_buffer(0, &out_b).unwrap();
     device
         .execute(|r| {
@@ -130,8 +130,7 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
             layout: Some(&cmp.with_visibility(0, Visibility::Stages(both))),
         })
         .unwrap();
-    let names = std::sync::Arc::new(Default::default());
-    let mut scene = device.allocate_set(&g.set_layouts()[0], 0, names).unwrap();
+    let mut scene = device.descriptor_set(&g.set_layouts()[0], 0).unwrap();
     let mut ubo = [0.0f32; 20];
     ubo[19] = 7.0; // light.w
     let ubo = device
@@ -139,7 +138,7 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
         .unwrap();
     scene.write_buffer(0, &ubo).unwrap();
     let vis = device.storage_buffer::<u32>("visible", 64).unwrap();
-    let mut vset = pipeline.new_set(1).unwrap();
+    let mut vset = pipeline.descriptor_set(1).unwrap();
     vset.write_buffer(0, &vis).unwrap();
     device
         .execute(|r| {
@@ -159,7 +158,7 @@ fn ten_thousand_sets_free_half_allocate_again() {
     let p = device
         .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
         .unwrap();
-    let mut sets: Vec<_> = (0..10_000).map(|_| p.new_set(0).unwrap()).collect();
+    let mut sets: Vec<_> = (0..10_000).map(|_| p.descriptor_set(0).unwrap()).collect();
     let distinct: std::collections::HashSet<_> = sets.iter().map(|s| s.raw()).collect();
     assert_eq!(distinct.len(), 10_000);
     // Free every other set, then allocate 5 000 more: freed slots are reused.
@@ -170,7 +169,7 @@ fn ten_thousand_sets_free_half_allocate_again() {
     });
     assert_eq!(sets.len(), 5_000);
     for _ in 0..5_000 {
-        sets.push(p.new_set(0).unwrap());
+        sets.push(p.descriptor_set(0).unwrap());
     }
     // The last set works for a real dispatch.
     let buf = device.storage_buffer::<f32>("x", 8).unwrap();
@@ -238,7 +237,7 @@ fn bindless_runtime_array_with_variable_count() {
             | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT
     ));
     // Allocate with 5 of the 64, write 5 buffers holding 1, 2, 4, 8, 16.
-    let mut set = p.new_set_with_count(0, Some(5)).unwrap();
+    let mut set = p.descriptor_set_with_count(0, Some(5)).unwrap();
     let inputs: Vec<_> = (0..5)
         .map(|k| {
             device
@@ -255,7 +254,7 @@ fn bindless_runtime_array_with_variable_count() {
         "KILN-E203"
     );
     assert_eq!(
-        p.new_set_with_count(0, Some(65)).unwrap_err().code(),
+        p.descriptor_set_with_count(0, Some(65)).unwrap_err().code(),
         "KILN-E203"
     );
     let n = 40u32;
@@ -284,14 +283,14 @@ fn buffer_range_beyond_device_limit_is_an_error() {
     let limit = device.limits().max_storage_buffer_range as u64;
     // lavapipe: 128 MiB; NVIDIA: 4 GiB - 1 (a 4 GiB buffer bound whole is the classic case).
     let big = device
-        .create_buffer(&kiln::BufferDesc {
+        .buffer(&kiln::BufferDesc {
             label: "too big",
             size: limit + 4,
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
             location: kiln::MemoryLocation::GpuOnly,
         })
         .unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     let err = set.write_buffer(0, &big).unwrap_err();
     assert_eq!(err.code(), "KILN-E206", "{err}");
     assert!(err.to_string().contains("maxStorageBufferRange"));

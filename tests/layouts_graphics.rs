@@ -63,7 +63,7 @@ fn immutable_samplers_compare_by_description() {
 
     // Render with the immutable nearest sampler: the set is written with the image only.
     let img = device
-        .create_image(&ImageDesc::color_target("target", 8, 8, RGBA8))
+        .image(&ImageDesc::color_target("target", 8, 8, RGBA8))
         .unwrap();
     let mut desc = GraphicsPipelineDesc::new(&vs, &fs)
         .vertex_buffer(VertexBufferLayout::packed(&[
@@ -84,7 +84,7 @@ fn immutable_samplers_compare_by_description() {
     let tex = device
         .texture_from_bytes("2x2", 2, 2, RGBA8, &texels)
         .unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
     set.write_image(0, &tex).unwrap();
     let quad: [[f32; 4]; 6] = [
         [-1.0, -1.0, 0.0, 0.0],
@@ -128,7 +128,7 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
     let vs = kiln::include_spirv!("test/pc_transform.vert").unwrap();
     let fs = kiln::include_spirv!("test/flat.frag").unwrap();
     let img = device
-        .create_image(&ImageDesc::color_target("target", 16, 16, RGBA8))
+        .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
         .unwrap();
     let desc = GraphicsPipelineDesc::new(&vs, &fs)
         .vertex_buffer(VertexBufferLayout::packed(&[(

@@ -32,7 +32,7 @@ fn accumulator(device: &kiln::Device, p: &kiln::ComputePipeline) -> Accumulator 
         .buffer_from_slice("step", usage, &vec![1.5f32; N])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", N).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &acc).unwrap();
     set.write_buffer(1, &step).unwrap();
     set.write_buffer(2, &c).unwrap();
@@ -122,7 +122,7 @@ fn image_layouts_must_come_back() {
     let device = device();
     let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
     let img = device
-        .create_image(&ImageDesc {
+        .image(&ImageDesc {
             usage,
             ..ImageDesc::texture("tex", 4, 4, vk::Format::R8G8B8A8_UNORM)
         })

@@ -8,7 +8,7 @@ mod common;
 use std::sync::{Mutex, Once};
 
 use common::{assert_clean, assert_watch_clean};
-use kiln::__testing::STAGING_CHUNK;
+use kiln::__private::STAGING_CHUNK;
 use kiln::{vk, Buffer, BufferDesc, Device, MemoryLocation};
 
 /// Warnings and errors gpu-allocator logged (its leak report at allocator drop is one).
@@ -54,13 +54,13 @@ fn device() -> Device {
 /// At most two chunks of idle staging memory per direction.
 #[track_caller]
 fn assert_staging_bounded(device: &Device) {
-    let (_, idle) = device.staging_usage();
+    let idle = device.staging_usage().bytes;
     assert!(idle <= 4 * CHUNK, "{idle} idle staging bytes");
 }
 
 fn gpu_buffer(device: &Device, label: &str, size: u64) -> Buffer {
     device
-        .create_buffer(&BufferDesc {
+        .buffer(&BufferDesc {
             label,
             size,
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -167,7 +167,7 @@ fn a_readback_after_gpu_writes_returns_the_new_bytes() {
         .buffer_from_slice("b", usage, &vec![2.0f32; n])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", n).unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &b).unwrap();
     set.write_buffer(2, &c).unwrap();
@@ -247,7 +247,7 @@ fn repeated_transfers_reuse_the_staging_buffers() {
         let data = pattern(size, 5);
         buf.upload(&data).unwrap();
         let _: Vec<u8> = buf.read().unwrap();
-        let after_first = (device.staging_usage(), device.memory_report().0);
+        let after_first = (device.staging_usage(), device.memory_report().allocations);
         for _ in 0..4 {
             buf.upload(&data).unwrap();
             let got: Vec<u8> = buf.read().unwrap();
@@ -255,10 +255,14 @@ fn repeated_transfers_reuse_the_staging_buffers() {
         }
         // The same buffers again: no new allocation.
         assert_eq!(
-            (device.staging_usage(), device.memory_report().0),
+            (device.staging_usage(), device.memory_report().allocations),
             after_first
         );
-        assert_eq!(device.staging_usage().0, 2 * per_direction, "{size} bytes");
+        assert_eq!(
+            device.staging_usage().buffers,
+            2 * per_direction,
+            "{size} bytes"
+        );
     }
     assert_clean(&device);
 }
@@ -275,7 +279,13 @@ fn the_default_chunk_stages_a_large_transfer_in_one_piece() {
     buf.read_into(&mut back).unwrap();
     assert_bytes_eq(&back, &data, "40 MiB");
     // One 64 MiB (power-of-two class) buffer per direction.
-    assert_eq!(device.staging_usage(), (2, 2 * (64 << 20)));
+    assert_eq!(
+        device.staging_usage(),
+        kiln::StagingUsage {
+            buffers: 2,
+            bytes: 2 * (64 << 20)
+        }
+    );
     assert_clean(&device);
 }
 
@@ -285,7 +295,7 @@ fn short_of_memory_a_transfer_uses_smaller_chunks_instead_of_failing() {
     device.debug_set_staging_chunk(16 << 20);
     let size = 40usize << 20;
     let buf = gpu_buffer(&device, "target", size as u64);
-    let biggest = device.heap_usage().iter().map(|(_, s)| *s).max().unwrap();
+    let biggest = device.heap_usage().iter().map(|h| h.size).max().unwrap();
     if biggest > 8 << 30 {
         // Filling a heap this large would take the machine's memory (lavapipe has 2 GiB).
         eprintln!("skipped: heaps of {biggest} bytes are too large to fill in a test");
@@ -298,13 +308,13 @@ fn short_of_memory_a_transfer_uses_smaller_chunks_instead_of_failing() {
             let free = device
                 .heap_usage()
                 .iter()
-                .map(|(u, s)| s - u)
+                .map(|h| h.size - h.used)
                 .max()
                 .unwrap();
             if free < step + (3 << 20) {
                 break;
             }
-            let b = device.create_buffer(&BufferDesc {
+            let b = device.buffer(&BufferDesc {
                 label: "filler",
                 size: step,
                 usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -321,7 +331,7 @@ fn short_of_memory_a_transfer_uses_smaller_chunks_instead_of_failing() {
     let mut back = vec![0u8; size];
     buf.read_into(&mut back).unwrap();
     assert_bytes_eq(&back, &data, "with little memory left");
-    let (_, idle) = device.staging_usage();
+    let idle = device.staging_usage().bytes;
     assert!(
         idle < 16 << 20,
         "staging should have shrunk, holds {idle} bytes"
@@ -341,7 +351,7 @@ fn a_device_dropped_with_a_populated_staging_cache_tears_down_cleanly() {
     assert_bytes_eq(&got, &data, "before teardown");
     let small = gpu_buffer(&device, "small", 100);
     small.upload(&[1u8; 100]).unwrap();
-    let (buffers, bytes) = device.staging_usage();
+    let kiln::StagingUsage { buffers, bytes } = device.staging_usage();
     assert!(
         buffers >= 2 && bytes > 0,
         "{buffers} buffers, {bytes} bytes"

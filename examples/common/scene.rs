@@ -225,7 +225,7 @@ impl Scene {
             &[0.6f32, 0.0, 0.0, 0.0],
         )?;
         // One material set, allocated from the chair's layout, bound to both pipelines.
-        let mut material = chair.new_set(1)?;
+        let mut material = chair.descriptor_set(1)?;
         material.write_image(material.binding_of("albedo")?, &texture)?;
         material.write_sampler(material.binding_of("albedo_sampler")?, &sampler)?;
         material.write_buffer(material.binding_of("material")?, &gloss)?;
@@ -263,13 +263,13 @@ impl Scene {
 
     /// A camera uniform buffer (host-visible) and its set-0 descriptor set.
     pub fn camera_set(&self, device: &Device) -> kiln::Result<(Buffer, DescriptorSet)> {
-        let buffer = device.create_buffer(&kiln::BufferDesc {
+        let buffer = device.buffer(&kiln::BufferDesc {
             label: "camera",
             size: std::mem::size_of::<CameraUniform>() as u64,
             usage: vk::BufferUsageFlags::UNIFORM_BUFFER,
             location: MemoryLocation::CpuToGpu,
         })?;
-        let mut set = self.chair.new_set(0)?;
+        let mut set = self.chair.descriptor_set(0)?;
         set.write_buffer(0, &buffer)?;
         Ok((buffer, set))
     }
@@ -328,13 +328,13 @@ impl Scene {
 /// Renders the scene offscreen at `width`×`height` and returns RGBA8 pixels, row by row.
 pub fn render_offscreen(device: &Device, width: u32, height: u32) -> kiln::Result<Vec<u8>> {
     let scene = Scene::new(device, COLOR_FORMAT)?;
-    let color = device.create_image(&ImageDesc::color_target(
+    let color = device.image(&ImageDesc::color_target(
         "scene color",
         width,
         height,
         COLOR_FORMAT,
     ))?;
-    let depth = device.create_image(&ImageDesc::depth_target(
+    let depth = device.image(&ImageDesc::depth_target(
         "scene depth",
         width,
         height,

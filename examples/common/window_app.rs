@@ -193,7 +193,7 @@ impl App {
                 let e = frame.extent;
                 let d = &mut depth[frame.slot];
                 if d.as_ref().is_none_or(|d| d.extent() != e) {
-                    *d = Some(device.create_image(&ImageDesc::depth_target(
+                    *d = Some(device.image(&ImageDesc::depth_target(
                         "depth",
                         e.width,
                         e.height,
@@ -237,7 +237,7 @@ impl App {
         self.summary.extent = [e.width, e.height];
         self.summary.swapchains_created = presenter.swapchains_created();
         if let Some(shot) = presenter.take_capture()? {
-            self.summary.screenshot = Some(shot);
+            self.summary.screenshot = Some((shot.width, shot.height, shot.pixels));
         }
         Ok(())
     }

@@ -225,7 +225,7 @@ mod tests {
         let p = device.compute_pipeline(&m, "main").unwrap();
         let buf = device.storage_buffer::<f32>("b", 4).unwrap();
         let new_set = || {
-            let mut s = p.new_set(0).unwrap();
+            let mut s = p.descriptor_set(0).unwrap();
             for b in 0..3 {
                 s.write_buffer(b, &buf).unwrap();
             }

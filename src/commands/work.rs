@@ -44,7 +44,7 @@ impl RecordedWork<'_> {
     /// Stores the layouts the recording moved images to into the images (call once the
     /// command buffer was submitted: queue order makes them the layouts later submissions
     /// see).
-    pub fn commit_layouts(&self) {
+    pub(crate) fn commit_layouts(&self) {
         for u in self.images.iter().filter(|u| u.moved) {
             u.image.set_layout(u.last);
         }

@@ -1,6 +1,5 @@
 //! `impl Device` of the descriptors layer: set layouts and descriptor sets.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::layout::{get_or_create, SetLayoutCache};
@@ -24,30 +23,30 @@ impl Device {
             .map_or(0, SetLayoutCache::live)
     }
 
-    /// Allocates a set of `layout` for set number `set` (the number is used in messages).
-    /// `names` maps reflected binding names to numbers for [`DescriptorSet::write_named`].
-    pub fn allocate_set(
-        &self,
-        layout: &Arc<SetLayout>,
-        set: u32,
-        names: Arc<BTreeMap<String, u32>>,
-    ) -> Result<DescriptorSet> {
-        self.allocate_set_with_count(layout, set, names, None)
+    /// Allocates a descriptor set of `layout` for set number `set` (the number is used in
+    /// messages). A set made from a pipeline ([`ComputePipeline::descriptor_set`]) also
+    /// knows the reflected binding names ([`DescriptorSet::write_named`]); this one does
+    /// not.
+    ///
+    /// Errors: `KILN-E109` a layout of another device.
+    ///
+    /// [`ComputePipeline::descriptor_set`]: crate::ComputePipeline::descriptor_set
+    pub fn descriptor_set(&self, layout: &Arc<SetLayout>, set: u32) -> Result<DescriptorSet> {
+        self.descriptor_set_with_count(layout, set, None)
     }
 
-    /// Like [`allocate_set`](Self::allocate_set), giving the actual descriptor count of the
-    /// layout's `VARIABLE_DESCRIPTOR_COUNT` binding (default: its maximum). Pool usage
+    /// Like [`descriptor_set`](Self::descriptor_set), giving the actual descriptor count of
+    /// the layout's `VARIABLE_DESCRIPTOR_COUNT` binding (default: its maximum). Pool usage
     /// follows the actual count (Vulkan spec §14.2.3).
     ///
     /// Errors: `KILN-E203` count above the binding's maximum, `KILN-E109` a layout of
     /// another device.
-    pub fn allocate_set_with_count(
+    pub fn descriptor_set_with_count(
         &self,
         layout: &Arc<SetLayout>,
         set: u32,
-        names: Arc<BTreeMap<String, u32>>,
         variable_count: Option<u32>,
     ) -> Result<DescriptorSet> {
-        allocate_set_in(&self.shared, layout, set, names, variable_count)
+        allocate_set_in(&self.shared, layout, set, Arc::default(), variable_count)
     }
 }

@@ -299,7 +299,7 @@ pub(crate) struct SetLayoutCache(Interner<DescriptorSetLayoutDesc, SetLayout>);
 
 impl SetLayoutCache {
     /// Number of live interned layouts.
-    pub fn live(&self) -> usize {
+    pub(crate) fn live(&self) -> usize {
         self.0.live()
     }
 }

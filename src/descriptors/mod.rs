@@ -8,7 +8,6 @@ mod set;
 
 pub(crate) use layout::{get_or_create as set_layout, SetLayoutCache};
 pub use layout::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
-pub use pool::{FIRST_SETS_PER_POOL, MAX_SETS_PER_POOL};
 pub(crate) use set::allocate_set_in;
 pub use set::DescriptorSet;
 

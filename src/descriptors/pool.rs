@@ -15,9 +15,9 @@ use super::layout::DescriptorSetLayoutDesc;
 use crate::error::{vk_err, Result};
 
 /// Sets in the first pool of a layout.
-pub const FIRST_SETS_PER_POOL: u32 = 16;
+pub(crate) const FIRST_SETS_PER_POOL: u32 = 16;
 /// Upper bound on sets per pool as pools grow.
-pub const MAX_SETS_PER_POOL: u32 = 4096;
+pub(crate) const MAX_SETS_PER_POOL: u32 = 4096;
 
 pub(crate) struct DescriptorAllocator {
     sizes: Vec<vk::DescriptorPoolSize>,
@@ -37,7 +37,7 @@ struct PoolEntry {
 }
 
 impl DescriptorAllocator {
-    pub fn new(desc: &DescriptorSetLayoutDesc) -> Self {
+    pub(crate) fn new(desc: &DescriptorSetLayoutDesc) -> Self {
         let mut flags = vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET;
         if desc
             .flags
@@ -84,7 +84,7 @@ impl DescriptorAllocator {
     }
 
     /// Allocates one set; returns (set, pool index).
-    pub fn allocate(
+    pub(crate) fn allocate(
         &mut self,
         device: &ash::Device,
         layout: vk::DescriptorSetLayout,
@@ -134,7 +134,7 @@ impl DescriptorAllocator {
 
     /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending
     /// submission may use it.
-    pub fn free(&mut self, device: &ash::Device, set: vk::DescriptorSet, pool: usize) {
+    pub(crate) fn free(&mut self, device: &ash::Device, set: vk::DescriptorSet, pool: usize) {
         let Some(p) = self.pools.get_mut(pool) else {
             return;
         };
@@ -149,7 +149,7 @@ impl DescriptorAllocator {
         p.full = false;
     }
 
-    pub fn destroy(&mut self, device: &ash::Device) {
+    pub(crate) fn destroy(&mut self, device: &ash::Device) {
         // Spare sets are freed with their pools.
         self.spare.clear();
         for p in self.pools.drain(..) {

@@ -48,7 +48,7 @@ impl<K: Eq + Hash + Clone, V> Interner<K, V> {
 
     /// The live value for `key`, or a new one from `create` (called without any lock held).
     /// Errors: whatever `create` returns (nothing is inserted then).
-    pub fn get_or_create(
+    pub(crate) fn get_or_create(
         &self,
         key: &K,
         create: impl FnOnce() -> Result<Arc<V>>,
@@ -81,7 +81,7 @@ impl<K: Eq + Hash + Clone, V> Interner<K, V> {
     }
 
     /// Removes `key`'s entry if it points at `value`. Call from `V`'s `Drop`.
-    pub fn forget(&self, key: &K, value: *const V) {
+    pub(crate) fn forget(&self, key: &K, value: *const V) {
         let mut map = self.lock();
         if map
             .get(key)
@@ -92,7 +92,7 @@ impl<K: Eq + Hash + Clone, V> Interner<K, V> {
     }
 
     /// Number of live values.
-    pub fn live(&self) -> usize {
+    pub(crate) fn live(&self) -> usize {
         self.lock()
             .values()
             .filter(|w| w.strong_count() > 0)
@@ -101,7 +101,7 @@ impl<K: Eq + Hash + Clone, V> Interner<K, V> {
 
     /// Forgets every entry (device teardown: no value is alive by then, each holds the
     /// device).
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.lock().clear();
     }
 }

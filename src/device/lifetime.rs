@@ -27,7 +27,7 @@ impl Graveyard {
     }
 
     /// Runs every entry (device teardown: the device is idle).
-    pub fn destroy_all(&self, shared: &Shared) {
+    pub(super) fn destroy_all(&self, shared: &Shared) {
         let all: Vec<_> = self.lock().drain(..).collect();
         for (_, g) in all {
             g(shared);

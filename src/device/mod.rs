@@ -30,13 +30,14 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 
+pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, free_bound};
 pub use buffer::{Buffer, BufferDesc};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
-pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
+pub use instance::{ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
 pub(crate) use queue::Queue;
@@ -73,6 +74,17 @@ impl Default for DeviceDesc {
             instance_extensions: Vec::new(),
         }
     }
+}
+
+/// What [`Device::memory_report`] returns: gpu-allocator's view of kiln's device memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Live allocations (buffers, images, staging buffers).
+    pub allocations: usize,
+    /// Bytes of those allocations.
+    pub allocated_bytes: u64,
+    /// Bytes of the memory blocks gpu-allocator reserved for them.
+    pub reserved_bytes: u64,
 }
 
 /// State shared by the device and every object made from it. Teardown order: see `Drop`
@@ -179,7 +191,7 @@ impl Shared {
     }
 
     /// Names an object for validation messages (no-op without VK_EXT_debug_utils).
-    pub fn set_name<H: vk::Handle>(&self, handle: H, name: &str) {
+    pub(crate) fn set_name<H: vk::Handle>(&self, handle: H, name: &str) {
         let Some(du) = &self.debug_utils else { return };
         let Ok(cname) = CString::new(name) else {
             return;
@@ -191,13 +203,13 @@ impl Shared {
         let _ = unsafe { du.set_debug_utils_object_name(&info) };
     }
 
-    pub fn limits(&self) -> &vk::PhysicalDeviceLimits {
+    pub(crate) fn limits(&self) -> &vk::PhysicalDeviceLimits {
         &self.properties.limits
     }
 
     /// The main queue (every device has it).
     #[inline]
-    pub fn main_queue(&self) -> &Queue {
+    pub(crate) fn main_queue(&self) -> &Queue {
         &self.queues[Queue::MAIN]
     }
 }
@@ -279,23 +291,23 @@ impl Device {
         }
     }
 
-    /// gpu-allocator's view: (live allocations, allocated bytes, reserved block bytes).
-    pub fn memory_report(&self) -> (usize, u64, u64) {
+    /// gpu-allocator's view of the device memory kiln allocated.
+    pub fn memory_report(&self) -> MemoryReport {
         match self.shared.allocator.lock() {
             Ok(a) => {
                 let r = a.generate_report();
-                (
-                    r.allocations.len(),
-                    r.total_allocated_bytes,
-                    r.total_capacity_bytes,
-                )
+                MemoryReport {
+                    allocations: r.allocations.len(),
+                    allocated_bytes: r.total_allocated_bytes,
+                    reserved_bytes: r.total_capacity_bytes,
+                }
             }
-            Err(_) => (0, 0, 0),
+            Err(_) => MemoryReport::default(),
         }
     }
 
-    /// Bytes kiln holds in buffers per memory heap: `(used, heap size)` by heap index.
-    pub fn heap_usage(&self) -> Vec<(u64, u64)> {
+    /// Bytes kiln holds in buffers per memory heap, by heap index.
+    pub fn heap_usage(&self) -> Vec<HeapUsage> {
         self.shared.heaps.usage()
     }
 
@@ -338,7 +350,7 @@ impl Device {
     }
 
     /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E150` out of memory.
-    pub fn create_buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
+    pub fn buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
         Buffer::new(&self.shared, desc)
     }
 
@@ -346,7 +358,7 @@ impl Device {
     ///
     /// Errors: `KILN-E180` zero or too large extent, bad mip count, or a format/usage pair
     /// the device does not support; `KILN-E150` out of memory.
-    pub fn create_image(&self, desc: &ImageDesc<'_>) -> Result<Image> {
+    pub fn image(&self, desc: &ImageDesc<'_>) -> Result<Image> {
         Image::new(&self.shared, desc)
     }
 

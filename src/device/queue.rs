@@ -77,17 +77,17 @@ pub(crate) struct QueueGuard<'q> {
 
 impl QueueGuard<'_> {
     /// The raw queue (externally synchronized by this guard).
-    pub fn raw(&self) -> vk::Queue {
+    pub(crate) fn raw(&self) -> vk::Queue {
         *self.raw
     }
 
     /// The value the next submission signals (it waits for the one before).
-    pub fn next_value(&self) -> u64 {
+    pub(crate) fn next_value(&self) -> u64 {
         self.queue.submitted.load(Ordering::Acquire) + 1
     }
 
     /// Records that the submission signalling `value` was made.
-    pub fn mark_submitted(&self, value: u64, label: &str) {
+    pub(crate) fn mark_submitted(&self, value: u64, label: &str) {
         self.queue.submitted.store(value, Ordering::Release);
         let mut l = lock(&self.queue.last_label);
         l.clear();
@@ -97,10 +97,15 @@ impl QueueGuard<'_> {
 
 impl Queue {
     /// The device's one queue today (see the module docs).
-    pub const MAIN: usize = 0;
+    pub(crate) const MAIN: usize = 0;
 
     /// Queue `index` of `family` of a device with timeline semaphores enabled.
-    pub fn create(device: &ash::Device, family: u32, index: u32, spin: Duration) -> Result<Queue> {
+    pub(crate) fn create(
+        device: &ash::Device,
+        family: u32,
+        index: u32,
+        spin: Duration,
+    ) -> Result<Queue> {
         let mut ty = vk::SemaphoreTypeCreateInfo::default()
             .semaphore_type(vk::SemaphoreType::TIMELINE)
             .initial_value(0);
@@ -122,13 +127,13 @@ impl Queue {
     }
 
     /// Destroys the timeline; the device must be idle.
-    pub fn destroy(&self, device: &ash::Device) {
+    pub(crate) fn destroy(&self, device: &ash::Device) {
         // SAFETY: no submission is pending on an idle device; called once, at teardown.
         unsafe { device.destroy_semaphore(self.timeline, None) };
     }
 
     /// Takes the queue's lock (for a submission or a present).
-    pub fn lock(&self) -> QueueGuard<'_> {
+    pub(crate) fn lock(&self) -> QueueGuard<'_> {
         QueueGuard {
             queue: self,
             raw: lock(&self.raw),
@@ -136,22 +141,22 @@ impl Queue {
     }
 
     /// The timeline semaphore every submission to this queue signals.
-    pub fn timeline(&self) -> vk::Semaphore {
+    pub(crate) fn timeline(&self) -> vk::Semaphore {
         self.timeline
     }
 
     /// Last value handed to a submission.
-    pub fn submitted(&self) -> u64 {
+    pub(crate) fn submitted(&self) -> u64 {
         self.submitted.load(Ordering::Acquire)
     }
 
     /// The label of the last submission.
-    pub fn last_label(&self) -> String {
+    pub(crate) fn last_label(&self) -> String {
         lock(&self.last_label).clone()
     }
 
     /// Highest value known complete (queries the timeline when behind).
-    pub fn completed_value(&self, device: &ash::Device) -> u64 {
+    pub(crate) fn completed_value(&self, device: &ash::Device) -> u64 {
         let cached = self.completed.load(Ordering::Acquire);
         if cached >= self.submitted() {
             return cached;
@@ -168,7 +173,7 @@ impl Queue {
 
     /// The error of a failed wait or submission of `call`: a lost device names the label of
     /// the last submission, a timeout the time waited.
-    pub fn error(&self, call: &'static str, timeout: Duration, e: vk::Result) -> Error {
+    pub(crate) fn error(&self, call: &'static str, timeout: Duration, e: vk::Result) -> Error {
         match e {
             vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost {
                 call,
@@ -184,7 +189,12 @@ impl Queue {
 
     /// Blocks until `value` has completed (or the timeout passes). The caller collects
     /// retired objects afterwards.
-    pub fn wait_value(&self, device: &ash::Device, value: u64, timeout: Duration) -> Result<()> {
+    pub(crate) fn wait_value(
+        &self,
+        device: &ash::Device,
+        value: u64,
+        timeout: Duration,
+    ) -> Result<()> {
         if value <= self.completed_value(device) {
             return Ok(());
         }

@@ -14,7 +14,7 @@ use crate::device::Shared;
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
-/// Options for [`Device::compute_pipeline_with`].
+/// Options for [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with).
 #[derive(Clone, Debug)]
 pub struct ComputePipelineDesc<'a> {
     pub module: &'a ShaderModule,
@@ -312,13 +312,15 @@ impl ComputePipeline {
     /// binds to every pipeline whose layout has an equal set layout at that number.
     ///
     /// Errors: `KILN-E205` no such set.
-    pub fn new_set(&self, set: u32) -> Result<DescriptorSet> {
-        self.new_set_with_count(set, None)
+    pub fn descriptor_set(&self, set: u32) -> Result<DescriptorSet> {
+        self.descriptor_set_with_count(set, None)
     }
 
-    /// Like [`new_set`](Self::new_set) with the actual descriptor count of a bindless
-    /// (variable-count) binding; `None` = its maximum.
-    pub fn new_set_with_count(
+    /// Like [`descriptor_set`](Self::descriptor_set) with the actual descriptor count of a
+    /// bindless (variable-count) binding; `None` = its maximum.
+    ///
+    /// Errors: `KILN-E205` no such set, `KILN-E203` a count above the binding's maximum.
+    pub fn descriptor_set_with_count(
         &self,
         set: u32,
         variable_count: Option<u32>,

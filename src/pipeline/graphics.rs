@@ -523,7 +523,7 @@ impl GraphicsPipeline {
     /// to every pipeline (graphics or compute) with an equal set layout at that number.
     ///
     /// Errors: `KILN-E205` no such set.
-    pub fn new_set(&self, set: u32) -> Result<DescriptorSet> {
+    pub fn descriptor_set(&self, set: u32) -> Result<DescriptorSet> {
         let layouts = self.layout.set_layouts();
         let layout = layouts.get(set as usize).ok_or(Error::NoSuchSet {
             set,

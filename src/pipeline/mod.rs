@@ -2,7 +2,7 @@
 //! pipelines, the persisted pipeline cache.
 
 mod bindless;
-pub mod cache;
+pub(crate) mod cache;
 mod checks;
 mod compute;
 mod device;

@@ -37,7 +37,7 @@ pub(crate) struct Contexts {
 }
 
 impl Contexts {
-    pub fn new(shared: &Shared) -> Contexts {
+    pub(super) fn new(shared: &Shared) -> Contexts {
         Contexts {
             queues: shared
                 .queues
@@ -53,7 +53,7 @@ impl Contexts {
 
     /// A free context of queue `queue`: a recycled one whose last submission completed, or a
     /// new one.
-    pub fn take(&self, shared: &Shared, queue: usize) -> Result<Context> {
+    pub(super) fn take(&self, shared: &Shared, queue: usize) -> Result<Context> {
         let Some(qc) = self.queues.get(queue) else {
             return Err(vk_err("kiln command context (no such queue)")(
                 vk::Result::ERROR_INITIALIZATION_FAILED,
@@ -83,7 +83,7 @@ impl Contexts {
 
     /// Gives back a context whose last submission signals `last` (0: never submitted): it
     /// is reset and free again once that value completes.
-    pub fn recycle(&self, shared: &Shared, queue: usize, last: u64, ctx: Context) {
+    pub(super) fn recycle(&self, shared: &Shared, queue: usize, last: u64, ctx: Context) {
         if last <= shared.completed_value(queue) {
             self.reset_and_free(shared, queue, ctx);
             return;
@@ -101,7 +101,7 @@ impl Contexts {
     /// Returns a context whose command buffer is not pending (never submitted, completed,
     /// or still recording) to the free list, reset. If the reset fails the context is
     /// destroyed instead of leaking its pool.
-    pub fn reset_and_free(&self, shared: &Shared, queue: usize, ctx: Context) {
+    pub(super) fn reset_and_free(&self, shared: &Shared, queue: usize, ctx: Context) {
         // SAFETY: the caller guarantees the command buffer is not pending; its pool was
         // created with RESET_COMMAND_BUFFER.
         let reset = unsafe {

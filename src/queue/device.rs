@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::context::Contexts;
-use super::staging::StagingCache;
+use super::staging::{StagingCache, StagingUsage};
 use super::submit::{self, Batch, RecordOptions};
 use super::{ContextGuard, Recording, Submission};
 use crate::commands::Recorder;
@@ -125,7 +125,7 @@ impl Device {
         data: &[T],
     ) -> Result<Buffer> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
-        let buf = self.create_buffer(&BufferDesc {
+        let buf = self.buffer(&BufferDesc {
             label,
             size: bytes.len() as u64,
             usage,
@@ -146,7 +146,7 @@ impl Device {
                 len: len as u64,
                 elem,
             })?;
-        let buf = self.create_buffer(&BufferDesc {
+        let buf = self.buffer(&BufferDesc {
             label,
             size,
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -166,26 +166,25 @@ impl Device {
         format: vk::Format,
         bytes: &[u8],
     ) -> Result<Image> {
-        let img = self.create_image(&ImageDesc::texture(label, width, height, format))?;
+        let img = self.image(&ImageDesc::texture(label, width, height, format))?;
         img.upload(bytes)?;
         Ok(img)
     }
 
     /// Frees the idle staging buffers that [`Buffer::upload`] and [`Buffer::read`] keep for
-    /// reuse (at most two [`STAGING_CHUNK`](super::STAGING_CHUNK)s per direction); returns
-    /// the bytes freed. Transfers in progress keep theirs. The next staged transfer
-    /// allocates again.
+    /// reuse (at most two 256 MiB chunks' worth per direction); returns the bytes freed.
+    /// Transfers in progress keep theirs. The next staged transfer allocates again.
     pub fn release_staging_memory(&self) -> u64 {
         self.shared
             .slot::<StagingCache>()
             .map_or(0, |c| c.trim(&self.shared))
     }
 
-    /// (idle staging buffers, their bytes) held for reuse by this device.
-    pub fn staging_usage(&self) -> (usize, u64) {
+    /// The idle staging buffers held for reuse by this device, and their bytes.
+    pub fn staging_usage(&self) -> StagingUsage {
         self.shared
             .slot::<StagingCache>()
-            .map_or((0, 0), |c| c.usage())
+            .map_or_else(|_| StagingUsage::default(), StagingCache::usage)
     }
 
     /// Makes `upload`/`read` of `GpuOnly` buffers go through staging buffers even where the
@@ -198,8 +197,8 @@ impl Device {
         }
     }
 
-    /// Sets the staging chunk size (default [`STAGING_CHUNK`](super::STAGING_CHUNK)), so
-    /// tests can exercise chunked transfers with small buffers.
+    /// Sets the staging chunk size (default 256 MiB, `STAGING_CHUNK`), so tests can
+    /// exercise chunked transfers with small buffers.
     #[doc(hidden)]
     pub fn debug_set_staging_chunk(&self, bytes: u64) {
         if let Ok(c) = self.shared.slot::<StagingCache>() {

@@ -21,8 +21,10 @@ mod transfer;
 use ash::vk;
 
 pub use recording::Recording;
-pub use staging::STAGING_CHUNK;
+pub use staging::{StagingUsage, STAGING_CHUNK};
 pub use submit::Submission;
+/// The one record and submit path, for the window presenter.
+#[cfg(feature = "window")]
 pub(crate) use submit::{record, submit, Batch, RecordOptions};
 
 use crate::device::Shared;

@@ -137,6 +137,16 @@ impl StagingBuffer {
     }
 }
 
+/// What [`Device::staging_usage`](crate::Device::staging_usage) returns: the idle staging
+/// buffers a device holds for reuse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StagingUsage {
+    /// Idle staging buffers.
+    pub buffers: usize,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
 /// Idle staging buffers of one device (a layer slot).
 pub(crate) struct StagingCache {
     idle: Mutex<Vec<StagingBuffer>>,
@@ -172,16 +182,16 @@ impl StagingCache {
         self.chunk.load(Ordering::Relaxed)
     }
 
-    pub fn set_chunk(&self, bytes: u64) {
+    pub(super) fn set_chunk(&self, bytes: u64) {
         self.chunk.store(bytes.max(MIN_STAGING), Ordering::Relaxed);
     }
 
     /// Whether `GpuOnly` buffers are staged even where the host maps their memory.
-    pub fn forced(&self) -> bool {
+    pub(super) fn forced(&self) -> bool {
         self.force.load(Ordering::Relaxed)
     }
 
-    pub fn set_forced(&self, on: bool) {
+    pub(super) fn set_forced(&self, on: bool) {
         self.force.store(on, Ordering::Relaxed);
     }
 
@@ -234,7 +244,7 @@ impl StagingCache {
 
     /// Destroys every idle buffer; returns the bytes freed. Buffers in use by a transfer
     /// are not affected (they return to the cache, or are freed, when it ends).
-    pub fn trim(&self, shared: &Shared) -> u64 {
+    pub(super) fn trim(&self, shared: &Shared) -> u64 {
         let idle: Vec<StagingBuffer> = self.lock().drain(..).collect();
         let bytes = idle.iter().map(|b| b.size).sum();
         for b in idle {
@@ -243,10 +253,13 @@ impl StagingCache {
         bytes
     }
 
-    /// (idle buffers, idle bytes).
-    pub fn usage(&self) -> (usize, u64) {
+    /// The idle buffers and their bytes.
+    pub(super) fn usage(&self) -> StagingUsage {
         let idle = self.lock();
-        (idle.len(), idle.iter().map(|b| b.size).sum())
+        StagingUsage {
+            buffers: idle.len(),
+            bytes: idle.iter().map(|b| b.size).sum(),
+        }
     }
 }
 

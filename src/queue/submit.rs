@@ -31,7 +31,7 @@ pub(crate) struct RecordOptions {
 
 impl RecordOptions {
     /// A one-off command buffer the host may read the results of.
-    pub const ONE_TIME: RecordOptions = RecordOptions {
+    pub(crate) const ONE_TIME: RecordOptions = RecordOptions {
         flags: vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT,
         host_barrier: true,
     };
@@ -89,7 +89,7 @@ pub(crate) struct Batch<'s> {
 
 impl<'s> Batch<'s> {
     /// A command buffer and nothing else.
-    pub fn commands(label: &'s str, cb: vk::CommandBuffer) -> Batch<'s> {
+    pub(crate) fn commands(label: &'s str, cb: vk::CommandBuffer) -> Batch<'s> {
         Batch {
             label,
             command_buffer: Some(cb),

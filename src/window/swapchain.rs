@@ -68,6 +68,16 @@ struct Slot {
     acquired: vk::Semaphore,
 }
 
+/// A presented frame copied to host memory ([`Presenter::take_capture`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapturedFrame {
+    pub width: u32,
+    pub height: u32,
+    /// RGBA8 pixels, row after row, no padding (swapped from BGRA when the swapchain is).
+    pub pixels: Vec<u8>,
+}
+
+/// A capture recorded into a frame, read once its fence is signalled.
 struct Capture {
     buffer: Buffer,
     extent: vk::Extent2D,
@@ -277,9 +287,9 @@ impl Presenter {
         self.capture_next = true;
     }
 
-    /// Waits for the captured frame and returns `(width, height, RGBA8 pixels)`, or `None`
-    /// when no capture was requested and presented.
-    pub fn take_capture(&mut self) -> Result<Option<(u32, u32, Vec<u8>)>> {
+    /// Waits for the captured frame and returns it, or `None` when no capture was
+    /// requested and presented.
+    pub fn take_capture(&mut self) -> Result<Option<CapturedFrame>> {
         let Some(c) = self.capture.take() else {
             return Ok(None);
         };
@@ -293,7 +303,11 @@ impl Presenter {
                 p.swap(0, 2);
             }
         }
-        Ok(Some((c.extent.width, c.extent.height, px)))
+        Ok(Some(CapturedFrame {
+            width: c.extent.width,
+            height: c.extent.height,
+            pixels: px,
+        }))
     }
 
     fn recreate(&mut self, size: [u32; 2]) -> Result<()> {

@@ -77,7 +77,7 @@ impl Fixture {
         }
         let mut bufs = Vec::new();
         for _ in 0..BUFS {
-            bufs.push(device.create_buffer(&BufferDesc {
+            bufs.push(device.buffer(&BufferDesc {
                 label: "bench six",
                 size: 256,
                 usage: vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -92,7 +92,7 @@ impl Fixture {
         })?;
         let mut sets = Vec::new();
         for s in 0..SETS {
-            let mut set = pipes[0].new_set(0)?;
+            let mut set = pipes[0].descriptor_set(0)?;
             for j in 0..6 {
                 set.write_buffer(j as u32, &bufs[(s + j) % BUFS])?;
             }
@@ -581,7 +581,7 @@ fn descriptor_sets(
             let t0 = Instant::now();
             let mut sets = Vec::with_capacity(k);
             for i in 0..k {
-                let mut s = fx.pipes[0].new_set(0)?;
+                let mut s = fx.pipes[0].descriptor_set(0)?;
                 // One batched update, like the raw side's single vkUpdateDescriptorSets.
                 let b = |j: usize| &fx.bufs[(i + j) % BUFS];
                 s.write_buffers(&[

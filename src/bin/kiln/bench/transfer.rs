@@ -83,7 +83,7 @@ pub fn bandwidth_rows(
     let period = device.limits().timestamp_period as f64;
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let make = |label| {
-        device.create_buffer(&BufferDesc {
+        device.buffer(&BufferDesc {
             label,
             size: n * 4,
             usage,
@@ -149,7 +149,7 @@ pub fn bandwidth_rows(
         w.saxpy_finish()?;
     }
     // Check the arithmetic: y started at 2 and every dispatch added a * x = 0.5.
-    let probe = device.create_buffer(&BufferDesc {
+    let probe = device.buffer(&BufferDesc {
         label: "saxpy probe",
         size: 16,
         usage: vk::BufferUsageFlags::TRANSFER_DST,
@@ -185,7 +185,7 @@ fn saxpy_variant(
         _ => kiln::include_spirv!("bench/saxpy_scalar.comp")?,
     };
     let pipe: ComputePipeline = device.compute_pipeline(&module, "main")?;
-    let mut set = pipe.new_set(0)?;
+    let mut set = pipe.descriptor_set(0)?;
     set.write_buffer(0, x)?;
     set.write_buffer(1, y)?;
     let threads = n / per_thread;
@@ -336,7 +336,7 @@ pub fn transfer_rows(
     let data: Vec<u8> = (0..size)
         .map(|i| ((i * 2_654_435_761) >> 13) as u8)
         .collect();
-    let dst = device.create_buffer(&BufferDesc {
+    let dst = device.buffer(&BufferDesc {
         label: "transfer target",
         size,
         usage: vk::BufferUsageFlags::STORAGE_BUFFER,
