@@ -187,7 +187,7 @@ impl Drop for SetLayout {
         let raw = self.raw;
         let mut pools = std::mem::replace(
             self.pools.get_mut().unwrap_or_else(|p| p.into_inner()),
-            DescriptorAllocator::new(&DescriptorSetLayoutDesc::default()),
+            DescriptorAllocator::new(Vec::new(), Default::default(), std::iter::empty()),
         );
         self.shared.retire(move |s| {
             pools.destroy(&s.raw);
@@ -387,7 +387,11 @@ fn create(shared: &Arc<Shared>, desc: &DescriptorSetLayoutDesc) -> Result<Arc<Se
         raw,
         id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         desc: desc.clone(),
-        pools: Mutex::new(DescriptorAllocator::new(desc)),
+        pools: Mutex::new(DescriptorAllocator::new(
+            desc.pool_sizes(),
+            desc.flags,
+            desc.bindings.iter().map(|b| b.flags),
+        )),
         starts,
         total,
         _samplers: samplers,

@@ -11,7 +11,6 @@
 
 use ash::vk;
 
-use super::layout::DescriptorSetLayoutDesc;
 use crate::error::{vk_err, Result};
 
 /// Sets in the first pool of a layout.
@@ -37,23 +36,26 @@ struct PoolEntry {
 }
 
 impl DescriptorAllocator {
-    pub(crate) fn new(desc: &DescriptorSetLayoutDesc) -> Self {
+    /// Pools for sets of a layout with these per-set descriptor counts, layout create flags
+    /// and per-binding flags.
+    pub(crate) fn new(
+        sizes: Vec<vk::DescriptorPoolSize>,
+        layout_flags: vk::DescriptorSetLayoutCreateFlags,
+        mut binding_flags: impl Iterator<Item = vk::DescriptorBindingFlags>,
+    ) -> Self {
         let mut flags = vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET;
-        if desc
-            .flags
-            .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
-        {
+        if layout_flags.contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL) {
             flags |= vk::DescriptorPoolCreateFlags::UPDATE_AFTER_BIND;
         }
         let partial = vk::DescriptorBindingFlags::PARTIALLY_BOUND
             | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT;
         DescriptorAllocator {
-            sizes: desc.pool_sizes(),
+            sizes,
             flags,
             pools: Vec::new(),
             next_sets: FIRST_SETS_PER_POOL,
             spare: Vec::new(),
-            recycle: desc.bindings().iter().all(|b| !b.flags.intersects(partial)),
+            recycle: binding_flags.all(|f| !f.intersects(partial)),
         }
     }
 

@@ -5,14 +5,15 @@
 //! is the set's highest binding, VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-pBindingFlags-03004)
 //! (+ `UPDATE_AFTER_BIND` when the device supports it for that descriptor type, with the
 //! layout flag `UPDATE_AFTER_BIND_POOL`, VUID-VkDescriptorSetLayoutCreateInfo-flags-03000).
-//! Its descriptor count is the user's maximum ([`PipelineLayoutDesc::with_bindless_max`]) or
+//! Its descriptor count is the user's maximum (`PipelineLayoutDesc::with_bindless_max`) or
 //! [`DEFAULT_BINDLESS_MAX`], clamped to the device's limit for the type (the
 //! update-after-bind limits when update-after-bind is used, else
 //! `maxPerStageDescriptor*` minus the set's other descriptors of that type).
 
 use ash::vk;
 
-use super::layout::{PipelineLayoutDesc, DEFAULT_BINDLESS_MAX};
+use std::collections::BTreeMap;
+
 use crate::descriptors::DescriptorSetLayoutDesc;
 use crate::device::Shared;
 use crate::error::{Error, Result};
@@ -46,18 +47,25 @@ fn per_stage_limit(l: &vk::PhysicalDeviceLimits, ty: vk::DescriptorType) -> u32 
     }
 }
 
-/// The set-layout descriptions kiln creates for `desc` on the device `shared`: runtime
-/// arrays get their count and binding flags (see the module docs).
+/// Default maximum descriptor count of a runtime (bindless) descriptor array, clamped to
+/// the device's limits when the layout is created.
+pub const DEFAULT_BINDLESS_MAX: u32 = 4096;
+
+/// The set-layout descriptions kiln creates for a pipeline layout's `sets` on the device
+/// `shared`: the runtime arrays at (set, binding) get their count (`bindless_max` or
+/// [`DEFAULT_BINDLESS_MAX`]) and binding flags (see the module docs).
 ///
 /// Errors: `KILN-E107` when the device lacks descriptor indexing
 /// (`runtimeDescriptorArray`, `descriptorBindingPartiallyBound`).
 pub(crate) fn resolve_layout(
     shared: &Shared,
-    desc: &PipelineLayoutDesc,
+    sets: &[DescriptorSetLayoutDesc],
+    runtime_arrays: &[(u32, u32)],
+    bindless_max: &BTreeMap<(u32, u32), u32>,
 ) -> Result<Vec<DescriptorSetLayoutDesc>> {
     let f = &shared.features;
-    let mut sets = desc.sets.clone();
-    for &(set, binding) in &desc.runtime_arrays {
+    let mut sets = sets.to_vec();
+    for &(set, binding) in runtime_arrays {
         if !(f.descriptor_indexing
             && f.runtime_descriptor_array
             && f.descriptor_binding_partially_bound)
@@ -98,8 +106,7 @@ pub(crate) fn resolve_layout(
         }
         .saturating_sub(others(ty))
         .max(1);
-        let wanted = desc
-            .bindless_max
+        let wanted = bindless_max
             .get(&(set, binding))
             .copied()
             .unwrap_or(DEFAULT_BINDLESS_MAX);

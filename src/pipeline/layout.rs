@@ -22,10 +22,6 @@ use crate::shaders::{DescriptorBinding, EntryPoint, ShaderModule};
 /// made: a corrupt DescriptorSet decoration must not allocate billions of empty sets.
 const MAX_SETS: u32 = 64;
 
-/// Default maximum descriptor count of a runtime (bindless) descriptor array, clamped to
-/// the device's limits when the layout is created.
-pub const DEFAULT_BINDLESS_MAX: u32 = 4096;
-
 /// Stage visibility policy for one set (see [`PipelineLayoutDesc::with_visibility`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Visibility {
@@ -57,7 +53,7 @@ pub struct PipelineLayoutDesc {
     /// (see the `bindless` module of `pipeline`).
     pub runtime_arrays: Vec<(u32, u32)>,
     /// User-set maximum descriptor count per runtime array (default
-    /// [`DEFAULT_BINDLESS_MAX`], clamped to the device limits).
+    /// [`DEFAULT_BINDLESS_MAX`](crate::DEFAULT_BINDLESS_MAX), clamped to the device limits).
     pub bindless_max: BTreeMap<(u32, u32), u32>,
     /// Reflected binding names per set (not part of the layout's identity).
     pub names: Vec<BTreeMap<String, u32>>,
@@ -386,7 +382,7 @@ impl PipelineLayout {
             }
             seen |= r.stages;
         }
-        let sets = resolve_layout(shared, desc)?;
+        let sets = resolve_layout(shared, &desc.sets, &desc.runtime_arrays, &desc.bindless_max)?;
         check_descriptor_limits(shared, &sets)?;
         let mut set_layouts = Vec::with_capacity(sets.len());
         for s in &sets {

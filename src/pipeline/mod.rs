@@ -13,15 +13,14 @@ use std::sync::Arc;
 
 use ash::vk;
 
+pub use bindless::DEFAULT_BINDLESS_MAX;
 pub use cache::PipelineCacheStatus;
 pub use compute::{ComputePipeline, ComputePipelineDesc};
 pub use graphics::{
     BlendMode, DepthState, GraphicsPipeline, GraphicsPipelineDesc, VertexAttribute,
     VertexBufferLayout,
 };
-pub use layout::{
-    PipelineLayout, PipelineLayoutDesc, PushConstantRange, Visibility, DEFAULT_BINDLESS_MAX,
-};
+pub use layout::{PipelineLayout, PipelineLayoutDesc, PushConstantRange, Visibility};
 
 use crate::device::Shared;
 use crate::error::Result;
