@@ -27,16 +27,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let x_buf = device.buffer_from_slice("x", usage, &x)?;
     let y_buf = device.buffer_from_slice("y", usage, &y)?;
-    let mut set = pipeline.new_set(0)?;
+    let mut set = pipeline.descriptor_set(0)?;
     set.write_named("X", &x_buf)?;
     set.write_named("Y", &y_buf)?;
     device.execute(|r| {
-        r.bind_pipeline(&pipeline);
+        r.bind_pipeline(&pipeline)?;
         r.bind_set(0, &set)?;
         r.push(0, &Params { a, n: n as u32 })?;
         r.dispatch_threads(n as u32)
     })?;
-    let out: Vec<f32> = y_buf.read(&device)?;
+    let out: Vec<f32> = y_buf.read()?;
 
     let bad = (0..n).filter(|&i| out[i] != a * x[i] + y[i]).count();
     println!("device: {}", device.info());

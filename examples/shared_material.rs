@@ -24,23 +24,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         device.storage_buffer::<f32>("b", n)?,
     );
 
-    let mut material = scale.new_set(1)?; // made once, from the first pipeline
+    let mut material = scale.descriptor_set(1)?; // made once, from the first pipeline
     material.write_named("material", &params)?;
     material.write_named("Source", &source)?;
-    let (mut set_a, mut set_b) = (scale.new_set(0)?, shift.new_set(0)?);
+    let (mut set_a, mut set_b) = (scale.descriptor_set(0)?, shift.descriptor_set(0)?);
     set_a.write_buffer(0, &out_a)?;
     set_b.write_buffer(0, &out_b)?;
     device.execute(|r| {
-        r.bind_pipeline(&scale);
+        r.bind_pipeline(&scale)?;
         r.bind_set(0, &set_a)?;
         r.bind_set(1, &material)?;
         r.dispatch_threads(n as u32)?;
-        r.bind_pipeline(&shift);
+        r.bind_pipeline(&shift)?;
         r.bind_set(0, &set_b)?;
         r.bind_set(1, &material)?; // the same set, on the second pipeline
         r.dispatch_threads(n as u32)
     })?;
-    println!("scale: {:?}", out_a.read::<f32>(&device)?);
-    println!("shift: {:?}", out_b.read::<f32>(&device)?);
+    println!("scale: {:?}", out_a.read::<f32>()?);
+    println!("shift: {:?}", out_b.read::<f32>()?);
     Ok(())
 }

@@ -20,16 +20,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a_buf = device.buffer_from_slice("a", usage, &a)?;
     let b_buf = device.buffer_from_slice("b", usage, &b)?;
     let c_buf = device.storage_buffer::<f32>("c", n)?;
-    let mut set = pipeline.new_set(0)?;
+    let mut set = pipeline.descriptor_set(0)?;
     set.write_buffer(0, &a_buf)?;
     set.write_buffer(1, &b_buf)?;
     set.write_buffer(2, &c_buf)?;
     device.execute(|r| {
-        r.bind_pipeline(&pipeline);
+        r.bind_pipeline(&pipeline)?;
         r.bind_set(0, &set)?;
         r.dispatch_threads(n as u32)
     })?;
-    let c: Vec<f32> = c_buf.read(&device)?;
+    let c: Vec<f32> = c_buf.read()?;
     // --- end ---
     let elapsed = start.elapsed();
 

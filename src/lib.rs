@@ -15,44 +15,110 @@
 //! let a = device.buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 1024])?;
 //! let b = device.buffer_from_slice("b", vk::BufferUsageFlags::STORAGE_BUFFER, &[2.0f32; 1024])?;
 //! let c = device.storage_buffer::<f32>("c", 1024)?;
-//! let mut set = pipeline.new_set(0)?;
+//! let mut set = pipeline.descriptor_set(0)?;
 //! set.write_buffer(0, &a)?;
 //! set.write_buffer(1, &b)?;
 //! set.write_buffer(2, &c)?;
 //! device.execute(|r| {
-//!     r.bind_pipeline(&pipeline);
+//!     r.bind_pipeline(&pipeline)?;
 //!     r.bind_set(0, &set)?;
 //!     r.dispatch_threads(1024)
 //! })?;
-//! let out: Vec<f32> = c.read(&device)?;
+//! let out: Vec<f32> = c.read()?;
 //! # Ok(()) }
 //! ```
 //!
 //! Errors are [`Error`] values with a stable `KILN-Exxx` code ([`Error::code`]).
+//!
+//! # The API
+//!
+//! Every public type is at the crate root, except these namespaces:
+//!
+//! - [`reflect`]: what reflection of a SPIR-V module returns ([`ShaderModule::reflection`]):
+//!   entry points, bindings, block layouts, SPIR-V enums. Many small types that read best
+//!   with their prefix (`reflect::EntryPoint`), and that most programs never name.
+//! - [`window`] (feature `window`): surfaces, swapchains and the presenter; its types only
+//!   exist with the feature, and it is the only part of kiln that knows about windows.
+//! - [`vk`] is `ash::vk` and [`bytemuck`] is the `bytemuck` kiln was built with, so that
+//!   Vulkan enums and `Pod` types in kiln's signatures need no version match.
+//!
+//! ## Making objects
+//!
+//! An object is made by the object it comes from, by a method named for the noun it
+//! returns: the device makes [`Device::buffer`], [`Device::image`], [`Device::sampler`],
+//! [`Device::set_layout`], [`Device::pipeline_layout`], [`Device::compute_pipeline`],
+//! [`Device::graphics_pipeline`] and [`Device::descriptor_set`]; a pipeline makes the
+//! descriptor sets of its layout ([`ComputePipeline::descriptor_set`]); the device also
+//! makes [`Recording`]s ([`Device::record`]) and [`Submission`]s ([`Device::submit`]).
+//! The full form of a constructor takes a `*Desc` struct (most have a `Default` or a
+//! `new`); where a short form exists too, the full form is the noun plus `_with`
+//! ([`Device::compute_pipeline_with`]). Shortcuts that also fill what they make are named
+//! for the noun and its source: [`Device::buffer_from_slice`],
+//! [`Device::texture_from_bytes`], [`Device::storage_buffer`]. Objects made from outside
+//! kiln — nothing, bytes, a file, a window — have `Type::new`, `Type::with_desc` or
+//! `Type::from_*`: [`Device::new`], [`Device::with_desc`], [`ShaderModule::from_file`],
+//! `window::Presenter::new`.
+//!
+//! ## Unstable hooks
+//!
+//! Methods and items marked `#[doc(hidden)]` (the `debug_*` methods of [`Device`] and the
+//! `__private` module) exist for kiln's own macros, tests and benchmarks. They are not part
+//! of the API and may change in any release.
+//!
+//! ## Pipeline cache
+//!
+//! Every device owns one `VkPipelineCache`, loaded from disk when the device is created
+//! and written back when it drops ([`Device::pipeline_cache_status`]; the file name and
+//! the checks before any byte reaches the driver are in [`PipelineCacheStatus`]'s docs).
 
-pub mod commands;
-pub mod descriptors;
-pub mod device;
+mod commands;
+mod descriptors;
+mod device;
 mod error;
-pub mod pipeline;
-pub mod shaders;
+mod pipeline;
+mod queue;
+mod shaders;
 #[cfg(feature = "window")]
 pub mod window;
 
 pub use ash::vk;
+pub use bytemuck;
+
 pub use commands::{ColorAttachment, DepthAttachment, LoadOp, Recorder, RenderingDesc};
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
-    Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, Image, ImageDesc, MemoryLocation,
-    Recording, Sampler, SamplerDesc, Submission, ValidationReport, ValidationWatch,
+    Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc,
+    MemoryLocation, MemoryReport, Sampler, SamplerDesc, UpdateAfterBindLimits, ValidationReport,
+    ValidationWatch, DEFAULT_SPIN, EXECUTE_TIMEOUT,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
     BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
-    GraphicsPipelineDesc, Pipeline, PipelineLayout, PipelineLayoutDesc, VertexAttribute,
-    VertexBufferLayout,
+    GraphicsPipelineDesc, Pipeline, PipelineCacheStatus, PipelineLayout, PipelineLayoutDesc,
+    PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
 };
-pub use shaders::{ShaderModule, SpecValue};
+pub use queue::{Recording, StagingUsage, Submission};
+pub use shaders::{HostLayout, HostMember, ShaderModule, SpecValue};
+
+/// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry
+/// point, the descriptor bindings, push constants, interface variables, workgroup size and
+/// specialization constants it statically uses.
+pub mod reflect {
+    pub use crate::shaders::{
+        generator_name, version_string, BlockLayout, BlockMember, DescriptorBinding, Dim,
+        EntryPoint, ExecutionModel, ImageFormat, ImageTy, InterfaceVariable, ModuleReflection,
+        PushConstantBlock, SpecConstant, UnsupportedBinding, WorkgroupSize,
+    };
+}
+
+/// Unstable hooks for kiln's macros, tests and benchmarks (see the crate docs): not part
+/// of the API; anything here may change or go away in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::pipeline::cache::{cache_dir, check_header, file_name};
+    pub use crate::queue::STAGING_CHUNK;
+    pub use crate::shaders::host::field_size;
+}
 
 /// Compile-time proof that kiln's handles can cross threads (issue: threads).
 #[allow(dead_code)]
@@ -65,5 +131,5 @@ fn _assert_send_sync() {
     ok::<SetLayout>();
     ok::<PipelineLayout>();
     ok::<ShaderModule>();
-    ok::<device::Submission>();
+    ok::<Submission>();
 }

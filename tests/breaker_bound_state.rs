@@ -81,9 +81,9 @@ fn fixture(device: &Device) -> Fx {
             &[10.0f32, 0.0, 0.0, 0.0],
         )
         .unwrap();
-    let mut src = a.new_set(1).unwrap();
+    let mut src = a.descriptor_set(1).unwrap();
     src.write_buffer(0, &src_buf).unwrap();
-    let mut add = b.new_set(1).unwrap();
+    let mut add = b.descriptor_set(1).unwrap();
     add.write_buffer(0, &add_buf).unwrap();
     Fx {
         a,
@@ -99,7 +99,7 @@ fn fixture(device: &Device) -> Fx {
 /// A zeroed output buffer and a set 0 (of `state_a`'s layout) writing it.
 fn output(device: &Device, fx: &Fx, label: &str) -> (Buffer, DescriptorSet) {
     let buf = device.storage_buffer::<f32>(label, N).unwrap();
-    let mut set = fx.a.new_set(0).unwrap();
+    let mut set = fx.a.descriptor_set(0).unwrap();
     set.write_buffer(0, &buf).unwrap();
     (buf, set)
 }
@@ -126,22 +126,19 @@ fn same_layout_switch_keeps_sets_and_push_constants() {
     let (d2, s2) = output(&device, &fx, "d2");
     device
         .execute(|r| {
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.bind_set(0, &s1)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc(2.0))?;
             r.dispatch_threads(N as u32)?;
             // Same layout: set 1 and the push constants stay; only set 0 changes.
-            r.bind_pipeline(&fx.a100);
+            r.bind_pipeline(&fx.a100)?;
             r.bind_set(0, &s2)?;
             r.dispatch_threads(N as u32)
         })
         .unwrap();
-    assert_eq!(d1.read::<f32>(&device).unwrap(), expect(|i| 2.0 * i));
-    assert_eq!(
-        d2.read::<f32>(&device).unwrap(),
-        expect(|i| 2.0 * i + 100.0)
-    );
+    assert_eq!(d1.read::<f32>().unwrap(), expect(|i| 2.0 * i));
+    assert_eq!(d2.read::<f32>().unwrap(), expect(|i| 2.0 * i + 100.0));
     assert_clean(&device);
 }
 
@@ -153,12 +150,12 @@ fn an_incompatible_set_is_dropped_refused_and_really_rebound() {
     // A dispatch passed the check (cached), then a layout with another set 1: refused.
     let e = device
         .execute(|r| {
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.bind_set(0, &s0)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc(2.0))?;
             r.dispatch_threads(N as u32)?;
-            r.bind_pipeline(&fx.b);
+            r.bind_pipeline(&fx.b)?;
             r.dispatch_threads(N as u32)
         })
         .unwrap_err();
@@ -167,15 +164,15 @@ fn an_incompatible_set_is_dropped_refused_and_really_rebound() {
     // b's own set 1 bound, then back to a: a's set 1 was disturbed by b's.
     let e = device
         .execute(|r| {
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.bind_set(0, &s0)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc(2.0))?;
             r.dispatch_threads(N as u32)?;
-            r.bind_pipeline(&fx.b);
+            r.bind_pipeline(&fx.b)?;
             r.bind_set(1, &fx.add)?;
             r.dispatch_threads(N as u32)?;
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.dispatch_threads(N as u32)
         })
         .unwrap_err();
@@ -185,22 +182,22 @@ fn an_incompatible_set_is_dropped_refused_and_really_rebound() {
     // constants survive both switches (same set 0 layout, same ranges).
     device
         .execute(|r| {
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.bind_set(0, &s0)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc(2.0))?;
             r.dispatch_threads(N as u32)?;
-            r.bind_pipeline(&fx.b);
+            r.bind_pipeline(&fx.b)?;
             r.bind_set(1, &fx.add)?;
             r.dispatch_threads(N as u32)?;
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.bind_set(0, &s0)?;
             r.bind_set(1, &fx.src)?;
             r.dispatch_threads(N as u32)
         })
         .unwrap();
     // 2i, + 10 * 2, + 2i.
-    assert_eq!(d.read::<f32>(&device).unwrap(), expect(|i| 4.0 * i + 20.0));
+    assert_eq!(d.read::<f32>().unwrap(), expect(|i| 4.0 * i + 20.0));
     assert_clean(&device);
 }
 
@@ -210,7 +207,7 @@ fn record_a<'a>(
     fx: &'a Fx,
     s0: &'a DescriptorSet,
 ) -> kiln::Result<()> {
-    r.bind_pipeline(&fx.a);
+    r.bind_pipeline(&fx.a)?;
     r.bind_set(0, s0)?;
     r.bind_set(1, &fx.src)?;
     r.push(0, &pc(2.0))?;
@@ -225,7 +222,7 @@ fn other_push_constant_ranges_drop_every_set_and_the_push_constants() {
     let e = device
         .execute(|r| {
             record_a(r, &fx, &s0)?;
-            r.bind_pipeline(&fx.c);
+            r.bind_pipeline(&fx.c)?;
             r.dispatch_threads(N as u32)
         })
         .unwrap_err();
@@ -233,7 +230,7 @@ fn other_push_constant_ranges_drop_every_set_and_the_push_constants() {
     // The same set handles bound again (not elided), but nothing pushed for c's ranges.
     let r = device.execute(|r| {
         record_a(r, &fx, &s0)?;
-        r.bind_pipeline(&fx.c);
+        r.bind_pipeline(&fx.c)?;
         r.bind_set(0, &s0)?;
         r.bind_set(1, &fx.src)?;
         r.dispatch_threads(N as u32)
@@ -242,12 +239,12 @@ fn other_push_constant_ranges_drop_every_set_and_the_push_constants() {
     // And back from c to a: a's push constants must be pushed again.
     let r = device.execute(|r| {
         record_a(r, &fx, &s0)?;
-        r.bind_pipeline(&fx.c);
+        r.bind_pipeline(&fx.c)?;
         r.bind_set(0, &s0)?;
         r.bind_set(1, &fx.src)?;
         r.push(0, &pc_c(1.0, 1000.0))?;
         r.dispatch_threads(N as u32)?;
-        r.bind_pipeline(&fx.a);
+        r.bind_pipeline(&fx.a)?;
         r.bind_set(0, &s0)?;
         r.bind_set(1, &fx.src)?;
         r.dispatch_threads(N as u32)
@@ -256,12 +253,12 @@ fn other_push_constant_ranges_drop_every_set_and_the_push_constants() {
     device
         .execute(|r| {
             record_a(r, &fx, &s0)?;
-            r.bind_pipeline(&fx.c);
+            r.bind_pipeline(&fx.c)?;
             r.bind_set(0, &s0)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc_c(1.0, 1000.0))?;
             r.dispatch_threads(N as u32)?;
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.bind_set(0, &s0)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc(3.0))?;
@@ -269,10 +266,7 @@ fn other_push_constant_ranges_drop_every_set_and_the_push_constants() {
         })
         .unwrap();
     // 2i, + i + 1000, + 3i.
-    assert_eq!(
-        d.read::<f32>(&device).unwrap(),
-        expect(|i| 6.0 * i + 1000.0)
-    );
+    assert_eq!(d.read::<f32>().unwrap(), expect(|i| 6.0 * i + 1000.0));
     assert_clean(&device);
 }
 
@@ -283,7 +277,7 @@ fn a_failed_check_is_not_cached() {
     let (d, s0) = output(&device, &fx, "d");
     device
         .execute(|r| {
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.bind_set(0, &s0)?;
             assert_eq!(code(r.dispatch_threads(N as u32)), "KILN-E254");
             r.bind_set(1, &fx.src)?;
@@ -292,7 +286,7 @@ fn a_failed_check_is_not_cached() {
             r.dispatch_threads(N as u32)
         })
         .unwrap();
-    assert_eq!(d.read::<f32>(&device).unwrap(), expect(|i| 5.0 * i));
+    assert_eq!(d.read::<f32>().unwrap(), expect(|i| 5.0 * i));
     assert_clean(&device);
 }
 
@@ -307,7 +301,7 @@ fn every_set_bound_is_waited_for_before_a_rewrite() {
     // source set bound by two recordings in flight together.
     let first = device
         .submit(|r| {
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc(1.0))?;
             for _ in 0..50 {
@@ -321,7 +315,7 @@ fn every_set_bound_is_waited_for_before_a_rewrite() {
         .unwrap();
     let second = device
         .submit(|r| {
-            r.bind_pipeline(&fx.a);
+            r.bind_pipeline(&fx.a)?;
             r.bind_set(0, &s3)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc(1.0))?;
@@ -338,9 +332,9 @@ fn every_set_bound_is_waited_for_before_a_rewrite() {
     assert!(second.is_done());
     first.wait().unwrap();
     second.wait().unwrap();
-    assert_eq!(d1.read::<f32>(&device).unwrap(), expect(|i| 100.0 * i));
-    assert_eq!(d2.read::<f32>(&device).unwrap(), expect(|i| 50.0 * i));
-    assert_eq!(d3.read::<f32>(&device).unwrap(), expect(|i| i));
+    assert_eq!(d1.read::<f32>().unwrap(), expect(|i| 100.0 * i));
+    assert_eq!(d2.read::<f32>().unwrap(), expect(|i| 50.0 * i));
+    assert_eq!(d3.read::<f32>().unwrap(), expect(|i| i));
     drop((s1, s3, src));
     assert_clean(&device);
 }
@@ -349,7 +343,7 @@ fn every_set_bound_is_waited_for_before_a_rewrite() {
 fn draws_follow_push_constant_range_changes() {
     let device = device();
     let img = device
-        .create_image(&ImageDesc::color_target(
+        .image(&ImageDesc::color_target(
             "target",
             8,
             8,
@@ -386,10 +380,10 @@ fn draws_follow_push_constant_range_changes() {
     let r = device.execute(|r| {
         r.begin_rendering(&rendering)?;
         r.bind_vertex_buffer(0, &vb, 0)?;
-        r.bind_pipeline(&flat);
+        r.bind_pipeline(&flat)?;
         r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
         r.draw(3, 1, 0, 0)?;
-        r.bind_pipeline(&transform);
+        r.bind_pipeline(&transform)?;
         r.draw(3, 1, 0, 0)
     });
     assert_eq!(code(r), "KILN-E255");
@@ -397,13 +391,13 @@ fn draws_follow_push_constant_range_changes() {
     let r = device.execute(|r| {
         r.begin_rendering(&rendering)?;
         r.bind_vertex_buffer(0, &vb, 0)?;
-        r.bind_pipeline(&flat);
+        r.bind_pipeline(&flat)?;
         r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
         r.draw(3, 1, 0, 0)?;
-        r.bind_pipeline(&transform);
+        r.bind_pipeline(&transform)?;
         r.push(0, &mvp)?;
         r.draw(3, 1, 0, 0)?;
-        r.bind_pipeline(&flat);
+        r.bind_pipeline(&flat)?;
         r.draw(3, 1, 0, 0)
     });
     assert_eq!(code(r), "KILN-E255");
@@ -411,16 +405,16 @@ fn draws_follow_push_constant_range_changes() {
         .execute(|r| {
             r.begin_rendering(&rendering)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
-            r.bind_pipeline(&flat);
+            r.bind_pipeline(&flat)?;
             r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
             r.draw(3, 1, 0, 0)?;
-            r.bind_pipeline(&transform);
+            r.bind_pipeline(&transform)?;
             r.push(0, &mvp)?;
             r.draw(3, 1, 0, 0)?;
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     assert!(
         data.chunks(4).all(|p| p == [255, 0, 0, 0]),
         "{:?}",

@@ -59,13 +59,13 @@ fn recording_and_set_errors() {
     let vert = kiln::include_spirv!("test/scene.vert").unwrap();
     assert_eq!(code(device.compute_pipeline(&vert, "main")), "KILN-E251");
     assert_eq!(code(device.compute_pipeline(&m, "nope")), "KILN-E050");
-    assert_eq!(code(p.new_set(1)), "KILN-E205");
+    assert_eq!(code(p.descriptor_set(1)), "KILN-E205");
 
     let a = device
         .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 3])
         .unwrap();
-    assert_eq!(code(a.read::<u64>(&device)), "KILN-E153");
-    let mut set = p.new_set(0).unwrap();
+    assert_eq!(code(a.read::<u64>()), "KILN-E153");
+    let mut set = p.descriptor_set(0).unwrap();
     assert_eq!(code(set.write_named("no_such_name", &a)), "KILN-E201");
     assert_eq!(code(set.write_buffer(7, &a)), "KILN-E200");
     assert_eq!(code(set.write_buffer_at(0, 1, &a)), "KILN-E203");
@@ -82,7 +82,7 @@ fn recording_and_set_errors() {
     assert_eq!(code(device.execute(|r| r.bind_set(0, &set))), "KILN-E252");
     assert_eq!(code(device.execute(|r| r.push(0, &1u32))), "KILN-E252");
     let r = device.execute(|r| {
-        r.bind_pipeline(&p);
+        r.bind_pipeline(&p)?;
         r.bind_set(0, &set)
     });
     assert_eq!(code(r), "KILN-E207");
@@ -90,12 +90,12 @@ fn recording_and_set_errors() {
         set.write_buffer(b, &a).unwrap();
     }
     let r = device.execute(|r| {
-        r.bind_pipeline(&p);
+        r.bind_pipeline(&p)?;
         r.bind_set(3, &set)
     });
     assert_eq!(code(r), "KILN-E205");
     let r = device.execute(|r| {
-        r.bind_pipeline(&p);
+        r.bind_pipeline(&p)?;
         r.bind_set(0, &set)?;
         r.dispatch(u32::MAX, 1, 1)
     });
@@ -103,12 +103,12 @@ fn recording_and_set_errors() {
     // The device still works after every refused recording.
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(3)
         })
         .unwrap();
-    assert_eq!(a.read::<f32>(&device).unwrap(), vec![2.0; 3]);
+    assert_eq!(a.read::<f32>().unwrap(), vec![2.0; 3]);
     assert_clean(&device);
 }
 
@@ -125,7 +125,7 @@ fn dispatch_checks_sets_and_push_constants_are_bound() {
         .compute_pipeline(&kiln::include_spirv!("saxpy.comp").unwrap(), "main")
         .unwrap();
     let r = device.execute(|r| {
-        r.bind_pipeline(&va);
+        r.bind_pipeline(&va)?;
         r.dispatch(1, 1, 1)
     });
     assert_eq!(code(r), "KILN-E254");
@@ -136,27 +136,27 @@ fn dispatch_checks_sets_and_push_constants_are_bound() {
     let y = device
         .buffer_from_slice("y", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 4])
         .unwrap();
-    let mut va_set = va.new_set(0).unwrap();
+    let mut va_set = va.descriptor_set(0).unwrap();
     for b in 0..3 {
         va_set.write_buffer(b, &x).unwrap();
     }
-    let mut sx_set = saxpy.new_set(0).unwrap();
+    let mut sx_set = saxpy.descriptor_set(0).unwrap();
     sx_set.write_buffer(0, &x).unwrap();
     sx_set.write_buffer(1, &y).unwrap();
     // saxpy's set bound, then vector_add (different set 0 layout and no push constants)
     // disturbs it: binding saxpy again needs its set again.
     let r = device.execute(|r| {
-        r.bind_pipeline(&saxpy);
+        r.bind_pipeline(&saxpy)?;
         r.bind_set(0, &sx_set)?;
         r.push(0, &[2.0f32.to_bits(), 4])?;
-        r.bind_pipeline(&va);
+        r.bind_pipeline(&va)?;
         r.bind_set(0, &va_set)?;
-        r.bind_pipeline(&saxpy);
+        r.bind_pipeline(&saxpy)?;
         r.dispatch(1, 1, 1)
     });
     assert_eq!(code(r), "KILN-E254");
     let r = device.execute(|r| {
-        r.bind_pipeline(&saxpy);
+        r.bind_pipeline(&saxpy)?;
         r.bind_set(0, &sx_set)?;
         r.dispatch(1, 1, 1)
     });
@@ -164,15 +164,15 @@ fn dispatch_checks_sets_and_push_constants_are_bound() {
     // The complete sequence works: y = 2 * 1 + 1.
     device
         .execute(|r| {
-            r.bind_pipeline(&va);
+            r.bind_pipeline(&va)?;
             r.bind_set(0, &va_set)?;
-            r.bind_pipeline(&saxpy);
+            r.bind_pipeline(&saxpy)?;
             r.bind_set(0, &sx_set)?;
             r.push(0, &[2.0f32.to_bits(), 4])?;
             r.dispatch(1, 1, 1)
         })
         .unwrap();
-    assert_eq!(y.read::<f32>(&device).unwrap(), vec![3.0; 4]);
+    assert_eq!(y.read::<f32>().unwrap(), vec![3.0; 4]);
     assert_clean(&device);
 }
 

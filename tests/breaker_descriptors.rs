@@ -17,9 +17,7 @@ fn writing_an_immutable_sampler_binding_is_e202() {
         .with_immutable_sampler(1, 1, SamplerDesc::default())
         .unwrap();
     let layout = device.pipeline_layout(&desc).unwrap();
-    let mut set = device
-        .allocate_set(&layout.set_layouts()[1], 1, Default::default())
-        .unwrap();
+    let mut set = device.descriptor_set(&layout.set_layouts()[1], 1).unwrap();
     let sampler = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
     let err = set.write_sampler(1, &sampler).unwrap_err();
     assert_eq!(err.code(), "KILN-E202", "{err}");

@@ -9,7 +9,7 @@ fn kiln_validation_env_overrides() {
     let off = kiln::Device::new().unwrap();
     assert!(!off.validation_report().enabled);
     let b = off.storage_buffer::<u32>("b", 4).unwrap();
-    assert_eq!(b.read::<u32>(&off).unwrap(), vec![0; 4]);
+    assert_eq!(b.read::<u32>().unwrap(), vec![0; 4]);
     drop(b);
     let forced = kiln::Device::with_desc(&kiln::DeviceDesc {
         validation: Some(true),
@@ -23,7 +23,7 @@ fn kiln_validation_env_overrides() {
     let r = on.validation_report();
     assert!(r.enabled);
     let b = on.storage_buffer::<u32>("b", 4).unwrap();
-    assert_eq!(b.read::<u32>(&on).unwrap(), vec![0; 4]);
+    assert_eq!(b.read::<u32>().unwrap(), vec![0; 4]);
     drop(b);
     let r2 = on.validation_report();
     assert!(r2.is_clean(), "{:?}", r2.messages);

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_clean, device};
-use kiln::pipeline::PushConstantRange;
+use kiln::PushConstantRange;
 use kiln::{vk, ComputePipelineDesc, PipelineLayoutDesc, SpecValue};
 
 fn vector_add(device: &kiln::Device) -> kiln::ComputePipeline {
@@ -29,7 +29,7 @@ fn push_constants_offset_near_u32_max_is_e250_not_a_panic() {
         .compute_pipeline(&kiln::include_spirv!("saxpy.comp").unwrap(), "main")
         .unwrap();
     let r = device.execute(|r| {
-        r.bind_pipeline(&p);
+        r.bind_pipeline(&p)?;
         r.push_constants(u32::MAX - 3, &[0u8; 8])
     });
     assert_eq!(code(r), "KILN-E250");
@@ -189,7 +189,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
     // Same bindings, but visible to the fragment stage only.
     let wrong_stage = reflected
         .clone()
-        .with_visibility(0, kiln::pipeline::Visibility::Exact);
+        .with_visibility(0, kiln::Visibility::Exact);
     let mut sets = wrong_stage.sets.clone();
     sets[0] = kiln::DescriptorSetLayoutDesc::new(
         sets[0]
@@ -230,7 +230,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
     };
     assert_eq!(code(with(&wrong_type)), "KILN-E058");
     // A wider layout (all stages) is a superset and works.
-    let wide = reflected.with_visibility(0, kiln::pipeline::Visibility::All);
+    let wide = reflected.with_visibility(0, kiln::Visibility::All);
     with(&wide).unwrap();
     // saxpy without a push-constant range.
     let saxpy = kiln::include_spirv!("saxpy.comp").unwrap();
@@ -287,21 +287,21 @@ fn bad_copies_fail_the_submission_with_a_code_and_record_nothing() {
     ];
     for (src, so, dst, d_o, size, want) in cases {
         let r = device.execute(|r| {
-            r.copy_buffer(src, so, dst, d_o, size);
+            r.copy_buffer(src, so, dst, d_o, size)?;
             Ok(())
         });
         assert_eq!(code(r), want, "{so} {d_o} {size}");
     }
     // Nothing was copied; a valid copy of one buffer's disjoint halves works.
-    assert_eq!(b.read::<u32>(&device).unwrap(), vec![0; 4]);
+    assert_eq!(b.read::<u32>().unwrap(), vec![0; 4]);
     device
         .execute(|r| {
-            r.copy_buffer(&a, 0, &a, 8, 8);
-            r.copy_buffer(&a, 0, &b, 0, 16);
+            r.copy_buffer(&a, 0, &a, 8, 8)?;
+            r.copy_buffer(&a, 0, &b, 0, 16)?;
             Ok(())
         })
         .unwrap();
-    assert_eq!(b.read::<u32>(&device).unwrap(), vec![1, 2, 1, 2]);
+    assert_eq!(b.read::<u32>().unwrap(), vec![1, 2, 1, 2]);
     assert_clean(&device);
 }
 

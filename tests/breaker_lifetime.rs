@@ -17,7 +17,7 @@ fn vector_add(device: &kiln::Device) -> kiln::ComputePipeline {
 
 fn mapped(device: &kiln::Device, label: &str, location: MemoryLocation, n: usize) -> kiln::Buffer {
     device
-        .create_buffer(&BufferDesc {
+        .buffer(&BufferDesc {
             label,
             size: (n * 4) as u64,
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -38,31 +38,31 @@ fn objects_of_another_device_are_e109() {
     let buf_a = a.storage_buffer::<f32>("a's buffer", 4).unwrap();
 
     let layout_b = pb.layout().set_layouts()[0].clone();
-    let e = a.allocate_set(&layout_b, 0, Arc::default()).unwrap_err();
+    let e = a.descriptor_set(&layout_b, 0).unwrap_err();
     assert_eq!(e.code(), "KILN-E109");
 
-    let mut set = pa.new_set(0).unwrap();
+    let mut set = pa.descriptor_set(0).unwrap();
     let e = set.write_buffer(0, &buf_b).unwrap_err();
     assert_eq!(e.code(), "KILN-E109");
     assert!(e.to_string().contains("b's buffer"), "{e}");
 
     let e = a
         .execute(|r| {
-            r.copy_buffer(&buf_b, 0, &buf_a, 0, 16);
+            r.copy_buffer(&buf_b, 0, &buf_a, 0, 16)?;
             Ok(())
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E109");
     let e = a
         .execute(|r| {
-            r.fill_buffer(&buf_b, 7);
+            r.fill_buffer(&buf_b, 7)?;
             Ok(())
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E109");
     let e = a
         .execute(|r| {
-            r.bind_pipeline(&pb);
+            r.bind_pipeline(&pb)?;
             Ok(())
         })
         .unwrap_err();
@@ -73,19 +73,19 @@ fn objects_of_another_device_are_e109() {
         let one = d
             .buffer_from_slice("one", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 4])
             .unwrap();
-        let mut s = p.new_set(0).unwrap();
+        let mut s = p.descriptor_set(0).unwrap();
         s.write_buffer(0, &one).unwrap();
         s.write_buffer(1, &one).unwrap();
         s.write_buffer(2, buf).unwrap();
         d.execute(|r| {
-            r.bind_pipeline(p);
+            r.bind_pipeline(p)?;
             r.bind_set(0, &s)?;
             r.dispatch_threads(4)
         })
         .unwrap();
-        assert_eq!(buf.read::<f32>(d).unwrap(), vec![2.0; 4]);
+        assert_eq!(buf.read::<f32>().unwrap(), vec![2.0; 4]);
     }
-    assert_eq!(buf_b.read::<f32>(&b).unwrap(), vec![2.0; 4]);
+    assert_eq!(buf_b.read::<f32>().unwrap(), vec![2.0; 4]);
     drop(set);
     assert_clean(&a);
     assert_clean(&b);
@@ -104,19 +104,19 @@ fn reading_mapped_memory_while_a_submission_writes_it_sees_the_result() {
         .unwrap();
     for round in 0..3 {
         let out = mapped(&device, "out", MemoryLocation::GpuToCpu, n);
-        let mut set = p.new_set(0).unwrap();
+        let mut set = p.descriptor_set(0).unwrap();
         set.write_buffer(0, &a).unwrap();
         set.write_buffer(1, &a).unwrap();
         set.write_buffer(2, &out).unwrap();
         let sub = device
             .submit(|r| {
-                r.bind_pipeline(&p);
+                r.bind_pipeline(&p)?;
                 r.bind_set(0, &set)?;
                 r.dispatch_threads(n as u32)
             })
             .unwrap();
         // No wait on `sub` before reading.
-        let got: Vec<f32> = out.read(&device).unwrap();
+        let got: Vec<f32> = out.read().unwrap();
         let bad = got
             .iter()
             .enumerate()
@@ -139,22 +139,22 @@ fn uploading_mapped_memory_while_a_submission_reads_it_waits() {
     let p = vector_add(&device);
     let n = 1 << 22;
     let a = mapped(&device, "a", MemoryLocation::CpuToGpu, n);
-    a.upload(&device, &vec![1.0f32; n]).unwrap();
+    a.upload(&vec![1.0f32; n]).unwrap();
     let out = device.storage_buffer::<f32>("out", n).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &a).unwrap();
     set.write_buffer(2, &out).unwrap();
     let sub = device
         .submit(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    a.upload(&device, &vec![5.0f32; n]).unwrap();
+    a.upload(&vec![5.0f32; n]).unwrap();
     sub.wait().unwrap();
-    let got: Vec<f32> = out.read(&device).unwrap();
+    let got: Vec<f32> = out.read().unwrap();
     assert!(
         got.iter().all(|v| *v == 2.0),
         "the dispatch saw the new upload"
@@ -176,13 +176,13 @@ fn device_dropped_before_its_pending_submission_is_torn_down_after_it() {
             .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &vec![1.0f32; n])
             .unwrap();
         let out = device.storage_buffer::<f32>("out", n).unwrap();
-        let mut set = p.new_set(0).unwrap();
+        let mut set = p.descriptor_set(0).unwrap();
         set.write_buffer(0, &a).unwrap();
         set.write_buffer(1, &a).unwrap();
         set.write_buffer(2, &out).unwrap();
         device
             .submit(|r| {
-                r.bind_pipeline(&p);
+                r.bind_pipeline(&p)?;
                 r.bind_set(0, &set)?;
                 r.dispatch_threads(n as u32)
             })
@@ -219,13 +219,13 @@ fn threads_submitting_and_dropping_everything_leave_no_leak() {
                         .unwrap();
                     let out = device.storage_buffer::<f32>("out", 64).unwrap();
                     let sub = {
-                        let mut set = p.new_set(0).unwrap();
+                        let mut set = p.descriptor_set(0).unwrap();
                         set.write_buffer(0, &a).unwrap();
                         set.write_buffer(1, &a).unwrap();
                         set.write_buffer(2, &out).unwrap();
                         device
                             .submit(|r| {
-                                r.bind_pipeline(&p);
+                                r.bind_pipeline(&p)?;
                                 r.bind_set(0, &set)?;
                                 r.dispatch_threads(64)
                             })
@@ -237,7 +237,7 @@ fn threads_submitting_and_dropping_everything_leave_no_leak() {
                     } else {
                         drop(sub);
                     }
-                    assert_eq!(out.read::<f32>(&device).unwrap(), vec![2.0 * v; 64]);
+                    assert_eq!(out.read::<f32>().unwrap(), vec![2.0 * v; 64]);
                 }
             })
         })
@@ -316,7 +316,7 @@ fn sets_freed_while_pending_are_recycled_only_after_the_submission() {
     let sets: Vec<kiln::DescriptorSet> = outs
         .iter()
         .map(|o| {
-            let mut s = p.new_set(0).unwrap();
+            let mut s = p.descriptor_set(0).unwrap();
             s.write_buffer(0, &one).unwrap();
             s.write_buffer(1, &one).unwrap();
             s.write_buffer(2, o).unwrap();
@@ -325,7 +325,7 @@ fn sets_freed_while_pending_are_recycled_only_after_the_submission() {
         .collect();
     let sub = device
         .submit(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             for s in &sets {
                 r.bind_set(0, s)?;
                 r.dispatch_threads(16)?;
@@ -336,7 +336,8 @@ fn sets_freed_while_pending_are_recycled_only_after_the_submission() {
     drop(sets);
     // New sets while the old ones may still be in use: they must not get the old handles
     // (a write to one would then change a set the GPU is reading).
-    let mut again: Vec<kiln::DescriptorSet> = (0..k).map(|_| p.new_set(0).unwrap()).collect();
+    let mut again: Vec<kiln::DescriptorSet> =
+        (0..k).map(|_| p.descriptor_set(0).unwrap()).collect();
     let zero = device.storage_buffer::<f32>("zero", 16).unwrap();
     for s in &mut again {
         s.write_buffer(0, &zero).unwrap();
@@ -345,7 +346,7 @@ fn sets_freed_while_pending_are_recycled_only_after_the_submission() {
     }
     sub.wait().unwrap();
     for o in &outs {
-        assert_eq!(o.read::<f32>(&device).unwrap(), vec![2.0; 16]);
+        assert_eq!(o.read::<f32>().unwrap(), vec![2.0; 16]);
     }
     drop(again);
     assert_clean(&device);
@@ -361,7 +362,7 @@ fn a_panic_while_recording_leaks_nothing() {
     for _ in 0..3 {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _ = device.execute(|r| -> kiln::Result<()> {
-                r.full_barrier();
+                r.full_barrier()?;
                 panic!("user code panics while recording");
             });
         }));
@@ -370,7 +371,7 @@ fn a_panic_while_recording_leaks_nothing() {
     let b = device
         .buffer_from_slice("b", vk::BufferUsageFlags::STORAGE_BUFFER, &[3u32; 4])
         .unwrap();
-    assert_eq!(b.read::<u32>(&device).unwrap(), vec![3; 4]);
+    assert_eq!(b.read::<u32>().unwrap(), vec![3; 4]);
     drop(b);
     assert_clean(&device);
     drop(device);

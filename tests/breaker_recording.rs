@@ -15,19 +15,19 @@ fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
     let device = device();
     let usage = vk::ImageUsageFlags::SAMPLED;
     let img = device
-        .create_image(&ImageDesc {
+        .image(&ImageDesc {
             usage,
             ..ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM)
         })
         .unwrap();
     let a: Vec<u8> = (0..64).collect();
     let b: Vec<u8> = (0..64).map(|x| 200 - x).collect();
-    img.upload(&device, &a).unwrap();
+    img.upload(&a).unwrap();
     // read leaves the image in TRANSFER_SRC_OPTIMAL.
-    assert_eq!(img.read(&device).unwrap(), a);
+    assert_eq!(img.read().unwrap(), a);
     assert_eq!(img.layout(), vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
     let out = device
-        .create_buffer(&BufferDesc {
+        .buffer(&BufferDesc {
             label: "out",
             size: 64,
             usage: vk::BufferUsageFlags::TRANSFER_DST,
@@ -38,9 +38,9 @@ fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
         .record(|r| r.copy_image_to_buffer(&img, 0, &out))
         .unwrap();
     rec.execute().unwrap();
-    assert_eq!(out.read::<u8>(&device).unwrap(), a);
+    assert_eq!(out.read::<u8>().unwrap(), a);
     // Someone else moves the image (upload ends in SHADER_READ_ONLY_OPTIMAL).
-    img.upload(&device, &b).unwrap();
+    img.upload(&b).unwrap();
     assert_eq!(img.layout(), vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
     let err = rec.submit().err().unwrap();
     assert_eq!(err.code(), "KILN-E285");
@@ -48,7 +48,7 @@ fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
         .execute(|r| r.transition(&img, vk::ImageLayout::TRANSFER_SRC_OPTIMAL))
         .unwrap();
     rec.execute().unwrap();
-    assert_eq!(out.read::<u8>(&device).unwrap(), b);
+    assert_eq!(out.read::<u8>().unwrap(), b);
     drop(rec);
     assert_clean(&device);
 }
@@ -86,17 +86,17 @@ fn threads_resubmitting_recordings_and_reading_back_see_every_submission() {
                     .buffer_from_slice("step", usage, &vec![1.5f32; N])
                     .unwrap();
                 let c = device.storage_buffer::<f32>("c", N).unwrap();
-                let mut set = p.new_set(0).unwrap();
+                let mut set = p.descriptor_set(0).unwrap();
                 set.write_buffer(0, &acc).unwrap();
                 set.write_buffer(1, &step).unwrap();
                 set.write_buffer(2, &c).unwrap();
                 let record = || {
                     device
                         .record(|r| {
-                            r.bind_pipeline(p);
+                            r.bind_pipeline(p)?;
                             r.bind_set(0, &set)?;
                             r.dispatch_threads(N as u32)?;
-                            r.copy_buffer(&c, 0, &acc, 0, (N * 4) as u64);
+                            r.copy_buffer(&c, 0, &acc, 0, (N * 4) as u64)?;
                             Ok(())
                         })
                         .unwrap()
@@ -117,7 +117,7 @@ fn threads_resubmitting_recordings_and_reading_back_see_every_submission() {
                         // Dropped while (possibly) running; a fresh recording takes over.
                         rec = record();
                     }
-                    acc.read_into(device, &mut out).unwrap();
+                    acc.read_into(&mut out).unwrap();
                     let want = t as f32 + 1.5 * runs as f32;
                     assert!(
                         out.iter().all(|&x| x == want),
@@ -143,7 +143,7 @@ fn a_recording_starts_from_the_layout_it_first_saw() {
     let device = device();
     let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::STORAGE;
     let img = device
-        .create_image(&ImageDesc {
+        .image(&ImageDesc {
             usage,
             ..ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM)
         })
@@ -190,17 +190,17 @@ fn recordings_that_never_run_or_die_pending_leak_no_command_pool() {
         .buffer_from_slice("b", usage, &vec![2.0f32; N])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", N).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &b).unwrap();
     set.write_buffer(2, &c).unwrap();
     let img = device
-        .create_image(&ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM))
+        .image(&ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM))
         .unwrap();
     for _ in 0..2 {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _ = device.record(|r| -> kiln::Result<()> {
-                r.bind_pipeline(&p);
+                r.bind_pipeline(&p)?;
                 r.bind_set(0, &set)?;
                 panic!("user code panics while recording");
             });
@@ -214,16 +214,16 @@ fn recordings_that_never_run_or_die_pending_leak_no_command_pool() {
                 let _ = device.execute(|_| -> kiln::Result<()> { panic!("inner") });
             }));
             assert!(inner.is_err());
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(N as u32)
         })
         .unwrap();
     rec.execute().unwrap();
-    assert_eq!(c.read::<f32>(&device).unwrap(), vec![3.0; N]);
+    assert_eq!(c.read::<f32>().unwrap(), vec![3.0; N]);
     let err = device
         .record(|r| {
-            r.copy_buffer(&a, 4, &c, 0, (N * 4) as u64);
+            r.copy_buffer(&a, 4, &c, 0, (N * 4) as u64)?;
             Ok(())
         })
         .err()
@@ -235,17 +235,17 @@ fn recordings_that_never_run_or_die_pending_leak_no_command_pool() {
         .unwrap();
     assert_eq!(err.code(), "KILN-E284");
     drop(device.record(|r| {
-        r.fill_buffer(&c, 0);
+        r.fill_buffer(&c, 0)?;
         Ok(())
     }));
     let _pending = rec.submit().unwrap();
     drop(rec);
     let _also = device.submit(|r| {
-        r.fill_buffer(&c, 7);
+        r.fill_buffer(&c, 7)?;
         Ok(())
     });
     drop((_pending, _also));
-    assert_eq!(c.read::<u32>(&device).unwrap(), vec![7; N]);
+    assert_eq!(c.read::<u32>().unwrap(), vec![7; N]);
     assert_clean(&device);
     drop((set, a, b, c, img, p, device));
     common::assert_watch_clean(&watch);
@@ -274,7 +274,7 @@ fn staged_transfers_survive_concurrent_release_of_staging_memory() {
                 s.spawn(move || {
                     let size = 300_000 + 4 * t as usize;
                     let buf = device
-                        .create_buffer(&BufferDesc {
+                        .buffer(&BufferDesc {
                             label: "gpu",
                             size: size as u64,
                             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -286,10 +286,9 @@ fn staged_transfers_survive_concurrent_release_of_staging_memory() {
                         let data: Vec<u8> = (0..size as u32)
                             .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 ^ (k * 7 + t) as u8)
                             .collect();
-                        buf.upload(device, &data).unwrap();
+                        buf.upload(&data).unwrap();
                         let at = (k as usize * 4099) % (size / 2);
-                        buf.read_into_at(device, at as u64, &mut out[..size - at])
-                            .unwrap();
+                        buf.read_into_at(at as u64, &mut out[..size - at]).unwrap();
                         assert!(out[..size - at] == data[at..], "thread {t} round {k}");
                     }
                 })

@@ -25,30 +25,30 @@ fn copy_and_fill_after_a_dispatch_wait_for_it() {
         .unwrap();
     let c = device.storage_buffer::<f32>("c", n).unwrap();
     let d = device.storage_buffer::<f32>("d", n).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &a).unwrap();
     set.write_buffer(2, &c).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(n as u32)?;
-            r.copy_buffer(&c, 0, &d, 0, (n * 4) as u64);
+            r.copy_buffer(&c, 0, &d, 0, (n * 4) as u64)?;
             Ok(())
         })
         .unwrap();
-    assert_eq!(d.read::<f32>(&device).unwrap(), vec![3.0; n]);
+    assert_eq!(d.read::<f32>().unwrap(), vec![3.0; n]);
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(n as u32)?;
-            r.fill_buffer(&c, 0);
+            r.fill_buffer(&c, 0)?;
             Ok(())
         })
         .unwrap();
-    assert_eq!(c.read::<f32>(&device).unwrap(), vec![0.0; n]);
+    assert_eq!(c.read::<f32>().unwrap(), vec![0.0; n]);
     assert_clean(&device);
 }
 
@@ -73,7 +73,7 @@ fn submissions_in_flight_see_each_others_writes() {
     let mut sets = Vec::new();
     let mut src = &a;
     for dst in &bufs {
-        let mut set = p.new_set(0).unwrap();
+        let mut set = p.descriptor_set(0).unwrap();
         set.write_buffer(0, src).unwrap();
         set.write_buffer(1, src).unwrap();
         set.write_buffer(2, dst).unwrap();
@@ -85,7 +85,7 @@ fn submissions_in_flight_see_each_others_writes() {
         .map(|set| {
             device
                 .submit(|r| {
-                    r.bind_pipeline(&p);
+                    r.bind_pipeline(&p)?;
                     r.bind_set(0, set)?;
                     r.dispatch_threads(n as u32)
                 })
@@ -95,6 +95,6 @@ fn submissions_in_flight_see_each_others_writes() {
     for s in subs.into_iter().rev() {
         s.wait().unwrap();
     }
-    assert_eq!(bufs[2].read::<f32>(&device).unwrap(), vec![12.0; n]);
+    assert_eq!(bufs[2].read::<f32>().unwrap(), vec![12.0; n]);
     assert_clean(&device);
 }

@@ -16,18 +16,18 @@ fn vector_add(device: &kiln::Device, n: usize) {
     let a_buf = device.buffer_from_slice("a", usage, &a).unwrap();
     let b_buf = device.buffer_from_slice("b", usage, &b).unwrap();
     let c_buf = device.storage_buffer::<f32>("c", n).unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
     set.write_buffer(0, &a_buf).unwrap();
     set.write_buffer(1, &b_buf).unwrap();
     set.write_buffer(2, &c_buf).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    let c: Vec<f32> = c_buf.read(device).unwrap();
+    let c: Vec<f32> = c_buf.read().unwrap();
     assert_eq!(c.len(), n);
     for i in 0..n {
         assert_eq!(c[i], a[i] + b[i], "element {i} of {n}");
@@ -68,18 +68,18 @@ fn saxpy_exact_for_edge_sizes_with_push_constants() {
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let x_buf = device.buffer_from_slice("x", usage, &x).unwrap();
         let y_buf = device.buffer_from_slice("y", usage, &y).unwrap();
-        let mut set = pipeline.new_set(0).unwrap();
+        let mut set = pipeline.descriptor_set(0).unwrap();
         set.write_named("X", &x_buf).unwrap();
         set.write_named("Y", &y_buf).unwrap();
         device
             .execute(|r| {
-                r.bind_pipeline(&pipeline);
+                r.bind_pipeline(&pipeline)?;
                 r.bind_set(0, &set)?;
                 r.push(0, &SaxpyParams { a, n: n as u32 })?;
                 r.dispatch_threads(n as u32)
             })
             .unwrap();
-        let out: Vec<f32> = y_buf.read(&device).unwrap();
+        let out: Vec<f32> = y_buf.read().unwrap();
         for i in 0..n {
             assert_eq!(out[i], a * x[i] + y[i], "element {i} of {n}");
         }
@@ -118,21 +118,21 @@ fn identical_set_declared_in_other_order_shares_one_layout() {
     let uni = device
         .buffer_from_slice("uniform", vk::BufferUsageFlags::UNIFORM_BUFFER, &[3.0f32])
         .unwrap();
-    let mut set = pa.new_set(0).unwrap();
+    let mut set = pa.descriptor_set(0).unwrap();
     set.write_buffer(0, &uni).unwrap();
     set.write_buffer(1, &buf).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pa);
+            r.bind_pipeline(&pa)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(100)?;
-            r.barrier();
-            r.bind_pipeline(&pb);
+            r.barrier()?;
+            r.bind_pipeline(&pb)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(100)
         })
         .unwrap();
-    let out: Vec<f32> = buf.read(&device).unwrap();
+    let out: Vec<f32> = buf.read().unwrap();
     for (i, v) in out.iter().enumerate() {
         assert_eq!(*v, i as f32 * 3.0 + 3.0, "element {i}");
     }
@@ -148,7 +148,7 @@ fn uniform_buffer_into_storage_binding_is_an_error() {
     let ubo = device
         .buffer_from_slice("ubo", vk::BufferUsageFlags::UNIFORM_BUFFER, &[0u32; 4])
         .unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     let err = set.write_buffer(0, &ubo).unwrap_err();
     assert_eq!(err.code(), "KILN-E202", "{err}");
     match err {
@@ -179,11 +179,11 @@ fn binding_a_set_with_unwritten_bindings_is_an_error() {
         .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
         .unwrap();
     let buf = device.storage_buffer::<f32>("a", 16).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &buf).unwrap();
     let err = device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)
         })
         .unwrap_err();
@@ -258,7 +258,7 @@ fn batched_writes_are_checked_before_anything_is_written() {
     let ubo = device
         .buffer_from_slice("ubo", vk::BufferUsageFlags::UNIFORM_BUFFER, &[0u32; 4])
         .unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     // The third write is wrong: nothing of the batch is written.
     let err = set
         .write_buffers(&[(0, &a), (1, &b), (2, &ubo)])
@@ -269,11 +269,11 @@ fn batched_writes_are_checked_before_anything_is_written() {
     assert_eq!(set.first_unwritten(), None);
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(2)
         })
         .unwrap();
-    assert_eq!(c.read::<f32>(&device).unwrap(), vec![11.0, 22.0]);
+    assert_eq!(c.read::<f32>().unwrap(), vec![11.0, 22.0]);
     assert_clean(&device);
 }

@@ -5,9 +5,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use common::{assert_clean, device};
 use kiln::{vk, DescriptorSetLayoutDesc, SetLayoutBinding};
 
@@ -29,25 +26,25 @@ fn a_reused_set_must_be_written_in_full_again_before_it_binds() {
     let p = vector_add(&device);
     let (one, two) = (input(&device, 1.0, 8), input(&device, 2.0, 8));
     let out = device.storage_buffer::<f32>("out", 8).unwrap();
-    let mut a = p.new_set(0).unwrap();
+    let mut a = p.descriptor_set(0).unwrap();
     a.write_buffers(&[(0, &one), (1, &one), (2, &out)]).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &a)?;
             r.dispatch_threads(8)
         })
         .unwrap();
-    assert_eq!(out.read::<f32>(&device).unwrap(), vec![2.0; 8]);
+    assert_eq!(out.read::<f32>().unwrap(), vec![2.0; 8]);
     let old = a.raw();
     drop(a);
     // The GPU is done with it: the handle is reused, but nothing written before counts.
-    let mut b = p.new_set(0).unwrap();
+    let mut b = p.descriptor_set(0).unwrap();
     assert_eq!(b.raw(), old, "a freed set of this layout is reused");
     assert_eq!(b.first_unwritten(), Some(0));
     let bind = |set: &kiln::DescriptorSet| {
         device.execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, set)?;
             r.dispatch_threads(8)
         })
@@ -65,7 +62,7 @@ fn a_reused_set_must_be_written_in_full_again_before_it_binds() {
     b.write_buffer(2, &out).unwrap();
     assert_eq!(b.first_unwritten(), None);
     bind(&b).unwrap();
-    assert_eq!(out.read::<f32>(&device).unwrap(), vec![4.0; 8]);
+    assert_eq!(out.read::<f32>().unwrap(), vec![4.0; 8]);
     assert_clean(&device);
 }
 
@@ -75,7 +72,7 @@ fn a_set_dropped_in_flight_is_not_reused_and_keeps_its_buffers_alive() {
     let p = vector_add(&device);
     let n = 1 << 16;
     let out = device.storage_buffer::<f32>("out", n).unwrap();
-    let mut a = p.new_set(0).unwrap();
+    let mut a = p.descriptor_set(0).unwrap();
     {
         // The set holds the only handles of its inputs once this scope ends.
         let (x, y) = (input(&device, 3.0, n), input(&device, 4.0, n));
@@ -84,13 +81,13 @@ fn a_set_dropped_in_flight_is_not_reused_and_keeps_its_buffers_alive() {
     let old = a.raw();
     let sub = device
         .submit(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &a)?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
     drop(a);
-    let mut b = p.new_set(0).unwrap();
+    let mut b = p.descriptor_set(0).unwrap();
     if !sub.is_done() {
         assert_ne!(b.raw(), old, "a set still in use was handed out again");
     }
@@ -101,13 +98,13 @@ fn a_set_dropped_in_flight_is_not_reused_and_keeps_its_buffers_alive() {
     sub.wait().unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &b)?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    assert_eq!(out.read::<f32>(&device).unwrap(), vec![7.0; n]);
-    assert_eq!(other.read::<f32>(&device).unwrap(), vec![1.0; n]);
+    assert_eq!(out.read::<f32>().unwrap(), vec![7.0; n]);
+    assert_eq!(other.read::<f32>().unwrap(), vec![1.0; n]);
     assert_clean(&device);
 }
 
@@ -136,9 +133,7 @@ fn batched_writes_beyond_the_stack_batch_are_checked_and_written() {
     let ssbo = device.storage_buffer::<u32>("ssbo", 4).unwrap();
     let pick = |i: u32| if i.is_multiple_of(3) { &ubo } else { &ssbo };
     for round in 0..3 {
-        let mut set = device
-            .allocate_set(&layout, 0, Arc::new(BTreeMap::new()))
-            .unwrap();
+        let mut set = device.descriptor_set(&layout, 0).unwrap();
         // One wrong type at the end: nothing of the 20 is written.
         let mut writes: Vec<(u32, &kiln::Buffer)> = (0..20).map(|i| (i, pick(i))).collect();
         writes[19].1 = &ubo;

@@ -23,7 +23,7 @@ fn pixel(data: &[u8], width: u32, x: u32, y: u32) -> [u8; 4] {
 
 fn target(device: &Device, w: u32, h: u32) -> Image {
     device
-        .create_image(&ImageDesc::color_target("target", w, h, RGBA8))
+        .image(&ImageDesc::color_target("target", w, h, RGBA8))
         .unwrap()
 }
 
@@ -41,7 +41,7 @@ fn clear_color_exact_pixels() {
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     assert_eq!(data.len(), 16 * 8 * 4);
     for y in 0..8 {
         for x in 0..16 {
@@ -88,7 +88,7 @@ fn flat_triangle_centre_and_corner_exact() {
                 color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             // 0.2 * 255 = 51, 0.6 * 255 = 153: exact in UNORM8.
             r.push(0, &[1.0f32, 0.2, 0.6, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
@@ -96,7 +96,7 @@ fn flat_triangle_centre_and_corner_exact() {
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     let inside = [255, 51, 153, 255];
     let outside = [0, 0, 0, 255];
     assert_eq!(pixel(&data, w, 32, 32), inside, "centre");
@@ -138,7 +138,7 @@ fn additive_blend_exact_pixels() {
                 color: &[ColorAttachment::clear(&img, [0.2, 0.2, 0.2, 0.2])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             // Drawn twice: red 0.2 (clear) + 0.2 + 0.2 = 0.6, green 0.2 + 0.4 = 0.6.
             r.push(0, &[0.2f32, 0.4, 0.0, 0.0])?;
@@ -148,7 +148,7 @@ fn additive_blend_exact_pixels() {
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     // (0.6, 0.6, 0.2) * 255 = (153, 153, 51) for every pixel.
     for p in data.chunks(4) {
         assert_eq!(&p[..3], &[153, 153, 51]);
@@ -190,7 +190,7 @@ fn textured_quad_nearest_samples_exact_texels() {
         .unwrap();
     assert_eq!(tex.layout(), vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
     let sampler = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
     set.write_combined(0, &tex, &sampler).unwrap();
     // Full-screen quad as two triangles: (position, uv).
     let quad: [[f32; 4]; 6] = [
@@ -210,14 +210,14 @@ fn textured_quad_nearest_samples_exact_texels() {
                 color: &[ColorAttachment::clear(&img, [0.0; 4])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     for (x, y, want) in [
         (1, 1, [255, 0, 0, 255]),
         (6, 1, [0, 255, 0, 255]),
@@ -233,7 +233,7 @@ fn textured_quad_nearest_samples_exact_texels() {
 fn image_upload_and_readback_every_mip() {
     let device = device();
     let img = device
-        .create_image(&ImageDesc {
+        .image(&ImageDesc {
             mip_levels: 3,
             ..ImageDesc::texture("mips", 8, 4, RGBA8)
         })
@@ -245,12 +245,12 @@ fn image_upload_and_readback_every_mip() {
         let data: Vec<u8> = (0..img.level_size(level) as usize)
             .map(|i| (i * 7 + level as usize * 31) as u8)
             .collect();
-        img.upload_level(&device, level, &data).unwrap();
-        assert_eq!(img.read_level(&device, level).unwrap(), data, "mip {level}");
+        img.upload_level(level, &data).unwrap();
+        assert_eq!(img.read_level(level).unwrap(), data, "mip {level}");
     }
-    let err = img.upload_level(&device, 1, &[0u8; 3]).unwrap_err();
+    let err = img.upload_level(1, &[0u8; 3]).unwrap_err();
     assert_eq!(err.code(), "KILN-E181", "{err}");
-    let err = img.read_level(&device, 3).unwrap_err();
+    let err = img.read_level(3).unwrap_err();
     assert_eq!(err.code(), "KILN-E180", "{err}");
     for bad in [
         ImageDesc::texture("zero", 0, 4, RGBA8),
@@ -260,7 +260,7 @@ fn image_upload_and_readback_every_mip() {
         },
         ImageDesc::depth_target("depth as rgba8", 4, 4, vk::Format::R8G8B8A8_SINT),
     ] {
-        let err = device.create_image(&bad).unwrap_err();
+        let err = device.image(&bad).unwrap_err();
         assert_eq!(err.code(), "KILN-E180", "{}: {err}", bad.label);
         assert!(err.to_string().contains(bad.label), "{err}");
     }
@@ -378,7 +378,7 @@ fn recording_errors_are_coded() {
         .unwrap();
     let err = device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.draw(3, 1, 0, 0)
         })
         .unwrap_err();
@@ -434,7 +434,7 @@ fn recording_errors_are_coded() {
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "rendering left open: {err}");
     let texture = device
-        .create_image(&ImageDesc::texture("texture only", 4, 4, RGBA8))
+        .image(&ImageDesc::texture("texture only", 4, 4, RGBA8))
         .unwrap();
     let err = device
         .execute(|r| {
@@ -456,7 +456,7 @@ fn recording_errors_are_coded() {
             r.end_rendering()
         })
         .unwrap();
-    assert_eq!(&img.read(&device).unwrap()[..4], &[255, 0, 0, 255]);
+    assert_eq!(&img.read().unwrap()[..4], &[255, 0, 0, 255]);
     assert_clean(&device);
 }
 
@@ -476,7 +476,7 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
         .buffer_from_slice("b", usage, &vec![2.0f32; n])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", n).unwrap();
-    let mut set = compute.new_set(0).unwrap();
+    let mut set = compute.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &b).unwrap();
     set.write_buffer(2, &c).unwrap();
@@ -487,14 +487,14 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
     let img = target(&device, 4, 4);
     device
         .execute(|r| {
-            r.bind_pipeline(&compute);
+            r.bind_pipeline(&compute)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(n as u32)?;
             r.begin_rendering(&RenderingDesc {
                 color: &[ColorAttachment::clear(&img, [0.0; 4])],
                 depth: None,
             })?;
-            r.bind_pipeline(&graphics);
+            r.bind_pipeline(&graphics)?;
             r.push(0, &[0.2f32, 0.4, 0.6, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(3, 1, 0, 0)?;
@@ -502,14 +502,14 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
             // Back to compute: set 0 is still bound at the compute bind point (binding it
             // again is elided), and dispatch sees it — the validation layer would say so
             // otherwise.
-            r.bind_pipeline(&compute);
+            r.bind_pipeline(&compute)?;
             r.bind_set(0, &set)?;
-            r.barrier();
+            r.barrier()?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    assert_eq!(c.read::<f32>(&device).unwrap(), vec![3.5f32; n]);
-    assert_eq!(&img.read(&device).unwrap()[..4], &[51, 102, 153, 255]);
+    assert_eq!(c.read::<f32>().unwrap(), vec![3.5f32; n]);
+    assert_eq!(&img.read().unwrap()[..4], &[51, 102, 153, 255]);
     assert_clean(&device);
 }
 
@@ -517,7 +517,7 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
 fn image_descriptor_writes_are_type_checked() {
     let device = device();
     let s = scene::Scene::new(&device, scene::COLOR_FORMAT).unwrap();
-    let mut set = s.chair.new_set(1).unwrap();
+    let mut set = s.chair.descriptor_set(1).unwrap();
     let albedo = set.binding_of("albedo").unwrap();
     let samp = set.binding_of("albedo_sampler").unwrap();
     let gloss = set.binding_of("material").unwrap();
@@ -537,7 +537,7 @@ fn image_descriptor_writes_are_type_checked() {
     assert_eq!(e.code(), "KILN-E202", "{e}");
     // An image without SAMPLED usage.
     let depth = device
-        .create_image(&ImageDesc::depth_target("depth", 4, 4, scene::DEPTH_FORMAT))
+        .image(&ImageDesc::depth_target("depth", 4, 4, scene::DEPTH_FORMAT))
         .unwrap();
     let e = set.write_image(albedo, &depth).unwrap_err();
     assert_eq!(e.code(), "KILN-E182", "{e}");

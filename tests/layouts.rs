@@ -4,7 +4,7 @@
 mod common;
 
 use common::{assert_clean, device};
-use kiln::pipeline::Visibility;
+use kiln::Visibility;
 use kiln::{vk, PipelineLayoutDesc};
 
 fn storage(device: &kiln::Device, label: &str, data: &[f32]) -> kiln::Buffer {
@@ -37,27 +37,27 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
     let out_a = device.storage_buffer::<f32>("out a", n).unwrap();
     let out_b = device.storage_buffer::<f32>("out b", n).unwrap();
     // The material set is allocated once, from pipeline a, and bound to both.
-    let mut mat_set = pa.new_set(1).unwrap();
+    let mut mat_set = pa.descriptor_set(1).unwrap();
     mat_set.write_named("material", &material).unwrap();
     mat_set.write_named("Source", &src_buf).unwrap();
-    let mut set_a = pa.new_set(0).unwrap();
+    let mut set_a = pa.descriptor_set(0).unwrap();
     set_a.write_buffer(0, &out_a).unwrap();
-    let mut set_b = pb.new_set(0).unwrap();
+    let mut set_b = pb.descriptor_set(0).unwrap();
     set_b.write_buffer(0, &out_b).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pa);
+            r.bind_pipeline(&pa)?;
             r.bind_set(0, &set_a)?;
             r.bind_set(1, &mat_set)?;
             r.dispatch_threads(n as u32)?;
-            r.bind_pipeline(&pb);
+            r.bind_pipeline(&pb)?;
             r.bind_set(0, &set_b)?;
             r.bind_set(1, &mat_set)?;
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    let a: Vec<f32> = out_a.read(&device).unwrap();
-    let b: Vec<f32> = out_b.read(&device).unwrap();
+    let a: Vec<f32> = out_a.read().unwrap();
+    let b: Vec<f32> = out_b.read().unwrap();
     for i in 0..n {
         assert_eq!(a[i], src[i] * 2.0, "a[{i}]");
         assert_eq!(b[i], src[i] + 0.5, "b[{i}]");
@@ -78,7 +78,7 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
     assert_ne!(pc.layout().set_layouts()[1].id(), la.id());
     let err = device
         .execute(|r| {
-            r.bind_pipeline(&pc);
+            r.bind_pipeline(&pc)?;
             r.bind_set(1, &mat_set)
         })
         .unwrap_err();
@@ -130,8 +130,7 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
             layout: Some(&cmp.with_visibility(0, Visibility::Stages(both))),
         })
         .unwrap();
-    let names = std::sync::Arc::new(Default::default());
-    let mut scene = device.allocate_set(&g.set_layouts()[0], 0, names).unwrap();
+    let mut scene = device.descriptor_set(&g.set_layouts()[0], 0).unwrap();
     let mut ubo = [0.0f32; 20];
     ubo[19] = 7.0; // light.w
     let ubo = device
@@ -139,17 +138,17 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
         .unwrap();
     scene.write_buffer(0, &ubo).unwrap();
     let vis = device.storage_buffer::<u32>("visible", 64).unwrap();
-    let mut vset = pipeline.new_set(1).unwrap();
+    let mut vset = pipeline.descriptor_set(1).unwrap();
     vset.write_buffer(0, &vis).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &scene)?;
             r.bind_set(1, &vset)?;
             r.dispatch(1, 1, 1)
         })
         .unwrap();
-    assert_eq!(vis.read::<u32>(&device).unwrap(), vec![7u32; 64]);
+    assert_eq!(vis.read::<u32>().unwrap(), vec![7u32; 64]);
     assert_clean(&device);
 }
 
@@ -159,7 +158,7 @@ fn ten_thousand_sets_free_half_allocate_again() {
     let p = device
         .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
         .unwrap();
-    let mut sets: Vec<_> = (0..10_000).map(|_| p.new_set(0).unwrap()).collect();
+    let mut sets: Vec<_> = (0..10_000).map(|_| p.descriptor_set(0).unwrap()).collect();
     let distinct: std::collections::HashSet<_> = sets.iter().map(|s| s.raw()).collect();
     assert_eq!(distinct.len(), 10_000);
     // Free every other set, then allocate 5 000 more: freed slots are reused.
@@ -170,7 +169,7 @@ fn ten_thousand_sets_free_half_allocate_again() {
     });
     assert_eq!(sets.len(), 5_000);
     for _ in 0..5_000 {
-        sets.push(p.new_set(0).unwrap());
+        sets.push(p.descriptor_set(0).unwrap());
     }
     // The last set works for a real dispatch.
     let buf = device.storage_buffer::<f32>("x", 8).unwrap();
@@ -181,7 +180,7 @@ fn ten_thousand_sets_free_half_allocate_again() {
     let set = &*set;
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, set)?;
             r.dispatch_threads(8)
         })
@@ -238,7 +237,7 @@ fn bindless_runtime_array_with_variable_count() {
             | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT
     ));
     // Allocate with 5 of the 64, write 5 buffers holding 1, 2, 4, 8, 16.
-    let mut set = p.new_set_with_count(0, Some(5)).unwrap();
+    let mut set = p.descriptor_set_with_count(0, Some(5)).unwrap();
     let inputs: Vec<_> = (0..5)
         .map(|k| {
             device
@@ -255,7 +254,7 @@ fn bindless_runtime_array_with_variable_count() {
         "KILN-E203"
     );
     assert_eq!(
-        p.new_set_with_count(0, Some(65)).unwrap_err().code(),
+        p.descriptor_set_with_count(0, Some(65)).unwrap_err().code(),
         "KILN-E203"
     );
     let n = 40u32;
@@ -263,13 +262,13 @@ fn bindless_runtime_array_with_variable_count() {
     set.write_buffer(0, &out).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.push(0, &BindlessPush { count: 5, n })?;
             r.dispatch_threads(n)
         })
         .unwrap();
-    let got: Vec<u32> = out.read(&device).unwrap();
+    let got: Vec<u32> = out.read().unwrap();
     let want: Vec<u32> = (0..n).map(|i| 31 * (i + 1)).collect();
     assert_eq!(got, want);
     assert_clean(&device);
@@ -284,14 +283,14 @@ fn buffer_range_beyond_device_limit_is_an_error() {
     let limit = device.limits().max_storage_buffer_range as u64;
     // lavapipe: 128 MiB; NVIDIA: 4 GiB - 1 (a 4 GiB buffer bound whole is the classic case).
     let big = device
-        .create_buffer(&kiln::BufferDesc {
+        .buffer(&kiln::BufferDesc {
             label: "too big",
             size: limit + 4,
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
             location: kiln::MemoryLocation::GpuOnly,
         })
         .unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     let err = set.write_buffer(0, &big).unwrap_err();
     assert_eq!(err.code(), "KILN-E206", "{err}");
     assert!(err.to_string().contains("maxStorageBufferRange"));

@@ -63,7 +63,7 @@ fn immutable_samplers_compare_by_description() {
 
     // Render with the immutable nearest sampler: the set is written with the image only.
     let img = device
-        .create_image(&ImageDesc::color_target("target", 8, 8, RGBA8))
+        .image(&ImageDesc::color_target("target", 8, 8, RGBA8))
         .unwrap();
     let mut desc = GraphicsPipelineDesc::new(&vs, &fs)
         .vertex_buffer(VertexBufferLayout::packed(&[
@@ -84,7 +84,7 @@ fn immutable_samplers_compare_by_description() {
     let tex = device
         .texture_from_bytes("2x2", 2, 2, RGBA8, &texels)
         .unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
     set.write_image(0, &tex).unwrap();
     let quad: [[f32; 4]; 6] = [
         [-1.0, -1.0, 0.0, 0.0],
@@ -103,14 +103,14 @@ fn immutable_samplers_compare_by_description() {
                 color: &[ColorAttachment::clear(&img, [0.0; 4])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     for (x, y, want) in [
         (1, 1, [255, 0, 0, 255]),
         (6, 1, [0, 255, 0, 255]),
@@ -128,7 +128,7 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
     let vs = kiln::include_spirv!("test/pc_transform.vert").unwrap();
     let fs = kiln::include_spirv!("test/flat.frag").unwrap();
     let img = device
-        .create_image(&ImageDesc::color_target("target", 16, 16, RGBA8))
+        .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
         .unwrap();
     let desc = GraphicsPipelineDesc::new(&vs, &fs)
         .vertex_buffer(VertexBufferLayout::packed(&[(
@@ -169,7 +169,7 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
                 color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
                 depth: None,
             })?;
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             // One call for 64 bytes: kiln splits it into [0,16) VERTEX|FRAGMENT and
             // [16,64) VERTEX (VUID-vkCmdPushConstants-offset-01795/01796).
@@ -182,14 +182,14 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
             r.end_rendering()
         })
         .unwrap();
-    let data = img.read(&device).unwrap();
+    let data = img.read().unwrap();
     let red = [255, 0, 0, 255];
     let covered = data.chunks(4).filter(|p| *p == red).count();
     assert!(covered > 0, "nothing was drawn");
     // Bytes beyond every range are an error, not a validation message.
     let err = device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.push(64, &[0u32; 4])
         })
         .unwrap_err();

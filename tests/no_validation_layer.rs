@@ -17,5 +17,5 @@ fn missing_layer_warns_and_continues() {
     let buf = device
         .buffer_from_slice("x", kiln::vk::BufferUsageFlags::STORAGE_BUFFER, &[7u32; 4])
         .unwrap();
-    assert_eq!(buf.read::<u32>(&device).unwrap(), vec![7; 4]);
+    assert_eq!(buf.read::<u32>().unwrap(), vec![7; 4]);
 }

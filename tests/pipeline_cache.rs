@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use common::{assert_clean, assert_watch_clean, device};
-use kiln::pipeline::cache::{check_header, file_name};
-use kiln::pipeline::PipelineCacheStatus;
+use kiln::__private::{check_header, file_name};
+use kiln::PipelineCacheStatus;
 use kiln::{vk, Device};
 
 static ENV: Mutex<()> = Mutex::new(());
@@ -52,12 +52,12 @@ fn run_saxpy(device: &Device) {
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let xb = device.buffer_from_slice("x", usage, &x).unwrap();
     let yb = device.buffer_from_slice("y", usage, &y).unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
     set.write_named("X", &xb).unwrap();
     set.write_named("Y", &yb).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&pipeline);
+            r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.push(
                 0,
@@ -69,7 +69,7 @@ fn run_saxpy(device: &Device) {
             r.dispatch_threads(n as u32)
         })
         .unwrap();
-    let out: Vec<f32> = yb.read(device).unwrap();
+    let out: Vec<f32> = yb.read().unwrap();
     for i in 0..n {
         assert_eq!(out[i], 2.0 * x[i] + y[i], "element {i}");
     }

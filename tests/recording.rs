@@ -32,7 +32,7 @@ fn accumulator(device: &kiln::Device, p: &kiln::ComputePipeline) -> Accumulator 
         .buffer_from_slice("step", usage, &vec![1.5f32; N])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", N).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &acc).unwrap();
     set.write_buffer(1, &step).unwrap();
     set.write_buffer(2, &c).unwrap();
@@ -44,10 +44,10 @@ fn step<'a>(
     p: &'a kiln::ComputePipeline,
     a: &'a Accumulator,
 ) -> kiln::Result<()> {
-    r.bind_pipeline(p);
+    r.bind_pipeline(p)?;
     r.bind_set(0, &a.set)?;
     r.dispatch_threads(N as u32)?;
-    r.copy_buffer(&a.c, 0, &a.acc, 0, (N * 4) as u64);
+    r.copy_buffer(&a.c, 0, &a.acc, 0, (N * 4) as u64)?;
     Ok(())
 }
 
@@ -58,15 +58,15 @@ fn a_recording_runs_again_and_again() {
     let a = accumulator(&device, &p);
     let mut rec = device.record(|r| step(r, &p, &a)).unwrap();
     // Nothing runs at record time.
-    assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![0.0; N]);
+    assert_eq!(a.acc.read::<f32>().unwrap(), vec![0.0; N]);
     for k in 1..=3 {
         rec.execute().unwrap();
-        assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![1.5 * k as f32; N]);
+        assert_eq!(a.acc.read::<f32>().unwrap(), vec![1.5 * k as f32; N]);
     }
     // Interleaved with one-off work on the same buffers: ordered by the timeline.
     device.execute(|r| step(r, &p, &a)).unwrap();
     rec.execute().unwrap();
-    assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![7.5; N]);
+    assert_eq!(a.acc.read::<f32>().unwrap(), vec![7.5; N]);
     drop(rec);
     assert_clean(&device);
 }
@@ -85,7 +85,7 @@ fn resubmitting_while_pending_waits_for_the_previous_run() {
     second.wait().unwrap();
     assert!(first.is_done());
     first.wait().unwrap();
-    assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![3.0; N]);
+    assert_eq!(a.acc.read::<f32>().unwrap(), vec![3.0; N]);
     assert_clean(&device);
 }
 
@@ -103,11 +103,11 @@ fn dropping_a_running_recording_is_safe() {
         device.execute(|r| step(r, &p, &a)).unwrap();
     }
     sub.wait().unwrap();
-    assert_eq!(a.acc.read::<f32>(&device).unwrap(), vec![6.0; N]);
+    assert_eq!(a.acc.read::<f32>().unwrap(), vec![6.0; N]);
     // A recording that fails records nothing and returns its context too.
     let err = device
         .record(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.dispatch(1, 1, 1)
         })
         .err()
@@ -122,7 +122,7 @@ fn image_layouts_must_come_back() {
     let device = device();
     let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
     let img = device
-        .create_image(&ImageDesc {
+        .image(&ImageDesc {
             usage,
             ..ImageDesc::texture("tex", 4, 4, vk::Format::R8G8B8A8_UNORM)
         })

@@ -132,7 +132,7 @@ fn spirv_reflect_corpus_stage_interface_agrees() {
             failures.push(format!("{rel}: no entry point {entry}"));
             continue;
         };
-        let io = |v: &[kiln::shaders::InterfaceVariable]| -> Vec<(u32, i64)> {
+        let io = |v: &[kiln::reflect::InterfaceVariable]| -> Vec<(u32, i64)> {
             let mut out: Vec<(u32, i64)> = v
                 .iter()
                 .map(|v| (v.location, v.format.as_raw() as i64))

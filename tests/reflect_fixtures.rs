@@ -2,7 +2,8 @@
 //! compiled from it once with glslc, naga or spirv-as; the command is in the source's header
 //! or in `tests/fixtures/README.md`). No GPU needed.
 
-use kiln::shaders::{BlockLayout, DescriptorBinding, EntryPoint, SpecValue};
+use kiln::reflect::{BlockLayout, DescriptorBinding, EntryPoint};
+use kiln::SpecValue;
 use kiln::{vk, ShaderModule};
 
 fn load(name: &str) -> ShaderModule {
@@ -68,7 +69,7 @@ fn resources_passed_as_function_parameters_are_used() {
     );
     let dst = &ep.bindings[1];
     assert!(dst.non_readable && !dst.non_writable, "writeonly image");
-    assert_eq!(dst.image.unwrap().format, kiln::shaders::ImageFormat::Rgba8);
+    assert_eq!(dst.image.unwrap().format, kiln::reflect::ImageFormat::Rgba8);
     // The counter block is only a runtime array: OpArrayLength is its only use.
     let block = ep.bindings[2].block.as_ref().unwrap();
     assert_eq!((block.size, block.runtime_stride), (0, Some(4)));
@@ -81,7 +82,7 @@ fn naga_multi_entry_point_module_is_reflected_per_entry_point() {
     let r = m.reflection();
     assert_eq!(r.version, 0x0001_0000);
     assert_eq!(
-        kiln::shaders::generator_name(r.generator),
+        kiln::reflect::generator_name(r.generator),
         "gfx-rs community Naga (id in low half)"
     );
     let names: Vec<_> = r
@@ -135,7 +136,7 @@ fn naga_multi_entry_point_module_is_reflected_per_entry_point() {
         Some(32)
     );
     // Stage interface: built-ins excluded.
-    let io = |v: &[kiln::shaders::InterfaceVariable]| -> Vec<(u32, vk::Format)> {
+    let io = |v: &[kiln::reflect::InterfaceVariable]| -> Vec<(u32, vk::Format)> {
         v.iter().map(|v| (v.location, v.format)).collect()
     };
     assert_eq!(io(&vs.inputs), [(0, vk::Format::R32G32B32_SFLOAT)]);
@@ -241,11 +242,11 @@ fn texel_buffers_and_storage_images() {
     assert!(picture.non_writable && !picture.non_readable);
     assert_eq!(
         picture.image.unwrap().format,
-        kiln::shaders::ImageFormat::Rgba32f
+        kiln::reflect::ImageFormat::Rgba32f
     );
     assert_eq!(
         result.image.unwrap().format,
-        kiln::shaders::ImageFormat::R32f
+        kiln::reflect::ImageFormat::R32f
     );
 }
 

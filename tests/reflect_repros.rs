@@ -7,7 +7,7 @@
 //! `.spv`, commands in `tests/fixtures/README.md`), embedded with `include_bytes!` so the
 //! test reads no file at run time. No GPU needed.
 
-use kiln::shaders::{BlockLayout, DescriptorBinding, EntryPoint, UnsupportedBinding};
+use kiln::reflect::{BlockLayout, DescriptorBinding, EntryPoint, UnsupportedBinding};
 use kiln::{vk, PipelineLayoutDesc, ShaderModule};
 
 use vk::DescriptorType as D;
@@ -212,7 +212,7 @@ fn sampler_array_with_one_image_is_one_combined_array() {
     let image = ep.bindings[0].image.unwrap();
     assert_eq!(
         (image.dim, image.sampled, image.arrayed),
-        (kiln::shaders::Dim::Dim2D, 1, false)
+        (kiln::reflect::Dim::Dim2D, 1, false)
     );
     assert_eq!(ep.bindings[0].block, None);
     assert_eq!(

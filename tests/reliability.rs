@@ -24,18 +24,18 @@ fn still_works(device: &kiln::Device) {
         )
         .unwrap();
     let c = device.storage_buffer::<f32>("c", 3).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &a).unwrap();
     set.write_buffer(2, &c).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(3)
         })
         .unwrap();
-    assert_eq!(c.read::<f32>(device).unwrap(), vec![2.0, 4.0, 6.0]);
+    assert_eq!(c.read::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
 }
 
 #[test]
@@ -49,13 +49,13 @@ fn resources_dropped_right_after_submit_live_until_the_gpu_is_done() {
         let a = device
             .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &a)
             .unwrap();
-        let mut set = p.new_set(0).unwrap();
+        let mut set = p.descriptor_set(0).unwrap();
         set.write_buffer(0, &a).unwrap();
         set.write_buffer(1, &a).unwrap();
         set.write_buffer(2, &out).unwrap();
         let s = device
             .submit(|r| {
-                r.bind_pipeline(&p);
+                r.bind_pipeline(&p)?;
                 r.bind_set(0, &set)?;
                 r.dispatch_threads(n as u32)
             })
@@ -66,7 +66,7 @@ fn resources_dropped_right_after_submit_live_until_the_gpu_is_done() {
         s
     };
     submission.wait().unwrap();
-    let got: Vec<f32> = out.read(&device).unwrap();
+    let got: Vec<f32> = out.read().unwrap();
     assert!(got.iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32));
     assert_clean(&device);
 }
@@ -82,13 +82,13 @@ fn rewriting_a_set_waits_for_the_submission_using_it() {
         .buffer_from_slice("two", vk::BufferUsageFlags::STORAGE_BUFFER, &[2.0f32; 64])
         .unwrap();
     let out = device.storage_buffer::<f32>("out", 64).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &one).unwrap();
     set.write_buffer(1, &one).unwrap();
     set.write_buffer(2, &out).unwrap();
     let s = device
         .submit(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(64)
         })
@@ -97,7 +97,7 @@ fn rewriting_a_set_waits_for_the_submission_using_it() {
     set.write_buffer(1, &two).unwrap();
     assert!(s.is_done());
     s.wait().unwrap();
-    assert_eq!(out.read::<f32>(&device).unwrap(), vec![2.0; 64]);
+    assert_eq!(out.read::<f32>().unwrap(), vec![2.0; 64]);
     assert_clean(&device);
 }
 
@@ -105,9 +105,9 @@ fn rewriting_a_set_waits_for_the_submission_using_it() {
 fn a_single_allocation_beyond_the_heap_is_an_error_and_the_device_continues() {
     let device = device();
     let heaps = device.heap_usage();
-    let biggest = heaps.iter().map(|h| h.1).max().unwrap();
+    let biggest = heaps.iter().map(|h| h.size).max().unwrap();
     let err = device
-        .create_buffer(&kiln::BufferDesc {
+        .buffer(&kiln::BufferDesc {
             label: "huge",
             size: biggest + (1 << 20),
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -125,7 +125,7 @@ fn allocate_until_the_heap_is_full_then_free_and_continue() {
     let chunk = 256u64 << 20;
     let mut held = Vec::new();
     let err = loop {
-        match device.create_buffer(&kiln::BufferDesc {
+        match device.buffer(&kiln::BufferDesc {
             label: "filler",
             size: chunk,
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -142,7 +142,7 @@ fn allocate_until_the_heap_is_full_then_free_and_continue() {
     );
     assert!(!held.is_empty());
     held.clear();
-    let (used, _) = device.heap_usage()[0];
+    let used = device.heap_usage()[0].used;
     assert!(
         used < chunk,
         "memory was not returned: {used} bytes still counted"
@@ -220,12 +220,12 @@ fn limits_are_errors_not_validation_messages() {
         .unwrap();
     assert_eq!(p.workgroup_size(), [48, 1, 1]);
     let out = device.storage_buffer::<u32>("v", 100).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &out).unwrap();
     // Dispatch group count beyond maxComputeWorkGroupCount.
     let e = device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch(l.max_compute_work_group_count[0].saturating_add(1), 1, 1)
         })
@@ -233,15 +233,12 @@ fn limits_are_errors_not_validation_messages() {
     assert_eq!(e.code(), "KILN-E253", "{e}");
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(100)
         })
         .unwrap();
-    assert_eq!(
-        out.read::<u32>(&device).unwrap(),
-        (0..100).collect::<Vec<u32>>()
-    );
+    assert_eq!(out.read::<u32>().unwrap(), (0..100).collect::<Vec<u32>>());
     assert_clean(&device);
 }
 
@@ -253,14 +250,14 @@ fn synchronization_validation_is_on_and_kiln_barriers_keep_it_quiet() {
         .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &[1.0f32; 256])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", 256).unwrap();
-    let mut set = p.new_set(0).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &a).unwrap();
     set.write_buffer(2, &c).unwrap();
     // Two dispatches writing the same buffer: kiln's automatic barrier orders them.
     device
         .execute(|r| {
-            r.bind_pipeline(&p);
+            r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(256)?;
             r.dispatch_threads(256)
@@ -306,18 +303,18 @@ fn recording_on_several_threads_at_once() {
                         .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &[v; 300])
                         .unwrap();
                     let c = device.storage_buffer::<f32>("c", 300).unwrap();
-                    let mut set = p.new_set(0).unwrap();
+                    let mut set = p.descriptor_set(0).unwrap();
                     set.write_buffer(0, &a).unwrap();
                     set.write_buffer(1, &a).unwrap();
                     set.write_buffer(2, &c).unwrap();
                     device
                         .execute(|r| {
-                            r.bind_pipeline(p);
+                            r.bind_pipeline(p)?;
                             r.bind_set(0, &set)?;
                             r.dispatch_threads(300)
                         })
                         .unwrap();
-                    assert_eq!(c.read::<f32>(&device).unwrap(), vec![2.0 * v; 300]);
+                    assert_eq!(c.read::<f32>().unwrap(), vec![2.0 * v; 300]);
                 }
             });
         }
@@ -357,16 +354,26 @@ fn teardown_frees_every_allocation_and_object() {
     let watch = device.validation_watch();
     still_works(&device);
     // Staged transfers keep their staging buffers for reuse; freeing them leaves nothing.
-    let (_, staging_bytes) = device.staging_usage();
+    let staging_bytes = device.staging_usage().bytes;
     assert_eq!(device.release_staging_memory(), staging_bytes);
-    assert_eq!(device.staging_usage(), (0, 0));
-    let (allocations, bytes, _) = device.memory_report();
+    assert_eq!(
+        device.staging_usage(),
+        kiln::StagingUsage {
+            buffers: 0,
+            bytes: 0
+        }
+    );
+    let kiln::MemoryReport {
+        allocations,
+        allocated_bytes: bytes,
+        ..
+    } = device.memory_report();
     assert_eq!(
         (allocations, bytes),
         (0, 0),
         "gpu-allocator still holds memory"
     );
-    assert!(device.heap_usage().iter().all(|(used, _)| *used == 0));
+    assert!(device.heap_usage().iter().all(|h| h.used == 0));
     drop(device);
     assert_watch_clean(&watch);
 }

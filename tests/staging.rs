@@ -8,7 +8,7 @@ mod common;
 use std::sync::{Mutex, Once};
 
 use common::{assert_clean, assert_watch_clean};
-use kiln::device::STAGING_CHUNK;
+use kiln::__private::STAGING_CHUNK;
 use kiln::{vk, Buffer, BufferDesc, Device, MemoryLocation};
 
 /// Warnings and errors gpu-allocator logged (its leak report at allocator drop is one).
@@ -54,13 +54,13 @@ fn device() -> Device {
 /// At most two chunks of idle staging memory per direction.
 #[track_caller]
 fn assert_staging_bounded(device: &Device) {
-    let (_, idle) = device.staging_usage();
+    let idle = device.staging_usage().bytes;
     assert!(idle <= 4 * CHUNK, "{idle} idle staging bytes");
 }
 
 fn gpu_buffer(device: &Device, label: &str, size: u64) -> Buffer {
     device
-        .create_buffer(&BufferDesc {
+        .buffer(&BufferDesc {
             label,
             size,
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -113,12 +113,12 @@ fn growing_and_shrinking_sizes_read_back_byte_exact() {
     for (n, &size) in sizes.iter().enumerate() {
         let buf = gpu_buffer(&device, "target", size as u64);
         let data = pattern(size, n as u64 + 1);
-        buf.upload(&device, &data).unwrap();
-        let got: Vec<u8> = buf.read(&device).unwrap();
+        buf.upload(&data).unwrap();
+        let got: Vec<u8> = buf.read().unwrap();
         assert_bytes_eq(&got, &data, &format!("read of {size} bytes"));
         // The same bytes through read_into, into a dirty destination.
         let mut into = vec![0xAAu8; size];
-        buf.read_into(&device, &mut into).unwrap();
+        buf.read_into(&mut into).unwrap();
         assert_bytes_eq(&into, &data, &format!("read_into of {size} bytes"));
         assert_staging_bounded(&device);
     }
@@ -131,27 +131,23 @@ fn ranges_at_offsets_touch_only_their_bytes() {
     let size = 3 * CHUNK as usize + 10_000;
     let buf = gpu_buffer(&device, "target", size as u64);
     let mut want = pattern(size, 7);
-    buf.upload(&device, &want).unwrap();
+    buf.upload(&want).unwrap();
     // A chunked range starting at an odd offset, and a small one near the end.
     for (offset, len, seed) in [(3usize, 2 * CHUNK as usize + 5, 8u64), (size - 9, 9, 9)] {
         let part = pattern(len, seed);
-        buf.upload_at(&device, offset as u64, &part).unwrap();
+        buf.upload_at(offset as u64, &part).unwrap();
         want[offset..offset + len].copy_from_slice(&part);
         let mut got = vec![0u8; len];
-        buf.read_into_at(&device, offset as u64, &mut got).unwrap();
+        buf.read_into_at(offset as u64, &mut got).unwrap();
         assert_bytes_eq(&got, &part, &format!("range at {offset}"));
     }
-    let all: Vec<u8> = buf.read(&device).unwrap();
+    let all: Vec<u8> = buf.read().unwrap();
     assert_bytes_eq(&all, &want, "whole buffer");
     // Out of range: coded errors, nothing transferred.
-    let err = buf
-        .upload_at(&device, size as u64 - 1, &[0u8; 2])
-        .unwrap_err();
+    let err = buf.upload_at(size as u64 - 1, &[0u8; 2]).unwrap_err();
     assert_eq!(err.code(), "KILN-E151", "{err}");
     let mut two = [0u8; 2];
-    let err = buf
-        .read_into_at(&device, size as u64 - 1, &mut two)
-        .unwrap_err();
+    let err = buf.read_into_at(size as u64 - 1, &mut two).unwrap_err();
     assert_eq!(err.code(), "KILN-E151", "{err}");
     assert_clean(&device);
 }
@@ -171,37 +167,33 @@ fn a_readback_after_gpu_writes_returns_the_new_bytes() {
         .buffer_from_slice("b", usage, &vec![2.0f32; n])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", n).unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
     set.write_buffer(0, &a).unwrap();
     set.write_buffer(1, &b).unwrap();
     set.write_buffer(2, &c).unwrap();
     // The staging buffer that reads c now holds zeros; a later read must not return them.
-    assert_eq!(c.read::<f32>(&device).unwrap(), vec![0.0; n]);
+    assert_eq!(c.read::<f32>().unwrap(), vec![0.0; n]);
     for round in 1..=3 {
-        a.upload(&device, &vec![round as f32 * 10.0; n]).unwrap();
+        a.upload(&vec![round as f32 * 10.0; n]).unwrap();
         device
             .execute(|r| {
-                r.bind_pipeline(&pipeline);
+                r.bind_pipeline(&pipeline)?;
                 r.bind_set(0, &set)?;
                 r.dispatch_threads(n as u32)
             })
             .unwrap();
         let want = round as f32 * 10.0 + 2.0;
-        assert_eq!(
-            c.read::<f32>(&device).unwrap(),
-            vec![want; n],
-            "round {round}"
-        );
+        assert_eq!(c.read::<f32>().unwrap(), vec![want; n], "round {round}");
     }
     // A submission not waited for: the readback is ordered after it on the queue.
     let big = gpu_buffer(&device, "big", 3 * CHUNK + 4096);
     let sub = device
         .submit(|r| {
-            r.fill_buffer(&big, 0x0102_0304);
+            r.fill_buffer(&big, 0x0102_0304)?;
             Ok(())
         })
         .unwrap();
-    let got: Vec<u32> = big.read(&device).unwrap();
+    let got: Vec<u32> = big.read().unwrap();
     assert!(
         got.iter().all(|v| *v == 0x0102_0304),
         "stale staged readback"
@@ -210,14 +202,14 @@ fn a_readback_after_gpu_writes_returns_the_new_bytes() {
     // And an upload is ordered after a pending fill of the same buffer.
     let sub = device
         .submit(|r| {
-            r.fill_buffer(&big, 0);
+            r.fill_buffer(&big, 0)?;
             Ok(())
         })
         .unwrap();
     let data = pattern(big.size() as usize, 99);
-    big.upload(&device, &data).unwrap();
+    big.upload(&data).unwrap();
     drop(sub);
-    let got: Vec<u8> = big.read(&device).unwrap();
+    let got: Vec<u8> = big.read().unwrap();
     assert_bytes_eq(&got, &data, "upload after a pending fill");
     assert_clean(&device);
 }
@@ -234,8 +226,8 @@ fn concurrent_uploads_and_readbacks_on_one_device_are_byte_exact() {
                 let mut back = vec![0u8; size];
                 for round in 0..6u64 {
                     let data = pattern(size, t as u64 * 1000 + round);
-                    buf.upload(&device, &data).unwrap();
-                    buf.read_into(&device, &mut back).unwrap();
+                    buf.upload(&data).unwrap();
+                    buf.read_into(&mut back).unwrap();
                     assert_bytes_eq(&back, &data, &format!("thread {t} round {round}"));
                 }
             });
@@ -253,20 +245,24 @@ fn repeated_transfers_reuse_the_staging_buffers() {
         device.release_staging_memory();
         let buf = gpu_buffer(&device, "target", size as u64);
         let data = pattern(size, 5);
-        buf.upload(&device, &data).unwrap();
-        let _: Vec<u8> = buf.read(&device).unwrap();
-        let after_first = (device.staging_usage(), device.memory_report().0);
+        buf.upload(&data).unwrap();
+        let _: Vec<u8> = buf.read().unwrap();
+        let after_first = (device.staging_usage(), device.memory_report().allocations);
         for _ in 0..4 {
-            buf.upload(&device, &data).unwrap();
-            let got: Vec<u8> = buf.read(&device).unwrap();
+            buf.upload(&data).unwrap();
+            let got: Vec<u8> = buf.read().unwrap();
             assert_bytes_eq(&got, &data, "repeat");
         }
         // The same buffers again: no new allocation.
         assert_eq!(
-            (device.staging_usage(), device.memory_report().0),
+            (device.staging_usage(), device.memory_report().allocations),
             after_first
         );
-        assert_eq!(device.staging_usage().0, 2 * per_direction, "{size} bytes");
+        assert_eq!(
+            device.staging_usage().buffers,
+            2 * per_direction,
+            "{size} bytes"
+        );
     }
     assert_clean(&device);
 }
@@ -278,12 +274,18 @@ fn the_default_chunk_stages_a_large_transfer_in_one_piece() {
     let size = 40 << 20;
     let buf = gpu_buffer(&device, "target", size as u64);
     let data = pattern(size, 11);
-    buf.upload(&device, &data).unwrap();
+    buf.upload(&data).unwrap();
     let mut back = vec![0u8; size];
-    buf.read_into(&device, &mut back).unwrap();
+    buf.read_into(&mut back).unwrap();
     assert_bytes_eq(&back, &data, "40 MiB");
     // One 64 MiB (power-of-two class) buffer per direction.
-    assert_eq!(device.staging_usage(), (2, 2 * (64 << 20)));
+    assert_eq!(
+        device.staging_usage(),
+        kiln::StagingUsage {
+            buffers: 2,
+            bytes: 2 * (64 << 20)
+        }
+    );
     assert_clean(&device);
 }
 
@@ -293,7 +295,7 @@ fn short_of_memory_a_transfer_uses_smaller_chunks_instead_of_failing() {
     device.debug_set_staging_chunk(16 << 20);
     let size = 40usize << 20;
     let buf = gpu_buffer(&device, "target", size as u64);
-    let biggest = device.heap_usage().iter().map(|(_, s)| *s).max().unwrap();
+    let biggest = device.heap_usage().iter().map(|h| h.size).max().unwrap();
     if biggest > 8 << 30 {
         // Filling a heap this large would take the machine's memory (lavapipe has 2 GiB).
         eprintln!("skipped: heaps of {biggest} bytes are too large to fill in a test");
@@ -306,13 +308,13 @@ fn short_of_memory_a_transfer_uses_smaller_chunks_instead_of_failing() {
             let free = device
                 .heap_usage()
                 .iter()
-                .map(|(u, s)| s - u)
+                .map(|h| h.size - h.used)
                 .max()
                 .unwrap();
             if free < step + (3 << 20) {
                 break;
             }
-            let b = device.create_buffer(&BufferDesc {
+            let b = device.buffer(&BufferDesc {
                 label: "filler",
                 size: step,
                 usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -325,11 +327,11 @@ fn short_of_memory_a_transfer_uses_smaller_chunks_instead_of_failing() {
         }
     }
     let data = pattern(size, 21);
-    buf.upload(&device, &data).unwrap();
+    buf.upload(&data).unwrap();
     let mut back = vec![0u8; size];
-    buf.read_into(&device, &mut back).unwrap();
+    buf.read_into(&mut back).unwrap();
     assert_bytes_eq(&back, &data, "with little memory left");
-    let (_, idle) = device.staging_usage();
+    let idle = device.staging_usage().bytes;
     assert!(
         idle < 16 << 20,
         "staging should have shrunk, holds {idle} bytes"
@@ -344,12 +346,12 @@ fn a_device_dropped_with_a_populated_staging_cache_tears_down_cleanly() {
     let watch = device.validation_watch();
     let big = gpu_buffer(&device, "big", 2 * CHUNK + 5);
     let data = pattern(big.size() as usize, 3);
-    big.upload(&device, &data).unwrap();
-    let got: Vec<u8> = big.read(&device).unwrap();
+    big.upload(&data).unwrap();
+    let got: Vec<u8> = big.read().unwrap();
     assert_bytes_eq(&got, &data, "before teardown");
     let small = gpu_buffer(&device, "small", 100);
-    small.upload(&device, &[1u8; 100]).unwrap();
-    let (buffers, bytes) = device.staging_usage();
+    small.upload(&[1u8; 100]).unwrap();
+    let kiln::StagingUsage { buffers, bytes } = device.staging_usage();
     assert!(
         buffers >= 2 && bytes > 0,
         "{buffers} buffers, {bytes} bytes"

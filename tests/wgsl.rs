@@ -10,7 +10,7 @@ use kiln::vk;
 fn naga_multi_entry_module_reflects_per_entry_point() {
     let m = kiln::include_spirv!("test/two_entries.wgsl").unwrap();
     let r = m.reflection();
-    let generator = kiln::shaders::generator_name(r.generator);
+    let generator = kiln::reflect::generator_name(r.generator);
     assert!(generator.contains("Naga"), "{generator}");
     let names: Vec<_> = r.entry_points.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, vec!["scale", "clear"]);
@@ -18,7 +18,7 @@ fn naga_multi_entry_module_reflects_per_entry_point() {
     let clear = r.entry_point("clear").unwrap();
     assert_eq!(scale.workgroup_size.unwrap().size, [64, 1, 1]);
     assert_eq!(clear.workgroup_size.unwrap().size, [32, 2, 1]);
-    let used = |e: &kiln::shaders::EntryPoint| {
+    let used = |e: &kiln::reflect::EntryPoint| {
         e.bindings
             .iter()
             .map(|b| (b.binding, b.descriptor_type))
@@ -58,32 +58,32 @@ fn both_entry_points_run() {
         )
         .unwrap();
     // count = 60: only the first 60 elements are scaled.
-    params.upload_at(&device, 4, &[60u32]).unwrap();
-    let mut set = scale.new_set(0).unwrap();
+    params.upload_at(4, &[60u32]).unwrap();
+    let mut set = scale.descriptor_set(0).unwrap();
     set.write_buffer(0, &params).unwrap();
     set.write_buffer(1, &buf).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&scale);
+            r.bind_pipeline(&scale)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(100)
         })
         .unwrap();
-    let got: Vec<f32> = buf.read(&device).unwrap();
+    let got: Vec<f32> = buf.read().unwrap();
     for (i, v) in got.iter().enumerate() {
         let want = if i < 60 { i as f32 * 1.5 } else { i as f32 };
         assert_eq!(*v, want, "element {i}");
     }
     // `clear` has its own layout (binding 1 only) and its own set.
-    let mut cset = clear.new_set(0).unwrap();
+    let mut cset = clear.descriptor_set(0).unwrap();
     cset.write_buffer(1, &buf).unwrap();
     device
         .execute(|r| {
-            r.bind_pipeline(&clear);
+            r.bind_pipeline(&clear)?;
             r.bind_set(0, &cset)?;
             r.dispatch_threads(100)
         })
         .unwrap();
-    assert_eq!(buf.read::<f32>(&device).unwrap(), vec![0.0; 100]);
+    assert_eq!(buf.read::<f32>().unwrap(), vec![0.0; 100]);
     assert_clean(&device);
 }

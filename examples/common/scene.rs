@@ -225,7 +225,7 @@ impl Scene {
             &[0.6f32, 0.0, 0.0, 0.0],
         )?;
         // One material set, allocated from the chair's layout, bound to both pipelines.
-        let mut material = chair.new_set(1)?;
+        let mut material = chair.descriptor_set(1)?;
         material.write_image(material.binding_of("albedo")?, &texture)?;
         material.write_sampler(material.binding_of("albedo_sampler")?, &sampler)?;
         material.write_buffer(material.binding_of("material")?, &gloss)?;
@@ -263,13 +263,13 @@ impl Scene {
 
     /// A camera uniform buffer (host-visible) and its set-0 descriptor set.
     pub fn camera_set(&self, device: &Device) -> kiln::Result<(Buffer, DescriptorSet)> {
-        let buffer = device.create_buffer(&kiln::BufferDesc {
+        let buffer = device.buffer(&kiln::BufferDesc {
             label: "camera",
             size: std::mem::size_of::<CameraUniform>() as u64,
             usage: vk::BufferUsageFlags::UNIFORM_BUFFER,
             location: MemoryLocation::CpuToGpu,
         })?;
-        let mut set = self.chair.new_set(0)?;
+        let mut set = self.chair.descriptor_set(0)?;
         set.write_buffer(0, &buffer)?;
         Ok((buffer, set))
     }
@@ -313,7 +313,7 @@ impl Scene {
             ),
         ];
         for (pipeline, mesh, model, tint) in objects {
-            r.bind_pipeline(pipeline);
+            r.bind_pipeline(pipeline)?;
             r.bind_set(0, camera)?;
             r.bind_set(1, &self.material)?;
             r.push(0, &Object { model, tint })?;
@@ -328,20 +328,20 @@ impl Scene {
 /// Renders the scene offscreen at `width`×`height` and returns RGBA8 pixels, row by row.
 pub fn render_offscreen(device: &Device, width: u32, height: u32) -> kiln::Result<Vec<u8>> {
     let scene = Scene::new(device, COLOR_FORMAT)?;
-    let color = device.create_image(&ImageDesc::color_target(
+    let color = device.image(&ImageDesc::color_target(
         "scene color",
         width,
         height,
         COLOR_FORMAT,
     ))?;
-    let depth = device.create_image(&ImageDesc::depth_target(
+    let depth = device.image(&ImageDesc::depth_target(
         "scene depth",
         width,
         height,
         DEPTH_FORMAT,
     ))?;
     let (camera, camera_set) = scene.camera_set(device)?;
-    camera.upload(device, &[Scene::camera(width as f32 / height as f32, 0.0)])?;
+    camera.upload(&[Scene::camera(width as f32 / height as f32, 0.0)])?;
     device.execute(|r| {
         r.begin_rendering(&RenderingDesc {
             color: &[ColorAttachment::clear(&color, BACKGROUND)],
@@ -354,5 +354,5 @@ pub fn render_offscreen(device: &Device, width: u32, height: u32) -> kiln::Resul
         scene.draw(r, &camera_set)?;
         r.end_rendering()
     })?;
-    color.read(device)
+    color.read()
 }

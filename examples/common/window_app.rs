@@ -193,7 +193,7 @@ impl App {
                 let e = frame.extent;
                 let d = &mut depth[frame.slot];
                 if d.as_ref().is_none_or(|d| d.extent() != e) {
-                    *d = Some(device.create_image(&ImageDesc::depth_target(
+                    *d = Some(device.image(&ImageDesc::depth_target(
                         "depth",
                         e.width,
                         e.height,
@@ -201,10 +201,7 @@ impl App {
                     ))?);
                 }
                 let (cam_buf, cam_set) = &cameras[frame.slot];
-                cam_buf.upload(
-                    device,
-                    &[Scene::camera(e.width as f32 / e.height as f32, angle)],
-                )?;
+                cam_buf.upload(&[Scene::camera(e.width as f32 / e.height as f32, angle)])?;
                 let depth_image = d.as_ref().ok_or(kiln::Error::RenderingState {
                     what: "no depth image",
                 })?;
@@ -240,7 +237,7 @@ impl App {
         self.summary.extent = [e.width, e.height];
         self.summary.swapchains_created = presenter.swapchains_created();
         if let Some(shot) = presenter.take_capture()? {
-            self.summary.screenshot = Some(shot);
+            self.summary.screenshot = Some((shot.width, shot.height, shot.pixels));
         }
         Ok(())
     }

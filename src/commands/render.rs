@@ -1,6 +1,5 @@
-//! Graphics recording: image layout transitions (synchronization2), image copies,
-//! rendering scopes (dynamic rendering, Vulkan 1.3 §8.1), vertex/index buffers, viewport,
-//! scissor and draws.
+//! Graphics recording: rendering scopes (dynamic rendering, Vulkan 1.3 §8.1), vertex/index
+//! buffers, viewport, scissor and draws.
 
 use ash::vk;
 
@@ -57,32 +56,6 @@ pub struct RenderingDesc<'a> {
     pub depth: Option<DepthAttachment<'a>>,
 }
 
-/// Stages and accesses that use an image in `layout` (Vulkan spec §7.1.2, §12.4).
-fn stage_access(layout: vk::ImageLayout) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
-    use vk::AccessFlags2 as A;
-    use vk::ImageLayout as L;
-    use vk::PipelineStageFlags2 as S;
-    match layout {
-        L::UNDEFINED | L::PREINITIALIZED => (S::NONE, A::NONE),
-        L::TRANSFER_DST_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_WRITE),
-        L::TRANSFER_SRC_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_READ),
-        L::SHADER_READ_ONLY_OPTIMAL => (
-            S::VERTEX_SHADER | S::FRAGMENT_SHADER | S::COMPUTE_SHADER,
-            A::SHADER_SAMPLED_READ | A::SHADER_READ,
-        ),
-        L::COLOR_ATTACHMENT_OPTIMAL => (
-            S::COLOR_ATTACHMENT_OUTPUT,
-            A::COLOR_ATTACHMENT_READ | A::COLOR_ATTACHMENT_WRITE,
-        ),
-        L::DEPTH_ATTACHMENT_OPTIMAL | L::DEPTH_STENCIL_ATTACHMENT_OPTIMAL => (
-            S::EARLY_FRAGMENT_TESTS | S::LATE_FRAGMENT_TESTS,
-            A::DEPTH_STENCIL_ATTACHMENT_READ | A::DEPTH_STENCIL_ATTACHMENT_WRITE,
-        ),
-        L::PRESENT_SRC_KHR => (S::NONE, A::NONE),
-        _ => (S::ALL_COMMANDS, A::MEMORY_READ | A::MEMORY_WRITE),
-    }
-}
-
 fn usage_error(image: &Image, needed: vk::ImageUsageFlags, what: &'static str) -> Error {
     Error::ImageUsage {
         object: image.label().to_string(),
@@ -91,174 +64,7 @@ fn usage_error(image: &Image, needed: vk::ImageUsageFlags, what: &'static str) -
     }
 }
 
-impl<'a, 'r> Recorder<'a, 'r> {
-    /// The layout `image` is in at this point of the recording.
-    pub fn image_layout(&self, image: &Image) -> vk::ImageLayout {
-        self.layouts
-            .iter()
-            .rev()
-            .find(|(i, _)| i.raw() == image.raw())
-            .map_or_else(|| image.layout(), |(_, l)| *l)
-    }
-
-    /// Moves `image` (every mip) from its current layout to `new` with a
-    /// `vkCmdPipelineBarrier2` whose stages and accesses follow from the two layouts
-    /// (writes before are made visible to the uses after). No-op when already in `new`.
-    ///
-    /// Errors: `KILN-E283` inside a rendering scope.
-    pub fn transition(&mut self, image: &'a Image, new: vk::ImageLayout) -> Result<()> {
-        self.transition_any(image, new)
-    }
-
-    /// [`transition`](Self::transition) for images whose lifetime the caller manages
-    /// (kiln's presenter: swapchain images outlive their frame's fence wait).
-    pub(crate) fn transition_any(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
-        let old = self.image_layout(image);
-        if old == new {
-            // No barrier, but the commands after this rely on the layout: listed so that
-            // a reusable recording checks it at every submission (KILN-E285) like the
-            // layouts it does change (not committed: nothing changed).
-            self.note_start(image);
-            if !self.layouts.iter().any(|(i, _)| i.raw() == image.raw())
-                && !self.relied.iter().any(|(i, _)| i.raw() == image.raw())
-            {
-                self.relied.push((image.clone(), new));
-            }
-            return Ok(());
-        }
-        self.transition_from_any(image, old, new)
-    }
-
-    /// Like [`transition`](Self::transition) with an explicit old layout (`UNDEFINED`
-    /// discards the contents).
-    pub fn transition_from(
-        &mut self,
-        image: &'a Image,
-        old: vk::ImageLayout,
-        new: vk::ImageLayout,
-    ) -> Result<()> {
-        self.transition_from_any(image, old, new)
-    }
-
-    /// [`transition_from`](Self::transition_from) without the borrow (see `transition_any`).
-    pub(crate) fn transition_from_any(
-        &mut self,
-        image: &Image,
-        old: vk::ImageLayout,
-        new: vk::ImageLayout,
-    ) -> Result<()> {
-        if self.rendering {
-            return Err(Error::RenderingState {
-                what: "image layout transition inside a rendering scope; transition before begin_rendering",
-            });
-        }
-        let (src_stage, src_access) = stage_access(old);
-        let (mut dst_stage, dst_access) = stage_access(new);
-        if dst_stage == vk::PipelineStageFlags2::NONE {
-            dst_stage = vk::PipelineStageFlags2::BOTTOM_OF_PIPE;
-        }
-        let barrier = [vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(src_stage)
-            .src_access_mask(src_access)
-            .dst_stage_mask(dst_stage)
-            .dst_access_mask(dst_access)
-            .old_layout(old)
-            .new_layout(new)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(image.raw())
-            .subresource_range(image.full_range())];
-        let dep = vk::DependencyInfo::default().image_memory_barriers(&barrier);
-        // SAFETY: `cb` is recording outside a rendering scope; synchronization2 is enabled
-        // (graphics objects require it); the image is alive (a clone is kept below until
-        // the recording is submitted).
-        unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
-        self.note_start(image);
-        self.layouts.push((image.clone(), new));
-        Ok(())
-    }
-
-    /// Remembers the layout `image` is in when the recording first touches it.
-    fn note_start(&mut self, image: &Image) {
-        if !self.starts.iter().any(|(i, _)| *i == image.raw()) {
-            self.starts.push((image.raw(), image.layout()));
-        }
-    }
-
-    /// Copies tightly packed texels from `src` (offset 0) into mip `level` of `dst`,
-    /// moving `dst` to TRANSFER_DST_OPTIMAL first.
-    ///
-    /// Errors: `KILN-E181` the buffer is smaller than the level, `KILN-E283` inside a
-    /// rendering scope.
-    pub fn copy_buffer_to_image(
-        &mut self,
-        src: &'a Buffer,
-        dst: &'a Image,
-        level: u32,
-    ) -> Result<()> {
-        dst.check_level(level, dst.level_size(level))?;
-        if src.size() < dst.level_size(level) {
-            dst.check_level(level, src.size())?;
-        }
-        self.transition(dst, vk::ImageLayout::TRANSFER_DST_OPTIMAL)?;
-        // SAFETY: the image is in TRANSFER_DST_OPTIMAL; the buffer holds the level (checked)
-        // and both have transfer usage (kiln adds it).
-        unsafe {
-            self.shared.raw.cmd_copy_buffer_to_image(
-                self.cb,
-                src.raw(),
-                dst.raw(),
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &[dst.copy_region(level)],
-            )
-        };
-        Ok(())
-    }
-
-    /// Copies mip `level` of `src` into `dst` (offset 0, tightly packed), moving `src` to
-    /// TRANSFER_SRC_OPTIMAL first; then a full barrier.
-    pub fn copy_image_to_buffer(
-        &mut self,
-        src: &'a Image,
-        level: u32,
-        dst: &'a Buffer,
-    ) -> Result<()> {
-        self.copy_image_to_buffer_any(src, level, dst)
-    }
-
-    /// [`copy_image_to_buffer`](Self::copy_image_to_buffer) without the borrows (kiln's
-    /// presenter keeps both alive until the frame's fence is waited on).
-    pub(crate) fn copy_image_to_buffer_any(
-        &mut self,
-        src: &Image,
-        level: u32,
-        dst: &Buffer,
-    ) -> Result<()> {
-        let size = src.level_size(level);
-        src.check_level(level, size)?;
-        if dst.size() < size {
-            return Err(Error::BufferOverflow {
-                object: dst.label().to_string(),
-                capacity: dst.size(),
-                offset: 0,
-                requested: size,
-            });
-        }
-        self.transition_any(src, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
-        // SAFETY: as in copy_buffer_to_image, with the roles swapped.
-        unsafe {
-            self.shared.raw.cmd_copy_image_to_buffer(
-                self.cb,
-                src.raw(),
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                dst.raw(),
-                &[src.copy_region(level)],
-            )
-        };
-        self.full_barrier();
-        Ok(())
-    }
-
+impl<'a> Recorder<'a, '_> {
     /// Begins a rendering scope (`vkCmdBeginRendering`) over the attachments' full extent.
     /// Attachments are moved to COLOR_ATTACHMENT_OPTIMAL / DEPTH_ATTACHMENT_OPTIMAL first;
     /// the viewport and scissor are set to the whole extent (depth range 0..1, +Y down as
@@ -272,14 +78,9 @@ impl<'a, 'r> Recorder<'a, 'r> {
                 what: "begin_rendering inside a rendering scope; call end_rendering first",
             });
         }
-        // The attachments are borrowed only for this call: keep them alive until the
-        // recording is submitted (their drop is then deferred past the submission).
-        for c in desc.color {
-            self.keep_images.push(c.image.clone());
-        }
-        if let Some(d) = &desc.depth {
-            self.keep_images.push(d.image.clone());
-        }
+        // The attachments are borrowed only for this call: their transitions below keep
+        // them alive until the recording is submitted (their drop is then deferred past
+        // the submission).
         let first = desc
             .color
             .first()
@@ -335,9 +136,9 @@ impl<'a, 'r> Recorder<'a, 'r> {
                 LoadOp::DontCare => (vk::AttachmentLoadOp::DONT_CARE, [0.0; 4]),
             };
             if load_op == vk::AttachmentLoadOp::LOAD {
-                self.transition_any(c.image, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)?;
+                self.transition(c.image, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)?;
             } else {
-                self.transition_from_any(
+                self.transition_from(
                     c.image,
                     self.image_layout(c.image),
                     vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
@@ -380,9 +181,9 @@ impl<'a, 'r> Recorder<'a, 'r> {
             if d.clear.is_some() {
                 // Discard the old contents; the barrier also orders this scope's depth
                 // writes after earlier ones (e.g. a previous frame's).
-                self.transition_from_any(d.image, vk::ImageLayout::UNDEFINED, layout)?;
+                self.transition_from(d.image, vk::ImageLayout::UNDEFINED, layout)?;
             } else {
-                self.transition_any(d.image, layout)?;
+                self.transition(d.image, layout)?;
             }
             depth = Some(
                 vk::RenderingAttachmentInfo::default()
@@ -429,9 +230,8 @@ impl<'a, 'r> Recorder<'a, 'r> {
             height: extent.height as f32,
             min_depth: 0.0,
             max_depth: 1.0,
-        });
-        self.set_scissor(area);
-        Ok(())
+        })?;
+        self.set_scissor(area)
     }
 
     /// Ends the rendering scope. Errors: `KILN-E283` no scope is open.
@@ -444,7 +244,8 @@ impl<'a, 'r> Recorder<'a, 'r> {
         Ok(())
     }
 
-    /// Ends an open rendering scope; returns whether one was open.
+    /// Ends an open rendering scope; returns whether one was open (the submission layer
+    /// closes a scope a recording left open, and fails the recording with `KILN-E283`).
     pub(crate) fn close_rendering(&mut self) -> bool {
         if !self.rendering {
             return false;
@@ -456,15 +257,19 @@ impl<'a, 'r> Recorder<'a, 'r> {
     }
 
     /// Sets the dynamic viewport (every kiln graphics pipeline has a dynamic viewport).
-    pub fn set_viewport(&mut self, viewport: vk::Viewport) {
+    /// Never fails (it returns `Result` like every command).
+    pub fn set_viewport(&mut self, viewport: vk::Viewport) -> Result<()> {
         // SAFETY: `cb` is recording; one viewport (kiln pipelines use viewportCount 1).
         unsafe { self.shared.raw.cmd_set_viewport(self.cb, 0, &[viewport]) };
+        Ok(())
     }
 
-    /// Sets the dynamic scissor rectangle.
-    pub fn set_scissor(&mut self, scissor: vk::Rect2D) {
+    /// Sets the dynamic scissor rectangle. Never fails (it returns `Result` like every
+    /// command).
+    pub fn set_scissor(&mut self, scissor: vk::Rect2D) -> Result<()> {
         // SAFETY: `cb` is recording; one scissor (kiln pipelines use scissorCount 1).
         unsafe { self.shared.raw.cmd_set_scissor(self.cb, 0, &[scissor]) };
+        Ok(())
     }
 
     /// Binds `buffer` (from byte `offset`) as vertex buffer `binding` — the index of the

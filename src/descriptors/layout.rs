@@ -8,14 +8,13 @@
 //! `VkDescriptorSetLayout` and one small integer id; comparing ids is then an integer
 //! compare on the hot path.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 use ash::vk;
 
 use super::pool::DescriptorAllocator;
-use crate::device::{Device, Features, Sampler, SamplerDesc, Shared};
+use crate::device::{Features, Interner, LayerSlot, Sampler, SamplerDesc, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// One binding of a set layout (`VkDescriptorSetLayoutBinding` + binding flags).
@@ -182,11 +181,13 @@ impl SetLayout {
 
 impl Drop for SetLayout {
     fn drop(&mut self) {
-        self.shared.set_layouts.forget(&self.desc, self.id);
+        if let Ok(cache) = self.shared.slot::<SetLayoutCache>() {
+            cache.0.forget(&self.desc, self);
+        }
         let raw = self.raw;
         let mut pools = std::mem::replace(
             self.pools.get_mut().unwrap_or_else(|p| p.into_inner()),
-            DescriptorAllocator::new(&DescriptorSetLayoutDesc::default()),
+            DescriptorAllocator::new(Vec::new(), Default::default(), std::iter::empty()),
         );
         self.shared.retire(move |s| {
             pools.destroy(&s.raw);
@@ -292,114 +293,107 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features) -> Result<()> {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The device-wide interner of set layouts.
+/// The device-wide interner of set layouts, keyed by the full description (a layer slot).
 #[derive(Default)]
-pub(crate) struct SetLayoutCache {
-    map: Mutex<HashMap<DescriptorSetLayoutDesc, (u64, Weak<SetLayout>)>>,
-}
+pub(crate) struct SetLayoutCache(Interner<DescriptorSetLayoutDesc, SetLayout>);
 
 impl SetLayoutCache {
-    /// Returns the live layout for `desc`, creating it if needed.
-    ///
-    /// Errors: `KILN-E209` a description Vulkan would reject on this device.
-    pub fn get_or_create(
-        shared: &Arc<Shared>,
-        desc: &DescriptorSetLayoutDesc,
-    ) -> Result<Arc<SetLayout>> {
-        validate(desc, &shared.features)?;
-        let cache = &shared.set_layouts;
-        let mut map = cache.map.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(l) = map.get(desc).and_then(|(_, w)| w.upgrade()) {
-            return Ok(l);
-        }
-        // Immutable samplers: interned by description; handles per binding.
-        let device = Device {
-            shared: shared.clone(),
-        };
-        let mut samplers = Vec::new();
-        let mut handles: Vec<Vec<vk::Sampler>> = Vec::with_capacity(desc.bindings.len());
-        for b in &desc.bindings {
-            let mut h = Vec::with_capacity(b.immutable_samplers.len());
-            for s in &b.immutable_samplers {
-                let sampler = device.sampler(s)?;
-                h.push(sampler.raw());
-                samplers.push(sampler);
-            }
-            handles.push(h);
-        }
-        let vk_bindings: Vec<vk::DescriptorSetLayoutBinding> = desc
-            .bindings
-            .iter()
-            .zip(&handles)
-            .map(|(b, h)| {
-                let mut v = vk::DescriptorSetLayoutBinding::default()
-                    .binding(b.binding)
-                    .descriptor_type(b.descriptor_type)
-                    .descriptor_count(b.count)
-                    .stage_flags(b.stages);
-                if !h.is_empty() {
-                    // VUID-VkDescriptorSetLayoutBinding-descriptorType-00282: one per descriptor.
-                    v = v.immutable_samplers(h);
-                }
-                v
-            })
-            .collect();
-        let flags: Vec<vk::DescriptorBindingFlags> =
-            desc.bindings.iter().map(|b| b.flags).collect();
-        let mut flags_info =
-            vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
-        let mut info = vk::DescriptorSetLayoutCreateInfo::default()
-            .bindings(&vk_bindings)
-            .flags(desc.flags);
-        if flags.iter().any(|f| !f.is_empty()) {
-            info = info.push_next(&mut flags_info);
-        }
-        // SAFETY: `info` points at locals alive for the call.
-        let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }
-            .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let mut total = 0u32;
-        let starts = desc
-            .bindings
-            .iter()
-            .map(|b| {
-                let start = total;
-                total = total.saturating_add(b.count);
-                start
-            })
-            .collect();
-        let layout = Arc::new(SetLayout {
-            shared: shared.clone(),
-            raw,
-            id,
-            desc: desc.clone(),
-            pools: Mutex::new(DescriptorAllocator::new(desc)),
-            starts,
-            total,
-            _samplers: samplers,
-        });
-        map.retain(|_, (_, w)| w.strong_count() > 0);
-        map.insert(desc.clone(), (id, Arc::downgrade(&layout)));
-        Ok(layout)
-    }
-
-    /// Removes the entry for a dropped layout (if it still refers to that id).
-    fn forget(&self, desc: &DescriptorSetLayoutDesc, id: u64) {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.get(desc).is_some_and(|(i, _)| *i == id) {
-            map.remove(desc);
-        }
-    }
-
     /// Number of live interned layouts.
-    pub fn len(&self) -> usize {
-        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.values().filter(|(_, w)| w.strong_count() > 0).count()
+    pub(crate) fn live(&self) -> usize {
+        self.0.live()
     }
+}
 
-    pub fn destroy_all(&self, _device: &ash::Device) {
+impl LayerSlot for SetLayoutCache {
+    fn teardown(&mut self, _: &Shared) {
         // Layouts own their handles and are destroyed by their own Drop; by the time the
-        // device drops none is alive (each holds an Arc<Shared>). Nothing to do but clear.
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        // device drops none is alive (each holds an Arc<Shared>).
+        self.0.clear();
     }
+}
+
+/// Returns the live layout for `desc` on the device `shared`, creating it if needed.
+///
+/// Errors: `KILN-E209` a description Vulkan would reject on this device, `KILN-E190` an
+/// invalid immutable sampler.
+pub(crate) fn get_or_create(
+    shared: &Arc<Shared>,
+    desc: &DescriptorSetLayoutDesc,
+) -> Result<Arc<SetLayout>> {
+    validate(desc, &shared.features)?;
+    shared
+        .slot::<SetLayoutCache>()?
+        .0
+        .get_or_create(desc, || create(shared, desc))
+}
+
+/// Creates the `VkDescriptorSetLayout` for a validated description. Runs outside the
+/// interner's lock: the immutable samplers are interned (their own lock) first.
+fn create(shared: &Arc<Shared>, desc: &DescriptorSetLayoutDesc) -> Result<Arc<SetLayout>> {
+    // Immutable samplers: interned by description (their own interner, before any lock of
+    // this one); handles per binding.
+    let mut samplers = Vec::new();
+    let mut handles: Vec<Vec<vk::Sampler>> = Vec::with_capacity(desc.bindings.len());
+    for b in &desc.bindings {
+        let mut h = Vec::with_capacity(b.immutable_samplers.len());
+        for s in &b.immutable_samplers {
+            let sampler = Sampler::get_or_create(shared, s)?;
+            h.push(sampler.raw());
+            samplers.push(sampler);
+        }
+        handles.push(h);
+    }
+    let vk_bindings: Vec<vk::DescriptorSetLayoutBinding> = desc
+        .bindings
+        .iter()
+        .zip(&handles)
+        .map(|(b, h)| {
+            let mut v = vk::DescriptorSetLayoutBinding::default()
+                .binding(b.binding)
+                .descriptor_type(b.descriptor_type)
+                .descriptor_count(b.count)
+                .stage_flags(b.stages);
+            if !h.is_empty() {
+                // VUID-VkDescriptorSetLayoutBinding-descriptorType-00282: one per descriptor.
+                v = v.immutable_samplers(h);
+            }
+            v
+        })
+        .collect();
+    let flags: Vec<vk::DescriptorBindingFlags> = desc.bindings.iter().map(|b| b.flags).collect();
+    let mut flags_info =
+        vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
+    let mut info = vk::DescriptorSetLayoutCreateInfo::default()
+        .bindings(&vk_bindings)
+        .flags(desc.flags);
+    if flags.iter().any(|f| !f.is_empty()) {
+        info = info.push_next(&mut flags_info);
+    }
+    // SAFETY: `info` points at locals alive for the call.
+    let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }
+        .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+    let mut total = 0u32;
+    let starts = desc
+        .bindings
+        .iter()
+        .map(|b| {
+            let start = total;
+            total = total.saturating_add(b.count);
+            start
+        })
+        .collect();
+    Ok(Arc::new(SetLayout {
+        shared: shared.clone(),
+        raw,
+        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        desc: desc.clone(),
+        pools: Mutex::new(DescriptorAllocator::new(
+            desc.pool_sizes(),
+            desc.flags,
+            desc.bindings.iter().map(|b| b.flags),
+        )),
+        starts,
+        total,
+        _samplers: samplers,
+    }))
 }

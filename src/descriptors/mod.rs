@@ -1,12 +1,20 @@
 //! Set-layout descriptions and their content-keyed interner, growing pools, descriptor
 //! sets and checked writes.
 
+mod device;
 mod layout;
 mod pool;
 mod set;
 
-pub(crate) use layout::SetLayoutCache;
+pub(crate) use layout::{get_or_create as set_layout, SetLayoutCache};
 pub use layout::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
-pub use pool::{FIRST_SETS_PER_POOL, MAX_SETS_PER_POOL};
 pub(crate) use set::allocate_set_in;
 pub use set::DescriptorSet;
+
+use crate::device::Shared;
+use crate::error::Result;
+
+/// Registers this layer's slot (the set-layout interner) on a device being created.
+pub(crate) fn register_slots(shared: &mut Shared) -> Result<()> {
+    shared.register_slot(SetLayoutCache::default())
+}

@@ -11,13 +11,12 @@
 
 use ash::vk;
 
-use super::layout::DescriptorSetLayoutDesc;
 use crate::error::{vk_err, Result};
 
 /// Sets in the first pool of a layout.
-pub const FIRST_SETS_PER_POOL: u32 = 16;
+pub(crate) const FIRST_SETS_PER_POOL: u32 = 16;
 /// Upper bound on sets per pool as pools grow.
-pub const MAX_SETS_PER_POOL: u32 = 4096;
+pub(crate) const MAX_SETS_PER_POOL: u32 = 4096;
 
 pub(crate) struct DescriptorAllocator {
     sizes: Vec<vk::DescriptorPoolSize>,
@@ -37,23 +36,26 @@ struct PoolEntry {
 }
 
 impl DescriptorAllocator {
-    pub fn new(desc: &DescriptorSetLayoutDesc) -> Self {
+    /// Pools for sets of a layout with these per-set descriptor counts, layout create flags
+    /// and per-binding flags.
+    pub(crate) fn new(
+        sizes: Vec<vk::DescriptorPoolSize>,
+        layout_flags: vk::DescriptorSetLayoutCreateFlags,
+        mut binding_flags: impl Iterator<Item = vk::DescriptorBindingFlags>,
+    ) -> Self {
         let mut flags = vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET;
-        if desc
-            .flags
-            .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
-        {
+        if layout_flags.contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL) {
             flags |= vk::DescriptorPoolCreateFlags::UPDATE_AFTER_BIND;
         }
         let partial = vk::DescriptorBindingFlags::PARTIALLY_BOUND
             | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT;
         DescriptorAllocator {
-            sizes: desc.pool_sizes(),
+            sizes,
             flags,
             pools: Vec::new(),
             next_sets: FIRST_SETS_PER_POOL,
             spare: Vec::new(),
-            recycle: desc.bindings().iter().all(|b| !b.flags.intersects(partial)),
+            recycle: binding_flags.all(|f| !f.intersects(partial)),
         }
     }
 
@@ -84,7 +86,7 @@ impl DescriptorAllocator {
     }
 
     /// Allocates one set; returns (set, pool index).
-    pub fn allocate(
+    pub(crate) fn allocate(
         &mut self,
         device: &ash::Device,
         layout: vk::DescriptorSetLayout,
@@ -134,7 +136,7 @@ impl DescriptorAllocator {
 
     /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending
     /// submission may use it.
-    pub fn free(&mut self, device: &ash::Device, set: vk::DescriptorSet, pool: usize) {
+    pub(crate) fn free(&mut self, device: &ash::Device, set: vk::DescriptorSet, pool: usize) {
         let Some(p) = self.pools.get_mut(pool) else {
             return;
         };
@@ -149,7 +151,7 @@ impl DescriptorAllocator {
         p.full = false;
     }
 
-    pub fn destroy(&mut self, device: &ash::Device) {
+    pub(crate) fn destroy(&mut self, device: &ash::Device) {
         // Spare sets are freed with their pools.
         self.spare.clear();
         for p in self.pools.drain(..) {

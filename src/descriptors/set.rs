@@ -16,7 +16,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::layout::{SetLayout, SetLayoutBinding};
-use crate::device::{Buffer, Device, Image, Sampler, Shared};
+use crate::device::{Buffer, Image, Queue, Sampler, Shared, EXECUTE_TIMEOUT};
 use crate::error::{Error, Result};
 
 /// A resource a set refers to, kept alive as long as the set is.
@@ -44,7 +44,7 @@ pub struct DescriptorSet {
     held: Vec<Option<Held>>,
     /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
     unwritten: u32,
-    /// Timeline value of the last submission that bound this set.
+    /// Timeline value (of the main queue) of the last submission that bound this set.
     pub(crate) last_used: AtomicU64,
     /// Id of the last recording that listed `last_used` among the stamps to update at its
     /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
@@ -57,35 +57,6 @@ impl std::fmt::Debug for DescriptorSet {
             .field("set", &self.set)
             .field("layout_id", &self.layout.id())
             .finish()
-    }
-}
-
-impl Device {
-    /// Allocates a set of `layout` for set number `set` (the number is used in messages).
-    /// `names` maps reflected binding names to numbers for [`DescriptorSet::write_named`].
-    pub fn allocate_set(
-        &self,
-        layout: &Arc<SetLayout>,
-        set: u32,
-        names: Arc<BTreeMap<String, u32>>,
-    ) -> Result<DescriptorSet> {
-        self.allocate_set_with_count(layout, set, names, None)
-    }
-
-    /// Like [`allocate_set`](Self::allocate_set), giving the actual descriptor count of the
-    /// layout's `VARIABLE_DESCRIPTOR_COUNT` binding (default: its maximum). Pool usage
-    /// follows the actual count (Vulkan spec §14.2.3).
-    ///
-    /// Errors: `KILN-E203` count above the binding's maximum, `KILN-E109` a layout of
-    /// another device.
-    pub fn allocate_set_with_count(
-        &self,
-        layout: &Arc<SetLayout>,
-        set: u32,
-        names: Arc<BTreeMap<String, u32>>,
-        variable_count: Option<u32>,
-    ) -> Result<DescriptorSet> {
-        allocate_set_in(&self.shared, layout, set, names, variable_count)
     }
 }
 
@@ -491,8 +462,8 @@ impl DescriptorSet {
     fn wait_unused(&self) -> Result<()> {
         let used = self.last_used.load(Ordering::Acquire);
         let shared = &self.layout.shared;
-        if used > shared.completed_value() {
-            shared.wait_value(used, crate::device::EXECUTE_TIMEOUT)?;
+        if used > shared.completed_value(Queue::MAIN) {
+            shared.wait_value(Queue::MAIN, used, EXECUTE_TIMEOUT)?;
         }
         Ok(())
     }

@@ -14,6 +14,15 @@ use gpu_allocator::MemoryLocation;
 
 use crate::error::{Error, Result};
 
+/// One memory heap in [`Device::heap_usage`](crate::Device::heap_usage).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeapUsage {
+    /// Bytes kiln holds in buffers on this heap.
+    pub used: u64,
+    /// The heap's size (`VkMemoryHeap::size`).
+    pub size: u64,
+}
+
 pub(crate) struct HeapBudget {
     sizes: Vec<u64>,
     used: Vec<AtomicU64>,
@@ -35,7 +44,7 @@ fn heap_of(
 }
 
 impl HeapBudget {
-    pub fn new(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Self {
+    pub(crate) fn new(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Self {
         // SAFETY: plain query on a physical device of this instance.
         let props = unsafe { instance.get_physical_device_memory_properties(physical) };
         use vk::MemoryPropertyFlags as M;
@@ -62,7 +71,12 @@ impl HeapBudget {
     }
 
     /// Reserves `size` bytes on the location's heap; returns the heap index.
-    pub fn reserve(&self, object: &str, location: MemoryLocation, size: u64) -> Result<usize> {
+    pub(crate) fn reserve(
+        &self,
+        object: &str,
+        location: MemoryLocation,
+        size: u64,
+    ) -> Result<usize> {
         let heap = self.heap_for(location);
         let (Some(used), Some(&heap_size)) = (self.used.get(heap), self.sizes.get(heap)) else {
             return Ok(heap);
@@ -86,17 +100,20 @@ impl HeapBudget {
         }
     }
 
-    pub fn release(&self, heap: usize, size: u64) {
+    pub(crate) fn release(&self, heap: usize, size: u64) {
         if let Some(u) = self.used.get(heap) {
             u.fetch_sub(size, Ordering::AcqRel);
         }
     }
 
-    pub fn usage(&self) -> Vec<(u64, u64)> {
+    pub(crate) fn usage(&self) -> Vec<HeapUsage> {
         self.used
             .iter()
             .zip(&self.sizes)
-            .map(|(u, s)| (u.load(Ordering::Acquire), *s))
+            .map(|(u, s)| HeapUsage {
+                used: u.load(Ordering::Acquire),
+                size: *s,
+            })
             .collect()
     }
 }

@@ -1,5 +1,6 @@
-//! Buffers with memory from `gpu-allocator`, and host upload/readback that stages through
-//! the device's reusable staging buffers (see `staging`) when the memory is not mappable.
+//! Buffers with memory from `gpu-allocator`: creation, labels, heap accounting and the
+//! mapped memory that host transfers use directly (uploads and readbacks themselves live in
+//! the submission layer, which stages through reusable buffers what the host cannot map).
 
 use std::sync::Arc;
 
@@ -7,7 +8,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use super::{Device, Shared};
+use super::Shared;
 use crate::error::{vk_err, Error, Result};
 
 /// How to create a [`Buffer`].
@@ -50,55 +51,6 @@ impl std::fmt::Debug for Buffer {
             .field("usage", &s.usage)
             .field("location", &s.location)
             .finish()
-    }
-}
-
-impl Device {
-    /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E150` out of memory.
-    pub fn create_buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
-        Buffer::new(&self.shared, desc)
-    }
-
-    /// Creates a device-local buffer of `usage` holding `data` (staged upload).
-    pub fn buffer_from_slice<T: bytemuck::Pod>(
-        &self,
-        label: &str,
-        usage: vk::BufferUsageFlags,
-        data: &[T],
-    ) -> Result<Buffer> {
-        let bytes: &[u8] = bytemuck::cast_slice(data);
-        let buf = self.create_buffer(&BufferDesc {
-            label,
-            size: bytes.len() as u64,
-            usage,
-            location: MemoryLocation::GpuOnly,
-        })?;
-        buf.upload(self, bytes)?;
-        Ok(buf)
-    }
-
-    /// Creates a zero-filled device-local storage buffer of `len` elements of `T`.
-    pub fn storage_buffer<T: bytemuck::Pod>(&self, label: &str, len: usize) -> Result<Buffer> {
-        let elem = std::mem::size_of::<T>();
-        let size = len
-            .checked_mul(elem)
-            .and_then(|s| u64::try_from(s).ok())
-            .ok_or_else(|| Error::SizeOverflow {
-                object: label.to_string(),
-                len: len as u64,
-                elem,
-            })?;
-        let buf = self.create_buffer(&BufferDesc {
-            label,
-            size,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })?;
-        self.execute(|r| {
-            r.fill_buffer(&buf, 0);
-            Ok(())
-        })?;
-        Ok(buf)
     }
 }
 
@@ -164,135 +116,17 @@ impl Buffer {
         self.0.raw
     }
 
-    /// The allocation, if the host maps it and transfers may use the mapping (not a
-    /// `GpuOnly` buffer of a device that forces staging).
-    fn mapped_allocation(&self) -> Option<&Allocation> {
-        let forced = self.0.location == MemoryLocation::GpuOnly
-            && self
-                .0
-                .shared
-                .force_staging
-                .load(std::sync::atomic::Ordering::Relaxed);
-        let a = self.0.allocation.as_ref().filter(|_| !forced)?;
-        a.mapped_ptr().is_some().then_some(a)
+    /// The memory's host mapping as bytes, if the memory is host-visible (`CpuToGpu`,
+    /// `GpuToCpu`, and `GpuOnly` on devices whose device-local memory the host can map).
+    /// Host access must not race a submission that uses the buffer.
+    pub(crate) fn mapped_bytes(&self) -> Option<&[u8]> {
+        self.0.allocation.as_ref()?.mapped_slice()
     }
 
-    /// Writes `data` at byte 0. Mapped memory is written directly (after every submission
-    /// made so far has finished); device-local memory is written through the device's
-    /// reusable staging buffers and copies that this call waits for.
-    ///
-    /// Errors: `KILN-E151` if `data` is larger than the buffer, `KILN-E109` a device other
-    /// than the buffer's.
-    pub fn upload<T: bytemuck::Pod>(&self, device: &Device, data: &[T]) -> Result<()> {
-        self.upload_at(device, 0, data)
-    }
-
-    /// Writes `data` at byte `offset` (see [`upload`](Self::upload)).
-    pub fn upload_at<T: bytemuck::Pod>(
-        &self,
-        device: &Device,
-        offset: u64,
-        data: &[T],
-    ) -> Result<()> {
-        let bytes: &[u8] = bytemuck::cast_slice(data);
-        self.check_transfer(device, offset, bytes.len())?;
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        if let Some(ptr) = self.mapped_allocation().and_then(|a| a.mapped_ptr()) {
-            // A pending submission (Device::submit) may read or write this memory.
-            self.0.shared.wait_all_submitted()?;
-            // SAFETY: the mapping covers `size` bytes (checked above) and is host-coherent
-            // (gpu-allocator asks for HOST_COHERENT for CPU locations); every submission made
-            // so far has finished (waited above), so no GPU access races this write.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    bytes.as_ptr(),
-                    (ptr.as_ptr() as *mut u8).add(offset as usize),
-                    bytes.len(),
-                );
-            }
-            return Ok(());
-        }
-        // Earlier submissions are ordered before the copy by its submission's opening
-        // barrier: nothing to wait for first.
-        device.staged_upload(self.0.raw, offset, bytes)
-    }
-
-    /// Reads the whole buffer as `T`s (staging through the device's readback buffers when
-    /// the memory is not mappable; see [`read_into_at`](Self::read_into_at)). The vector is
-    /// new on every call: for a large buffer read repeatedly, [`read_into`](Self::read_into)
-    /// a reused one instead (first-touch page faults of a fresh 256 MiB vector held an H200
-    /// readback to 1.3 GB/s, against 7.8 GB/s into a reused one).
-    ///
-    /// Errors: `KILN-E153` if the size is not a multiple of `size_of::<T>()`, `KILN-E109` a
-    /// device other than the buffer's.
-    pub fn read<T: bytemuck::Pod>(&self, device: &Device) -> Result<Vec<T>> {
-        let elem = std::mem::size_of::<T>();
-        let size = self.size();
-        if elem == 0 || !size.is_multiple_of(elem as u64) {
-            return Err(Error::BufferElementMismatch {
-                object: self.0.label.clone(),
-                size,
-                elem,
-            });
-        }
-        let mut out = bytemuck::zeroed_vec::<T>((size / elem as u64) as usize);
-        self.read_into(device, &mut out)?;
-        Ok(out)
-    }
-
-    /// Reads `out.len()` elements from byte 0 into `out`, without allocating: the way to
-    /// read back repeatedly (see [`read_into_at`](Self::read_into_at)).
-    pub fn read_into<T: bytemuck::Pod>(&self, device: &Device, out: &mut [T]) -> Result<()> {
-        self.read_into_at(device, 0, out)
-    }
-
-    /// Reads `size_of_val(out)` bytes from byte `offset` into `out`. Every submission made
-    /// before the call has finished writing what it reads. Mapped memory is read directly
-    /// (after every submission made so far has finished); device-local memory through the
-    /// device's reusable readback buffers (HOST_CACHED where the device has such memory).
-    ///
-    /// Errors: `KILN-E151` if the range passes the end of the buffer, `KILN-E109` a device
-    /// other than the buffer's.
-    pub fn read_into_at<T: bytemuck::Pod>(
-        &self,
-        device: &Device,
-        offset: u64,
-        out: &mut [T],
-    ) -> Result<()> {
-        let out: &mut [u8] = bytemuck::cast_slice_mut(out);
-        self.check_transfer(device, offset, out.len())?;
-        if out.is_empty() {
-            return Ok(());
-        }
-        if let Some(bytes) = self.mapped_allocation().and_then(|a| a.mapped_slice()) {
-            // A pending submission (Device::submit) may still write this memory.
-            self.0.shared.wait_all_submitted()?;
-            let start = offset as usize;
-            out.copy_from_slice(&bytes[start..start + out.len()]);
-            return Ok(());
-        }
-        device.staged_readback(self.0.raw, offset, out)
-    }
-
-    /// `[offset, offset + len)` lies inside the buffer and `device` is the buffer's.
-    fn check_transfer(&self, device: &Device, offset: u64, len: usize) -> Result<()> {
-        if !Arc::ptr_eq(&device.shared, &self.0.shared) {
-            return Err(Error::ForeignObject {
-                object: format!("buffer `{}`", self.0.label),
-            });
-        }
-        let end = offset.checked_add(len as u64);
-        if end.is_none_or(|e| e > self.size()) {
-            return Err(Error::BufferOverflow {
-                object: self.0.label.clone(),
-                capacity: self.size(),
-                offset,
-                requested: len as u64,
-            });
-        }
-        Ok(())
+    /// The host mapping's address, if the memory is host-visible (see
+    /// [`mapped_bytes`](Self::mapped_bytes)).
+    pub(crate) fn mapped_ptr(&self) -> Option<std::ptr::NonNull<std::ffi::c_void>> {
+        self.0.allocation.as_ref()?.mapped_ptr()
     }
 }
 
@@ -324,8 +158,9 @@ impl Drop for BufferInner {
 
 /// Creates a `VkBuffer` of `size` bytes and `usage` (used as given), reserves it in kiln's
 /// heap budget, allocates its memory at `location` (aligned to at least `min_align`) and
-/// binds it. Nothing leaks on failure. If memory runs out while the device's staging cache
-/// holds idle buffers, the cache is freed and the allocation tried once more.
+/// binds it. Nothing leaks on failure. If memory runs out while a layer slot holds memory it
+/// can give back (the staging cache's idle buffers), that is freed and the allocation tried
+/// once more.
 ///
 /// Errors: `KILN-E154` heap budget exhausted, `KILN-E150` allocation failed.
 pub(crate) fn allocate_bound(
@@ -338,7 +173,7 @@ pub(crate) fn allocate_bound(
 ) -> Result<(vk::Buffer, Allocation, (usize, u64))> {
     match allocate_bound_once(shared, label, size, usage, location, min_align) {
         Err(e @ (Error::HeapExhausted { .. } | Error::Allocation { .. })) => {
-            if shared.staging.trim(shared) == 0 {
+            if shared.release_slot_memory() == 0 {
                 return Err(e);
             }
             allocate_bound_once(shared, label, size, usage, location, min_align)

@@ -1,4 +1,5 @@
-//! 2D images with a view, memory from `gpu-allocator`, staged upload and readback.
+//! 2D images with a view and memory from `gpu-allocator` (staged uploads and readbacks live
+//! in the submission layer).
 //!
 //! kiln tracks each image's layout (one layout for all mips): the layout after the last
 //! finished execution lives in the image, and a [`Recorder`](crate::Recorder) keeps the
@@ -11,7 +12,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use super::{Buffer, BufferDesc, Device, Shared};
+use super::Shared;
 use crate::error::{vk_err, Error, Result};
 
 /// Numeric class of a format's components, as shaders see them (Vulkan spec §34.1.2
@@ -160,9 +161,9 @@ impl<'a> ImageDesc<'a> {
 /// A 2D `VkImage`, its `VkImageView` (all mips) and memory: a cheap-to-clone handle,
 /// destroyed when the last handle (including those descriptor sets hold) drops.
 #[derive(Clone)]
-pub struct Image(pub(crate) Arc<ImageInner>);
+pub struct Image(Arc<ImageInner>);
 
-pub(crate) struct ImageInner {
+struct ImageInner {
     shared: Arc<Shared>,
     raw: vk::Image,
     view: vk::ImageView,
@@ -176,7 +177,7 @@ pub(crate) struct ImageInner {
     usage: vk::ImageUsageFlags,
     aspect: vk::ImageAspectFlags,
     /// Layout after the last submitted command buffer that changed it.
-    pub(crate) layout: Mutex<vk::ImageLayout>,
+    layout: Mutex<vk::ImageLayout>,
     label: String,
 }
 
@@ -190,31 +191,6 @@ impl std::fmt::Debug for Image {
             .field("mip_levels", &s.mip_levels)
             .field("usage", &s.usage)
             .finish()
-    }
-}
-
-impl Device {
-    /// Creates a 2D image with a view of all its mips, in layout UNDEFINED.
-    ///
-    /// Errors: `KILN-E180` zero or too large extent, bad mip count, or a format/usage pair
-    /// the device does not support; `KILN-E150` out of memory.
-    pub fn create_image(&self, desc: &ImageDesc<'_>) -> Result<Image> {
-        Image::new(&self.shared, desc)
-    }
-
-    /// Creates a sampled texture from tightly packed texels (`width * height * bytes per
-    /// texel`), uploaded through a staging buffer; it ends in SHADER_READ_ONLY_OPTIMAL.
-    pub fn texture_from_bytes(
-        &self,
-        label: &str,
-        width: u32,
-        height: u32,
-        format: vk::Format,
-        bytes: &[u8],
-    ) -> Result<Image> {
-        let img = self.create_image(&ImageDesc::texture(label, width, height, format))?;
-        img.upload(self, bytes)?;
-        Ok(img)
     }
 }
 
@@ -468,62 +444,21 @@ impl Image {
         )
     }
 
-    /// Uploads tightly packed texels to mip 0 (see [`upload_level`](Self::upload_level)).
-    pub fn upload(&self, device: &Device, bytes: &[u8]) -> Result<()> {
-        self.upload_level(device, 0, bytes)
+    /// The device state this image belongs to.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.0.shared
     }
 
-    /// Uploads tightly packed texels (row after row, no padding) to mip `level` through a
-    /// staging buffer: UNDEFINED/current → TRANSFER_DST_OPTIMAL → copy →
-    /// SHADER_READ_ONLY_OPTIMAL when the image is sampled (else it stays TRANSFER_DST).
-    /// Waits for the GPU.
+    /// Records the layout the image is in after the last submitted command buffer that
+    /// changed it (the submission layer calls this once such a command buffer is submitted).
+    pub(crate) fn set_layout(&self, layout: vk::ImageLayout) {
+        *self.0.layout.lock().unwrap_or_else(|p| p.into_inner()) = layout;
+    }
+
+    /// Checks that mip `level` exists, is a colour level (kiln copies colour images only)
+    /// and holds `found` bytes tightly packed.
     ///
-    /// Errors: `KILN-E181` wrong byte count, `KILN-E180` no such level.
-    pub fn upload_level(&self, device: &Device, level: u32, bytes: &[u8]) -> Result<()> {
-        self.check_level(level, bytes.len() as u64)?;
-        let staging = Buffer::new(
-            &self.0.shared,
-            &BufferDesc {
-                label: "kiln staging image upload",
-                size: bytes.len() as u64,
-                usage: vk::BufferUsageFlags::TRANSFER_SRC,
-                location: MemoryLocation::CpuToGpu,
-            },
-        )?;
-        staging.upload(device, bytes)?;
-        let sampled = self.0.usage.contains(vk::ImageUsageFlags::SAMPLED);
-        device.execute(|r| {
-            r.copy_buffer_to_image(&staging, self, level)?;
-            if sampled {
-                r.transition(self, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?;
-            }
-            Ok(())
-        })
-    }
-
-    /// Reads mip 0 back as tightly packed texels (see [`read_level`](Self::read_level)).
-    pub fn read(&self, device: &Device) -> Result<Vec<u8>> {
-        self.read_level(device, 0)
-    }
-
-    /// Reads mip `level` back to the host, tightly packed; the image ends in
-    /// TRANSFER_SRC_OPTIMAL. Waits for the GPU.
-    pub fn read_level(&self, device: &Device, level: u32) -> Result<Vec<u8>> {
-        let size = self.level_size(level);
-        self.check_level(level, size)?;
-        let staging = Buffer::new(
-            &self.0.shared,
-            &BufferDesc {
-                label: "kiln staging image readback",
-                size,
-                usage: vk::BufferUsageFlags::TRANSFER_DST,
-                location: MemoryLocation::GpuToCpu,
-            },
-        )?;
-        device.execute(|r| r.copy_image_to_buffer(self, level, &staging))?;
-        staging.read(device)
-    }
-
+    /// Errors: `KILN-E180` no such level or not a colour image, `KILN-E181` wrong size.
     pub(crate) fn check_level(&self, level: u32, found: u64) -> Result<()> {
         if level >= self.0.mip_levels {
             return Err(invalid(

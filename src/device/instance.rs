@@ -68,7 +68,7 @@ pub(crate) struct MessengerState {
 }
 
 impl MessengerState {
-    pub fn report(&self, enabled: bool) -> ValidationReport {
+    pub(crate) fn report(&self, enabled: bool) -> ValidationReport {
         ValidationReport {
             enabled,
             errors: self.errors.load(Ordering::Relaxed),
@@ -134,7 +134,7 @@ unsafe extern "system" fn debug_callback(
 }
 
 /// Whether validation is wanted: `KILN_VALIDATION=0|1`, else on in debug builds.
-pub fn validation_wanted() -> bool {
+pub(crate) fn validation_wanted() -> bool {
     match std::env::var("KILN_VALIDATION").as_deref() {
         Ok("0") | Ok("false") | Ok("off") => false,
         Ok(_) => true,
@@ -158,7 +158,11 @@ pub(crate) struct Instance {
 }
 
 impl Instance {
-    pub fn new(app_name: &CStr, validation: Option<bool>, extra: &[&CStr]) -> Result<Instance> {
+    pub(crate) fn new(
+        app_name: &CStr,
+        validation: Option<bool>,
+        extra: &[&CStr],
+    ) -> Result<Instance> {
         // SAFETY: loading the system Vulkan loader; ash keeps the library alive in `Entry`.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::LoaderMissing {
             detail: e.to_string(),
@@ -316,7 +320,7 @@ impl Instance {
     }
 
     /// Whether VK_EXT_debug_utils is enabled (object names, labels).
-    pub fn has_debug_utils(&self) -> bool {
+    pub(crate) fn has_debug_utils(&self) -> bool {
         self.debug.is_some()
     }
 }

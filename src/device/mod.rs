@@ -1,19 +1,27 @@
-//! Instance, validation, physical-device choice, logical device, queue, memory and
-//! one-shot command execution.
+//! The bottom layer: instance and validation messenger, physical-device choice, features,
+//! the logical device, its queues (as handles, each with a timeline), memory, the
+//! `Buffer`/`Image`/`Sampler` objects, object lifetime and deferred destruction, the
+//! generic interner and the slots through which the layers above keep per-device state.
 //!
 //! A [`Device`] is cheap to clone (an `Arc`). Every kiln object holds the device's shared
 //! state, so the `VkDevice` and `VkInstance` are destroyed only after the last object that
-//! uses them, in the right order (Vulkan spec §5.2.1 "Device destruction").
+//! uses them, in the right order (Vulkan spec §5.2.1 "Device destruction"; the order is in
+//! the docs of `slots`).
+//!
+//! Nothing here names a type of the layers above (`shaders`, `descriptors`, `pipeline`,
+//! `commands`, `queue`, `window`): their per-device registries are layer slots.
 
 mod budget;
 mod buffer;
 mod features;
 mod image;
 mod instance;
-mod recording;
+mod interner;
+mod lifetime;
+mod physical;
+mod queue;
 mod sampler;
-mod staging;
-mod submit;
+mod slots;
 
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
@@ -22,60 +30,25 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 
+pub use budget::HeapUsage;
+pub(crate) use buffer::{allocate_bound, free_bound};
 pub use buffer::{Buffer, BufferDesc};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
-pub use instance::{validation_wanted, ValidationReport, ValidationWatch};
-pub use recording::Recording;
+pub use instance::{ValidationReport, ValidationWatch};
+pub(crate) use interner::Interner;
+pub use physical::DeviceInfo;
+pub(crate) use queue::Queue;
+pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT};
 pub use sampler::{Sampler, SamplerDesc};
-pub use staging::STAGING_CHUNK;
-pub use submit::{Submission, DEFAULT_SPIN, EXECUTE_TIMEOUT};
+pub(crate) use slots::LayerSlot;
 
-use crate::descriptors::SetLayoutCache;
-use crate::error::{vk_err, Error, Result};
-use crate::pipeline::{PipelineCache, PipelineCacheStatus, PipelineLayoutCache};
+use crate::error::{Error, Result};
 use budget::HeapBudget;
 use instance::Instance;
-use submit::Tracker;
-
-/// What the chosen physical device is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeviceInfo {
-    /// `VkPhysicalDeviceProperties::deviceName`.
-    pub name: String,
-    pub device_type: vk::PhysicalDeviceType,
-    /// `VkPhysicalDeviceDriverProperties::driverName` (Vulkan 1.2), or empty.
-    pub driver_name: String,
-    /// `VkPhysicalDeviceDriverProperties::driverInfo` (Vulkan 1.2), or empty.
-    pub driver_info: String,
-    /// The device's `apiVersion`.
-    pub api_version: u32,
-    /// The version kiln uses (min of instance and device, capped at 1.3).
-    pub used_api_version: u32,
-    pub vendor_id: u32,
-    /// Index in `vkEnumeratePhysicalDevices` order (what `KILN_DEVICE=<n>` names).
-    pub index: usize,
-    pub pipeline_cache_uuid: [u8; vk::UUID_SIZE],
-    pub driver_version: u32,
-}
-
-impl std::fmt::Display for DeviceInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} ({:?}, driver {} {}, Vulkan {}.{}.{})",
-            self.name,
-            self.device_type,
-            self.driver_name,
-            self.driver_info,
-            vk::api_version_major(self.api_version),
-            vk::api_version_minor(self.api_version),
-            vk::api_version_patch(self.api_version)
-        )
-    }
-}
+use lifetime::Graveyard;
 
 /// Options for [`Device::new`].
 #[derive(Clone, Debug)]
@@ -103,23 +76,29 @@ impl Default for DeviceDesc {
     }
 }
 
-/// State shared by the device and every object made from it. Field order is drop order.
+/// What [`Device::memory_report`] returns: gpu-allocator's view of kiln's device memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Live allocations (buffers, images, staging buffers).
+    pub allocations: usize,
+    /// Bytes of those allocations.
+    pub allocated_bytes: u64,
+    /// Bytes of the memory blocks gpu-allocator reserved for them.
+    pub reserved_bytes: u64,
+}
+
+/// State shared by the device and every object made from it. Teardown order: see `Drop`
+/// and the docs of `slots`.
 pub(crate) struct Shared {
+    /// Per-device state of the layers above (torn down first, in reverse order).
+    slots: slots::Slots,
     pub samplers: sampler::SamplerCache,
-    pub set_layouts: SetLayoutCache,
-    pub pipeline_layouts: PipelineLayoutCache,
-    pub tracker: Tracker,
-    /// Idle staging buffers (raw handles + allocations); destroyed in `Drop` after the
-    /// tracker's retired objects, before the allocator.
-    pub staging: staging::StagingCache,
-    /// Tests and benchmarks: stage GpuOnly buffers even where their memory is mappable.
-    pub force_staging: std::sync::atomic::AtomicBool,
-    /// Saved and destroyed explicitly in `Drop`, after the tracker's retired objects.
-    pub pipeline_cache: PipelineCache,
+    /// Retired objects waiting for their submissions.
+    graveyard: Graveyard,
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
     pub raw: ash::Device,
-    pub queue: Mutex<vk::Queue>,
-    pub queue_family: u32,
+    /// The device's queues ([`Queue::MAIN`] first).
+    pub queues: Vec<Queue>,
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
@@ -130,8 +109,89 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Creates the instance, picks the physical device, creates the logical device with its
+    /// queues and the allocator. The caller registers the upper layers' slots, then shares
+    /// the result.
+    ///
+    /// Errors: `KILN-E100` no loader, `KILN-E101` no driver/device, `KILN-E102`
+    /// `KILN_DEVICE` matched nothing, `KILN-E103` no compute queue, `KILN-E107` no
+    /// synchronization2 or timeline semaphores (Vulkan 1.3), `KILN-E104` other Vulkan
+    /// failures.
+    pub(crate) fn create(desc: &DeviceDesc) -> Result<Shared> {
+        let app = CString::new(desc.app_name.clone()).unwrap_or_else(|_| c"kiln".into());
+        let instance = Instance::new(&app, desc.validation, &desc.instance_extensions)?;
+        let wanted = desc
+            .device
+            .clone()
+            .or_else(|| std::env::var("KILN_DEVICE").ok());
+        let (physical, info, properties) = physical::pick_physical(&instance, wanted.as_deref())?;
+        log::info!("kiln: using {info}");
+        let family = physical::main_queue_family(&instance, physical, &info)?;
+        let (raw, features) = features::create_device(&instance, physical, family, &info)?;
+        let destroy = |raw: &ash::Device| {
+            // SAFETY: nothing created from `raw` is alive (the callers say what they
+            // destroyed first).
+            unsafe { raw.destroy_device(None) }
+        };
+        if !(features.synchronization2 && features.timeline_semaphore) {
+            destroy(&raw);
+            return Err(Error::MissingFeature {
+                device: info.name.clone(),
+                what: "synchronization2 and timelineSemaphore (Vulkan 1.3), which kiln's \
+                       barriers and submissions use"
+                    .into(),
+            });
+        }
+        let spin = queue::spin_budget(&properties);
+        let main = match Queue::create(&raw, family, 0, spin) {
+            Ok(q) => q,
+            Err(e) => {
+                destroy(&raw);
+                return Err(e);
+            }
+        };
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.raw.clone(),
+            device: raw.clone(),
+            physical_device: physical,
+            debug_settings: Default::default(),
+            buffer_device_address: features.buffer_device_address,
+            allocation_sizes: Default::default(),
+        });
+        let allocator = match allocator {
+            Ok(a) => a,
+            Err(source) => {
+                main.destroy(&raw);
+                // The queue's timeline was destroyed above.
+                destroy(&raw);
+                return Err(Error::Allocation {
+                    object: "allocator".into(),
+                    source,
+                });
+            }
+        };
+        let debug_utils = instance
+            .has_debug_utils()
+            .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
+        Ok(Shared {
+            slots: Default::default(),
+            samplers: Default::default(),
+            graveyard: Default::default(),
+            allocator: ManuallyDrop::new(Mutex::new(allocator)),
+            raw,
+            queues: vec![main],
+            physical,
+            properties,
+            features,
+            info,
+            heaps: HeapBudget::new(&instance.raw, physical),
+            debug_utils,
+            instance,
+        })
+    }
+
     /// Names an object for validation messages (no-op without VK_EXT_debug_utils).
-    pub fn set_name<H: vk::Handle>(&self, handle: H, name: &str) {
+    pub(crate) fn set_name<H: vk::Handle>(&self, handle: H, name: &str) {
         let Some(du) = &self.debug_utils else { return };
         let Ok(cname) = CString::new(name) else {
             return;
@@ -143,8 +203,14 @@ impl Shared {
         let _ = unsafe { du.set_debug_utils_object_name(&info) };
     }
 
-    pub fn limits(&self) -> &vk::PhysicalDeviceLimits {
+    pub(crate) fn limits(&self) -> &vk::PhysicalDeviceLimits {
         &self.properties.limits
+    }
+
+    /// The main queue (every device has it).
+    #[inline]
+    pub(crate) fn main_queue(&self) -> &Queue {
+        &self.queues[Queue::MAIN]
     }
 }
 
@@ -155,14 +221,14 @@ impl Drop for Shared {
         unsafe {
             let _ = self.raw.device_wait_idle();
         }
-        self.tracker.destroy(self);
-        // Idle on an idle device; leases cannot exist (each borrows a live `Device`).
-        self.staging.trim(self);
+        self.graveyard.destroy_all(self);
+        // Reverse order of registration; each slot's own hook (see `slots`).
+        self.teardown_slots();
+        // Every sampler holds an Arc<Shared> or was retired above.
         self.samplers.clear();
-        // Every pipeline holds an Arc<Shared> or was retired above; save the cache now.
-        self.pipeline_cache.save_and_destroy(&self.raw);
-        self.set_layouts.destroy_all(&self.raw);
-        self.pipeline_layouts.destroy_all(&self.raw);
+        for q in &self.queues {
+            q.destroy(&self.raw);
+        }
         // SAFETY: the allocator is dropped exactly once, here, before the device.
         unsafe { ManuallyDrop::drop(&mut self.allocator) };
         // SAFETY: every child object was destroyed above or by its owner's Drop (each owner
@@ -187,119 +253,7 @@ impl std::fmt::Debug for Device {
     }
 }
 
-fn rank(t: vk::PhysicalDeviceType) -> u32 {
-    match t {
-        vk::PhysicalDeviceType::DISCRETE_GPU => 0,
-        vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
-        vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
-        vk::PhysicalDeviceType::CPU => 3,
-        _ => 4,
-    }
-}
-
 impl Device {
-    /// Creates a device with default options (see [`DeviceDesc`]).
-    ///
-    /// Errors: `KILN-E100` no loader, `KILN-E101` no driver/device, `KILN-E102`
-    /// `KILN_DEVICE` matched nothing, `KILN-E103` no compute queue, `KILN-E104` other
-    /// Vulkan failures.
-    pub fn new() -> Result<Device> {
-        Self::with_desc(&DeviceDesc::default())
-    }
-
-    /// Creates a device with explicit options.
-    pub fn with_desc(desc: &DeviceDesc) -> Result<Device> {
-        let app = CString::new(desc.app_name.clone()).unwrap_or_else(|_| c"kiln".into());
-        let instance = Instance::new(&app, desc.validation, &desc.instance_extensions)?;
-        let wanted = desc
-            .device
-            .clone()
-            .or_else(|| std::env::var("KILN_DEVICE").ok());
-        let (physical, info, properties) = pick_physical(&instance, wanted.as_deref())?;
-        log::info!("kiln: using {info}");
-        let ir = &instance.raw;
-        // SAFETY: `physical` comes from this instance.
-        let families = unsafe { ir.get_physical_device_queue_family_properties(physical) };
-        let family = families
-            .iter()
-            .position(|f| {
-                f.queue_flags
-                    .contains(vk::QueueFlags::COMPUTE | vk::QueueFlags::GRAPHICS)
-            })
-            .or_else(|| {
-                families
-                    .iter()
-                    .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
-            })
-            .ok_or_else(|| Error::NoComputeQueue {
-                device: info.name.clone(),
-            })? as u32;
-        let (raw, features) = features::create_device(&instance, physical, family, &info)?;
-        // SAFETY: family/index 0 were requested in create_device.
-        let queue = unsafe { raw.get_device_queue(family, 0) };
-        let allocator = Allocator::new(&AllocatorCreateDesc {
-            instance: instance.raw.clone(),
-            device: raw.clone(),
-            physical_device: physical,
-            debug_settings: Default::default(),
-            buffer_device_address: features.buffer_device_address,
-            allocation_sizes: Default::default(),
-        })
-        .map_err(|source| {
-            // SAFETY: nothing else was created from `raw` yet.
-            unsafe { raw.destroy_device(None) };
-            Error::Allocation {
-                object: "allocator".into(),
-                source,
-            }
-        })?;
-        let mut pipeline_cache = match PipelineCache::open(&raw, &properties) {
-            Ok(c) => c,
-            Err(e) => {
-                drop(allocator);
-                // SAFETY: nothing else was created from `raw` (the allocator holds no memory).
-                unsafe { raw.destroy_device(None) };
-                return Err(e);
-            }
-        };
-        let tracker = match Tracker::create(&raw, features.timeline_semaphore) {
-            Ok(t) => t,
-            Err(e) => {
-                drop(allocator);
-                pipeline_cache.save_and_destroy(&raw);
-                // SAFETY: nothing else was created from `raw` yet.
-                unsafe { raw.destroy_device(None) };
-                return Err(e);
-            }
-        };
-        let debug_utils = instance
-            .has_debug_utils()
-            .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
-        let shared = Shared {
-            samplers: Default::default(),
-            set_layouts: SetLayoutCache::default(),
-            pipeline_layouts: PipelineLayoutCache::default(),
-            tracker,
-            staging: Default::default(),
-            force_staging: Default::default(),
-            pipeline_cache,
-            allocator: ManuallyDrop::new(Mutex::new(allocator)),
-            raw,
-            queue: Mutex::new(queue),
-            queue_family: family,
-            physical,
-            properties,
-            features,
-            info,
-            heaps: HeapBudget::new(&instance.raw, physical),
-            debug_utils,
-            instance,
-        };
-        Ok(Device {
-            shared: Arc::new(shared),
-        })
-    }
-
     #[doc(hidden)]
     pub fn debug_strong_count(&self) -> usize {
         Arc::strong_count(&self.shared)
@@ -337,77 +291,40 @@ impl Device {
         }
     }
 
-    /// gpu-allocator's view: (live allocations, allocated bytes, reserved block bytes).
-    pub fn memory_report(&self) -> (usize, u64, u64) {
+    /// gpu-allocator's view of the device memory kiln allocated.
+    pub fn memory_report(&self) -> MemoryReport {
         match self.shared.allocator.lock() {
             Ok(a) => {
                 let r = a.generate_report();
-                (
-                    r.allocations.len(),
-                    r.total_allocated_bytes,
-                    r.total_capacity_bytes,
-                )
+                MemoryReport {
+                    allocations: r.allocations.len(),
+                    allocated_bytes: r.total_allocated_bytes,
+                    reserved_bytes: r.total_capacity_bytes,
+                }
             }
-            Err(_) => (0, 0, 0),
+            Err(_) => MemoryReport::default(),
         }
     }
 
-    /// Frees the idle staging buffers that [`Buffer::upload`] and [`Buffer::read`] keep for
-    /// reuse (at most two [`STAGING_CHUNK`]s per direction); returns the bytes freed.
-    /// Transfers in progress keep theirs. The next staged transfer allocates again.
-    pub fn release_staging_memory(&self) -> u64 {
-        self.shared.staging.trim(&self.shared)
-    }
-
-    /// (idle staging buffers, their bytes) held for reuse by this device.
-    pub fn staging_usage(&self) -> (usize, u64) {
-        self.shared.staging.usage()
-    }
-
-    /// Makes `upload`/`read` of `GpuOnly` buffers go through staging buffers even where the
-    /// device maps that memory (CPU and integrated devices such as lavapipe, where the
-    /// direct path is normally taken), so tests and benchmarks exercise the staged path.
-    #[doc(hidden)]
-    pub fn debug_force_staging(&self, on: bool) {
-        self.shared
-            .force_staging
-            .store(on, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Sets the staging chunk size (default [`STAGING_CHUNK`]), so tests can exercise
-    /// chunked transfers with small buffers.
-    #[doc(hidden)]
-    pub fn debug_set_staging_chunk(&self, bytes: u64) {
-        self.shared.staging.set_chunk(bytes);
-    }
-
-    /// Bytes kiln holds in buffers per memory heap: `(used, heap size)` by heap index.
-    pub fn heap_usage(&self) -> Vec<(u64, u64)> {
+    /// Bytes kiln holds in buffers per memory heap, by heap index.
+    pub fn heap_usage(&self) -> Vec<HeapUsage> {
         self.shared.heaps.usage()
     }
 
-    /// What happened to the persisted pipeline cache at device creation (see
-    /// [`crate::pipeline::cache`]).
-    pub fn pipeline_cache_status(&self) -> &PipelineCacheStatus {
-        self.shared.pipeline_cache.status()
-    }
-
-    /// The file the pipeline cache is saved to when the device drops, if persistence is on.
-    pub fn pipeline_cache_path(&self) -> Option<&std::path::Path> {
-        self.shared.pipeline_cache.path()
-    }
-
-    /// Writes the pipeline cache to its file now (atomically) instead of waiting for the
-    /// device to drop. Failures are logged (`KILN-W003`), never returned.
-    pub fn save_pipeline_cache(&self) {
-        self.shared.pipeline_cache.save(&self.shared.raw);
-    }
-
     /// Waits until the device is idle (`vkDeviceWaitIdle`).
+    ///
+    /// Errors: `KILN-E105` device lost (naming the last submission).
     pub fn wait_idle(&self) -> Result<()> {
-        let _q = self.shared.queue.lock();
-        // SAFETY: the queue mutex is held so no submission races the wait.
-        unsafe { self.shared.raw.device_wait_idle() }.map_err(vk_err("vkDeviceWaitIdle"))
+        // Every queue's lock, in index order (the one order kiln takes several in).
+        let guards: Vec<_> = self.shared.queues.iter().map(Queue::lock).collect();
+        // SAFETY: every queue's mutex is held so no submission races the wait.
+        let r = unsafe { self.shared.raw.device_wait_idle() };
+        drop(guards);
+        r.map_err(|e| {
+            self.shared
+                .main_queue()
+                .error("vkDeviceWaitIdle", EXECUTE_TIMEOUT, e)
+        })
     }
 
     /// The raw `ash` device, for what kiln does not wrap.
@@ -431,86 +348,25 @@ impl Device {
     pub fn raw_physical_device(&self) -> vk::PhysicalDevice {
         self.shared.physical
     }
-}
 
-fn pick_physical(
-    instance: &Instance,
-    wanted: Option<&str>,
-) -> Result<(vk::PhysicalDevice, DeviceInfo, vk::PhysicalDeviceProperties)> {
-    let ir = &instance.raw;
-    // SAFETY: plain query on a live instance.
-    let devices =
-        unsafe { ir.enumerate_physical_devices() }.map_err(vk_err("vkEnumeratePhysicalDevices"))?;
-    if devices.is_empty() {
-        return Err(Error::NoDevice);
+    /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E150` out of memory.
+    pub fn buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
+        Buffer::new(&self.shared, desc)
     }
-    let mut candidates = Vec::new();
-    for (index, &pd) in devices.iter().enumerate() {
-        // SAFETY: `pd` belongs to this instance.
-        let props = unsafe { ir.get_physical_device_properties(pd) };
-        let mut driver = vk::PhysicalDeviceDriverProperties::default();
-        if props.api_version >= vk::API_VERSION_1_2 {
-            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
-            // SAFETY: `p2` chains only `driver`, alive for the call.
-            unsafe { ir.get_physical_device_properties2(pd, &mut p2) };
-        }
-        let name = props
-            .device_name_as_c_str()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let info = DeviceInfo {
-            name,
-            device_type: props.device_type,
-            driver_name: driver
-                .driver_name_as_c_str()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            driver_info: driver
-                .driver_info_as_c_str()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            api_version: props.api_version,
-            used_api_version: props.api_version.min(instance.api_version),
-            vendor_id: props.vendor_id,
-            index,
-            pipeline_cache_uuid: props.pipeline_cache_uuid,
-            driver_version: props.driver_version,
-        };
-        candidates.push((pd, info, props));
+
+    /// Creates a 2D image with a view of all its mips, in layout UNDEFINED.
+    ///
+    /// Errors: `KILN-E180` zero or too large extent, bad mip count, or a format/usage pair
+    /// the device does not support; `KILN-E150` out of memory.
+    pub fn image(&self, desc: &ImageDesc<'_>) -> Result<Image> {
+        Image::new(&self.shared, desc)
     }
-    let chosen = match wanted {
-        Some(w) if !w.is_empty() => {
-            let by_index = w.parse::<usize>().ok();
-            let lw = w.to_lowercase();
-            candidates
-                .into_iter()
-                .find(|(_, i, _)| by_index == Some(i.index) || i.name.to_lowercase().contains(&lw))
-        }
-        _ => candidates
-            .into_iter()
-            .min_by_key(|(_, i, _)| (rank(i.device_type), i.index)),
-    };
-    match chosen {
-        Some(c) => Ok(c),
-        None => {
-            let available = devices
-                .iter()
-                .enumerate()
-                .map(|(i, &pd)| {
-                    // SAFETY: `pd` belongs to this instance.
-                    let p = unsafe { ir.get_physical_device_properties(pd) };
-                    let n = p
-                        .device_name_as_c_str()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    format!("{i}: {n}")
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
-            Err(Error::DeviceNotMatched {
-                wanted: wanted.unwrap_or_default().to_string(),
-                available,
-            })
-        }
+
+    /// The interned sampler for `desc`: the same `VkSampler` for equal descriptions.
+    ///
+    /// Errors: `KILN-E190` a description Vulkan would reject (LOD range, bias or anisotropy
+    /// beyond the device limits, anisotropy without the feature).
+    pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler> {
+        Sampler::get_or_create(&self.shared, desc)
     }
 }

@@ -2,14 +2,13 @@
 //! [`SamplerDesc`]s give the same `VkSampler` (and the same [`Sampler::id`]) while any holder
 //! is alive, so immutable samplers in set layouts can be compared by description.
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use ash::vk;
 
-use super::{Device, Shared};
+use super::Shared;
 use crate::error::{vk_err, Error, Result};
 
 /// A sampler by content (`VkSamplerCreateInfo` without pointers). Floats compare and hash
@@ -115,7 +114,7 @@ impl Hash for SamplerDesc {
 #[derive(Clone)]
 pub struct Sampler(Arc<SamplerInner>);
 
-struct SamplerInner {
+pub(crate) struct SamplerInner {
     shared: Arc<Shared>,
     raw: vk::Sampler,
     id: u64,
@@ -147,38 +146,21 @@ impl Sampler {
 
 impl Drop for SamplerInner {
     fn drop(&mut self) {
+        self.shared.samplers.forget(&self.desc, self);
         let raw = self.raw;
         // SAFETY: no set refers to the sampler (sets hold a clone); retire runs this after
         // every submission that may use it finished.
         self.shared
             .retire(move |s| unsafe { s.raw.destroy_sampler(raw, None) });
-        let mut map = self
-            .shared
-            .samplers
-            .map
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if map.get(&self.desc).is_some_and(|(i, _)| *i == self.id) {
-            map.remove(&self.desc);
-        }
     }
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// The device-wide sampler interner.
-#[derive(Default)]
-pub(crate) struct SamplerCache {
-    map: Mutex<HashMap<SamplerDesc, (u64, Weak<SamplerInner>)>>,
-}
+pub(crate) type SamplerCache = super::interner::Interner<SamplerDesc, SamplerInner>;
 
-impl SamplerCache {
-    pub fn clear(&self) {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).clear();
-    }
-}
-
-fn check(desc: &SamplerDesc, device: &Device) -> Result<()> {
+fn check(desc: &SamplerDesc, shared: &Shared) -> Result<()> {
     let bad = |detail: String| Err(Error::InvalidSampler { detail });
     let finite = [desc.mip_lod_bias, desc.min_lod];
     if finite.iter().any(|x| !x.is_finite()) || desc.max_lod.is_nan() {
@@ -193,7 +175,7 @@ fn check(desc: &SamplerDesc, device: &Device) -> Result<()> {
             desc.max_lod, desc.min_lod
         ));
     }
-    let limits = device.limits();
+    let limits = shared.limits();
     if desc.mip_lod_bias.abs() > limits.max_sampler_lod_bias {
         return bad(format!(
             "mip_lod_bias {} exceeds maxSamplerLodBias {} (VUID-VkSamplerCreateInfo-mipLodBias-01069)",
@@ -201,7 +183,7 @@ fn check(desc: &SamplerDesc, device: &Device) -> Result<()> {
         ));
     }
     if let Some(a) = desc.max_anisotropy {
-        if !device.features().sampler_anisotropy {
+        if !shared.features.sampler_anisotropy {
             return bad("max_anisotropy needs the samplerAnisotropy feature, which the device lacks (VUID-VkSamplerCreateInfo-anisotropyEnable-01070)".into());
         }
         if !(1.0..=limits.max_sampler_anisotropy).contains(&a) {
@@ -214,52 +196,46 @@ fn check(desc: &SamplerDesc, device: &Device) -> Result<()> {
     Ok(())
 }
 
-impl Device {
-    /// The interned sampler for `desc`: the same `VkSampler` for equal descriptions.
+impl Sampler {
+    /// The interned sampler for `desc` on the device `shared` (see [`Device::sampler`]).
     ///
-    /// Errors: `KILN-E190` a description Vulkan would reject (LOD range, bias or anisotropy
-    /// beyond the device limits, anisotropy without the feature).
-    pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler> {
-        check(desc, self)?;
-        let shared = &self.shared;
-        let mut map = shared
+    /// [`Device::sampler`]: crate::Device::sampler
+    pub(crate) fn get_or_create(shared: &Arc<Shared>, desc: &SamplerDesc) -> Result<Sampler> {
+        check(desc, shared)?;
+        let inner = shared
             .samplers
-            .map
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = map.get(desc).and_then(|(_, w)| w.upgrade()) {
-            return Ok(Sampler(s));
-        }
-        let mut info = vk::SamplerCreateInfo::default()
-            .mag_filter(desc.mag_filter)
-            .min_filter(desc.min_filter)
-            .mipmap_mode(desc.mipmap_mode)
-            .address_mode_u(desc.address_mode_u)
-            .address_mode_v(desc.address_mode_v)
-            .address_mode_w(desc.address_mode_w)
-            .mip_lod_bias(desc.mip_lod_bias)
-            .min_lod(desc.min_lod)
-            .max_lod(desc.max_lod)
-            .border_color(desc.border_color)
-            .unnormalized_coordinates(desc.unnormalized_coordinates);
-        if let Some(a) = desc.max_anisotropy {
-            info = info.anisotropy_enable(true).max_anisotropy(a);
-        }
-        if let Some(c) = desc.compare_op {
-            info = info.compare_enable(true).compare_op(c);
-        }
-        // SAFETY: the description was checked against the device's limits and features.
-        let raw =
-            unsafe { shared.raw.create_sampler(&info, None) }.map_err(vk_err("vkCreateSampler"))?;
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let inner = Arc::new(SamplerInner {
-            shared: shared.clone(),
-            raw,
-            id,
-            desc: *desc,
-        });
-        map.retain(|_, (_, w)| w.strong_count() > 0);
-        map.insert(*desc, (id, Arc::downgrade(&inner)));
+            .get_or_create(desc, || create(shared, desc))?;
         Ok(Sampler(inner))
     }
+}
+
+/// Creates the `VkSampler` for a checked description (outside the interner's lock).
+fn create(shared: &Arc<Shared>, desc: &SamplerDesc) -> Result<Arc<SamplerInner>> {
+    let mut info = vk::SamplerCreateInfo::default()
+        .mag_filter(desc.mag_filter)
+        .min_filter(desc.min_filter)
+        .mipmap_mode(desc.mipmap_mode)
+        .address_mode_u(desc.address_mode_u)
+        .address_mode_v(desc.address_mode_v)
+        .address_mode_w(desc.address_mode_w)
+        .mip_lod_bias(desc.mip_lod_bias)
+        .min_lod(desc.min_lod)
+        .max_lod(desc.max_lod)
+        .border_color(desc.border_color)
+        .unnormalized_coordinates(desc.unnormalized_coordinates);
+    if let Some(a) = desc.max_anisotropy {
+        info = info.anisotropy_enable(true).max_anisotropy(a);
+    }
+    if let Some(c) = desc.compare_op {
+        info = info.compare_enable(true).compare_op(c);
+    }
+    // SAFETY: the description was checked against the device's limits and features.
+    let raw =
+        unsafe { shared.raw.create_sampler(&info, None) }.map_err(vk_err("vkCreateSampler"))?;
+    Ok(Arc::new(SamplerInner {
+        shared: shared.clone(),
+        raw,
+        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        desc: *desc,
+    }))
 }

@@ -4,33 +4,42 @@
 //! It is loaded from disk when the device is created and written back when the device
 //! drops, so the second run of a program skips the driver's shader compiler.
 //!
-//! - **File**: `<dir>/<vendorID>-<deviceID>-<driverVersion>-<pipelineCacheUUID>.bin`
-//!   (hex), holding exactly what `vkGetPipelineCacheData` returned. `<dir>` is
-//!   `$KILN_PIPELINE_CACHE_DIR`, else `$XDG_CACHE_HOME/kiln`, else `$HOME/.cache/kiln`.
-//!   A driver update changes the driver version or UUID and so the file name: stale data is
-//!   never handed to a new driver.
-//! - **Disable**: `KILN_PIPELINE_CACHE=0` (or `false`/`off`): an in-memory cache is still
-//!   used within the process, nothing is read or written.
-//! - **Validation**: before any byte reaches the driver, the file's
-//!   `VkPipelineCacheHeaderVersionOne` (spec §10.7.4, little-endian) is checked: header
-//!   length ≥ 32 and ≤ file length, header version 1, vendor ID, device ID and
-//!   `pipelineCacheUUID` equal to the device's. A file that fails is ignored with a
-//!   `KILN-W002` warning and an empty cache is used.
-//! - **Writing**: atomic — the data goes to a temporary file in the same folder, which is
-//!   then renamed over the old one, so a crash or a concurrent process never leaves a
-//!   half-written file.
+//! (File name, `KILN_PIPELINE_CACHE`, the header check and atomic writes are documented
+//! on [`PipelineCacheStatus`].)
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ash::vk;
 
+use crate::device::{LayerSlot, Shared};
 use crate::error::{vk_err, Result};
 
 /// Size of `VkPipelineCacheHeaderVersionOne` in bytes.
-pub const HEADER_SIZE: usize = 16 + vk::UUID_SIZE;
+pub(crate) const HEADER_SIZE: usize = 16 + vk::UUID_SIZE;
 
-/// What happened to the on-disk pipeline cache when the device was created.
+/// What happened to the on-disk pipeline cache when the device was created
+/// ([`Device::pipeline_cache_status`](crate::Device::pipeline_cache_status)).
+///
+/// Every device owns one `VkPipelineCache` that all of kiln's compute pipeline creation goes
+/// through. It is loaded from disk when the device is created and written back when the
+/// device drops, so the second run of a program skips the driver's shader compiler.
+///
+/// - **File**: `<dir>/<vendorID>-<deviceID>-<driverVersion>-<pipelineCacheUUID>.bin`
+///   (hex), holding exactly what `vkGetPipelineCacheData` returned. `<dir>` is
+///   `$KILN_PIPELINE_CACHE_DIR`, else `$XDG_CACHE_HOME/kiln`, else `$HOME/.cache/kiln`.
+///   A driver update changes the driver version or UUID and so the file name: stale data is
+///   never handed to a new driver.
+/// - **Disable**: `KILN_PIPELINE_CACHE=0` (or `false`/`off`): an in-memory cache is still
+///   used within the process, nothing is read or written.
+/// - **Validation**: before any byte reaches the driver, the file's
+///   `VkPipelineCacheHeaderVersionOne` (spec §10.7.4, little-endian) is checked: header
+///   length ≥ 32 and ≤ file length, header version 1, vendor ID, device ID and
+///   `pipelineCacheUUID` equal to the device's. A file that fails is ignored with a
+///   `KILN-W002` warning and an empty cache is used.
+/// - **Writing**: atomic — the data goes to a temporary file in the same folder, which is
+///   then renamed over the old one, so a crash or a concurrent process never leaves a
+///   half-written file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PipelineCacheStatus {
     /// `KILN_PIPELINE_CACHE=0`, or no cache folder could be determined.
@@ -45,7 +54,7 @@ pub enum PipelineCacheStatus {
 }
 
 /// Whether the persisted cache is wanted (`KILN_PIPELINE_CACHE`, default on).
-pub fn persistence_enabled() -> bool {
+pub(crate) fn persistence_enabled() -> bool {
     !matches!(
         std::env::var("KILN_PIPELINE_CACHE").as_deref(),
         Ok("0") | Ok("false") | Ok("off")
@@ -131,7 +140,7 @@ pub(crate) struct PipelineCache {
 impl PipelineCache {
     /// Creates the cache, seeded from disk when the file exists and is valid. Never fails
     /// because of the file: a bad file only yields a warning.
-    pub fn open(device: &ash::Device, props: &vk::PhysicalDeviceProperties) -> Result<Self> {
+    pub(crate) fn open(device: &ash::Device, props: &vk::PhysicalDeviceProperties) -> Result<Self> {
         let path = persistence_enabled()
             .then(cache_dir)
             .flatten()
@@ -184,21 +193,21 @@ impl PipelineCache {
         Ok(PipelineCache { raw, path, status })
     }
 
-    pub fn raw(&self) -> vk::PipelineCache {
+    pub(crate) fn raw(&self) -> vk::PipelineCache {
         self.raw
     }
 
-    pub fn status(&self) -> &PipelineCacheStatus {
+    pub(crate) fn status(&self) -> &PipelineCacheStatus {
         &self.status
     }
 
-    pub fn path(&self) -> Option<&Path> {
+    pub(crate) fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
     /// Writes the cache's current data to its file (atomically). Errors are logged, not
     /// returned: a cache that cannot be saved only costs compile time next run.
-    pub fn save(&self, device: &ash::Device) {
+    pub(crate) fn save(&self, device: &ash::Device) {
         let Some(path) = &self.path else { return };
         // SAFETY: the cache belongs to `device`; it is internally synchronized.
         let data = match unsafe { device.get_pipeline_cache_data(self.raw) } {
@@ -217,7 +226,7 @@ impl PipelineCache {
     }
 
     /// Saves, then destroys the cache. Call once, before the device is destroyed.
-    pub fn save_and_destroy(&mut self, device: &ash::Device) {
+    pub(crate) fn save_and_destroy(&mut self, device: &ash::Device) {
         if self.raw == vk::PipelineCache::null() {
             return;
         }
@@ -226,6 +235,13 @@ impl PipelineCache {
         // the last reference) and the handle is destroyed once (nulled below).
         unsafe { device.destroy_pipeline_cache(self.raw, None) };
         self.raw = vk::PipelineCache::null();
+    }
+}
+
+impl LayerSlot for PipelineCache {
+    fn teardown(&mut self, shared: &Shared) {
+        // Every pipeline held an Arc<Shared> or was retired before: save the cache now.
+        self.save_and_destroy(&shared.raw);
     }
 }
 

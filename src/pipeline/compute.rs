@@ -6,13 +6,15 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::cache::PipelineCache;
+use super::checks::check_capabilities;
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use crate::descriptors::DescriptorSet;
-use crate::device::{Device, Shared};
+use crate::device::Shared;
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
-/// Options for [`Device::compute_pipeline_with`].
+/// Options for [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with).
 #[derive(Clone, Debug)]
 pub struct ComputePipelineDesc<'a> {
     pub module: &'a ShaderModule,
@@ -184,27 +186,12 @@ pub(crate) fn shader_module(shared: &Shared, module: &ShaderModule) -> Result<vk
     unsafe { shared.raw.create_shader_module(&info, None) }.map_err(vk_err("vkCreateShaderModule"))
 }
 
-impl Device {
-    /// A compute pipeline for `entry` of `module`, layout from reflection.
-    pub fn compute_pipeline(&self, module: &ShaderModule, entry: &str) -> Result<ComputePipeline> {
-        self.compute_pipeline_with(&ComputePipelineDesc {
-            module,
-            entry,
-            spec: &[],
-            layout: None,
-        })
-    }
-
-    /// A compute pipeline with options.
-    ///
-    /// Errors: `KILN-E050` no such entry point, `KILN-E251` not a compute shader,
-    /// `KILN-E058` a given layout that does not cover the shader, `KILN-E060`
-    /// specialization values given twice or of the wrong size,
-    /// `KILN-E054` workgroup size beyond the device limits, `KILN-E053` push constants too
-    /// large, `KILN-E104` Vulkan failures.
-    pub fn compute_pipeline_with(&self, desc: &ComputePipelineDesc<'_>) -> Result<ComputePipeline> {
+impl ComputePipeline {
+    /// Creates the pipeline on the device `shared` (see
+    /// [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with)).
+    pub(crate) fn new(shared: &Arc<Shared>, desc: &ComputePipelineDesc<'_>) -> Result<Self> {
         let ep = desc.module.reflection().entry_point(desc.entry)?;
-        self.check_capabilities(desc.module)?;
+        check_capabilities(shared, desc.module)?;
         if ep.stage != vk::ShaderStageFlags::COMPUTE {
             return Err(Error::WrongStage {
                 entry: ep.name.clone(),
@@ -225,7 +212,7 @@ impl Device {
             .workgroup_size
             .map(|w| w.resolve(&u32_spec))
             .unwrap_or([1, 1, 1]);
-        let l = self.limits();
+        let l = shared.limits();
         let invocations = wg.iter().map(|&x| x as u64).product::<u64>();
         if wg
             .iter()
@@ -254,8 +241,9 @@ impl Device {
                 &reflected
             }
         };
-        let layout = self.pipeline_layout(layout_desc)?;
-        let module = shader_module(&self.shared, desc.module)?;
+        let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
+        let cache = shared.slot::<PipelineCache>()?.raw();
+        let module = shader_module(shared, desc.module)?;
         let name = std::ffi::CString::new(desc.entry).map_err(|_| Error::EntryPointNotFound {
             name: desc.entry.to_string(),
             available: String::new(),
@@ -276,20 +264,14 @@ impl Device {
             .layout(layout.raw());
         // SAFETY: module and layout are alive; all pointers are locals alive for the call; the
         // pipeline cache is internally synchronized (not created EXTERNALLY_SYNCHRONIZED).
-        let created = unsafe {
-            self.shared.raw.create_compute_pipelines(
-                self.shared.pipeline_cache.raw(),
-                &[info],
-                None,
-            )
-        };
+        let created = unsafe { shared.raw.create_compute_pipelines(cache, &[info], None) };
         // SAFETY: the module is no longer needed once the pipeline exists (or failed).
-        unsafe { self.shared.raw.destroy_shader_module(module, None) };
+        unsafe { shared.raw.destroy_shader_module(module, None) };
         let raw = created.map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
         let label = format!("{}:{}", desc.module.label(), desc.entry);
-        self.shared.set_name(raw, &label);
+        shared.set_name(raw, &label);
         Ok(ComputePipeline {
-            shared: self.shared.clone(),
+            shared: shared.clone(),
             raw,
             layout,
             entry: ep.clone(),
@@ -298,9 +280,7 @@ impl Device {
             label,
         })
     }
-}
 
-impl ComputePipeline {
     #[inline]
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
@@ -332,13 +312,15 @@ impl ComputePipeline {
     /// binds to every pipeline whose layout has an equal set layout at that number.
     ///
     /// Errors: `KILN-E205` no such set.
-    pub fn new_set(&self, set: u32) -> Result<DescriptorSet> {
-        self.new_set_with_count(set, None)
+    pub fn descriptor_set(&self, set: u32) -> Result<DescriptorSet> {
+        self.descriptor_set_with_count(set, None)
     }
 
-    /// Like [`new_set`](Self::new_set) with the actual descriptor count of a bindless
-    /// (variable-count) binding; `None` = its maximum.
-    pub fn new_set_with_count(
+    /// Like [`descriptor_set`](Self::descriptor_set) with the actual descriptor count of a
+    /// bindless (variable-count) binding; `None` = its maximum.
+    ///
+    /// Errors: `KILN-E205` no such set, `KILN-E203` a count above the binding's maximum.
+    pub fn descriptor_set_with_count(
         &self,
         set: u32,
         variable_count: Option<u32>,

@@ -13,7 +13,7 @@ use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::Pipeline;
 use crate::descriptors::DescriptorSet;
-use crate::device::{format_info, Device, Image, NumClass, Shared};
+use crate::device::{format_info, Image, NumClass, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
@@ -303,24 +303,19 @@ fn blend_state(mode: BlendMode) -> vk::PipelineColorBlendAttachmentState {
         .dst_alpha_blend_factor(F::ONE_MINUS_SRC_ALPHA)
 }
 
-impl Device {
-    /// A graphics pipeline for dynamic rendering; layout from reflection of both stages.
-    ///
-    /// Errors: `KILN-E050` entry point missing, `KILN-E251` wrong stage, `KILN-E051`
-    /// conflicting bindings between the stages, `KILN-E281` a vertex input with no
-    /// attribute, `KILN-E280` an attribute whose format disagrees with the shader,
-    /// `KILN-E282` other inconsistencies (fragment output without a colour attachment,
-    /// bad attachment formats), `KILN-E107` no dynamic rendering, `KILN-E104` Vulkan failures.
-    pub fn graphics_pipeline(&self, desc: &GraphicsPipelineDesc<'_>) -> Result<GraphicsPipeline> {
+impl GraphicsPipeline {
+    /// Creates the pipeline on the device `shared` (see
+    /// [`Device::graphics_pipeline`](crate::Device::graphics_pipeline)).
+    pub(crate) fn new(shared: &Arc<Shared>, desc: &GraphicsPipelineDesc<'_>) -> Result<Self> {
         let pipeline = desc.label.as_str();
         let invalid = |detail: String| Error::InvalidGraphicsPipeline {
             pipeline: pipeline.to_string(),
             detail,
         };
-        let f = self.features();
+        let f = &shared.features;
         if !(f.dynamic_rendering && f.synchronization2) {
             return Err(Error::MissingFeature {
-                device: self.info().name.clone(),
+                device: shared.info.name.clone(),
                 what: "dynamicRendering and synchronization2 (Vulkan 1.3), which kiln's graphics pipelines use".into(),
             });
         }
@@ -380,7 +375,7 @@ impl Device {
                 )));
             }
         }
-        let max_bindings = self.limits().max_vertex_input_bindings as usize;
+        let max_bindings = shared.limits().max_vertex_input_bindings as usize;
         if desc.vertex_buffers.len() > max_bindings {
             return Err(invalid(format!(
                 "{} vertex buffers exceed maxVertexInputBindings {max_bindings}",
@@ -400,7 +395,7 @@ impl Device {
                 &reflected
             }
         };
-        let layout = self.pipeline_layout(layout_desc)?;
+        let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
 
         let (entries, data) = spec_data(desc.spec);
         let spec_info = vk::SpecializationInfo::default()
@@ -413,12 +408,12 @@ impl Device {
                 name: entry.to_string(),
                 available: String::new(),
             })?);
-            match shader_module(&self.shared, m) {
+            match shader_module(shared, m) {
                 Ok(sm) => modules.push((ep.stage, sm)),
                 Err(e) => {
                     for (_, sm) in modules {
                         // SAFETY: created above, used by nothing.
-                        unsafe { self.shared.raw.destroy_shader_module(sm, None) };
+                        unsafe { shared.raw.destroy_shader_module(sm, None) };
                     }
                     return Err(e);
                 }
@@ -482,18 +477,18 @@ impl Device {
         // call; the vertex input state was checked against the vertex shader's inputs and
         // the attachment formats against the fragment outputs.
         let created = unsafe {
-            self.shared
+            shared
                 .raw
                 .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
         };
         for (_, sm) in modules {
             // SAFETY: modules are not needed once the pipeline exists (or failed).
-            unsafe { self.shared.raw.destroy_shader_module(sm, None) };
+            unsafe { shared.raw.destroy_shader_module(sm, None) };
         }
         let raw = created.map_err(|(_, e)| vk_err("vkCreateGraphicsPipelines")(e))?[0];
-        self.shared.set_name(raw, pipeline);
+        shared.set_name(raw, pipeline);
         Ok(GraphicsPipeline {
-            shared: self.shared.clone(),
+            shared: shared.clone(),
             raw,
             layout,
             names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
@@ -502,9 +497,7 @@ impl Device {
             label: pipeline.to_string(),
         })
     }
-}
 
-impl GraphicsPipeline {
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
     }
@@ -530,7 +523,7 @@ impl GraphicsPipeline {
     /// to every pipeline (graphics or compute) with an equal set layout at that number.
     ///
     /// Errors: `KILN-E205` no such set.
-    pub fn new_set(&self, set: u32) -> Result<DescriptorSet> {
+    pub fn descriptor_set(&self, set: u32) -> Result<DescriptorSet> {
         let layouts = self.layout.set_layouts();
         let layout = layouts.get(set as usize).ok_or(Error::NoSuchSet {
             set,

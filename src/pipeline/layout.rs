@@ -5,24 +5,22 @@
 //! descriptor type or count for one (set, binding) is an error naming both entry points.
 //! Push constants get one range per stage (VUID-VkPipelineLayoutCreateInfo-pPushConstantRanges-00292).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use ash::vk;
 
-use crate::descriptors::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding, SetLayoutCache};
-use crate::device::{Device, Shared};
+use super::bindless::resolve_layout;
+use super::checks::check_descriptor_limits;
+use crate::descriptors::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
+use crate::device::{Interner, LayerSlot, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{DescriptorBinding, EntryPoint, ShaderModule};
 
 /// Set numbers at or above this are rejected (`KILN-E052`) before any per-set storage is
 /// made: a corrupt DescriptorSet decoration must not allocate billions of empty sets.
 const MAX_SETS: u32 = 64;
-
-/// Default maximum descriptor count of a runtime (bindless) descriptor array, clamped to
-/// the device's limits when the layout is created.
-pub const DEFAULT_BINDLESS_MAX: u32 = 4096;
 
 /// Stage visibility policy for one set (see [`PipelineLayoutDesc::with_visibility`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,10 +50,10 @@ pub struct PipelineLayoutDesc {
     pub sets: Vec<DescriptorSetLayoutDesc>,
     pub push_constant_ranges: Vec<PushConstantRange>,
     /// (set, binding) of runtime descriptor arrays, resolved to a count on creation
-    /// (see [`Device::resolve_layout`]).
+    /// (see the `bindless` module of `pipeline`).
     pub runtime_arrays: Vec<(u32, u32)>,
     /// User-set maximum descriptor count per runtime array (default
-    /// [`DEFAULT_BINDLESS_MAX`], clamped to the device limits).
+    /// [`DEFAULT_BINDLESS_MAX`](crate::DEFAULT_BINDLESS_MAX), clamped to the device limits).
     pub bindless_max: BTreeMap<(u32, u32), u32>,
     /// Reflected binding names per set (not part of the layout's identity).
     pub names: Vec<BTreeMap<String, u32>>,
@@ -323,7 +321,9 @@ impl PipelineLayout {
 
 impl Drop for PipelineLayout {
     fn drop(&mut self) {
-        self.shared.pipeline_layouts.forget(&self.key, self.id);
+        if let Ok(cache) = self.shared.slot::<PipelineLayoutCache>() {
+            cache.0.forget(&self.key, self);
+        }
         let raw = self.raw;
         // SAFETY: no pipeline using this layout is alive (pipelines hold an Arc to it);
         // retire runs this after every submission that may use it finished.
@@ -332,37 +332,31 @@ impl Drop for PipelineLayout {
     }
 }
 
-type PipelineLayoutKey = (Vec<u64>, Vec<PushConstantRange>);
+pub(crate) type PipelineLayoutKey = (Vec<u64>, Vec<PushConstantRange>);
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The device-wide interner of pipeline layouts: key = (set-layout ids, push ranges).
+/// The device-wide interner of pipeline layouts (a layer slot): key = (set-layout ids, push
+/// ranges). Set layouts are interned by full description, so equal ids are equal
+/// descriptions; a key's ids stay valid while its layout lives (it holds its set layouts).
 #[derive(Default)]
-pub(crate) struct PipelineLayoutCache {
-    map: Mutex<HashMap<PipelineLayoutKey, (u64, Weak<PipelineLayout>)>>,
-}
+pub(crate) struct PipelineLayoutCache(Interner<PipelineLayoutKey, PipelineLayout>);
 
-impl PipelineLayoutCache {
-    fn forget(&self, key: &PipelineLayoutKey, id: u64) {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.get(key).is_some_and(|(i, _)| *i == id) {
-            map.remove(key);
-        }
-    }
-
-    pub fn destroy_all(&self, _device: &ash::Device) {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).clear();
+impl LayerSlot for PipelineLayoutCache {
+    fn teardown(&mut self, _: &Shared) {
+        // Layouts are destroyed by their own Drop; none is alive at device teardown.
+        self.0.clear();
     }
 }
 
-impl Device {
-    /// Creates (or returns the interned) pipeline layout for `desc`.
-    ///
-    /// Errors: `KILN-E053` push constants beyond `maxPushConstantsSize`, `KILN-E059` push
-    /// constant ranges Vulkan rejects, `KILN-E209` an invalid set layout, `KILN-E107`
-    /// runtime arrays without descriptor indexing, `KILN-E104` Vulkan failures.
-    pub fn pipeline_layout(&self, desc: &PipelineLayoutDesc) -> Result<Arc<PipelineLayout>> {
-        let limit = self.limits().max_push_constants_size;
+impl PipelineLayout {
+    /// The interned pipeline layout for `desc` on the device `shared` (see
+    /// [`Device::pipeline_layout`](crate::Device::pipeline_layout)).
+    pub(crate) fn get_or_create(
+        shared: &Arc<Shared>,
+        desc: &PipelineLayoutDesc,
+    ) -> Result<Arc<Self>> {
+        let limit = shared.limits().max_push_constants_size;
         let mut seen = vk::ShaderStageFlags::empty();
         for r in &desc.push_constant_ranges {
             let end = r.offset.checked_add(r.size);
@@ -388,58 +382,46 @@ impl Device {
             }
             seen |= r.stages;
         }
-        let sets = self.resolve_layout(desc)?;
-        self.check_descriptor_limits(&sets)?;
+        let sets = resolve_layout(shared, &desc.sets, &desc.runtime_arrays, &desc.bindless_max)?;
+        check_descriptor_limits(shared, &sets)?;
         let mut set_layouts = Vec::with_capacity(sets.len());
         for s in &sets {
-            set_layouts.push(SetLayoutCache::get_or_create(&self.shared, s)?);
+            set_layouts.push(crate::descriptors::set_layout(shared, s)?);
         }
         let key: PipelineLayoutKey = (
             set_layouts.iter().map(|l| l.id()).collect(),
             desc.push_constant_ranges.clone(),
         );
-        let cache = &self.shared.pipeline_layouts;
-        let mut map = cache.map.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(l) = map.get(&key).and_then(|(_, w)| w.upgrade()) {
-            return Ok(l);
-        }
-        let raw_sets: Vec<vk::DescriptorSetLayout> = set_layouts.iter().map(|l| l.raw()).collect();
-        let ranges: Vec<vk::PushConstantRange> = desc
-            .push_constant_ranges
-            .iter()
-            .map(|r| vk::PushConstantRange {
-                stage_flags: r.stages,
-                offset: r.offset,
-                size: r.size,
+        shared
+            .slot::<PipelineLayoutCache>()?
+            .0
+            .get_or_create(&key, || {
+                let raw_sets: Vec<vk::DescriptorSetLayout> =
+                    set_layouts.iter().map(|l| l.raw()).collect();
+                let ranges: Vec<vk::PushConstantRange> = desc
+                    .push_constant_ranges
+                    .iter()
+                    .map(|r| vk::PushConstantRange {
+                        stage_flags: r.stages,
+                        offset: r.offset,
+                        size: r.size,
+                    })
+                    .collect();
+                let info = vk::PipelineLayoutCreateInfo::default()
+                    .set_layouts(&raw_sets)
+                    .push_constant_ranges(&ranges);
+                // SAFETY: the set layouts are alive (held in `set_layouts`); locals outlive the
+                // call.
+                let raw = unsafe { shared.raw.create_pipeline_layout(&info, None) }
+                    .map_err(vk_err("vkCreatePipelineLayout"))?;
+                Ok(Arc::new(PipelineLayout {
+                    shared: shared.clone(),
+                    raw,
+                    id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                    set_layouts,
+                    push_constant_ranges: desc.push_constant_ranges.clone(),
+                    key: key.clone(),
+                }))
             })
-            .collect();
-        let info = vk::PipelineLayoutCreateInfo::default()
-            .set_layouts(&raw_sets)
-            .push_constant_ranges(&ranges);
-        // SAFETY: the set layouts are alive (held in `set_layouts`); locals outlive the call.
-        let raw = unsafe { self.shared.raw.create_pipeline_layout(&info, None) }
-            .map_err(vk_err("vkCreatePipelineLayout"))?;
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let layout = Arc::new(PipelineLayout {
-            shared: self.shared.clone(),
-            raw,
-            id,
-            set_layouts,
-            push_constant_ranges: desc.push_constant_ranges.clone(),
-            key: key.clone(),
-        });
-        map.retain(|_, (_, w)| w.strong_count() > 0);
-        map.insert(key, (id, Arc::downgrade(&layout)));
-        Ok(layout)
-    }
-
-    /// The interned set layout for a description (the same handle for equal content).
-    pub fn set_layout(&self, desc: &DescriptorSetLayoutDesc) -> Result<Arc<SetLayout>> {
-        SetLayoutCache::get_or_create(&self.shared, desc)
-    }
-
-    /// Number of distinct live set layouts on this device.
-    pub fn set_layout_count(&self) -> usize {
-        self.shared.set_layouts.len()
     }
 }

@@ -2,27 +2,28 @@
 //! pipelines, the persisted pipeline cache.
 
 mod bindless;
-pub mod cache;
+pub(crate) mod cache;
 mod checks;
 mod compute;
+mod device;
 mod graphics;
 mod layout;
 
-pub(crate) use cache::PipelineCache;
-pub use cache::PipelineCacheStatus;
 use std::sync::Arc;
 
 use ash::vk;
 
+pub use bindless::DEFAULT_BINDLESS_MAX;
+pub use cache::PipelineCacheStatus;
 pub use compute::{ComputePipeline, ComputePipelineDesc};
 pub use graphics::{
     BlendMode, DepthState, GraphicsPipeline, GraphicsPipelineDesc, VertexAttribute,
     VertexBufferLayout,
 };
-pub(crate) use layout::PipelineLayoutCache;
-pub use layout::{
-    PipelineLayout, PipelineLayoutDesc, PushConstantRange, Visibility, DEFAULT_BINDLESS_MAX,
-};
+pub use layout::{PipelineLayout, PipelineLayoutDesc, PushConstantRange, Visibility};
+
+use crate::device::Shared;
+use crate::error::Result;
 
 /// What [`Recorder::bind_pipeline`](crate::Recorder::bind_pipeline) needs from a pipeline:
 /// implemented by [`ComputePipeline`] and [`GraphicsPipeline`].
@@ -52,4 +53,12 @@ impl Pipeline for ComputePipeline {
     fn workgroup_size(&self) -> [u32; 3] {
         ComputePipeline::workgroup_size(self)
     }
+}
+
+/// Registers this layer's slots (the pipeline-layout interner, then the pipeline cache,
+/// loaded from disk now) on a device being created.
+pub(crate) fn register_slots(shared: &mut Shared) -> Result<()> {
+    shared.register_slot(layout::PipelineLayoutCache::default())?;
+    let cache = cache::PipelineCache::open(&shared.raw, &shared.properties)?;
+    shared.register_slot(cache)
 }

@@ -47,12 +47,12 @@ pub fn field_size<T, F>(_: fn(&T) -> &F) -> usize {
 #[macro_export]
 macro_rules! host_layout {
     ($t:ty { $($f:ident),* $(,)? }) => {
-        impl $crate::shaders::HostLayout for $t {
-            fn host_members() -> ::std::vec::Vec<$crate::shaders::HostMember> {
-                ::std::vec![$($crate::shaders::HostMember {
+        impl $crate::HostLayout for $t {
+            fn host_members() -> ::std::vec::Vec<$crate::HostMember> {
+                ::std::vec![$($crate::HostMember {
                     name: stringify!($f),
                     offset: ::core::mem::offset_of!($t, $f),
-                    size: $crate::shaders::host::field_size::<$t, _>(|s: &$t| &s.$f),
+                    size: $crate::__private::field_size::<$t, _>(|s: &$t| &s.$f),
                 }),*]
             }
             fn host_size() -> usize {

@@ -3,16 +3,15 @@
 //! Shaders are compiled at build time by [`kiln-build`](https://docs.rs/kiln-build)
 //! (`glslc`) and embedded with [`include_spirv!`](crate::include_spirv).
 
-#[doc(hidden)]
-pub mod host;
-pub mod module;
-pub mod reflect;
+pub(crate) mod host;
+mod module;
+pub(crate) mod reflect;
 
 pub use host::{HostLayout, HostMember};
 /// SPIR-V enums that appear in reflection results ([`ImageTy`], [`EntryPoint`]).
 pub use rspirv::spirv::{Dim, ExecutionModel, ImageFormat};
 
-pub use module::{check_words, generator_name, version_string, ShaderModule};
+pub use module::{generator_name, version_string, ShaderModule};
 pub use reflect::{
     BlockLayout, BlockMember, DescriptorBinding, EntryPoint, ImageTy, InterfaceVariable,
     ModuleReflection, PushConstantBlock, SpecConstant, SpecValue, UnsupportedBinding,
@@ -27,7 +26,7 @@ pub use reflect::{
 #[macro_export]
 macro_rules! include_spirv {
     ($name:literal) => {
-        $crate::shaders::ShaderModule::from_bytes(include_bytes!(concat!(
+        $crate::ShaderModule::from_bytes(include_bytes!(concat!(
             env!("OUT_DIR"),
             "/shaders/",
             $name,

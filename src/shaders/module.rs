@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::shaders::reflect::{self, ModuleReflection};
 
 /// The SPIR-V magic number (SPIR-V spec §3.1).
-pub const SPIRV_MAGIC: u32 = 0x0723_0203;
+pub(crate) const SPIRV_MAGIC: u32 = 0x0723_0203;
 
 /// A SPIR-V module whose structure has been checked and whose entry points have been
 /// reflected. Cheap to clone words out of; holds no Vulkan object.
@@ -103,7 +103,7 @@ fn words_from_bytes(bytes: &[u8]) -> Result<Vec<u32>> {
 /// Checks the header and that every instruction's word count is in range.
 ///
 /// `words` must already be in host order (magic equal to [`SPIRV_MAGIC`] if valid).
-pub fn check_words(words: &[u32]) -> Result<()> {
+pub(crate) fn check_words(words: &[u32]) -> Result<()> {
     if words.len() < 5 {
         if let Some(&magic) = words.first() {
             if magic != SPIRV_MAGIC {

@@ -32,7 +32,7 @@ use std::ffi::CStr;
 use raw_window_handle::HasDisplayHandle;
 
 use crate::error::{Error, Result};
-pub use swapchain::{Frame, FrameStatus, Presenter, PresenterDesc};
+pub use swapchain::{CapturedFrame, Frame, FrameStatus, Presenter, PresenterDesc};
 
 pub(crate) fn surface_err(detail: impl std::fmt::Display) -> Error {
     Error::Surface {

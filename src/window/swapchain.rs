@@ -2,15 +2,17 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 
 use super::surface_err;
-use crate::commands::Recorder;
-use crate::device::{Buffer, BufferDesc, Device, Image};
+use crate::commands::{RecordedWork, Recorder};
+use crate::device::{Buffer, BufferDesc, Device, Image, Queue, Shared};
 use crate::error::{vk_err, Error, Result};
+use crate::queue::{self, Batch, RecordOptions};
 
 /// Options for [`Presenter::new`].
 #[derive(Clone, Debug)]
@@ -66,6 +68,16 @@ struct Slot {
     acquired: vk::Semaphore,
 }
 
+/// A presented frame copied to host memory ([`Presenter::take_capture`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapturedFrame {
+    pub width: u32,
+    pub height: u32,
+    /// RGBA8 pixels, row after row, no padding (swapped from BGRA when the swapchain is).
+    pub pixels: Vec<u8>,
+}
+
+/// A capture recorded into a frame, read once its fence is signalled.
 struct Capture {
     buffer: Buffer,
     extent: vk::Extent2D,
@@ -137,7 +149,7 @@ impl Presenter {
         let ok = unsafe {
             surface_fn.get_physical_device_surface_support(
                 shared.physical,
-                shared.queue_family,
+                shared.main_queue().family,
                 surface,
             )
         };
@@ -149,7 +161,8 @@ impl Presenter {
             }
             Ok(false) => Err(surface_err(format!(
                 "queue family {} of `{}` cannot present to this surface",
-                shared.queue_family, shared.info.name
+                shared.main_queue().family,
+                shared.info.name
             ))),
             Err(e) => Err(vk_err("vkGetPhysicalDeviceSurfaceSupportKHR")(e)),
         };
@@ -198,7 +211,7 @@ impl Presenter {
     fn new_slot(&self) -> Result<Slot> {
         let d = &self.device.shared.raw;
         let info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(self.device.shared.queue_family)
+            .queue_family_index(self.device.shared.main_queue().family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT);
         // SAFETY: valid create infos on this device; each object is destroyed in Drop (or
         // right here on failure through `Slot`'s fields being null-safe destroys).
@@ -274,17 +287,14 @@ impl Presenter {
         self.capture_next = true;
     }
 
-    /// Waits for the captured frame and returns `(width, height, RGBA8 pixels)`, or `None`
-    /// when no capture was requested and presented.
-    pub fn take_capture(&mut self) -> Result<Option<(u32, u32, Vec<u8>)>> {
+    /// Waits for the captured frame and returns it, or `None` when no capture was
+    /// requested and presented.
+    pub fn take_capture(&mut self) -> Result<Option<CapturedFrame>> {
         let Some(c) = self.capture.take() else {
             return Ok(None);
         };
-        let d = &self.device.shared.raw;
-        // SAFETY: the fence belongs to this device.
-        unsafe { d.wait_for_fences(&[self.slots[c.slot].fence], true, u64::MAX) }
-            .map_err(vk_err("vkWaitForFences"))?;
-        let mut px: Vec<u8> = c.buffer.read(&self.device)?;
+        wait_fence(&self.device.shared, self.slots[c.slot].fence)?;
+        let mut px: Vec<u8> = c.buffer.read()?;
         if matches!(
             self.format.format,
             vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB
@@ -293,7 +303,11 @@ impl Presenter {
                 p.swap(0, 2);
             }
         }
-        Ok(Some((c.extent.width, c.extent.height, px)))
+        Ok(Some(CapturedFrame {
+            width: c.extent.width,
+            height: c.extent.height,
+            pixels: px,
+        }))
     }
 
     fn recreate(&mut self, size: [u32; 2]) -> Result<()> {
@@ -459,16 +473,14 @@ impl Presenter {
                 return Ok(FrameStatus::Minimised);
             }
         }
-        let shared: &'a Arc<crate::device::Shared> = &device.shared;
+        let shared: &'a Arc<Shared> = &device.shared;
         let d = &shared.raw;
         let slot_index = self.next;
         let (pool, cb, fence, acquired) = {
             let s = &self.slots[slot_index];
             (s.pool, s.cb, s.fence, s.acquired)
         };
-        // SAFETY: the fence belongs to this device; it was created signalled or submitted.
-        unsafe { d.wait_for_fences(&[fence], true, u64::MAX) }
-            .map_err(vk_err("vkWaitForFences"))?;
+        wait_fence(shared, fence)?;
         // SAFETY: `acquired` is unsignalled: its last wait (the submission of this slot's
         // previous frame) has completed, as the fence wait above shows.
         let acquire = unsafe {
@@ -489,18 +501,11 @@ impl Presenter {
         };
         let target = self.images[image_index as usize].clone();
         let rendered = self.rendered[image_index as usize];
-        // SAFETY: the slot's previous submission finished (fence), so its pool and
-        // fence may be reset.
-        unsafe {
-            d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty())
-                .map_err(vk_err("vkResetCommandPool"))?;
-            d.begin_command_buffer(
-                cb,
-                &vk::CommandBufferBeginInfo::default()
-                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-            )
-            .map_err(vk_err("vkBeginCommandBuffer"))?;
-        }
+        // SAFETY: the slot's previous submission finished (fence), so its pool may be reset
+        // (its command buffer returns to the initial state, also after a failed frame that
+        // left it recording).
+        unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) }
+            .map_err(vk_err("vkResetCommandPool"))?;
         let capture =
             if self.capture_next && target.usage().contains(vk::ImageUsageFlags::TRANSFER_SRC) {
                 let size = self.extent.width as u64 * self.extent.height as u64 * 4;
@@ -516,72 +521,75 @@ impl Presenter {
             } else {
                 None
             };
-        let recorded = {
-            let mut rec = Recorder::new(shared, cb);
-            let frame = Frame {
-                target: &target,
-                slot: slot_index,
-                extent: self.extent,
-            };
-            let r = rec
-                .transition_from_any(
-                    &target,
-                    vk::ImageLayout::UNDEFINED,
-                    vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-                )
-                .and_then(|_| record(&mut rec, &frame));
-            let r = match (rec.close_rendering(), r) {
-                (true, Ok(())) => Err(Error::RenderingState {
-                    what: "frame ended inside a rendering scope; call end_rendering",
-                }),
-                (_, r) => r,
-            };
-            r.and_then(|_| match &capture {
-                Some(buf) => rec.copy_image_to_buffer_any(&target, 0, buf).map(|_| {
-                    // The host reads the capture after waiting for this frame (§7.9).
-                    rec.host_barrier();
-                }),
-                None => Ok(()),
-            })
-            .and_then(|_| rec.transition_any(&target, vk::ImageLayout::PRESENT_SRC_KHR))
-            .map(|_| {
-                rec.commit_layouts();
-                // Sets bound in the frame: stamped with its timeline value once submitted,
-                // so rewriting one waits for the frame (as for `Device::submit`).
-                rec.into_used_sets()
-            })
+        let frame = Frame {
+            target: &target,
+            slot: slot_index,
+            extent: self.extent,
         };
-        // SAFETY: `cb` is recording (possibly after a failed closure; then it is discarded).
-        let ended = unsafe { d.end_command_buffer(cb) }.map_err(vk_err("vkEndCommandBuffer"));
-        let used_sets = match recorded.and_then(|u| ended.map(|_| u)) {
-            Ok(u) => u,
+        let options = RecordOptions {
+            flags: vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT,
+            // Only a captured frame is read by the host.
+            host_barrier: false,
+        };
+        let recorded = queue::record(shared, cb, options, |rec| {
+            rec.transition_from(
+                &target,
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+            )?;
+            record(rec, &frame)?;
+            if rec.close_rendering() {
+                return Err(Error::RenderingState {
+                    what: "frame ended inside a rendering scope; call end_rendering",
+                });
+            }
+            if let Some(buf) = &capture {
+                rec.copy_image_to_buffer(&target, 0, buf)?;
+                // The host reads the capture after waiting for this frame (§7.9).
+                rec.host_barrier();
+            }
+            rec.transition(&target, vk::ImageLayout::PRESENT_SRC_KHR)
+        });
+        // SAFETY: the slot's fence is signalled (waited above) and not in use by a pending
+        // batch, so it may be reset for this frame's submission.
+        unsafe { d.reset_fences(&[fence]) }.map_err(vk_err("vkResetFences"))?;
+        let work = match recorded {
+            Ok(((), work)) => work,
             Err(e) => {
-                // Nothing is drawn. The acquire's semaphore signal is consumed by an empty
-                // submission (so the semaphore is unsignalled again when the slot comes back),
-                // and the acquired image is released by recreating the swapchain.
+                // Nothing is drawn. The acquire's semaphore signal is consumed by a batch
+                // without commands (so the semaphore is unsignalled again when the slot
+                // comes back), and the acquired image is released by recreating the
+                // swapchain.
                 self.stale = true;
-                let wait = [acquired];
-                let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
-                let submit = vk::SubmitInfo::default()
-                    .wait_semaphores(&wait)
-                    .wait_dst_stage_mask(&stages);
-                let queue = shared.queue.lock().map_err(|_| Error::DeviceLost {
-                    call: "vkQueueSubmit (poisoned queue lock)",
-                    label: "present".into(),
-                })?;
-                // SAFETY: the queue is externally synchronized by the mutex; the slot's fence is
-                // signalled (waited above) and reset before reuse; `acquired` has a pending
-                // signal from the acquire that this batch waits for.
-                unsafe {
-                    d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
-                    d.queue_submit(*queue, &[submit], fence)
-                        .map_err(vk_err("vkQueueSubmit"))?;
-                }
+                let batch = Batch {
+                    label: "present (frame discarded)",
+                    command_buffer: None,
+                    wait: &[(acquired, vk::PipelineStageFlags2::ALL_COMMANDS)],
+                    signal: &[],
+                    fence,
+                };
+                queue::submit(shared, Queue::MAIN, &batch, &RecordedWork::default())?;
                 self.next = (self.next + 1) % self.slots.len();
                 return Err(e);
             }
         };
-        let cbs = [cb];
+        // The frame joins the device's timeline (through the one submit path): it waits
+        // for the previous value (so it sees every earlier submission's writes, as kiln's
+        // own submissions do) and signals the next (so later submissions, deferred
+        // destruction and rewrites of the sets it bound wait for it).
+        let batch = Batch {
+            label: "present",
+            command_buffer: Some(cb),
+            wait: &[(
+                acquired,
+                vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT
+                    | vk::PipelineStageFlags2::ALL_TRANSFER,
+            )],
+            signal: &[rendered],
+            fence,
+        };
+        queue::submit(shared, Queue::MAIN, &batch, &work)?;
+        drop(work);
         let swapchains = [self.swapchain];
         let indices = [image_index];
         let present_wait = [rendered];
@@ -590,48 +598,11 @@ impl Presenter {
             .swapchains(&swapchains)
             .image_indices(&indices);
         let presented = {
-            let queue = shared.queue.lock().map_err(|_| Error::DeviceLost {
-                call: "vkQueueSubmit (poisoned queue lock)",
-                label: "present".into(),
-            })?;
-            // The frame joins the device's timeline: it waits for the previous value (so it
-            // sees every earlier submission's writes, as kiln's own submissions do) and
-            // signals the next (so later submissions, and deferred destruction, wait for it).
-            let timeline = shared.next_timeline_value();
-            let color =
-                vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::TRANSFER;
-            let all = vk::PipelineStageFlags::ALL_COMMANDS;
-            let (tl_sem, value) = timeline.unwrap_or((vk::Semaphore::null(), 1));
-            let n = if timeline.is_some() { 2 } else { 1 };
-            let (wait, stages, wait_values) = ([acquired, tl_sem], [color, all], [0, value - 1]);
-            let (signal, signal_values) = ([rendered, tl_sem], [0, value]);
-            let mut tl = vk::TimelineSemaphoreSubmitInfo::default()
-                .wait_semaphore_values(&wait_values[..n])
-                .signal_semaphore_values(&signal_values[..n]);
-            let mut submit = vk::SubmitInfo::default()
-                .wait_semaphores(&wait[..n])
-                .wait_dst_stage_mask(&stages[..n])
-                .command_buffers(&cbs)
-                .signal_semaphores(&signal[..n]);
-            if timeline.is_some() {
-                submit = submit.push_next(&mut tl);
-            }
-            // SAFETY: the queue is externally synchronized by the mutex; the fence is
-            // unsignalled after the reset; the command buffer is executable; semaphores
-            // are in the states the spec requires (acquire signals `acquired`); the timeline
-            // value increases (assigned under the queue lock).
-            unsafe {
-                d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
-                d.queue_submit(*queue, &[submit], fence)
-                    .map_err(vk_err("vkQueueSubmit"))?;
-                if timeline.is_some() {
-                    shared.mark_submitted(value, "present");
-                    for u in &used_sets {
-                        u.fetch_max(value, std::sync::atomic::Ordering::AcqRel);
-                    }
-                }
-                self.swapchain_fn.queue_present(*queue, &present)
-            }
+            let guard = shared.main_queue().lock();
+            // SAFETY: the queue is externally synchronized by its lock; `rendered` is
+            // signalled by the submission above; the image was acquired and is in
+            // PRESENT_SRC_KHR once that submission completes.
+            unsafe { self.swapchain_fn.queue_present(guard.raw(), &present) }
         };
         self.next = (self.next + 1) % self.slots.len();
         if let Some(buffer) = capture {
@@ -660,6 +631,17 @@ impl Presenter {
     pub fn wait_idle(&self) -> Result<()> {
         self.device.wait_idle()
     }
+}
+
+/// Waits (without a time limit) for a frame slot's fence. Errors: `KILN-E105` device lost
+/// (naming the last submission).
+fn wait_fence(shared: &Shared, fence: vk::Fence) -> Result<()> {
+    // SAFETY: the fence belongs to this device; it was created signalled or submitted.
+    unsafe { shared.raw.wait_for_fences(&[fence], true, u64::MAX) }.map_err(|e| {
+        shared
+            .main_queue()
+            .error("vkWaitForFences", Duration::MAX, e)
+    })
 }
 
 impl Drop for Presenter {

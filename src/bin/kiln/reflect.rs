@@ -17,10 +17,10 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use kiln::shaders::{
+use kiln::reflect::{
     generator_name, version_string, BlockLayout, DescriptorBinding, EntryPoint, SpecConstant,
-    SpecValue,
 };
+use kiln::SpecValue;
 use kiln::{vk, PipelineLayoutDesc, ShaderModule};
 use serde_json::{json, Value};
 
@@ -219,7 +219,7 @@ fn spec_json(s: &SpecConstant) -> Value {
 }
 
 fn entry_json(ep: &EntryPoint, spec: &[SpecConstant], all_bindings: bool) -> Value {
-    let io = |vars: &[kiln::shaders::InterfaceVariable]| {
+    let io = |vars: &[kiln::reflect::InterfaceVariable]| {
         vars.iter()
             .map(|v| {
                 json!({

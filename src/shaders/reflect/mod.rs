@@ -252,7 +252,7 @@ impl ModuleReflection {
 }
 
 /// Vulkan stage flags for an execution model (Vulkan spec §9.1 "Shader Modules" table).
-pub fn stage_of(model: ExecutionModel) -> vk::ShaderStageFlags {
+pub(crate) fn stage_of(model: ExecutionModel) -> vk::ShaderStageFlags {
     use ExecutionModel as M;
     match model {
         M::Vertex => vk::ShaderStageFlags::VERTEX,
@@ -273,7 +273,7 @@ pub fn stage_of(model: ExecutionModel) -> vk::ShaderStageFlags {
 }
 
 /// Parses (with rspirv's binary parser) and reflects checked words. Call
-/// [`super::module::check_words`] first: it rejects the inputs rspirv's parser would
+/// `check_words` first: it rejects the inputs rspirv's parser would
 /// panic on.
 pub(crate) fn reflect_module(words: &[u32]) -> Result<ModuleReflection> {
     let mut t = Tables::parse(words)?;

@@ -257,11 +257,11 @@ impl Consumer for Builder {
 }
 
 impl Tables {
-    /// Parses checked words (see [`crate::shaders::check_words`]) with rspirv's binary
-    /// parser (OpSpecConstantOp with kiln's own decoder, see `specop`) and builds the
-    /// tables. Errors: `KILN-E010` when rspirv rejects the stream, `KILN-E009` an id not
-    /// below the header's bound.
-    pub fn parse(words: &[u32]) -> Result<Tables> {
+    /// Parses checked words (see `check_words`) with rspirv's binary parser
+    /// (OpSpecConstantOp with kiln's own decoder, see `specop`) and builds the tables.
+    /// Errors: `KILN-E010` when rspirv rejects the stream, `KILN-E009` an id not below the
+    /// header's bound.
+    pub(super) fn parse(words: &[u32]) -> Result<Tables> {
         let bound = words.get(3).copied().unwrap_or(0);
         let (words, spec_ops) = super::specop::predecode(words);
         let words: &[u32] = &words;
@@ -607,7 +607,7 @@ impl Tables {
 
     /// The value of an integer or boolean constant (plain, a spec constant's default, or
     /// an OpSpecConstantOp kiln evaluated). `None` for floats and unknown expressions.
-    pub fn eval_int(&self, id: u32) -> Option<u64> {
+    pub(super) fn eval_int(&self, id: u32) -> Option<u64> {
         match self.consts.get(&id)? {
             Const::Int(v) => Some(*v),
             Const::Bool(b) => Some(*b as u64),
@@ -616,7 +616,7 @@ impl Tables {
     }
 
     /// The functions reachable from `entry` through OpFunctionCall (cycles tolerated).
-    pub fn reachable(&self, entry: u32) -> BTreeSet<u32> {
+    pub(super) fn reachable(&self, entry: u32) -> BTreeSet<u32> {
         let mut seen = BTreeSet::new();
         let mut stack = vec![entry];
         while let Some(f) = stack.pop() {
@@ -631,7 +631,7 @@ impl Tables {
     }
 
     /// Global variables statically used by any function reachable from `entry`.
-    pub fn used_globals(&self, entry: u32) -> BTreeSet<u32> {
+    pub(super) fn used_globals(&self, entry: u32) -> BTreeSet<u32> {
         let mut used = BTreeSet::new();
         for f in self.reachable(entry) {
             if let Some(u) = self.uses.get(&f) {
@@ -641,12 +641,12 @@ impl Tables {
         used
     }
 
-    pub fn deco(&self, id: u32) -> Option<&Decos> {
+    pub(super) fn deco(&self, id: u32) -> Option<&Decos> {
         self.decos.get(&id)
     }
 
     /// Storage class and pointee type of a global variable.
-    pub fn variable_pointee(&self, var: u32) -> Option<(StorageClass, u32)> {
+    pub(super) fn variable_pointee(&self, var: u32) -> Option<(StorageClass, u32)> {
         let g = self.globals.get(&var)?;
         Some((g.storage, g.pointee?))
     }

@@ -77,7 +77,7 @@ impl Fixture {
         }
         let mut bufs = Vec::new();
         for _ in 0..BUFS {
-            bufs.push(device.create_buffer(&BufferDesc {
+            bufs.push(device.buffer(&BufferDesc {
                 label: "bench six",
                 size: 256,
                 usage: vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -86,13 +86,13 @@ impl Fixture {
         }
         device.execute(|r| {
             for b in &bufs {
-                r.fill_buffer(b, 0);
+                r.fill_buffer(b, 0)?;
             }
             Ok(())
         })?;
         let mut sets = Vec::new();
         for s in 0..SETS {
-            let mut set = pipes[0].new_set(0)?;
+            let mut set = pipes[0].descriptor_set(0)?;
             for j in 0..6 {
                 set.write_buffer(j as u32, &bufs[(s + j) % BUFS])?;
             }
@@ -206,7 +206,7 @@ fn recording(
             // Like the raw stream: no barriers between the dispatches (recording cost only).
             rec.manual_barriers();
             for &(pi, si) in &seq {
-                rec.bind_pipeline(&fx.pipes[pi]);
+                rec.bind_pipeline(&fx.pipes[pi])?;
                 rec.bind_set(0, &fx.sets[si])?;
                 rec.push(0, &p)?;
                 rec.dispatch(1, 1, 1)?;
@@ -276,7 +276,7 @@ fn round_trip(
     let p = tiny_params();
     let mut kiln_once = || {
         device.execute(|r| {
-            r.bind_pipeline(&fx.pipes[0]);
+            r.bind_pipeline(&fx.pipes[0])?;
             r.bind_set(0, &fx.sets[0])?;
             r.push(0, &p)?;
             r.dispatch(1, 1, 1)
@@ -289,7 +289,7 @@ fn round_trip(
     // Recorded once, resubmitted: kiln's `Device::record` against a raw command buffer
     // recorded once with the same stream (without ONE_TIME_SUBMIT), same fence wait as above.
     let mut kiln_rec = device.record(|r| {
-        r.bind_pipeline(&fx.pipes[0]);
+        r.bind_pipeline(&fx.pipes[0])?;
         r.bind_set(0, &fx.sets[0])?;
         r.push(0, &p)?;
         r.dispatch(1, 1, 1)
@@ -301,7 +301,6 @@ fn round_trip(
     let out = reused.and_then(|_| {
         let raw_reused = || -> BenchResult<()> { raw.resubmit_wait(&rctx) };
         round_trip_rows(
-            device,
             fx,
             &mut kiln_once,
             &raw_once,
@@ -321,7 +320,6 @@ fn round_trip(
 /// The measured loops of row 2 (both forms), interleaved in blocks.
 #[allow(clippy::too_many_arguments)]
 fn round_trip_rows(
-    device: &Device,
     fx: &Fixture,
     kiln_once: &mut dyn FnMut() -> kiln::Result<()>,
     raw_once: &dyn Fn() -> BenchResult<()>,
@@ -382,7 +380,7 @@ fn round_trip_rows(
     }
     // Every round trip added b = 1 to s5[0] (binding 5 of set 0): check the GPU did them all.
     let total = (4 * (warm + blocks * per)) as f32;
-    let s5: Vec<f32> = fx.bufs[5].read(device)?;
+    let s5: Vec<f32> = fx.bufs[5].read()?;
     if s5[0] != total {
         return Err(format!("round trip: s5[0] = {} after {total} dispatches", s5[0]).into());
     }
@@ -426,16 +424,16 @@ fn round_trip_rows(
 /// set, push constants, one workgroup, device→host barrier); the caller ends it.
 fn record_tiny(raw: &Raw, fx: &Fixture, ctx: &Ctx, p: &Params) -> BenchResult<()> {
     raw.begin(ctx)?;
-    let rw = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
-    let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
-    let all = vk::PipelineStageFlags::ALL_COMMANDS;
-    raw.barrier(ctx.cb, vk::AccessFlags::MEMORY_WRITE, rw, all);
+    let rw = vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE;
+    let host = vk::AccessFlags2::HOST_READ | vk::AccessFlags2::HOST_WRITE;
+    let all = vk::PipelineStageFlags2::ALL_COMMANDS;
+    raw.barrier(ctx.cb, vk::AccessFlags2::MEMORY_WRITE, rw, all);
     record_body(raw, fx, ctx.cb, p);
     raw.barrier(
         ctx.cb,
-        vk::AccessFlags::MEMORY_WRITE,
+        vk::AccessFlags2::MEMORY_WRITE,
         host,
-        vk::PipelineStageFlags::HOST,
+        vk::PipelineStageFlags2::HOST,
     );
     Ok(())
 }
@@ -583,7 +581,7 @@ fn descriptor_sets(
             let t0 = Instant::now();
             let mut sets = Vec::with_capacity(k);
             for i in 0..k {
-                let mut s = fx.pipes[0].new_set(0)?;
+                let mut s = fx.pipes[0].descriptor_set(0)?;
                 // One batched update, like the raw side's single vkUpdateDescriptorSets.
                 let b = |j: usize| &fx.bufs[(i + j) % BUFS];
                 s.write_buffers(&[
@@ -598,7 +596,7 @@ fn descriptor_sets(
             }
             let alloc = ns_since(t0);
             let bind = device.execute(|r| {
-                r.bind_pipeline(&fx.pipes[0]);
+                r.bind_pipeline(&fx.pipes[0])?;
                 let t0 = Instant::now();
                 for s in &sets {
                     r.bind_set(0, s)?;

@@ -110,31 +110,31 @@ pub fn record(
     flags: vk::CommandBufferUsageFlags,
     s: Stream,
 ) -> BenchResult<()> {
-    let rw = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
-    let host = vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE;
-    let all = vk::PipelineStageFlags::ALL_COMMANDS;
+    let rw = vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE;
+    let host = vk::AccessFlags2::HOST_READ | vk::AccessFlags2::HOST_WRITE;
+    let all = vk::PipelineStageFlags2::ALL_COMMANDS;
     // SAFETY: `cb` is in the initial state (fresh, reset, or its pool was reset).
     unsafe {
         raw.d
             .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(flags))?
     };
     if s.lead {
-        raw.barrier(cb, vk::AccessFlags::MEMORY_WRITE, rw, all);
+        raw.barrier(cb, vk::AccessFlags2::MEMORY_WRITE, rw, all);
     }
     if s.body {
         body(cb);
     }
     if let Some((buf, value)) = s.fill {
-        raw.barrier(cb, vk::AccessFlags::MEMORY_WRITE, rw, all);
+        raw.barrier(cb, vk::AccessFlags2::MEMORY_WRITE, rw, all);
         // SAFETY: `buf` is a live 256-byte transfer-dst buffer.
         unsafe { raw.d.cmd_fill_buffer(cb, buf, 0, 4, value) };
     }
     if s.host {
         raw.barrier(
             cb,
-            vk::AccessFlags::MEMORY_WRITE,
+            vk::AccessFlags2::MEMORY_WRITE,
             host,
-            vk::PipelineStageFlags::HOST,
+            vk::PipelineStageFlags2::HOST,
         );
     }
     // SAFETY: `cb` is recording.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use ash::vk;
-use kiln::pipeline::PipelineCacheStatus;
+use kiln::PipelineCacheStatus;
 use kiln::{ComputePipelineDesc, Device, PipelineLayoutDesc, ShaderModule, SpecValue};
 
 use super::raw::Raw;
@@ -91,7 +91,7 @@ pub fn creation_rows(
     let c1 = unsafe { raw.d.create_pipeline_cache(&empty, None) }?;
     let mut c2 = vk::PipelineCache::null();
     let result = (|| -> BenchResult<Vec<Row>> {
-        if let Some(dir) = kiln::pipeline::cache::cache_dir() {
+        if let Some(dir) = kiln::__private::cache_dir() {
             let _ = std::fs::remove_dir_all(dir);
         }
         let d1 = Device::new()?;

@@ -241,29 +241,24 @@ impl Raw {
     }
 
     /// A global memory barrier from `src` to `dst` access (all commands → `dst_stage`) in the
-    /// recording command buffer `cb`.
+    /// recording command buffer `cb`: a synchronization2 barrier (`vkCmdPipelineBarrier2`),
+    /// as kiln records.
     pub fn barrier(
         &self,
         cb: vk::CommandBuffer,
-        src: vk::AccessFlags,
-        dst: vk::AccessFlags,
-        dst_stage: vk::PipelineStageFlags,
+        src: vk::AccessFlags2,
+        dst: vk::AccessFlags2,
+        dst_stage: vk::PipelineStageFlags2,
     ) {
-        let b = vk::MemoryBarrier::default()
+        let b = [vk::MemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
             .src_access_mask(src)
-            .dst_access_mask(dst);
-        // SAFETY: `cb` is recording; the barrier is a local.
-        unsafe {
-            self.d.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                dst_stage,
-                vk::DependencyFlags::empty(),
-                &[b],
-                &[],
-                &[],
-            )
-        }
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst)];
+        let dep = vk::DependencyInfo::default().memory_barriers(&b);
+        // SAFETY: `cb` is recording; the barrier is a local; kiln's device has
+        // synchronization2 enabled (it requires it).
+        unsafe { self.d.cmd_pipeline_barrier2(cb, &dep) }
     }
 
     /// Ends, submits and blocks in vkWaitForFences, then resets the fence and the pool.

@@ -83,7 +83,7 @@ pub fn bandwidth_rows(
     let period = device.limits().timestamp_period as f64;
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let make = |label| {
-        device.create_buffer(&BufferDesc {
+        device.buffer(&BufferDesc {
             label,
             size: n * 4,
             usage,
@@ -92,8 +92,8 @@ pub fn bandwidth_rows(
     };
     let (x, y) = (make("saxpy x")?, make("saxpy y")?);
     device.execute(|r| {
-        r.fill_buffer(&x, 1.0f32.to_bits());
-        r.fill_buffer(&y, 2.0f32.to_bits());
+        r.fill_buffer(&x, 1.0f32.to_bits())?;
+        r.fill_buffer(&y, 2.0f32.to_bits())?;
         Ok(())
     })?;
     let qinfo = vk::QueryPoolCreateInfo::default()
@@ -149,17 +149,17 @@ pub fn bandwidth_rows(
         w.saxpy_finish()?;
     }
     // Check the arithmetic: y started at 2 and every dispatch added a * x = 0.5.
-    let probe = device.create_buffer(&BufferDesc {
+    let probe = device.buffer(&BufferDesc {
         label: "saxpy probe",
         size: 16,
         usage: vk::BufferUsageFlags::TRANSFER_DST,
         location: MemoryLocation::GpuToCpu,
     })?;
     device.execute(|r| {
-        r.copy_buffer(&y, n * 4 - 16, &probe, 0, 16);
+        r.copy_buffer(&y, n * 4 - 16, &probe, 0, 16)?;
         Ok(())
     })?;
-    let got: Vec<f32> = probe.read(device)?;
+    let got: Vec<f32> = probe.read()?;
     let want = 2.0 + 0.5 * dispatches as f32;
     if got.iter().any(|v| *v != want) {
         return Err(format!("saxpy: last elements {got:?}, expected {want}").into());
@@ -185,7 +185,7 @@ fn saxpy_variant(
         _ => kiln::include_spirv!("bench/saxpy_scalar.comp")?,
     };
     let pipe: ComputePipeline = device.compute_pipeline(&module, "main")?;
-    let mut set = pipe.new_set(0)?;
+    let mut set = pipe.descriptor_set(0)?;
     set.write_buffer(0, x)?;
     set.write_buffer(1, y)?;
     let threads = n / per_thread;
@@ -246,7 +246,7 @@ fn saxpy_variant(
                 // SAFETY: as above; queries 0..2 exist.
                 unsafe { raw.d.cmd_reset_query_pool(cb, qpool, 0, 2) };
                 write_ts(raw, cb, qpool, top, 0);
-                rec.bind_pipeline(&pipe);
+                rec.bind_pipeline(&pipe)?;
                 rec.bind_set(0, &set)?;
                 rec.push(0, &p)?;
                 rec.dispatch(gx, gy, 1)?;
@@ -336,7 +336,7 @@ pub fn transfer_rows(
     let data: Vec<u8> = (0..size)
         .map(|i| ((i * 2_654_435_761) >> 13) as u8)
         .collect();
-    let dst = device.create_buffer(&BufferDesc {
+    let dst = device.buffer(&BufferDesc {
         label: "transfer target",
         size,
         usage: vk::BufferUsageFlags::STORAGE_BUFFER,
@@ -355,17 +355,17 @@ pub fn transfer_rows(
         let gbs = |t: Instant| size as f64 / t.elapsed().as_nanos() as f64;
         for _ in 0..rounds {
             let t = Instant::now();
-            dst.upload(device, &data)?;
+            dst.upload(&data)?;
             ku.push(gbs(t));
             let t = Instant::now();
-            dst.read_into(device, &mut kback)?;
+            dst.read_into(&mut kback)?;
             kd.push(gbs(t));
             if kback != data {
                 return Err("kiln readback differs from the upload".into());
             }
             kback.fill(0);
             let t = Instant::now();
-            let got: Vec<u8> = dst.read(device)?;
+            let got: Vec<u8> = dst.read()?;
             kd_vec.push(gbs(t));
             if got != data {
                 return Err("kiln readback (read) differs from the upload".into());
@@ -386,20 +386,20 @@ pub fn transfer_rows(
             ru.push(gbs(t));
             let t = Instant::now();
             raw.begin(&ctx)?;
-            let xfer = vk::PipelineStageFlags::TRANSFER;
+            let xfer = vk::PipelineStageFlags2::ALL_TRANSFER;
             raw.barrier(
                 ctx.cb,
-                vk::AccessFlags::TRANSFER_WRITE,
-                vk::AccessFlags::TRANSFER_READ,
+                vk::AccessFlags2::TRANSFER_WRITE,
+                vk::AccessFlags2::TRANSFER_READ,
                 xfer,
             );
             // SAFETY: as above.
             unsafe { raw.d.cmd_copy_buffer(ctx.cb, dst.raw(), down.buf, &region) };
             raw.barrier(
                 ctx.cb,
-                vk::AccessFlags::TRANSFER_WRITE,
-                vk::AccessFlags::HOST_READ,
-                vk::PipelineStageFlags::HOST,
+                vk::AccessFlags2::TRANSFER_WRITE,
+                vk::AccessFlags2::HOST_READ,
+                vk::PipelineStageFlags2::HOST,
             );
             raw.submit_wait(&ctx)?;
             // SAFETY: `down` is mapped, coherent, and the copy into it was waited on.

@@ -1,5 +1,5 @@
-//! Reusable staging memory for [`Buffer::upload`](super::Buffer::upload) and
-//! [`Buffer::read`](super::Buffer::read) of memory the host cannot map.
+//! Reusable staging memory for [`Buffer::upload`](crate::Buffer::upload) and
+//! [`Buffer::read`](crate::Buffer::read) of memory the host cannot map.
 //!
 //! Each device keeps a small cache of mapped host-visible buffers, per direction: uploads
 //! use `CpuToGpu` memory (gpu-allocator prefers DEVICE_LOCAL | HOST_VISIBLE, the BAR, then
@@ -21,23 +21,25 @@
 //! 1 MiB and a single buffer is used serially: the transfer slows down instead of failing.
 //!
 //! The cache keeps at most two chunks' worth of idle bytes per direction (the largest
-//! buffers); [`Device::release_staging_memory`] frees it all, and a buffer allocation that
-//! fails for lack of memory frees it and retries once.
+//! buffers); [`Device::release_staging_memory`](crate::Device::release_staging_memory)
+//! frees it all, and a buffer allocation that fails for lack of memory frees it and retries
+//! once (the slot's `release_memory` hook).
 //!
-//! The cache lives inside the device's shared state, so it holds raw handles and
-//! gpu-allocator allocations (never a [`Buffer`](super::Buffer), which would keep the
+//! The cache is a layer slot of the device (see `device::slots`), so it holds raw handles
+//! and gpu-allocator allocations (never a [`Buffer`](crate::Buffer), which would keep the
 //! device alive: a reference cycle). It is destroyed in the device teardown, after the
 //! device is idle and before the allocator and the `VkDevice`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use gpu_allocator::vulkan::Allocation;
 use gpu_allocator::MemoryLocation;
 
-use super::buffer::{allocate_bound, free_bound};
-use super::{Device, Shared, Submission};
+use super::submit::{self, Batch, RecordOptions};
+use super::{ContextGuard, Contexts, Submission};
+use crate::device::{allocate_bound, free_bound, LayerSlot, Queue, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// Transfers larger than this many bytes are split into chunks of this size, staged
@@ -135,11 +137,23 @@ impl StagingBuffer {
     }
 }
 
-/// Idle staging buffers of one device.
+/// What [`Device::staging_usage`](crate::Device::staging_usage) returns: the idle staging
+/// buffers a device holds for reuse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StagingUsage {
+    /// Idle staging buffers.
+    pub buffers: usize,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
+/// Idle staging buffers of one device (a layer slot).
 pub(crate) struct StagingCache {
     idle: Mutex<Vec<StagingBuffer>>,
     /// The chunk size ([`STAGING_CHUNK`]; tests lower it).
     chunk: AtomicU64,
+    /// Tests and benchmarks: stage `GpuOnly` buffers even where their memory is mappable.
+    force: AtomicBool,
 }
 
 impl Default for StagingCache {
@@ -147,7 +161,19 @@ impl Default for StagingCache {
         StagingCache {
             idle: Mutex::default(),
             chunk: AtomicU64::new(STAGING_CHUNK),
+            force: AtomicBool::new(false),
         }
+    }
+}
+
+impl LayerSlot for StagingCache {
+    fn teardown(&mut self, shared: &Shared) {
+        // Idle on an idle device; leases cannot exist (each borrows a live device).
+        self.trim(shared);
+    }
+
+    fn release_memory(&self, shared: &Shared) -> u64 {
+        self.trim(shared)
     }
 }
 
@@ -156,8 +182,17 @@ impl StagingCache {
         self.chunk.load(Ordering::Relaxed)
     }
 
-    pub fn set_chunk(&self, bytes: u64) {
+    pub(super) fn set_chunk(&self, bytes: u64) {
         self.chunk.store(bytes.max(MIN_STAGING), Ordering::Relaxed);
+    }
+
+    /// Whether `GpuOnly` buffers are staged even where the host maps their memory.
+    pub(super) fn forced(&self) -> bool {
+        self.force.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_forced(&self, on: bool) {
+        self.force.store(on, Ordering::Relaxed);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<StagingBuffer>> {
@@ -209,7 +244,7 @@ impl StagingCache {
 
     /// Destroys every idle buffer; returns the bytes freed. Buffers in use by a transfer
     /// are not affected (they return to the cache, or are freed, when it ends).
-    pub fn trim(&self, shared: &Shared) -> u64 {
+    pub(super) fn trim(&self, shared: &Shared) -> u64 {
         let idle: Vec<StagingBuffer> = self.lock().drain(..).collect();
         let bytes = idle.iter().map(|b| b.size).sum();
         for b in idle {
@@ -218,10 +253,13 @@ impl StagingCache {
         bytes
     }
 
-    /// (idle buffers, idle bytes).
-    pub fn usage(&self) -> (usize, u64) {
+    /// The idle buffers and their bytes.
+    pub(super) fn usage(&self) -> StagingUsage {
         let idle = self.lock();
-        (idle.len(), idle.iter().map(|b| b.size).sum())
+        StagingUsage {
+            buffers: idle.len(),
+            bytes: idle.iter().map(|b| b.size).sum(),
+        }
     }
 }
 
@@ -230,18 +268,19 @@ impl StagingCache {
 /// submission made so far has finished (deferred destruction).
 struct Lease<'s> {
     shared: &'s Shared,
+    cache: &'s StagingCache,
     buf: Option<StagingBuffer>,
     /// A submission using the buffer was made and not (successfully) waited for.
     busy: bool,
 }
 
 impl<'s> Lease<'s> {
-    fn new(shared: &'s Shared, dir: Dir, need: u64) -> Result<Lease<'s>> {
-        let buf = match shared.staging.take(dir, need) {
+    fn new(shared: &'s Shared, cache: &'s StagingCache, dir: Dir, need: u64) -> Result<Self> {
+        let buf = match cache.take(dir, need) {
             Some(b) => b,
             None => {
                 // Power-of-two size classes (reuse across sizes), at most the chunk.
-                let chunk = shared.staging.chunk();
+                let chunk = cache.chunk();
                 let size = need.max(MIN_STAGING).next_power_of_two();
                 let size = if size > chunk && need <= chunk {
                     chunk
@@ -253,6 +292,7 @@ impl<'s> Lease<'s> {
         };
         Ok(Lease {
             shared,
+            cache,
             buf: Some(buf),
             busy: false,
         })
@@ -313,14 +353,14 @@ impl Drop for Lease<'_> {
         if self.busy {
             self.shared.retire(move |s| buf.destroy(s));
         } else {
-            self.shared.staging.put(self.shared, buf);
+            self.cache.put(self.shared, buf);
         }
     }
 }
 
 /// One chunk's copy between a staging buffer and `buffer`, submitted (not waited for).
 fn submit_copy(
-    device: &Device,
+    shared: &Arc<Shared>,
     lease: &mut Lease<'_>,
     buffer: vk::Buffer,
     buffer_offset: u64,
@@ -343,20 +383,24 @@ fn submit_copy(
             size: len,
         },
     };
-    let raw = &device.shared.raw;
-    let (_, sub) = device.submit_labeled(label, |r| {
+    let queue = Queue::MAIN;
+    let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
+    let raw = &shared.raw;
+    let ((), work) = submit::record(shared, ctx.cb(), RecordOptions::ONE_TIME, |r| {
         // SAFETY: the command buffer is recording. Both buffers belong to this device and
         // have TRANSFER usage; the caller checked the range against the kiln buffer and the
-        // staging buffer holds at least `len` bytes. The submission's opening full barrier
-        // orders the copy after earlier submissions, its closing one makes the writes
-        // visible to the host. The kiln buffer is borrowed by the caller until the
-        // submission is waited for (or retired after it), the staging buffer is held by a
-        // busy lease.
+        // staging buffer holds at least `len` bytes. The submission's wait on the previous
+        // timeline value orders the copy after earlier submissions, its closing barrier
+        // makes the writes visible to the host. The kiln buffer is borrowed by the caller
+        // until the submission is waited for (or retired after it), the staging buffer is
+        // held by a busy lease.
         unsafe { raw.cmd_copy_buffer(r.raw(), src, dst, &[region]) };
         Ok(())
     })?;
+    let value = submit::submit(shared, queue, &Batch::commands(label, ctx.cb()), &work)?;
+    ctx.submitted(value);
     lease.busy = true;
-    Ok(sub)
+    Ok(Submission::new(shared.clone(), queue, value))
 }
 
 type Slot<'s> = (Lease<'s>, Option<Submission>);
@@ -380,10 +424,15 @@ fn out_of_memory(e: &Error) -> bool {
 /// Staging buffers for a transfer of `len` bytes, and the chunk size: one buffer when `len`
 /// fits in a chunk, else two used in turn. Short of memory, the chunk halves (down to
 /// [`MIN_CHUNK`]) and one buffer is used serially.
-fn slots_for(s: &Shared, dir: Dir, len: u64) -> Result<(Vec<Slot<'_>>, usize)> {
-    let mut chunk = len.min(s.staging.chunk());
+fn slots_for<'s>(
+    s: &'s Shared,
+    cache: &'s StagingCache,
+    dir: Dir,
+    len: u64,
+) -> Result<(Vec<Slot<'s>>, usize)> {
+    let mut chunk = len.min(cache.chunk());
     let first = loop {
-        match Lease::new(s, dir, chunk) {
+        match Lease::new(s, cache, dir, chunk) {
             Ok(l) => break l,
             Err(e) if out_of_memory(&e) && chunk > MIN_CHUNK => {
                 chunk = (chunk / 2).max(MIN_CHUNK);
@@ -393,7 +442,7 @@ fn slots_for(s: &Shared, dir: Dir, len: u64) -> Result<(Vec<Slot<'_>>, usize)> {
     };
     let mut slots = vec![(first, None)];
     if len > chunk {
-        match Lease::new(s, dir, chunk) {
+        match Lease::new(s, cache, dir, chunk) {
             Ok(l) => slots.push((l, None)),
             Err(e) if out_of_memory(&e) => {}
             Err(e) => return Err(e),
@@ -402,60 +451,71 @@ fn slots_for(s: &Shared, dir: Dir, len: u64) -> Result<(Vec<Slot<'_>>, usize)> {
     Ok((slots, chunk as usize))
 }
 
-impl Device {
-    /// Copies `data` into `dst` at `offset` through staging memory and waits for the
-    /// copies. The caller checked the range. Earlier submissions are ordered before the
-    /// copies by their submissions' opening barrier: nothing to wait for first.
-    pub(crate) fn staged_upload(&self, dst: vk::Buffer, offset: u64, data: &[u8]) -> Result<()> {
-        let (mut slots, chunk) = slots_for(&self.shared, Dir::Upload, data.len() as u64)?;
-        let k = slots.len();
-        for (i, part) in data.chunks(chunk).enumerate() {
-            let slot = &mut slots[i % k];
-            // The copy `k` chunks back used this buffer: wait before overwriting it.
-            settle(slot)?;
-            slot.0.write(part)?;
-            let at = offset + (i * chunk) as u64;
-            slot.1 = Some(submit_copy(self, &mut slot.0, dst, at, part.len() as u64)?);
-        }
-        for slot in &mut slots {
-            settle(slot)?;
-        }
-        Ok(())
+/// Copies `data` into `dst` at `offset` through staging memory and waits for the copies.
+/// The caller checked the range. Earlier submissions are ordered before the copies by
+/// their submissions' wait on the previous timeline value: nothing to wait for first.
+pub(crate) fn staged_upload(
+    shared: &Arc<Shared>,
+    dst: vk::Buffer,
+    offset: u64,
+    data: &[u8],
+) -> Result<()> {
+    let cache = shared.slot::<StagingCache>()?;
+    let (mut slots, chunk) = slots_for(shared, cache, Dir::Upload, data.len() as u64)?;
+    let k = slots.len();
+    for (i, part) in data.chunks(chunk).enumerate() {
+        let slot = &mut slots[i % k];
+        // The copy `k` chunks back used this buffer: wait before overwriting it.
+        settle(slot)?;
+        slot.0.write(part)?;
+        let at = offset + (i * chunk) as u64;
+        slot.1 = Some(submit_copy(
+            shared,
+            &mut slot.0,
+            dst,
+            at,
+            part.len() as u64,
+        )?);
     }
+    for slot in &mut slots {
+        settle(slot)?;
+    }
+    Ok(())
+}
 
-    /// Copies `out.len()` bytes of `src` from `offset` into `out` through staging memory.
-    /// The caller checked the range. The copies come after every earlier submission in
-    /// queue order (opening barrier), so they read what those wrote.
-    pub(crate) fn staged_readback(
-        &self,
-        src: vk::Buffer,
-        offset: u64,
-        out: &mut [u8],
-    ) -> Result<()> {
-        let total = out.len();
-        let (mut slots, chunk) = slots_for(&self.shared, Dir::Readback, total as u64)?;
-        let k = slots.len();
-        let n = total.div_ceil(chunk);
-        let len_of = |i: usize| (total - i * chunk).min(chunk) as u64;
-        let at = |i: usize| offset + (i * chunk) as u64;
-        // Up to `k` copies in flight: the GPU fills one buffer while the host drains another.
-        for (i, slot) in slots.iter_mut().enumerate().take(n) {
-            slot.1 = Some(submit_copy(self, &mut slot.0, src, at(i), len_of(i))?);
-        }
-        for (i, part) in out.chunks_mut(chunk).enumerate() {
-            let slot = &mut slots[i % k];
-            settle(slot)?;
-            slot.0.read(part)?;
-            if i + k < n {
-                slot.1 = Some(submit_copy(
-                    self,
-                    &mut slot.0,
-                    src,
-                    at(i + k),
-                    len_of(i + k),
-                )?);
-            }
-        }
-        Ok(())
+/// Copies `out.len()` bytes of `src` from `offset` into `out` through staging memory. The
+/// caller checked the range. The copies come after every earlier submission in queue order
+/// (timeline wait), so they read what those wrote.
+pub(crate) fn staged_readback(
+    shared: &Arc<Shared>,
+    src: vk::Buffer,
+    offset: u64,
+    out: &mut [u8],
+) -> Result<()> {
+    let cache = shared.slot::<StagingCache>()?;
+    let total = out.len();
+    let (mut slots, chunk) = slots_for(shared, cache, Dir::Readback, total as u64)?;
+    let k = slots.len();
+    let n = total.div_ceil(chunk);
+    let len_of = |i: usize| (total - i * chunk).min(chunk) as u64;
+    let at = |i: usize| offset + (i * chunk) as u64;
+    // Up to `k` copies in flight: the GPU fills one buffer while the host drains another.
+    for (i, slot) in slots.iter_mut().enumerate().take(n) {
+        slot.1 = Some(submit_copy(shared, &mut slot.0, src, at(i), len_of(i))?);
     }
+    for (i, part) in out.chunks_mut(chunk).enumerate() {
+        let slot = &mut slots[i % k];
+        settle(slot)?;
+        slot.0.read(part)?;
+        if i + k < n {
+            slot.1 = Some(submit_copy(
+                shared,
+                &mut slot.0,
+                src,
+                at(i + k),
+                len_of(i + k),
+            )?);
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,101 @@
+//! Global memory barriers (synchronization2, `vkCmdPipelineBarrier2`), and the automatic
+//! barrier between dispatches.
+
+use ash::vk;
+
+use super::Recorder;
+use crate::error::{Error, Result};
+
+use vk::AccessFlags2 as A;
+use vk::PipelineStageFlags2 as S;
+
+impl Recorder<'_, '_> {
+    /// Turns off the automatic barrier between consecutive dispatches. kiln does not track
+    /// which buffers each dispatch touches, so by default every dispatch that follows
+    /// another waits for its writes (a compute→compute memory barrier). Independent
+    /// dispatches may skip that; the caller then places [`barrier`](Self::barrier)s where a
+    /// dispatch reads or writes what an earlier one wrote (else results are undefined and
+    /// synchronization validation reports a hazard). Copies and fills always wait for the
+    /// dispatches recorded before them.
+    pub fn manual_barriers(&mut self) {
+        self.auto_barriers = false;
+    }
+
+    /// A compute→compute memory barrier: writes of earlier dispatches are visible to later
+    /// ones.
+    ///
+    /// Errors: `KILN-E283` inside a rendering scope (a barrier there needs a self-dependency
+    /// kiln's rendering scopes do not declare).
+    pub fn barrier(&mut self) -> Result<()> {
+        self.outside_rendering("barrier inside a rendering scope; call end_rendering first")?;
+        self.compute_barrier();
+        Ok(())
+    }
+
+    /// A full memory barrier (all commands, all memory).
+    ///
+    /// Errors: `KILN-E283` inside a rendering scope.
+    pub fn full_barrier(&mut self) -> Result<()> {
+        self.outside_rendering("full_barrier inside a rendering scope; call end_rendering first")?;
+        self.record_full_barrier();
+        Ok(())
+    }
+
+    /// `KILN-E283` with `what` inside a rendering scope.
+    #[inline]
+    pub(crate) fn outside_rendering(&self, what: &'static str) -> Result<()> {
+        if self.rendering {
+            return Err(Error::RenderingState { what });
+        }
+        Ok(())
+    }
+
+    /// [`barrier`](Self::barrier) where the caller knows no rendering scope is open.
+    pub(crate) fn compute_barrier(&mut self) {
+        self.dirty = false;
+        self.memory_barrier(
+            S::COMPUTE_SHADER,
+            A::SHADER_WRITE,
+            S::COMPUTE_SHADER,
+            A::SHADER_READ | A::SHADER_WRITE,
+        );
+    }
+
+    /// [`full_barrier`](Self::full_barrier) where the caller knows no rendering scope is
+    /// open.
+    pub(crate) fn record_full_barrier(&mut self) {
+        self.dirty = false;
+        self.memory_barrier(
+            S::ALL_COMMANDS,
+            A::MEMORY_WRITE,
+            S::ALL_COMMANDS,
+            A::MEMORY_READ | A::MEMORY_WRITE,
+        );
+    }
+
+    /// Device writes → host reads and writes: recorded last in every submission that the
+    /// host reads back from (Vulkan spec §7.9: a wait alone does not make device writes
+    /// visible to the host).
+    pub(crate) fn host_barrier(&mut self) {
+        self.memory_barrier(
+            S::ALL_COMMANDS,
+            A::MEMORY_WRITE,
+            S::HOST,
+            A::HOST_READ | A::HOST_WRITE,
+        );
+    }
+
+    /// One global `VkMemoryBarrier2` from (stage, access) to (stage, access).
+    fn memory_barrier(&mut self, src_stage: S, src_access: A, dst_stage: S, dst_access: A) {
+        let b = [vk::MemoryBarrier2::default()
+            .src_stage_mask(src_stage)
+            .src_access_mask(src_access)
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst_access)];
+        let dep = vk::DependencyInfo::default().memory_barriers(&b);
+        // SAFETY: `cb` is recording outside a rendering scope (callers check); the device
+        // has synchronization2 enabled (required at device creation); locals outlive the
+        // call.
+        unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) }
+    }
+}

@@ -1,0 +1,130 @@
+//! Image layout tracking and transitions (synchronization2 image barriers, Vulkan spec
+//! §7.6.2 and §12.4 "Image Layouts").
+//!
+//! kiln tracks one layout per image (all mips): the image holds the layout after the last
+//! submitted command buffer that changed it, and a recorder keeps, per image it touched,
+//! the layout it found the image in and the layout it leaves it in (`ImageUse`) until the
+//! submission layer commits them.
+
+use ash::vk;
+
+use super::work::ImageUse;
+use super::Recorder;
+use crate::device::Image;
+use crate::error::Result;
+
+/// Stages and accesses that use an image in `layout` (Vulkan spec §7.1.2, §12.4).
+fn stage_access(layout: vk::ImageLayout) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    use vk::AccessFlags2 as A;
+    use vk::ImageLayout as L;
+    use vk::PipelineStageFlags2 as S;
+    match layout {
+        L::UNDEFINED | L::PREINITIALIZED => (S::NONE, A::NONE),
+        L::TRANSFER_DST_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_WRITE),
+        L::TRANSFER_SRC_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_READ),
+        L::SHADER_READ_ONLY_OPTIMAL => (
+            S::VERTEX_SHADER | S::FRAGMENT_SHADER | S::COMPUTE_SHADER,
+            A::SHADER_SAMPLED_READ | A::SHADER_READ,
+        ),
+        L::COLOR_ATTACHMENT_OPTIMAL => (
+            S::COLOR_ATTACHMENT_OUTPUT,
+            A::COLOR_ATTACHMENT_READ | A::COLOR_ATTACHMENT_WRITE,
+        ),
+        L::DEPTH_ATTACHMENT_OPTIMAL | L::DEPTH_STENCIL_ATTACHMENT_OPTIMAL => (
+            S::EARLY_FRAGMENT_TESTS | S::LATE_FRAGMENT_TESTS,
+            A::DEPTH_STENCIL_ATTACHMENT_READ | A::DEPTH_STENCIL_ATTACHMENT_WRITE,
+        ),
+        L::PRESENT_SRC_KHR => (S::NONE, A::NONE),
+        _ => (S::ALL_COMMANDS, A::MEMORY_READ | A::MEMORY_WRITE),
+    }
+}
+
+impl Recorder<'_, '_> {
+    /// The layout `image` is in at this point of the recording.
+    pub fn image_layout(&self, image: &Image) -> vk::ImageLayout {
+        self.images
+            .iter()
+            .find(|u| u.image.raw() == image.raw())
+            .map_or_else(|| image.layout(), |u| u.last)
+    }
+
+    /// The recording's entry for `image`, made (with the image's current layout, and a
+    /// clone that keeps it alive) on first touch.
+    fn touch(&mut self, image: &Image) -> &mut ImageUse {
+        let i = match self
+            .images
+            .iter()
+            .position(|u| u.image.raw() == image.raw())
+        {
+            Some(i) => i,
+            None => {
+                let layout = image.layout();
+                self.images.push(ImageUse {
+                    image: image.clone(),
+                    first: layout,
+                    last: layout,
+                    moved: false,
+                });
+                self.images.len() - 1
+            }
+        };
+        &mut self.images[i]
+    }
+
+    /// Moves `image` (every mip) from its current layout to `new` with a
+    /// `vkCmdPipelineBarrier2` whose stages and accesses follow from the two layouts
+    /// (writes before are made visible to the uses after). When it is already in `new` no
+    /// barrier is recorded, but the recording relies on that layout (a reusable recording
+    /// checks it at every submission, `KILN-E285`). The image is kept alive until the
+    /// submission.
+    ///
+    /// Errors: `KILN-E283` inside a rendering scope.
+    pub fn transition(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
+        let old = self.image_layout(image);
+        if old == new {
+            self.touch(image);
+            return Ok(());
+        }
+        self.transition_from(image, old, new)
+    }
+
+    /// Like [`transition`](Self::transition) with an explicit old layout (`UNDEFINED`
+    /// discards the contents); the barrier is recorded even when `old == new`.
+    ///
+    /// Errors: `KILN-E283` inside a rendering scope.
+    pub fn transition_from(
+        &mut self,
+        image: &Image,
+        old: vk::ImageLayout,
+        new: vk::ImageLayout,
+    ) -> Result<()> {
+        self.outside_rendering(
+            "image layout transition inside a rendering scope; transition before begin_rendering",
+        )?;
+        let (src_stage, src_access) = stage_access(old);
+        let (mut dst_stage, dst_access) = stage_access(new);
+        if dst_stage == vk::PipelineStageFlags2::NONE {
+            dst_stage = vk::PipelineStageFlags2::BOTTOM_OF_PIPE;
+        }
+        let barrier = [vk::ImageMemoryBarrier2::default()
+            .src_stage_mask(src_stage)
+            .src_access_mask(src_access)
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst_access)
+            .old_layout(old)
+            .new_layout(new)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(image.raw())
+            .subresource_range(image.full_range())];
+        let dep = vk::DependencyInfo::default().image_memory_barriers(&barrier);
+        // SAFETY: `cb` is recording outside a rendering scope; synchronization2 is enabled
+        // (required at device creation); the image is alive (a clone is kept below until
+        // the recording is submitted).
+        unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
+        let u = self.touch(image);
+        u.last = new;
+        u.moved = true;
+        Ok(())
+    }
+}

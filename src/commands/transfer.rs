@@ -1,0 +1,158 @@
+//! Copies and fills between buffers and images.
+
+use ash::vk;
+
+use super::Recorder;
+use crate::device::{Buffer, Image};
+use crate::error::{Error, Result};
+
+impl Recorder<'_, '_> {
+    /// Copies `size` bytes, then a transfer→all barrier. Both buffers are kept alive until
+    /// the submission is made (dropped later, they are destroyed after it completes).
+    ///
+    /// Errors: a copy past either buffer's end (`KILN-E151`), of zero bytes or between
+    /// overlapping ranges of one buffer (`KILN-E155`) (VUID-vkCmdCopyBuffer-srcOffset-00113
+    /// ff., -pRegions-00117, VUID-VkBufferCopy-size-01988), a buffer of another device
+    /// (`KILN-E109`), inside a rendering scope (`KILN-E283`).
+    pub fn copy_buffer(
+        &mut self,
+        src: &Buffer,
+        src_offset: u64,
+        dst: &Buffer,
+        dst_offset: u64,
+        size: u64,
+    ) -> Result<()> {
+        self.own(src)?;
+        self.own(dst)?;
+        for (b, offset) in [(src, src_offset), (dst, dst_offset)] {
+            if offset.checked_add(size).is_none_or(|e| e > b.size()) {
+                return Err(Error::BufferOverflow {
+                    object: b.label().to_string(),
+                    capacity: b.size(),
+                    offset,
+                    requested: size,
+                });
+            }
+        }
+        let overlap = src.raw() == dst.raw()
+            && src_offset < dst_offset + size
+            && dst_offset < src_offset + size;
+        if size == 0 || overlap {
+            return Err(Error::InvalidCopy {
+                src: src.label().to_string(),
+                dst: dst.label().to_string(),
+                src_offset,
+                dst_offset,
+                size,
+                detail: if size == 0 {
+                    "the size must be greater than 0"
+                } else {
+                    "source and destination ranges of one buffer overlap"
+                },
+            });
+        }
+        self.outside_rendering("copy_buffer inside a rendering scope; call end_rendering first")?;
+        // Earlier dispatches may write what this copy reads or writes (read/write-after-write).
+        if self.dirty {
+            self.record_full_barrier();
+        }
+        let region = vk::BufferCopy {
+            src_offset,
+            dst_offset,
+            size,
+        };
+        // SAFETY: both buffers belong to this device, have TRANSFER usage (kiln adds it) and
+        // are kept alive until the submission exists (then retired after it); the region is
+        // in range and does not overlap (checked above).
+        unsafe {
+            self.shared
+                .raw
+                .cmd_copy_buffer(self.cb, src.raw(), dst.raw(), &[region])
+        };
+        self.record_full_barrier();
+        self.kept.push(src.clone());
+        self.kept.push(dst.clone());
+        Ok(())
+    }
+
+    /// Fills the whole buffer with the 32-bit `value`, then a full barrier.
+    ///
+    /// Errors: `KILN-E109` a buffer of another device, `KILN-E283` inside a rendering scope.
+    pub fn fill_buffer(&mut self, buffer: &Buffer, value: u32) -> Result<()> {
+        self.own(buffer)?;
+        self.outside_rendering("fill_buffer inside a rendering scope; call end_rendering first")?;
+        // Earlier dispatches may write the buffer (write-after-write).
+        if self.dirty {
+            self.record_full_barrier();
+        }
+        // SAFETY: TRANSFER_DST usage is always present; WHOLE_SIZE rounds down to 4 bytes;
+        // the buffer is kept alive until the submission exists.
+        unsafe {
+            self.shared
+                .raw
+                .cmd_fill_buffer(self.cb, buffer.raw(), 0, vk::WHOLE_SIZE, value)
+        };
+        self.record_full_barrier();
+        self.kept.push(buffer.clone());
+        Ok(())
+    }
+
+    /// Copies tightly packed texels from `src` (offset 0) into mip `level` of `dst`,
+    /// moving `dst` to TRANSFER_DST_OPTIMAL first.
+    ///
+    /// Errors: `KILN-E181` the buffer is smaller than the level, `KILN-E283` inside a
+    /// rendering scope.
+    pub fn copy_buffer_to_image(&mut self, src: &Buffer, dst: &Image, level: u32) -> Result<()> {
+        dst.check_level(level, dst.level_size(level))?;
+        if src.size() < dst.level_size(level) {
+            dst.check_level(level, src.size())?;
+        }
+        self.transition(dst, vk::ImageLayout::TRANSFER_DST_OPTIMAL)?;
+        // SAFETY: the image is in TRANSFER_DST_OPTIMAL; the buffer holds the level (checked)
+        // and both have transfer usage (kiln adds it); both are kept alive until the
+        // submission exists (the image by its transition).
+        unsafe {
+            self.shared.raw.cmd_copy_buffer_to_image(
+                self.cb,
+                src.raw(),
+                dst.raw(),
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &[dst.copy_region(level)],
+            )
+        };
+        self.kept.push(src.clone());
+        Ok(())
+    }
+
+    /// Copies mip `level` of `src` into `dst` (offset 0, tightly packed), moving `src` to
+    /// TRANSFER_SRC_OPTIMAL first; then a full barrier.
+    ///
+    /// Errors: `KILN-E180`/`KILN-E181` no such level or not a colour image, `KILN-E151` the
+    /// buffer is smaller than the level, `KILN-E283` inside a rendering scope.
+    pub fn copy_image_to_buffer(&mut self, src: &Image, level: u32, dst: &Buffer) -> Result<()> {
+        let size = src.level_size(level);
+        src.check_level(level, size)?;
+        if dst.size() < size {
+            return Err(Error::BufferOverflow {
+                object: dst.label().to_string(),
+                capacity: dst.size(),
+                offset: 0,
+                requested: size,
+            });
+        }
+        self.transition(src, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
+        // SAFETY: as in copy_buffer_to_image, with the roles swapped.
+        unsafe {
+            self.shared.raw.cmd_copy_image_to_buffer(
+                self.cb,
+                src.raw(),
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                dst.raw(),
+                &[src.copy_region(level)],
+            )
+        };
+        self.record_full_barrier();
+        self.kept.push(dst.clone());
+        Ok(())
+    }
+}

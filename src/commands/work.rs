@@ -1,0 +1,52 @@
+//! What a recording leaves for the submission layer: [`RecordedWork`].
+
+use std::sync::atomic::AtomicU64;
+
+use ash::vk;
+
+use crate::device::{Buffer, Image};
+
+/// One image a recording touched (transitioned, or used in the layout it was in).
+#[derive(Debug)]
+pub(crate) struct ImageUse {
+    /// A clone: keeps the image alive until the submission (then its drop is deferred past
+    /// it) or, in a reusable recording, as long as the recording.
+    pub image: Image,
+    /// The image's layout when the recording first touched it: what a reusable recording
+    /// relies on at every submission.
+    pub first: vk::ImageLayout,
+    /// The layout the recording leaves it in (equal to `first` when not `moved`).
+    pub last: vk::ImageLayout,
+    /// A barrier of the recording changed its layout (else it only relied on `first`).
+    pub moved: bool,
+}
+
+/// The end of a recording ([`Recorder::into_work`](super::Recorder::into_work)): everything
+/// the submission layer must apply or keep once the command buffer is submitted. Only
+/// `queue` consumes it (see the contract in the `commands` module docs).
+#[derive(Debug, Default)]
+pub(crate) struct RecordedWork<'a> {
+    /// `last_used` stamps of every descriptor set bound, each once: set to the
+    /// submission's timeline value, so a later write to the set waits for the submission.
+    pub used_sets: Vec<&'a AtomicU64>,
+    /// Every image touched, once each, in first-touch order: `last` is committed to the
+    /// image once submitted (later recordings start from it); a reusable recording checks
+    /// `first == last` when recorded (`KILN-E284`) and `image.layout() == last` at every
+    /// submission (`KILN-E285`).
+    pub images: Vec<ImageUse>,
+    /// Buffers a command used without borrowing them for the recording's lifetime, kept
+    /// alive like the images (held, never read).
+    #[allow(dead_code)]
+    pub kept: Vec<Buffer>,
+}
+
+impl RecordedWork<'_> {
+    /// Stores the layouts the recording moved images to into the images (call once the
+    /// command buffer was submitted: queue order makes them the layouts later submissions
+    /// see).
+    pub(crate) fn commit_layouts(&self) {
+        for u in self.images.iter().filter(|u| u.moved) {
+            u.image.set_layout(u.last);
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Layer slots: per-device state owned by a layer above `device`.
+//!
+//! Some registries belong to an upper layer but must live exactly as long as the device and
+//! be torn down in the device's order: the set-layout interner (`descriptors`), the
+//! pipeline-layout interner and the `VkPipelineCache` (`pipeline`), the command contexts
+//! and the staging buffers (`queue`). This layer cannot name their types (it is the bottom
+//! layer), so it keeps them as *slots*: values of any type that implements [`LayerSlot`],
+//! found again by their type ([`Shared::slot`]).
+//!
+//! - **Who owns a slot**: the layer that defines its type. Only that layer looks it up and
+//!   uses it; `device` only stores it and calls its hooks.
+//! - **Registration**: when the device is created, by `Device::with_desc` (the composition
+//!   root, in the topmost layer with per-device state), bottom-up in layer order: a slot may
+//!   rely on the slots of the layers below it. A type is registered at most once.
+//! - **Hooks**: [`LayerSlot::teardown`] (required) and [`LayerSlot::release_memory`] (called
+//!   when an allocation ran out of memory, before it is tried once more).
+//! - **Teardown order** (`Shared`'s `Drop`): the device waits idle (`vkDeviceWaitIdle`) →
+//!   retired objects are destroyed → slots are torn down in reverse order of registration,
+//!   each hook getting the device's shared state (raw device, allocator) while the slots
+//!   registered before it still exist → the sampler interner is cleared and the queues'
+//!   timelines destroyed → the allocator → the `VkDevice` → the instance (messenger, then
+//!   `VkInstance`).
+
+use std::any::Any;
+
+use ash::vk;
+
+use super::Shared;
+use crate::error::{Error, Result};
+
+/// Per-device state of an upper layer (see the module docs).
+pub(crate) trait LayerSlot: Any + Send + Sync {
+    /// Destroys the slot's Vulkan objects. Called once, at device teardown, after the
+    /// device is idle and every retired object was destroyed, before the allocator and the
+    /// `VkDevice`; slots registered later are already torn down.
+    fn teardown(&mut self, device: &Shared);
+
+    /// Memory ran out: frees what can be made again later and returns the bytes freed.
+    fn release_memory(&self, _device: &Shared) -> u64 {
+        0
+    }
+}
+
+/// The slots of one device, in registration order.
+#[derive(Default)]
+pub(crate) struct Slots {
+    entries: Vec<Box<dyn LayerSlot>>,
+}
+
+/// A lookup of a slot that was never registered: a bug in device creation.
+const UNREGISTERED: Error = Error::Vulkan {
+    call: "kiln layer slot lookup (the slot was not registered at device creation)",
+    result: vk::Result::ERROR_INITIALIZATION_FAILED,
+};
+
+impl Slots {
+    fn find<T: LayerSlot>(&self) -> Option<&T> {
+        self.entries
+            .iter()
+            .find_map(|e| (&**e as &dyn Any).downcast_ref::<T>())
+    }
+}
+
+impl Shared {
+    /// Registers `slot` (at device creation, bottom-up in layer order). Errors if a slot of
+    /// this type exists already.
+    pub(crate) fn register_slot<T: LayerSlot>(&mut self, slot: T) -> Result<()> {
+        if self.slots.find::<T>().is_some() {
+            return Err(Error::Vulkan {
+                call: "kiln layer slot registration (registered twice)",
+                result: vk::Result::ERROR_INITIALIZATION_FAILED,
+            });
+        }
+        self.slots.entries.push(Box::new(slot));
+        Ok(())
+    }
+
+    /// The slot of type `T`. Errors only if device creation did not register it.
+    #[inline]
+    pub(crate) fn slot<T: LayerSlot>(&self) -> Result<&T> {
+        self.slots.find::<T>().ok_or(UNREGISTERED)
+    }
+
+    /// Calls every slot's [`LayerSlot::release_memory`]; returns the bytes freed.
+    pub(crate) fn release_slot_memory(&self) -> u64 {
+        self.slots
+            .entries
+            .iter()
+            .map(|s| s.release_memory(self))
+            .sum()
+    }
+
+    /// Tears the slots down in reverse order of registration (device teardown).
+    pub(super) fn teardown_slots(&mut self) {
+        while let Some(mut slot) = self.slots.entries.pop() {
+            slot.teardown(self);
+        }
+    }
+}

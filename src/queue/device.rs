@@ -1,0 +1,208 @@
+//! `impl Device` of the submission layer: device creation (the composition root that
+//! registers every layer's slots), execute/submit/record, and the constructors and reports
+//! that need submissions (uploaded buffers and textures, the staging cache).
+
+use std::sync::Arc;
+
+use ash::vk;
+
+use super::context::Contexts;
+use super::staging::{StagingCache, StagingUsage};
+use super::submit::{self, Batch, RecordOptions};
+use super::{ContextGuard, Recording, Submission};
+use crate::commands::Recorder;
+use crate::device::{
+    Buffer, BufferDesc, Device, DeviceDesc, Image, ImageDesc, MemoryLocation, Queue, Shared,
+};
+use crate::error::{Error, Result};
+
+/// Records `f` into a fresh context of the main queue and submits it with `label`.
+pub(crate) fn submit_labeled<'a, R>(
+    shared: &'a Arc<Shared>,
+    label: &str,
+    f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+) -> Result<(R, Submission)> {
+    let queue = Queue::MAIN;
+    let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
+    let (out, work) = submit::record(shared, ctx.cb(), RecordOptions::ONE_TIME, f)?;
+    let value = submit::submit(shared, queue, &Batch::commands(label, ctx.cb()), &work)?;
+    ctx.submitted(value);
+    // Dropped after the submission was recorded: what the work kept alive is retired past
+    // it.
+    drop(work);
+    Ok((out, Submission::new(shared.clone(), queue, value)))
+}
+
+/// [`submit_labeled`], then waits for the submission.
+pub(crate) fn execute<'a, R>(
+    shared: &'a Arc<Shared>,
+    label: &str,
+    f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+) -> Result<R> {
+    let (out, sub) = submit_labeled(shared, label, f)?;
+    sub.wait()?;
+    Ok(out)
+}
+
+impl Device {
+    /// Creates a device with default options (see [`DeviceDesc`]).
+    ///
+    /// Errors: `KILN-E100` no loader, `KILN-E101` no driver/device, `KILN-E102`
+    /// `KILN_DEVICE` matched nothing, `KILN-E103` no compute queue, `KILN-E107` no
+    /// synchronization2 or timeline semaphores (Vulkan 1.3), `KILN-E104` other Vulkan
+    /// failures.
+    pub fn new() -> Result<Device> {
+        Self::with_desc(&DeviceDesc::default())
+    }
+
+    /// Creates a device with explicit options (errors: as [`new`](Self::new)).
+    pub fn with_desc(desc: &DeviceDesc) -> Result<Device> {
+        let mut shared = Shared::create(desc)?;
+        // Every layer's per-device state, bottom-up (see `device::slots`). On an error the
+        // device is torn down like any other.
+        crate::descriptors::register_slots(&mut shared)?;
+        crate::pipeline::register_slots(&mut shared)?;
+        super::register_slots(&mut shared)?;
+        Ok(Device {
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// Records commands with `f`, submits them and waits until the GPU has finished; device
+    /// writes are then visible to host reads of mapped memory.
+    ///
+    /// Errors: whatever `f` returns (nothing is submitted then), `KILN-E105` device lost,
+    /// `KILN-E108` the GPU did not finish within [`EXECUTE_TIMEOUT`](crate::EXECUTE_TIMEOUT).
+    pub fn execute<'a, R>(
+        &'a self,
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+    ) -> Result<R> {
+        execute(&self.shared, "execute", f)
+    }
+
+    /// Records commands with `f` and submits them without waiting. Everything the
+    /// recording used stays alive until the submission finishes, even if dropped now
+    /// (deferred destruction); descriptor sets it bound are not rewritten before then
+    /// (a write waits).
+    pub fn submit<'a>(
+        &'a self,
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
+    ) -> Result<Submission> {
+        Ok(submit_labeled(&self.shared, "submit", f)?.1)
+    }
+
+    /// Like [`submit`](Self::submit), with a label reported if the device is lost, and the
+    /// closure's result returned beside the submission.
+    pub fn submit_labeled<'a, R>(
+        &'a self,
+        label: &str,
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+    ) -> Result<(R, Submission)> {
+        submit_labeled(&self.shared, label, f)
+    }
+
+    /// Records commands with `f` once, for [`Recording::execute`] / [`Recording::submit`]
+    /// any number of times.
+    ///
+    /// The recording must leave every image it transitions in the layout it found it in
+    /// (each submission starts from the same layouts); recordings that only dispatch and
+    /// copy buffers always do.
+    ///
+    /// Errors: whatever `f` returns; `KILN-E284` an image left in another layout than the
+    /// one it started in.
+    pub fn record<'a>(
+        &'a self,
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
+    ) -> Result<Recording<'a>> {
+        Recording::new(self, f)
+    }
+
+    /// Creates a device-local buffer of `usage` holding `data` (staged upload).
+    pub fn buffer_from_slice<T: bytemuck::Pod>(
+        &self,
+        label: &str,
+        usage: vk::BufferUsageFlags,
+        data: &[T],
+    ) -> Result<Buffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let buf = self.buffer(&BufferDesc {
+            label,
+            size: bytes.len() as u64,
+            usage,
+            location: MemoryLocation::GpuOnly,
+        })?;
+        buf.upload(bytes)?;
+        Ok(buf)
+    }
+
+    /// Creates a zero-filled device-local storage buffer of `len` elements of `T`.
+    pub fn storage_buffer<T: bytemuck::Pod>(&self, label: &str, len: usize) -> Result<Buffer> {
+        let elem = std::mem::size_of::<T>();
+        let size = len
+            .checked_mul(elem)
+            .and_then(|s| u64::try_from(s).ok())
+            .ok_or_else(|| Error::SizeOverflow {
+                object: label.to_string(),
+                len: len as u64,
+                elem,
+            })?;
+        let buf = self.buffer(&BufferDesc {
+            label,
+            size,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: MemoryLocation::GpuOnly,
+        })?;
+        self.execute(|r| r.fill_buffer(&buf, 0))?;
+        Ok(buf)
+    }
+
+    /// Creates a sampled texture from tightly packed texels (`width * height * bytes per
+    /// texel`), uploaded through a staging buffer; it ends in SHADER_READ_ONLY_OPTIMAL.
+    pub fn texture_from_bytes(
+        &self,
+        label: &str,
+        width: u32,
+        height: u32,
+        format: vk::Format,
+        bytes: &[u8],
+    ) -> Result<Image> {
+        let img = self.image(&ImageDesc::texture(label, width, height, format))?;
+        img.upload(bytes)?;
+        Ok(img)
+    }
+
+    /// Frees the idle staging buffers that [`Buffer::upload`] and [`Buffer::read`] keep for
+    /// reuse (at most two 256 MiB chunks' worth per direction); returns the bytes freed.
+    /// Transfers in progress keep theirs. The next staged transfer allocates again.
+    pub fn release_staging_memory(&self) -> u64 {
+        self.shared
+            .slot::<StagingCache>()
+            .map_or(0, |c| c.trim(&self.shared))
+    }
+
+    /// The idle staging buffers held for reuse by this device, and their bytes.
+    pub fn staging_usage(&self) -> StagingUsage {
+        self.shared
+            .slot::<StagingCache>()
+            .map_or_else(|_| StagingUsage::default(), StagingCache::usage)
+    }
+
+    /// Makes `upload`/`read` of `GpuOnly` buffers go through staging buffers even where the
+    /// device maps that memory (CPU and integrated devices such as lavapipe, where the
+    /// direct path is normally taken), so tests and benchmarks exercise the staged path.
+    #[doc(hidden)]
+    pub fn debug_force_staging(&self, on: bool) {
+        if let Ok(c) = self.shared.slot::<StagingCache>() {
+            c.set_forced(on);
+        }
+    }
+
+    /// Sets the staging chunk size (default 256 MiB, `STAGING_CHUNK`), so tests can
+    /// exercise chunked transfers with small buffers.
+    #[doc(hidden)]
+    pub fn debug_set_staging_chunk(&self, bytes: u64) {
+        if let Ok(c) = self.shared.slot::<StagingCache>() {
+            c.set_chunk(bytes);
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The submission layer: command contexts, the one submit function, submissions, reusable
+//! recordings, the staging cache and buffer/image uploads and readbacks.
+//!
+//! Work reaches a queue only through `submit::record` (a command buffer recorded through a
+//! [`Recorder`](crate::Recorder), ending in a `RecordedWork`) and `submit::submit` (the
+//! batch submitted with the queue's timeline, the work applied: image layouts committed,
+//! descriptor sets stamped). `Device::execute`/`submit`/`record`, [`Recording`], the staged
+//! transfers and the window presenter all call them.
+//!
+//! This layer also completes the device: `Device::new`/`Device::with_desc` (in `device.rs`)
+//! create the device of the `device` layer and register the per-device state of every layer
+//! above it as layer slots, bottom-up (see the docs of `device::slots`).
+
+mod context;
+mod device;
+mod recording;
+mod staging;
+mod submit;
+mod transfer;
+
+use ash::vk;
+
+pub use recording::Recording;
+pub use staging::{StagingUsage, STAGING_CHUNK};
+pub use submit::Submission;
+/// The one record and submit path, for the window presenter.
+#[cfg(feature = "window")]
+pub(crate) use submit::{record, submit, Batch, RecordOptions};
+
+use crate::device::Shared;
+use crate::error::{Error, Result};
+use context::{Context, Contexts};
+
+/// A context that has not been handed to a queue (or kept by a recording) yet.
+const NO_CONTEXT: Error = Error::Vulkan {
+    call: "kiln command context (already given back)",
+    result: vk::Result::ERROR_UNKNOWN,
+};
+
+/// A context taken for one recording. Unless [`keep`](Self::keep) or
+/// [`submitted`](Self::submitted) takes it out, it goes back to the free list reset when
+/// the guard drops — after a failed recording or submission, and when the recording closure
+/// panics (else its command pool would leak: VUID-vkDestroyDevice-device-00378).
+struct ContextGuard<'s> {
+    contexts: &'s Contexts,
+    shared: &'s Shared,
+    queue: usize,
+    ctx: Option<Context>,
+}
+
+impl<'s> ContextGuard<'s> {
+    fn new(contexts: &'s Contexts, shared: &'s Shared, queue: usize) -> Result<Self> {
+        let ctx = contexts.take(shared, queue)?;
+        Ok(ContextGuard {
+            contexts,
+            shared,
+            queue,
+            ctx: Some(ctx),
+        })
+    }
+
+    fn cb(&self) -> vk::CommandBuffer {
+        self.ctx
+            .as_ref()
+            .map_or(vk::CommandBuffer::null(), |c| c.cb)
+    }
+
+    /// The context, for a reusable recording that owns it from now on.
+    fn keep(mut self) -> Option<Context> {
+        self.ctx.take()
+    }
+
+    /// The context was submitted with timeline value `value`: pending until it completes.
+    fn submitted(mut self, value: u64) {
+        if let Some(ctx) = self.ctx.take() {
+            self.contexts.recycle(self.shared, self.queue, value, ctx);
+        }
+    }
+}
+
+impl Drop for ContextGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(ctx) = self.ctx.take() {
+            // Never submitted: the reset moves it from the recording to the initial state.
+            self.contexts.reset_and_free(self.shared, self.queue, ctx);
+        }
+    }
+}
+
+/// Registers this layer's slots (command contexts, staging cache) on a device being created.
+fn register_slots(shared: &mut Shared) -> Result<()> {
+    let contexts = Contexts::new(shared);
+    shared.register_slot(contexts)?;
+    shared.register_slot(staging::StagingCache::default())
+}

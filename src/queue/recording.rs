@@ -1,0 +1,147 @@
+//! Recorded once, submitted many times: [`Device::record`](crate::Device::record) and
+//! [`Recording`].
+//!
+//! A round trip through `Device::execute` records its command buffer every time. For the
+//! same work repeated (a solver step, a per-frame compute pass), recording once and
+//! resubmitting saves the recording and the command-buffer reset: on the H200 a
+//! one-dispatch round trip measured 17.4 – 19.1 µs against 18.4 µs and more re-recorded
+//! (BENCHMARKS.md, 2026-11-30). This is the shape of Kompute's
+//! `Sequence` and of Vulkan's own reusable command buffers (§6.4, no
+//! `ONE_TIME_SUBMIT_BIT`).
+//!
+//! Safety comes from borrows: a [`Recording<'a>`] keeps everything it recorded borrowed for
+//! `'a`, so a descriptor set it binds cannot be rewritten (that needs `&mut`) and nothing it
+//! uses can be dropped while the recording exists (a descriptor-set update would otherwise
+//! invalidate the command buffer, §14.2.4; a destroyed object would leave it pointing at
+//! freed memory). Images and buffers a command used for the call only are kept alive by the
+//! recording's work.
+
+use ash::vk;
+
+use super::context::{Context, Contexts};
+use super::submit::{self, Batch, RecordOptions};
+use super::Submission;
+use crate::commands::{RecordedWork, Recorder};
+use crate::device::{Device, Queue, EXECUTE_TIMEOUT};
+use crate::error::{Error, Result};
+
+/// Commands recorded once by [`Device::record`], submitted any number of times.
+///
+/// A descriptor set the recording binds stays borrowed, so it cannot be rewritten while the
+/// recording exists:
+///
+/// ```compile_fail
+/// fn rewrite(
+///     device: &kiln::Device,
+///     p: &kiln::ComputePipeline,
+///     mut set: kiln::DescriptorSet,
+///     buf: &kiln::Buffer,
+/// ) -> kiln::Result<()> {
+///     let mut rec = device.record(|r| {
+///         r.bind_pipeline(p)?;
+///         r.bind_set(0, &set)
+///     })?;
+///     set.write_buffer(0, buf)?; // error: `set` is borrowed by `rec`
+///     rec.execute()
+/// }
+/// ```
+///
+/// Each submission waits for every earlier submission of the device (as [`Device::submit`] does)
+/// and for this recording's own previous submission (a command buffer may not be pending
+/// twice without `SIMULTANEOUS_USE`, VUID-vkQueueSubmit-pCommandBuffers-00071).
+pub struct Recording<'a> {
+    device: &'a Device,
+    /// `None` only while being dropped.
+    ctx: Option<Context>,
+    /// Used sets (stamped at every submission), the images with the layout each submission
+    /// expects them in (and leaves them in), and what the commands keep alive.
+    work: RecordedWork<'a>,
+    /// Timeline value of the last submission (0: never submitted).
+    last: u64,
+}
+
+impl<'a> Recording<'a> {
+    /// Records `f` into a reusable command buffer of the main queue (see
+    /// [`Device::record`]).
+    pub(crate) fn new(
+        device: &'a Device,
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
+    ) -> Result<Recording<'a>> {
+        let shared = &*device.shared;
+        let contexts = shared.slot::<Contexts>()?;
+        let queue = Queue::MAIN;
+        let ctx = super::ContextGuard::new(contexts, shared, queue)?;
+        let options = RecordOptions {
+            flags: vk::CommandBufferUsageFlags::empty(),
+            host_barrier: true,
+        };
+        let ((), work) = submit::record(shared, ctx.cb(), options, f)?;
+        // Each submission starts from the layouts the recording found.
+        if let Some(u) = work.images.iter().find(|u| u.first != u.last) {
+            return Err(Error::RecordingChangesLayout {
+                image: u.image.label().to_string(),
+                start: u.first,
+                end: u.last,
+            });
+        }
+        Ok(Recording {
+            device,
+            ctx: ctx.keep(),
+            work,
+            last: 0,
+        })
+    }
+
+    /// Submits the recorded commands without waiting for them (after waiting for this
+    /// recording's previous submission, if it is still running).
+    ///
+    /// Errors: `KILN-E285` an image it transitions is no longer in the layout it was
+    /// recorded for (another submission moved it); `KILN-E105` device lost; `KILN-E108`
+    /// the previous submission did not finish within [`EXECUTE_TIMEOUT`].
+    pub fn submit(&mut self) -> Result<Submission> {
+        let shared = &self.device.shared;
+        let queue = Queue::MAIN;
+        if self.last > shared.completed_value(queue) {
+            shared.wait_value(queue, self.last, EXECUTE_TIMEOUT)?;
+        }
+        for u in &self.work.images {
+            let now = u.image.layout();
+            if now != u.last {
+                return Err(Error::RecordingLayoutMoved {
+                    image: u.image.label().to_string(),
+                    recorded: u.last,
+                    now,
+                });
+            }
+        }
+        let Some(ctx) = &self.ctx else {
+            return Err(super::NO_CONTEXT);
+        };
+        let value = submit::submit(
+            shared,
+            queue,
+            &Batch::commands("recording", ctx.cb),
+            &self.work,
+        )?;
+        self.last = value;
+        Ok(Submission::new(shared.clone(), queue, value))
+    }
+
+    /// Submits the recorded commands and waits until the GPU has finished; device writes
+    /// are then visible to host reads of mapped memory. Errors: as [`submit`](Self::submit).
+    pub fn execute(&mut self) -> Result<()> {
+        self.submit()?.wait()
+    }
+}
+
+impl Drop for Recording<'_> {
+    fn drop(&mut self) {
+        let Some(ctx) = self.ctx.take() else { return };
+        let shared = &*self.device.shared;
+        // The context is recycled like an `execute`'s: once its last submission completes
+        // (at once when never submitted or already done), it is reset.
+        if let Ok(contexts) = shared.slot::<Contexts>() {
+            contexts.recycle(shared, Queue::MAIN, self.last, ctx);
+        }
+    }
+}
