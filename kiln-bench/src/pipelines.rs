@@ -81,7 +81,7 @@ pub fn creation_rows(
     opts: &Opts,
 ) -> BenchResult<Vec<Row>> {
     let n = if opts.quick { 6 } else { 24 };
-    let module = kiln::include_spirv!("bench/compile_me.comp")?;
+    let module = kiln::include_spirv!("compile_me.comp")?;
     let words = module.words();
     let (kbase, rbase) = (1_000, 5_000);
     let sl = raw.set_layout(&[vk::DescriptorType::STORAGE_BUFFER])?;

@@ -181,8 +181,8 @@ fn saxpy_variant(
     mut peer: Option<&mut Peer>,
 ) -> BenchResult<(f64, f64, Option<f64>)> {
     let module = match variant {
-        "vec4" => kiln::include_spirv!("bench/saxpy_vec4.comp")?,
-        _ => kiln::include_spirv!("bench/saxpy_scalar.comp")?,
+        "vec4" => kiln::include_spirv!("saxpy_vec4.comp")?,
+        _ => kiln::include_spirv!("saxpy_scalar.comp")?,
     };
     let pipe: ComputePipeline = device.compute_pipeline(&module, "main")?;
     let mut set = pipe.new_set(0)?;

@@ -1,13 +1,11 @@
-//! `kiln reflect` end to end: runs the built binary on the fixtures and checks the JSON
+//! `kiln reflect` end to end: runs the built binary on the fixtures (`tests/fixtures/`) and checks the JSON
 //! (parsed, exact values), the table, `--entry`, `--all-bindings` and the exit status.
 
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
-fn fixture(name: &str) -> String {
-    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
-}
+use super::fixture;
 
 fn kiln(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kiln"))

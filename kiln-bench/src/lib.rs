@@ -14,6 +14,10 @@
 //! With the cargo feature `bench-wgpu`, rows 1–3 also run through `wgpu` (Vulkan backend,
 //! same driver), interleaved with the other two; the table gains `wgpu` and `kiln/wgpu`
 //! columns and the JSON rows `wgpu` and `ratio_wgpu` fields.
+//!
+//! This crate is the bench behind the `kiln` tool (crate `kiln-cli`), which calls [`main`]
+//! with the arguments after `bench`; it is not published. Its shaders are in
+//! `kiln-bench/shaders/`, compiled by its `build.rs`.
 
 mod dispatch;
 mod floors;
@@ -200,6 +204,8 @@ fn parse(args: &[String]) -> Result<Opts, String> {
     Ok(o)
 }
 
+/// `kiln bench ARGS`: parses the options, runs the rows and prints them; the exit status
+/// is a failure when the validation layer reported anything (2 for a usage error).
 pub fn main(args: &[String]) -> ExitCode {
     let opts = match parse(args) {
         Ok(o) => o,

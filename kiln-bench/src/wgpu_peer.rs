@@ -1,7 +1,7 @@
 //! The `wgpu` peer column of rows 1–3 (feature `bench-wgpu`): the same work as the kiln
 //! and raw-ash rows, written against `wgpu`'s Vulkan backend on the same driver (a second
 //! `VkInstance`/`VkDevice` that wgpu creates itself; the adapter whose name matches kiln's
-//! device is chosen). Shaders are WGSL equivalents of `shaders/bench/*.comp`: same bindings,
+//! device is chosen). Shaders are WGSL equivalents of `kiln-bench/shaders/*.comp`: same bindings,
 //! same workgroup sizes, the 16 / 12 bytes of push constants as wgpu immediates
 //! (`var<immediate>`, `VkPushConstantRange` on Vulkan), kiln's specialization constant as a
 //! WGSL `override`. wgpu's own checks (shader bounds checks, usage tracking and the barriers
@@ -13,7 +13,7 @@ use std::time::Instant;
 use super::dispatch::{BUFS, PIPES, SETS};
 use super::{ns_since, BenchResult};
 
-/// `shaders/bench/six.comp` in WGSL.
+/// `kiln-bench/shaders/six.comp` in WGSL.
 const SIX_WGSL: &str = r#"
 struct Params { n: u32, pad: u32, a: f32, b: f32 }
 var<immediate> pc: Params;
@@ -35,7 +35,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 "#;
 
-/// `shaders/bench/saxpy_{scalar,vec4}.comp` in WGSL; `ELEM` is `f32` or `vec4<f32>`.
+/// `kiln-bench/shaders/saxpy_{scalar,vec4}.comp` in WGSL; `ELEM` is `f32` or `vec4<f32>`.
 const SAXPY_WGSL: &str = r#"
 struct Params { a: f32, n: u32, pitch: u32 }
 var<immediate> p: Params;

@@ -23,25 +23,15 @@ const ROWS: &[(&str, &str)] = &[
     ("staging readback", "GB/s"),
 ];
 
-fn corpus() -> std::path::PathBuf {
-    let dir = std::env::var_os("KILN_CORPUS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
-        });
-    assert!(
-        dir.is_dir(),
-        "the SPIR-V corpus is missing at {}; set KILN_CORPUS (CI always has it)",
-        dir.display()
-    );
-    dir
-}
-
 #[test]
 fn bench_quick_json_has_every_row_with_positive_numbers() {
+    // The reflection row reads the corpus: this test is in the corpus tier.
+    let Some(corpus) = crate::corpus::root() else {
+        return;
+    };
     let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
         .args(["bench", "--quick", "--json"])
-        .env("KILN_CORPUS", corpus())
+        .env("KILN_CORPUS", corpus)
         .env("KILN_VALIDATION", "1")
         // The recording row deliberately records dispatches with no barriers between them
         // (raw and kiln alike, to time recording only); synchronization validation would

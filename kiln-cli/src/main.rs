@@ -3,8 +3,10 @@
 //! - `kiln reflect FILE.spv [FILE.spv ...] [--json] [--entry NAME] [--all-bindings]`
 //! - `kiln bench [--quick] [--json]`
 //! - `kiln devices`
+//!
+//! Install it with `cargo install --path kiln-cli`. The benchmark itself lives in the
+//! `kiln-bench` crate.
 
-mod bench;
 mod reflect;
 
 use std::process::ExitCode;
@@ -23,7 +25,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("reflect") => reflect::main(&args[1..]),
-        Some("bench") => bench::main(&args[1..]),
+        Some("bench") => kiln_bench::main(&args[1..]),
         Some("devices") => match kiln::Device::new() {
             Ok(d) => {
                 println!("{}", d.info());

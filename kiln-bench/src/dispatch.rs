@@ -1,5 +1,5 @@
 //! Rows 1, 2 and 6: dispatch recording, round trip, descriptor sets. All use
-//! `shaders/bench/six.comp` (one set of 6 bindings: 2 uniform + 4 storage buffers, 16 bytes
+//! `kiln-bench/shaders/six.comp` (one set of 6 bindings: 2 uniform + 4 storage buffers, 16 bytes
 //! of push constants) with several pipelines (specializations) and several sets.
 
 use std::time::Instant;
@@ -65,7 +65,7 @@ fn pool_sizes(sets: u32) -> [vk::DescriptorPoolSize; 2] {
 
 impl Fixture {
     fn new(device: &Device, raw: &Raw) -> BenchResult<Fixture> {
-        let module = kiln::include_spirv!("bench/six.comp")?;
+        let module = kiln::include_spirv!("six.comp")?;
         let mut pipes = Vec::new();
         for v in 0..PIPES {
             pipes.push(device.compute_pipeline_with(&ComputePipelineDesc {
