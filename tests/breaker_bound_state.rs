@@ -5,8 +5,6 @@
 //! reaching the driver; and every set a recording binds, however often, is waited for
 //! before it is rewritten.
 
-mod common;
-
 use common::{assert_clean, device};
 use kiln::{
     vk, Buffer, ColorAttachment, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device,

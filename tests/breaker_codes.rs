@@ -1,8 +1,6 @@
 //! Breaker: error paths no other test reaches return their documented code, and the
 //! device keeps working afterwards.
 
-mod common;
-
 use common::{assert_clean, device};
 use kiln::{vk, ShaderModule};
 

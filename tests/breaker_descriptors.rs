@@ -1,7 +1,5 @@
 //! Breaker probes of descriptor-set writes.
 
-mod common;
-
 use common::{assert_clean, device};
 use kiln::{PipelineLayoutDesc, SamplerDesc};
 

@@ -2,8 +2,6 @@
 //! message or a crash. Each test asserts the code and that the device stays clean (and
 //! still works where the error happened mid-recording).
 
-mod common;
-
 use common::{assert_clean, device};
 use kiln::pipeline::PushConstantRange;
 use kiln::{vk, ComputePipelineDesc, PipelineLayoutDesc, SpecValue};

@@ -2,8 +2,6 @@
 //! validation layer silent and, where the device is dropped, with the device really torn
 //! down (`ValidationWatch::torn_down`): nothing leaked it through the graveyard.
 
-mod common;
-
 use std::sync::{Arc, Barrier};
 
 use common::{assert_clean, assert_watch_clean, device};

@@ -1,9 +1,7 @@
 //! Breaker probes of reusable recordings (`Device::record`) and staged transfers.
 
-mod common;
-
-use ash::vk;
 use common::{assert_clean, device};
+use kiln::vk;
 use kiln::{BufferDesc, ImageDesc, MemoryLocation};
 
 /// A recording that uses an image in the layout it already had (no transition recorded)

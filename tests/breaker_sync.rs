@@ -1,8 +1,6 @@
 //! Breaker: hazards between kiln's own commands in one recording, under synchronization
 //! validation (on by default with the layer).
 
-mod common;
-
 use common::{assert_clean, device};
 use kiln::vk;
 

@@ -1,8 +1,6 @@
 //! End-to-end compute on a real device: results are checked element by element and every
 //! test asserts the validation layer stayed silent.
 
-mod common;
-
 use common::{assert_clean, assert_watch_clean, device};
 use kiln::{vk, Error};
 

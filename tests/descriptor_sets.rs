@@ -3,8 +3,6 @@
 //! it binds (KILN-E207), is never handed out while a submission may still use it, and
 //! keeps what it refers to alive.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -1,8 +1,6 @@
 //! Layouts shared by content: interning across pipelines, compatibility diffs, widened
 //! visibility, pool growth, bindless arrays, buffer-range limits and host-struct checks.
 
-mod common;
-
 use common::{assert_clean, device};
 use kiln::pipeline::Visibility;
 use kiln::{vk, PipelineLayoutDesc};
@@ -16,8 +14,8 @@ fn storage(device: &kiln::Device, label: &str, data: &[f32]) -> kiln::Buffer {
 #[test]
 fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused() {
     let device = device();
-    let ma = kiln::include_spirv!("test/material_a.comp").unwrap();
-    let mb = kiln::include_spirv!("test/material_b.comp").unwrap();
+    let ma = kiln::include_spirv!("material_a.comp").unwrap();
+    let mb = kiln::include_spirv!("material_b.comp").unwrap();
     let pa = device.compute_pipeline(&ma, "main").unwrap();
     let pb = device.compute_pipeline(&mb, "main").unwrap();
     let (la, lb) = (&pa.layout().set_layouts()[1], &pb.layout().set_layouts()[1]);

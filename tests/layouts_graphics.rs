@@ -1,8 +1,6 @@
 //! Layout sharing where graphics is involved: immutable samplers compared by description,
 //! and push-constant ranges of two stages that overlap ([0,64) vertex, [0,16) fragment).
 
-mod common;
-
 use common::{assert_clean, device};
 use kiln::{
     vk, ColorAttachment, GraphicsPipelineDesc, ImageDesc, PipelineLayoutDesc, RenderingDesc,

@@ -3,7 +3,7 @@
 use kiln::ShaderModule;
 
 fn valid() -> Vec<u8> {
-    std::fs::read(concat!(env!("OUT_DIR"), "/shaders/vector_add.comp.spv")).unwrap()
+    include_bytes!(concat!(env!("OUT_DIR"), "/shaders/vector_add.comp.spv")).to_vec()
 }
 
 fn code(bytes: &[u8]) -> &'static str {

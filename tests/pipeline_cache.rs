@@ -6,8 +6,6 @@
 //! The cache folder comes from `KILN_PIPELINE_CACHE_DIR`, which is process-wide, so the
 //! tests take a lock for their whole run.
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::Mutex;
 

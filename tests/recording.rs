@@ -1,8 +1,6 @@
 //! Reusable recordings (`Device::record`): recorded once, submitted many times, under the
 //! validation layer (a command buffer pending twice, a stale layout or a leak would report).
 
-mod common;
-
 use common::{assert_clean, device};
 use kiln::{vk, ImageDesc};
 
@@ -160,4 +158,57 @@ fn image_layouts_must_come_back() {
     rec.execute().unwrap();
     drop(rec);
     assert_clean(&device);
+}
+
+/// (Was a unit test of `commands`.) `bind_set` lists a set's stamp once per recording however often it is bound, lists
+/// it again in a recording that binds it after another (nested) one did, and the
+/// submission stamps every listed set.
+#[test]
+fn each_set_is_listed_once_per_recording_and_stamped() {
+    let device = kiln::Device::with_desc(&kiln::DeviceDesc {
+        validation: Some(true),
+        ..Default::default()
+    })
+    .unwrap();
+    let m = kiln::include_spirv!("vector_add.comp").unwrap();
+    let p = device.compute_pipeline(&m, "main").unwrap();
+    let buf = device.storage_buffer::<f32>("b", 4).unwrap();
+    let new_set = || {
+        let mut s = p.new_set(0).unwrap();
+        for b in 0..3 {
+            s.write_buffer(b, &buf).unwrap();
+        }
+        s
+    };
+    let (s1, s2) = (new_set(), new_set());
+    let stamp = |s: &kiln::DescriptorSet| s.debug_last_used();
+    let mut inner_stamp = 0;
+    let sub = device
+        .submit(|r| {
+            r.bind_pipeline(&p);
+            for s in [&s1, &s2, &s1, &s2, &s1] {
+                r.bind_set(0, s)?;
+            }
+            assert_eq!(r.debug_used_set_count(), 2);
+            device.execute(|inner| {
+                inner.bind_pipeline(&p);
+                for s in [&s1, &s2, &s1] {
+                    inner.bind_set(0, s)?;
+                }
+                assert_eq!(inner.debug_used_set_count(), 2);
+                Ok(())
+            })?;
+            inner_stamp = stamp(&s1);
+            assert!(inner_stamp > 0 && stamp(&s2) == inner_stamp);
+            // The nested recording took over both sets' `listed_by`: listed again.
+            r.bind_set(0, &s2)?;
+            r.bind_set(0, &s1)?;
+            assert_eq!(r.debug_used_set_count(), 4);
+            Ok(())
+        })
+        .unwrap();
+    sub.wait().unwrap();
+    assert!(stamp(&s1) > inner_stamp && stamp(&s2) == stamp(&s1));
+    let report = device.validation_report();
+    assert!(report.is_clean(), "{:?}", report.messages);
 }

@@ -21,9 +21,7 @@ use std::path::{Path, PathBuf};
 
 use kiln::{vk, PipelineLayoutDesc, ShaderModule};
 
-mod common;
-#[path = "common/corpus.rs"]
-mod corpus;
+use common::corpus;
 
 fn load_all(root: &Path) -> Vec<(PathBuf, ShaderModule)> {
     let files = corpus::files(root, ".spv");

@@ -22,8 +22,7 @@ use std::collections::BTreeMap;
 use kiln::vk;
 use yaml_rust2::{Yaml, YamlLoader};
 
-#[path = "common/corpus.rs"]
-mod corpus;
+use common::corpus;
 
 /// (set, binding) -> (descriptor type, count)
 type Bindings = BTreeMap<(u32, u32), (vk::DescriptorType, u32)>;

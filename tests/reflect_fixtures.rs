@@ -6,8 +6,7 @@ use kiln::shaders::{BlockLayout, DescriptorBinding, EntryPoint, SpecValue};
 use kiln::{vk, ShaderModule};
 
 fn load(name: &str) -> ShaderModule {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    ShaderModule::from_file(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    common::fixtures::module(name)
 }
 
 type Row = (u32, u32, vk::DescriptorType, u32, &'static str);

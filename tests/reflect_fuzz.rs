@@ -17,8 +17,7 @@ use std::time::{Duration, Instant};
 
 use kiln::ShaderModule;
 
-#[path = "common/corpus.rs"]
-mod corpus;
+use common::corpus;
 
 static PANICS: AtomicUsize = AtomicUsize::new(0);
 static FIRST_PANIC: Mutex<Option<String>> = Mutex::new(None);
@@ -257,17 +256,21 @@ fn mutate(words: &[u32], rng: &mut Rng) -> Vec<u32> {
 /// The seed modules: the corpus's and the fixtures'; `None` when the corpus tier is skipped.
 fn seeds() -> Option<Vec<(String, Vec<u32>)>> {
     let root = corpus::root()?;
-    let mut files = corpus::files(&root, ".spv");
-    files.extend(corpus::files(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
-        ".spv",
-    ));
-    let seeds = files
+    let mut modules: Vec<(String, kiln::Result<ShaderModule>)> = corpus::files(&root, ".spv")
         .into_iter()
-        .filter_map(|p| {
-            let m = ShaderModule::from_file(&p).ok()?;
+        .map(|p| (p.display().to_string(), ShaderModule::from_file(&p)))
+        .collect();
+    modules.extend(
+        common::fixtures::SPV
+            .iter()
+            .map(|(name, bytes)| (name.to_string(), ShaderModule::from_bytes(bytes))),
+    );
+    let seeds = modules
+        .into_iter()
+        .filter_map(|(name, m)| {
+            let m = m.ok()?;
             // Small modules keep the run short; every kind of construct is still covered.
-            (m.words().len() <= 3000).then(|| (p.display().to_string(), m.words().to_vec()))
+            (m.words().len() <= 3000).then(|| (name, m.words().to_vec()))
         })
         .collect();
     Some(seeds)
@@ -369,13 +372,9 @@ fn with_spec_op(words: &[u32], operation: u32) -> Vec<u32> {
 #[test]
 fn spec_constant_op_with_a_non_plain_operation_is_a_coded_error() {
     count_panics();
-    let words = ShaderModule::from_file(format!(
-        "{}/tests/fixtures/spec_ops.spvasm.spv",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-    .words()
-    .to_vec();
+    let words = common::fixtures::module("spec_ops.spvasm.spv")
+        .words()
+        .to_vec();
     // OpConstant, OpSpecConstant, OpSpecConstantOp, OpSwitch: rspirv would panic.
     for op in [43, 50, 52, 251] {
         let err = ShaderModule::from_spirv(&with_spec_op(&words, op)).unwrap_err();
@@ -390,13 +389,9 @@ fn spec_constant_op_with_a_non_plain_operation_is_a_coded_error() {
 #[test]
 fn call_and_type_cycles_terminate() {
     count_panics();
-    let words = ShaderModule::from_file(format!(
-        "{}/tests/fixtures/fn_params.comp.spv",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-    .words()
-    .to_vec();
+    let words = common::fixtures::module("fn_params.comp.spv")
+        .words()
+        .to_vec();
     let insts = instructions(&words);
     // Every OpFunctionCall calls `main` itself: recursion through the whole call graph.
     let main = insts

@@ -2,8 +2,6 @@
 //! validation, threads, teardown. Each test checks the specific error and that later work
 //! still succeeds on the same device.
 
-mod common;
-
 use common::{assert_clean, assert_watch_clean, device};
 use kiln::{vk, ComputePipelineDesc, SpecValue};
 

@@ -3,8 +3,6 @@
 //! writes, concurrent transfers, and a clean teardown with a populated cache (no validation
 //! message, no gpu-allocator leak report).
 
-mod common;
-
 use std::sync::{Mutex, Once};
 
 use common::{assert_clean, assert_watch_clean};

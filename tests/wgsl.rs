@@ -1,8 +1,6 @@
 //! A WGSL module with two entry points, compiled by naga at build time (kiln-build's `wgsl`
 //! feature): reflection is per entry point, and both run on the device.
 
-mod common;
-
 use common::{assert_clean, device};
 use kiln::vk;
 

@@ -230,6 +230,7 @@ impl Shared {
     /// under the queue lock: the timeline semaphore and the value the submission waits for
     /// (the previous one) and signals, or `None` without timeline semaphores. Call
     /// [`mark_submitted`](Self::mark_submitted) with the value once the submit succeeded.
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
     pub(crate) fn next_timeline_value(&self) -> Option<(vk::Semaphore, u64)> {
         let t = &self.tracker;
         (t.timeline != vk::Semaphore::null())

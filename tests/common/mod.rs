@@ -1,8 +1,27 @@
-//! Shared test helpers: every GPU test runs on a real Vulkan device (lavapipe in CI) under
-//! the Khronos validation layer, and fails on any validation error or warning.
-#![allow(dead_code)]
+//! Shared test helpers (the library of the `kiln-tests` package, named `common`): every GPU
+//! test runs on a real Vulkan device (lavapipe in CI) under the Khronos validation layer,
+//! and fails on any validation error or warning.
+
+pub mod corpus;
+pub mod fixtures;
 
 use kiln::{Device, DeviceDesc};
+
+/// The offscreen render of the seed scene (`tests/golden/material_scene.png`, 512×512),
+/// embedded at build time. `KILN_UPDATE_GOLDEN=1` makes the golden-image test rewrite the
+/// file; see `tests/golden/README.md`.
+pub const GOLDEN_SCENE_PNG: &[u8] = include_bytes!("../golden/material_scene.png");
+
+/// Where [`GOLDEN_SCENE_PNG`] comes from in the checkout (written only on request).
+pub const GOLDEN_SCENE_PATH: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/golden/material_scene.png");
+
+/// [`GOLDEN_SCENE_PNG`] decoded.
+pub fn golden_scene() -> image::RgbaImage {
+    image::load_from_memory(GOLDEN_SCENE_PNG)
+        .expect("tests/golden/material_scene.png decodes")
+        .to_rgba8()
+}
 
 /// A device with validation forced on. Fails (never skips) with a clear message when no
 /// device or no validation layer is installed.
