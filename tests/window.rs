@@ -170,11 +170,5 @@ fn window_child() {
     assert!(summary.screenshot.is_some(), "no screenshot was captured");
     let report = summary.validation.expect("validation report");
     assert!(report.enabled, "validation layer not enabled");
-    assert!(
-        report.is_clean(),
-        "validation: {} error(s), {} warning(s):\n{}",
-        report.errors,
-        report.warnings,
-        report.messages.join("\n")
-    );
+    common::assert_report_clean(&report);
 }

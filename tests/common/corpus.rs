@@ -10,6 +10,7 @@
 //!
 //! `KILN_CORPUS` naming a folder that is not the corpus fails either way: a typo must not
 //! skip the tier silently.
+// Also compiled into kiln-cli's test binary (by `#[path]`), which uses only `root`.
 #![allow(dead_code)]
 
 use std::io::Write as _;

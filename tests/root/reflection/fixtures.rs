@@ -1,9 +1,9 @@
 //! Exact reflection of kiln's own fixtures (`tests/fixtures/`: each source beside the `.spv`
 //! compiled from it once with glslc, naga or spirv-as; the command is in the source's header
-//! or in `tests/fixtures/README.md`). No GPU needed.
+//! or in `tests/fixtures/README.md`; embedded by `common::fixtures`). No GPU needed.
 
-use kiln::shaders::{BlockLayout, DescriptorBinding, EntryPoint, SpecValue};
-use kiln::{vk, ShaderModule};
+use kiln::shaders::{BlockLayout, DescriptorBinding, EntryPoint};
+use kiln::{vk, ShaderModule, SpecValue};
 
 fn load(name: &str) -> ShaderModule {
     common::fixtures::module(name)

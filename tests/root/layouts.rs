@@ -1,15 +1,16 @@
-//! Layouts shared by content: interning across pipelines, compatibility diffs, widened
-//! visibility, pool growth, bindless arrays, buffer-range limits and host-struct checks.
+//! Layouts shared by content: interning across pipelines (declaration order, the scene's
+//! material set, immutable samplers by description, samplers), compatibility diffs, widened
+//! visibility, bindless arrays, overlapping push-constant ranges and host-struct checks.
 
+use common::add;
+use common::draw::{assert_quad_texels, draw_quad, quad_vertex_layout, texture_2x2, RGBA8};
 use common::{assert_clean, device};
 use kiln::pipeline::Visibility;
-use kiln::{vk, PipelineLayoutDesc};
-
-fn storage(device: &kiln::Device, label: &str, data: &[f32]) -> kiln::Buffer {
-    device
-        .buffer_from_slice(label, vk::BufferUsageFlags::STORAGE_BUFFER, data)
-        .unwrap()
-}
+use kiln::{
+    vk, ColorAttachment, GraphicsPipelineDesc, ImageDesc, PipelineLayoutDesc, RenderingDesc,
+    SamplerDesc, VertexBufferLayout,
+};
+use kiln_examples::scene;
 
 #[test]
 fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused() {
@@ -24,7 +25,7 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
 
     let n = 200usize;
     let src: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let src_buf = storage(&device, "src", &src);
+    let src_buf = common::add::storage(&device, "src", &src);
     let material = device
         .buffer_from_slice(
             "material",
@@ -151,42 +152,6 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
     assert_clean(&device);
 }
 
-#[test]
-fn ten_thousand_sets_free_half_allocate_again() {
-    let device = device();
-    let p = device
-        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
-        .unwrap();
-    let mut sets: Vec<_> = (0..10_000).map(|_| p.new_set(0).unwrap()).collect();
-    let distinct: std::collections::HashSet<_> = sets.iter().map(|s| s.raw()).collect();
-    assert_eq!(distinct.len(), 10_000);
-    // Free every other set, then allocate 5 000 more: freed slots are reused.
-    let mut i = 0;
-    sets.retain(|_| {
-        i += 1;
-        i % 2 == 0
-    });
-    assert_eq!(sets.len(), 5_000);
-    for _ in 0..5_000 {
-        sets.push(p.new_set(0).unwrap());
-    }
-    // The last set works for a real dispatch.
-    let buf = device.storage_buffer::<f32>("x", 8).unwrap();
-    let set = sets.last_mut().unwrap();
-    for b in 0..3 {
-        set.write_buffer(b, &buf).unwrap();
-    }
-    let set = &*set;
-    device
-        .execute(|r| {
-            r.bind_pipeline(&p);
-            r.bind_set(0, set)?;
-            r.dispatch_threads(8)
-        })
-        .unwrap();
-    assert_clean(&device);
-}
-
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct BindlessPush {
@@ -238,11 +203,7 @@ fn bindless_runtime_array_with_variable_count() {
     // Allocate with 5 of the 64, write 5 buffers holding 1, 2, 4, 8, 16.
     let mut set = p.new_set_with_count(0, Some(5)).unwrap();
     let inputs: Vec<_> = (0..5)
-        .map(|k| {
-            device
-                .buffer_from_slice("in", vk::BufferUsageFlags::STORAGE_BUFFER, &[1u32 << k])
-                .unwrap()
-        })
+        .map(|k| add::storage(&device, "in", &[1u32 << k]))
         .collect();
     for (k, buf) in inputs.iter().enumerate() {
         set.write_buffer_at(1, k as u32, buf).unwrap();
@@ -270,37 +231,6 @@ fn bindless_runtime_array_with_variable_count() {
     let got: Vec<u32> = out.read(&device).unwrap();
     let want: Vec<u32> = (0..n).map(|i| 31 * (i + 1)).collect();
     assert_eq!(got, want);
-    assert_clean(&device);
-}
-
-#[test]
-fn buffer_range_beyond_device_limit_is_an_error() {
-    let device = device();
-    let p = device
-        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
-        .unwrap();
-    let limit = device.limits().max_storage_buffer_range as u64;
-    // lavapipe: 128 MiB; NVIDIA: 4 GiB - 1 (a 4 GiB buffer bound whole is the classic case).
-    let big = device
-        .create_buffer(&kiln::BufferDesc {
-            label: "too big",
-            size: limit + 4,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: kiln::MemoryLocation::GpuOnly,
-        })
-        .unwrap();
-    let mut set = p.new_set(0).unwrap();
-    let err = set.write_buffer(0, &big).unwrap_err();
-    assert_eq!(err.code(), "KILN-E206", "{err}");
-    assert!(err.to_string().contains("maxStorageBufferRange"));
-    // A sub-range within the limit is fine.
-    set.write_buffer_range(0, 0, None, &big, 0, limit).unwrap();
-    // A misaligned offset is refused.
-    let align = device.limits().min_storage_buffer_offset_alignment;
-    if align > 1 {
-        let err = set.write_buffer_range(0, 0, None, &big, 1, 64).unwrap_err();
-        assert_eq!(err.code(), "KILN-E208");
-    }
     assert_clean(&device);
 }
 
@@ -393,4 +323,255 @@ fn runtime_array_element_size_must_match_the_stride() {
         pe.check_array_element::<f32>(0, 0).unwrap_err().code(),
         "KILN-E056"
     );
+}
+
+#[test]
+fn identical_set_declared_in_other_order_shares_one_layout() {
+    let device = device();
+    let pa = device
+        .compute_pipeline(
+            &kiln::include_spirv!("test/scale_order_a.comp").unwrap(),
+            "main",
+        )
+        .unwrap();
+    let pb = device
+        .compute_pipeline(
+            &kiln::include_spirv!("test/scale_order_b.comp").unwrap(),
+            "main",
+        )
+        .unwrap();
+    let la = &pa.layout().set_layouts()[0];
+    let lb = &pb.layout().set_layouts()[0];
+    assert_eq!(la.raw(), lb.raw(), "same VkDescriptorSetLayout handle");
+    assert_eq!(la.id(), lb.id());
+    // Whole pipeline layouts are equal too, so they are interned as one.
+    assert_eq!(pa.layout().raw(), pb.layout().raw());
+
+    // One set, made for pipeline a, drives both pipelines.
+    let data: Vec<f32> = (0..100).map(|i| i as f32).collect();
+    let buf = add::storage(&device, "data", &data);
+    let uni = device
+        .buffer_from_slice("uniform", vk::BufferUsageFlags::UNIFORM_BUFFER, &[3.0f32])
+        .unwrap();
+    let mut set = pa.new_set(0).unwrap();
+    set.write_buffer(0, &uni).unwrap();
+    set.write_buffer(1, &buf).unwrap();
+    device
+        .execute(|r| {
+            r.bind_pipeline(&pa);
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(100)?;
+            r.barrier();
+            r.bind_pipeline(&pb);
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(100)
+        })
+        .unwrap();
+    let out: Vec<f32> = buf.read(&device).unwrap();
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, i as f32 * 3.0 + 3.0, "element {i}");
+    }
+    assert_clean(&device);
+}
+
+#[test]
+fn samplers_are_interned_by_content() {
+    let device = device();
+    let a = device.sampler(&SamplerDesc::default()).unwrap();
+    let b = device.sampler(&SamplerDesc::default()).unwrap();
+    assert_eq!(a.id(), b.id());
+    assert_eq!(a.raw(), b.raw());
+    let c = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
+    assert_ne!(a.id(), c.id());
+    // Floats compare by bits: -0.0 is another description.
+    let neg = SamplerDesc {
+        mip_lod_bias: -0.0,
+        ..Default::default()
+    };
+    assert_ne!(neg, SamplerDesc::default());
+    assert_ne!(device.sampler(&neg).unwrap().id(), a.id());
+    let bad = SamplerDesc {
+        min_lod: 4.0,
+        max_lod: 1.0,
+        ..Default::default()
+    };
+    let err = device.sampler(&bad).unwrap_err();
+    assert_eq!(err.code(), "KILN-E190", "{err}");
+    assert_clean(&device);
+}
+
+#[test]
+fn material_scene_pipelines_share_one_material_set() {
+    let device = device();
+    let s = scene::Scene::new(&device, scene::COLOR_FORMAT).unwrap();
+    let chair = s.chair.layout().set_layouts();
+    let desk = s.desk.layout().set_layouts();
+    assert_eq!(chair.len(), 2);
+    // Set 1: one interned layout (same id and handle) for both fragment shaders.
+    assert_eq!(chair[1].id(), desk[1].id());
+    assert_eq!(chair[1].raw(), desk[1].raw());
+    assert_eq!(chair[0].id(), desk[0].id());
+    let b = chair[1].desc().bindings();
+    let types: Vec<_> = b
+        .iter()
+        .map(|b| (b.binding, b.descriptor_type, b.stages))
+        .collect();
+    let f = vk::ShaderStageFlags::FRAGMENT;
+    assert_eq!(
+        types,
+        vec![
+            (0, vk::DescriptorType::SAMPLED_IMAGE, f),
+            (1, vk::DescriptorType::SAMPLER, f),
+            (2, vk::DescriptorType::UNIFORM_BUFFER, f),
+        ]
+    );
+    let cam = chair[0].desc().bindings();
+    assert_eq!(cam.len(), 1);
+    assert_eq!(cam[0].descriptor_type, vk::DescriptorType::UNIFORM_BUFFER);
+    assert_eq!(cam[0].stages, vk::ShaderStageFlags::VERTEX);
+    // The pipeline layouts differ only by pipeline: same interned layout object.
+    assert_eq!(s.chair.layout().id(), s.desk.layout().id());
+    assert_eq!(s.material.layout().id(), desk[1].id());
+    assert_clean(&device);
+}
+
+#[test]
+fn immutable_samplers_compare_by_description() {
+    let device = device();
+    let vs = kiln::include_spirv!("test/textured.vert").unwrap();
+    let fs = kiln::include_spirv!("test/textured.frag").unwrap();
+    let base = PipelineLayoutDesc::from_stages(&[(&vs, "main"), (&fs, "main")]).unwrap();
+    let nearest = base
+        .clone()
+        .with_immutable_sampler(0, 0, SamplerDesc::nearest_clamp())
+        .unwrap();
+    let nearest_again = base
+        .clone()
+        .with_immutable_sampler(0, 0, SamplerDesc::nearest_clamp())
+        .unwrap();
+    let linear = base
+        .clone()
+        .with_immutable_sampler(0, 0, SamplerDesc::default())
+        .unwrap();
+    let a = device.pipeline_layout(&nearest).unwrap();
+    let b = device.pipeline_layout(&nearest_again).unwrap();
+    let c = device.pipeline_layout(&linear).unwrap();
+    let plain = device.pipeline_layout(&base).unwrap();
+    assert_eq!(
+        a.set_layouts()[0].raw(),
+        b.set_layouts()[0].raw(),
+        "equal descriptions"
+    );
+    assert_ne!(
+        a.set_layouts()[0].id(),
+        c.set_layouts()[0].id(),
+        "other sampler"
+    );
+    assert_ne!(
+        a.set_layouts()[0].id(),
+        plain.set_layouts()[0].id(),
+        "no immutable sampler"
+    );
+    // Only sampler bindings take one.
+    let ubo = kiln::include_spirv!("test/scene.vert").unwrap();
+    let err = PipelineLayoutDesc::from_stages(&[(&ubo, "main")])
+        .unwrap()
+        .with_immutable_sampler(0, 0, SamplerDesc::default())
+        .unwrap_err();
+    assert_eq!(err.code(), "KILN-E200", "{err}");
+
+    // Render with the immutable nearest sampler: the set is written with the image only.
+    let img = device
+        .create_image(&ImageDesc::color_target("target", 8, 8, RGBA8))
+        .unwrap();
+    let mut desc = GraphicsPipelineDesc::new(&vs, &fs)
+        .vertex_buffer(quad_vertex_layout())
+        .targets(&[&img], None);
+    desc.layout = Some(&nearest);
+    let pipeline = device.graphics_pipeline(&desc).unwrap();
+    assert_eq!(
+        pipeline.layout().set_layouts()[0].raw(),
+        a.set_layouts()[0].raw()
+    );
+    let tex = texture_2x2(&device);
+    let mut set = pipeline.new_set(0).unwrap();
+    set.write_image(0, &tex).unwrap();
+    let data = draw_quad(&device, &pipeline, &set, &img);
+    assert_quad_texels(&data);
+    assert_clean(&device);
+}
+
+#[test]
+fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
+    let device = device();
+    let vs = kiln::include_spirv!("test/pc_transform.vert").unwrap();
+    let fs = kiln::include_spirv!("test/flat.frag").unwrap();
+    let img = device
+        .create_image(&ImageDesc::color_target("target", 16, 16, RGBA8))
+        .unwrap();
+    let desc = GraphicsPipelineDesc::new(&vs, &fs)
+        .vertex_buffer(VertexBufferLayout::packed(&[(
+            0,
+            vk::Format::R32G32_SFLOAT,
+        )]))
+        .targets(&[&img], None);
+    let pipeline = device.graphics_pipeline(&desc).unwrap();
+    let ranges: Vec<_> = pipeline
+        .layout()
+        .push_constant_ranges()
+        .iter()
+        .map(|r| (r.stages, r.offset, r.size))
+        .collect();
+    assert_eq!(
+        ranges,
+        vec![
+            (vk::ShaderStageFlags::VERTEX, 0, 64),
+            (vk::ShaderStageFlags::FRAGMENT, 0, 16)
+        ]
+    );
+    // Column-major mvp. Its column 0 (bytes [0, 16)) is also what the fragment stage reads
+    // as its colour: (1, 0, 0, 1), opaque red. With it, clip w = 1 + x.
+    let mvp: [f32; 16] = [
+        1.0, 0.0, 0.0, 1.0, // column 0: x contributes to x and w
+        0.0, 1.0, 0.0, 0.0, // column 1
+        0.0, 0.0, 1.0, 0.0, // column 2
+        0.0, 0.0, 0.0, 1.0, // column 3
+    ];
+    // A big triangle covering the screen after the transform (w = 1 + x).
+    let verts: [[f32; 2]; 3] = [[-0.5, -3.0], [3.0, 1.0], [-0.5, 3.0]];
+    let vb = device
+        .buffer_from_slice("tri", vk::BufferUsageFlags::VERTEX_BUFFER, &verts)
+        .unwrap();
+    device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&pipeline);
+            r.bind_vertex_buffer(0, &vb, 0)?;
+            // One call for 64 bytes: kiln splits it into [0,16) VERTEX|FRAGMENT and
+            // [16,64) VERTEX (VUID-vkCmdPushConstants-offset-01795/01796).
+            r.push(0, &mvp)?;
+            // And the fragment's 16 bytes alone (VERTEX|FRAGMENT: both ranges contain them).
+            r.push(0, &[1.0f32, 0.0, 0.0, 1.0])?;
+            // Bytes only the vertex range holds.
+            r.push(48, &[0.0f32, 0.0, 0.0, 1.0])?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()
+        })
+        .unwrap();
+    let data = img.read(&device).unwrap();
+    let red = [255, 0, 0, 255];
+    let covered = data.chunks(4).filter(|p| *p == red).count();
+    assert!(covered > 0, "nothing was drawn");
+    // Bytes beyond every range are an error, not a validation message.
+    let err = device
+        .execute(|r| {
+            r.bind_pipeline(&pipeline);
+            r.push(64, &[0u32; 4])
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), "KILN-E250", "{err}");
+    assert_clean(&device);
 }

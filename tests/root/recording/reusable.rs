@@ -1,14 +1,12 @@
 //! Reusable recordings (`Device::record`): recorded once, submitted many times, under the
-//! validation layer (a command buffer pending twice, a stale layout or a leak would report).
+//! validation layer (a command buffer pending twice, a stale layout or a leak would report);
+//! the image layouts a recording starts from and relies on; and how a recording lists the
+//! sets it binds for its submission to stamp.
 
+use common::add;
+use common::add::vector_add;
 use common::{assert_clean, device};
-use kiln::{vk, ImageDesc};
-
-fn vector_add(device: &kiln::Device) -> kiln::ComputePipeline {
-    device
-        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
-        .unwrap()
-}
+use kiln::{vk, BufferDesc, ImageDesc, MemoryLocation};
 
 const N: usize = 4096;
 
@@ -30,10 +28,7 @@ fn accumulator(device: &kiln::Device, p: &kiln::ComputePipeline) -> Accumulator 
         .buffer_from_slice("step", usage, &vec![1.5f32; N])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", N).unwrap();
-    let mut set = p.new_set(0).unwrap();
-    set.write_buffer(0, &acc).unwrap();
-    set.write_buffer(1, &step).unwrap();
-    set.write_buffer(2, &c).unwrap();
+    let set = add::set(p, &acc, &step, &c);
     Accumulator { acc, c, set }
 }
 
@@ -211,4 +206,86 @@ fn each_set_is_listed_once_per_recording_and_stamped() {
     assert!(stamp(&s1) > inner_stamp && stamp(&s2) == stamp(&s1));
     let report = device.validation_report();
     assert!(report.is_clean(), "{:?}", report.messages);
+}
+
+/// A recording that uses an image in the layout it already had (no transition recorded)
+/// still depends on that layout: another submission moving the image must make the
+/// recording refuse to run (KILN-E285), not submit a command buffer that reads the image
+/// in the wrong layout.
+#[test]
+fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
+    let device = device();
+    let usage = vk::ImageUsageFlags::SAMPLED;
+    let img = device
+        .create_image(&ImageDesc {
+            usage,
+            ..ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM)
+        })
+        .unwrap();
+    let a: Vec<u8> = (0..64).collect();
+    let b: Vec<u8> = (0..64).map(|x| 200 - x).collect();
+    img.upload(&device, &a).unwrap();
+    // read leaves the image in TRANSFER_SRC_OPTIMAL.
+    assert_eq!(img.read(&device).unwrap(), a);
+    assert_eq!(img.layout(), vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+    let out = device
+        .create_buffer(&BufferDesc {
+            label: "out",
+            size: 64,
+            usage: vk::BufferUsageFlags::TRANSFER_DST,
+            location: MemoryLocation::GpuToCpu,
+        })
+        .unwrap();
+    let mut rec = device
+        .record(|r| r.copy_image_to_buffer(&img, 0, &out))
+        .unwrap();
+    rec.execute().unwrap();
+    assert_eq!(out.read::<u8>(&device).unwrap(), a);
+    // Someone else moves the image (upload ends in SHADER_READ_ONLY_OPTIMAL).
+    img.upload(&device, &b).unwrap();
+    assert_eq!(img.layout(), vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+    let err = rec.submit().err().unwrap();
+    assert_eq!(err.code(), "KILN-E285");
+    device
+        .execute(|r| r.transition(&img, vk::ImageLayout::TRANSFER_SRC_OPTIMAL))
+        .unwrap();
+    rec.execute().unwrap();
+    assert_eq!(out.read::<u8>(&device).unwrap(), b);
+    drop(rec);
+    assert_clean(&device);
+}
+
+/// The layout a recording starts from is the one the image had when the recording first
+/// used it, even if a nested submission moves the image back before the recording ends:
+/// the recording must not be accepted as starting (and ending) in the final layout.
+#[test]
+fn a_recording_starts_from_the_layout_it_first_saw() {
+    let device = device();
+    let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::STORAGE;
+    let img = device
+        .create_image(&ImageDesc {
+            usage,
+            ..ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM)
+        })
+        .unwrap();
+    device
+        .execute(|r| r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL))
+        .unwrap();
+    let rec = device.record(|r| {
+        // SHADER_READ_ONLY → GENERAL: the recording starts from SHADER_READ_ONLY.
+        r.transition(&img, vk::ImageLayout::GENERAL)?;
+        // Someone moves the image to GENERAL meanwhile (a nested submission).
+        device.execute(|n| n.transition(&img, vk::ImageLayout::GENERAL))?;
+        Ok(())
+    });
+    // Either refused at record time (it ends in GENERAL, started in SHADER_READ_ONLY) or,
+    // if accepted, it must refuse to run from GENERAL.
+    match rec {
+        Err(e) => assert_eq!(e.code(), "KILN-E284"),
+        Ok(mut rec) => {
+            let err = rec.submit().err().expect("ran from the wrong layout");
+            assert_eq!(err.code(), "KILN-E285");
+        }
+    }
+    assert_clean(&device);
 }

@@ -1,24 +1,21 @@
-//! Breaker: the recorder caches its bound state (set handles, whether push constants were
+//! Bound state: the recorder caches its bound state (set handles, whether push constants were
 //! pushed, whether the last dispatch/draw check passed). Every pipeline switch must keep
 //! exactly the state its layout is compatible with (Vulkan spec §14.2.2) and drop the rest,
 //! so that the next dispatch or draw is refused with `KILN-E254` / `KILN-E255` instead of
 //! reaching the driver; and every set a recording binds, however often, is waited for
-//! before it is rewritten.
+//! before it is rewritten. A dispatch with a set or the push constants of its layout missing
+//! is refused (was a driver crash), and the compute and graphics bind points are tracked
+//! apart.
 
-use common::{assert_clean, device};
+use common::add;
+use common::draw::{flat_pipeline, target, RGBA8};
+use common::{assert_clean, code, device};
 use kiln::{
     vk, Buffer, ColorAttachment, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device,
     GraphicsPipelineDesc, ImageDesc, RenderingDesc, SpecValue, VertexBufferLayout,
 };
 
 const N: usize = 100;
-
-fn code<T>(r: kiln::Result<T>) -> &'static str {
-    match r {
-        Ok(_) => "ok",
-        Err(e) => e.code(),
-    }
-}
 
 /// `state_a` (BIAS 0 and 100: one layout), `state_b` (incompatible set 1, same push
 /// constants) and `state_c` (same sets, other push constant ranges: nothing compatible).
@@ -69,9 +66,7 @@ fn fixture(device: &Device) -> Fx {
         c.layout().push_constant_ranges()
     );
     let data: Vec<f32> = (0..N).map(|i| i as f32).collect();
-    let src_buf = device
-        .buffer_from_slice("src", vk::BufferUsageFlags::STORAGE_BUFFER, &data)
-        .unwrap();
+    let src_buf = add::storage(device, "src", &data);
     let add_buf = device
         .buffer_from_slice(
             "add",
@@ -424,5 +419,111 @@ fn draws_follow_push_constant_range_changes() {
         "{:?}",
         &data[..8]
     );
+    assert_clean(&device);
+}
+
+/// Was: SIGSEGV in the driver from safe code (bind a pipeline, dispatch without binding
+/// its set). Now `KILN-E254`; also after a pipeline with an incompatible layout disturbed
+/// the set, and `KILN-E255` for push constants never pushed.
+#[test]
+fn dispatch_checks_sets_and_push_constants_are_bound() {
+    let device = device();
+    let va = add::vector_add(&device);
+    let saxpy = device
+        .compute_pipeline(&kiln::include_spirv!("saxpy.comp").unwrap(), "main")
+        .unwrap();
+    let r = device.execute(|r| {
+        r.bind_pipeline(&va);
+        r.dispatch(1, 1, 1)
+    });
+    assert_eq!(code(r), "KILN-E254");
+
+    let x = add::storage(&device, "x", &[1.0f32; 4]);
+    let y = add::storage(&device, "y", &[1.0f32; 4]);
+    let mut va_set = va.new_set(0).unwrap();
+    for b in 0..3 {
+        va_set.write_buffer(b, &x).unwrap();
+    }
+    let mut sx_set = saxpy.new_set(0).unwrap();
+    sx_set.write_buffer(0, &x).unwrap();
+    sx_set.write_buffer(1, &y).unwrap();
+    // saxpy's set bound, then vector_add (different set 0 layout and no push constants)
+    // disturbs it: binding saxpy again needs its set again.
+    let r = device.execute(|r| {
+        r.bind_pipeline(&saxpy);
+        r.bind_set(0, &sx_set)?;
+        r.push(0, &[2.0f32.to_bits(), 4])?;
+        r.bind_pipeline(&va);
+        r.bind_set(0, &va_set)?;
+        r.bind_pipeline(&saxpy);
+        r.dispatch(1, 1, 1)
+    });
+    assert_eq!(code(r), "KILN-E254");
+    let r = device.execute(|r| {
+        r.bind_pipeline(&saxpy);
+        r.bind_set(0, &sx_set)?;
+        r.dispatch(1, 1, 1)
+    });
+    assert_eq!(code(r), "KILN-E255");
+    // The complete sequence works: y = 2 * 1 + 1.
+    device
+        .execute(|r| {
+            r.bind_pipeline(&va);
+            r.bind_set(0, &va_set)?;
+            r.bind_pipeline(&saxpy);
+            r.bind_set(0, &sx_set)?;
+            r.push(0, &[2.0f32.to_bits(), 4])?;
+            r.dispatch(1, 1, 1)
+        })
+        .unwrap();
+    assert_eq!(y.read::<f32>(&device).unwrap(), vec![3.0; 4]);
+    assert_clean(&device);
+}
+
+#[test]
+fn compute_and_graphics_bind_points_are_tracked_apart() {
+    let device = device();
+    let compute = add::vector_add(&device);
+    let graphics = flat_pipeline(&device, RGBA8).unwrap();
+    let n = 256usize;
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let a = device
+        .buffer_from_slice("a", usage, &vec![1.5f32; n])
+        .unwrap();
+    let b = device
+        .buffer_from_slice("b", usage, &vec![2.0f32; n])
+        .unwrap();
+    let c = device.storage_buffer::<f32>("c", n).unwrap();
+    let set = add::set(&compute, &a, &b, &c);
+    let verts: [[f32; 2]; 3] = [[-1.0, -1.0], [3.0, -1.0], [-1.0, 3.0]];
+    let vb = device
+        .buffer_from_slice("big triangle", vk::BufferUsageFlags::VERTEX_BUFFER, &verts)
+        .unwrap();
+    let img = target(&device, 4, 4);
+    device
+        .execute(|r| {
+            r.bind_pipeline(&compute);
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(n as u32)?;
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.0; 4])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&graphics);
+            r.push(0, &[0.2f32, 0.4, 0.6, 1.0])?;
+            r.bind_vertex_buffer(0, &vb, 0)?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()?;
+            // Back to compute: set 0 is still bound at the compute bind point (binding it
+            // again is elided), and dispatch sees it — the validation layer would say so
+            // otherwise.
+            r.bind_pipeline(&compute);
+            r.bind_set(0, &set)?;
+            r.barrier();
+            r.dispatch_threads(n as u32)
+        })
+        .unwrap();
+    assert_eq!(c.read::<f32>(&device).unwrap(), vec![3.5f32; n]);
+    assert_eq!(&img.read(&device).unwrap()[..4], &[51, 102, 153, 255]);
     assert_clean(&device);
 }

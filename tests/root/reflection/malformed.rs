@@ -1,4 +1,5 @@
-//! Malformed SPIR-V gets a distinct coded error, never a panic (no GPU needed).
+//! Malformed SPIR-V gets a distinct coded error, never a panic (no GPU needed); so do ids
+//! past the module's bound and set numbers past the limit.
 
 use kiln::ShaderModule;
 
@@ -66,4 +67,40 @@ fn big_endian_modules_are_accepted() {
     let a = ShaderModule::from_bytes(&le).unwrap();
     let b = ShaderModule::from_bytes(&be).unwrap();
     assert_eq!(a.words(), b.words());
+}
+
+fn vector_add_words() -> Vec<u32> {
+    kiln::include_spirv!("vector_add.comp")
+        .unwrap()
+        .words()
+        .to_vec()
+}
+
+#[test]
+fn spirv_id_bound_and_set_number_errors() {
+    // Bound 2: every id the module uses is out of bound.
+    let mut w = vector_add_words();
+    w[3] = 2;
+    assert_eq!(common::code(ShaderModule::from_spirv(&w)), "KILN-E009");
+    // DescriptorSet 64 on every decorated variable: the module reflects, the layout is refused.
+    let mut w = vector_add_words();
+    let mut i = 5;
+    let mut patched = 0;
+    while i < w.len() {
+        let (count, op) = ((w[i] >> 16) as usize, w[i] & 0xffff);
+        // OpDecorate %id DescriptorSet n
+        if op == 71 && count == 4 && w[i + 2] == 34 {
+            w[i + 3] = 64;
+            patched += 1;
+        }
+        i += count.max(1);
+    }
+    assert_eq!(patched, 3);
+    let m = ShaderModule::from_spirv(&w).unwrap();
+    let e = kiln::PipelineLayoutDesc::from_stages(&[(&m, "main")]).unwrap_err();
+    assert_eq!(e.code(), "KILN-E052");
+    assert_eq!(
+        common::code(ShaderModule::from_file("/nonexistent/kiln/x.spv")),
+        "KILN-E010"
+    );
 }

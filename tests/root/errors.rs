@@ -1,23 +1,15 @@
-//! Breaker: bad input through safe API calls is a coded error, never a panic, a validation
-//! message or a crash. Each test asserts the code and that the device stays clean (and
-//! still works where the error happened mid-recording).
+//! Errors: bad input through safe API calls is a coded error, never a panic, a validation
+//! message or a crash: overflowing sizes, invalid layouts and push-constant ranges,
+//! specialization values, copies, refused recordings, capabilities and limits the device
+//! lacks, heaps that would be over-committed, a device name matching nothing. Each test
+//! asserts the code and that the device stays clean (and still works where the error
+//! happened mid-recording); and the validation messenger really counts a real error.
 
-use common::{assert_clean, device};
+use common::add;
+use common::add::{still_works, vector_add};
+use common::{assert_clean, code, device};
 use kiln::pipeline::PushConstantRange;
 use kiln::{vk, ComputePipelineDesc, PipelineLayoutDesc, SpecValue};
-
-fn vector_add(device: &kiln::Device) -> kiln::ComputePipeline {
-    device
-        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
-        .unwrap()
-}
-
-fn code<T>(r: kiln::Result<T>) -> &'static str {
-    match r {
-        Ok(_) => "ok",
-        Err(e) => e.code(),
-    }
-}
 
 /// Was: `attempt to add with overflow` panic in `Recorder::push_constants`.
 #[test]
@@ -272,9 +264,7 @@ fn specialization_values_twice_or_of_the_wrong_size_are_e060() {
 #[test]
 fn bad_copies_fail_the_submission_with_a_code_and_record_nothing() {
     let device = device();
-    let a = device
-        .buffer_from_slice("a", vk::BufferUsageFlags::STORAGE_BUFFER, &[1u32, 2, 3, 4])
-        .unwrap();
+    let a = add::storage(&device, "a", &[1u32, 2, 3, 4]);
     let b = device.storage_buffer::<u32>("b", 4).unwrap();
     let cases: [(&kiln::Buffer, u64, &kiln::Buffer, u64, u64, &str); 5] = [
         (&a, 8, &b, 0, 16, "KILN-E151"),
@@ -326,4 +316,250 @@ fn kiln_device_matching_nothing_is_e102_listing_the_devices() {
     let device = device();
     let _ = vector_add(&device);
     assert_clean(&device);
+}
+
+#[test]
+fn recording_and_set_errors() {
+    let device = device();
+    let m = kiln::include_spirv!("vector_add.comp").unwrap();
+    let p = device.compute_pipeline(&m, "main").unwrap();
+    let vert = kiln::include_spirv!("test/scene.vert").unwrap();
+    assert_eq!(code(device.compute_pipeline(&vert, "main")), "KILN-E251");
+    assert_eq!(code(device.compute_pipeline(&m, "nope")), "KILN-E050");
+    assert_eq!(code(p.new_set(1)), "KILN-E205");
+
+    let a = add::storage(&device, "a", &[1.0f32; 3]);
+    assert_eq!(code(a.read::<u64>(&device)), "KILN-E153");
+    let mut set = p.new_set(0).unwrap();
+    assert_eq!(code(set.write_named("no_such_name", &a)), "KILN-E201");
+    assert_eq!(code(set.write_buffer(7, &a)), "KILN-E200");
+    assert_eq!(code(set.write_buffer_at(0, 1, &a)), "KILN-E203");
+    assert_eq!(
+        code(set.write_buffer_range(0, 0, None, &a, 0, 0)),
+        "KILN-E151"
+    );
+    assert_eq!(
+        code(set.write_buffer_range(0, 0, None, &a, 8, 8)),
+        "KILN-E151"
+    );
+
+    assert_eq!(code(device.execute(|r| r.dispatch(1, 1, 1))), "KILN-E252");
+    assert_eq!(code(device.execute(|r| r.bind_set(0, &set))), "KILN-E252");
+    assert_eq!(code(device.execute(|r| r.push(0, &1u32))), "KILN-E252");
+    let r = device.execute(|r| {
+        r.bind_pipeline(&p);
+        r.bind_set(0, &set)
+    });
+    assert_eq!(code(r), "KILN-E207");
+    for b in 0..3 {
+        set.write_buffer(b, &a).unwrap();
+    }
+    let r = device.execute(|r| {
+        r.bind_pipeline(&p);
+        r.bind_set(3, &set)
+    });
+    assert_eq!(code(r), "KILN-E205");
+    let r = device.execute(|r| {
+        r.bind_pipeline(&p);
+        r.bind_set(0, &set)?;
+        r.dispatch(u32::MAX, 1, 1)
+    });
+    assert_eq!(code(r), "KILN-E253");
+    // The device still works after every refused recording.
+    device.execute(|r| add::dispatch(r, &p, &set, 3)).unwrap();
+    assert_eq!(a.read::<f32>(&device).unwrap(), vec![2.0; 3]);
+    assert_clean(&device);
+}
+
+/// Was: a capability of an extension kiln does not enable (AtomicFloat32AddEXT) passed the
+/// capability check, and the pipeline was created with VUID-VkShaderModuleCreateInfo-pCode-01091
+/// / -04147. Now `KILN-E107` naming the capability, before the driver sees the shader.
+#[test]
+fn extension_capabilities_kiln_does_not_enable_are_e107() {
+    let device = device();
+    let m = kiln::include_spirv!("test/atomic_float.comp").unwrap();
+    assert!(m
+        .reflection()
+        .capabilities
+        .iter()
+        .any(|c| c == "AtomicFloat32AddEXT"));
+    let e = device.compute_pipeline(&m, "main").unwrap_err();
+    assert_eq!(e.code(), "KILN-E107");
+    assert!(e.to_string().contains("AtomicFloat32AddEXT"), "{e}");
+    assert_clean(&device);
+}
+
+#[test]
+fn a_single_allocation_beyond_the_heap_is_an_error_and_the_device_continues() {
+    let device = device();
+    let heaps = device.heap_usage();
+    let biggest = heaps.iter().map(|h| h.1).max().unwrap();
+    let err = device
+        .create_buffer(&kiln::BufferDesc {
+            label: "huge",
+            size: biggest + (1 << 20),
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: kiln::MemoryLocation::GpuOnly,
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), "KILN-E154", "{err}");
+    still_works(&device);
+    assert_clean(&device);
+}
+
+#[test]
+fn allocate_until_the_heap_is_full_then_free_and_continue() {
+    let device = device();
+    let chunk = 256u64 << 20;
+    let mut held = Vec::new();
+    let err = loop {
+        match device.create_buffer(&kiln::BufferDesc {
+            label: "filler",
+            size: chunk,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: kiln::MemoryLocation::GpuOnly,
+        }) {
+            Ok(b) => held.push(b),
+            Err(e) => break e,
+        }
+        assert!(held.len() < 4096, "the heap never filled up");
+    };
+    assert!(
+        matches!(err.code(), "KILN-E154" | "KILN-E150" | "KILN-E106"),
+        "{err}"
+    );
+    assert!(!held.is_empty());
+    held.clear();
+    let (used, _) = device.heap_usage()[0];
+    assert!(
+        used < chunk,
+        "memory was not returned: {used} bytes still counted"
+    );
+    still_works(&device);
+    assert_clean(&device);
+}
+
+#[test]
+fn capability_the_device_lacks_is_refused_before_pipeline_creation() {
+    let device = device();
+    let m = kiln::include_spirv!("test/image_load_formatted.comp").unwrap();
+    assert!(m
+        .reflection()
+        .capabilities
+        .iter()
+        .any(|c| c == "StorageImageReadWithoutFormat"));
+    match device.compute_pipeline(&m, "main") {
+        Ok(_) => assert!(
+            device.features().shader_storage_image_read_without_format,
+            "pipeline created although the feature is missing"
+        ),
+        Err(e) => {
+            assert_eq!(e.code(), "KILN-E107", "{e}");
+            let msg = e.to_string();
+            assert!(msg.contains("shaderStorageImageReadWithoutFormat"), "{msg}");
+            assert!(msg.contains(&device.info().name), "{msg}");
+        }
+    }
+    still_works(&device);
+    assert_clean(&device);
+}
+
+#[test]
+fn limits_are_errors_not_validation_messages() {
+    let device = device();
+    let l = *device.limits();
+    // Push constants beyond maxPushConstantsSize.
+    let big = kiln::include_spirv!("test/big_push.comp").unwrap();
+    if l.max_push_constants_size < 256 {
+        let e = device.compute_pipeline(&big, "main").unwrap_err();
+        assert_eq!(e.code(), "KILN-E053", "{e}");
+    }
+    // Descriptor counts beyond maxPerStageDescriptorStorageBuffers.
+    let many = kiln::include_spirv!("test/many_buffers.comp").unwrap();
+    if l.max_per_stage_descriptor_storage_buffers < 40 {
+        let e = device.compute_pipeline(&many, "main").unwrap_err();
+        assert_eq!(e.code(), "KILN-E057", "{e}");
+        assert!(
+            e.to_string()
+                .contains("maxPerStageDescriptorStorageBuffers"),
+            "{e}"
+        );
+    }
+    // Workgroup size (from a specialization constant) beyond the limits.
+    let spec = kiln::include_spirv!("test/spec_fill.comp").unwrap();
+    let too_big = l.max_compute_work_group_invocations + 1;
+    let e = device
+        .compute_pipeline_with(&ComputePipelineDesc {
+            module: &spec,
+            entry: "main",
+            spec: &[(0, SpecValue::U32(too_big))],
+            layout: None,
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E054", "{e}");
+    // The same module with a legal size works, and the size is honoured.
+    let p = device
+        .compute_pipeline_with(&ComputePipelineDesc {
+            module: &spec,
+            entry: "main",
+            spec: &[(0, SpecValue::U32(48))],
+            layout: None,
+        })
+        .unwrap();
+    assert_eq!(p.workgroup_size(), [48, 1, 1]);
+    let out = device.storage_buffer::<u32>("v", 100).unwrap();
+    let mut set = p.new_set(0).unwrap();
+    set.write_buffer(0, &out).unwrap();
+    // Dispatch group count beyond maxComputeWorkGroupCount.
+    let e = device
+        .execute(|r| {
+            r.bind_pipeline(&p);
+            r.bind_set(0, &set)?;
+            r.dispatch(l.max_compute_work_group_count[0].saturating_add(1), 1, 1)
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E253", "{e}");
+    device.execute(|r| add::dispatch(r, &p, &set, 100)).unwrap();
+    assert_eq!(
+        out.read::<u32>(&device).unwrap(),
+        (0..100).collect::<Vec<u32>>()
+    );
+    assert_clean(&device);
+}
+
+#[test]
+fn zero_sized_buffer_is_an_error_not_a_validation_message() {
+    let device = device();
+    let err = device.storage_buffer::<f32>("empty", 0).unwrap_err();
+    assert_eq!(err.code(), "KILN-E152");
+    assert_clean(&device);
+}
+
+#[test]
+fn messenger_counts_a_real_validation_error() {
+    let device = device();
+    assert_clean(&device);
+    // SAFETY (test): a deliberately invalid call through the unchecked path: a buffer of
+    // size 0 violates VUID-VkBufferCreateInfo-size-00912. lavapipe tolerates it.
+    unsafe {
+        let raw = device.raw();
+        let info = vk::BufferCreateInfo::default()
+            .size(0)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER);
+        if let Ok(b) = raw.create_buffer(&info, None) {
+            raw.destroy_buffer(b, None);
+        }
+    }
+    let r = device.validation_report();
+    assert!(
+        r.errors >= 1,
+        "the messenger did not count the error: {r:?}"
+    );
+    assert!(
+        r.messages
+            .iter()
+            .any(|m| m.contains("VUID-VkBufferCreateInfo-size-00912")),
+        "{:?}",
+        r.messages
+    );
 }

@@ -1,10 +1,13 @@
-//! The persisted `VkPipelineCache`: written on device drop with a valid
-//! `VkPipelineCacheHeaderVersionOne`, loaded by the next device, and a corrupt file ignored
-//! with a warning (never handed to the driver). Every test runs on a real device under
-//! validation and asserts it stayed silent.
+//! Settings read from the process environment, in a test binary of their own: the tests
+//! set the variables, which no other test may read meanwhile (the loader and kiln read the
+//! environment on every device creation), so each one takes [`ENV`] for its whole run.
 //!
-//! The cache folder comes from `KILN_PIPELINE_CACHE_DIR`, which is process-wide, so the
-//! tests take a lock for their whole run.
+//! - `KILN_VALIDATION` turns the validation layer off and on; an explicit
+//!   `DeviceDesc::validation` wins.
+//! - The persisted `VkPipelineCache` (`KILN_PIPELINE_CACHE_DIR`, `KILN_PIPELINE_CACHE=0`):
+//!   written on device drop with a valid `VkPipelineCacheHeaderVersionOne`, loaded by the
+//!   next device, and a corrupt file ignored with a warning (never handed to the driver).
+//!   Every cache test runs on a real device under validation and asserts it stayed silent.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -14,6 +17,7 @@ use kiln::pipeline::cache::{check_header, file_name};
 use kiln::pipeline::PipelineCacheStatus;
 use kiln::{vk, Device};
 
+/// Held by every test of this binary while it runs.
 static ENV: Mutex<()> = Mutex::new(());
 
 fn fresh_dir(name: &str) -> PathBuf {
@@ -178,4 +182,37 @@ fn cache_can_be_disabled() {
         !dir.exists(),
         "nothing may be written when the cache is disabled"
     );
+}
+
+/// `KILN_VALIDATION=0` turns the layer off (report says so, work still runs);
+/// `KILN_VALIDATION=1` turns it on; an explicit `DeviceDesc::validation` wins over both.
+#[test]
+fn kiln_validation_env_overrides() {
+    let _g = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    // The default pipeline cache folder, as in a process of its own.
+    std::env::remove_var("KILN_PIPELINE_CACHE_DIR");
+    std::env::set_var("KILN_VALIDATION", "0");
+    let off = kiln::Device::new().unwrap();
+    assert!(!off.validation_report().enabled);
+    let b = off.storage_buffer::<u32>("b", 4).unwrap();
+    assert_eq!(b.read::<u32>(&off).unwrap(), vec![0; 4]);
+    drop(b);
+    let forced = kiln::Device::with_desc(&kiln::DeviceDesc {
+        validation: Some(true),
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(forced.validation_report().enabled);
+    drop((off, forced));
+    std::env::set_var("KILN_VALIDATION", "1");
+    let on = kiln::Device::new().unwrap();
+    let r = on.validation_report();
+    assert!(r.enabled);
+    let b = on.storage_buffer::<u32>("b", 4).unwrap();
+    assert_eq!(b.read::<u32>(&on).unwrap(), vec![0; 4]);
+    drop(b);
+    let r2 = on.validation_report();
+    assert!(r2.is_clean(), "{:?}", r2.messages);
+    drop(on);
+    std::env::remove_var("KILN_VALIDATION");
 }

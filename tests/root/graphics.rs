@@ -1,28 +1,21 @@
-//! Graphics on a real device under validation: images, samplers, graphics pipelines,
-//! offscreen rendering checked pixel by pixel, the seed scene against its golden image, and
-//! the coded errors of bad input. Every test ends with `assert_clean`.
+//! Graphics on a real device under validation: graphics pipelines from reflection,
+//! offscreen rendering checked pixel by pixel (clears, a flat triangle, blending, a textured
+//! quad), the seed scene against its golden image, and the coded errors of bad vertex
+//! layouts and rendering scopes. Every test ends with `assert_clean`.
 
 use kiln_examples::scene;
 
+use common::add;
+use common::draw::{
+    assert_quad_texels, draw_quad, flat_pipeline, pixel, quad_vertex_layout, target, texture_2x2,
+    RGBA8,
+};
 use common::{assert_clean, device};
 use kiln::vk;
 use kiln::{
-    ColorAttachment, Device, Error, GraphicsPipelineDesc, Image, ImageDesc, RenderingDesc,
-    SamplerDesc, VertexBufferLayout,
+    ColorAttachment, Error, GraphicsPipelineDesc, ImageDesc, RenderingDesc, SamplerDesc,
+    VertexBufferLayout,
 };
-
-const RGBA8: vk::Format = vk::Format::R8G8B8A8_UNORM;
-
-fn pixel(data: &[u8], width: u32, x: u32, y: u32) -> [u8; 4] {
-    let i = ((y * width + x) * 4) as usize;
-    [data[i], data[i + 1], data[i + 2], data[i + 3]]
-}
-
-fn target(device: &Device, w: u32, h: u32) -> Image {
-    device
-        .create_image(&ImageDesc::color_target("target", w, h, RGBA8))
-        .unwrap()
-}
 
 #[test]
 fn clear_color_exact_pixels() {
@@ -51,16 +44,6 @@ fn clear_color_exact_pixels() {
     }
     assert_eq!(img.layout(), vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
     assert_clean(&device);
-}
-
-fn flat_pipeline(device: &Device, fmt: vk::Format) -> kiln::Result<kiln::GraphicsPipeline> {
-    let vs = kiln::include_spirv!("test/flat.vert")?;
-    let fs = kiln::include_spirv!("test/flat.frag")?;
-    let mut desc = GraphicsPipelineDesc::new(&vs, &fs).vertex_buffer(VertexBufferLayout::packed(
-        &[(0, vk::Format::R32G32_SFLOAT)],
-    ));
-    desc.color_formats = vec![fmt];
-    device.graphics_pipeline(&desc)
 }
 
 #[test]
@@ -161,10 +144,7 @@ fn textured_quad_nearest_samples_exact_texels() {
     let img = target(&device, 8, 8);
     // Attachment formats from the render target.
     let desc = GraphicsPipelineDesc::new(&vs, &fs)
-        .vertex_buffer(VertexBufferLayout::packed(&[
-            (0, vk::Format::R32G32_SFLOAT),
-            (1, vk::Format::R32G32_SFLOAT),
-        ]))
+        .vertex_buffer(quad_vertex_layout())
         .targets(&[&img], None);
     assert_eq!(desc.color_formats, vec![RGBA8]);
     let pipeline = device.graphics_pipeline(&desc).unwrap();
@@ -178,115 +158,14 @@ fn textured_quad_nearest_samples_exact_texels() {
         vk::ShaderStageFlags::FRAGMENT
     );
     // 2×2 texture: red, green / blue, white.
-    let texels: [u8; 16] = [
-        255, 0, 0, 255, 0, 255, 0, 255, //
-        0, 0, 255, 255, 255, 255, 255, 255,
-    ];
-    let tex = device
-        .texture_from_bytes("2x2", 2, 2, RGBA8, &texels)
-        .unwrap();
+    let tex = texture_2x2(&device);
     assert_eq!(tex.layout(), vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
     let sampler = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
     let mut set = pipeline.new_set(0).unwrap();
     set.write_combined(0, &tex, &sampler).unwrap();
     // Full-screen quad as two triangles: (position, uv).
-    let quad: [[f32; 4]; 6] = [
-        [-1.0, -1.0, 0.0, 0.0],
-        [1.0, -1.0, 1.0, 0.0],
-        [1.0, 1.0, 1.0, 1.0],
-        [-1.0, -1.0, 0.0, 0.0],
-        [1.0, 1.0, 1.0, 1.0],
-        [-1.0, 1.0, 0.0, 1.0],
-    ];
-    let vb = device
-        .buffer_from_slice("quad", vk::BufferUsageFlags::VERTEX_BUFFER, &quad)
-        .unwrap();
-    device
-        .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
-            r.bind_pipeline(&pipeline);
-            r.bind_set(0, &set)?;
-            r.bind_vertex_buffer(0, &vb, 0)?;
-            r.draw(6, 1, 0, 0)?;
-            r.end_rendering()
-        })
-        .unwrap();
-    let data = img.read(&device).unwrap();
-    for (x, y, want) in [
-        (1, 1, [255, 0, 0, 255]),
-        (6, 1, [0, 255, 0, 255]),
-        (1, 6, [0, 0, 255, 255]),
-        (6, 6, [255, 255, 255, 255]),
-    ] {
-        assert_eq!(pixel(&data, 8, x, y), want, "pixel ({x}, {y})");
-    }
-    assert_clean(&device);
-}
-
-#[test]
-fn image_upload_and_readback_every_mip() {
-    let device = device();
-    let img = device
-        .create_image(&ImageDesc {
-            mip_levels: 3,
-            ..ImageDesc::texture("mips", 8, 4, RGBA8)
-        })
-        .unwrap();
-    assert_eq!(img.level_size(0), 8 * 4 * 4);
-    assert_eq!(img.level_size(1), 4 * 2 * 4);
-    assert_eq!(img.level_size(2), 2 * 4);
-    for level in 0..3 {
-        let data: Vec<u8> = (0..img.level_size(level) as usize)
-            .map(|i| (i * 7 + level as usize * 31) as u8)
-            .collect();
-        img.upload_level(&device, level, &data).unwrap();
-        assert_eq!(img.read_level(&device, level).unwrap(), data, "mip {level}");
-    }
-    let err = img.upload_level(&device, 1, &[0u8; 3]).unwrap_err();
-    assert_eq!(err.code(), "KILN-E181", "{err}");
-    let err = img.read_level(&device, 3).unwrap_err();
-    assert_eq!(err.code(), "KILN-E180", "{err}");
-    for bad in [
-        ImageDesc::texture("zero", 0, 4, RGBA8),
-        ImageDesc {
-            mip_levels: 5,
-            ..ImageDesc::texture("too many mips", 8, 4, RGBA8)
-        },
-        ImageDesc::depth_target("depth as rgba8", 4, 4, vk::Format::R8G8B8A8_SINT),
-    ] {
-        let err = device.create_image(&bad).unwrap_err();
-        assert_eq!(err.code(), "KILN-E180", "{}: {err}", bad.label);
-        assert!(err.to_string().contains(bad.label), "{err}");
-    }
-    assert_clean(&device);
-}
-
-#[test]
-fn samplers_are_interned_by_content() {
-    let device = device();
-    let a = device.sampler(&SamplerDesc::default()).unwrap();
-    let b = device.sampler(&SamplerDesc::default()).unwrap();
-    assert_eq!(a.id(), b.id());
-    assert_eq!(a.raw(), b.raw());
-    let c = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
-    assert_ne!(a.id(), c.id());
-    // Floats compare by bits: -0.0 is another description.
-    let neg = SamplerDesc {
-        mip_lod_bias: -0.0,
-        ..Default::default()
-    };
-    assert_ne!(neg, SamplerDesc::default());
-    assert_ne!(device.sampler(&neg).unwrap().id(), a.id());
-    let bad = SamplerDesc {
-        min_lod: 4.0,
-        max_lod: 1.0,
-        ..Default::default()
-    };
-    let err = device.sampler(&bad).unwrap_err();
-    assert_eq!(err.code(), "KILN-E190", "{err}");
+    let data = draw_quad(&device, &pipeline, &set, &img);
+    assert_quad_texels(&data);
     assert_clean(&device);
 }
 
@@ -366,13 +245,7 @@ fn recording_errors_are_coded() {
     let device = device();
     let pipeline = flat_pipeline(&device, RGBA8).unwrap();
     let img = target(&device, 4, 4);
-    let plain = device
-        .buffer_from_slice(
-            "not a vertex buffer",
-            vk::BufferUsageFlags::STORAGE_BUFFER,
-            &[0f32; 6],
-        )
-        .unwrap();
+    let plain = add::storage(&device, "not a vertex buffer", &[0f32; 6]);
     let err = device
         .execute(|r| {
             r.bind_pipeline(&pipeline);
@@ -433,129 +306,6 @@ fn recording_errors_are_coded() {
         })
         .unwrap();
     assert_eq!(&img.read(&device).unwrap()[..4], &[255, 0, 0, 255]);
-    assert_clean(&device);
-}
-
-#[test]
-fn compute_and_graphics_bind_points_are_tracked_apart() {
-    let device = device();
-    let compute = device
-        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
-        .unwrap();
-    let graphics = flat_pipeline(&device, RGBA8).unwrap();
-    let n = 256usize;
-    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
-    let a = device
-        .buffer_from_slice("a", usage, &vec![1.5f32; n])
-        .unwrap();
-    let b = device
-        .buffer_from_slice("b", usage, &vec![2.0f32; n])
-        .unwrap();
-    let c = device.storage_buffer::<f32>("c", n).unwrap();
-    let mut set = compute.new_set(0).unwrap();
-    set.write_buffer(0, &a).unwrap();
-    set.write_buffer(1, &b).unwrap();
-    set.write_buffer(2, &c).unwrap();
-    let verts: [[f32; 2]; 3] = [[-1.0, -1.0], [3.0, -1.0], [-1.0, 3.0]];
-    let vb = device
-        .buffer_from_slice("big triangle", vk::BufferUsageFlags::VERTEX_BUFFER, &verts)
-        .unwrap();
-    let img = target(&device, 4, 4);
-    device
-        .execute(|r| {
-            r.bind_pipeline(&compute);
-            r.bind_set(0, &set)?;
-            r.dispatch_threads(n as u32)?;
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
-            r.bind_pipeline(&graphics);
-            r.push(0, &[0.2f32, 0.4, 0.6, 1.0])?;
-            r.bind_vertex_buffer(0, &vb, 0)?;
-            r.draw(3, 1, 0, 0)?;
-            r.end_rendering()?;
-            // Back to compute: set 0 is still bound at the compute bind point (binding it
-            // again is elided), and dispatch sees it — the validation layer would say so
-            // otherwise.
-            r.bind_pipeline(&compute);
-            r.bind_set(0, &set)?;
-            r.barrier();
-            r.dispatch_threads(n as u32)
-        })
-        .unwrap();
-    assert_eq!(c.read::<f32>(&device).unwrap(), vec![3.5f32; n]);
-    assert_eq!(&img.read(&device).unwrap()[..4], &[51, 102, 153, 255]);
-    assert_clean(&device);
-}
-
-#[test]
-fn image_descriptor_writes_are_type_checked() {
-    let device = device();
-    let s = scene::Scene::new(&device, scene::COLOR_FORMAT).unwrap();
-    let mut set = s.chair.new_set(1).unwrap();
-    let albedo = set.binding_of("albedo").unwrap();
-    let samp = set.binding_of("albedo_sampler").unwrap();
-    let gloss = set.binding_of("material").unwrap();
-    // A sampler into the texture binding, an image into the sampler binding, a buffer
-    // into the image binding, an image into the uniform binding: all KILN-E202.
-    let e = set.write_sampler(albedo, &s.sampler).unwrap_err();
-    assert_eq!(e.code(), "KILN-E202", "{e}");
-    let e = set.write_image(samp, &s.texture).unwrap_err();
-    assert_eq!(e.code(), "KILN-E202", "{e}");
-    let e = set.write_buffer(albedo, &s.gloss).unwrap_err();
-    assert_eq!(e.code(), "KILN-E202", "{e}");
-    let e = set.write_image(gloss, &s.texture).unwrap_err();
-    assert_eq!(e.code(), "KILN-E202", "{e}");
-    let e = set
-        .write_combined(albedo, &s.texture, &s.sampler)
-        .unwrap_err();
-    assert_eq!(e.code(), "KILN-E202", "{e}");
-    // An image without SAMPLED usage.
-    let depth = device
-        .create_image(&ImageDesc::depth_target("depth", 4, 4, scene::DEPTH_FORMAT))
-        .unwrap();
-    let e = set.write_image(albedo, &depth).unwrap_err();
-    assert_eq!(e.code(), "KILN-E182", "{e}");
-    assert_eq!(set.first_unwritten(), Some(albedo));
-    set.write_image(albedo, &s.texture).unwrap();
-    set.write_sampler(samp, &s.sampler).unwrap();
-    assert_eq!(set.first_unwritten(), Some(gloss));
-    assert_clean(&device);
-}
-
-#[test]
-fn material_scene_pipelines_share_one_material_set() {
-    let device = device();
-    let s = scene::Scene::new(&device, scene::COLOR_FORMAT).unwrap();
-    let chair = s.chair.layout().set_layouts();
-    let desk = s.desk.layout().set_layouts();
-    assert_eq!(chair.len(), 2);
-    // Set 1: one interned layout (same id and handle) for both fragment shaders.
-    assert_eq!(chair[1].id(), desk[1].id());
-    assert_eq!(chair[1].raw(), desk[1].raw());
-    assert_eq!(chair[0].id(), desk[0].id());
-    let b = chair[1].desc().bindings();
-    let types: Vec<_> = b
-        .iter()
-        .map(|b| (b.binding, b.descriptor_type, b.stages))
-        .collect();
-    let f = vk::ShaderStageFlags::FRAGMENT;
-    assert_eq!(
-        types,
-        vec![
-            (0, vk::DescriptorType::SAMPLED_IMAGE, f),
-            (1, vk::DescriptorType::SAMPLER, f),
-            (2, vk::DescriptorType::UNIFORM_BUFFER, f),
-        ]
-    );
-    let cam = chair[0].desc().bindings();
-    assert_eq!(cam.len(), 1);
-    assert_eq!(cam[0].descriptor_type, vk::DescriptorType::UNIFORM_BUFFER);
-    assert_eq!(cam[0].stages, vk::ShaderStageFlags::VERTEX);
-    // The pipeline layouts differ only by pipeline: same interned layout object.
-    assert_eq!(s.chair.layout().id(), s.desk.layout().id());
-    assert_eq!(s.material.layout().id(), desk[1].id());
     assert_clean(&device);
 }
 

@@ -1,4 +1,5 @@
-//! Exact reflection of kiln's own shaders (source in `shaders/`, compiled by glslc).
+//! Exact reflection of kiln's own shaders (the examples' and the tests' `shaders/`,
+//! compiled at build time by glslc, and a WGSL module with two entry points by naga).
 
 use kiln::vk;
 
@@ -74,4 +75,38 @@ fn missing_entry_point_lists_the_available_ones() {
     let err = m.reflection().entry_point("nope").unwrap_err();
     assert_eq!(err.code(), "KILN-E050");
     assert!(err.to_string().contains("main (GLCompute)"), "{err}");
+}
+
+#[test]
+fn naga_multi_entry_module_reflects_per_entry_point() {
+    let m = kiln::include_spirv!("test/two_entries.wgsl").unwrap();
+    let r = m.reflection();
+    let generator = kiln::shaders::generator_name(r.generator);
+    assert!(generator.contains("Naga"), "{generator}");
+    let names: Vec<_> = r.entry_points.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, vec!["scale", "clear"]);
+    let scale = r.entry_point("scale").unwrap();
+    let clear = r.entry_point("clear").unwrap();
+    assert_eq!(scale.workgroup_size.unwrap().size, [64, 1, 1]);
+    assert_eq!(clear.workgroup_size.unwrap().size, [32, 2, 1]);
+    let used = |e: &kiln::shaders::EntryPoint| {
+        e.bindings
+            .iter()
+            .map(|b| (b.binding, b.descriptor_type))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        used(scale),
+        vec![
+            (0, vk::DescriptorType::UNIFORM_BUFFER),
+            (1, vk::DescriptorType::STORAGE_BUFFER)
+        ]
+    );
+    // naga writes SPIR-V 1.0 with the StorageBuffer storage class: still a storage buffer.
+    assert_eq!(used(clear), vec![(1, vk::DescriptorType::STORAGE_BUFFER)]);
+    assert_eq!(clear.unused_bindings.len(), 1);
+    // naga wraps a uniform struct in a one-member block: 8 bytes at offset 0.
+    let params = scale.bindings[0].block.as_ref().unwrap();
+    let members: Vec<_> = params.members.iter().map(|m| (m.offset, m.size)).collect();
+    assert_eq!((params.size, members), (8, vec![(0, 8)]));
 }

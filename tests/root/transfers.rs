@@ -1,48 +1,22 @@
-//! Staged upload and readback through the device's reusable staging buffers: byte-exact
-//! results across growing and shrinking sizes, chunked transfers, fresh data after GPU
-//! writes, concurrent transfers, and a clean teardown with a populated cache (no validation
-//! message, no gpu-allocator leak report).
+//! Transfers. Staged upload and readback through the device's reusable staging buffers:
+//! byte-exact results across growing and shrinking sizes, chunked transfers, fresh data
+//! after GPU writes, concurrent transfers, and a clean teardown with a populated cache (no
+//! validation message, no gpu-allocator leak report). Image uploads and readbacks of every
+//! mip level. Host access to mapped memory ordered against pending submissions.
 
-use std::sync::{Mutex, Once};
-
-use common::{assert_clean, assert_watch_clean};
+use common::add;
+use common::add::vector_add;
+use common::draw::RGBA8;
+use common::{assert_clean, assert_watch_clean, device};
 use kiln::device::STAGING_CHUNK;
-use kiln::{vk, Buffer, BufferDesc, Device, MemoryLocation};
-
-/// Warnings and errors gpu-allocator logged (its leak report at allocator drop is one).
-static ALLOCATOR_WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-struct Capture;
-
-impl log::Log for Capture {
-    fn enabled(&self, m: &log::Metadata) -> bool {
-        m.level() <= log::Level::Warn
-    }
-    fn log(&self, r: &log::Record) {
-        if r.level() <= log::Level::Warn && r.target().starts_with("gpu_allocator") {
-            let line = format!("{}: {}", r.target(), r.args());
-            ALLOCATOR_WARNINGS
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(line);
-        }
-    }
-    fn flush(&self) {}
-}
+use kiln::{vk, Buffer, BufferDesc, Device, ImageDesc, MemoryLocation};
 
 /// Chunk size in these tests: small, so chunked (double-buffered) transfers stay cheap.
 const CHUNK: u64 = 1 << 20;
 
-/// The validated test device, with gpu-allocator's warnings captured. Staging is forced:
-/// lavapipe maps device-local memory, where kiln would otherwise write it directly. The
-/// staging chunk is [`CHUNK`].
-fn device() -> Device {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        static CAPTURE: Capture = Capture;
-        log::set_logger(&CAPTURE).expect("no other logger in this test binary");
-        log::set_max_level(log::LevelFilter::Warn);
-    });
+/// The validated test device with staging forced: lavapipe maps device-local memory, where
+/// kiln would otherwise write it directly. The staging chunk is [`CHUNK`].
+fn staged_device() -> Device {
     let device = common::device();
     device.debug_force_staging(true);
     device.debug_set_staging_chunk(CHUNK);
@@ -92,7 +66,7 @@ fn assert_bytes_eq(got: &[u8], want: &[u8], what: &str) {
 
 #[test]
 fn growing_and_shrinking_sizes_read_back_byte_exact() {
-    let device = device();
+    let device = staged_device();
     let chunk = CHUNK as usize;
     let sizes = [
         1,
@@ -125,7 +99,7 @@ fn growing_and_shrinking_sizes_read_back_byte_exact() {
 
 #[test]
 fn ranges_at_offsets_touch_only_their_bytes() {
-    let device = device();
+    let device = staged_device();
     let size = 3 * CHUNK as usize + 10_000;
     let buf = gpu_buffer(&device, "target", size as u64);
     let mut want = pattern(size, 7);
@@ -156,11 +130,9 @@ fn ranges_at_offsets_touch_only_their_bytes() {
 
 #[test]
 fn a_readback_after_gpu_writes_returns_the_new_bytes() {
-    let device = device();
+    let device = staged_device();
     let n = 4096usize;
-    let pipeline = device
-        .compute_pipeline(&kiln::include_spirv!("vector_add.comp").unwrap(), "main")
-        .unwrap();
+    let pipeline = add::vector_add(&device);
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let a = device
         .buffer_from_slice("a", usage, &vec![1.0f32; n])
@@ -169,20 +141,13 @@ fn a_readback_after_gpu_writes_returns_the_new_bytes() {
         .buffer_from_slice("b", usage, &vec![2.0f32; n])
         .unwrap();
     let c = device.storage_buffer::<f32>("c", n).unwrap();
-    let mut set = pipeline.new_set(0).unwrap();
-    set.write_buffer(0, &a).unwrap();
-    set.write_buffer(1, &b).unwrap();
-    set.write_buffer(2, &c).unwrap();
+    let set = add::set(&pipeline, &a, &b, &c);
     // The staging buffer that reads c now holds zeros; a later read must not return them.
     assert_eq!(c.read::<f32>(&device).unwrap(), vec![0.0; n]);
     for round in 1..=3 {
         a.upload(&device, &vec![round as f32 * 10.0; n]).unwrap();
         device
-            .execute(|r| {
-                r.bind_pipeline(&pipeline);
-                r.bind_set(0, &set)?;
-                r.dispatch_threads(n as u32)
-            })
+            .execute(|r| add::dispatch(r, &pipeline, &set, n as u32))
             .unwrap();
         let want = round as f32 * 10.0 + 2.0;
         assert_eq!(
@@ -222,7 +187,7 @@ fn a_readback_after_gpu_writes_returns_the_new_bytes() {
 
 #[test]
 fn concurrent_uploads_and_readbacks_on_one_device_are_byte_exact() {
-    let device = device();
+    let device = staged_device();
     let sizes = [100usize, 70_001, 3 * CHUNK as usize + 12_345, 3 << 20];
     std::thread::scope(|scope| {
         for (t, &size) in sizes.iter().enumerate() {
@@ -245,7 +210,7 @@ fn concurrent_uploads_and_readbacks_on_one_device_are_byte_exact() {
 
 #[test]
 fn repeated_transfers_reuse_the_staging_buffers() {
-    let device = device();
+    let device = staged_device();
     // One piece (one buffer per direction), then chunked (two per direction).
     for (size, per_direction) in [(600 << 10, 1), (3 * CHUNK as usize + 1, 2)] {
         device.release_staging_memory();
@@ -271,7 +236,7 @@ fn repeated_transfers_reuse_the_staging_buffers() {
 
 #[test]
 fn the_default_chunk_stages_a_large_transfer_in_one_piece() {
-    let device = device();
+    let device = staged_device();
     device.debug_set_staging_chunk(STAGING_CHUNK);
     let size = 40 << 20;
     let buf = gpu_buffer(&device, "target", size as u64);
@@ -287,7 +252,7 @@ fn the_default_chunk_stages_a_large_transfer_in_one_piece() {
 
 #[test]
 fn short_of_memory_a_transfer_uses_smaller_chunks_instead_of_failing() {
-    let device = device();
+    let device = staged_device();
     device.debug_set_staging_chunk(16 << 20);
     let size = 40usize << 20;
     let buf = gpu_buffer(&device, "target", size as u64);
@@ -338,7 +303,7 @@ fn short_of_memory_a_transfer_uses_smaller_chunks_instead_of_failing() {
 
 #[test]
 fn a_device_dropped_with_a_populated_staging_cache_tears_down_cleanly() {
-    let device = device();
+    let device = staged_device();
     let watch = device.validation_watch();
     let big = gpu_buffer(&device, "big", 2 * CHUNK + 5);
     let data = pattern(big.size() as usize, 3);
@@ -355,13 +320,115 @@ fn a_device_dropped_with_a_populated_staging_cache_tears_down_cleanly() {
     drop((big, small));
     drop(device);
     assert_watch_clean(&watch);
-    let warnings = ALLOCATOR_WARNINGS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
+    // gpu-allocator's leak report (and any other warning of it) in this whole test binary.
+    let warnings = common::allocator_warnings();
     assert!(
         warnings.is_empty(),
         "gpu-allocator reported:\n{}",
         warnings.join("\n")
     );
+}
+
+#[test]
+fn image_upload_and_readback_every_mip() {
+    let device = device();
+    let img = device
+        .create_image(&ImageDesc {
+            mip_levels: 3,
+            ..ImageDesc::texture("mips", 8, 4, RGBA8)
+        })
+        .unwrap();
+    assert_eq!(img.level_size(0), 8 * 4 * 4);
+    assert_eq!(img.level_size(1), 4 * 2 * 4);
+    assert_eq!(img.level_size(2), 2 * 4);
+    for level in 0..3 {
+        let data: Vec<u8> = (0..img.level_size(level) as usize)
+            .map(|i| (i * 7 + level as usize * 31) as u8)
+            .collect();
+        img.upload_level(&device, level, &data).unwrap();
+        assert_eq!(img.read_level(&device, level).unwrap(), data, "mip {level}");
+    }
+    let err = img.upload_level(&device, 1, &[0u8; 3]).unwrap_err();
+    assert_eq!(err.code(), "KILN-E181", "{err}");
+    let err = img.read_level(&device, 3).unwrap_err();
+    assert_eq!(err.code(), "KILN-E180", "{err}");
+    for bad in [
+        ImageDesc::texture("zero", 0, 4, RGBA8),
+        ImageDesc {
+            mip_levels: 5,
+            ..ImageDesc::texture("too many mips", 8, 4, RGBA8)
+        },
+        ImageDesc::depth_target("depth as rgba8", 4, 4, vk::Format::R8G8B8A8_SINT),
+    ] {
+        let err = device.create_image(&bad).unwrap_err();
+        assert_eq!(err.code(), "KILN-E180", "{}: {err}", bad.label);
+        assert!(err.to_string().contains(bad.label), "{err}");
+    }
+    assert_clean(&device);
+}
+
+fn mapped(device: &kiln::Device, label: &str, location: MemoryLocation, n: usize) -> kiln::Buffer {
+    device
+        .create_buffer(&BufferDesc {
+            label,
+            size: (n * 4) as u64,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location,
+        })
+        .unwrap()
+}
+
+/// Reading a mapped buffer while a submission that writes it is pending: was a host read
+/// racing the device write (no wait; stale zeros). `read` now waits for pending submissions.
+#[test]
+fn reading_mapped_memory_while_a_submission_writes_it_sees_the_result() {
+    let device = device();
+    let p = vector_add(&device);
+    let n = 1 << 22;
+    let input: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let a = add::storage(&device, "a", &input);
+    for round in 0..3 {
+        let out = mapped(&device, "out", MemoryLocation::GpuToCpu, n);
+        let set = add::set(&p, &a, &a, &out);
+        let sub = device
+            .submit(|r| add::dispatch(r, &p, &set, n as u32))
+            .unwrap();
+        // No wait on `sub` before reading.
+        let got: Vec<f32> = out.read(&device).unwrap();
+        let bad = got
+            .iter()
+            .enumerate()
+            .filter(|(i, v)| **v != 2.0 * *i as f32)
+            .count();
+        assert_eq!(
+            bad, 0,
+            "round {round}: {bad} of {n} elements not yet written"
+        );
+        sub.wait().unwrap();
+    }
+    assert_clean(&device);
+}
+
+/// Uploading to mapped memory that a pending submission reads: the upload waits, so the
+/// submission sees the old contents (not a torn mix).
+#[test]
+fn uploading_mapped_memory_while_a_submission_reads_it_waits() {
+    let device = device();
+    let p = vector_add(&device);
+    let n = 1 << 22;
+    let a = mapped(&device, "a", MemoryLocation::CpuToGpu, n);
+    a.upload(&device, &vec![1.0f32; n]).unwrap();
+    let out = device.storage_buffer::<f32>("out", n).unwrap();
+    let set = add::set(&p, &a, &a, &out);
+    let sub = device
+        .submit(|r| add::dispatch(r, &p, &set, n as u32))
+        .unwrap();
+    a.upload(&device, &vec![5.0f32; n]).unwrap();
+    sub.wait().unwrap();
+    let got: Vec<f32> = out.read(&device).unwrap();
+    assert!(
+        got.iter().all(|v| *v == 2.0),
+        "the dispatch saw the new upload"
+    );
+    assert_clean(&device);
 }
