@@ -8,7 +8,6 @@ mod bench;
 mod reflect;
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 /// The reflection fixtures `kiln reflect` reads, embedded at build time.
 const FIXTURES: &[(&str, &[u8])] = &[
@@ -38,21 +37,32 @@ const FIXTURES: &[(&str, &[u8])] = &[
     ),
 ];
 
-/// The path of fixture `name`, written (once per test binary) to a temporary folder: the
-/// command line tool reads files.
-pub fn fixture(name: &str) -> String {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("kiln-cli-fixtures-{}", std::process::id()));
+/// The fixtures written to a temporary folder for one test (the tool reads files), removed
+/// when dropped.
+pub struct Fixtures(PathBuf);
+
+impl Fixtures {
+    pub fn new(test: &str) -> Fixtures {
+        let dir = std::env::temp_dir().join(format!("kiln-cli-{test}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        for (n, bytes) in FIXTURES {
-            std::fs::write(dir.join(n), bytes).unwrap();
+        for (name, bytes) in FIXTURES {
+            std::fs::write(dir.join(name), bytes).unwrap();
         }
-        dir
-    });
-    assert!(
-        FIXTURES.iter().any(|(n, _)| *n == name),
-        "no fixture {name}"
-    );
-    dir.join(name).display().to_string()
+        Fixtures(dir)
+    }
+
+    /// The path of fixture `name` (e.g. `"fn_params.comp.spv"`).
+    pub fn path(&self, name: &str) -> String {
+        assert!(
+            FIXTURES.iter().any(|(n, _)| *n == name),
+            "no fixture {name}"
+        );
+        self.0.join(name).display().to_string()
+    }
+}
+
+impl Drop for Fixtures {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

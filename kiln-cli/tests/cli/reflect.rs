@@ -5,7 +5,7 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
-use super::fixture;
+use super::Fixtures;
 
 fn kiln(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kiln"))
@@ -27,8 +27,9 @@ fn json_of(args: &[&str]) -> Value {
 
 #[test]
 fn json_shape_and_merged_pipeline_layout() {
-    let vs = fixture("push_offset.vert.spv");
-    let fs = fixture("push_offset.frag.spv");
+    let fx = Fixtures::new("json-shape");
+    let vs = fx.path("push_offset.vert.spv");
+    let fs = fx.path("push_offset.frag.spv");
     let v = json_of(&[&vs, &fs, "--json"]);
     let modules = v["modules"].as_array().unwrap();
     assert_eq!(modules.len(), 2);
@@ -85,7 +86,8 @@ fn json_shape_and_merged_pipeline_layout() {
 
 #[test]
 fn json_spec_constants_arrays_and_entry_filter() {
-    let v = json_of(&[&fixture("spec_arrays.frag.spv"), "--json"]);
+    let fx = Fixtures::new("json-spec");
+    let v = json_of(&[&fx.path("spec_arrays.frag.spv"), "--json"]);
     let ep = &v["modules"][0]["entry_points"][0];
     let layers = &ep["bindings"][1];
     assert_eq!(layers["name"], "layers");
@@ -108,7 +110,7 @@ fn json_spec_constants_arrays_and_entry_filter() {
 
     // --entry picks one entry point of a multi-entry module; the layout is its alone.
     let v = json_of(&[
-        &fixture("multi_entry.wgsl.spv"),
+        &fx.path("multi_entry.wgsl.spv"),
         "--json",
         "--entry",
         "cs_main",
@@ -127,7 +129,7 @@ fn json_spec_constants_arrays_and_entry_filter() {
     assert_eq!(stages, vec![json!(["COMPUTE"]); 3]);
 
     // --all-bindings lists the declared-but-unused bindings per entry point.
-    let v = json_of(&[&fixture("fn_params.comp.spv"), "--json", "--all-bindings"]);
+    let v = json_of(&[&fx.path("fn_params.comp.spv"), "--json", "--all-bindings"]);
     let unused = &v["modules"][0]["entry_points"][0]["unused_bindings"];
     assert_eq!(unused.as_array().unwrap().len(), 1);
     assert_eq!(unused[0]["name"], "unused_tex");
@@ -136,7 +138,8 @@ fn json_spec_constants_arrays_and_entry_filter() {
 
 #[test]
 fn table_output_and_errors() {
-    let out = kiln(&[&fixture("fn_params.comp.spv"), "--all-bindings"]);
+    let fx = Fixtures::new("table");
+    let out = kiln(&[&fx.path("fn_params.comp.spv"), "--all-bindings"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("entry point `main` (COMPUTE)"), "{text}");
@@ -155,7 +158,7 @@ fn table_output_and_errors() {
     assert!(err.contains("KILN-E004"), "{err}");
     assert!(out.stdout.is_empty());
     let truncated = dir.join("truncated.spv");
-    let mut words = std::fs::read(fixture("fn_params.comp.spv")).unwrap();
+    let mut words = std::fs::read(fx.path("fn_params.comp.spv")).unwrap();
     words.truncate(words.len() - 8);
     std::fs::write(&truncated, &words).unwrap();
     let out = kiln(&[truncated.to_str().unwrap()]);
@@ -164,7 +167,7 @@ fn table_output_and_errors() {
     std::fs::remove_dir_all(&dir).unwrap();
 
     // No such entry point; no file; unknown option.
-    let out = kiln(&[&fixture("fn_params.comp.spv"), "--entry", "nope"]);
+    let out = kiln(&[&fx.path("fn_params.comp.spv"), "--entry", "nope"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("KILN-E050"));
     assert_eq!(kiln(&[]).status.code(), Some(2));
@@ -172,8 +175,8 @@ fn table_output_and_errors() {
 
     // Two stages declaring one binding differently: the merge error names both.
     let out = kiln(&[
-        &fixture("fn_params.comp.spv"),
-        &fixture("texel_buffers.comp.spv"),
+        &fx.path("fn_params.comp.spv"),
+        &fx.path("texel_buffers.comp.spv"),
     ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr).to_string();
