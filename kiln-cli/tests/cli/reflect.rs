@@ -1,5 +1,6 @@
-//! `kiln reflect` end to end: runs the built binary on the fixtures (`tests/fixtures/`) and checks the JSON
-//! (parsed, exact values), the table, `--entry`, `--all-bindings` and the exit status.
+//! `kiln reflect` end to end: runs the built binary on the fixtures (`tests/fixtures/`) and
+//! checks the JSON (parsed, exact values), the table, `--entry`, `--all-bindings` and the
+//! exit status.
 
 use std::process::{Command, Output};
 

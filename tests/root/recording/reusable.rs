@@ -155,9 +155,9 @@ fn image_layouts_must_come_back() {
     assert_clean(&device);
 }
 
-/// (Was a unit test of `commands`.) `bind_set` lists a set's stamp once per recording however often it is bound, lists
-/// it again in a recording that binds it after another (nested) one did, and the
-/// submission stamps every listed set.
+/// (Was a unit test of `commands`.) `bind_set` lists a set's stamp once per recording
+/// however often it is bound, lists it again in a recording that binds it after another
+/// (nested) one did, and the submission stamps every listed set.
 #[test]
 fn each_set_is_listed_once_per_recording_and_stamped() {
     let device = kiln::Device::with_desc(&kiln::DeviceDesc {
