@@ -2,13 +2,13 @@
 //! (or the path given as the first argument).
 //!
 //! A chair and a desk are drawn by two graphics pipelines whose fragment shaders differ
-//! (`shaders/scene/chair.frag`, `desk.frag`) but declare the same material set 1 (texture,
-//! sampler, uniform `gloss`). kiln derives both pipeline layouts by reflection; because set
-//! layouts are interned by content, both pipelines get the same set-1 layout and one
-//! descriptor set serves both. Run: `cargo run --example material_scene`.
+//! (`examples/shaders/scene/chair.frag`, `desk.frag`) but declare the same material set 1
+//! (texture, sampler, uniform `gloss`). kiln derives both pipeline layouts by reflection;
+//! because set layouts are interned by content, both pipelines get the same set-1 layout and
+//! one descriptor set serves both. Run: `cargo run -p kiln-examples --example
+//! material_scene`.
 
-#[path = "common/scene.rs"]
-mod scene;
+use kiln_examples::scene;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::init();

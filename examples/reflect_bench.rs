@@ -1,8 +1,8 @@
 //! Reflects every `.spv` file of the third-party corpus and prints microseconds per module.
 //!
-//! `cargo run --release --example reflect_bench [-- ROUNDS]`. The corpus is found through
-//! `$KILN_CORPUS` or `../shared/corpus` (relative to the crate root); modules that are
-//! invalid on purpose count as reflected when they give a coded error.
+//! `cargo run --release -p kiln-examples --example reflect_bench [-- ROUNDS]`. The corpus
+//! is found through `$KILN_CORPUS` or `../shared/corpus` beside the checkout; modules that
+//! are invalid on purpose count as reflected when they give a coded error.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -10,7 +10,8 @@ use std::time::Instant;
 fn corpus() -> PathBuf {
     match std::env::var_os("KILN_CORPUS") {
         Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
+        // This package is `examples/` of the checkout: the corpus sits beside the checkout.
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
     }
 }
 

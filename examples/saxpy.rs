@@ -1,6 +1,6 @@
 //! y = a * x + y with `a` and `n` as push constants.
 //!
-//! Usage: `cargo run --release --example saxpy [N] [A]` (defaults 1<<20, 2.5).
+//! Usage: `cargo run --release -p kiln-examples --example saxpy [N] [A]` (defaults 1<<20, 2.5).
 use kiln::vk;
 
 #[repr(C)]

@@ -5,8 +5,8 @@ use kiln::vk;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let device = kiln::Device::new()?;
-    let scale = device.compute_pipeline(&kiln::include_spirv!("test/material_a.comp")?, "main")?;
-    let shift = device.compute_pipeline(&kiln::include_spirv!("test/material_b.comp")?, "main")?;
+    let scale = device.compute_pipeline(&kiln::include_spirv!("material_a.comp")?, "main")?;
+    let shift = device.compute_pipeline(&kiln::include_spirv!("material_b.comp")?, "main")?;
     let same = scale.layout().set_layouts()[1].id() == shift.layout().set_layouts()[1].id();
     println!("set 1 layout shared by both pipelines: {same}");
 

@@ -1,6 +1,6 @@
 //! c = a + b over N floats on the GPU, with layouts nobody wrote by hand.
 //!
-//! Usage: `cargo run --release --example vector_add [N]` (default N = 1<<20).
+//! Usage: `cargo run --release -p kiln-examples --example vector_add [N]` (default N = 1<<20).
 use kiln::vk;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -2,18 +2,16 @@
 //! `ApplicationHandler`, a surface from ash-window, a swapchain with frames in flight,
 //! recreated on resize and when out of date; minimising skips frames.
 //!
-//! `cargo run --example window`. Environment:
+//! `cargo run -p kiln-examples --example window`. Environment:
 //! - `KILN_WINDOW_FRAMES=N` exit after N presented frames,
 //! - `KILN_WINDOW_SECONDS=S` exit after S seconds,
 //! - `KILN_WINDOW_SCREENSHOT=path.png` save the last presented frame (with FRAMES),
 //! - `KILN_WINDOW_STATIC=1` keep the camera still.
 //!
-//! Under Xvfb with lavapipe: `xvfb-run -a env KILN_WINDOW_FRAMES=60 cargo run --example window`.
+//! Under Xvfb with lavapipe:
+//! `xvfb-run -a env KILN_WINDOW_FRAMES=60 cargo run -p kiln-examples --example window`.
 
-#[path = "common/scene.rs"]
-mod scene;
-#[path = "common/window_app.rs"]
-mod window_app;
+use kiln_examples::window_app;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::init();

@@ -4,10 +4,12 @@
 # rows-1-2 run, then the GPU test binaries (release, stripped) under the carried validation
 # layer. Prepare here, in the repo root, in ignored folders carried with the call:
 #   .gl/      the loader, libglvnd and vulkan-validationlayers .debs
-#   .devbin/  kiln-final-wgpu (`cargo build --release --features bench-wgpu --bin kiln`),
-#             corpus/ (a copy of ../shared/corpus) and
-#             tests.tar.xz (tests/<name> = stripped `cargo test --release --no-run` binaries
-#             plus tests/kiln-bin, the plain release `kiln` for bench_quick)
+#   .devbin/  kiln-final-wgpu (`cargo build --release -p kiln-cli --features bench-wgpu`;
+#             before the workspace split, `cargo build --release --features bench-wgpu
+#             --bin kiln`), corpus/ (a copy of ../shared/corpus) and
+#             tests.tar.xz (tests/<name> = stripped `cargo test --workspace --release
+#             --no-run` binaries plus tests/kiln-bin, the plain release `kiln` that the cli
+#             test binary runs: `kiln bench --quick`, `kiln reflect`)
 # Results land in $OUT.
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig

@@ -82,6 +82,8 @@ mod shaders;
 pub mod window;
 
 pub use ash::vk;
+/// `bytemuck`, re-exported: push constants and buffer contents are `bytemuck::Pod` values,
+/// so `kiln::bytemuck` is the version kiln's signatures use.
 pub use bytemuck;
 
 pub use commands::{ColorAttachment, DepthAttachment, LoadOp, Recorder, RenderingDesc};

@@ -5,10 +5,7 @@
 //! The parent then checks the screenshot is not blank and matches the offscreen golden
 //! image; a second run resizes the window and checks the swapchain was recreated.
 
-#[path = "../examples/common/scene.rs"]
-mod scene;
-#[path = "../examples/common/window_app.rs"]
-mod window_app;
+use kiln_examples::window_app;
 
 use std::process::Command;
 use std::sync::Mutex;
@@ -109,12 +106,7 @@ fn window_presents_under_xvfb() {
     );
     assert_not_blank(&img);
     // Same camera and size as the offscreen golden image: the presented frame matches it.
-    let golden = image::open(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/golden/material_scene.png"
-    ))
-    .unwrap()
-    .to_rgba8();
+    let golden = common::golden_scene();
     let max = img
         .as_raw()
         .iter()
@@ -178,11 +170,5 @@ fn window_child() {
     assert!(summary.screenshot.is_some(), "no screenshot was captured");
     let report = summary.validation.expect("validation report");
     assert!(report.enabled, "validation layer not enabled");
-    assert!(
-        report.is_clean(),
-        "validation: {} error(s), {} warning(s):\n{}",
-        report.errors,
-        report.warnings,
-        report.messages.join("\n")
-    );
+    common::assert_report_clean(&report);
 }

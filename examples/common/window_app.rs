@@ -1,6 +1,6 @@
 //! The seed scene in a window: winit 0.30 `ApplicationHandler`, kiln's `Presenter`
 //! (surface via ash-window, swapchain, frames in flight). Shared by `examples/window.rs`
-//! and `tests/window.rs`.
+//! and the window test (`tests/window.rs`).
 #![allow(dead_code)]
 
 use std::sync::Arc;

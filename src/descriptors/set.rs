@@ -166,6 +166,13 @@ impl DescriptorSet {
         self.raw
     }
 
+    /// The timeline value of the last submission that used this set (0: none yet).
+    /// Unstable: for kiln's tests.
+    #[doc(hidden)]
+    pub fn debug_last_used(&self) -> u64 {
+        self.last_used.load(Ordering::Acquire)
+    }
+
     /// The binding number of a reflected name.
     pub fn binding_of(&self, name: &str) -> Result<u32> {
         self.names

@@ -1,13 +1,29 @@
-//! Shared test helpers: every GPU test runs on a real Vulkan device (lavapipe in CI) under
-//! the Khronos validation layer, and fails on any validation error or warning.
-#![allow(dead_code)]
+//! Shared test helpers (the library of the `kiln-tests` package, named `common`): every GPU
+//! test runs on a real Vulkan device (lavapipe in CI) under the Khronos validation layer
+//! with synchronization validation on, and fails on any validation error or warning.
+//!
+//! - [`device`], [`assert_clean`], [`assert_watch_clean`]: the device under validation and
+//!   the checks that it stayed silent (and was torn down);
+//! - [`add`]: the vector_add pipeline (c = a + b) and its buffers and set, the setup most
+//!   GPU tests share;
+//! - [`draw`]: render targets, pixels and the textured full-screen quad;
+//! - [`fixtures`], [`GOLDEN_SCENE_PNG`]: files of `tests/` embedded at build time;
+//! - [`corpus`]: the external SPIR-V corpus and its test tier;
+//! - [`allocator_warnings`]: what gpu-allocator logged in this process.
 
-use kiln::{Device, DeviceDesc};
+pub mod add;
+pub mod corpus;
+pub mod draw;
+pub mod fixtures;
+
+use std::sync::{Mutex, Once};
+
+use kiln::{Device, DeviceDesc, ValidationReport};
 
 /// A device with validation forced on. Fails (never skips) with a clear message when no
 /// device or no validation layer is installed.
 pub fn device() -> Device {
-    let _ = env_logger::builder().is_test(true).try_init();
+    install_logger();
     let device = Device::with_desc(&DeviceDesc {
         validation: Some(true),
         ..Default::default()
@@ -27,10 +43,9 @@ pub fn device() -> Device {
     device
 }
 
-/// Panics listing the messages if the validation layer reported any error or warning.
+/// Panics listing the messages if the report holds any error or warning.
 #[track_caller]
-pub fn assert_clean(device: &Device) {
-    let r = device.validation_report();
+pub fn assert_report_clean(r: &ValidationReport) {
     assert!(
         r.is_clean(),
         "validation reported {} error(s), {} warning(s):\n{}",
@@ -38,6 +53,12 @@ pub fn assert_clean(device: &Device) {
         r.warnings,
         r.messages.join("\n")
     );
+}
+
+/// Panics listing the messages if the validation layer reported any error or warning.
+#[track_caller]
+pub fn assert_clean(device: &Device) {
+    assert_report_clean(&device.validation_report());
 }
 
 /// Like [`assert_clean`], for a watch that outlived its device; also asserts that the
@@ -48,12 +69,82 @@ pub fn assert_watch_clean(watch: &kiln::ValidationWatch) {
         watch.torn_down(),
         "the device was not destroyed: some object still holds it"
     );
-    let r = watch.report();
-    assert!(
-        r.is_clean(),
-        "validation reported {} error(s), {} warning(s):\n{}",
-        r.errors,
-        r.warnings,
-        r.messages.join("\n")
-    );
+    assert_report_clean(&watch.report());
+}
+
+/// The code of an error result, `"ok"` for success.
+pub fn code<T>(r: kiln::Result<T>) -> &'static str {
+    match r {
+        Ok(_) => "ok",
+        Err(e) => e.code(),
+    }
+}
+
+/// The offscreen render of the seed scene (`tests/golden/material_scene.png`, 512×512),
+/// embedded at build time. `KILN_UPDATE_GOLDEN=1` makes the golden-image test rewrite the
+/// file; see `tests/golden/README.md`.
+pub const GOLDEN_SCENE_PNG: &[u8] = include_bytes!("../golden/material_scene.png");
+
+/// Where [`GOLDEN_SCENE_PNG`] comes from in the checkout (written only on request).
+pub const GOLDEN_SCENE_PATH: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/golden/material_scene.png");
+
+/// [`GOLDEN_SCENE_PNG`] decoded.
+pub fn golden_scene() -> image::RgbaImage {
+    image::load_from_memory(GOLDEN_SCENE_PNG)
+        .expect("tests/golden/material_scene.png decodes")
+        .to_rgba8()
+}
+
+/// Warnings and errors gpu-allocator logged in this process since the first [`device`]
+/// (its leak report, when an allocator is dropped with live allocations, is one).
+pub fn allocator_warnings() -> Vec<String> {
+    ALLOCATOR_WARNINGS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+}
+
+static ALLOCATOR_WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The process's logger: `env_logger` (for `RUST_LOG`, printed through the test harness's
+/// capture) that also keeps every gpu-allocator warning for [`allocator_warnings`].
+struct TestLogger {
+    inner: env_logger::Logger,
+}
+
+fn is_allocator_warning(m: &log::Metadata) -> bool {
+    m.level() <= log::Level::Warn && m.target().starts_with("gpu_allocator")
+}
+
+impl log::Log for TestLogger {
+    fn enabled(&self, m: &log::Metadata) -> bool {
+        is_allocator_warning(m) || self.inner.enabled(m)
+    }
+    fn log(&self, r: &log::Record) {
+        if is_allocator_warning(r.metadata()) {
+            let line = format!("{}: {}", r.target(), r.args());
+            ALLOCATOR_WARNINGS
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(line);
+        }
+        self.inner.log(r);
+    }
+    fn flush(&self) {
+        self.inner.flush();
+    }
+}
+
+fn install_logger() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let inner = env_logger::Builder::from_default_env()
+            .is_test(true)
+            .build();
+        let max = inner.filter().max(log::LevelFilter::Warn);
+        if log::set_boxed_logger(Box::new(TestLogger { inner })).is_ok() {
+            log::set_max_level(max);
+        }
+    });
 }

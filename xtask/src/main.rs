@@ -1,5 +1,5 @@
-//! `cargo xtask demo` — runs the vector_add example (release).
-//! `cargo xtask test` — runs the whole test suite.
+//! `cargo xtask demo` — runs the vector_add example (package `kiln-examples`, release).
+//! `cargo xtask test` — runs the whole test suite (`cargo test --workspace`).
 //! `cargo xtask check` — only checks (and installs) the system prerequisites.
 //!
 //! Before running cargo, xtask checks the system prerequisites: the Vulkan loader, a
@@ -214,7 +214,15 @@ fn main() -> ExitCode {
     }
     match cmd {
         "demo" => {
-            let mut a = vec!["run", "--release", "--example", "vector_add", "--"];
+            let mut a = vec![
+                "run",
+                "--release",
+                "--package",
+                "kiln-examples",
+                "--example",
+                "vector_add",
+                "--",
+            ];
             a.extend(rest);
             cargo(&a)
         }

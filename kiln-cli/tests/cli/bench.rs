@@ -1,0 +1,106 @@
+//! `kiln bench --quick --json` runs end to end on the test device (lavapipe in CI) so the
+//! benchmark never rots. It runs under the validation layer (debug build) and exits non-zero
+//! if the layer reports anything, for kiln's side and the raw-ash baseline alike. Speed is
+//! never asserted: only the JSON shape and that every figure is a positive number.
+
+use std::process::Command;
+
+const ROWS: &[(&str, &str)] = &[
+    ("dispatch recording", "ns"),
+    ("round trip median", "us"),
+    ("round trip p99", "us"),
+    ("round trip CPU time", "us"),
+    ("round trip, recorded once", "us"),
+    ("descriptor set alloc+write+bind", "ns"),
+    ("saxpy scalar", "GB/s"),
+    ("saxpy vec4", "GB/s"),
+    ("pipeline create cold", "ms"),
+    ("pipeline create warm", "ms"),
+    ("pipeline warm speedup (cold/warm)", "x"),
+    ("pipeline re-create, no cache", "ms"),
+    ("reflection + layout per module", "us"),
+    ("staging upload", "GB/s"),
+    ("staging readback", "GB/s"),
+];
+
+#[test]
+fn bench_quick_json_has_every_row_with_positive_numbers() {
+    // The reflection row reads the corpus: this test is in the corpus tier.
+    let Some(corpus) = crate::corpus::root() else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["bench", "--quick", "--json"])
+        .env("KILN_CORPUS", corpus)
+        .env("KILN_VALIDATION", "1")
+        // The recording row deliberately records dispatches with no barriers between them
+        // (raw and kiln alike, to time recording only); synchronization validation would
+        // report those hazards, so it alone is off here. Core validation stays on.
+        .env("KILN_SYNC_VALIDATION", "0")
+        // lavapipe maps device-local memory; make kiln stage anyway so the staged transfer
+        // path runs under the validation layer too.
+        .env("KILN_BENCH_FORCE_STAGING", "1")
+        .output()
+        .expect("run the kiln binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "kiln bench failed:\n{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    for key in ["device", "driver"] {
+        let s = doc[key].as_str().unwrap_or_default();
+        assert!(!s.is_empty(), "`{key}` missing in {doc}");
+    }
+    let rows = doc["rows"].as_array().expect("rows is an array");
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        ROWS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        "rows in order"
+    );
+    for (row, (name, unit)) in rows.iter().zip(ROWS) {
+        assert_eq!(row["unit"].as_str(), Some(*unit), "unit of {name}");
+        for key in ["kiln", "raw", "ratio"] {
+            let v = row[key].as_f64().unwrap_or(f64::NAN);
+            assert!(
+                v.is_finite() && v > 0.0,
+                "{name}: `{key}` = {} is not a positive number",
+                row[key]
+            );
+        }
+        let (k, r, ratio) = (
+            row["kiln"].as_f64().unwrap(),
+            row["raw"].as_f64().unwrap(),
+            row["ratio"].as_f64().unwrap(),
+        );
+        assert!(
+            (ratio - k / r).abs() <= 1e-9 * ratio.abs().max(1.0),
+            "{name}: ratio {ratio} is not kiln/raw = {}",
+            k / r
+        );
+        // Feature `bench-wgpu`: rows 1-3 carry the wgpu figure and kiln/wgpu; otherwise no
+        // row has them.
+        let peer = cfg!(feature = "bench-wgpu")
+            && (name.starts_with("dispatch recording")
+                || (name.starts_with("round trip") && !name.contains("recorded once"))
+                || name.starts_with("saxpy"));
+        if peer {
+            let w = row["wgpu"].as_f64().unwrap_or(f64::NAN);
+            let rw = row["ratio_wgpu"].as_f64().unwrap_or(f64::NAN);
+            assert!(w.is_finite() && w > 0.0, "{name}: `wgpu` = {}", row["wgpu"]);
+            assert!(
+                (rw - k / w).abs() <= 1e-9 * rw.abs().max(1.0),
+                "{name}: ratio_wgpu {rw} is not kiln/wgpu = {}",
+                k / w
+            );
+        } else {
+            assert!(
+                row.get("wgpu").is_none() && row.get("ratio_wgpu").is_none(),
+                "{name}: unexpected wgpu fields in {row}"
+            );
+        }
+    }
+}

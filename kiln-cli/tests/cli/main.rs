@@ -1,0 +1,73 @@
+//! The `kiln` binary end to end (one test binary, a module per command): `kiln reflect` on
+//! the reflection fixtures (and byte-identical output on every run), `kiln bench --quick
+//! --json` on the test device.
+
+#[path = "../../../tests/common/corpus.rs"]
+mod corpus;
+/// Every reflection fixture and regression module, embedded (kiln-tests' `common::fixtures`).
+#[path = "../../../tests/common/fixtures.rs"]
+#[allow(dead_code)]
+mod fixtures;
+
+mod bench;
+mod reflect;
+
+use std::path::PathBuf;
+
+/// The reflection fixtures `kiln reflect` reads, embedded at build time.
+const FIXTURES: &[(&str, &[u8])] = &[
+    (
+        "fn_params.comp.spv",
+        include_bytes!("../../../tests/fixtures/fn_params.comp.spv"),
+    ),
+    (
+        "multi_entry.wgsl.spv",
+        include_bytes!("../../../tests/fixtures/multi_entry.wgsl.spv"),
+    ),
+    (
+        "push_offset.frag.spv",
+        include_bytes!("../../../tests/fixtures/push_offset.frag.spv"),
+    ),
+    (
+        "push_offset.vert.spv",
+        include_bytes!("../../../tests/fixtures/push_offset.vert.spv"),
+    ),
+    (
+        "spec_arrays.frag.spv",
+        include_bytes!("../../../tests/fixtures/spec_arrays.frag.spv"),
+    ),
+    (
+        "texel_buffers.comp.spv",
+        include_bytes!("../../../tests/fixtures/texel_buffers.comp.spv"),
+    ),
+];
+
+/// The fixtures written to a temporary folder for one test (the tool reads files), removed
+/// when dropped.
+pub struct Fixtures(PathBuf);
+
+impl Fixtures {
+    pub fn new(test: &str) -> Fixtures {
+        let dir = std::env::temp_dir().join(format!("kiln-cli-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in FIXTURES {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+        Fixtures(dir)
+    }
+
+    /// The path of fixture `name` (e.g. `"fn_params.comp.spv"`).
+    pub fn path(&self, name: &str) -> String {
+        assert!(
+            FIXTURES.iter().any(|(n, _)| *n == name),
+            "no fixture {name}"
+        );
+        self.0.join(name).display().to_string()
+    }
+}
+
+impl Drop for Fixtures {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,318 @@
+//! Lifetime: nothing is freed while the GPU may use it (resources, sets and the device itself
+//! dropped before their submission completes), objects of one device refused by another,
+//! recordings that panic, fail or die pending return their command pools, and teardown
+//! leaves no object and no allocation behind. Where the device is dropped, every test checks
+//! that it really was torn down (`ValidationWatch::torn_down`).
+
+use common::add;
+use common::add::{run_and_check, still_works, vector_add};
+use common::{assert_clean, assert_watch_clean, device};
+use kiln::{vk, ImageDesc};
+
+const N: usize = 1024;
+
+#[test]
+fn resources_dropped_right_after_submit_live_until_the_gpu_is_done() {
+    let device = device();
+    let n = 1 << 20;
+    let out = device.storage_buffer::<f32>("out", n).unwrap();
+    let submission = {
+        let p = vector_add(&device);
+        let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let a = add::storage(&device, "a", &a);
+        let set = add::set(&p, &a, &a, &out);
+        let s = device
+            .submit(|r| add::dispatch(r, &p, &set, n as u32))
+            .unwrap();
+        // Pipeline, set, input buffer and (through the pipeline) its layouts are dropped
+        // here, while the dispatch may still run. Destroying them now would be
+        // VUID-vkDestroyBuffer-buffer-00922 / VUID-vkDestroyPipeline-pipeline-00765.
+        s
+    };
+    submission.wait().unwrap();
+    let got: Vec<f32> = out.read().unwrap();
+    assert!(got.iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32));
+    assert_clean(&device);
+}
+
+#[test]
+fn rewriting_a_set_waits_for_the_submission_using_it() {
+    let device = device();
+    let p = vector_add(&device);
+    let one = add::storage(&device, "one", &[1.0f32; 64]);
+    let two = add::storage(&device, "two", &[2.0f32; 64]);
+    let out = device.storage_buffer::<f32>("out", 64).unwrap();
+    let mut set = add::set(&p, &one, &one, &out);
+    let s = device.submit(|r| add::dispatch(r, &p, &set, 64)).unwrap();
+    // Updating a set in use is VUID-vkUpdateDescriptorSets-None-03047; kiln waits instead.
+    set.write_buffer(1, &two).unwrap();
+    assert!(s.is_done());
+    s.wait().unwrap();
+    assert_eq!(out.read::<f32>().unwrap(), vec![2.0; 64]);
+    assert_clean(&device);
+}
+
+/// Everything (set, pipeline, layouts, buffers, even the `Device`) dropped while the
+/// submission runs; the submission is dropped last, on another thread. The device must be
+/// destroyed then (no Arc cycle through the graveyard), with no validation message.
+#[test]
+fn device_dropped_before_its_pending_submission_is_torn_down_after_it() {
+    let device = device();
+    let watch = device.validation_watch();
+    let n = 1 << 20;
+    let sub = {
+        let p = vector_add(&device);
+        let a = add::storage(&device, "a", &vec![1.0f32; n]);
+        let out = device.storage_buffer::<f32>("out", n).unwrap();
+        let set = add::set(&p, &a, &a, &out);
+        device
+            .submit(|r| add::dispatch(r, &p, &set, n as u32))
+            .unwrap()
+    };
+    drop(device);
+    assert!(
+        !watch.torn_down(),
+        "the pending submission must keep the device alive"
+    );
+    std::thread::spawn(move || drop(sub)).join().unwrap();
+    assert_watch_clean(&watch);
+}
+
+/// Sets bound in a pending submission are dropped (freed back to the pool) and new ones
+/// allocated from the same pools before the submission is waited on.
+#[test]
+fn sets_freed_while_pending_are_recycled_only_after_the_submission() {
+    let device = device();
+    let p = vector_add(&device);
+    let k = 40;
+    let one = add::storage(&device, "one", &[1.0f32; 16]);
+    let outs: Vec<kiln::Buffer> = (0..k)
+        .map(|_| device.storage_buffer::<f32>("out", 16).unwrap())
+        .collect();
+    let sets: Vec<kiln::DescriptorSet> = outs.iter().map(|o| add::set(&p, &one, &one, o)).collect();
+    let sub = device
+        .submit(|r| {
+            r.bind_pipeline(&p)?;
+            for s in &sets {
+                r.bind_set(0, s)?;
+                r.dispatch_threads(16)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    drop(sets);
+    // New sets while the old ones may still be in use: they must not get the old handles
+    // (a write to one would then change a set the GPU is reading).
+    let mut again: Vec<kiln::DescriptorSet> =
+        (0..k).map(|_| p.descriptor_set(0).unwrap()).collect();
+    let zero = device.storage_buffer::<f32>("zero", 16).unwrap();
+    for s in &mut again {
+        s.write_buffer(0, &zero).unwrap();
+        s.write_buffer(1, &zero).unwrap();
+        s.write_buffer(2, &zero).unwrap();
+    }
+    sub.wait().unwrap();
+    for o in &outs {
+        assert_eq!(o.read::<f32>().unwrap(), vec![2.0; 16]);
+    }
+    drop(again);
+    assert_clean(&device);
+}
+
+/// Objects of one device given to another: was SIGSEGV (allocate_set with a foreign layout,
+/// write of a foreign buffer) or VUID-*-commonparent; now `KILN-E109` and both devices clean.
+#[test]
+fn objects_of_another_device_are_e109() {
+    let a = device();
+    let b = device();
+    let pa = vector_add(&a);
+    let pb = vector_add(&b);
+    let buf_b = b.storage_buffer::<f32>("b's buffer", 4).unwrap();
+    let buf_a = a.storage_buffer::<f32>("a's buffer", 4).unwrap();
+
+    let layout_b = pb.layout().set_layouts()[0].clone();
+    let e = a.descriptor_set(&layout_b, 0).unwrap_err();
+    assert_eq!(e.code(), "KILN-E109");
+
+    let mut set = pa.descriptor_set(0).unwrap();
+    let e = set.write_buffer(0, &buf_b).unwrap_err();
+    assert_eq!(e.code(), "KILN-E109");
+    assert!(e.to_string().contains("b's buffer"), "{e}");
+
+    let e = a
+        .execute(|r| {
+            r.copy_buffer(&buf_b, 0, &buf_a, 0, 16)?;
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E109");
+    let e = a
+        .execute(|r| {
+            r.fill_buffer(&buf_b, 7)?;
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E109");
+    let e = a
+        .execute(|r| {
+            r.bind_pipeline(&pb)?;
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E109");
+
+    // Both devices still work.
+    for (d, p, buf) in [(&a, &pa, &buf_a), (&b, &pb, &buf_b)] {
+        let one = add::storage(d, "one", &[1.0f32; 4]);
+        let s = add::set(p, &one, &one, buf);
+        d.execute(|r| add::dispatch(r, p, &s, 4)).unwrap();
+        assert_eq!(buf.read::<f32>().unwrap(), vec![2.0; 4]);
+    }
+    assert_eq!(buf_b.read::<f32>().unwrap(), vec![2.0; 4]);
+    drop(set);
+    assert_clean(&a);
+    assert_clean(&b);
+}
+
+/// A panic inside the recording closure: was a leaked command pool, command buffer and
+/// fence (VUID-vkDestroyDevice-device-00378 at teardown). The context is now recycled and
+/// the device still works and tears down clean.
+#[test]
+fn a_panic_while_recording_leaks_nothing() {
+    let device = device();
+    let watch = device.validation_watch();
+    for _ in 0..3 {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = device.execute(|r| -> kiln::Result<()> {
+                r.full_barrier()?;
+                panic!("user code panics while recording");
+            });
+        }));
+        assert!(r.is_err());
+    }
+    let b = add::storage(&device, "b", &[3u32; 4]);
+    assert_eq!(b.read::<u32>().unwrap(), vec![3; 4]);
+    drop(b);
+    assert_clean(&device);
+    drop(device);
+    assert_watch_clean(&watch);
+}
+
+/// Every way a reusable recording can end without running (a panic in its closure, a
+/// nested recording that panics and is caught inside it, a deferred copy error, an image
+/// left in another layout, dropped unsubmitted or dropped while pending) returns its
+/// command pool: the device keeps working and tears down with nothing leaked
+/// (VUID-vkDestroyDevice-device-00378).
+#[test]
+fn recordings_that_never_run_or_die_pending_leak_no_command_pool() {
+    let device = device();
+    let watch = device.validation_watch();
+    let p = vector_add(&device);
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+        | vk::BufferUsageFlags::TRANSFER_DST
+        | vk::BufferUsageFlags::TRANSFER_SRC;
+    let a = device
+        .buffer_from_slice("a", usage, &vec![1.0f32; N])
+        .unwrap();
+    let b = device
+        .buffer_from_slice("b", usage, &vec![2.0f32; N])
+        .unwrap();
+    let c = device.storage_buffer::<f32>("c", N).unwrap();
+    let set = add::set(&p, &a, &b, &c);
+    let img = device
+        .image(&ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM))
+        .unwrap();
+    for _ in 0..2 {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = device.record(|r| -> kiln::Result<()> {
+                r.bind_pipeline(&p)?;
+                r.bind_set(0, &set)?;
+                panic!("user code panics while recording");
+            });
+        }));
+        assert!(r.is_err());
+    }
+    // A nested recording panics; the outer one catches it and carries on.
+    let mut rec = device
+        .record(|r| {
+            let inner = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _ = device.execute(|_| -> kiln::Result<()> { panic!("inner") });
+            }));
+            assert!(inner.is_err());
+            r.bind_pipeline(&p)?;
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(N as u32)
+        })
+        .unwrap();
+    rec.execute().unwrap();
+    assert_eq!(c.read::<f32>().unwrap(), vec![3.0; N]);
+    let err = device
+        .record(|r| {
+            r.copy_buffer(&a, 4, &c, 0, (N * 4) as u64)?;
+            Ok(())
+        })
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "KILN-E151");
+    let err = device
+        .record(|r| r.transition(&img, vk::ImageLayout::TRANSFER_DST_OPTIMAL))
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "KILN-E284");
+    drop(device.record(|r| {
+        r.fill_buffer(&c, 0)?;
+        Ok(())
+    }));
+    let _pending = rec.submit().unwrap();
+    drop(rec);
+    let _also = device.submit(|r| {
+        r.fill_buffer(&c, 7)?;
+        Ok(())
+    });
+    drop((_pending, _also));
+    assert_eq!(c.read::<u32>().unwrap(), vec![7; N]);
+    assert_clean(&device);
+    drop((set, a, b, c, img, p, device));
+    common::assert_watch_clean(&watch);
+}
+
+#[test]
+fn teardown_with_everything_dropped_is_silent() {
+    let device = device();
+    let watch = device.validation_watch();
+    run_and_check(&device, 1000);
+    drop(device);
+    // The object tracker reports leaked objects at vkDestroyDevice / vkDestroyInstance.
+    assert_watch_clean(&watch);
+    assert!(watch.report().enabled);
+}
+
+#[test]
+fn teardown_frees_every_allocation_and_object() {
+    let device = device();
+    let watch = device.validation_watch();
+    still_works(&device);
+    // Staged transfers keep their staging buffers for reuse; freeing them leaves nothing.
+    let staging_bytes = device.staging_usage().bytes;
+    assert_eq!(device.release_staging_memory(), staging_bytes);
+    assert_eq!(
+        device.staging_usage(),
+        kiln::StagingUsage {
+            buffers: 0,
+            bytes: 0
+        }
+    );
+    let kiln::MemoryReport {
+        allocations,
+        allocated_bytes: bytes,
+        ..
+    } = device.memory_report();
+    assert_eq!(
+        (allocations, bytes),
+        (0, 0),
+        "gpu-allocator still holds memory"
+    );
+    assert!(device.heap_usage().iter().all(|h| h.used == 0));
+    drop(device);
+    assert_watch_clean(&watch);
+}

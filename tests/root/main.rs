@@ -1,0 +1,20 @@
+//! kiln's integration tests in one binary, a module per subject (the shape of wgpu's
+//! `tests/tests/root.rs`): one build and one link for all of them. Every GPU test runs on a
+//! real Vulkan device (lavapipe in CI) under the Khronos validation layer with
+//! synchronization validation on and fails on any message (`common::device`,
+//! `common::assert_clean`).
+//!
+//! Tests that need a process of their own are this package's other binaries: `env` (they
+//! set environment variables kiln reads), `no_driver` and `no_validation_layer` (they hide
+//! the driver or the layer from the loader), `window` (it runs itself under `xvfb-run`).
+
+mod compute;
+mod descriptor_sets;
+mod errors;
+mod graphics;
+mod layouts;
+mod lifetime;
+mod recording;
+mod reflection;
+mod threads;
+mod transfers;

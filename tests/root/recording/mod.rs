@@ -1,0 +1,7 @@
+//! Recording: reusable recordings and the image layouts they rely on, the bound state the
+//! recorder caches across pipeline switches, and the barriers and submission order kiln
+//! records so that synchronization validation stays silent.
+
+mod bound_state;
+mod reusable;
+mod sync;
