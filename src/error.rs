@@ -701,7 +701,7 @@ pub(crate) fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> Error {
 }
 
 /// [`vk_err`] for a call made for (or right after) the submission labelled `label`
-/// (`vkQueueSubmit`): a lost device names it.
+/// (`vkQueueSubmit2`): a lost device names it.
 pub(crate) fn vk_err_labeled<'a>(
     call: &'static str,
     label: &'a str,

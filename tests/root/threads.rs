@@ -113,6 +113,7 @@ fn interned_layouts_under_concurrency_and_after_being_dropped() {
     let desc = kiln::PipelineLayoutDesc::from_stages(&[(&m, "main")]).unwrap();
     let threads = 6;
     let mut seen_ids = Vec::new();
+    let mut seen_set_ids = Vec::new();
     for _round in 0..5 {
         let barrier = Arc::new(Barrier::new(threads));
         let handles: Vec<_> = (0..threads)
@@ -139,8 +140,12 @@ fn interned_layouts_under_concurrency_and_after_being_dropped() {
             "pipeline layout id {} reused",
             first.0
         );
-        assert!(!seen_ids.contains(&first.1) || seen_ids.is_empty());
+        // Set-layout ids and pipeline-layout ids are two counters: a set layout's id is
+        // checked against the set-layout ids of earlier rounds (comparing it with the
+        // pipeline-layout ids failed whenever the two counters happened to meet).
+        assert!(!seen_set_ids.contains(&first.1) || seen_set_ids.is_empty());
         seen_ids.push(first.0);
+        seen_set_ids.push(first.1);
         drop(got);
         assert_eq!(
             device.set_layout_count(),
