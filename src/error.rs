@@ -352,6 +352,17 @@ errors! {
     #[error("{object} belongs to another kiln device; objects cannot be shared between devices")]
     ForeignObject { object: String },
 
+    /// A command the queue's family cannot run: a pipeline of a bind point the queue lacks
+    /// (VUID-vkCmdBindPipeline-pipelineBindPoint-00777, -00778), rendering on a queue
+    /// without graphics (VUID-vkCmdBeginRendering-commandBuffer-cmdpool).
+    #[code("KILN-E120")]
+    #[error("a queue with capabilities {flags:?} cannot run {what}, which needs {needed:?}; record it on a queue that has them (QueueKind::Main, or QueueKind::Compute for compute work)")]
+    QueueUnsupported {
+        flags: vk::QueueFlags,
+        what: &'static str,
+        needed: vk::QueueFlags,
+    },
+
     /// Creating a window surface or swapchain failed, or the window cannot be presented to.
     #[code("KILN-E140")]
     #[error("window/surface: {detail}")]
@@ -434,6 +445,27 @@ errors! {
         object: String,
         needed: vk::BufferUsageFlags,
         call: &'static str,
+    },
+
+    /// Host memory to import whose address or size is not a multiple of the device's
+    /// `minImportedHostPointerAlignment` (VUID-VkImportMemoryHostPointerInfoEXT-pHostPointer-01749,
+    /// VUID-VkMemoryAllocateInfo-allocationSize-01745).
+    #[code("KILN-E160")]
+    #[error("host memory `{object}` at {address:#x} ({len} bytes) cannot be imported: address and size must be multiples of {alignment} bytes (minImportedHostPointerAlignment); import page-aligned memory of a whole number of pages, or use Device::host_buffer")]
+    HostMemoryMisaligned {
+        object: String,
+        address: u64,
+        len: u64,
+        alignment: u64,
+    },
+
+    /// A host buffer of imported memory used where it cannot be: after its import scope
+    /// ended, or for host access (the importer reads and writes its own slice).
+    #[code("KILN-E161")]
+    #[error("host buffer `{object}` is imported memory: {detail}")]
+    ImportedHostMemory {
+        object: String,
+        detail: &'static str,
     },
 
     /// An image description Vulkan would reject (zero extent, too many mips, unsupported

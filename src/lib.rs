@@ -90,8 +90,9 @@ pub use commands::{ColorAttachment, DepthAttachment, LoadOp, Recorder, Rendering
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
     Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc,
-    MemoryLocation, MemoryReport, Sampler, SamplerDesc, UpdateAfterBindLimits, ValidationReport,
-    ValidationWatch, DEFAULT_SPIN, EXECUTE_TIMEOUT,
+    MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler, SamplerDesc,
+    UpdateAfterBindLimits, ValidationReport, ValidationWatch, DEFAULT_SPIN, EXECUTE_TIMEOUT,
+    MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
@@ -99,7 +100,7 @@ pub use pipeline::{
     GraphicsPipelineDesc, Pipeline, PipelineCacheStatus, PipelineLayout, PipelineLayoutDesc,
     PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
 };
-pub use queue::{Recording, StagingUsage, Submission};
+pub use queue::{HostBuffer, Queue, Recording, StagingUsage, Submission, Transfer};
 pub use shaders::{HostLayout, HostMember, ShaderModule, SpecValue};
 
 /// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry
@@ -134,4 +135,7 @@ fn _assert_send_sync() {
     ok::<PipelineLayout>();
     ok::<ShaderModule>();
     ok::<Submission>();
+    ok::<Queue>();
+    ok::<HostBuffer>();
+    ok::<Transfer<'static>>();
 }

@@ -85,8 +85,11 @@ impl Recorder<'_, '_> {
         );
     }
 
-    /// One global `VkMemoryBarrier2` from (stage, access) to (stage, access).
+    /// One global `VkMemoryBarrier2` from (stage, access) to (stage, access), masked to the
+    /// queue's stages.
     fn memory_barrier(&mut self, src_stage: S, src_access: A, dst_stage: S, dst_access: A) {
+        let (src_stage, src_access) = self.supported(src_stage, src_access);
+        let (dst_stage, dst_access) = self.supported(dst_stage, dst_access);
         let b = [vk::MemoryBarrier2::default()
             .src_stage_mask(src_stage)
             .src_access_mask(src_access)

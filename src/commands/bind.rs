@@ -19,7 +19,9 @@ impl<'a> Recorder<'a, '_> {
     /// bound when the new layout is compatible for them ("compatible for set N", Vulkan
     /// spec §14.2.2).
     ///
-    /// Errors: `KILN-E109` a pipeline of another device (nothing is bound).
+    /// Errors: `KILN-E109` a pipeline of another device, `KILN-E120` a pipeline the queue
+    /// cannot run (a compute pipeline on a transfer queue, a graphics pipeline on a
+    /// compute or transfer queue); nothing is bound.
     // The per-dispatch calls (bind_pipeline, bind_set, push/push_constants, dispatch) are
     // always inlined into the caller and keep their error and rare paths in #[cold]
     // functions: no call, no register spills, no `Result` through memory (callgrind, bench
@@ -33,6 +35,13 @@ impl<'a> Recorder<'a, '_> {
         let raw = pipeline.raw();
         let bind_point = pipeline.bind_point();
         let i = slot(bind_point);
+        if self.unsupported_bind[i] {
+            return Err(if i == 1 {
+                self.unsupported("a graphics pipeline", vk::QueueFlags::GRAPHICS)
+            } else {
+                self.unsupported("a compute pipeline", vk::QueueFlags::COMPUTE)
+            });
+        }
         self.current_graphics = i == 1;
         match &mut self.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
@@ -106,7 +115,7 @@ impl<'a> Recorder<'a, '_> {
         // which is harmless (the stamp update is a `fetch_max`).
         if set.listed_by.load(Ordering::Relaxed) != self.id {
             set.listed_by.store(self.id, Ordering::Relaxed);
-            self.used_sets.push(&set.last_used);
+            self.used_sets.push(set);
         }
         // SAFETY: the set's layout equals the pipeline layout's at `index` (checked), the set
         // outlives the execution ('a) and every binding was written.

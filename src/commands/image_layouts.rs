@@ -102,7 +102,9 @@ impl Recorder<'_, '_> {
             "image layout transition inside a rendering scope; transition before begin_rendering",
         )?;
         let (src_stage, src_access) = stage_access(old);
-        let (mut dst_stage, dst_access) = stage_access(new);
+        let (src_stage, src_access) = self.supported(src_stage, src_access);
+        let (dst_stage, dst_access) = stage_access(new);
+        let (mut dst_stage, dst_access) = self.supported(dst_stage, dst_access);
         if dst_stage == vk::PipelineStageFlags2::NONE {
             dst_stage = vk::PipelineStageFlags2::BOTTOM_OF_PIPE;
         }

@@ -25,6 +25,7 @@
 //! | --- | --- |
 //! | `bound[bind point]` (pipeline, layout, sets, `pushed`, `ready`) | `bind_pipeline`, `bind_set`, `push_constants`; a draw or dispatch checks it (`check_bound_state`) |
 //! | `used_sets` | `bind_set`, once per set per recording (`listed_by`) |
+//! | `kept`, `images`, `used_sets` (uses) | the submission layer derives from them which other queues' work a submission waits for (`queue::submit`) |
 //! | `images` (`ImageUse`: first/last layout, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
 //! | `kept` | a command that uses a buffer for the call only (`copy_image_to_buffer`, copies, fills) |
 //! | `dirty` | set by `dispatch`; cleared by every barrier; a command that reads or writes memory a dispatch may have written records a barrier first when it is set |
@@ -42,7 +43,10 @@
 //! in that layout (`KILN-E285`).
 //!
 //! Every barrier is a synchronization2 barrier (`vkCmdPipelineBarrier2`, Vulkan spec
-//! §7.6.2).
+//! §7.6.2), its stages masked to those the recorder's queue supports
+//! ([`Recorder::supported`]: a transfer queue has no shader stages). Commands a queue
+//! cannot run at all (binding a compute pipeline on a transfer queue, rendering on a
+//! compute queue) fail with `KILN-E120`.
 
 mod barrier;
 mod bind;
@@ -60,7 +64,8 @@ use ash::vk;
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
 pub(crate) use work::RecordedWork;
 
-use crate::device::{Buffer, Shared};
+use crate::descriptors::DescriptorSet;
+use crate::device::{supported_stages, Buffer, Shared};
 use crate::error::{Error, Result};
 use crate::pipeline::PipelineLayout;
 use work::ImageUse;
@@ -135,9 +140,9 @@ pub struct Recorder<'a, 'r> {
     images: Vec<ImageUse>,
     /// Inside `begin_rendering` … `end_rendering`.
     rendering: bool,
-    /// `last_used` stamps of every set bound, updated with the submission value; each set
-    /// is listed once (its `listed_by` holds the id of the recording that listed it).
-    used_sets: Vec<&'a AtomicU64>,
+    /// Every set bound, stamped with the submission value; each set is listed once (its
+    /// `listed_by` holds the id of the recording that listed it).
+    used_sets: Vec<&'a DescriptorSet>,
     /// Buffers used for one call only, kept until the submission.
     kept: Vec<Buffer>,
     /// Unique (process-wide) id of this recording, for `used_sets`' deduplication.
@@ -148,6 +153,13 @@ pub struct Recorder<'a, 'r> {
     max_groups: [u32; 3],
     /// Insert a compute→compute barrier before a dispatch that follows another.
     auto_barriers: bool,
+    /// The capabilities of the queue the command buffer is for (its pool's family).
+    queue_flags: vk::QueueFlags,
+    /// The pipeline stages that queue supports: every barrier's stages are masked to them
+    /// (VUID-vkCmdPipelineBarrier2-srcStageMask-03849 ff.).
+    stages: vk::PipelineStageFlags2,
+    /// Per bind point (compute, graphics): the queue cannot bind such a pipeline.
+    unsupported_bind: [bool; 2],
     /// Invariant in `'r`: see the type's docs.
     _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
 }
@@ -156,8 +168,13 @@ pub struct Recorder<'a, 'r> {
 static NEXT_RECORDING: AtomicU64 = AtomicU64::new(1);
 
 impl<'a> Recorder<'a, '_> {
-    /// A recorder for `cb`, which the caller has begun (the submission layer).
-    pub(crate) fn new(shared: &'a Shared, cb: vk::CommandBuffer) -> Self {
+    /// A recorder for `cb`, which the caller has begun (the submission layer), of a queue
+    /// with capabilities `queue_flags`.
+    pub(crate) fn new(
+        shared: &'a Shared,
+        cb: vk::CommandBuffer,
+        queue_flags: vk::QueueFlags,
+    ) -> Self {
         Recorder {
             shared,
             cb,
@@ -171,6 +188,12 @@ impl<'a> Recorder<'a, '_> {
             dirty: false,
             max_groups: shared.limits().max_compute_work_group_count,
             auto_barriers: true,
+            queue_flags,
+            stages: supported_stages(queue_flags),
+            unsupported_bind: [
+                !queue_flags.contains(vk::QueueFlags::COMPUTE),
+                !queue_flags.contains(vk::QueueFlags::GRAPHICS),
+            ],
             _brand: std::marker::PhantomData,
         }
     }
@@ -199,6 +222,34 @@ impl<'a> Recorder<'a, '_> {
     /// objects that may be destroyed before the execution finishes.
     pub unsafe fn raw(&self) -> vk::CommandBuffer {
         self.cb
+    }
+
+    /// `(stage, access)` restricted to the stages the queue supports; an access whose
+    /// stages are all unsupported is dropped (work of those stages cannot be on this queue:
+    /// other queues' work is ordered by semaphores).
+    #[inline]
+    pub(crate) fn supported(
+        &self,
+        stage: vk::PipelineStageFlags2,
+        access: vk::AccessFlags2,
+    ) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+        let masked = stage & self.stages;
+        if masked.is_empty() && !stage.is_empty() {
+            (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE)
+        } else {
+            (masked, access)
+        }
+    }
+
+    /// `KILN-E120`: this queue cannot run `what`, which needs `needed`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn unsupported(&self, what: &'static str, needed: vk::QueueFlags) -> Error {
+        Error::QueueUnsupported {
+            flags: self.queue_flags,
+            what,
+            needed,
+        }
     }
 
     /// Checks that `buffer` was made by this recorder's device. Errors: `KILN-E109`.

@@ -71,8 +71,12 @@ impl<'a> Recorder<'a, '_> {
     /// in Vulkan's framebuffer coordinates).
     ///
     /// Errors: `KILN-E283` already rendering or no attachment, `KILN-E182` an attachment
-    /// without the attachment usage, `KILN-E180` attachments of different extents.
+    /// without the attachment usage, `KILN-E180` attachments of different extents,
+    /// `KILN-E120` a queue without graphics.
     pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
+        if !self.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
+            return Err(self.unsupported("rendering", vk::QueueFlags::GRAPHICS));
+        }
         if self.rendering {
             return Err(Error::RenderingState {
                 what: "begin_rendering inside a rendering scope; call end_rendering first",

@@ -1,9 +1,8 @@
 //! What a recording leaves for the submission layer: [`RecordedWork`].
 
-use std::sync::atomic::AtomicU64;
-
 use ash::vk;
 
+use crate::descriptors::DescriptorSet;
 use crate::device::{Buffer, Image};
 
 /// One image a recording touched (transitioned, or used in the layout it was in).
@@ -26,17 +25,17 @@ pub(crate) struct ImageUse {
 /// `queue` consumes it (see the contract in the `commands` module docs).
 #[derive(Debug, Default)]
 pub(crate) struct RecordedWork<'a> {
-    /// `last_used` stamps of every descriptor set bound, each once: set to the
-    /// submission's timeline value, so a later write to the set waits for the submission.
-    pub used_sets: Vec<&'a AtomicU64>,
+    /// Every descriptor set bound, each once: stamped with the submission's queue and
+    /// timeline value, so a later write to the set waits for the submission; the
+    /// resources they refer to are the submission's uses (cross-queue waits).
+    pub used_sets: Vec<&'a DescriptorSet>,
     /// Every image touched, once each, in first-touch order: `last` is committed to the
     /// image once submitted (later recordings start from it); a reusable recording checks
     /// `first == last` when recorded (`KILN-E284`) and `image.layout() == last` at every
     /// submission (`KILN-E285`).
     pub images: Vec<ImageUse>,
     /// Buffers a command used without borrowing them for the recording's lifetime, kept
-    /// alive like the images (held, never read).
-    #[allow(dead_code)]
+    /// alive like the images; the submission counts them as read and written.
     pub kept: Vec<Buffer>,
 }
 

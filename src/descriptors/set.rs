@@ -10,13 +10,13 @@
 //! error and makes no Vulkan call.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use ash::vk;
 
 use super::layout::{SetLayout, SetLayoutBinding};
-use crate::device::{Buffer, Image, Queue, Sampler, Shared, EXECUTE_TIMEOUT};
+use crate::device::{Buffer, Image, QueueStamps, ResourceStamps, Sampler, Shared};
 use crate::error::{Error, Result};
 
 /// A resource a set refers to, kept alive as long as the set is.
@@ -44,8 +44,8 @@ pub struct DescriptorSet {
     held: Vec<Option<Held>>,
     /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
     unwritten: u32,
-    /// Timeline value (of the main queue) of the last submission that bound this set.
-    pub(crate) last_used: AtomicU64,
+    /// Per queue, the timeline value of the last submission that bound this set.
+    pub(crate) uses: QueueStamps,
     /// Id of the last recording that listed `last_used` among the stamps to update at its
     /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
     pub(crate) listed_by: AtomicU64,
@@ -125,7 +125,7 @@ pub(crate) fn allocate_set_in(
         names,
         held,
         unwritten,
-        last_used: AtomicU64::new(0),
+        uses: QueueStamps::default(),
         listed_by: AtomicU64::new(0),
     })
 }
@@ -166,11 +166,35 @@ impl DescriptorSet {
         self.raw
     }
 
-    /// The timeline value of the last submission that used this set (0: none yet).
-    /// Unstable: for kiln's tests.
+    /// The main queue's timeline value of the last submission on it that used this set
+    /// (0: none yet). Unstable: for kiln's tests.
     #[doc(hidden)]
     pub fn debug_last_used(&self) -> u64 {
-        self.last_used.load(Ordering::Acquire)
+        self.uses.get(0)
+    }
+
+    /// Calls `f` with the stamps of every buffer and image the set refers to, and whether a
+    /// shader may write it through the set (storage buffers, storage images and storage
+    /// texel buffers; uniform buffers and sampled images are read only). The submission
+    /// layer derives cross-queue waits from these and stamps them.
+    pub(crate) fn for_each_resource(&self, mut f: impl FnMut(&ResourceStamps, bool)) {
+        use vk::DescriptorType as T;
+        for (i, b) in self.layout.desc().bindings().iter().enumerate() {
+            let write = matches!(
+                b.descriptor_type,
+                T::STORAGE_BUFFER
+                    | T::STORAGE_BUFFER_DYNAMIC
+                    | T::STORAGE_IMAGE
+                    | T::STORAGE_TEXEL_BUFFER
+            );
+            for h in self.held[self.slots(i)].iter().flatten() {
+                match h {
+                    Held::Buffer(buf) => f(buf.stamps(), write),
+                    Held::Image(img) | Held::ImageSampler(img, _) => f(img.stamps(), write),
+                    Held::Sampler(_) | Held::Immutable => {}
+                }
+            }
+        }
     }
 
     /// The binding number of a reflected name.
@@ -467,12 +491,8 @@ impl DescriptorSet {
     /// Waits until no pending submission uses this set (VUID-vkUpdateDescriptorSets-None-03047:
     /// a set in use may not be updated without UPDATE_AFTER_BIND).
     fn wait_unused(&self) -> Result<()> {
-        let used = self.last_used.load(Ordering::Acquire);
-        let shared = &self.layout.shared;
-        if used > shared.completed_value(Queue::MAIN) {
-            shared.wait_value(Queue::MAIN, used, EXECUTE_TIMEOUT)?;
-        }
-        Ok(())
+        // Every queue's last submission that bound the set.
+        self.layout.shared.wait_stamps(&self.uses)
     }
 
     /// Writes `image` (its view of all mips) to `binding`: a SAMPLED_IMAGE is read in

@@ -8,7 +8,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use super::Shared;
+use super::{ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// How to create a [`Buffer`].
@@ -40,6 +40,9 @@ struct BufferInner {
     usage: vk::BufferUsageFlags,
     location: MemoryLocation,
     label: String,
+    /// Per queue, the last submissions that used and wrote the buffer (cross-queue
+    /// ordering; see `device::queue`).
+    stamps: ResourceStamps,
 }
 
 impl std::fmt::Debug for Buffer {
@@ -85,7 +88,14 @@ impl Buffer {
             usage,
             location: desc.location,
             label: desc.label.to_string(),
+            stamps: ResourceStamps::default(),
         })))
+    }
+
+    /// The submissions that used and wrote this buffer, per queue.
+    #[inline]
+    pub(crate) fn stamps(&self) -> &ResourceStamps {
+        &self.0.stamps
     }
 
     /// The device state this buffer belongs to.
@@ -191,11 +201,14 @@ fn allocate_bound_once(
     min_align: u64,
 ) -> Result<(vk::Buffer, Allocation, (usize, u64))> {
     let d = &shared.raw;
+    // Concurrent over kiln's queue families when there are several (see `Sharing`).
     let info = vk::BufferCreateInfo::default()
         .size(size)
         .usage(usage)
-        .sharing_mode(vk::SharingMode::EXCLUSIVE);
-    // SAFETY: size > 0 (callers check) and usage non-empty; valid create info.
+        .sharing_mode(shared.sharing.mode())
+        .queue_family_indices(shared.sharing.families());
+    // SAFETY: size > 0 (callers check) and usage non-empty; the families (if any) are
+    // distinct families of this device's queues; valid create info.
     let raw = unsafe { d.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
     // SAFETY: `raw` was just created on this device.
     let mut requirements = unsafe { d.get_buffer_memory_requirements(raw) };

@@ -3,7 +3,8 @@
 //! kiln enables every core feature the device reports (Vulkan 1.0–1.3 feature structs),
 //! except those that cost speed everywhere (`robustBufferAccess`, `robustImageAccess`) or
 //! exist for tooling (`bufferDeviceAddressCaptureReplay`, `…MultiDevice`). Extensions:
-//! `VK_KHR_swapchain` when present and the instance has surface extensions (windowing).
+//! `VK_KHR_swapchain` when present and the instance has surface extensions (windowing);
+//! `VK_EXT_external_memory_host` when present (importing host memory).
 
 use std::ffi::CStr;
 
@@ -46,6 +47,9 @@ pub struct Features {
     pub fragment_stores_and_atomics: bool,
     pub sampler_anisotropy: bool,
     pub swapchain: bool,
+    /// `VK_EXT_external_memory_host`: host memory can be imported
+    /// ([`Device::import_host_memory`](crate::Device::import_host_memory)).
+    pub external_memory_host: bool,
     /// Update-after-bind descriptor limits (Vulkan 1.2 descriptor indexing properties);
     /// zero when descriptor indexing is unsupported.
     pub update_after_bind_limits: UpdateAfterBindLimits,
@@ -87,7 +91,7 @@ fn b(v: vk::Bool32) -> bool {
 pub(crate) fn create_device(
     instance: &Instance,
     physical: vk::PhysicalDevice,
-    family: u32,
+    queues: &[(u32, u32)],
     info: &DeviceInfo,
 ) -> Result<(ash::Device, Features)> {
     let ir = &instance.raw;
@@ -128,6 +132,10 @@ pub(crate) fn create_device(
     if swapchain {
         ext_names.push(ash::khr::swapchain::NAME.as_ptr());
     }
+    let external_memory_host = has(ash::ext::external_memory_host::NAME);
+    if external_memory_host {
+        ext_names.push(ash::ext::external_memory_host::NAME.as_ptr());
+    }
 
     let features = Features {
         timeline_semaphore: v12 && b(f12.timeline_semaphore),
@@ -164,6 +172,7 @@ pub(crate) fn create_device(
         fragment_stores_and_atomics: b(f10.fragment_stores_and_atomics),
         sampler_anisotropy: b(f10.sampler_anisotropy),
         swapchain,
+        external_memory_host,
         update_after_bind_limits: if v12 {
             let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
             let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p12);
@@ -194,12 +203,18 @@ pub(crate) fn create_device(
         },
     };
 
-    let priorities = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(family)
-        .queue_priorities(&priorities)];
+    // One priority per queue, all equal (at most MAX_QUEUES queues per family).
+    let priorities = [1.0f32; super::MAX_QUEUES];
+    let queue_infos: Vec<_> = queues
+        .iter()
+        .map(|&(family, n)| {
+            vk::DeviceQueueCreateInfo::default()
+                .queue_family_index(family)
+                .queue_priorities(&priorities[..(n as usize).clamp(1, super::MAX_QUEUES)])
+        })
+        .collect();
     let mut info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
+        .queue_create_infos(&queue_infos)
         .enabled_extension_names(&ext_names)
         .enabled_features(&f10);
     if v12 {

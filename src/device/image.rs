@@ -12,7 +12,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use super::Shared;
+use super::{ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// Numeric class of a format's components, as shaders see them (Vulkan spec §34.1.2
@@ -179,6 +179,9 @@ struct ImageInner {
     /// Layout after the last submitted command buffer that changed it.
     layout: Mutex<vk::ImageLayout>,
     label: String,
+    /// Per queue, the last submissions that used and wrote the image (cross-queue
+    /// ordering; see `device::queue`).
+    stamps: ResourceStamps,
 }
 
 impl std::fmt::Debug for Image {
@@ -290,9 +293,12 @@ impl Image {
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            // Concurrent over kiln's queue families when there are several (see `Sharing`).
+            .sharing_mode(shared.sharing.mode())
+            .queue_family_indices(shared.sharing.families())
             .initial_layout(vk::ImageLayout::UNDEFINED);
-        // SAFETY: every field was checked against the device above.
+        // SAFETY: every field was checked against the device above; the families (if any)
+        // are distinct families of this device's queues.
         let raw = unsafe { d.create_image(&create, None) }.map_err(vk_err("vkCreateImage"))?;
         // SAFETY: `raw` was just created on this device.
         let requirements = unsafe { d.get_image_memory_requirements(raw) };
@@ -354,6 +360,7 @@ impl Image {
             aspect: info.aspect,
             layout: Mutex::new(vk::ImageLayout::UNDEFINED),
             label: label.to_string(),
+            stamps: ResourceStamps::default(),
         })))
     }
 
@@ -385,7 +392,14 @@ impl Image {
             aspect,
             layout: Mutex::new(vk::ImageLayout::UNDEFINED),
             label: label.to_string(),
+            stamps: ResourceStamps::default(),
         })))
+    }
+
+    /// The submissions that used and wrote this image, per queue.
+    #[inline]
+    pub(crate) fn stamps(&self) -> &ResourceStamps {
+        &self.0.stamps
     }
 
     pub fn width(&self) -> u32 {

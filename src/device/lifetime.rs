@@ -10,7 +10,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{Queue, Shared};
+use super::{Queue, QueueStamps, Shared};
 use crate::error::Result;
 
 type Garbage = Box<dyn FnOnce(&Shared) + Send>;
@@ -113,6 +113,20 @@ impl Shared {
             q.wait_value(&self.raw, value, timeout)?;
         }
         self.collect();
+        Ok(())
+    }
+
+    /// Blocks until every queue's value in `stamps` has completed (host access to memory
+    /// that those submissions use), then collects retired objects.
+    ///
+    /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after
+    /// [`EXECUTE_TIMEOUT`](super::EXECUTE_TIMEOUT)).
+    pub(crate) fn wait_stamps(&self, stamps: &QueueStamps) -> Result<()> {
+        for (queue, value) in stamps.values() {
+            if value > self.completed_value(queue) {
+                self.wait_value(queue, value, super::EXECUTE_TIMEOUT)?;
+            }
+        }
         Ok(())
     }
 

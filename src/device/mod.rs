@@ -13,6 +13,7 @@
 
 mod budget;
 mod buffer;
+mod families;
 mod features;
 mod image;
 mod instance;
@@ -33,6 +34,8 @@ use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, free_bound};
 pub use buffer::{Buffer, BufferDesc};
+pub(crate) use families::{supported_stages, Sharing};
+pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
@@ -40,8 +43,8 @@ pub use image::{Image, ImageDesc};
 pub use instance::{ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
-pub(crate) use queue::Queue;
-pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT};
+pub(crate) use queue::{Queue, QueueStamps, ResourceStamps};
+pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub use sampler::{Sampler, SamplerDesc};
 pub(crate) use slots::LayerSlot;
 
@@ -63,6 +66,18 @@ pub struct DeviceDesc {
     /// for windows (`kiln::window::surface_extensions`). With `VK_KHR_surface` present the
     /// device also enables `VK_KHR_swapchain`. A missing one is `KILN-E107`.
     pub instance_extensions: Vec<&'static CStr>,
+    /// Async-compute queues to create ([`QueueKind::Compute`]), where the device has queues
+    /// for them (see [`Device::queue`]); default 1, at most [`MAX_COMPUTE_QUEUES`].
+    pub compute_queues: u32,
+    /// Transfer queues to create ([`QueueKind::Transfer`]); default 2 (uploads use the
+    /// first, readbacks the last, so both directions of the bus run at once), at most
+    /// [`MAX_TRANSFER_QUEUES`].
+    pub transfer_queues: u32,
+    /// Kinds the device has no queue of its own for get an emulated queue (a timeline of
+    /// their own on the main `VkQueue`) instead of the main queue: for tests of the
+    /// cross-queue paths on single-queue devices. Unstable.
+    #[doc(hidden)]
+    pub emulate_queues: bool,
 }
 
 impl Default for DeviceDesc {
@@ -72,6 +87,9 @@ impl Default for DeviceDesc {
             validation: None,
             device: None,
             instance_extensions: Vec::new(),
+            compute_queues: 1,
+            transfer_queues: MAX_TRANSFER_QUEUES,
+            emulate_queues: false,
         }
     }
 }
@@ -97,8 +115,22 @@ pub(crate) struct Shared {
     graveyard: Graveyard,
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
     pub raw: ash::Device,
-    /// The device's queues ([`Queue::MAIN`] first).
+    /// The device's kiln queues ([`Queue::MAIN`] first), each with its own timeline.
     pub queues: Vec<Queue>,
+    /// kiln queue indices per [`QueueKind`] (`[Main, Compute, Transfer]`, by
+    /// `QueueKind::slot`); a kind without queues of its own lists the main queue.
+    pub queues_by_kind: [Vec<usize>; 3],
+    /// Held while a submission derives its waits on other queues, submits and stamps the
+    /// resources it uses (devices with more than one kiln queue), so two submissions on two
+    /// queues that use one resource are always ordered (`queue::submit`).
+    pub cross_queue: Mutex<()>,
+    /// Semaphore waits on other queues' timelines that submissions made so far (for tests:
+    /// `Device::debug_cross_queue_waits`).
+    pub cross_queue_waits: std::sync::atomic::AtomicU64,
+    /// How buffers and images are shared between the queue families.
+    pub sharing: Sharing,
+    /// `minImportedHostPointerAlignment` when `VK_EXT_external_memory_host` is enabled.
+    pub host_import_alignment: Option<u64>,
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
@@ -127,7 +159,20 @@ impl Shared {
         let (physical, info, properties) = physical::pick_physical(&instance, wanted.as_deref())?;
         log::info!("kiln: using {info}");
         let family = physical::main_queue_family(&instance, physical, &info)?;
-        let (raw, features) = features::create_device(&instance, physical, family, &info)?;
+        // SAFETY: `physical` comes from this instance.
+        let families = unsafe {
+            instance
+                .raw
+                .get_physical_device_queue_family_properties(physical)
+        };
+        let plan = families::plan_queues(
+            &families,
+            family,
+            desc.compute_queues,
+            desc.transfer_queues,
+            desc.emulate_queues,
+        );
+        let (raw, features) = features::create_device(&instance, physical, &plan.create, &info)?;
         let destroy = |raw: &ash::Device| {
             // SAFETY: nothing created from `raw` is alive (the callers say what they
             // destroyed first).
@@ -143,13 +188,32 @@ impl Shared {
             });
         }
         let spin = queue::spin_budget(&properties);
-        let main = match Queue::create(&raw, family, 0, spin) {
-            Ok(q) => q,
-            Err(e) => {
-                destroy(&raw);
-                return Err(e);
+        let mut queues: Vec<Queue> = Vec::with_capacity(plan.queues.len());
+        for planned in &plan.queues {
+            match Queue::create(&raw, *planned, queues.first(), spin) {
+                Ok(q) => queues.push(q),
+                Err(e) => {
+                    for q in &queues {
+                        q.destroy(&raw);
+                    }
+                    // Every queue's timeline was destroyed above.
+                    destroy(&raw);
+                    return Err(e);
+                }
             }
-        };
+        }
+        let host_import_alignment = features.external_memory_host.then(|| {
+            let mut p = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
+            // SAFETY: the chain holds one local struct of the right sType; the
+            // extension is enabled on this device.
+            unsafe {
+                instance
+                    .raw
+                    .get_physical_device_properties2(physical, &mut p2)
+            };
+            p.min_imported_host_pointer_alignment.max(1)
+        });
         let allocator = Allocator::new(&AllocatorCreateDesc {
             instance: instance.raw.clone(),
             device: raw.clone(),
@@ -161,8 +225,10 @@ impl Shared {
         let allocator = match allocator {
             Ok(a) => a,
             Err(source) => {
-                main.destroy(&raw);
-                // The queue's timeline was destroyed above.
+                for q in &queues {
+                    q.destroy(&raw);
+                }
+                // Every queue's timeline was destroyed above.
                 destroy(&raw);
                 return Err(Error::Allocation {
                     object: "allocator".into(),
@@ -179,7 +245,12 @@ impl Shared {
             graveyard: Default::default(),
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             raw,
-            queues: vec![main],
+            sharing: Sharing::new(&queues),
+            queues,
+            queues_by_kind: plan.by_kind,
+            cross_queue: Mutex::new(()),
+            cross_queue_waits: Default::default(),
+            host_import_alignment,
             physical,
             properties,
             features,
@@ -238,8 +309,9 @@ impl Drop for Shared {
     }
 }
 
-/// A Vulkan logical device with one queue that supports compute (and graphics where the
-/// device has it). Clone to share; all clones are the same device.
+/// A Vulkan logical device: its main queue (compute, and graphics where the device has
+/// it) and, where the device has them, async-compute and transfer queues
+/// ([`Device::queue`]). Clone to share; all clones are the same device.
 #[derive(Clone)]
 pub struct Device {
     pub(crate) shared: Arc<Shared>,
@@ -315,8 +387,15 @@ impl Device {
     ///
     /// Errors: `KILN-E105` device lost (naming the last submission).
     pub fn wait_idle(&self) -> Result<()> {
-        // Every queue's lock, in index order (the one order kiln takes several in).
-        let guards: Vec<_> = self.shared.queues.iter().map(Queue::lock).collect();
+        // Every `VkQueue`'s lock, in index order (the one order kiln takes several in);
+        // emulated queues share the main queue's lock, taken once.
+        let queues = &self.shared.queues;
+        let guards: Vec<_> = queues
+            .iter()
+            .enumerate()
+            .filter(|(i, q)| !queues[..*i].iter().any(|p| p.same_vk_queue(q)))
+            .map(|(_, q)| q.lock())
+            .collect();
         // SAFETY: every queue's mutex is held so no submission races the wait.
         let r = unsafe { self.shared.raw.device_wait_idle() };
         drop(guards);

@@ -1,6 +1,6 @@
-//! Queues as handles: each [`Queue`] is one `VkQueue` with its family, the lock that
-//! externally synchronizes it (Vulkan spec §3.6 "Threading Behavior"), its timeline
-//! semaphore and the counters of the values handed out and known complete.
+//! Queues as handles: each [`Queue`] is one kiln queue: a `VkQueue` with its family, the
+//! lock that externally synchronizes it (Vulkan spec §3.6 "Threading Behavior"), its
+//! timeline semaphore and the counters of the values handed out and known complete.
 //!
 //! Every submission to a queue signals the next value of that queue's timeline (§7.4.2
 //! "Semaphore Signaling"); values are assigned under the queue's lock, so they increase
@@ -13,17 +13,91 @@
 //! short job then returns as soon as it is done instead of after the blocking wait's
 //! wake-up latency, at the price of up to that much CPU time per wait.
 //!
-//! The device has one queue today (index [`Queue::MAIN`]: compute, and graphics where the
-//! device has it); the list is a `Vec` so that dedicated transfer or async-compute queues
-//! can join it, each with its own timeline.
+//! # Resources used on several queues
+//!
+//! Each buffer, image and host buffer keeps [`ResourceStamps`]: per kiln queue, the value
+//! of the last submission that used it and of the last that wrote it. A submission on queue
+//! `q` that reads a resource waits (on the GPU, a timeline wait) for the last write of every
+//! other queue; one that writes waits for the last use. The submission layer derives the
+//! uses and stamps them (see `queue::submit`). Resources are created with
+//! `VK_SHARING_MODE_CONCURRENT` over every family kiln's queues use (`families::Sharing`).
+//!
+//! Which queues a device gets, and what each supports: `families`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use ash::vk;
 
+use super::families::{PlannedQueue, QueueSource};
 use crate::error::{vk_err, vk_err_labeled, vk_wait_err, Error, Result};
+
+/// The most kiln queues a device has (main + async compute + transfer, each with its own
+/// timeline); per-resource stamps are fixed arrays of this length.
+pub const MAX_QUEUES: usize = 8;
+
+/// Per kiln queue, a timeline value (0: none).
+#[derive(Debug, Default)]
+pub(crate) struct QueueStamps([AtomicU64; MAX_QUEUES]);
+
+impl QueueStamps {
+    /// The value stamped for `queue` (0: none).
+    #[inline]
+    pub(crate) fn get(&self, queue: usize) -> u64 {
+        self.0.get(queue).map_or(0, |v| v.load(Ordering::Acquire))
+    }
+
+    /// Raises `queue`'s value to `value`.
+    #[inline]
+    pub(crate) fn stamp(&self, queue: usize, value: u64) {
+        if let Some(v) = self.0.get(queue) {
+            v.fetch_max(value, Ordering::AcqRel);
+        }
+    }
+
+    /// `(queue, value)` of every queue with a value.
+    pub(crate) fn values(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(q, v)| (q, v.load(Ordering::Acquire)))
+            .filter(|(_, v)| *v > 0)
+    }
+}
+
+/// What submissions did with one resource, per kiln queue (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct ResourceStamps {
+    /// The last submission that read or wrote it.
+    pub used: QueueStamps,
+    /// The last submission that wrote it.
+    pub written: QueueStamps,
+}
+
+impl ResourceStamps {
+    /// Raises `waits[p]`, for every queue `p` other than `queue`, to the value a submission
+    /// on `queue` must wait for before it reads the resource (`write` false: the last write
+    /// of `p`) or writes it (the last use of `p`).
+    #[inline]
+    pub(crate) fn add_waits(&self, queue: usize, write: bool, waits: &mut [u64; MAX_QUEUES]) {
+        let from = if write { &self.used } else { &self.written };
+        for (p, w) in waits.iter_mut().enumerate() {
+            if p != queue {
+                *w = (*w).max(from.get(p));
+            }
+        }
+    }
+
+    /// Records that the submission `value` of `queue` uses the resource (and writes it).
+    #[inline]
+    pub(crate) fn record(&self, queue: usize, value: u64, write: bool) {
+        self.used.stamp(queue, value);
+        if write {
+            self.written.stamp(queue, value);
+        }
+    }
+}
 
 /// Default time a wait polls the timeline (`vkGetSemaphoreCounterValue`) before blocking
 /// in `vkWaitSemaphores`, on devices that are not the CPU itself.
@@ -53,11 +127,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// One `VkQueue` of the device and its timeline.
+/// One kiln queue: a `VkQueue` (shared with the main queue when emulated) and its timeline.
 pub(crate) struct Queue {
-    raw: Mutex<vk::Queue>,
+    /// The `VkQueue` and its lock (one lock per `VkQueue`: emulated queues share the main
+    /// queue's).
+    raw: Arc<Mutex<vk::Queue>>,
     /// Queue family index.
     pub family: u32,
+    /// What the queue is, for [`QueueInfo`].
+    pub planned: PlannedQueue,
     timeline: vk::Semaphore,
     /// Last value handed to a submission.
     submitted: AtomicU64,
@@ -96,14 +174,16 @@ impl QueueGuard<'_> {
 }
 
 impl Queue {
-    /// The device's one queue today (see the module docs).
+    /// The main queue's index (every device has it).
     pub(crate) const MAIN: usize = 0;
 
-    /// Queue `index` of `family` of a device with timeline semaphores enabled.
+    /// The kiln queue `planned` of a device with timeline semaphores enabled: its own
+    /// `VkQueue` (index `planned.queue_index` of `planned.family`), or, when emulated,
+    /// `main`'s.
     pub(crate) fn create(
         device: &ash::Device,
-        family: u32,
-        index: u32,
+        planned: PlannedQueue,
+        main: Option<&Queue>,
         spin: Duration,
     ) -> Result<Queue> {
         let mut ty = vk::SemaphoreTypeCreateInfo::default()
@@ -113,17 +193,34 @@ impl Queue {
         // SAFETY: timeline semaphores are enabled on this device (checked at creation).
         let timeline =
             unsafe { device.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore"))?;
-        // SAFETY: the device was created with queue `index` of `family`.
-        let raw = unsafe { device.get_device_queue(family, index) };
+        let raw = match (planned.source, main) {
+            (QueueSource::Emulated, Some(m)) => m.raw.clone(),
+            // SAFETY: the device was created with queue `queue_index` of `family` (the
+            // plan's create list covers every dedicated queue).
+            _ => Arc::new(Mutex::new(unsafe {
+                device.get_device_queue(planned.family, planned.queue_index)
+            })),
+        };
         Ok(Queue {
-            raw: Mutex::new(raw),
-            family,
+            raw,
+            family: planned.family,
+            planned,
             timeline,
             submitted: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             last_label: Mutex::new(String::new()),
             spin,
         })
+    }
+
+    /// Whether `self` and `other` submit to the same `VkQueue` (one lock).
+    pub(crate) fn same_vk_queue(&self, other: &Queue) -> bool {
+        Arc::ptr_eq(&self.raw, &other.raw)
+    }
+
+    /// The queue family's capabilities.
+    pub(crate) fn flags(&self) -> vk::QueueFlags {
+        self.planned.flags
     }
 
     /// Destroys the timeline; the device must be idle.

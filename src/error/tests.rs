@@ -37,6 +37,7 @@ samples! {
     vk::ShaderStageFlags => vk::ShaderStageFlags::COMPUTE,
     vk::ImageUsageFlags => vk::ImageUsageFlags::SAMPLED,
     vk::BufferUsageFlags => vk::BufferUsageFlags::VERTEX_BUFFER,
+    vk::QueueFlags => vk::QueueFlags::TRANSFER,
 }
 
 /// `KILN-E` or `KILN-W` and three digits.

@@ -16,15 +16,15 @@ use crate::device::{
 };
 use crate::error::{Error, Result};
 
-/// Records `f` into a fresh context of the main queue and submits it with `label`.
-pub(crate) fn submit_labeled<'a, R>(
+/// Records `f` into a fresh context of queue `queue` and submits it with `label`.
+pub(crate) fn submit_on<'a, R>(
     shared: &'a Arc<Shared>,
+    queue: usize,
     label: &str,
     f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
 ) -> Result<(R, Submission)> {
-    let queue = Queue::MAIN;
     let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
-    let (out, work) = submit::record(shared, ctx.cb(), RecordOptions::ONE_TIME, f)?;
+    let (out, work) = submit::record(shared, queue, ctx.cb(), RecordOptions::ONE_TIME, f)?;
     let value = submit::submit(shared, queue, &Batch::commands(label, ctx.cb()), &work)?;
     ctx.submitted(value);
     // Dropped after the submission was recorded: what the work kept alive is retired past
@@ -33,13 +33,13 @@ pub(crate) fn submit_labeled<'a, R>(
     Ok((out, Submission::new(shared.clone(), queue, value)))
 }
 
-/// [`submit_labeled`], then waits for the submission.
+/// [`submit_on`] the main queue, then waits for the submission.
 pub(crate) fn execute<'a, R>(
     shared: &'a Arc<Shared>,
     label: &str,
     f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
 ) -> Result<R> {
-    let (out, sub) = submit_labeled(shared, label, f)?;
+    let (out, sub) = submit_on(shared, Queue::MAIN, label, f)?;
     sub.wait()?;
     Ok(out)
 }
@@ -88,7 +88,7 @@ impl Device {
         &'a self,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
     ) -> Result<Submission> {
-        Ok(submit_labeled(&self.shared, "submit", f)?.1)
+        Ok(submit_on(&self.shared, Queue::MAIN, "submit", f)?.1)
     }
 
     /// Like [`submit`](Self::submit), with a label reported if the device is lost, and the
@@ -98,7 +98,7 @@ impl Device {
         label: &str,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
     ) -> Result<(R, Submission)> {
-        submit_labeled(&self.shared, label, f)
+        submit_on(&self.shared, Queue::MAIN, label, f)
     }
 
     /// Records commands with `f` once, for [`Recording::execute`] / [`Recording::submit`]
@@ -114,7 +114,7 @@ impl Device {
         &'a self,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
     ) -> Result<Recording<'a>> {
-        Recording::new(self, f)
+        Recording::new(&self.shared, Queue::MAIN, f)
     }
 
     /// Creates a device-local buffer of `usage` holding `data` (staged upload).
@@ -172,7 +172,8 @@ impl Device {
     }
 
     /// Frees the idle staging buffers that [`Buffer::upload`] and [`Buffer::read`] keep for
-    /// reuse (at most two 256 MiB chunks' worth per direction); returns the bytes freed.
+    /// reuse (at most two chunks' worth per direction, `STAGING_CHUNK` = 32 MiB each);
+    /// returns the bytes freed.
     /// Transfers in progress keep theirs. The next staged transfer allocates again.
     pub fn release_staging_memory(&self) -> u64 {
         self.shared
@@ -184,7 +185,7 @@ impl Device {
     pub fn staging_usage(&self) -> StagingUsage {
         self.shared
             .slot::<StagingCache>()
-            .map_or_else(|_| StagingUsage::default(), StagingCache::usage)
+            .map_or_else(|_| StagingUsage::default(), |c| c.usage(&self.shared))
     }
 
     /// Makes `upload`/`read` of `GpuOnly` buffers go through staging buffers even where the
@@ -197,12 +198,40 @@ impl Device {
         }
     }
 
-    /// Sets the staging chunk size (default 256 MiB, `STAGING_CHUNK`), so tests can
-    /// exercise chunked transfers with small buffers.
+    /// Sets the staging chunk size (default 32 MiB, `STAGING_CHUNK`), so tests can
+    /// exercise chunked transfers with small buffers and the bench can sweep it.
     #[doc(hidden)]
     pub fn debug_set_staging_chunk(&self, bytes: u64) {
         if let Ok(c) = self.shared.slot::<StagingCache>() {
             c.set_chunk(bytes);
+        }
+    }
+
+    /// How many semaphore waits on other queues' timelines kiln's submissions have made so
+    /// far (values already complete are not waited for). Unstable: for kiln's tests.
+    #[doc(hidden)]
+    pub fn debug_cross_queue_waits(&self) -> u64 {
+        self.shared
+            .cross_queue_waits
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets the host threads of one staged transfer (default: `KILN_TRANSFER_THREADS`, else
+    /// the machine's parallelism up to 8), for the bench's sweep.
+    #[doc(hidden)]
+    pub fn debug_set_transfer_threads(&self, threads: usize) {
+        if let Ok(c) = self.shared.slot::<StagingCache>() {
+            c.set_threads(threads);
+        }
+    }
+
+    /// Stages uploads in `CpuToGpu` memory (the BAR on discrete GPUs) instead of system
+    /// memory; staging buffers already made keep their memory (call
+    /// [`release_staging_memory`](Self::release_staging_memory) first). For the bench.
+    #[doc(hidden)]
+    pub fn debug_set_upload_staging_bar(&self, on: bool) {
+        if let Ok(c) = self.shared.slot::<StagingCache>() {
+            c.set_bar(on);
         }
     }
 }

@@ -1,18 +1,29 @@
-//! The submission layer: command contexts, the one submit function, submissions, reusable
-//! recordings, the staging cache and buffer/image uploads and readbacks.
+//! The submission layer: queue handles, command contexts, the one submit function (with the
+//! cross-queue waits), submissions, reusable recordings, the staging cache, host buffers and
+//! buffer/image uploads and readbacks, blocking and asynchronous.
 //!
 //! Work reaches a queue only through `submit::record` (a command buffer recorded through a
 //! [`Recorder`](crate::Recorder), ending in a `RecordedWork`) and `submit::submit` (the
-//! batch submitted with the queue's timeline, the work applied: image layouts committed,
-//! descriptor sets stamped). `Device::execute`/`submit`/`record`, [`Recording`], the staged
-//! transfers and the window presenter all call them.
+//! batch submitted with the queue's timeline and the waits on other queues its uses need,
+//! the work applied: image layouts committed, descriptor sets and resources stamped).
+//! `Device::execute`/`submit`/`record`, [`Queue`]'s methods, [`Recording`], the staged and
+//! host-buffer transfers and the window presenter all call them.
+//!
+//! Files: `handle` (the public [`Queue`]), `submit` (record, submit, [`Submission`], the
+//! cross-queue rules), `context`, `recording`, `staging` (the staging cache), `chunks`
+//! (chunked, pipelined, multi-threaded staged transfers), `host` ([`HostBuffer`], imported
+//! memory), `transfer` (`Buffer`/`Image` uploads and readbacks, [`Transfer`] and
+//! [`Queue`]'s transfer methods), `device` (device creation and `Device`'s methods).
 //!
 //! This layer also completes the device: `Device::new`/`Device::with_desc` (in `device.rs`)
 //! create the device of the `device` layer and register the per-device state of every layer
 //! above it as layer slots, bottom-up (see the docs of `device::slots`).
 
+mod chunks;
 mod context;
 mod device;
+mod handle;
+mod host;
 mod recording;
 mod staging;
 mod submit;
@@ -20,12 +31,15 @@ mod transfer;
 
 use ash::vk;
 
+pub use handle::Queue;
+pub use host::HostBuffer;
 pub use recording::Recording;
 pub use staging::{StagingUsage, STAGING_CHUNK};
 pub use submit::Submission;
 /// The one record and submit path, for the window presenter.
 #[cfg(feature = "window")]
 pub(crate) use submit::{record, submit, Batch, RecordOptions};
+pub use transfer::Transfer;
 
 use crate::device::Shared;
 use crate::error::{Error, Result};

@@ -18,14 +18,17 @@
 
 use ash::vk;
 
+use std::sync::Arc;
+
 use super::context::{Context, Contexts};
 use super::submit::{self, Batch, RecordOptions};
 use super::Submission;
 use crate::commands::{RecordedWork, Recorder};
-use crate::device::{Device, Queue, EXECUTE_TIMEOUT};
+use crate::device::{Shared, EXECUTE_TIMEOUT};
 use crate::error::{Error, Result};
 
-/// Commands recorded once by [`Device::record`], submitted any number of times.
+/// Commands recorded once by [`Device::record`](crate::Device::record) or
+/// [`Queue::record`](crate::Queue::record), submitted any number of times.
 ///
 /// A descriptor set the recording binds stays borrowed, so it cannot be rewritten while the
 /// recording exists:
@@ -46,11 +49,14 @@ use crate::error::{Error, Result};
 /// }
 /// ```
 ///
-/// Each submission waits for every earlier submission of the device (as [`Device::submit`] does)
-/// and for this recording's own previous submission (a command buffer may not be pending
+/// Each submission waits for every earlier submission of its queue (as
+/// [`Device::submit`](crate::Device::submit) does), for other queues' pending work on what
+/// it uses, and for this recording's own previous submission (a command buffer may not be pending
 /// twice without `SIMULTANEOUS_USE`, VUID-vkQueueSubmit-pCommandBuffers-00071).
 pub struct Recording<'a> {
-    device: &'a Device,
+    shared: &'a Arc<Shared>,
+    /// The kiln queue it submits to.
+    queue: usize,
     /// `None` only while being dropped.
     ctx: Option<Context>,
     /// Used sets (stamped at every submission), the images with the layout each submission
@@ -61,21 +67,20 @@ pub struct Recording<'a> {
 }
 
 impl<'a> Recording<'a> {
-    /// Records `f` into a reusable command buffer of the main queue (see
-    /// [`Device::record`]).
+    /// Records `f` into a reusable command buffer of queue `queue` (see
+    /// [`Device::record`](crate::Device::record)).
     pub(crate) fn new(
-        device: &'a Device,
+        shared: &'a Arc<Shared>,
+        queue: usize,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
     ) -> Result<Recording<'a>> {
-        let shared = &*device.shared;
         let contexts = shared.slot::<Contexts>()?;
-        let queue = Queue::MAIN;
         let ctx = super::ContextGuard::new(contexts, shared, queue)?;
         let options = RecordOptions {
             flags: vk::CommandBufferUsageFlags::empty(),
             host_barrier: true,
         };
-        let ((), work) = submit::record(shared, ctx.cb(), options, f)?;
+        let ((), work) = submit::record(shared, queue, ctx.cb(), options, f)?;
         // Each submission starts from the layouts the recording found.
         if let Some(u) = work.images.iter().find(|u| u.first != u.last) {
             return Err(Error::RecordingChangesLayout {
@@ -85,7 +90,8 @@ impl<'a> Recording<'a> {
             });
         }
         Ok(Recording {
-            device,
+            shared,
+            queue,
             ctx: ctx.keep(),
             work,
             last: 0,
@@ -99,8 +105,8 @@ impl<'a> Recording<'a> {
     /// recorded for (another submission moved it); `KILN-E105` device lost; `KILN-E108`
     /// the previous submission did not finish within [`EXECUTE_TIMEOUT`].
     pub fn submit(&mut self) -> Result<Submission> {
-        let shared = &self.device.shared;
-        let queue = Queue::MAIN;
+        let shared = self.shared;
+        let queue = self.queue;
         if self.last > shared.completed_value(queue) {
             shared.wait_value(queue, self.last, EXECUTE_TIMEOUT)?;
         }
@@ -137,11 +143,11 @@ impl<'a> Recording<'a> {
 impl Drop for Recording<'_> {
     fn drop(&mut self) {
         let Some(ctx) = self.ctx.take() else { return };
-        let shared = &*self.device.shared;
+        let shared = &**self.shared;
         // The context is recycled like an `execute`'s: once its last submission completes
         // (at once when never submitted or already done), it is reset.
         if let Ok(contexts) = shared.slot::<Contexts>() {
-            contexts.recycle(shared, Queue::MAIN, self.last, ctx);
+            contexts.recycle(shared, self.queue, self.last, ctx);
         }
     }
 }

@@ -1,24 +1,29 @@
-//! Reusable staging memory for [`Buffer::upload`](crate::Buffer::upload) and
-//! [`Buffer::read`](crate::Buffer::read) of memory the host cannot map.
+//! Reusable staging memory for transfers between host slices and memory the host cannot
+//! map ([`Buffer::upload`](crate::Buffer::upload), [`Buffer::read`](crate::Buffer::read),
+//! [`Queue::upload`](crate::Queue::upload), [`Queue::read_into`](crate::Queue::read_into)).
 //!
-//! Each device keeps a small cache of mapped host-visible buffers, per direction: uploads
-//! use `CpuToGpu` memory (gpu-allocator prefers DEVICE_LOCAL | HOST_VISIBLE, the BAR, then
-//! plain host-coherent memory; on an H200 the BAR took a 256 MiB upload at 9.5 GB/s where
-//! HOST_CACHED system memory gave 7.6), readbacks `GpuToCpu` memory (HOST_CACHED where the
-//! device has it: reading uncached memory on the host is an order of magnitude slower). A transfer takes buffers out of the
-//! cache for as long as the GPU may use them and puts them back once its copy has
-//! completed, so two threads never share a staging buffer in flight. Creating a staging
-//! buffer per call instead costs an allocation and first-touch page faults of a fresh
-//! mapping every time, which dominated a repeated large transfer.
+//! Each device keeps a small cache of mapped host-visible buffers, per direction. Both use
+//! `GpuToCpu` memory by default (host-coherent system memory, HOST_CACHED where the device
+//! has it): the DMA engines read and write it at bus speed (on an H200 a copy into such a
+//! buffer ran at 50 GB/s), and the host fills and drains it with several threads
+//! (`chunks`). Uploads can use `CpuToGpu` memory instead (gpu-allocator prefers
+//! DEVICE_LOCAL | HOST_VISIBLE, the BAR, where the host's writes cross the bus themselves;
+//! `Device::debug_set_upload_staging_bar`, for the benchmark's comparison).
 //!
-//! A transfer of up to [`STAGING_CHUNK`] bytes goes through one staging buffer in one
-//! copy. Larger ones go through two chunk-sized buffers in turn (the host fills or drains
-//! one while the GPU copies the other), so the staging memory a transfer needs is bounded
-//! whatever its size. The chunk is large on purpose: on an H200, splitting a 256 MiB
-//! readback into 16–128 MiB chunks cost about 30% of its bandwidth (uploads 5–10%), serial
-//! or overlapped alike, while one piece matched a hand-written raw-Vulkan copy. When
-//! memory is short (kiln's heap budget or the driver refuses), the chunk halves down to
-//! 1 MiB and a single buffer is used serially: the transfer slows down instead of failing.
+//! A transfer takes buffers out of the cache for as long as the GPU may use them. A lease
+//! dropped while its last copy is still running puts the buffer on the cache's *pending*
+//! list with that copy's queue and timeline value; the next `take` moves completed ones
+//! back to idle, so two transfers never share a staging buffer in flight and a transfer
+//! that returns before its copies finish (an asynchronous one) leaves nothing behind.
+//! Creating a staging buffer per call instead costs an allocation and first-touch page
+//! faults of a fresh mapping every time, which dominated a repeated large transfer.
+//!
+//! A transfer of up to the chunk size ([`STAGING_CHUNK`] by default) goes through one
+//! staging buffer; larger ones through two chunk-sized buffers in turn (the host fills or
+//! drains one while the GPU copies the other), so the staging memory a transfer needs is
+//! bounded whatever its size. When memory is short (kiln's heap budget or the driver
+//! refuses), the chunk halves down to 1 MiB and a single buffer is used serially: the
+//! transfer slows down instead of failing.
 //!
 //! The cache keeps at most two chunks' worth of idle bytes per direction (the largest
 //! buffers); [`Device::release_staging_memory`](crate::Device::release_staging_memory)
@@ -30,23 +35,23 @@
 //! device alive: a reference cycle). It is destroyed in the device teardown, after the
 //! device is idle and before the allocator and the `VkDevice`.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use gpu_allocator::vulkan::Allocation;
 use gpu_allocator::MemoryLocation;
 
-use super::submit::{self, Batch, RecordOptions};
-use super::{ContextGuard, Contexts, Submission};
-use crate::device::{allocate_bound, free_bound, LayerSlot, Queue, Shared};
+use crate::device::{allocate_bound, free_bound, LayerSlot, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// Transfers larger than this many bytes are split into chunks of this size, staged
-/// through two buffers used in turn (see the module docs for why it is this large).
-pub const STAGING_CHUNK: u64 = 256 << 20;
+/// through two buffers used in turn: the host fills (or drains) one chunk while the DMA
+/// engine copies the other, so a transfer takes about the longer of the two instead of
+/// their sum. `chunks` measures the choice (`kiln bench`'s chunk sweep).
+pub const STAGING_CHUNK: u64 = 32 << 20;
 /// Smallest chunk when memory is short.
-const MIN_CHUNK: u64 = 1 << 20;
+pub(super) const MIN_CHUNK: u64 = 1 << 20;
 /// Smallest staging buffer created (small transfers share one size class).
 const MIN_STAGING: u64 = 64 << 10;
 
@@ -57,10 +62,10 @@ pub(crate) enum Dir {
 }
 
 impl Dir {
-    fn location(self) -> MemoryLocation {
+    fn location(self, bar: bool) -> MemoryLocation {
         match self {
-            Dir::Upload => MemoryLocation::CpuToGpu,
-            Dir::Readback => MemoryLocation::GpuToCpu,
+            Dir::Upload if bar => MemoryLocation::CpuToGpu,
+            _ => MemoryLocation::GpuToCpu,
         }
     }
 
@@ -82,7 +87,7 @@ pub(crate) struct StagingBuffer {
 }
 
 impl StagingBuffer {
-    fn create(shared: &Shared, dir: Dir, size: u64) -> Result<StagingBuffer> {
+    fn create(shared: &Shared, dir: Dir, size: u64, bar: bool) -> Result<StagingBuffer> {
         let usage = match dir {
             Dir::Upload => vk::BufferUsageFlags::TRANSFER_SRC,
             Dir::Readback => vk::BufferUsageFlags::TRANSFER_DST,
@@ -92,7 +97,7 @@ impl StagingBuffer {
         let atom = shared.limits().non_coherent_atom_size.max(1);
         let size = size.div_ceil(atom) * atom;
         let (raw, allocation, heap) =
-            allocate_bound(shared, dir.label(), size, usage, dir.location(), atom)?;
+            allocate_bound(shared, dir.label(), size, usage, dir.location(bar), atom)?;
         if allocation.mapped_ptr().is_none() {
             free_bound(shared, raw, allocation, heap, dir.label());
             return Err(Error::Vulkan {
@@ -120,7 +125,11 @@ impl StagingBuffer {
         );
     }
 
-    fn coherent(&self) -> bool {
+    pub(super) fn raw(&self) -> vk::Buffer {
+        self.raw
+    }
+
+    pub(super) fn coherent(&self) -> bool {
         self.allocation
             .memory_properties()
             .contains(vk::MemoryPropertyFlags::HOST_COHERENT)
@@ -150,25 +159,44 @@ pub struct StagingUsage {
 /// Idle staging buffers of one device (a layer slot).
 pub(crate) struct StagingCache {
     idle: Mutex<Vec<StagingBuffer>>,
+    /// Buffers whose last copy `(queue, value)` may still run.
+    pending: Mutex<Vec<(usize, u64, StagingBuffer)>>,
     /// The chunk size ([`STAGING_CHUNK`]; tests lower it).
     chunk: AtomicU64,
     /// Tests and benchmarks: stage `GpuOnly` buffers even where their memory is mappable.
     force: AtomicBool,
+    /// Upload staging in `CpuToGpu` memory (the BAR) instead of system memory.
+    bar: AtomicBool,
+    /// Host threads that copy into and out of staging memory (`chunks::threads`).
+    threads: AtomicUsize,
 }
 
 impl Default for StagingCache {
     fn default() -> Self {
         StagingCache {
             idle: Mutex::default(),
+            pending: Mutex::default(),
             chunk: AtomicU64::new(STAGING_CHUNK),
             force: AtomicBool::new(false),
+            bar: AtomicBool::new(false),
+            threads: AtomicUsize::new(super::chunks::default_threads()),
         }
     }
 }
 
 impl LayerSlot for StagingCache {
     fn teardown(&mut self, shared: &Shared) {
-        // Idle on an idle device; leases cannot exist (each borrows a live device).
+        // The device is idle: every pending copy completed. Leases cannot exist (each
+        // holds the device).
+        let pending: Vec<_> = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+            .collect();
+        for (_, _, b) in pending {
+            b.destroy(shared);
+        }
         self.trim(shared);
     }
 
@@ -178,8 +206,20 @@ impl LayerSlot for StagingCache {
 }
 
 impl StagingCache {
-    fn chunk(&self) -> u64 {
+    pub(super) fn chunk(&self) -> u64 {
         self.chunk.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn threads(&self) -> usize {
+        self.threads.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_threads(&self, n: usize) {
+        self.threads.store(n.clamp(1, 64), Ordering::Relaxed);
+    }
+
+    pub(super) fn set_bar(&self, on: bool) {
+        self.bar.store(on, Ordering::Relaxed);
     }
 
     pub(super) fn set_chunk(&self, bytes: u64) {
@@ -199,8 +239,10 @@ impl StagingCache {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The smallest idle buffer of `dir` holding at least `need` bytes, taken out.
-    fn take(&self, dir: Dir, need: u64) -> Option<StagingBuffer> {
+    /// The smallest idle buffer of `dir` holding at least `need` bytes, taken out (after
+    /// moving the pending buffers whose copies completed to idle).
+    fn take(&self, shared: &Shared, dir: Dir, need: u64) -> Option<StagingBuffer> {
+        self.settle(shared);
         let mut idle = self.lock();
         let best = idle
             .iter()
@@ -242,9 +284,41 @@ impl StagingCache {
         }
     }
 
-    /// Destroys every idle buffer; returns the bytes freed. Buffers in use by a transfer
-    /// are not affected (they return to the cache, or are freed, when it ends).
+    /// Puts a buffer whose last copy is value `value` of queue `queue` on the pending list.
+    fn put_pending(&self, shared: &Shared, queue: usize, value: u64, buf: StagingBuffer) {
+        if value <= shared.completed_value(queue) {
+            self.put(shared, buf);
+            return;
+        }
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((queue, value, buf));
+    }
+
+    /// Moves pending buffers whose copies completed to idle.
+    fn settle(&self, shared: &Shared) {
+        let done: Vec<StagingBuffer> = {
+            let mut p = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            if p.is_empty() {
+                return;
+            }
+            let (done, keep): (Vec<_>, Vec<_>) = p
+                .drain(..)
+                .partition(|(q, v, _)| *v <= shared.completed_value(*q));
+            *p = keep;
+            done.into_iter().map(|(_, _, b)| b).collect()
+        };
+        for b in done {
+            self.put(shared, b);
+        }
+    }
+
+    /// Destroys every idle buffer (and pending one whose copy completed); returns the bytes
+    /// freed. Buffers in use by a transfer are not affected (they return to the cache when
+    /// it ends).
     pub(super) fn trim(&self, shared: &Shared) -> u64 {
+        self.settle(shared);
         let idle: Vec<StagingBuffer> = self.lock().drain(..).collect();
         let bytes = idle.iter().map(|b| b.size).sum();
         for b in idle {
@@ -253,8 +327,9 @@ impl StagingCache {
         bytes
     }
 
-    /// The idle buffers and their bytes.
-    pub(super) fn usage(&self) -> StagingUsage {
+    /// The idle buffers and their bytes (pending ones whose copies completed count as idle).
+    pub(super) fn usage(&self, shared: &Shared) -> StagingUsage {
+        self.settle(shared);
         let idle = self.lock();
         StagingUsage {
             buffers: idle.len(),
@@ -263,20 +338,20 @@ impl StagingCache {
     }
 }
 
-/// A staging buffer taken out of the cache. Dropped, it goes back to the cache, unless a
-/// submission that may still use it was not waited for: then it is destroyed once every
-/// submission made so far has finished (deferred destruction).
-struct Lease<'s> {
-    shared: &'s Shared,
-    cache: &'s StagingCache,
+/// A staging buffer taken out of the cache. Dropped, it goes back to the cache: idle, or
+/// pending until the last copy that uses it completes ([`busy`](Self::busy)).
+pub(super) struct Lease {
+    shared: Arc<Shared>,
     buf: Option<StagingBuffer>,
-    /// A submission using the buffer was made and not (successfully) waited for.
-    busy: bool,
+    /// `(queue, value)` of the last copy submitted with the buffer (0: none).
+    busy: (usize, u64),
 }
 
-impl<'s> Lease<'s> {
-    fn new(shared: &'s Shared, cache: &'s StagingCache, dir: Dir, need: u64) -> Result<Self> {
-        let buf = match cache.take(dir, need) {
+impl Lease {
+    /// A buffer of `dir` of at least `need` bytes (at most the chunk size when `need` is).
+    pub(super) fn new(shared: &Arc<Shared>, dir: Dir, need: u64) -> Result<Self> {
+        let cache = shared.slot::<StagingCache>()?;
+        let buf = match cache.take(shared, dir, need) {
             Some(b) => b,
             None => {
                 // Power-of-two size classes (reuse across sizes), at most the chunk.
@@ -287,57 +362,67 @@ impl<'s> Lease<'s> {
                 } else {
                     size.max(need)
                 };
-                StagingBuffer::create(shared, dir, size)?
+                let bar = cache.bar.load(Ordering::Relaxed);
+                StagingBuffer::create(shared, dir, size, bar)?
             }
         };
         Ok(Lease {
-            shared,
-            cache,
+            shared: shared.clone(),
             buf: Some(buf),
-            busy: false,
+            busy: (0, 0),
         })
     }
 
-    fn buf(&self) -> Result<&StagingBuffer> {
+    pub(super) fn buf(&self) -> Result<&StagingBuffer> {
         self.buf.as_ref().ok_or(LEASE_EMPTY)
     }
 
-    /// Copies `data` to the start of the mapping (and flushes it if not host-coherent).
-    fn write(&mut self, data: &[u8]) -> Result<()> {
+    /// Records that copy `value` of queue `queue` uses the buffer.
+    pub(super) fn busy(&mut self, queue: usize, value: u64) {
+        self.busy = (queue, value);
+    }
+
+    /// The last copy that used the buffer, `(queue, value)` (value 0: none).
+    pub(super) fn last_copy(&self) -> (usize, u64) {
+        self.busy
+    }
+
+    /// The start of the mapping, for the copies of `chunks` (at least `len` bytes).
+    pub(super) fn mapped(&mut self, len: usize) -> Result<*mut u8> {
         let buf = self.buf.as_mut().ok_or(LEASE_EMPTY)?;
-        let dst = buf
-            .allocation
-            .mapped_slice_mut()
-            .and_then(|m| m.get_mut(..data.len()))
-            .ok_or(LEASE_EMPTY)?;
-        dst.copy_from_slice(data);
+        let m = buf.allocation.mapped_slice_mut().ok_or(LEASE_EMPTY)?;
+        if m.len() < len {
+            return Err(LEASE_EMPTY);
+        }
+        Ok(m.as_mut_ptr())
+    }
+
+    /// Makes host writes of the first `len` bytes visible to the device (non-coherent
+    /// memory only).
+    pub(super) fn flush(&self, len: u64) -> Result<()> {
+        let buf = self.buf()?;
         if !buf.coherent() {
-            let range = buf.range(data.len() as u64, self.shared);
+            let range = buf.range(len, &self.shared);
             // SAFETY: the range lies inside this buffer's mapped allocation (sizes rounded
-            // to the atom at creation); no GPU access is pending (the lease is not busy).
+            // to the atom at creation); no GPU access to it is pending (its last copy was
+            // waited for before the host wrote it).
             unsafe { self.shared.raw.flush_mapped_memory_ranges(&[range]) }
                 .map_err(vk_err("vkFlushMappedMemoryRanges"))?;
         }
         Ok(())
     }
 
-    /// Copies the start of the mapping into `out` (invalidating it first if the memory is
-    /// not host-coherent). The copy that filled it must have been waited for.
-    fn read(&self, out: &mut [u8]) -> Result<()> {
+    /// Makes device writes of the first `len` bytes visible to the host (non-coherent
+    /// memory only). The copy that wrote them must have been waited for.
+    pub(super) fn invalidate(&self, len: u64) -> Result<()> {
         let buf = self.buf()?;
         if !buf.coherent() {
-            let range = buf.range(out.len() as u64, self.shared);
-            // SAFETY: as in `write`; the submission that wrote the range has completed and
+            let range = buf.range(len, &self.shared);
+            // SAFETY: as in `flush`; the submission that wrote the range has completed and
             // its final barrier made the writes available to the host.
             unsafe { self.shared.raw.invalidate_mapped_memory_ranges(&[range]) }
                 .map_err(vk_err("vkInvalidateMappedMemoryRanges"))?;
         }
-        let src = buf
-            .allocation
-            .mapped_slice()
-            .and_then(|m| m.get(..out.len()))
-            .ok_or(LEASE_EMPTY)?;
-        out.copy_from_slice(src);
         Ok(())
     }
 }
@@ -347,175 +432,16 @@ const LEASE_EMPTY: Error = Error::Vulkan {
     result: vk::Result::ERROR_UNKNOWN,
 };
 
-impl Drop for Lease<'_> {
+impl Drop for Lease {
     fn drop(&mut self) {
         let Some(buf) = self.buf.take() else { return };
-        if self.busy {
+        let Ok(cache) = self.shared.slot::<StagingCache>() else {
+            // No cache (cannot happen on a device made by `Device::with_desc`): destroyed
+            // once every submission made so far has finished.
             self.shared.retire(move |s| buf.destroy(s));
-        } else {
-            self.cache.put(self.shared, buf);
-        }
+            return;
+        };
+        let (queue, value) = self.busy;
+        cache.put_pending(&self.shared, queue, value, buf);
     }
-}
-
-/// One chunk's copy between a staging buffer and `buffer`, submitted (not waited for).
-fn submit_copy(
-    shared: &Arc<Shared>,
-    lease: &mut Lease<'_>,
-    buffer: vk::Buffer,
-    buffer_offset: u64,
-    len: u64,
-) -> Result<Submission> {
-    let staging = lease.buf()?.raw;
-    let (src, dst, label) = match lease.buf()?.dir {
-        Dir::Upload => (staging, buffer, "kiln staged upload"),
-        Dir::Readback => (buffer, staging, "kiln staged readback"),
-    };
-    let region = match lease.buf()?.dir {
-        Dir::Upload => vk::BufferCopy {
-            src_offset: 0,
-            dst_offset: buffer_offset,
-            size: len,
-        },
-        Dir::Readback => vk::BufferCopy {
-            src_offset: buffer_offset,
-            dst_offset: 0,
-            size: len,
-        },
-    };
-    let queue = Queue::MAIN;
-    let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
-    let raw = &shared.raw;
-    let ((), work) = submit::record(shared, ctx.cb(), RecordOptions::ONE_TIME, |r| {
-        // SAFETY: the command buffer is recording. Both buffers belong to this device and
-        // have TRANSFER usage; the caller checked the range against the kiln buffer and the
-        // staging buffer holds at least `len` bytes. The submission's wait on the previous
-        // timeline value orders the copy after earlier submissions, its closing barrier
-        // makes the writes visible to the host. The kiln buffer is borrowed by the caller
-        // until the submission is waited for (or retired after it), the staging buffer is
-        // held by a busy lease.
-        unsafe { raw.cmd_copy_buffer(r.raw(), src, dst, &[region]) };
-        Ok(())
-    })?;
-    let value = submit::submit(shared, queue, &Batch::commands(label, ctx.cb()), &work)?;
-    ctx.submitted(value);
-    lease.busy = true;
-    Ok(Submission::new(shared.clone(), queue, value))
-}
-
-type Slot<'s> = (Lease<'s>, Option<Submission>);
-
-/// Waits for a slot's pending copy, if any; the lease is idle afterwards.
-fn settle(slot: &mut Slot<'_>) -> Result<()> {
-    if let Some(sub) = slot.1.take() {
-        sub.wait()?;
-    }
-    slot.0.busy = false;
-    Ok(())
-}
-
-fn out_of_memory(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::HeapExhausted { .. } | Error::Allocation { .. } | Error::OutOfMemory { .. }
-    )
-}
-
-/// Staging buffers for a transfer of `len` bytes, and the chunk size: one buffer when `len`
-/// fits in a chunk, else two used in turn. Short of memory, the chunk halves (down to
-/// [`MIN_CHUNK`]) and one buffer is used serially.
-fn slots_for<'s>(
-    s: &'s Shared,
-    cache: &'s StagingCache,
-    dir: Dir,
-    len: u64,
-) -> Result<(Vec<Slot<'s>>, usize)> {
-    let mut chunk = len.min(cache.chunk());
-    let first = loop {
-        match Lease::new(s, cache, dir, chunk) {
-            Ok(l) => break l,
-            Err(e) if out_of_memory(&e) && chunk > MIN_CHUNK => {
-                chunk = (chunk / 2).max(MIN_CHUNK);
-            }
-            Err(e) => return Err(e),
-        }
-    };
-    let mut slots = vec![(first, None)];
-    if len > chunk {
-        match Lease::new(s, cache, dir, chunk) {
-            Ok(l) => slots.push((l, None)),
-            Err(e) if out_of_memory(&e) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok((slots, chunk as usize))
-}
-
-/// Copies `data` into `dst` at `offset` through staging memory and waits for the copies.
-/// The caller checked the range. Earlier submissions are ordered before the copies by
-/// their submissions' wait on the previous timeline value: nothing to wait for first.
-pub(crate) fn staged_upload(
-    shared: &Arc<Shared>,
-    dst: vk::Buffer,
-    offset: u64,
-    data: &[u8],
-) -> Result<()> {
-    let cache = shared.slot::<StagingCache>()?;
-    let (mut slots, chunk) = slots_for(shared, cache, Dir::Upload, data.len() as u64)?;
-    let k = slots.len();
-    for (i, part) in data.chunks(chunk).enumerate() {
-        let slot = &mut slots[i % k];
-        // The copy `k` chunks back used this buffer: wait before overwriting it.
-        settle(slot)?;
-        slot.0.write(part)?;
-        let at = offset + (i * chunk) as u64;
-        slot.1 = Some(submit_copy(
-            shared,
-            &mut slot.0,
-            dst,
-            at,
-            part.len() as u64,
-        )?);
-    }
-    for slot in &mut slots {
-        settle(slot)?;
-    }
-    Ok(())
-}
-
-/// Copies `out.len()` bytes of `src` from `offset` into `out` through staging memory. The
-/// caller checked the range. The copies come after every earlier submission in queue order
-/// (timeline wait), so they read what those wrote.
-pub(crate) fn staged_readback(
-    shared: &Arc<Shared>,
-    src: vk::Buffer,
-    offset: u64,
-    out: &mut [u8],
-) -> Result<()> {
-    let cache = shared.slot::<StagingCache>()?;
-    let total = out.len();
-    let (mut slots, chunk) = slots_for(shared, cache, Dir::Readback, total as u64)?;
-    let k = slots.len();
-    let n = total.div_ceil(chunk);
-    let len_of = |i: usize| (total - i * chunk).min(chunk) as u64;
-    let at = |i: usize| offset + (i * chunk) as u64;
-    // Up to `k` copies in flight: the GPU fills one buffer while the host drains another.
-    for (i, slot) in slots.iter_mut().enumerate().take(n) {
-        slot.1 = Some(submit_copy(shared, &mut slot.0, src, at(i), len_of(i))?);
-    }
-    for (i, part) in out.chunks_mut(chunk).enumerate() {
-        let slot = &mut slots[i % k];
-        settle(slot)?;
-        slot.0.read(part)?;
-        if i + k < n {
-            slot.1 = Some(submit_copy(
-                shared,
-                &mut slot.0,
-                src,
-                at(i + k),
-                len_of(i + k),
-            )?);
-        }
-    }
-    Ok(())
 }

@@ -10,14 +10,35 @@
 //! measured ~1 µs cheaper per round trip than the barrier (BENCHMARKS.md, "round-trip
 //! floors"). Command buffers that the host reads back from end with a barrier that makes
 //! device writes visible to the host (§7.9: a wait alone does not).
+//!
+//! # Work on several queues
+//!
+//! Submissions on different queues are ordered only where they depend on each other. A
+//! submission's *uses* are the resources its work names: every buffer and image of the
+//! descriptor sets it binds (written when the binding is a storage buffer, storage image
+//! or storage texel buffer, read otherwise), the buffers its copies and fills keep and the
+//! images it transitions (read and written), and what kiln's own transfers add
+//! ([`Batch::uses`]). Each resource carries per-queue stamps (`device::ResourceStamps`):
+//! the last submission of each queue that used it and that wrote it. A submission on queue
+//! `q` waits on queue `p`'s timeline for the largest value among its uses' stamps of `p`:
+//! the last write for a read, the last use for a write (RAW, WAR and WAW hazards; reads
+//! after reads do not wait). The waits are semaphore waits at all stages (§7.4.2), so the
+//! dependency is a full memory dependency; they are made for values already complete too
+//! (a host wait does not make one queue's writes visible to another queue's accesses).
+//! Deriving the waits, submitting and stamping happen under the device's `cross_queue`
+//! lock (devices with more than one kiln queue), so two submissions on two queues that use
+//! one resource are ordered whichever thread gets there first. On a device with one queue
+//! nothing of this runs: queue order already orders everything.
+//!
+//! Raw commands (`Recorder::raw`) name no resource: work that uses a buffer only through
+//! them is not ordered against other queues (use a kiln copy, or one queue).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use ash::vk;
 
 use crate::commands::{RecordedWork, Recorder};
-use crate::device::{Shared, EXECUTE_TIMEOUT};
+use crate::device::{ResourceStamps, Shared, EXECUTE_TIMEOUT, MAX_QUEUES};
 use crate::error::{vk_err, vk_err_labeled, Error, Result};
 
 /// How [`record`] begins and ends a command buffer.
@@ -37,21 +58,27 @@ impl RecordOptions {
     };
 }
 
-/// Begins `cb` (in the initial state), records `f` and ends it: an open rendering scope is
+/// Begins `cb` (in the initial state, from a pool of queue `queue`'s family), records `f`
+/// and ends it: an open rendering scope is
 /// closed (a recording that left one open fails with `KILN-E283`), then the device→host
 /// barrier if asked. On an error `cb` may be left recording: the caller resets or discards
 /// it (nothing was submitted).
 pub(crate) fn record<'a, R>(
     shared: &'a Shared,
+    queue: usize,
     cb: vk::CommandBuffer,
     options: RecordOptions,
     f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
 ) -> Result<(R, RecordedWork<'a>)> {
     let d = &shared.raw;
+    let flags = shared
+        .queues
+        .get(queue)
+        .map_or(vk::QueueFlags::empty(), |q| q.flags());
     let begin = vk::CommandBufferBeginInfo::default().flags(options.flags);
     // SAFETY: `cb` is in the initial state (fresh, or reset after its last use).
     unsafe { d.begin_command_buffer(cb, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
-    let mut rec = Recorder::new(shared, cb);
+    let mut rec = Recorder::new(shared, cb, flags);
     let result = f(&mut rec);
     // A command buffer must not end inside a rendering scope
     // (VUID-vkEndCommandBuffer-None-06281); leaving one open is the caller's error.
@@ -85,6 +112,12 @@ pub(crate) struct Batch<'s> {
     pub signal: &'s [vk::Semaphore],
     /// Signalled once the batch completes (a frame's fence), or null.
     pub fence: vk::Fence,
+    /// Resources the batch uses besides those its work names (kiln's own copies, which
+    /// are raw commands): the stamps, and whether the batch writes the resource.
+    pub uses: &'s [(&'s ResourceStamps, bool)],
+    /// Also wait for every submission made so far on every other queue (the blocking
+    /// transfers' promise: every earlier submission is ordered before them).
+    pub after_all: bool,
 }
 
 impl<'s> Batch<'s> {
@@ -96,14 +129,37 @@ impl<'s> Batch<'s> {
             wait: &[],
             signal: &[],
             fence: vk::Fence::null(),
+            uses: &[],
+            after_all: false,
         }
     }
 }
 
-/// Submits `batch` to queue `queue`: it waits for the queue's previous timeline value (and
-/// `batch.wait`), signals the next value (and `batch.signal`, `batch.fence`); then applies
-/// `work`: every moved image's final layout is committed, every used set stamped with the
-/// value. Returns the value.
+/// Calls `f` with every use of `work` and `extra` (see the module docs).
+fn for_each_use(
+    work: &RecordedWork<'_>,
+    extra: &[(&ResourceStamps, bool)],
+    mut f: impl FnMut(&ResourceStamps, bool),
+) {
+    for set in &work.used_sets {
+        set.for_each_resource(&mut f);
+    }
+    for b in &work.kept {
+        f(b.stamps(), true);
+    }
+    for u in &work.images {
+        f(u.image.stamps(), true);
+    }
+    for (stamps, write) in extra {
+        f(stamps, *write);
+    }
+}
+
+/// Submits `batch` to queue `queue`: it waits for the queue's previous timeline value,
+/// `batch.wait` and the values of other queues its uses depend on (module docs), signals
+/// the next value (and `batch.signal`, `batch.fence`); then applies `work`: every moved
+/// image's final layout is committed, every used set and resource stamped with the value.
+/// Returns the value.
 ///
 /// Errors: `KILN-E105` device lost (naming `batch.label`), `KILN-E104` other failures; then
 /// nothing was submitted and the command buffer is not pending.
@@ -121,54 +177,107 @@ pub(crate) fn submit(
             vk::Result::ERROR_INITIALIZATION_FAILED,
         ));
     }
-    let value = {
-        let guard = q.lock();
-        let value = guard.next_value();
-        let timeline = q.timeline();
-        // Fixed arrays: a submission allocates nothing.
-        let mut waits = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA];
-        let mut signals = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA];
-        waits[0] = waits[0]
-            .semaphore(timeline)
-            .value(value - 1)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-        signals[0] = signals[0]
-            .semaphore(timeline)
-            .value(value)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-        for (w, &(s, stages)) in waits[1..].iter_mut().zip(batch.wait) {
-            *w = w.semaphore(s).stage_mask(stages);
+    let multi = shared.queues.len() > 1;
+    let guard = q.lock();
+    // Queue lock, then the cross-queue lock: the one order kiln takes them in.
+    let order = multi.then(|| shared.cross_queue.lock().unwrap_or_else(|p| p.into_inner()));
+    let value = guard.next_value();
+    // Values of other queues to wait for (0: none).
+    let mut after = [0u64; MAX_QUEUES];
+    if multi {
+        if batch.after_all {
+            for (p, other) in shared.queues.iter().enumerate() {
+                if p != queue {
+                    after[p] = other.submitted();
+                }
+            }
         }
-        for (w, &s) in signals[1..].iter_mut().zip(batch.signal) {
-            *w = w
-                .semaphore(s)
-                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-        }
-        let waits = &waits[..1 + batch.wait.len()];
-        let signals = &signals[..1 + batch.signal.len()];
-        let cb = batch
-            .command_buffer
-            .map(|cb| vk::CommandBufferSubmitInfo::default().command_buffer(cb));
-        let cbs = cb.as_slice();
-        let info = vk::SubmitInfo2::default()
-            .wait_semaphore_infos(waits)
-            .command_buffer_infos(cbs)
-            .signal_semaphore_infos(signals);
-        // SAFETY: the queue is externally synchronized by its lock; the command buffer is
-        // executable and not pending; timeline values increase strictly (assigned under the
-        // lock); binary semaphores and the fence are in the states their owner (the
-        // presenter) guarantees; locals outlive the call.
-        unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) }
-            .map_err(vk_err_labeled("vkQueueSubmit2", batch.label))?;
-        guard.mark_submitted(value, batch.label);
-        value
-    };
-    // Submitted: later recordings see the image layouts this one leaves behind, and a
-    // write to a set it bound waits for it.
-    work.commit_layouts();
-    for u in &work.used_sets {
-        u.fetch_max(value, Ordering::AcqRel);
+        for_each_use(work, batch.uses, |stamps, write| {
+            stamps.add_waits(queue, write, &mut after)
+        });
     }
+    let timeline = q.timeline();
+    // Fixed arrays: a submission allocates nothing.
+    let mut waits = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_QUEUES];
+    let mut signals = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA];
+    waits[0] = waits[0]
+        .semaphore(timeline)
+        .value(value - 1)
+        .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+    signals[0] = signals[0]
+        .semaphore(timeline)
+        .value(value)
+        .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+    let mut n_waits = 1;
+    for &(s, stages) in batch.wait {
+        waits[n_waits] = waits[n_waits].semaphore(s).stage_mask(stages);
+        n_waits += 1;
+    }
+    for (p, &v) in after.iter().enumerate() {
+        let Some(other) = shared.queues.get(p) else {
+            break;
+        };
+        // Also when the value is complete already (the host waited for it): a host wait
+        // makes the other queue's writes available, not visible to this queue's accesses;
+        // the semaphore wait does that (§7.4, §7.1 "Availability and visibility"), and costs
+        // nothing on a signalled value.
+        if v > 0 {
+            waits[n_waits] = waits[n_waits]
+                .semaphore(other.timeline())
+                .value(v)
+                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+            n_waits += 1;
+        }
+    }
+    for (w, &s) in signals[1..].iter_mut().zip(batch.signal) {
+        *w = w
+            .semaphore(s)
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+    }
+    let cross = n_waits - 1 - batch.wait.len();
+    if cross > 0 {
+        shared
+            .cross_queue_waits
+            .fetch_add(cross as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+    let waits = &waits[..n_waits];
+    let signals = &signals[..1 + batch.signal.len()];
+    let cb = batch
+        .command_buffer
+        .map(|cb| vk::CommandBufferSubmitInfo::default().command_buffer(cb));
+    let cbs = cb.as_slice();
+    let info = vk::SubmitInfo2::default()
+        .wait_semaphore_infos(waits)
+        .command_buffer_infos(cbs)
+        .signal_semaphore_infos(signals);
+    // SAFETY: the queue is externally synchronized by its lock; the command buffer is
+    // executable and not pending; timeline values increase strictly (assigned under the
+    // lock); every value waited for on another queue's timeline was submitted already (a
+    // stamp is stored only after its submission), so no wait precedes its signal; binary
+    // semaphores and the fence are in the states their owner (the presenter) guarantees;
+    // locals outlive the call.
+    unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) }
+        .map_err(vk_err_labeled("vkQueueSubmit2", batch.label))?;
+    guard.mark_submitted(value, batch.label);
+    // Submitted: later recordings see the image layouts this one leaves behind, a write to
+    // a set it bound waits for it, and (several queues) later submissions on other queues
+    // that use what it uses wait for it. Under the locks, so that layouts and stamps of
+    // two queues' submissions are applied in the order they were submitted.
+    work.commit_layouts();
+    for set in &work.used_sets {
+        set.uses.stamp(queue, value);
+    }
+    if multi {
+        for_each_use(work, batch.uses, |stamps, write| {
+            stamps.record(queue, value, write)
+        });
+    } else {
+        for (stamps, write) in batch.uses {
+            stamps.record(queue, value, *write);
+        }
+    }
+    drop(order);
+    drop(guard);
     Ok(value)
 }
 

@@ -1,23 +1,41 @@
-//! Host uploads and readbacks of buffers and images.
+//! Host uploads and readbacks of buffers and images: the blocking methods of [`Buffer`]
+//! and [`Image`], and the asynchronous ones of [`Queue`], which return a [`Transfer`].
 //!
-//! These are methods of [`Buffer`] and [`Image`] (objects of the `device` layer) defined in
-//! the submission layer, because staging them records and submits copies: `device` itself
-//! never touches a command buffer. Mapped memory is accessed directly, after every
+//! The `Buffer` and `Image` methods are defined in the submission layer, because staging
+//! them records and submits copies: `device` itself never touches a command buffer.
+//! Mapped memory is accessed directly (several threads for large copies), after every
 //! submission made so far has finished; everything else goes through the device's
-//! reusable staging buffers (see `staging`).
+//! reusable staging buffers, chunked and pipelined on a transfer queue (`chunks`).
 
 use std::sync::Arc;
 
 use ash::vk;
 
-use super::staging::{staged_readback, staged_upload, StagingCache};
-use crate::device::{Buffer, BufferDesc, Image, MemoryLocation, Shared};
+use super::chunks::{self, Drain};
+use super::host::HostBuffer;
+use super::staging::StagingCache;
+use super::Queue;
+use crate::device::{
+    Buffer, BufferDesc, Image, MemoryLocation, QueueKind, Shared, EXECUTE_TIMEOUT,
+};
 use crate::error::{Error, Result};
+
+/// The transfer queue that uploads use (the first) and the one readbacks use (the last):
+/// with two transfer queues both directions of the bus are busy at once.
+fn transfer_queue(shared: &Shared, dir_upload: bool) -> usize {
+    let list = &shared.queues_by_kind[QueueKind::Transfer.slot()];
+    let q = if dir_upload {
+        list.first()
+    } else {
+        list.last()
+    };
+    q.copied().unwrap_or(0)
+}
 
 impl Buffer {
     /// Whether host transfers may use the mapping: the memory is mapped, and it is not a
     /// `GpuOnly` buffer of a device that forces staging (tests and benchmarks).
-    fn direct(&self) -> Result<bool> {
+    pub(super) fn direct(&self) -> Result<bool> {
         if self.mapped_ptr().is_none() {
             return Ok(false);
         }
@@ -28,7 +46,9 @@ impl Buffer {
 
     /// Writes `data` at byte 0. Mapped memory is written directly (after every submission
     /// made so far has finished); device-local memory is written through the device's
-    /// reusable staging buffers and copies that this call waits for.
+    /// reusable staging buffers and copies on the (first) transfer queue that this call
+    /// waits for. Every submission made before the call, on any queue, is ordered before
+    /// the copies.
     ///
     /// Errors: `KILN-E151` if `data` is larger than the buffer.
     pub fn upload<T: bytemuck::Pod>(&self, data: &[T]) -> Result<()> {
@@ -49,19 +69,25 @@ impl Buffer {
                 // SAFETY: the mapping covers `size` bytes (the range was checked above) and
                 // is host-coherent (gpu-allocator asks for HOST_COHERENT for CPU locations);
                 // every submission made so far has finished (waited above), so no GPU access
-                // races this write.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        bytes.as_ptr(),
+                // races this write, and `bytes` (the caller's) cannot overlap the mapping.
+                let dst = unsafe {
+                    std::slice::from_raw_parts_mut(
                         (ptr.as_ptr() as *mut u8).add(offset as usize),
                         bytes.len(),
-                    );
-                }
+                    )
+                };
+                chunks::parallel_copy(dst, bytes, chunks::threads(self.shared()));
                 Ok(())
             }
-            // Earlier submissions are ordered before the copy by its submission's wait on
-            // the previous timeline value: nothing to wait for first.
-            _ => staged_upload(self.shared(), self.raw(), offset, bytes),
+            // Earlier submissions are ordered before the copies by the first copy's waits
+            // (its queue's previous value, every other queue's last): nothing to wait for
+            // on the host first.
+            _ => {
+                let shared = self.shared();
+                let queue = transfer_queue(shared, true);
+                let last = chunks::upload(shared, queue, (self, offset), bytes, true)?;
+                shared.wait_value(queue, last, EXECUTE_TIMEOUT)
+            }
         }
     }
 
@@ -94,9 +120,10 @@ impl Buffer {
     }
 
     /// Reads `size_of_val(out)` bytes from byte `offset` into `out`. Every submission made
-    /// before the call has finished writing what it reads. Mapped memory is read directly
-    /// (after every submission made so far has finished); device-local memory through the
-    /// device's reusable readback buffers (HOST_CACHED where the device has such memory).
+    /// before the call, on any queue, has finished writing what it reads. Mapped memory is
+    /// read directly (after every submission made so far has finished); device-local memory
+    /// through the device's reusable readback buffers (HOST_CACHED where the device has
+    /// such memory) and copies on the (last) transfer queue.
     ///
     /// Errors: `KILN-E151` if the range passes the end of the buffer.
     pub fn read_into_at<T: bytemuck::Pod>(&self, offset: u64, out: &mut [T]) -> Result<()> {
@@ -110,15 +137,20 @@ impl Buffer {
                 // A pending submission (Device::submit) may still write this memory.
                 self.shared().wait_all_submitted()?;
                 let start = offset as usize;
-                out.copy_from_slice(&bytes[start..start + out.len()]);
+                let threads = chunks::threads(self.shared());
+                chunks::parallel_copy(out, &bytes[start..start + out.len()], threads);
                 Ok(())
             }
-            _ => staged_readback(self.shared(), self.raw(), offset, out),
+            _ => {
+                let shared = self.shared();
+                let queue = transfer_queue(shared, false);
+                chunks::start_readback(shared, queue, (self, offset), out, true)?.run()
+            }
         }
     }
 
     /// `[offset, offset + len)` lies inside the buffer. Errors: `KILN-E151`.
-    fn check_transfer(&self, offset: u64, len: usize) -> Result<()> {
+    pub(super) fn check_transfer(&self, offset: u64, len: usize) -> Result<()> {
         let end = offset.checked_add(len as u64);
         if end.is_none_or(|e| e > self.size()) {
             return Err(Error::BufferOverflow {
@@ -193,5 +225,250 @@ impl Image {
             r.copy_image_to_buffer(self, level, &staging)
         })?;
         staging.read()
+    }
+}
+
+/// A transfer in flight ([`Queue::upload`], [`Queue::read_into`],
+/// [`Queue::upload_from_host`], [`Queue::read_to_host`]). Its copies stamp the buffers they
+/// use, so later submissions on other queues that use them wait for it on the GPU; waiting
+/// on the host is [`wait`](Self::wait). Dropping an unwaited transfer waits for it (a
+/// readback into a slice then still fills the slice).
+#[must_use = "a transfer runs asynchronously; wait() for it"]
+pub struct Transfer<'d> {
+    shared: Arc<Shared>,
+    queue: usize,
+    /// The last copy's timeline value (0: nothing left to wait for).
+    value: u64,
+    /// A staged readback still to copy into the caller's slice.
+    drain: Option<Drain<'d>>,
+}
+
+impl std::fmt::Debug for Transfer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transfer")
+            .field("queue", &self.queue)
+            .field("value", &self.value)
+            .field("staged_readback", &self.drain.is_some())
+            .finish()
+    }
+}
+
+impl Transfer<'_> {
+    fn done(shared: &Arc<Shared>, queue: usize, value: u64) -> Transfer<'static> {
+        Transfer {
+            shared: shared.clone(),
+            queue,
+            value,
+            drain: None,
+        }
+    }
+
+    /// The timeline value of the last copy submitted so far, on the queue of the
+    /// transfer.
+    pub fn value(&self) -> u64 {
+        match &self.drain {
+            Some(d) => d.last().0,
+            None => self.value,
+        }
+    }
+
+    /// True once the GPU has finished every copy: [`wait`](Self::wait) then blocks on
+    /// nothing but the host's own copies (a staged readback's).
+    pub fn is_done(&self) -> bool {
+        let (value, all) = match &self.drain {
+            Some(d) => d.last(),
+            None => (self.value, true),
+        };
+        all && value <= self.shared.completed_value(self.queue)
+    }
+
+    /// Blocks until the transfer has finished: the device buffer holds what an upload
+    /// wrote, the host memory what a readback read.
+    ///
+    /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after
+    /// [`EXECUTE_TIMEOUT`](crate::EXECUTE_TIMEOUT)).
+    pub fn wait(mut self) -> Result<()> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if let Some(d) = self.drain.take() {
+            self.queue = d.queue();
+            d.run()?;
+        }
+        let value = std::mem::take(&mut self.value);
+        if value > 0 {
+            self.shared.wait_value(self.queue, value, EXECUTE_TIMEOUT)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Transfer<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            log::error!("kiln: finishing a dropped transfer failed: {e}");
+        }
+    }
+}
+
+impl Queue {
+    /// Uploads `data` into `dst` at byte `offset` through the device's staging buffers,
+    /// with copies on this queue: returns once every chunk was copied into staging memory
+    /// and its copy submitted (the caller's slice is free again), before the GPU finished.
+    /// The copies wait on the GPU for other queues' pending work that uses `dst`; later
+    /// submissions that use `dst` wait for them. Mapped `dst` memory is written directly
+    /// (after its pending uses), like [`Buffer::upload`].
+    ///
+    /// Errors: `KILN-E151` the range passes the end of `dst`, `KILN-E109` a buffer of
+    /// another device, `KILN-E105`/`KILN-E108` a wait failed.
+    pub fn upload<T: bytemuck::Pod>(
+        &self,
+        dst: &Buffer,
+        offset: u64,
+        data: &[T],
+    ) -> Result<Transfer<'static>> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        self.own(dst)?;
+        dst.check_transfer(offset, bytes.len())?;
+        if bytes.is_empty() {
+            return Ok(Transfer::done(&self.shared, self.index, 0));
+        }
+        if dst.direct()? {
+            dst.upload_at(offset, data)?;
+            return Ok(Transfer::done(&self.shared, self.index, 0));
+        }
+        let last = chunks::upload(&self.shared, self.index, (dst, offset), bytes, false)?;
+        Ok(Transfer::done(&self.shared, self.index, last))
+    }
+
+    /// Reads `size_of_val(out)` bytes of `src` from byte `offset` into `out` through the
+    /// device's staging buffers, with copies on this queue: submits the first copies and
+    /// returns; [`Transfer::wait`] copies the chunks into `out` (submitting the rest). The
+    /// copies wait on the GPU for other queues' pending writes of `src`.
+    ///
+    /// Errors: `KILN-E151` the range passes the end of `src`, `KILN-E109` a buffer of
+    /// another device, `KILN-E105`/`KILN-E108` a wait failed.
+    pub fn read_into<'d, T: bytemuck::Pod>(
+        &self,
+        src: &Buffer,
+        offset: u64,
+        out: &'d mut [T],
+    ) -> Result<Transfer<'d>> {
+        let out: &mut [u8] = bytemuck::cast_slice_mut(out);
+        self.own(src)?;
+        src.check_transfer(offset, out.len())?;
+        if out.is_empty() {
+            return Ok(Transfer::done(&self.shared, self.index, 0));
+        }
+        if src.direct()? {
+            src.read_into_at(offset, out)?;
+            return Ok(Transfer::done(&self.shared, self.index, 0));
+        }
+        let drain = chunks::start_readback(&self.shared, self.index, (src, offset), out, false)?;
+        Ok(Transfer {
+            shared: self.shared.clone(),
+            queue: self.index,
+            value: 0,
+            drain: Some(drain),
+        })
+    }
+
+    /// Copies `size` bytes of `src` from byte `src_offset` into `dst` at `dst_offset` with
+    /// one DMA copy on this queue (no staging, no host copy): the upload of CUDA's pinned
+    /// memory. Returns once the copy is submitted. `src` may be read by the host meanwhile;
+    /// [`HostBuffer::as_mut_slice`] waits for the copy.
+    ///
+    /// Errors: `KILN-E151` a range passes the end of either buffer, `KILN-E155` size 0,
+    /// `KILN-E109` an object of another device, `KILN-E161` an import whose scope ended.
+    pub fn upload_from_host(
+        &self,
+        src: &HostBuffer,
+        src_offset: u64,
+        dst: &Buffer,
+        dst_offset: u64,
+        size: u64,
+    ) -> Result<Transfer<'static>> {
+        self.host_copy(src, src_offset, dst, dst_offset, size, true)
+    }
+
+    /// Copies `size` bytes of `src` from byte `src_offset` into `dst` at `dst_offset` with
+    /// one DMA copy on this queue: the readback of CUDA's pinned memory. Returns once the
+    /// copy is submitted; [`HostBuffer::as_slice`] waits for it.
+    ///
+    /// Errors: as [`upload_from_host`](Self::upload_from_host).
+    pub fn read_to_host(
+        &self,
+        src: &Buffer,
+        src_offset: u64,
+        dst: &mut HostBuffer,
+        dst_offset: u64,
+        size: u64,
+    ) -> Result<Transfer<'static>> {
+        self.host_copy(dst, dst_offset, src, src_offset, size, false)
+    }
+
+    /// One copy between a host buffer and a device buffer (`upload`: host → device).
+    fn host_copy(
+        &self,
+        host: &HostBuffer,
+        host_offset: u64,
+        device: &Buffer,
+        device_offset: u64,
+        size: u64,
+        upload: bool,
+    ) -> Result<Transfer<'static>> {
+        self.own(device)?;
+        let held = host.hold(&self.shared)?;
+        if size == 0 {
+            return Err(Error::InvalidCopy {
+                src: host.label().to_string(),
+                dst: device.label().to_string(),
+                src_offset: host_offset,
+                dst_offset: device_offset,
+                size,
+                detail: "the size must be greater than 0",
+            });
+        }
+        let len = usize::try_from(size).unwrap_or(usize::MAX);
+        host.range(host_offset, len)?;
+        device.check_transfer(device_offset, len)?;
+        let (copy, label, uses) = if upload {
+            let region = vk::BufferCopy {
+                src_offset: host_offset,
+                dst_offset: device_offset,
+                size,
+            };
+            (
+                (held.raw(), device.raw(), region),
+                "kiln upload from host buffer",
+                [(held.stamps(), false), (device.stamps(), true)],
+            )
+        } else {
+            let region = vk::BufferCopy {
+                src_offset: device_offset,
+                dst_offset: host_offset,
+                size,
+            };
+            (
+                (device.raw(), held.raw(), region),
+                "kiln readback to host buffer",
+                [(held.stamps(), true), (device.stamps(), false)],
+            )
+        };
+        let value = chunks::submit_raw_copy(&self.shared, self.index, label, copy, &uses, false)?;
+        drop(held);
+        Ok(Transfer::done(&self.shared, self.index, value))
+    }
+
+    /// `KILN-E109` for a buffer of another device.
+    fn own(&self, buffer: &Buffer) -> Result<()> {
+        if Arc::ptr_eq(buffer.shared(), &self.shared) {
+            Ok(())
+        } else {
+            Err(Error::ForeignObject {
+                object: format!("buffer `{}`", buffer.label()),
+            })
+        }
     }
 }

@@ -531,7 +531,7 @@ impl Presenter {
             // Only a captured frame is read by the host.
             host_barrier: false,
         };
-        let recorded = queue::record(shared, cb, options, |rec| {
+        let recorded = queue::record(shared, Queue::MAIN, cb, options, |rec| {
             rec.transition_from(
                 &target,
                 vk::ImageLayout::UNDEFINED,
@@ -567,6 +567,8 @@ impl Presenter {
                     wait: &[(acquired, vk::PipelineStageFlags2::ALL_COMMANDS)],
                     signal: &[],
                     fence,
+                    uses: &[],
+                    after_all: false,
                 };
                 queue::submit(shared, Queue::MAIN, &batch, &RecordedWork::default())?;
                 self.next = (self.next + 1) % self.slots.len();
@@ -587,6 +589,8 @@ impl Presenter {
             )],
             signal: &[rendered],
             fence,
+            uses: &[],
+            after_all: false,
         };
         queue::submit(shared, Queue::MAIN, &batch, &work)?;
         drop(work);

@@ -7,6 +7,9 @@
 //! - [`add`]: the vector_add pipeline (c = a + b) and its buffers and set, the setup most
 //!   GPU tests share;
 //! - [`draw`]: render targets, pixels and the textured full-screen quad;
+//! - [`emulated_device`]: the same, with a compute and a transfer queue of their own on
+//!   devices with one queue (timelines of their own on the main `VkQueue`), so the
+//!   cross-queue paths run; [`gate`]: holding a queue still while a test looks;
 //! - [`fixtures`], [`GOLDEN_SCENE_PNG`]: files of `tests/` embedded at build time;
 //! - [`corpus`]: the external SPIR-V corpus and its test tier;
 //! - [`allocator_warnings`]: what gpu-allocator logged in this process.
@@ -15,6 +18,7 @@ pub mod add;
 pub mod corpus;
 pub mod draw;
 pub mod fixtures;
+pub mod gate;
 
 use std::sync::{Mutex, Once};
 
@@ -23,12 +27,27 @@ use kiln::{Device, DeviceDesc, ValidationReport};
 /// A device with validation forced on. Fails (never skips) with a clear message when no
 /// device or no validation layer is installed.
 pub fn device() -> Device {
-    install_logger();
-    let device = Device::with_desc(&DeviceDesc {
+    device_with(DeviceDesc {
         validation: Some(true),
         ..Default::default()
     })
-    .unwrap_or_else(|e| {
+}
+
+/// [`device`], where every queue kind the device has no queue of its own for gets an
+/// emulated one (`DeviceDesc::emulate_queues`): on lavapipe, compute and transfer queues
+/// with their own timelines on the one `VkQueue`; on a GPU with dedicated queues, the same
+/// as [`device`].
+pub fn emulated_device() -> Device {
+    device_with(DeviceDesc {
+        validation: Some(true),
+        emulate_queues: true,
+        ..Default::default()
+    })
+}
+
+fn device_with(desc: DeviceDesc) -> Device {
+    install_logger();
+    let device = Device::with_desc(&desc).unwrap_or_else(|e| {
         panic!(
             "no Vulkan device for the GPU tests: {e}\n\
              install a driver and the loader: `apt-get install libvulkan1 mesa-vulkan-drivers \

@@ -14,6 +14,7 @@ mod errors;
 mod graphics;
 mod layouts;
 mod lifetime;
+mod queues;
 mod recording;
 mod reflection;
 mod threads;

@@ -1,0 +1,495 @@
+//! Host memory the GPU copies from and to at bus speed: [`HostBuffer`] (CUDA's pinned
+//! memory) and imported user memory (`VK_EXT_external_memory_host`).
+//!
+//! A host buffer is a `VkBuffer` in host-visible, host-coherent memory (host-cached where
+//! the device has it: `MemoryLocation::GpuToCpu`, system RAM), mapped for its whole life.
+//! The host reads and writes it through slices; the GPU copies between it and device
+//! buffers with the DMA engines ([`Queue::upload_from_host`](crate::Queue::upload_from_host),
+//! [`Queue::read_to_host`](crate::Queue::read_to_host)): no staging copy, no memcpy by kiln.
+//!
+//! **Host access is ordered against the GPU by the buffer's stamps.** Every submission that
+//! copies from or to a host buffer stamps it (per queue, used and written);
+//! [`HostBuffer::as_slice`] first waits for the submissions that write it,
+//! [`HostBuffer::as_mut_slice`] for all that use it. A copy *into* a host buffer takes it
+//! by `&mut` (no slice of it can be alive when the copy is submitted), a copy *from* it by
+//! `&` (other readers may stay). So a slice never aliases memory the GPU may write, nor
+//! a mutable slice memory it may read, whether or not the returned
+//! [`Transfer`](crate::Transfer) is kept, waited or forgotten.
+//!
+//! **Imported memory** ([`Device::import_host_memory`](crate::Device::import_host_memory))
+//! wraps the caller's own page-aligned bytes for the length of a closure: at its end kiln
+//! waits for every submission that used them and destroys the import, so the memory is
+//! the caller's alone again however the handle was moved inside the closure. An imported
+//! buffer has no host access of its own (`KILN-E161`): the caller reads and writes its
+//! slice after the closure.
+
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ash::vk;
+use gpu_allocator::vulkan::Allocation;
+use gpu_allocator::MemoryLocation;
+
+use crate::device::{allocate_bound, free_bound, Device, ResourceStamps, Shared};
+use crate::error::{vk_err, Error, Result};
+
+/// Host memory of one host buffer.
+enum Memory {
+    /// Allocated by kiln (gpu-allocator), with its heap reservation.
+    Allocated {
+        allocation: Allocation,
+        heap: (usize, u64),
+    },
+    /// The caller's memory, imported (`VkImportMemoryHostPointerInfoEXT`).
+    Imported { memory: vk::DeviceMemory },
+}
+
+/// The Vulkan objects of a host buffer; `None` once destroyed (an import whose scope ended).
+struct Objects {
+    raw: vk::Buffer,
+    memory: Memory,
+}
+
+pub(crate) struct HostInner {
+    shared: Arc<Shared>,
+    /// Held while a submission uses the buffer (checked alive, submitted, stamped) and
+    /// while an import ends: no copy is submitted after its memory was released.
+    objects: Mutex<Option<Objects>>,
+    ptr: NonNull<u8>,
+    len: u64,
+    label: String,
+    imported: bool,
+    stamps: ResourceStamps,
+}
+
+// SAFETY: `ptr` is a mapping (or the caller's memory) that the inner owns or borrows for its
+// whole life; host access through it is ordered by the stamps and by `&`/`&mut` of the
+// owning `HostBuffer` (see the module docs), never by which thread holds the inner.
+unsafe impl Send for HostInner {}
+// SAFETY: as above; every shared mutable state is behind a mutex or atomics.
+unsafe impl Sync for HostInner {}
+
+/// Host-visible, host-cached memory that the GPU copies from and to with its DMA engines:
+/// the equivalent of CUDA's pinned (page-locked) memory. See the module docs for how host
+/// access is ordered against the GPU.
+///
+/// Made by [`Device::host_buffer`], [`Device::host_buffer_from_slice`] or, wrapping the
+/// caller's memory, [`Device::import_host_memory`]. Not `Clone`: its one handle is what
+/// `&`/`&mut` borrow.
+pub struct HostBuffer {
+    inner: Arc<HostInner>,
+}
+
+impl std::fmt::Debug for HostBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuffer")
+            .field("label", &self.inner.label)
+            .field("len", &self.inner.len)
+            .field("imported", &self.inner.imported)
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl HostInner {
+    /// Destroys the objects (none of whose submissions may be pending).
+    fn destroy(shared: &Shared, label: &str, objects: Objects) {
+        match objects.memory {
+            Memory::Allocated { allocation, heap } => {
+                free_bound(shared, objects.raw, allocation, heap, label)
+            }
+            Memory::Imported { memory } => {
+                // SAFETY: no pending submission uses the buffer or the memory (the caller
+                // waited for its stamps); neither is used again.
+                unsafe {
+                    shared.raw.destroy_buffer(objects.raw, None);
+                    shared.raw.free_memory(memory, None);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for HostInner {
+    fn drop(&mut self) {
+        let Some(objects) = lock(&self.objects).take() else {
+            return;
+        };
+        if self.imported {
+            // An import is destroyed when its scope ends; this runs only if that failed.
+            if self.shared.wait_stamps(&self.stamps.used).is_ok() {
+                Self::destroy(&self.shared, &self.label, objects);
+            } else {
+                log::error!("kiln: leaking imported host buffer `{}`", self.label);
+            }
+            return;
+        }
+        let label = std::mem::take(&mut self.label);
+        // Deferred like a buffer's: destroyed once every submission made so far finished.
+        self.shared
+            .retire(move |s| HostInner::destroy(s, &label, objects));
+    }
+}
+
+/// A host buffer held for one submission: alive (not an ended import) until dropped.
+pub(crate) struct HostUse<'h> {
+    objects: MutexGuard<'h, Option<Objects>>,
+    inner: &'h HostInner,
+}
+
+impl HostUse<'_> {
+    /// The `VkBuffer`.
+    pub(crate) fn raw(&self) -> vk::Buffer {
+        self.objects.as_ref().map_or(vk::Buffer::null(), |o| o.raw)
+    }
+
+    /// The stamps to record the submission in.
+    pub(crate) fn stamps(&self) -> &ResourceStamps {
+        &self.inner.stamps
+    }
+}
+
+impl HostBuffer {
+    /// Size in bytes.
+    pub fn len(&self) -> u64 {
+        self.inner.len
+    }
+
+    /// Whether the buffer has no bytes (never: a host buffer has at least one).
+    pub fn is_empty(&self) -> bool {
+        self.inner.len == 0
+    }
+
+    pub fn label(&self) -> &str {
+        &self.inner.label
+    }
+
+    /// Whether this is imported memory ([`Device::import_host_memory`]).
+    pub fn is_imported(&self) -> bool {
+        self.inner.imported
+    }
+
+    /// Holds the buffer for a submission. Errors: `KILN-E161` an import whose scope ended;
+    /// `KILN-E109` a host buffer of another device.
+    pub(crate) fn hold(&self, shared: &Shared) -> Result<HostUse<'_>> {
+        if !std::ptr::eq(&*self.inner.shared, shared) {
+            return Err(Error::ForeignObject {
+                object: format!("host buffer `{}`", self.inner.label),
+            });
+        }
+        let objects = lock(&self.inner.objects);
+        if objects.is_none() {
+            return Err(self.ended());
+        }
+        Ok(HostUse {
+            objects,
+            inner: &self.inner,
+        })
+    }
+
+    fn ended(&self) -> Error {
+        Error::ImportedHostMemory {
+            object: self.inner.label.clone(),
+            detail: "its import scope has ended; import the memory again",
+        }
+    }
+
+    /// Host access: imported memory has none (the importer reads and writes its own slice).
+    fn host_access(&self) -> Result<()> {
+        if self.inner.imported {
+            return Err(Error::ImportedHostMemory {
+                object: self.inner.label.clone(),
+                detail: "it has no host access of its own; read or write the slice it was \
+                         imported from once the import closure has returned",
+            });
+        }
+        Ok(())
+    }
+
+    /// The bytes, once every pending submission that writes them (a readback into this
+    /// buffer) has finished. No copy into the buffer can be submitted while the slice is
+    /// alive (that takes `&mut self`).
+    ///
+    /// Errors: `KILN-E161` imported memory; `KILN-E105`/`KILN-E108` the wait failed.
+    pub fn as_slice(&self) -> Result<&[u8]> {
+        self.host_access()?;
+        self.inner.shared.wait_stamps(&self.inner.stamps.written)?;
+        // SAFETY: the mapping covers `len` bytes for the buffer's life; no submission that
+        // writes it is pending (waited above) and none can be made while `&self` is
+        // borrowed (they take `&mut`). Host-coherent memory: device writes are visible
+        // after the wait (each submission ends with a device→host barrier).
+        Ok(unsafe { std::slice::from_raw_parts(self.inner.ptr.as_ptr(), self.inner.len as usize) })
+    }
+
+    /// The bytes for writing, once every pending submission that uses them has finished.
+    ///
+    /// Errors: `KILN-E161` imported memory; `KILN-E105`/`KILN-E108` the wait failed.
+    pub fn as_mut_slice(&mut self) -> Result<&mut [u8]> {
+        self.host_access()?;
+        self.inner.shared.wait_stamps(&self.inner.stamps.used)?;
+        // SAFETY: as in `as_slice`; `&mut self` excludes every other slice and every new
+        // submission that uses the buffer; host-coherent memory needs no flush.
+        Ok(unsafe {
+            std::slice::from_raw_parts_mut(self.inner.ptr.as_ptr(), self.inner.len as usize)
+        })
+    }
+
+    /// Copies `data` to byte `offset` (several threads for large copies; see
+    /// `parallel_copy`).
+    ///
+    /// Errors: `KILN-E151` past the end; as [`as_mut_slice`](Self::as_mut_slice).
+    pub fn write<T: bytemuck::Pod>(&mut self, offset: u64, data: &[T]) -> Result<()> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let range = self.range(offset, bytes.len())?;
+        let threads = super::chunks::threads(&self.inner.shared);
+        super::chunks::parallel_copy(&mut self.as_mut_slice()?[range], bytes, threads);
+        Ok(())
+    }
+
+    /// Copies `size_of_val(out)` bytes from byte `offset` into `out`.
+    ///
+    /// Errors: `KILN-E151` past the end; as [`as_slice`](Self::as_slice).
+    pub fn read_into<T: bytemuck::Pod>(&self, offset: u64, out: &mut [T]) -> Result<()> {
+        let out: &mut [u8] = bytemuck::cast_slice_mut(out);
+        let range = self.range(offset, out.len())?;
+        let threads = super::chunks::threads(&self.inner.shared);
+        super::chunks::parallel_copy(out, &self.as_slice()?[range], threads);
+        Ok(())
+    }
+
+    /// `offset..offset + len` as indices, inside the buffer. Errors: `KILN-E151`.
+    pub(crate) fn range(&self, offset: u64, len: usize) -> Result<std::ops::Range<usize>> {
+        match offset.checked_add(len as u64) {
+            Some(end) if end <= self.inner.len => Ok(offset as usize..end as usize),
+            _ => Err(Error::BufferOverflow {
+                object: self.inner.label.clone(),
+                capacity: self.inner.len,
+                offset,
+                requested: len as u64,
+            }),
+        }
+    }
+}
+
+impl Device {
+    /// Creates a host buffer of `size` bytes: host-visible, host-coherent (host-cached where
+    /// the device has it) memory the GPU copies from and to at bus speed, zero-filled.
+    ///
+    /// Errors: `KILN-E152` size 0, `KILN-E154` more than the heap has left, `KILN-E150`
+    /// the allocation failed.
+    pub fn host_buffer(&self, label: &str, size: u64) -> Result<HostBuffer> {
+        if size == 0 {
+            return Err(Error::ZeroSizedBuffer {
+                object: label.to_string(),
+            });
+        }
+        let shared = &self.shared;
+        let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        let (raw, allocation, heap) =
+            allocate_bound(shared, label, size, usage, MemoryLocation::GpuToCpu, 64)?;
+        let Some(ptr) = allocation.mapped_ptr() else {
+            free_bound(shared, raw, allocation, heap, label);
+            return Err(Error::Vulkan {
+                call: "vkMapMemory (host buffer memory is not host-visible)",
+                result: vk::Result::ERROR_MEMORY_MAP_FAILED,
+            });
+        };
+        shared.set_name(raw, label);
+        Ok(HostBuffer {
+            inner: Arc::new(HostInner {
+                shared: shared.clone(),
+                objects: Mutex::new(Some(Objects {
+                    raw,
+                    memory: Memory::Allocated { allocation, heap },
+                })),
+                ptr: ptr.cast(),
+                len: size,
+                label: label.to_string(),
+                imported: false,
+                stamps: ResourceStamps::default(),
+            }),
+        })
+    }
+
+    /// A host buffer holding `data`.
+    ///
+    /// Errors: as [`host_buffer`](Self::host_buffer).
+    pub fn host_buffer_from_slice<T: bytemuck::Pod>(
+        &self,
+        label: &str,
+        data: &[T],
+    ) -> Result<HostBuffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let mut host = self.host_buffer(label, bytes.len() as u64)?;
+        host.write(0, bytes)?;
+        Ok(host)
+    }
+
+    /// Imports `memory`, the caller's own bytes, as a host buffer for the length of `f`
+    /// (`VK_EXT_external_memory_host`, Vulkan spec §11.2.6): copies from and to it run
+    /// at bus speed with no staging copy. When `f` returns, kiln waits for every
+    /// submission that used the import and destroys it; then `memory` holds what readbacks
+    /// wrote. The import has no host access of its own (`KILN-E161`).
+    ///
+    /// `memory`'s address and length must be multiples of the device's
+    /// `minImportedHostPointerAlignment` (4096 on most devices: allocate it page-aligned,
+    /// e.g. `std::alloc::alloc` with `Layout::from_size_align(len, 4096)`).
+    ///
+    /// Errors: `KILN-E107` the device lacks `VK_EXT_external_memory_host` (use
+    /// [`host_buffer`](Self::host_buffer)), `KILN-E160` misaligned address or length (or
+    /// empty), `KILN-E106`/`KILN-E104` the driver refused the memory; whatever `f` returns;
+    /// `KILN-E105`/`KILN-E108` the final wait failed.
+    pub fn import_host_memory<R>(
+        &self,
+        label: &str,
+        memory: &mut [u8],
+        f: impl FnOnce(&mut HostBuffer) -> Result<R>,
+    ) -> Result<R> {
+        let mut host = import(&self.shared, label, memory)?;
+        let inner = host.inner.clone();
+        let out = f(&mut host);
+        drop(host);
+        // End the import wherever the handle went: no new submission can use it once the
+        // objects are gone, and those made so far are waited for first.
+        let mut objects = lock(&inner.objects);
+        let waited = inner.shared.wait_stamps(&inner.stamps.used);
+        if waited.is_ok() {
+            if let Some(o) = objects.take() {
+                HostInner::destroy(&inner.shared, &inner.label, o);
+            }
+        } else if let Some(o) = objects.take() {
+            // The device is lost or hung: never free memory it may still write; the import
+            // leaks (the caller's memory outlives kiln's use only if the GPU never
+            // touches it again, which a lost device does not).
+            log::error!(
+                "kiln: leaking imported host memory `{}` after a failed wait",
+                inner.label
+            );
+            std::mem::forget(o);
+        }
+        drop(objects);
+        let r = out?;
+        waited?;
+        Ok(r)
+    }
+}
+
+/// Imports `memory` (see [`Device::import_host_memory`]).
+fn import(shared: &Arc<Shared>, label: &str, memory: &mut [u8]) -> Result<HostBuffer> {
+    let Some(alignment) = shared.host_import_alignment else {
+        return Err(Error::MissingFeature {
+            device: shared.info.name.clone(),
+            what: "VK_EXT_external_memory_host (importing host memory); use \
+                   Device::host_buffer for pinned memory instead"
+                .into(),
+        });
+    };
+    let address = memory.as_ptr() as u64;
+    let len = memory.len() as u64;
+    if len == 0 || !address.is_multiple_of(alignment) || !len.is_multiple_of(alignment) {
+        return Err(Error::HostMemoryMisaligned {
+            object: label.to_string(),
+            address,
+            len,
+            alignment,
+        });
+    }
+    let d = &shared.raw;
+    let handle_type = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
+    let ext = ash::ext::external_memory_host::Device::new(&shared.instance.raw, d);
+    let mut host_props = vk::MemoryHostPointerPropertiesEXT::default();
+    // SAFETY: the extension is enabled; `memory` is a live host allocation of `len` bytes,
+    // aligned as the device requires (checked above); the out struct is a local.
+    unsafe {
+        (ext.fp().get_memory_host_pointer_properties_ext)(
+            d.handle(),
+            handle_type,
+            memory.as_ptr().cast(),
+            &mut host_props,
+        )
+    }
+    .result()
+    .map_err(vk_err("vkGetMemoryHostPointerPropertiesEXT"))?;
+    let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle_type);
+    let info = vk::BufferCreateInfo::default()
+        .size(len)
+        .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
+        .sharing_mode(shared.sharing.mode())
+        .queue_family_indices(shared.sharing.families())
+        .push_next(&mut external);
+    // SAFETY: valid create info (size > 0, transfer usage, the handle type the memory will
+    // be imported with); locals outlive the call.
+    let raw = unsafe { d.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
+    // SAFETY: `raw` was just created on this device.
+    let req = unsafe { d.get_buffer_memory_requirements(raw) };
+    // SAFETY: plain query on the physical device.
+    let props = unsafe {
+        shared
+            .instance
+            .raw
+            .get_physical_device_memory_properties(shared.physical)
+    };
+    let bits = req.memory_type_bits & host_props.memory_type_bits;
+    let types = &props.memory_types[..props.memory_type_count as usize];
+    let host = vk::MemoryPropertyFlags::HOST_VISIBLE;
+    let pick = |want: vk::MemoryPropertyFlags| {
+        (0..types.len() as u32)
+            .find(|&i| bits & (1 << i) != 0 && types[i as usize].property_flags.contains(want))
+    };
+    let type_index = pick(host | vk::MemoryPropertyFlags::HOST_CACHED)
+        .or_else(|| pick(host))
+        .or_else(|| pick(vk::MemoryPropertyFlags::empty()));
+    let fail = |raw: vk::Buffer, e: Error| {
+        // SAFETY: the buffer has no memory bound and is unused.
+        unsafe { d.destroy_buffer(raw, None) };
+        Err(e)
+    };
+    let (Some(type_index), true) = (type_index, req.size <= len) else {
+        return fail(
+            raw,
+            Error::Vulkan {
+                call: "vkAllocateMemory (no memory type can import this host memory)",
+                result: vk::Result::ERROR_INVALID_EXTERNAL_HANDLE,
+            },
+        );
+    };
+    let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
+        .handle_type(handle_type)
+        .host_pointer(memory.as_mut_ptr().cast());
+    let alloc = vk::MemoryAllocateInfo::default()
+        .allocation_size(len)
+        .memory_type_index(type_index)
+        .push_next(&mut import);
+    // SAFETY: the pointer and size are aligned to minImportedHostPointerAlignment
+    // (checked); the memory type is one the pointer's properties allow; the import borrows
+    // `memory`, which outlives it (`import_host_memory` destroys it before returning).
+    let mem = match unsafe { d.allocate_memory(&alloc, None) } {
+        Ok(m) => m,
+        Err(e) => return fail(raw, vk_err("vkAllocateMemory (host import)")(e)),
+    };
+    // SAFETY: the memory is large enough for `req` (checked) and of an allowed type.
+    if let Err(e) = unsafe { d.bind_buffer_memory(raw, mem, 0) } {
+        // SAFETY: the memory is unused.
+        unsafe { d.free_memory(mem, None) };
+        return fail(raw, vk_err("vkBindBufferMemory")(e));
+    }
+    shared.set_name(raw, label);
+    let ptr = NonNull::new(memory.as_mut_ptr()).unwrap_or(NonNull::dangling());
+    Ok(HostBuffer {
+        inner: Arc::new(HostInner {
+            shared: shared.clone(),
+            objects: Mutex::new(Some(Objects {
+                raw,
+                memory: Memory::Imported { memory: mem },
+            })),
+            ptr,
+            len,
+            label: label.to_string(),
+            imported: true,
+            stamps: ResourceStamps::default(),
+        }),
+    })
+}
