@@ -49,7 +49,18 @@
 //! [`Device::set_layout`], [`Device::pipeline_layout`], [`Device::compute_pipeline`],
 //! [`Device::graphics_pipeline`] and [`Device::descriptor_set`]; a pipeline makes the
 //! descriptor sets of its layout ([`ComputePipeline::descriptor_set`]); the device also
-//! makes [`Recording`]s ([`Device::record`]) and [`Submission`]s ([`Device::submit`]).
+//! makes [`Recording`]s ([`Device::record`]) and [`Submission`]s ([`Device::submit`]),
+//! hands out its [`Queue`]s ([`Device::queue`]) and makes [`HostBuffer`]s
+//! ([`Device::host_buffer`], [`Device::import_host_memory`]).
+//!
+//! ## Queues
+//!
+//! Work is submitted to the queue it is called on: `Device::execute`/`submit`/`record` use
+//! the main queue, [`Queue`]'s methods their own (async compute, transfer). Submissions on
+//! different queues are ordered by timeline waits only where they use the same buffers or
+//! images; transfers ([`Queue::upload`], [`Queue::upload_from_host`], ...) return a
+//! [`Transfer`] to wait on. On a device without dedicated queues every kind is the main
+//! queue ([`QueueInfo::source`]).
 //! The full form of a constructor takes a `*Desc` struct (most have a `Default` or a
 //! `new`); where a short form exists too, the full form is the noun plus `_with`
 //! ([`Device::compute_pipeline_with`]). Shortcuts that also fill what they make are named

@@ -3,13 +3,16 @@
 //!
 //! Rows (issue 6): dispatch recording, round trip, SAXPY bandwidth (GPU timestamps),
 //! pipeline creation cold/warm through kiln's persisted pipeline cache, reflection + layout
-//! derivation over the corpus, descriptor sets, staging transfers. Each row prints the kiln
-//! figure, the raw figure and kiln/raw. See BENCHMARKS.md for results and how to read them.
+//! derivation over the corpus, descriptor sets, staging transfers; (issue 12) transfers from
+//! pinned memory, imported memory and a `Vec` at two sizes, and a chunked stream overlapped
+//! over three queues vs serial. Each row prints the kiln figure, the raw figure and
+//! kiln/raw. See BENCHMARKS.md for results and how to read them.
 //!
 //! The bench sets `MESA_SHADER_CACHE_DISABLE=true` and `__GL_SHADER_DISK_CACHE=0` for itself
 //! (driver disk caches off, so "cold" is cold) and points `KILN_PIPELINE_CACHE_DIR` at a
 //! temporary folder it deletes at the end (the user's own cache is never touched).
-//! `KILN_BENCH_ONLY=dispatch|bandwidth|pipelines|reflection|transfers` runs one group.
+//! `KILN_BENCH_ONLY=dispatch|bandwidth|pipelines|reflection|transfers|queues` runs one group;
+//! `KILN_BENCH_SWEEP=1` adds the staging sweep to the queue rows.
 //!
 //! With the cargo feature `bench-wgpu`, rows 1–3 also run through `wgpu` (Vulkan backend,
 //! same driver), interleaved with the other two; the table gains `wgpu` and `kiln/wgpu`
@@ -22,7 +25,9 @@
 mod dispatch;
 mod floors;
 mod pipelines;
+mod queues;
 mod raw;
+mod stream;
 mod transfer;
 #[cfg(feature = "bench-wgpu")]
 mod wgpu_peer;
@@ -258,12 +263,13 @@ fn run(opts: &Opts) -> BenchResult<bool> {
         std::env::var("KILN_SPIN_US").unwrap_or_else(|_| "unset".into())
     ));
     let mut rows = Vec::new();
-    let steps: [(&str, RowFn); 5] = [
+    let steps: [(&str, RowFn); 6] = [
         ("dispatch", dispatch::rows),
         ("bandwidth", transfer::bandwidth_rows),
         ("pipelines", pipelines::creation_rows),
         ("reflection", pipelines::reflection_rows),
         ("transfers", transfer::transfer_rows),
+        ("queues", queues::rows),
     ];
     let only = std::env::var("KILN_BENCH_ONLY").ok();
     for (what, f) in steps {

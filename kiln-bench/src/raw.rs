@@ -11,6 +11,7 @@ use super::BenchResult;
 /// Handles the raw baseline needs; cloned out of a kiln device.
 pub struct Raw {
     pub d: ash::Device,
+    inst: ash::Instance,
     pub queue: vk::Queue,
     pub family: u32,
     mem: vk::PhysicalDeviceMemoryProperties,
@@ -26,7 +27,7 @@ pub struct Ctx {
 /// A buffer in host-visible memory, persistently mapped.
 pub struct HostBuf {
     pub buf: vk::Buffer,
-    mem: vk::DeviceMemory,
+    pub mem: vk::DeviceMemory,
     pub ptr: *mut u8,
 }
 
@@ -61,10 +62,16 @@ impl Raw {
         let queue = unsafe { d.get_device_queue(family, 0) };
         Raw {
             d,
+            inst,
             queue,
             family,
             mem,
         }
+    }
+
+    /// `VK_EXT_external_memory_host`'s functions (the caller checked it is enabled).
+    pub fn external_memory_host(&self) -> ash::ext::external_memory_host::Device {
+        ash::ext::external_memory_host::Device::new(&self.inst, &self.d)
     }
 
     pub fn set_layout(&self, types: &[vk::DescriptorType]) -> BenchResult<vk::DescriptorSetLayout> {
@@ -196,8 +203,13 @@ impl Raw {
     }
 
     pub fn ctx(&self) -> BenchResult<Ctx> {
+        self.ctx_for(self.family)
+    }
+
+    /// A context whose pool belongs to queue family `family`.
+    pub fn ctx_for(&self, family: u32) -> BenchResult<Ctx> {
         let info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(self.family)
+            .queue_family_index(family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT);
         // SAFETY: plain creates on a live device; the objects are destroyed in `drop_ctx`.
         unsafe {
@@ -263,17 +275,30 @@ impl Raw {
 
     /// Ends, submits and blocks in vkWaitForFences, then resets the fence and the pool.
     pub fn submit_wait(&self, c: &Ctx) -> BenchResult<()> {
+        self.submit_wait_on(self.queue, c)
+    }
+
+    /// [`submit_wait`](Self::submit_wait) on `queue` (of the family `c`'s pool belongs to).
+    pub fn submit_wait_on(&self, queue: vk::Queue, c: &Ctx) -> BenchResult<()> {
         let cbs = [c.cb];
         let submit = vk::SubmitInfo::default().command_buffers(&cbs);
         // SAFETY: `cb` is recording and becomes executable; the queue is used only by this
         // thread; the fence is unsignaled (reset after every wait).
         unsafe {
             self.d.end_command_buffer(c.cb)?;
-            self.d.queue_submit(self.queue, &[submit], c.fence)?;
+            self.d.queue_submit(queue, &[submit], c.fence)?;
             self.d.wait_for_fences(&[c.fence], true, u64::MAX)?;
             self.d.reset_fences(&[c.fence])?;
         }
         self.reset(c)
+    }
+
+    /// The `VkQueue` of a kiln queue (the raw side submits to the same hardware queue, from
+    /// this thread, while no kiln call is in flight).
+    pub fn queue_of(&self, info: &kiln::QueueInfo) -> vk::Queue {
+        // SAFETY: kiln created this queue of this family (emulated queues report the main
+        // queue's family and index).
+        unsafe { self.d.get_device_queue(info.family, info.queue_index) }
     }
 
     /// Submits the already recorded (reusable) command buffer and blocks in
@@ -291,7 +316,7 @@ impl Raw {
         Ok(())
     }
 
-    fn memory_type(&self, bits: u32, want: vk::MemoryPropertyFlags) -> Option<u32> {
+    pub fn memory_type(&self, bits: u32, want: vk::MemoryPropertyFlags) -> Option<u32> {
         (0..self.mem.memory_type_count).find(|&i| {
             bits & (1 << i) != 0
                 && self.mem.memory_types[i as usize]

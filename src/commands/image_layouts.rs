@@ -19,7 +19,10 @@ fn stage_access(layout: vk::ImageLayout) -> (vk::PipelineStageFlags2, vk::Access
     use vk::ImageLayout as L;
     use vk::PipelineStageFlags2 as S;
     match layout {
-        L::UNDEFINED | L::PREINITIALIZED => (S::NONE, A::NONE),
+        // Discarding the contents still waits for earlier work on the image (a read of it
+        // earlier in the command buffer; a swapchain acquire's semaphore wait, whose stages
+        // the transition must chain with): all stages, no access.
+        L::UNDEFINED | L::PREINITIALIZED => (S::ALL_COMMANDS, A::NONE),
         L::TRANSFER_DST_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_WRITE),
         L::TRANSFER_SRC_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_READ),
         L::SHADER_READ_ONLY_OPTIMAL => (

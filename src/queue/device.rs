@@ -216,8 +216,8 @@ impl Device {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Sets the host threads of one staged transfer (default: `KILN_TRANSFER_THREADS`, else
-    /// the machine's parallelism up to 8), for the bench's sweep.
+    /// Sets the host threads of one staged transfer (0: the default, `KILN_TRANSFER_THREADS`,
+    /// else the machine's parallelism up to 8), for the bench's sweep.
     #[doc(hidden)]
     pub fn debug_set_transfer_threads(&self, threads: usize) {
         if let Ok(c) = self.shared.slot::<StagingCache>() {

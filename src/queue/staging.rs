@@ -214,8 +214,14 @@ impl StagingCache {
         self.threads.load(Ordering::Relaxed)
     }
 
+    /// Sets the host threads per transfer (0: the default).
     pub(super) fn set_threads(&self, n: usize) {
-        self.threads.store(n.clamp(1, 64), Ordering::Relaxed);
+        let n = if n == 0 {
+            super::chunks::default_threads()
+        } else {
+            n.min(64)
+        };
+        self.threads.store(n, Ordering::Relaxed);
     }
 
     pub(super) fn set_bar(&self, on: bool) {

@@ -21,6 +21,17 @@ const ROWS: &[(&str, &str)] = &[
     ("reflection + layout per module", "us"),
     ("staging upload", "GB/s"),
     ("staging readback", "GB/s"),
+    // The queue rows (issue 12); --quick: 16 MiB. The imported-memory rows need
+    // VK_EXT_external_memory_host, which lavapipe has.
+    ("upload 16 MiB from pinned memory", "GB/s"),
+    ("readback 16 MiB to pinned memory", "GB/s"),
+    ("upload 16 MiB from imported memory", "GB/s"),
+    ("readback 16 MiB to imported memory", "GB/s"),
+    ("upload 16 MiB from a Vec", "GB/s"),
+    ("readback 16 MiB into a Vec", "GB/s"),
+    ("stream 16 MiB, serial (one queue)", "ms"),
+    ("stream 16 MiB, overlapped (three queues)", "ms"),
+    ("stream overlap speedup (serial/overlapped)", "x"),
 ];
 
 #[test]

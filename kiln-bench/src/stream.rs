@@ -1,0 +1,561 @@
+//! The stream rows: an array streamed through a kernel in chunks (upload chunk i, compute
+//! chunk i, read back chunk i, over a ring of three device buffer pairs), from and to
+//! pinned host memory. Serial: every submission on the main queue, each waiting for the one
+//! before. Overlapped: uploads on the first transfer queue, dispatches on the async-compute
+//! queue, readbacks on the last transfer queue, each chunk's stages (and the ring's reuse)
+//! ordered by timeline waits, so upload i+1 / compute i / readback i-1 run at once.
+//!
+//! kiln: `Queue::upload_from_host`, `Queue::submit`, `Queue::read_to_host`, the waits
+//! derived by kiln. raw: the same command buffers and timeline waits written by hand (each
+//! submission also waits for its queue's previous one, as kiln's do), on the same
+//! `VkQueue`s. The kernel's iteration count is chosen so that one chunk's dispatch takes
+//! about as long as its upload (the case overlap helps most). Time: wall clock from the
+//! first submission to the last readback's completion.
+
+use std::time::Instant;
+
+use ash::vk;
+use kiln::{Buffer, BufferDesc, ComputePipeline, DescriptorSet, Device, MemoryLocation, QueueKind};
+
+use super::raw::{HostBuf, Raw};
+use super::{median, note, BenchResult, Opts, Row};
+
+const RING: usize = 3;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    iters: u32,
+    n: u32,
+}
+
+fn reference(x: u32, iters: u32) -> u32 {
+    let mut v = x;
+    for _ in 0..iters {
+        v = v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+    }
+    v
+}
+
+fn input(i: usize) -> u32 {
+    (i as u32).wrapping_mul(2_654_435_761) ^ 0x5bd1_e995
+}
+
+/// The kiln side: pipeline, sets over the ring, host input and output.
+struct KilnStream {
+    pipeline: ComputePipeline,
+    sets: Vec<DescriptorSet>,
+    input: kiln::HostBuffer,
+    output: kiln::HostBuffer,
+}
+
+/// The ring of device buffers both sides use (never at the same time).
+struct Ring {
+    x: Vec<Buffer>,
+    y: Vec<Buffer>,
+}
+
+struct Shape {
+    chunk: usize,
+    chunks: usize,
+    iters: u32,
+}
+
+impl Shape {
+    fn bytes(&self) -> u64 {
+        (self.chunk * 4) as u64
+    }
+    fn params(&self) -> Params {
+        Params {
+            iters: self.iters,
+            n: self.chunk as u32,
+        }
+    }
+}
+
+fn check(words: &[u32], iters: u32, what: &str) -> BenchResult<()> {
+    match words
+        .iter()
+        .enumerate()
+        .position(|(i, &v)| v != reference(input(i), iters))
+    {
+        Some(i) => Err(format!("{what}: element {i} differs from the CPU reference").into()),
+        None => Ok(()),
+    }
+}
+
+impl KilnStream {
+    fn run(
+        &mut self,
+        device: &Device,
+        ring: &Ring,
+        s: &Shape,
+        overlapped: bool,
+    ) -> BenchResult<f64> {
+        let (up, compute, down) = if overlapped {
+            let t = device.queues(QueueKind::Transfer);
+            (
+                t[0].clone(),
+                device.queue(QueueKind::Compute),
+                t[t.len() - 1].clone(),
+            )
+        } else {
+            let m = device.queue(QueueKind::Main);
+            (m.clone(), m.clone(), m)
+        };
+        let (bytes, params) = (s.bytes(), s.params());
+        let t = Instant::now();
+        let mut pending = Vec::with_capacity(2 * s.chunks);
+        let mut subs = Vec::with_capacity(s.chunks);
+        for i in 0..s.chunks {
+            let slot = i % RING;
+            let at = i as u64 * bytes;
+            pending.push(up.upload_from_host(&self.input, at, &ring.x[slot], 0, bytes)?);
+            let (p, set) = (&self.pipeline, &self.sets[slot]);
+            subs.push(compute.submit(|r| {
+                r.bind_pipeline(p)?;
+                r.bind_set(0, set)?;
+                r.push(0, &params)?;
+                r.dispatch_threads(params.n)
+            })?);
+            pending.push(down.read_to_host(&ring.y[slot], 0, &mut self.output, at, bytes)?);
+        }
+        for p in pending {
+            p.wait()?;
+        }
+        for sub in subs {
+            sub.wait()?;
+        }
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        check(
+            bytemuck::cast_slice(self.output.as_slice()?),
+            s.iters,
+            "kiln stream",
+        )?;
+        self.output.as_mut_slice()?.fill(0);
+        Ok(ms)
+    }
+}
+
+/// Records a copy of `size` bytes from `src` at `src_offset` to `dst` at `dst_offset`.
+fn copy(
+    raw: &Raw,
+    cb: vk::CommandBuffer,
+    src: vk::Buffer,
+    dst: vk::Buffer,
+    (src_offset, dst_offset, size): (u64, u64, u64),
+) {
+    let region = [vk::BufferCopy {
+        src_offset,
+        dst_offset,
+        size,
+    }];
+    // SAFETY: both buffers are alive and hold the ranges; `cb` is recording.
+    unsafe { raw.d.cmd_copy_buffer(cb, src, dst, &region) };
+}
+
+/// One queue of the raw side: its `VkQueue`, timeline and command pool.
+struct Lane {
+    queue: vk::Queue,
+    timeline: vk::Semaphore,
+    pool: vk::CommandPool,
+    value: u64,
+}
+
+/// The raw side: its own pipeline, layouts, sets over the ring, host buffers and lanes.
+struct RawStream<'r> {
+    raw: &'r Raw,
+    set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    pool: vk::DescriptorPool,
+    sets: Vec<vk::DescriptorSet>,
+    input: HostBuf,
+    output: HostBuf,
+    lanes: Vec<Lane>,
+    /// Lane of each role per mode: `[serial, overlapped][up, compute, down]`.
+    roles: [[usize; 3]; 2],
+}
+
+impl<'r> RawStream<'r> {
+    fn new(
+        raw: &'r Raw,
+        device: &Device,
+        ring: &Ring,
+        words: &[u32],
+        total: u64,
+    ) -> BenchResult<RawStream<'r>> {
+        let set_layout = raw.set_layout(&[vk::DescriptorType::STORAGE_BUFFER; 2])?;
+        let layout = raw.pipeline_layout(set_layout, 8)?;
+        let module = kiln::include_spirv!("stream.comp")?;
+        let pipeline = raw.pipeline(vk::PipelineCache::null(), layout, module.words(), &[])?;
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: 2 * RING as u32,
+        }];
+        let pool = raw.pool(&sizes, RING as u32)?;
+        let mut sets = Vec::new();
+        for slot in 0..RING {
+            let set = raw.alloc_set(pool, set_layout)?;
+            let infos = [ring.x[slot].raw(), ring.y[slot].raw()].map(|b| {
+                [vk::DescriptorBufferInfo {
+                    buffer: b,
+                    offset: 0,
+                    range: vk::WHOLE_SIZE,
+                }]
+            });
+            let writes: Vec<_> = (0..2)
+                .map(|i| {
+                    vk::WriteDescriptorSet::default()
+                        .dst_set(set)
+                        .dst_binding(i as u32)
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                        .buffer_info(&infos[i])
+                })
+                .collect();
+            // SAFETY: a fresh set; both buffers are alive storage buffers.
+            unsafe { raw.d.update_descriptor_sets(&writes, &[]) };
+            sets.push(set);
+        }
+        let input = raw.host_buffer(total, true)?;
+        // SAFETY: mapped for `total` bytes, not in use by the GPU.
+        unsafe {
+            std::ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), input.ptr, total as usize)
+        };
+        let output = raw.host_buffer(total, true)?;
+        let infos = [
+            device.queue(QueueKind::Main).info(),
+            device.queue(QueueKind::Transfer).info(),
+            device.queue(QueueKind::Compute).info(),
+            device
+                .queues(QueueKind::Transfer)
+                .last()
+                .map_or(device.queue(QueueKind::Transfer).info(), |q| q.info()),
+        ];
+        let mut lanes: Vec<Lane> = Vec::new();
+        let mut lane_of = |info: &kiln::QueueInfo| -> BenchResult<usize> {
+            let queue = raw.queue_of(info);
+            if let Some(i) = lanes.iter().position(|l| l.queue == queue) {
+                return Ok(i);
+            }
+            let mut ty =
+                vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
+            let sem = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
+            let pinfo = vk::CommandPoolCreateInfo::default().queue_family_index(info.family);
+            // SAFETY: plain creates; destroyed in `finish`.
+            let (timeline, pool) = unsafe {
+                (
+                    raw.d.create_semaphore(&sem, None)?,
+                    raw.d.create_command_pool(&pinfo, None)?,
+                )
+            };
+            lanes.push(Lane {
+                queue,
+                timeline,
+                pool,
+                value: 0,
+            });
+            Ok(lanes.len() - 1)
+        };
+        let main = lane_of(&infos[0])?;
+        let roles = [
+            [main; 3],
+            [
+                lane_of(&infos[1])?,
+                lane_of(&infos[2])?,
+                lane_of(&infos[3])?,
+            ],
+        ];
+        Ok(RawStream {
+            raw,
+            set_layout,
+            layout,
+            pipeline,
+            pool,
+            sets,
+            input,
+            output,
+            lanes,
+            roles,
+        })
+    }
+
+    /// Records and submits one stage: `record` fills a fresh command buffer of the lane;
+    /// the submission waits for its lane's previous value and `waits`, signals the next.
+    fn submit(
+        &mut self,
+        lane: usize,
+        waits: &[(usize, u64)],
+        record: impl FnOnce(vk::CommandBuffer),
+    ) -> BenchResult<u64> {
+        let raw = self.raw;
+        let l = &self.lanes[lane];
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(l.pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: the pool is this lane's, used from this thread only; reset after each run.
+        let cb = unsafe { raw.d.allocate_command_buffers(&alloc)?[0] };
+        // SAFETY: a fresh command buffer.
+        unsafe { raw.d.begin_command_buffer(cb, &begin)? };
+        record(cb);
+        // SAFETY: recording.
+        unsafe { raw.d.end_command_buffer(cb)? };
+        let value = l.value + 1;
+        let all = vk::PipelineStageFlags2::ALL_COMMANDS;
+        let mut w = vec![vk::SemaphoreSubmitInfo::default()
+            .semaphore(l.timeline)
+            .value(value - 1)
+            .stage_mask(all)];
+        for &(other, v) in waits {
+            w.push(
+                vk::SemaphoreSubmitInfo::default()
+                    .semaphore(self.lanes[other].timeline)
+                    .value(v)
+                    .stage_mask(all),
+            );
+        }
+        let signal = [vk::SemaphoreSubmitInfo::default()
+            .semaphore(l.timeline)
+            .value(value)
+            .stage_mask(all)];
+        let cbs = [vk::CommandBufferSubmitInfo::default().command_buffer(cb)];
+        let info = vk::SubmitInfo2::default()
+            .wait_semaphore_infos(&w)
+            .command_buffer_infos(&cbs)
+            .signal_semaphore_infos(&signal);
+        // SAFETY: the queue is used by this thread only while no kiln call is in flight;
+        // every value waited for was submitted earlier (no wait before signal).
+        unsafe { raw.d.queue_submit2(l.queue, &[info], vk::Fence::null())? };
+        self.lanes[lane].value = value;
+        Ok(value)
+    }
+
+    fn run(&mut self, ring: &Ring, s: &Shape, overlapped: bool) -> BenchResult<f64> {
+        let [up, comp, down] = self.roles[usize::from(overlapped)];
+        let (bytes, params) = (s.bytes(), s.params());
+        let groups = (s.chunk as u32).div_ceil(256);
+        let raw: &Raw = self.raw;
+        let t = Instant::now();
+        let (mut up_v, mut comp_v, mut down_v) = (
+            vec![0u64; s.chunks],
+            vec![0u64; s.chunks],
+            vec![0u64; s.chunks],
+        );
+        for i in 0..s.chunks {
+            let slot = i % RING;
+            let at = i as u64 * bytes;
+            let waits: Vec<_> = if i >= RING {
+                vec![(comp, comp_v[i - RING])]
+            } else {
+                vec![]
+            };
+            let (src, dst) = (self.input.buf, ring.x[slot].raw());
+            up_v[i] = self.submit(up, &waits, |cb| copy(raw, cb, src, dst, (at, 0, bytes)))?;
+            let mut waits = vec![(up, up_v[i])];
+            if i >= RING {
+                waits.push((down, down_v[i - RING]));
+            }
+            let (pipeline, layout, set) = (self.pipeline, self.layout, self.sets[slot]);
+            comp_v[i] = self.submit(comp, &waits, |cb| {
+                let d = &raw.d;
+                // SAFETY: pipeline, layout and set are alive; `cb` is recording.
+                unsafe {
+                    d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+                    d.cmd_bind_descriptor_sets(
+                        cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        layout,
+                        0,
+                        &[set],
+                        &[],
+                    );
+                    d.cmd_push_constants(
+                        cb,
+                        layout,
+                        vk::ShaderStageFlags::COMPUTE,
+                        0,
+                        bytemuck::bytes_of(&params),
+                    );
+                    d.cmd_dispatch(cb, groups, 1, 1);
+                }
+            })?;
+            let (src, dst) = (ring.y[slot].raw(), self.output.buf);
+            down_v[i] = self.submit(down, &[(comp, comp_v[i])], |cb| {
+                copy(raw, cb, src, dst, (0, at, bytes));
+                raw.barrier(
+                    cb,
+                    vk::AccessFlags2::TRANSFER_WRITE,
+                    vk::AccessFlags2::HOST_READ,
+                    vk::PipelineStageFlags2::HOST,
+                );
+            })?;
+        }
+        let sems: Vec<_> = self.lanes.iter().map(|l| l.timeline).collect();
+        let values: Vec<_> = self.lanes.iter().map(|l| l.value).collect();
+        let wait = vk::SemaphoreWaitInfo::default()
+            .semaphores(&sems)
+            .values(&values);
+        // SAFETY: the semaphores are alive; every value was submitted.
+        unsafe { self.raw.d.wait_semaphores(&wait, u64::MAX)? };
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        for l in &self.lanes {
+            // SAFETY: every command buffer of the pool completed (waited above).
+            unsafe {
+                self.raw
+                    .d
+                    .reset_command_pool(l.pool, vk::CommandPoolResetFlags::RELEASE_RESOURCES)?
+            };
+        }
+        let total = s.chunk * s.chunks;
+        // SAFETY: mapped, coherent; the readbacks were waited for.
+        let out = unsafe { std::slice::from_raw_parts(self.output.ptr as *const u32, total) };
+        check(out, s.iters, "raw stream")?;
+        // SAFETY: as above; no GPU work pending.
+        unsafe { std::ptr::write_bytes(self.output.ptr, 0, total * 4) };
+        Ok(ms)
+    }
+
+    fn finish(self) {
+        let raw = self.raw;
+        // SAFETY: nothing of the raw stream is pending (every run waits for all lanes).
+        unsafe {
+            for l in &self.lanes {
+                raw.d.destroy_command_pool(l.pool, None);
+                raw.d.destroy_semaphore(l.timeline, None);
+            }
+            raw.d.destroy_pipeline(self.pipeline, None);
+            raw.d.destroy_descriptor_pool(self.pool, None);
+            raw.d.destroy_pipeline_layout(self.layout, None);
+            raw.d.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+        raw.drop_host_buffer(self.input);
+        raw.drop_host_buffer(self.output);
+    }
+}
+
+/// The stream rows (see the module docs).
+pub fn rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
+    let cpu = device.info().device_type == vk::PhysicalDeviceType::CPU;
+    let (mib, chunks) = match (opts.quick, cpu) {
+        (true, _) => (16usize, 4usize),
+        (false, true) => (64, 8),
+        (false, false) => (256, 16),
+    };
+    let chunk = (mib << 20) / 4 / chunks;
+    let total = (chunk * chunks * 4) as u64;
+    let words: Vec<u32> = (0..chunk * chunks).map(input).collect();
+    let make = |label| {
+        device.buffer(&BufferDesc {
+            label,
+            size: (chunk * 4) as u64,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: MemoryLocation::GpuOnly,
+        })
+    };
+    let mut ring = Ring {
+        x: vec![],
+        y: vec![],
+    };
+    for _ in 0..RING {
+        ring.x.push(make("stream x")?);
+        ring.y.push(make("stream y")?);
+    }
+    let module = kiln::include_spirv!("stream.comp")?;
+    let pipeline = device.compute_pipeline(&module, "main")?;
+    let mut sets = Vec::new();
+    for slot in 0..RING {
+        let mut set = pipeline.descriptor_set(0)?;
+        set.write_buffer(0, &ring.x[slot])?;
+        set.write_buffer(1, &ring.y[slot])?;
+        sets.push(set);
+    }
+    let mut kiln_side = KilnStream {
+        pipeline,
+        sets,
+        input: device.host_buffer_from_slice("stream input", &words)?,
+        output: device.host_buffer("stream output", total)?,
+    };
+    // Iterations: one chunk's dispatch ≈ its upload (scaled and measured again, twice: a
+    // short dispatch's time is mostly launch overhead).
+    let mut shape = Shape {
+        chunk,
+        chunks,
+        iters: 64,
+    };
+    let measure = |shape: &Shape, k: &KilnStream| -> BenchResult<(f64, f64)> {
+        let (tq, cq) = (
+            device.queue(QueueKind::Transfer),
+            device.queue(QueueKind::Compute),
+        );
+        let (mut up, mut c) = (f64::MAX, f64::MAX);
+        let params = shape.params();
+        for _ in 0..3 {
+            let t = Instant::now();
+            tq.upload_from_host(&k.input, 0, &ring.x[0], 0, shape.bytes())?
+                .wait()?;
+            up = up.min(t.elapsed().as_secs_f64());
+            let (p, set) = (&k.pipeline, &k.sets[0]);
+            let t = Instant::now();
+            cq.execute(|r| {
+                r.bind_pipeline(p)?;
+                r.bind_set(0, set)?;
+                r.push(0, &params)?;
+                r.dispatch_threads(params.n)
+            })?;
+            c = c.min(t.elapsed().as_secs_f64());
+        }
+        Ok((up, c))
+    };
+    let (mut t_up, mut t_c) = measure(&shape, &kiln_side)?;
+    for _ in 0..2 {
+        shape.iters = ((shape.iters as f64 * t_up / t_c.max(1e-9)) as u32).clamp(1, 1 << 20);
+        (t_up, t_c) = measure(&shape, &kiln_side)?;
+    }
+    note(format!(
+        "stream: {mib} MiB in {chunks} chunks; one chunk: upload {:.3} ms, dispatch {:.3} ms \
+         at {} iterations",
+        t_up * 1e3,
+        t_c * 1e3,
+        shape.iters
+    ));
+    let mut raw_side = RawStream::new(raw, device, &ring, &words, total)?;
+    let rounds = if opts.quick { 2 } else { 5 };
+    let result = (|| -> BenchResult<[f64; 4]> {
+        let (mut ks, mut ko, mut rs, mut ro) = (vec![], vec![], vec![], vec![]);
+        for round in 0..=rounds {
+            let k1 = kiln_side.run(device, &ring, &shape, false)?;
+            let r1 = raw_side.run(&ring, &shape, false)?;
+            let k2 = kiln_side.run(device, &ring, &shape, true)?;
+            let r2 = raw_side.run(&ring, &shape, true)?;
+            if round > 0 {
+                ks.push(k1);
+                rs.push(r1);
+                ko.push(k2);
+                ro.push(r2);
+            }
+        }
+        Ok([
+            median(&mut ks),
+            median(&mut rs),
+            median(&mut ko),
+            median(&mut ro),
+        ])
+    })();
+    device.wait_idle()?;
+    raw_side.finish();
+    let [ks, rs, ko, ro] = result?;
+    let name = format!("stream {mib} MiB");
+    Ok(vec![
+        Row::new(&format!("{name}, serial (one queue)"), "ms", ks, rs),
+        Row::new(&format!("{name}, overlapped (three queues)"), "ms", ko, ro),
+        Row::new(
+            "stream overlap speedup (serial/overlapped)",
+            "x",
+            ks / ko,
+            rs / ro,
+        ),
+    ])
+}
