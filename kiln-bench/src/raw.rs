@@ -327,9 +327,25 @@ impl Raw {
 
     /// A mapped host-visible buffer; `cached` prefers HOST_CACHED memory (for readback).
     pub fn host_buffer(&self, size: u64, cached: bool) -> BenchResult<HostBuf> {
-        let info = vk::BufferCreateInfo::default()
+        self.host_buffer_on(size, cached, &[])
+    }
+
+    /// [`host_buffer`](Self::host_buffer) shared concurrently by the queue `families` (two
+    /// or more distinct ones; exclusive when fewer).
+    pub fn host_buffer_on(
+        &self,
+        size: u64,
+        cached: bool,
+        families: &[u32],
+    ) -> BenchResult<HostBuf> {
+        let mut info = vk::BufferCreateInfo::default()
             .size(size)
             .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
+        if families.len() > 1 {
+            info = info
+                .sharing_mode(vk::SharingMode::CONCURRENT)
+                .queue_family_indices(families);
+        }
         // SAFETY: plain create; memory is bound below before any use.
         let buf = unsafe { self.d.create_buffer(&info, None) }?;
         // SAFETY: `buf` is alive.

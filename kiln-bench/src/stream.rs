@@ -217,12 +217,6 @@ impl<'r> RawStream<'r> {
             unsafe { raw.d.update_descriptor_sets(&writes, &[]) };
             sets.push(set);
         }
-        let input = raw.host_buffer(total, true)?;
-        // SAFETY: mapped for `total` bytes, not in use by the GPU.
-        unsafe {
-            std::ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), input.ptr, total as usize)
-        };
-        let output = raw.host_buffer(total, true)?;
         let infos = [
             device.queue(QueueKind::Main).info(),
             device.queue(QueueKind::Transfer).info(),
@@ -232,6 +226,20 @@ impl<'r> RawStream<'r> {
                 .last()
                 .map_or(device.queue(QueueKind::Transfer).info(), |q| q.info()),
         ];
+        // Used on the main queue (serial) and the transfer queues (overlapped): shared by
+        // their families, as kiln's buffers are.
+        let mut families: Vec<u32> = Vec::new();
+        for i in &infos {
+            if !families.contains(&i.family) {
+                families.push(i.family);
+            }
+        }
+        let input = raw.host_buffer_on(total, true, &families)?;
+        // SAFETY: mapped for `total` bytes, not in use by the GPU.
+        unsafe {
+            std::ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), input.ptr, total as usize)
+        };
+        let output = raw.host_buffer_on(total, true, &families)?;
         let mut lanes: Vec<Lane> = Vec::new();
         let mut lane_of = |info: &kiln::QueueInfo| -> BenchResult<usize> {
             let queue = raw.queue_of(info);
