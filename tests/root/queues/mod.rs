@@ -527,10 +527,10 @@ fn untracked_raw_copies_on_two_queues_are_reported_by_synchronization_validation
     let x = gpu_buffer(&device, "x", 4096);
     let y = gpu_buffer(&device, "y", 4096);
     let (xr, yr) = (x.raw(), y.raw());
-    // SAFETY (both closures): raw commands on live buffers of this device, outside any
-    // rendering scope; both submissions are waited for below, before the buffers drop.
     let write = compute
         .submit(|r| {
+            // SAFETY: a raw fill of a live buffer of this device, outside any rendering
+            // scope; the submission is waited for below, before the buffer drops.
             unsafe { device.raw().cmd_fill_buffer(r.raw(), xr, 0, 4096, 7) };
             Ok(())
         })
@@ -542,6 +542,8 @@ fn untracked_raw_copies_on_two_queues_are_reported_by_synchronization_validation
                 dst_offset: 0,
                 size: 4096,
             };
+            // SAFETY: a raw copy between live buffers of this device, in range; waited for
+            // below, before the buffers drop.
             unsafe { device.raw().cmd_copy_buffer(r.raw(), xr, yr, &[region]) };
             Ok(())
         })
