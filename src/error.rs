@@ -18,7 +18,8 @@
 //!
 //! The warnings so far: `KILN-W001` validation requested but the layer is missing,
 //! `KILN-W002` a pipeline cache file or its data is ignored, `KILN-W003` the pipeline cache
-//! is not saved. They are not [`Error`] variants.
+//! is not saved, `KILN-W006` the `KILN_TRACE` file could not be written at device drop,
+//! `KILN-W007` a layer feature was asked for but the layer lacks `VK_EXT_validation_features`. They are not [`Error`] variants.
 //!
 //! # How a variant is written
 //!
@@ -342,10 +343,16 @@ errors! {
     #[error("device `{device}` lacks {what}")]
     MissingFeature { device: String, what: String },
 
-    /// The GPU did not finish within the wait timeout (`ms`, the time waited).
+    /// The GPU did not finish within the wait timeout (`ms`, the time waited;
+    /// `DeviceDesc::wait_timeout`, `KILN_WAIT_TIMEOUT_MS`). `label` names the submission
+    /// waited for and its scopes when the wait knows them, empty otherwise.
     #[code("KILN-E108")]
-    #[error("timed out after {ms} ms waiting for the GPU during {call}")]
-    Timeout { call: &'static str, ms: u64 },
+    #[error("timed out after {ms} ms waiting for the GPU during {call}{}", submission(label))]
+    Timeout {
+        call: &'static str,
+        ms: u64,
+        label: String,
+    },
 
     /// An object of one device was used with another device (VUID-*-commonparent).
     #[code("KILN-E109")]
@@ -361,6 +368,66 @@ errors! {
         flags: vk::QueueFlags,
         what: &'static str,
         needed: vk::QueueFlags,
+    },
+
+    /// The validation layer reported errors while a submission was recorded, submitted or
+    /// waited for, and `DeviceDesc::validation_fail` (`KILN_VALIDATION_FAIL=1`) turns them
+    /// into an error. `messages` are the layer's texts (the last 32 at most), each with the
+    /// Rust line that recorded the command where the layer raised it at record time.
+    #[code("KILN-E121")]
+    #[error("the validation layer reported {count} error(s) during submission `{label}`:\n{messages}\n; fix the Vulkan usage the messages name (KILN_VALIDATION_FAIL=0 only logs them)")]
+    ValidationFailed {
+        label: String,
+        count: u32,
+        messages: String,
+    },
+
+    /// GPU timing on a queue whose family writes no timestamps (`timestampValidBits` is 0,
+    /// VUID-vkCmdWriteTimestamp2-timestamp-03863), or a device without `hostQueryReset`
+    /// (Vulkan 1.2), which kiln's reused query pools need.
+    #[code("KILN-E122")]
+    #[error("queue family {family} of `{device}` cannot time work: {what}; time the work on another queue (QueueKind::Main) or turn timing off")]
+    TimestampsUnsupported {
+        device: String,
+        family: u32,
+        what: &'static str,
+    },
+
+    /// `Recorder::end_scope` without an open scope, or a recording that ended with scopes
+    /// still open.
+    #[code("KILN-E123")]
+    #[error("GPU timing scopes do not nest: {what}; pair every begin_scope with one end_scope (or use Recorder::scope)")]
+    ScopeMismatch { what: String },
+
+    /// The timings of a submission cannot be read: it was not timed, the GPU has not
+    /// finished it, or a later submission of the same `Recording` overwrote them.
+    #[code("KILN-E124")]
+    #[error("no GPU timings for submission `{label}`: {why}")]
+    TimingsUnavailable { label: String, why: &'static str },
+
+    /// Validation-layer features the layer cannot run together (Khronos validation layer
+    /// 1.3.239: debug printf and GPU-assisted validation share the instrumentation).
+    #[code("KILN-E126")]
+    #[error("the validation layer cannot run {features} together; enable one of them (DeviceDesc::layer_features, KILN_VALIDATION)")]
+    LayerFeaturesConflict { features: &'static str },
+
+    /// `KILN_VALIDATION` holds a value kiln does not know.
+    #[code("KILN-E127")]
+    #[error("KILN_VALIDATION={value:?}: unknown setting `{token}`; use a comma-separated list of 0, 1, printf, gpu, sync, nosync")]
+    ValidationSetting { value: String, token: String },
+
+    /// `KILN_WAIT_TIMEOUT_MS` is not a number of milliseconds.
+    #[code("KILN-E128")]
+    #[error("KILN_WAIT_TIMEOUT_MS={value:?} is not a whole number of milliseconds; set it to e.g. 120000, or unset it")]
+    WaitTimeoutSetting { value: String },
+
+    /// The Chrome trace (`KILN_TRACE`, `Device::write_trace`) could not be written.
+    #[code("KILN-E129")]
+    #[error("cannot write the trace to {}: {source}; check that the directory exists and is writable", path.display())]
+    TraceWrite {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
     },
 
     /// Creating a window surface or swapchain failed, or the window cannot be presented to.
@@ -710,6 +777,20 @@ fn read_hint(error: &std::io::Error) -> &'static str {
     }
 }
 
+/// ` for submission `label`` and what to do, for `KILN-E108`; nothing when the label is
+/// unknown.
+fn submission(label: &str) -> String {
+    if label.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " for submission `{label}`; the work takes longer than the wait timeout (raise \
+             DeviceDesc::wait_timeout or KILN_WAIT_TIMEOUT_MS) or never finishes (an endless \
+             loop, a wait for an event or semaphore nothing signals)"
+        )
+    }
+}
+
 /// ` (last submission: `label`)` for `KILN-E105`, nothing when the label is unknown.
 fn last_submission(label: &str) -> String {
     if label.is_empty() {
@@ -752,6 +833,9 @@ pub(crate) fn vk_wait_err<'a>(
         vk::Result::TIMEOUT => Error::Timeout {
             call,
             ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            // The waits' callers that know the submission waited for name it
+            // (`queue::timing::with_description`); `label` is the last one submitted.
+            label: String::new(),
         },
         result => map_result(call, result, label),
     }

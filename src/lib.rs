@@ -101,9 +101,9 @@ pub use commands::{ColorAttachment, DepthAttachment, LoadOp, Recorder, Rendering
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
     Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc,
-    MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler, SamplerDesc,
-    UpdateAfterBindLimits, ValidationReport, ValidationWatch, DEFAULT_SPIN, EXECUTE_TIMEOUT,
-    MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
+    LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler,
+    SamplerDesc, UpdateAfterBindLimits, ValidationReport, ValidationWatch, DEFAULT_SPIN,
+    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
@@ -111,7 +111,9 @@ pub use pipeline::{
     GraphicsPipelineDesc, Pipeline, PipelineCacheStatus, PipelineLayout, PipelineLayoutDesc,
     PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
 };
-pub use queue::{HostBuffer, Queue, Recording, StagingUsage, Submission, Transfer};
+pub use queue::{
+    GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission, Transfer,
+};
 pub use shaders::{HostLayout, HostMember, ShaderModule, SpecValue};
 
 /// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry

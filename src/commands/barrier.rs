@@ -26,7 +26,9 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E283` inside a rendering scope (a barrier there needs a self-dependency
     /// kiln's rendering scopes do not declare).
+    #[track_caller]
     pub fn barrier(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.outside_rendering("barrier inside a rendering scope; call end_rendering first")?;
         self.compute_barrier();
         Ok(())
@@ -35,7 +37,9 @@ impl Recorder<'_, '_> {
     /// A full memory barrier (all commands, all memory).
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn full_barrier(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.outside_rendering("full_barrier inside a rendering scope; call end_rendering first")?;
         self.record_full_barrier();
         Ok(())

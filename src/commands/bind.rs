@@ -27,7 +27,9 @@ impl<'a> Recorder<'a, '_> {
     // functions: no call, no register spills, no `Result` through memory (callgrind, bench
     // recording row: 201 -> 160 instructions of kiln code per dispatch).
     #[inline(always)]
+    #[track_caller]
     pub fn bind_pipeline<P: Pipeline>(&mut self, pipeline: &'a P) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !pipeline.layout().belongs_to(self.shared) {
             return Err(foreign_pipeline());
         }
@@ -43,6 +45,9 @@ impl<'a> Recorder<'a, '_> {
             });
         }
         self.current_graphics = i == 1;
+        if self.timing.track {
+            self.timing.note_pipeline(pipeline.label());
+        }
         match &mut self.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {
@@ -81,7 +86,9 @@ impl<'a> Recorder<'a, '_> {
     /// layout differs from the pipeline's at that number (the error shows the first
     /// differing binding), `KILN-E207` a binding was never written.
     #[inline(always)]
+    #[track_caller]
     pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // `let else`, not `ok_or`: an eagerly built error is dropped on every call.
         let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
             return Err(Error::NoPipelineBound { what: "bind_set" });

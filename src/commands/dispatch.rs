@@ -26,7 +26,9 @@ impl Recorder<'_, '_> {
     /// `KILN-E254` a set of the pipeline's layout is not bound (VUID-vkCmdDispatch-None-08600),
     /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602).
     #[inline(always)]
+    #[track_caller]
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // One branch while nothing changed since the last successful check.
         if !matches!(&self.bound[0], Some(b) if b.ready) {
             if self.bound[0].is_none() {
@@ -41,6 +43,7 @@ impl Recorder<'_, '_> {
         if self.dirty && self.auto_barriers {
             self.compute_barrier();
         }
+        self.flush_scopes();
         // SAFETY: a compute pipeline is bound; counts are within limits.
         unsafe { self.shared.raw.cmd_dispatch(self.cb, x, y, z) };
         self.dirty = true;
@@ -65,7 +68,9 @@ impl Recorder<'_, '_> {
 
     /// Dispatches enough workgroups along x to cover `n` invocations.
     #[inline]
+    #[track_caller]
     pub fn dispatch_threads(&mut self, n: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let wg = self.bound[0].as_ref().map_or(1, |b| b.workgroup[0].max(1));
         self.dispatch(n.div_ceil(wg).max(1), 1, 1)
     }

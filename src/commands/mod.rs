@@ -4,8 +4,9 @@
 //! presenter's `frame`; it records into one command buffer that the submission layer
 //! (`queue`) begins, ends and submits. The commands are split by subject: `bind`
 //! (pipelines, descriptor sets), `push` (push constants), `dispatch`, `barrier`,
-//! `transfer` (copies, fills), `image_layouts` (layout transitions) and `render`
-//! (rendering scopes, vertex/index buffers, viewport, scissor, draws).
+//! `transfer` (copies, fills), `image_layouts` (layout transitions), `render`
+//! (rendering scopes, vertex/index buffers, viewport, scissor, draws) and `scope` (GPU
+//! timing scopes, debug labels, the caller locations of commands).
 //!
 //! # The contract
 //!
@@ -30,6 +31,7 @@
 //! | `kept` | a command that uses a buffer for the call only (`copy_image_to_buffer`, copies, fills) |
 //! | `dirty` | set by `dispatch`; cleared by every barrier; a command that reads or writes memory a dispatch may have written records a barrier first when it is set |
 //! | `rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
+//! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; every command calls `flush_scopes` right before its own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
 //!
 //! **What the submission layer does with it.** The recording ends in one
 //! `RecordedWork` (`Recorder::into_work`, called only by `queue`):
@@ -54,6 +56,7 @@ mod dispatch;
 mod image_layouts;
 mod push;
 mod render;
+mod scope;
 mod transfer;
 mod work;
 
@@ -62,6 +65,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ash::vk;
 
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
+pub(crate) use scope::TimedWork;
 pub(crate) use work::RecordedWork;
 
 use crate::descriptors::DescriptorSet;
@@ -160,6 +164,8 @@ pub struct Recorder<'a, 'r> {
     stages: vk::PipelineStageFlags2,
     /// Per bind point (compute, graphics): the queue cannot bind such a pipeline.
     unsupported_bind: [bool; 2],
+    /// Scopes, timestamps and caller tracking (`scope`).
+    timing: scope::Timing<'a>,
     /// Invariant in `'r`: see the type's docs.
     _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
 }
@@ -168,11 +174,12 @@ pub struct Recorder<'a, 'r> {
 static NEXT_RECORDING: AtomicU64 = AtomicU64::new(1);
 
 impl<'a> Recorder<'a, '_> {
-    /// A recorder for `cb`, which the caller has begun (the submission layer), of a queue
-    /// with capabilities `queue_flags`.
+    /// A recorder for `cb`, which the caller has begun (the submission layer), of kiln
+    /// queue `queue` with capabilities `queue_flags`.
     pub(crate) fn new(
         shared: &'a Shared,
         cb: vk::CommandBuffer,
+        queue: usize,
         queue_flags: vk::QueueFlags,
     ) -> Self {
         Recorder {
@@ -194,6 +201,7 @@ impl<'a> Recorder<'a, '_> {
                 !queue_flags.contains(vk::QueueFlags::COMPUTE),
                 !queue_flags.contains(vk::QueueFlags::GRAPHICS),
             ],
+            timing: scope::Timing::new(queue, shared.instance.validation),
             _brand: std::marker::PhantomData,
         }
     }
@@ -206,21 +214,31 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Ends the recording: what the submission layer applies once the command buffer is
-    /// submitted (see the module docs).
-    pub(crate) fn into_work(self) -> RecordedWork<'a> {
+    /// submitted (see the module docs); `timed` comes from
+    /// [`finish_timing`](Self::finish_timing).
+    pub(crate) fn into_work(self, timed: Option<TimedWork>) -> RecordedWork<'a> {
         RecordedWork {
             used_sets: self.used_sets,
             images: self.images,
             kept: self.kept,
+            timed: timed.map(std::sync::Arc::new),
+            pipelines: self.timing.pipelines,
         }
     }
 
     /// The raw command buffer, for commands kiln does not wrap.
     ///
+    /// A pending scope start is written first (commands recorded through it belong to the
+    /// open scope), and with validation on a message the layer raises while the caller
+    /// records through it names the line of this call (`commands::scope`).
+    ///
     /// # Safety
     /// Commands recorded through it must be valid for the current state and must not use
     /// objects that may be destroyed before the execution finishes.
+    #[track_caller]
     pub unsafe fn raw(&self) -> vk::CommandBuffer {
+        self.at(std::panic::Location::caller());
+        self.flush_scopes();
         self.cb
     }
 

@@ -37,6 +37,12 @@ pub(crate) struct RecordedWork<'a> {
     /// Buffers a command used without borrowing them for the recording's lifetime, kept
     /// alive like the images; the submission counts them as read and written.
     pub kept: Vec<Buffer>,
+    /// The timestamps the recording wrote (scopes, the whole submission), shared with the
+    /// submissions that read them (a reusable recording's several).
+    pub timed: Option<std::sync::Arc<super::TimedWork>>,
+    /// The names of the pipelines bound (only with validation on), for the messages the
+    /// layer raises while the submission is made (`device::SubmitContext`).
+    pub pipelines: Vec<&'a str>,
 }
 
 impl RecordedWork<'_> {

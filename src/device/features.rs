@@ -50,6 +50,12 @@ pub struct Features {
     /// `VK_EXT_external_memory_host`: host memory can be imported
     /// ([`Device::import_host_memory`](crate::Device::import_host_memory)).
     pub external_memory_host: bool,
+    /// `hostQueryReset` (Vulkan 1.2): query pools are reset on the host, so kiln's GPU timing
+    /// reuses its query pools.
+    pub host_query_reset: bool,
+    /// `VK_KHR_calibrated_timestamps` or `VK_EXT_calibrated_timestamps` is enabled: GPU
+    /// timestamps are placed on the CPU clock by reading both clocks at once.
+    pub calibrated_timestamps: bool,
     /// Update-after-bind descriptor limits (Vulkan 1.2 descriptor indexing properties);
     /// zero when descriptor indexing is unsupported.
     pub update_after_bind_limits: UpdateAfterBindLimits,
@@ -136,6 +142,16 @@ pub(crate) fn create_device(
     if external_memory_host {
         ext_names.push(ash::ext::external_memory_host::NAME.as_ptr());
     }
+    // The KHR extension where present, else the EXT one (same functions).
+    let calibrated_timestamps = if has(ash::khr::calibrated_timestamps::NAME) {
+        ext_names.push(ash::khr::calibrated_timestamps::NAME.as_ptr());
+        true
+    } else if has(ash::ext::calibrated_timestamps::NAME) {
+        ext_names.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+        true
+    } else {
+        false
+    };
 
     let features = Features {
         timeline_semaphore: v12 && b(f12.timeline_semaphore),
@@ -173,6 +189,8 @@ pub(crate) fn create_device(
         sampler_anisotropy: b(f10.sampler_anisotropy),
         swapchain,
         external_memory_host,
+        host_query_reset: v12 && b(f12.host_query_reset),
+        calibrated_timestamps,
         update_after_bind_limits: if v12 {
             let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
             let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p12);

@@ -23,6 +23,7 @@ mod physical;
 mod queue;
 mod sampler;
 mod slots;
+mod timestamps;
 
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
@@ -40,13 +41,15 @@ pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
-pub use instance::{ValidationReport, ValidationWatch};
+pub(crate) use instance::{set_caller, SubmitContext};
+pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
 pub(crate) use queue::{Queue, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub use sampler::{Sampler, SamplerDesc};
 pub(crate) use slots::LayerSlot;
+pub(crate) use timestamps::QueryLease;
 
 use crate::error::{Error, Result};
 use budget::HeapBudget;
@@ -78,6 +81,24 @@ pub struct DeviceDesc {
     /// cross-queue paths on single-queue devices. Unstable.
     #[doc(hidden)]
     pub emulate_queues: bool,
+    /// Validation-layer features (shader printf, GPU-assisted, synchronization validation);
+    /// `None` = the list in `KILN_VALIDATION` (e.g. `KILN_VALIDATION=printf`), else
+    /// [`LayerFeatures::default`] (synchronization validation only). Used only while the
+    /// layer is on. Printf together with GPU-assisted validation is `KILN-E126`.
+    pub layer_features: Option<LayerFeatures>,
+    /// Make a submission during which the validation layer reported an error fail with
+    /// `KILN-E121` (its messages) when it is waited for (`Device::execute`,
+    /// `Submission::wait`, `Recording::execute`); `None` = `KILN_VALIDATION_FAIL=1`, else
+    /// off (errors are logged, or written to stderr without a logger, and counted).
+    pub validation_fail: Option<bool>,
+    /// How long kiln's waits for the GPU last before `KILN-E108` (`execute`, `wait`,
+    /// host access, descriptor-set rewrites); `None` = `KILN_WAIT_TIMEOUT_MS`, else
+    /// [`EXECUTE_TIMEOUT`] (120 s). A bad `KILN_WAIT_TIMEOUT_MS` is `KILN-E128`.
+    pub wait_timeout: Option<std::time::Duration>,
+    /// Time every submission on the GPU (two timestamp queries each;
+    /// `Submission::gpu_timings`); `None` = `KILN_TIMING=1` or `KILN_TRACE` set, else off.
+    /// Recordings that open scopes (`Recorder::scope`) are timed either way.
+    pub timing: Option<bool>,
 }
 
 impl Default for DeviceDesc {
@@ -90,7 +111,33 @@ impl Default for DeviceDesc {
             compute_queues: 1,
             transfer_queues: MAX_TRANSFER_QUEUES,
             emulate_queues: false,
+            layer_features: None,
+            validation_fail: None,
+            wait_timeout: None,
+            timing: None,
         }
+    }
+}
+
+/// `true`/`false` from an environment flag (`1`, `true`, `on` / anything else), `None` unset.
+pub(crate) fn env_flag(name: &str) -> Option<bool> {
+    std::env::var(name)
+        .ok()
+        .map(|v| matches!(v.trim(), "1" | "true" | "on" | "yes"))
+}
+
+/// The wait timeout of `desc`. Errors: `KILN-E128`.
+fn wait_timeout(desc: &DeviceDesc) -> Result<std::time::Duration> {
+    if let Some(t) = desc.wait_timeout {
+        return Ok(t);
+    }
+    match std::env::var("KILN_WAIT_TIMEOUT_MS") {
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(std::time::Duration::from_millis)
+            .map_err(|_| Error::WaitTimeoutSetting { value: v }),
+        Err(_) => Ok(EXECUTE_TIMEOUT),
     }
 }
 
@@ -137,6 +184,17 @@ pub(crate) struct Shared {
     pub info: DeviceInfo,
     pub heaps: HeapBudget,
     debug_utils: Option<ash::ext::debug_utils::Device>,
+    /// Debug-utils labels on command buffers and queues (validation on, or `KILN_LABELS=1`,
+    /// with VK_EXT_debug_utils present).
+    pub labels: bool,
+    /// Submissions that report validation errors fail (`DeviceDesc::validation_fail`).
+    pub validation_fail: bool,
+    /// The timeout of kiln's waits (`DeviceDesc::wait_timeout`).
+    pub wait_timeout: std::time::Duration,
+    /// Time every submission (`DeviceDesc::timing`).
+    pub timing: bool,
+    /// Per kiln queue: timestamps and the reused query pools (`timestamps`).
+    pub timestamps: timestamps::Timestamps,
     pub instance: Instance,
 }
 
@@ -151,7 +209,9 @@ impl Shared {
     /// failures.
     pub(crate) fn create(desc: &DeviceDesc) -> Result<Shared> {
         let app = CString::new(desc.app_name.clone()).unwrap_or_else(|_| c"kiln".into());
-        let instance = Instance::new(&app, desc.validation, &desc.instance_extensions)?;
+        let layer = instance::layer_features(desc.layer_features)?;
+        let wait_timeout = wait_timeout(desc)?;
+        let instance = Instance::new(&app, desc.validation, layer, &desc.instance_extensions)?;
         let wanted = desc
             .device
             .clone()
@@ -239,6 +299,18 @@ impl Shared {
         let debug_utils = instance
             .has_debug_utils()
             .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
+        let labels =
+            debug_utils.is_some() && (instance.validation || env_flag("KILN_LABELS") == Some(true));
+        let timestamps = timestamps::Timestamps::new(
+            &instance,
+            &raw,
+            physical,
+            &properties,
+            &families,
+            &queues,
+            features.host_query_reset,
+            features.calibrated_timestamps,
+        );
         Ok(Shared {
             slots: Default::default(),
             samplers: Default::default(),
@@ -257,8 +329,29 @@ impl Shared {
             info,
             heaps: HeapBudget::new(&instance.raw, physical),
             debug_utils,
+            labels,
+            validation_fail: desc
+                .validation_fail
+                .or_else(|| env_flag("KILN_VALIDATION_FAIL"))
+                .unwrap_or(false),
+            wait_timeout,
+            timing: desc
+                .timing
+                .or_else(|| env_flag("KILN_TIMING"))
+                .unwrap_or(false)
+                || std::env::var_os("KILN_TRACE").is_some_and(|v| !v.is_empty()),
+            timestamps,
             instance,
         })
+    }
+
+    /// VK_EXT_debug_utils' device functions when labels are on (see `labels`).
+    pub(crate) fn label_fns(&self) -> Option<&ash::ext::debug_utils::Device> {
+        if self.labels {
+            self.debug_utils.as_ref()
+        } else {
+            None
+        }
     }
 
     /// Names an object for validation messages (no-op without VK_EXT_debug_utils).
@@ -295,6 +388,8 @@ impl Drop for Shared {
         self.graveyard.destroy_all(self);
         // Reverse order of registration; each slot's own hook (see `slots`).
         self.teardown_slots();
+        // Every query lease is held by a submission or recording, each holding the device.
+        self.timestamps.destroy(&self.raw);
         // Every sampler holds an Arc<Shared> or was retired above.
         self.samplers.clear();
         for q in &self.queues {
@@ -402,7 +497,7 @@ impl Device {
         r.map_err(|e| {
             self.shared
                 .main_queue()
-                .error("vkDeviceWaitIdle", EXECUTE_TIMEOUT, e)
+                .error("vkDeviceWaitIdle", self.shared.wait_timeout, e)
         })
     }
 

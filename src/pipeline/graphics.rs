@@ -544,6 +544,9 @@ impl Pipeline for GraphicsPipeline {
     fn bind_point(&self) -> vk::PipelineBindPoint {
         vk::PipelineBindPoint::GRAPHICS
     }
+    fn label(&self) -> &str {
+        GraphicsPipeline::label(self)
+    }
 }
 
 impl Drop for GraphicsPipeline {

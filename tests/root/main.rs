@@ -14,6 +14,7 @@ mod errors;
 mod graphics;
 mod layouts;
 mod lifetime;
+mod observe;
 mod queues;
 mod recording;
 mod reflection;
