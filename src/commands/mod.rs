@@ -61,6 +61,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ash::vk;
 
+pub use dispatch::DISPATCH_INDIRECT_SIZE;
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
 pub(crate) use work::RecordedWork;
 

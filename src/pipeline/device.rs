@@ -30,6 +30,8 @@ impl Device {
             entry,
             spec: &[],
             layout: None,
+            required_subgroup_size: None,
+            full_subgroups: false,
         })
     }
 

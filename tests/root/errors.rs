@@ -173,6 +173,8 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
             entry: "main",
             spec: &[],
             layout: Some(layout),
+            required_subgroup_size: None,
+            full_subgroups: false,
         })
     };
     assert_eq!(code(with(&PipelineLayoutDesc::default())), "KILN-E058");
@@ -231,6 +233,8 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
         entry: "main",
         spec: &[],
         layout: Some(&no_push),
+        required_subgroup_size: None,
+        full_subgroups: false,
     });
     assert_eq!(code(r), "KILN-E058");
     assert_clean(&device);
@@ -247,6 +251,8 @@ fn specialization_values_twice_or_of_the_wrong_size_are_e060() {
             entry: "main",
             spec,
             layout: None,
+            required_subgroup_size: None,
+            full_subgroups: false,
         })
     };
     assert_eq!(
@@ -494,6 +500,8 @@ fn limits_are_errors_not_validation_messages() {
             entry: "main",
             spec: &[(0, SpecValue::U32(too_big))],
             layout: None,
+            required_subgroup_size: None,
+            full_subgroups: false,
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E054", "{e}");
@@ -504,6 +512,8 @@ fn limits_are_errors_not_validation_messages() {
             entry: "main",
             spec: &[(0, SpecValue::U32(48))],
             layout: None,
+            required_subgroup_size: None,
+            full_subgroups: false,
         })
         .unwrap();
     assert_eq!(p.workgroup_size(), [48, 1, 1]);

@@ -8,8 +8,11 @@
 //! set environment variables kiln reads), `no_driver` and `no_validation_layer` (they hide
 //! the driver or the layer from the loader), `window` (it runs itself under `xvfb-run`).
 
+mod capabilities;
 mod compute;
 mod descriptor_sets;
+mod device_address;
+mod dispatch;
 mod errors;
 mod graphics;
 mod layouts;
@@ -17,5 +20,6 @@ mod lifetime;
 mod queues;
 mod recording;
 mod reflection;
+mod subgroups;
 mod threads;
 mod transfers;

@@ -38,6 +38,8 @@ fn fixture(device: &Device) -> Fx {
                 entry: "main",
                 spec: &[(0, SpecValue::F32(bias))],
                 layout: None,
+                required_subgroup_size: None,
+                full_subgroups: false,
             })
             .unwrap()
     };
