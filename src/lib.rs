@@ -98,7 +98,8 @@ pub use ash::vk;
 pub use bytemuck;
 
 pub use commands::{
-    ColorAttachment, DepthAttachment, LoadOp, Recorder, RenderingDesc, DISPATCH_INDIRECT_SIZE,
+    ColorAttachment, DepthAttachment, LoadOp, PushWrite, Recorder, RenderingDesc,
+    DISPATCH_INDIRECT_SIZE,
 };
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{

@@ -75,6 +75,7 @@ impl Fixture {
                 layout: None,
                 required_subgroup_size: None,
                 full_subgroups: false,
+                push_descriptor_set: None,
             })?);
         }
         let mut bufs = Vec::new();

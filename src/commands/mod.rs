@@ -53,6 +53,7 @@ mod bind;
 mod dispatch;
 mod image_layouts;
 mod push;
+mod push_descriptor;
 mod render;
 mod transfer;
 mod work;
@@ -62,6 +63,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ash::vk;
 
 pub use dispatch::DISPATCH_INDIRECT_SIZE;
+pub use push_descriptor::PushWrite;
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
 pub(crate) use work::RecordedWork;
 

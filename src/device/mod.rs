@@ -145,6 +145,8 @@ pub(crate) struct Shared {
     pub info: DeviceInfo,
     pub heaps: HeapBudget,
     debug_utils: Option<ash::ext::debug_utils::Device>,
+    /// `vkCmdPushDescriptorSetKHR` & co. when VK_KHR_push_descriptor is enabled.
+    pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
     pub instance: Instance,
 }
 
@@ -252,6 +254,9 @@ impl Shared {
         let debug_utils = instance
             .has_debug_utils()
             .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
+        let push_descriptor = features
+            .push_descriptor
+            .then(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw));
         Ok(Shared {
             slots: Default::default(),
             samplers: Default::default(),
@@ -272,6 +277,7 @@ impl Shared {
             info,
             heaps: HeapBudget::new(&instance.raw, physical),
             debug_utils,
+            push_descriptor,
             instance,
         })
     }

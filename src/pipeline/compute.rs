@@ -34,6 +34,10 @@ pub struct ComputePipelineDesc<'a> {
     /// Every subgroup is full (`REQUIRE_FULL_SUBGROUPS`): the workgroup's x size must be a
     /// multiple of the required subgroup size, or of `max_subgroup_size` without one.
     pub full_subgroups: bool,
+    /// Make this set of the layout a push-descriptor set (VK_KHR_push_descriptor, see
+    /// [`PipelineLayoutDesc::with_push_descriptor`]): its buffers are given per recording
+    /// with [`Recorder::push_descriptor_set`](crate::Recorder::push_descriptor_set).
+    pub push_descriptor_set: Option<u32>,
 }
 
 impl<'a> ComputePipelineDesc<'a> {
@@ -48,6 +52,7 @@ impl<'a> ComputePipelineDesc<'a> {
             layout: None,
             required_subgroup_size: None,
             full_subgroups: false,
+            push_descriptor_set: None,
         }
     }
 }
@@ -339,6 +344,34 @@ impl ComputePipeline {
             None => {
                 reflected = PipelineLayoutDesc::from_entry_points(&[(&label, ep)])?;
                 &reflected
+            }
+        };
+        let pushed;
+        let layout_desc = match desc.push_descriptor_set {
+            None => layout_desc,
+            Some(set) => {
+                let fail = |detail: String| {
+                    Err(Error::PushDescriptor {
+                        pipeline: label.clone(),
+                        set,
+                        detail,
+                    })
+                };
+                if !shared.features.push_descriptor {
+                    return fail(format!(
+                        "device `{}` lacks VK_KHR_push_descriptor; allocate a DescriptorSet \
+                         and bind_set it instead",
+                        shared.info.name
+                    ));
+                }
+                if set as usize >= layout_desc.sets.len() {
+                    return fail(format!(
+                        "the layout has {} set(s); name one of them",
+                        layout_desc.sets.len()
+                    ));
+                }
+                pushed = layout_desc.clone().with_push_descriptor(set);
+                &pushed
             }
         };
         let layout = PipelineLayout::get_or_create(shared, layout_desc)?;

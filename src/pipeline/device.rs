@@ -32,6 +32,7 @@ impl Device {
             layout: None,
             required_subgroup_size: None,
             full_subgroups: false,
+            push_descriptor_set: None,
         })
     }
 

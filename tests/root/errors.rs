@@ -175,6 +175,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
             layout: Some(layout),
             required_subgroup_size: None,
             full_subgroups: false,
+            push_descriptor_set: None,
         })
     };
     assert_eq!(code(with(&PipelineLayoutDesc::default())), "KILN-E058");
@@ -235,6 +236,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
         layout: Some(&no_push),
         required_subgroup_size: None,
         full_subgroups: false,
+        push_descriptor_set: None,
     });
     assert_eq!(code(r), "KILN-E058");
     assert_clean(&device);
@@ -253,6 +255,7 @@ fn specialization_values_twice_or_of_the_wrong_size_are_e060() {
             layout: None,
             required_subgroup_size: None,
             full_subgroups: false,
+            push_descriptor_set: None,
         })
     };
     assert_eq!(
@@ -502,6 +505,7 @@ fn limits_are_errors_not_validation_messages() {
             layout: None,
             required_subgroup_size: None,
             full_subgroups: false,
+            push_descriptor_set: None,
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E054", "{e}");
@@ -514,6 +518,7 @@ fn limits_are_errors_not_validation_messages() {
             layout: None,
             required_subgroup_size: None,
             full_subgroups: false,
+            push_descriptor_set: None,
         })
         .unwrap();
     assert_eq!(p.workgroup_size(), [48, 1, 1]);

@@ -74,6 +74,7 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
             layout: Some(&wide),
             required_subgroup_size: None,
             full_subgroups: false,
+            push_descriptor_set: None,
         })
         .unwrap();
     assert_ne!(pc.layout().set_layouts()[1].id(), la.id());
@@ -131,6 +132,7 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
             layout: Some(&cmp.with_visibility(0, Visibility::Stages(both))),
             required_subgroup_size: None,
             full_subgroups: false,
+            push_descriptor_set: None,
         })
         .unwrap();
     let mut scene = device.descriptor_set(&g.set_layouts()[0], 0).unwrap();
@@ -193,6 +195,7 @@ fn bindless_runtime_array_with_variable_count() {
             layout: Some(&desc),
             required_subgroup_size: None,
             full_subgroups: false,
+            push_descriptor_set: None,
         })
         .unwrap();
     let b = p.layout().set_layouts()[0]

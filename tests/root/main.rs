@@ -17,6 +17,7 @@ mod errors;
 mod graphics;
 mod layouts;
 mod lifetime;
+mod push_descriptors;
 mod queues;
 mod recording;
 mod reflection;

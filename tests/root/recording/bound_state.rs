@@ -40,6 +40,7 @@ fn fixture(device: &Device) -> Fx {
                 layout: None,
                 required_subgroup_size: None,
                 full_subgroups: false,
+                push_descriptor_set: None,
             })
             .unwrap()
     };
