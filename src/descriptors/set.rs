@@ -638,7 +638,7 @@ pub(crate) fn check_buffer_write_in(
     if let Some(found) = ty {
         if found != expected {
             return Err(Error::DescriptorTypeMismatch {
-                set: set,
+                set,
                 binding,
                 expected,
                 found,
@@ -649,7 +649,7 @@ pub(crate) fn check_buffer_write_in(
     let needed = usage_for(expected);
     if needed.is_empty() {
         return Err(Error::DescriptorTypeMismatch {
-            set: set,
+            set,
             binding,
             expected,
             found: vk::DescriptorType::STORAGE_BUFFER,
@@ -671,7 +671,7 @@ pub(crate) fn check_buffer_write_in(
             vk::DescriptorType::from_raw(i32::MAX)
         };
         return Err(Error::DescriptorTypeMismatch {
-            set: set,
+            set,
             binding,
             expected,
             found,
@@ -681,7 +681,7 @@ pub(crate) fn check_buffer_write_in(
     let actual = count_of(idx);
     if element >= actual {
         return Err(Error::ArrayElementOutOfRange {
-            set: set,
+            set,
             binding,
             count: actual,
             element,
@@ -714,7 +714,7 @@ pub(crate) fn check_buffer_write_in(
     };
     if range > limit {
         return Err(Error::BufferRangeTooLarge {
-            set: set,
+            set,
             binding,
             range,
             limit,
@@ -723,7 +723,7 @@ pub(crate) fn check_buffer_write_in(
     }
     if offset != 0 && align > 0 && !offset.is_multiple_of(align) {
         return Err(Error::MisalignedOffset {
-            set: set,
+            set,
             binding,
             offset,
             alignment: align,
