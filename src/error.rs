@@ -18,8 +18,10 @@
 //!
 //! The warnings so far: `KILN-W001` validation requested but the layer is missing,
 //! `KILN-W002` a pipeline cache file or its data is ignored, `KILN-W003` the pipeline cache
-//! is not saved, `KILN-W006` the `KILN_TRACE` file could not be written at device drop,
-//! `KILN-W007` a layer feature was asked for but the layer lacks `VK_EXT_validation_features`. They are not [`Error`] variants.
+//! is not saved, `KILN-W004` cooperative-matrix or bfloat16 extensions the device has are
+//! not enabled because the validation layer predates them, `KILN-W006` the `KILN_TRACE`
+//! file could not be written at device drop, `KILN-W007` a layer feature was asked for but
+//! the layer lacks `VK_EXT_validation_features`. They are not [`Error`] variants.
 //!
 //! # How a variant is written
 //!
@@ -359,6 +361,19 @@ errors! {
     #[error("{object} belongs to another kiln device; objects cannot be shared between devices")]
     ForeignObject { object: String },
 
+    /// A SPIR-V capability that kiln's capability table (`device/capabilities.rs`) does not
+    /// list, so kiln cannot tell which feature it needs (the driver would see
+    /// VUID-VkShaderModuleCreateInfo-pCode-08740).
+    #[code("KILN-E110")]
+    #[error("module `{module}` declares SPIR-V capability {capability}, which kiln does not know; compile without the feature that uses it, or report it so kiln's capability table can map it to its Vulkan feature")]
+    UnknownCapability { module: String, capability: String },
+
+    /// A capability that only OpenCL environments have (`Kernel`, `Addresses`, `Linkage`, …;
+    /// Vulkan spec appendix "SPIR-V Capabilities" does not allow it).
+    #[code("KILN-E111")]
+    #[error("module `{module}` declares SPIR-V capability {capability}, which exists only for OpenCL kernels; compile the shader for Vulkan (glslc --target-env=vulkan1.3, clspv for OpenCL C)")]
+    CapabilityNotVulkan { module: String, capability: String },
+
     /// A command the queue's family cannot run: a pipeline of a bind point the queue lacks
     /// (VUID-vkCmdBindPipeline-pipelineBindPoint-00777, -00778), rendering on a queue
     /// without graphics (VUID-vkCmdBeginRendering-commandBuffer-cmdpool).
@@ -514,6 +529,23 @@ errors! {
         call: &'static str,
     },
 
+    /// `Buffer::device_address` of a buffer without SHADER_DEVICE_ADDRESS usage
+    /// (VUID-VkBufferDeviceAddressInfo-buffer-02601) or on a device without
+    /// `bufferDeviceAddress` (VUID-vkGetBufferDeviceAddress-bufferDeviceAddress-03324).
+    #[code("KILN-E158")]
+    #[error("buffer `{object}` has no device address: {reason}; create it with STORAGE_BUFFER, UNIFORM_BUFFER or SHADER_DEVICE_ADDRESS usage (kiln adds SHADER_DEVICE_ADDRESS to those) on a device with bufferDeviceAddress")]
+    NoDeviceAddress { object: String, reason: String },
+
+    /// A buffer larger than the device's `maxBufferSize` (VUID-VkBufferCreateInfo-size-06409).
+    #[code("KILN-E159")]
+    #[error("buffer `{object}` of {size} bytes exceeds maxBufferSize {max} of device `{device}`; split it into several buffers")]
+    BufferTooLarge {
+        object: String,
+        size: u64,
+        max: u64,
+        device: String,
+    },
+
     /// Host memory to import whose address or size is not a multiple of the device's
     /// `minImportedHostPointerAlignment` (VUID-VkImportMemoryHostPointerInfoEXT-pHostPointer-01749,
     /// VUID-VkMemoryAllocateInfo-allocationSize-01745).
@@ -617,7 +649,7 @@ errors! {
 
     /// A buffer range exceeds maxUniformBufferRange / maxStorageBufferRange.
     #[code("KILN-E206")]
-    #[error("set {set} binding {binding}: range of {range} bytes exceeds the device limit {limit} ({limit_name}); bind a sub-range")]
+    #[error("set {set} binding {binding}: range of {range} bytes exceeds the device limit {limit} ({limit_name}); bind a sub-range, or pass the buffer by device address (Buffer::device_address, GLSL buffer_reference), which has no range limit")]
     BufferRangeTooLarge {
         set: u32,
         binding: u32,
@@ -648,6 +680,19 @@ errors! {
     #[error("invalid set layout: {detail}")]
     InvalidSetLayout { detail: String },
 
+    // ------------------------------------------------------------ E210–E214 push descriptors
+    /// A push-descriptor command on a set that is not the pipeline's push-descriptor set,
+    /// or a pipeline asked for a push-descriptor set the device or the layout cannot have
+    /// (VUID-vkCmdPushDescriptorSetKHR-set-00364, -00365,
+    /// VUID-VkDescriptorSetLayoutCreateInfo-flags-00280, -00281).
+    #[code("KILN-E210")]
+    #[error("push descriptor set {set} of `{pipeline}`: {detail}")]
+    PushDescriptor {
+        pipeline: String,
+        set: u32,
+        detail: String,
+    },
+
     // ------------------------------------------------------------ E250–E299 pipelines
     /// Push-constant bytes outside every declared range (VUID-vkCmdPushConstants-offset-01795).
     #[code("KILN-E250")]
@@ -674,7 +719,7 @@ errors! {
 
     /// Dispatch group count above maxComputeWorkGroupCount (VUID-vkCmdDispatch-groupCountX-00386).
     #[code("KILN-E253")]
-    #[error("dispatch of {groups:?} groups exceeds maxComputeWorkGroupCount {limit:?}")]
+    #[error("dispatch of {groups:?} groups exceeds maxComputeWorkGroupCount {limit:?}; fold a large 1-D count into 2-D (Recorder::dispatch_threads_2d(width, ceil(n / width)) with width a multiple of the workgroup size, and in the shader i = gl_GlobalInvocationID.y * width + gl_GlobalInvocationID.x, checked against n), or loop in the shader over i += gl_NumWorkGroups.x * gl_WorkGroupSize.x")]
     DispatchTooLarge { groups: [u32; 3], limit: [u32; 3] },
 
     /// A set the pipeline layout declares was not bound before a dispatch (or was
@@ -687,6 +732,26 @@ errors! {
     #[code("KILN-E255")]
     #[error("the bound pipeline has push constant ranges {ranges} but nothing was pushed; call push_constants before dispatch")]
     PushConstantsNotSet { ranges: String },
+
+    /// A required subgroup size or full subgroups the device cannot give the pipeline
+    /// (VUID-VkPipelineShaderStageRequiredSubgroupSizeCreateInfo-requiredSubgroupSize-02760,
+    /// -02761, VUID-VkPipelineShaderStageCreateInfo-pNext-02755, -02756, -02757, -02758).
+    #[code("KILN-E256")]
+    #[error("compute pipeline `{pipeline}`: {detail}")]
+    SubgroupSize { pipeline: String, detail: String },
+
+    /// An indirect dispatch from a buffer without INDIRECT_BUFFER usage
+    /// (VUID-vkCmdDispatchIndirect-buffer-02709).
+    #[code("KILN-E257")]
+    #[error("buffer `{object}` is used for an indirect dispatch but lacks usage INDIRECT_BUFFER; create it with vk::BufferUsageFlags::INDIRECT_BUFFER")]
+    IndirectUsage { object: String },
+
+    /// An indirect dispatch whose 12-byte `VkDispatchIndirectCommand` at `offset` is not
+    /// 4-byte aligned or not inside the buffer (VUID-vkCmdDispatchIndirect-offset-02710,
+    /// -offset-00407).
+    #[code("KILN-E258")]
+    #[error("indirect dispatch at offset {offset} of buffer `{object}` ({size} bytes): the 12-byte command must be 4-byte aligned and end inside the buffer; pass an offset that is a multiple of 4 and at most size - 12")]
+    IndirectOutOfBounds { object: String, offset: u64, size: u64 },
 
     /// A vertex input location whose buffer-layout format disagrees with the shader
     /// (VUID-VkGraphicsPipelineCreateInfo-Input-08733).

@@ -97,13 +97,17 @@ pub use ash::vk;
 /// so `kiln::bytemuck` is the version kiln's signatures use.
 pub use bytemuck;
 
-pub use commands::{ColorAttachment, DepthAttachment, LoadOp, Recorder, RenderingDesc};
+pub use commands::{
+    ColorAttachment, DepthAttachment, LoadOp, PushWrite, Recorder, RenderingDesc,
+    DISPATCH_INDIRECT_SIZE,
+};
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
-    Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc,
-    LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler,
-    SamplerDesc, UpdateAfterBindLimits, ValidationReport, ValidationWatch, DEFAULT_SPIN,
-    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
+    known_capabilities, Buffer, BufferDesc, ComputeProperties, CooperativeMatrixConfig, Device,
+    DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc, LayerFeatures, MemoryLocation,
+    MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler, SamplerDesc, UpdateAfterBindLimits,
+    ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
+    MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{

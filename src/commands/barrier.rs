@@ -65,6 +65,18 @@ impl Recorder<'_, '_> {
         );
     }
 
+    /// [`compute_barrier`](Self::compute_barrier) that also makes compute writes visible to
+    /// an indirect command read (before `dispatch_indirect`).
+    pub(crate) fn indirect_barrier(&mut self) {
+        self.dirty = false;
+        self.memory_barrier(
+            S::COMPUTE_SHADER,
+            A::SHADER_WRITE,
+            S::COMPUTE_SHADER | S::DRAW_INDIRECT,
+            A::SHADER_READ | A::SHADER_WRITE | A::INDIRECT_COMMAND_READ,
+        );
+    }
+
     /// [`full_barrier`](Self::full_barrier) where the caller knows no rendering scope is
     /// open.
     pub(crate) fn record_full_barrier(&mut self) {

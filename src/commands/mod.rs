@@ -55,6 +55,7 @@ mod bind;
 mod dispatch;
 mod image_layouts;
 mod push;
+mod push_descriptor;
 mod render;
 mod scope;
 mod transfer;
@@ -64,6 +65,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ash::vk;
 
+pub use dispatch::DISPATCH_INDIRECT_SIZE;
+pub use push_descriptor::PushWrite;
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
 pub(crate) use scope::TimedWork;
 pub(crate) use work::RecordedWork;

@@ -438,6 +438,9 @@ pub(crate) struct Instance {
     /// [`ValidationWatch`] can outlive the device.
     pub messenger: Arc<MessengerState>,
     pub validation: bool,
+    /// The validation layer's `specVersion` when it is enabled, else 0: extensions newer
+    /// than the layer are not enabled under it (`features.rs`).
+    pub validation_layer_version: u32,
     /// VK_KHR_surface (+ platform surface extensions) are enabled.
     pub surface: bool,
 }
@@ -486,6 +489,11 @@ impl Instance {
             });
             validation = false;
         }
+        let validation_layer_version = layers
+            .iter()
+            .find(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER))
+            .filter(|_| validation)
+            .map_or(0, |l| l.spec_version);
         let debug_utils = has_ext(ash::ext::debug_utils::NAME);
         let mut ext_names = Vec::new();
         if debug_utils {
@@ -610,6 +618,7 @@ impl Instance {
             debug,
             messenger,
             validation,
+            validation_layer_version,
             surface,
         })
     }

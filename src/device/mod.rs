@@ -13,6 +13,7 @@
 
 mod budget;
 mod buffer;
+mod capabilities;
 mod families;
 mod features;
 mod image;
@@ -20,6 +21,7 @@ mod instance;
 mod interner;
 mod lifetime;
 mod physical;
+mod properties;
 mod queue;
 mod sampler;
 mod slots;
@@ -35,6 +37,7 @@ use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, free_bound};
 pub use buffer::{Buffer, BufferDesc};
+pub use capabilities::known_capabilities;
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
 pub use features::{Features, UpdateAfterBindLimits};
@@ -45,6 +48,7 @@ pub(crate) use instance::{set_caller, SubmitContext};
 pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
+pub use properties::{ComputeProperties, CooperativeMatrixConfig, COMPONENT_TYPE_BFLOAT16_KHR};
 pub(crate) use queue::{Queue, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub use sampler::{Sampler, SamplerDesc};
@@ -181,6 +185,10 @@ pub(crate) struct Shared {
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
+    /// Every supported feature, for the capability check (`capabilities.rs`).
+    pub supported: capabilities::Supported,
+    /// [`Device::compute_properties`].
+    pub compute: ComputeProperties,
     pub info: DeviceInfo,
     pub heaps: HeapBudget,
     debug_utils: Option<ash::ext::debug_utils::Device>,
@@ -195,6 +203,8 @@ pub(crate) struct Shared {
     pub timing: bool,
     /// Per kiln queue: timestamps and the reused query pools (`timestamps`).
     pub timestamps: timestamps::Timestamps,
+    /// `vkCmdPushDescriptorSetKHR` & co. when VK_KHR_push_descriptor is enabled.
+    pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
     pub instance: Instance,
 }
 
@@ -232,7 +242,12 @@ impl Shared {
             desc.transfer_queues,
             desc.emulate_queues,
         );
-        let (raw, features) = features::create_device(&instance, physical, &plan.create, &info)?;
+        let features::Created {
+            raw,
+            features,
+            supported,
+            compute,
+        } = features::create_device(&instance, physical, &plan.create, &info)?;
         let destroy = |raw: &ash::Device| {
             // SAFETY: nothing created from `raw` is alive (the callers say what they
             // destroyed first).
@@ -311,6 +326,9 @@ impl Shared {
             features.host_query_reset,
             features.calibrated_timestamps,
         );
+        let push_descriptor = features
+            .push_descriptor
+            .then(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw));
         Ok(Shared {
             slots: Default::default(),
             samplers: Default::default(),
@@ -326,6 +344,8 @@ impl Shared {
             physical,
             properties,
             features,
+            supported,
+            compute,
             info,
             heaps: HeapBudget::new(&instance.raw, physical),
             debug_utils,
@@ -341,6 +361,7 @@ impl Shared {
                 .unwrap_or(false)
                 || std::env::var_os("KILN_TRACE").is_some_and(|v| !v.is_empty()),
             timestamps,
+            push_descriptor,
             instance,
         })
     }
@@ -369,6 +390,29 @@ impl Shared {
 
     pub(crate) fn limits(&self) -> &vk::PhysicalDeviceLimits {
         &self.properties.limits
+    }
+
+    /// Checks the SPIR-V capabilities of the module `module` (its label), used by an entry
+    /// point of `stage`, against this device (the table in `capabilities.rs`).
+    ///
+    /// Errors: `KILN-E107`, `KILN-E110`, `KILN-E111` (see `capabilities::check`).
+    pub(crate) fn check_capabilities<'a>(
+        &self,
+        module: &str,
+        capabilities: impl IntoIterator<Item = &'a str>,
+        stage: vk::ShaderStageFlags,
+    ) -> Result<()> {
+        for cap in capabilities {
+            capabilities::check(
+                &self.info.name,
+                &self.supported,
+                &self.compute,
+                module,
+                cap,
+                stage,
+            )?;
+        }
+        Ok(())
     }
 
     /// The main queue (every device has it).
@@ -434,6 +478,25 @@ impl Device {
     /// The device limits (Vulkan spec §33.1 "Limits").
     pub fn limits(&self) -> &vk::PhysicalDeviceLimits {
         self.shared.limits()
+    }
+
+    /// Subgroups (size, operations, stages, size control range), shared memory, workgroup
+    /// and buffer limits, push descriptors and the cooperative-matrix configurations
+    /// (empty where the device has none, as on lavapipe).
+    pub fn compute_properties(&self) -> &ComputeProperties {
+        &self.shared.compute
+    }
+
+    /// Whether a module declaring SPIR-V capability `capability` (rspirv's name, e.g.
+    /// `"GroupNonUniformArithmetic"`) can run in `stage` on this device: what pipeline
+    /// creation checks for each capability, before any Vulkan call.
+    ///
+    /// Errors: `KILN-E107` the device lacks the feature, extension or property (the message
+    /// names capability, feature and device), `KILN-E110` a capability kiln does not know,
+    /// `KILN-E111` an OpenCL-only capability.
+    pub fn check_capability(&self, capability: &str, stage: vk::ShaderStageFlags) -> Result<()> {
+        self.shared
+            .check_capabilities("(query)", [capability], stage)
     }
 
     /// Features kiln enabled on this device.

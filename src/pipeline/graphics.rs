@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::checks::check_capabilities;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::Pipeline;
@@ -327,6 +328,7 @@ impl GraphicsPipeline {
                 what: "the vertex stage of a graphics pipeline needs a Vertex entry point",
             });
         }
+        check_capabilities(shared, desc.vertex, vs.stage)?;
         let vs_label = format!("{} in {}", vs.name, desc.vertex.label());
         let mut stages: Vec<(String, &EntryPoint, &ShaderModule, &str)> =
             vec![(vs_label.clone(), vs, desc.vertex, desc.vertex_entry)];
@@ -339,6 +341,7 @@ impl GraphicsPipeline {
                     what: "the fragment stage of a graphics pipeline needs a Fragment entry point",
                 });
             }
+            check_capabilities(shared, fm, fs.stage)?;
             for out in &fs.outputs {
                 let name = out.name.as_deref().unwrap_or("<unnamed>");
                 let Some(&cf) = desc.color_formats.get(out.location as usize) else {
