@@ -199,8 +199,8 @@ pub(crate) struct Shared {
     pub validation_fail: bool,
     /// The timeout of kiln's waits (`DeviceDesc::wait_timeout`).
     pub wait_timeout: std::time::Duration,
-    /// Time every submission (`DeviceDesc::timing`).
-    pub timing: bool,
+    /// Time every submission (`DeviceDesc::timing`; `Device::start_trace` turns it on).
+    pub timing: std::sync::atomic::AtomicBool,
     /// Per kiln queue: timestamps and the reused query pools (`timestamps`).
     pub timestamps: timestamps::Timestamps,
     /// `vkCmdPushDescriptorSetKHR` & co. when VK_KHR_push_descriptor is enabled.
@@ -355,11 +355,12 @@ impl Shared {
                 .or_else(|| env_flag("KILN_VALIDATION_FAIL"))
                 .unwrap_or(false),
             wait_timeout,
-            timing: desc
-                .timing
-                .or_else(|| env_flag("KILN_TIMING"))
-                .unwrap_or(false)
-                || std::env::var_os("KILN_TRACE").is_some_and(|v| !v.is_empty()),
+            timing: std::sync::atomic::AtomicBool::new(
+                desc.timing
+                    .or_else(|| env_flag("KILN_TIMING"))
+                    .unwrap_or(false)
+                    || std::env::var_os("KILN_TRACE").is_some_and(|v| !v.is_empty()),
+            ),
             timestamps,
             push_descriptor,
             instance,

@@ -11,6 +11,7 @@ use super::context::Contexts;
 use super::staging::{StagingCache, StagingUsage};
 use super::submit::{self, Batch, RecordOptions};
 use super::timing::{self, GpuTimings};
+use super::trace::Trace;
 use super::{ContextGuard, Recording, Submission};
 use crate::commands::Recorder;
 use crate::device::{
@@ -27,9 +28,25 @@ pub(crate) fn submit_on<'a, R>(
 ) -> Result<(R, Submission)> {
     let label = label.into();
     let errors_from = timing::error_mark(shared);
+    let trace = shared.slot::<Trace>()?;
     let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
-    let (out, work) = submit::record(shared, queue, ctx.cb(), RecordOptions::ONE_TIME, f)?;
-    let value = submit::submit(shared, queue, &Batch::commands(&label, ctx.cb()), &work)?;
+    let span = trace.span("record");
+    let recorded = {
+        let _t = tracing::trace_span!("kiln.record", label = &*label).entered();
+        submit::record(shared, queue, ctx.cb(), RecordOptions::ONE_TIME, f)
+    };
+    let (out, work) = recorded?;
+    if let Some(span) = span {
+        span.end(&label);
+    }
+    let span = trace.span("submit");
+    let value = {
+        let _t = tracing::trace_span!("kiln.submit", label = &*label).entered();
+        submit::submit(shared, queue, &Batch::commands(&label, ctx.cb()), &work)?
+    };
+    if let Some(span) = span {
+        span.end(&label);
+    }
     ctx.submitted(value);
     let sub = Submission::new(
         shared.clone(),
@@ -126,6 +143,37 @@ impl Device {
     ) -> Result<(R, GpuTimings)> {
         let (out, sub) = submit_on(&self.shared, Queue::MAIN, label.to_string(), f)?;
         Ok((out, sub.wait_timed()?))
+    }
+
+    /// Starts recording a Chrome-trace / Perfetto profile (CPU spans of record, submit and
+    /// wait; GPU time and scopes per queue), dropping what an earlier trace recorded, and
+    /// turns on timing of every submission. `KILN_TRACE=path.json` does this when the
+    /// device is created and writes the file when it drops. See
+    /// [`write_trace`](Self::write_trace).
+    pub fn start_trace(&self) {
+        if let Ok(t) = self.shared.slot::<Trace>() {
+            self.shared
+                .timing
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            t.start(&self.shared);
+        }
+    }
+
+    /// The trace recorded so far as Trace Event Format JSON (`{"traceEvents": [...]}`,
+    /// times in µs; open it in ui.perfetto.dev or chrome://tracing). Empty without
+    /// [`start_trace`](Self::start_trace) or `KILN_TRACE`.
+    pub fn trace_json(&self) -> String {
+        self.shared
+            .slot::<Trace>()
+            .map(|t| t.json())
+            .unwrap_or_default()
+    }
+
+    /// Writes [`trace_json`](Self::trace_json) to `path`.
+    ///
+    /// Errors: `KILN-E129` the file cannot be written.
+    pub fn write_trace(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        self.shared.slot::<Trace>()?.write(path.as_ref())
     }
 
     /// Timestamp query pools this device created so far (kept for reuse; unstable, for

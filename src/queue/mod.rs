@@ -13,7 +13,9 @@
 //! cross-queue rules), `context`, `recording`, `staging` (the staging cache), `chunks`
 //! (chunked, pipelined, multi-threaded staged transfers), `host` ([`HostBuffer`], imported
 //! memory), `transfer` (`Buffer`/`Image` uploads and readbacks, [`Transfer`] and
-//! [`Queue`]'s transfer methods), `device` (device creation and `Device`'s methods).
+//! [`Queue`]'s transfer methods), `timing` ([`GpuTimings`], error descriptions, the
+//! validation-fail check), `trace` (the Chrome-trace profile), `device` (device creation
+//! and `Device`'s methods).
 //!
 //! This layer also completes the device: `Device::new`/`Device::with_desc` (in `device.rs`)
 //! create the device of the `device` layer and register the per-device state of every layer
@@ -28,6 +30,7 @@ mod recording;
 mod staging;
 mod submit;
 mod timing;
+mod trace;
 mod transfer;
 
 use ash::vk;
@@ -103,9 +106,12 @@ impl Drop for ContextGuard<'_> {
     }
 }
 
-/// Registers this layer's slots (command contexts, staging cache) on a device being created.
+/// Registers this layer's slots (command contexts, staging cache, the trace) on a device
+/// being created.
 fn register_slots(shared: &mut Shared) -> Result<()> {
     let contexts = Contexts::new(shared);
     shared.register_slot(contexts)?;
-    shared.register_slot(staging::StagingCache::default())
+    shared.register_slot(staging::StagingCache::default())?;
+    let trace = trace::Trace::from_env(shared);
+    shared.register_slot(trace)
 }

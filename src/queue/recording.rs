@@ -23,6 +23,7 @@ use std::sync::Arc;
 use super::context::{Context, Contexts};
 use super::submit::{self, Batch, RecordOptions};
 use super::timing;
+use super::trace::Trace;
 use super::Submission;
 use crate::commands::{RecordedWork, Recorder};
 use crate::device::Shared;
@@ -137,12 +138,19 @@ impl<'a> Recording<'a> {
                 .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         }
         let errors_from = timing::error_mark(shared);
-        let value = submit::submit(
-            shared,
-            queue,
-            &Batch::commands("recording", ctx.cb),
-            &self.work,
-        )?;
+        let span = shared.slot::<Trace>()?.span("submit");
+        let value = {
+            let _t = tracing::trace_span!("kiln.submit", label = "recording").entered();
+            submit::submit(
+                shared,
+                queue,
+                &Batch::commands("recording", ctx.cb),
+                &self.work,
+            )?
+        };
+        if let Some(span) = span {
+            span.end("recording");
+        }
         self.last = value;
         Ok(Submission::new(
             shared.clone(),

@@ -42,6 +42,7 @@ use std::time::Instant;
 use ash::vk;
 
 use super::timing::{self, GpuTimings};
+use super::trace::Trace;
 use crate::commands::{RecordedWork, Recorder, TimedWork};
 use crate::device::{set_caller, ResourceStamps, Shared, SubmitContext, MAX_QUEUES};
 use crate::error::{vk_err, vk_err_labeled, Error, Result};
@@ -91,7 +92,7 @@ pub(crate) fn record<'a, R>(
     // SAFETY: `cb` is in the initial state (fresh, or reset after its last use).
     unsafe { d.begin_command_buffer(cb, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
     let mut rec = Recorder::new(shared, cb, queue, flags);
-    if shared.timing && options.timed {
+    if options.timed && shared.timing.load(Ordering::Relaxed) {
         rec.time_submission()?;
     }
     let result = f(&mut rec);
@@ -467,6 +468,9 @@ impl Submission {
 
     fn wait_inner(&self) -> Result<()> {
         let timed = self.timed.as_ref().map(|(t, _)| &**t);
+        let trace = self.shared.slot::<Trace>().ok().filter(|t| t.on());
+        let span = trace.and_then(|t| t.span("wait"));
+        let _t = tracing::trace_span!("kiln.wait", label = &*self.label).entered();
         self.shared
             .wait_value_for(
                 self.queue,
@@ -475,6 +479,16 @@ impl Submission {
                 &self.label,
             )
             .map_err(|e| timing::with_description(e, &self.label, timed))?;
+        if let Some(span) = span {
+            span.end(&self.label);
+        }
+        if let (Some(trace), Some((t, generation))) = (trace, &self.timed) {
+            if let Ok(Some(timings)) =
+                timing::read(&self.shared, t, *generation, &self.label, Instant::now())
+            {
+                trace.gpu(self.queue, &timings);
+            }
+        }
         timing::check_validation(&self.shared, self.errors_from, &self.label, timed)
     }
 }

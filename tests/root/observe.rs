@@ -251,3 +251,77 @@ fn validation_errors_fail_the_submission_and_name_the_users_line() {
     device.execute(|r| r.fill_buffer(&buf, 2)).unwrap();
     assert_eq!(buf.read::<u32>().unwrap()[0], 2);
 }
+
+/// The events of a trace named `name`.
+fn events<'j>(json: &'j serde_json::Value, name: &str) -> Vec<&'j serde_json::Value> {
+    json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == name && e["ph"] == "X")
+        .collect()
+}
+
+#[test]
+fn the_trace_has_cpu_spans_and_gpu_scopes_with_positive_durations() {
+    let device = device();
+    device.start_trace();
+    let t = timed_adds(&device, 1 << 18, &[("add-1x", 1), ("add-4x", 4)], "traced");
+    let path = std::env::temp_dir().join(format!("kiln-trace-{}.json", std::process::id()));
+    device.write_trace(&path).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).expect("the trace is JSON");
+    let _ = std::fs::remove_file(&path);
+    // CPU spans of the timed submission, on a CPU thread's track.
+    for name in ["record", "submit", "wait"] {
+        let e = events(&json, name);
+        let ours: Vec<_> = e
+            .iter()
+            .filter(|e| e["args"]["label"] == "traced")
+            .collect();
+        assert_eq!(ours.len(), 1, "{name}: {e:?}");
+        assert!(
+            ours[0]["dur"].as_f64().unwrap() > 0.0,
+            "{name}: {:?}",
+            ours[0]
+        );
+        assert!(
+            ours[0]["tid"].as_u64().unwrap() < 1 << 20,
+            "{name} not on a CPU track"
+        );
+    }
+    // The submission and its scopes on the main queue's GPU track, nested in time.
+    let sub = events(&json, "traced");
+    assert_eq!(sub.len(), 1, "{sub:?}");
+    let gpu_track = 1u64 << 20;
+    assert_eq!(sub[0]["tid"].as_u64(), Some(gpu_track));
+    let (s0, sd) = (
+        sub[0]["ts"].as_f64().unwrap(),
+        sub[0]["dur"].as_f64().unwrap(),
+    );
+    assert!(sd > 0.0);
+    let mut last_end = s0;
+    for name in ["add-1x", "add-4x"] {
+        let e = events(&json, name);
+        assert_eq!(e.len(), 1, "{name}: {e:?}");
+        let (ts, dur) = (e[0]["ts"].as_f64().unwrap(), e[0]["dur"].as_f64().unwrap());
+        assert!(dur > 0.0, "{name}: {:?}", e[0]);
+        assert_eq!(e[0]["tid"].as_u64(), Some(gpu_track));
+        assert!(
+            ts >= last_end - 0.001 && ts + dur <= s0 + sd + 0.001,
+            "{name}: {json}"
+        );
+        last_end = ts + dur;
+    }
+    assert_eq!(t.scopes.len(), 2);
+    // The tracks are named.
+    let names: Vec<&str> = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "M")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(names.contains(&"GPU queue 0 (Main)"), "{names:?}");
+    assert_clean(&device);
+}
