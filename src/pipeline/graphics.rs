@@ -533,7 +533,13 @@ impl GraphicsPipeline {
             set_count: layouts.len() as u32,
         })?;
         let names = self.names.get(set as usize).cloned().unwrap_or_default();
-        crate::descriptors::allocate_set_in(&self.shared, layout, set, names, None)
+        let s = crate::descriptors::allocate_set_in(&self.shared, layout, set, names, None)?;
+        // Named for the layer's messages and capture tools when labels are on.
+        if self.shared.labels {
+            self.shared
+                .set_name(s.raw(), &format!("{} set {set}", self.label()));
+        }
+        Ok(s)
     }
 }
 

@@ -102,6 +102,7 @@ pub(super) fn submit_raw_copy(
         timed: false,
         ..RecordOptions::ONE_TIME
     };
+    submit::name_command_buffer(shared, ctx.cb(), label);
     let ((), work) = submit::record(shared, queue, ctx.cb(), options, |r| {
         // SAFETY: the command buffer is recording. Both buffers belong to this device and
         // have TRANSFER usage; the callers checked the region against both. The submission

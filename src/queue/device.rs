@@ -30,6 +30,7 @@ pub(crate) fn submit_on<'a, R>(
     let errors_from = timing::error_mark(shared);
     let trace = shared.slot::<Trace>()?;
     let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
+    submit::name_command_buffer(shared, ctx.cb(), &label);
     let span = trace.span("record");
     let recorded = {
         let _t = tracing::trace_span!("kiln.record", label = &*label).entered();

@@ -84,6 +84,7 @@ impl<'a> Recording<'a> {
             timed: true,
         };
         let errors_from = timing::error_mark(shared);
+        submit::name_command_buffer(shared, ctx.cb(), "recording");
         let ((), work) = submit::record(shared, queue, ctx.cb(), options, f)?;
         // Errors the layer raised while the commands were recorded (record-time checks).
         timing::check_validation(shared, errors_from, "recording", work.timed.as_deref())?;

@@ -115,6 +115,14 @@ pub(crate) fn record<'a, R>(
     Ok((out, rec.into_work(timed)))
 }
 
+/// Names `cb` with the label of the submission it is recorded for (labels on: validation,
+/// or `KILN_LABELS=1`), before recording, so record-time messages name it too.
+pub(crate) fn name_command_buffer(shared: &Shared, cb: vk::CommandBuffer, label: &str) {
+    if shared.labels {
+        shared.set_name(cb, label);
+    }
+}
+
 /// Binary semaphores a batch may wait for, and signal, besides its queue's timeline.
 pub(crate) const MAX_EXTRA: usize = 2;
 
@@ -270,13 +278,11 @@ pub(crate) fn submit(
         .command_buffer_infos(cbs)
         .signal_semaphore_infos(signals);
     // Debug labels (validation on, or KILN_LABELS=1): the submission's label on the queue
-    // and as the command buffer's name, so the layer's messages and capture tools name it.
+    // (its command buffer was named with it before recording, `name_command_buffer`), so
+    // the layer's messages and capture tools name it.
     let labels = shared.label_fns();
     if let Some(du) = labels {
         let name = CString::new(batch.label).unwrap_or_default();
-        if let Some(cb) = batch.command_buffer {
-            shared.set_name(cb, batch.label);
-        }
         let label = vk::DebugUtilsLabelEXT::default().label_name(&name);
         // SAFETY: the queue is externally synchronized by its lock; `name` outlives the call.
         unsafe { du.queue_begin_debug_utils_label(guard.raw(), &label) };

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::add::{self, storage};
 use common::gate::Gate;
 use common::{assert_clean, device, device_with_desc};
-use kiln::{DeviceDesc, GpuTimings};
+use kiln::{vk, DeviceDesc, GpuTimings};
 
 /// vector_add over `n` elements, `times` dispatches in a row inside a scope named `name`.
 fn timed_adds(device: &kiln::Device, n: usize, scopes: &[(&str, u32)], desc: &str) -> GpuTimings {
@@ -227,17 +227,26 @@ fn validation_errors_fail_the_submission_and_name_the_users_line() {
     let mut line = 0;
     let e = device
         .execute(|r| {
-            // SAFETY (test): a deliberately invalid but harmless command: a fill of size 0
-            // (VUID-vkCmdFillBuffer-size-00026) of a live buffer.
+            // SAFETY (test): a deliberately invalid but harmless command: a copy between
+            // overlapping ranges of one live 256-byte buffer (VUID-vkCmdCopyBuffer-pRegions-00117).
             let (cb, at_line) = (unsafe { r.raw() }, line!());
             line = at_line;
-            unsafe { device.raw().cmd_fill_buffer(cb, buf.raw(), 0, 0, 9) };
+            let region = vk::BufferCopy {
+                src_offset: 0,
+                dst_offset: 4,
+                size: 8,
+            };
+            unsafe { device.raw().cmd_copy_buffer(cb, buf.raw(), buf.raw(), &[region]) };
             Ok(())
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E121", "{e}");
     let text = e.to_string();
-    assert!(text.contains("VUID-vkCmdFillBuffer-size-00026"), "{text}");
+    assert!(text.contains("VUID-vkCmdCopyBuffer-pRegions-00117"), "{text}");
+    // The layer names the objects by kiln's names: the buffer's label, the command
+    // buffer's submission label.
+    assert!(text.contains("name = target"), "{text}");
+    assert!(text.contains("name = execute"), "{text}");
     let at = format!("recorded at {}:{line}", file!());
     assert!(text.contains(&at), "{at} not in {text}");
     assert!(text.contains("`execute`"), "{text}");
@@ -324,4 +333,31 @@ fn the_trace_has_cpu_spans_and_gpu_scopes_with_positive_durations() {
         .collect();
     assert!(names.contains(&"GPU queue 0 (Main)"), "{names:?}");
     assert_clean(&device);
+}
+
+#[test]
+fn layer_features_combine_where_the_layer_allows() {
+    // GPU-assisted validation with synchronization validation: the work runs, clean.
+    let device = device_with_desc(DeviceDesc {
+        layer_features: Some(kiln::LayerFeatures {
+            gpu_assisted: true,
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    add::run_and_check(&device, 1000);
+    assert_clean(&device);
+    drop(device);
+    // Printf with GPU-assisted validation: the layer cannot run both.
+    let e = kiln::Device::with_desc(&DeviceDesc {
+        validation: Some(true),
+        layer_features: Some(kiln::LayerFeatures {
+            gpu_assisted: true,
+            shader_printf: true,
+            synchronization: false,
+        }),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert_eq!(e.code(), "KILN-E126", "{e}");
 }
