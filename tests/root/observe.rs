@@ -335,20 +335,25 @@ fn the_trace_has_cpu_spans_and_gpu_scopes_with_positive_durations() {
     assert_clean(&device);
 }
 
+/// Printf and synchronization validation run together (the printf line itself is checked
+/// in `tests/env.rs`, through `KILN_VALIDATION=printf`); printf with GPU-assisted validation
+/// is refused. (GPU-assisted validation alone is not run here: layer 1.3.239 reports
+/// `UNASSIGNED-VkSemaphore-state-timeout`, "most likely a validation bug", for every
+/// timeline-semaphore wait under it, after a one-second timeout each.)
 #[test]
 fn layer_features_combine_where_the_layer_allows() {
-    // GPU-assisted validation with synchronization validation: the work runs, clean.
     let device = device_with_desc(DeviceDesc {
         layer_features: Some(kiln::LayerFeatures {
-            gpu_assisted: true,
-            ..Default::default()
+            shader_printf: true,
+            synchronization: true,
+            gpu_assisted: false,
         }),
         ..Default::default()
     });
     add::run_and_check(&device, 1000);
     assert_clean(&device);
+    assert!(device.validation_report().printf.is_empty());
     drop(device);
-    // Printf with GPU-assisted validation: the layer cannot run both.
     let e = kiln::Device::with_desc(&DeviceDesc {
         validation: Some(true),
         layer_features: Some(kiln::LayerFeatures {
