@@ -27,23 +27,23 @@ pub(super) const BUFS: usize = 12;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    n: u32,
-    pad: u32,
-    a: f32,
-    b: f32,
+pub(super) struct Params {
+    pub n: u32,
+    pub pad: u32,
+    pub a: f32,
+    pub b: f32,
 }
 
 /// The same objects made through kiln and through raw ash.
-struct Fixture {
-    pipes: Vec<ComputePipeline>,
+pub(super) struct Fixture {
+    pub pipes: Vec<ComputePipeline>,
     bufs: Vec<Buffer>,
-    sets: Vec<DescriptorSet>,
+    pub sets: Vec<DescriptorSet>,
     r_set_layout: vk::DescriptorSetLayout,
-    r_layout: vk::PipelineLayout,
-    r_pipes: Vec<vk::Pipeline>,
+    pub r_layout: vk::PipelineLayout,
+    pub r_pipes: Vec<vk::Pipeline>,
     r_pool: vk::DescriptorPool,
-    r_sets: Vec<vk::DescriptorSet>,
+    pub r_sets: Vec<vk::DescriptorSet>,
 }
 
 fn set_buffers(bufs: &[Buffer], s: usize) -> [vk::Buffer; 6] {
@@ -145,7 +145,7 @@ impl Fixture {
 }
 
 /// A deterministic pseudo-random (pipeline, set) stream.
-fn stream(n: usize) -> Vec<(usize, usize)> {
+pub(super) fn stream(n: usize) -> Vec<(usize, usize)> {
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     (0..n)
         .map(|_| {
@@ -176,6 +176,7 @@ pub fn rows(
         let body = |cb: vk::CommandBuffer| record_body(raw, &fx, cb, &p);
         super::floors::run(raw, device.features().timeline_semaphore, &body, m)?;
         rows.push(descriptor_sets(device, raw, &fx, &ctx, opts)?);
+        rows.extend(super::scopes::rows(device, raw, &fx, &ctx, opts)?);
         Ok(rows)
     })();
     device.wait_idle()?;

@@ -27,6 +27,7 @@ mod floors;
 mod pipelines;
 mod queues;
 mod raw;
+mod scopes;
 mod stream;
 mod transfer;
 #[cfg(feature = "bench-wgpu")]
