@@ -100,12 +100,7 @@ fn measure(
                 );
                 d.cmd_write_timestamp2(ctx.cb, vk::PipelineStageFlags2::ALL_COMMANDS, pool, q);
                 d.cmd_dispatch(ctx.cb, 1, 1, 1);
-                d.cmd_write_timestamp2(
-                    ctx.cb,
-                    vk::PipelineStageFlags2::ALL_COMMANDS,
-                    pool,
-                    q + 1,
-                );
+                d.cmd_write_timestamp2(ctx.cb, vk::PipelineStageFlags2::ALL_COMMANDS, pool, q + 1);
             }
         }
         r.push(ns_since(t0) / n as f64);
@@ -163,6 +158,11 @@ fn measure(
         sink = sink.wrapping_add(ticks[1].wrapping_sub(ticks[0]));
     }
     std::hint::black_box(sink);
-    let round_trip = Row::new("timed round trip median", "us", median(&mut kt), median(&mut rt));
+    let round_trip = Row::new(
+        "timed round trip median",
+        "us",
+        median(&mut kt),
+        median(&mut rt),
+    );
     Ok(vec![recording, round_trip])
 }

@@ -226,6 +226,7 @@ impl<'a> Recorder<'a, '_> {
             kept: self.kept,
             timed: timed.map(std::sync::Arc::new),
             pipelines: self.timing.pipelines,
+            raw_calls: self.timing.raw_calls.into_inner(),
         }
     }
 
@@ -240,7 +241,9 @@ impl<'a> Recorder<'a, '_> {
     /// objects that may be destroyed before the execution finishes.
     #[track_caller]
     pub unsafe fn raw(&self) -> vk::CommandBuffer {
-        self.at(std::panic::Location::caller());
+        let location = std::panic::Location::caller();
+        self.at(location);
+        self.raw_call(location);
         self.flush_scopes();
         self.cb
     }

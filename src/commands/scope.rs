@@ -39,7 +39,10 @@
 //! thread's current caller (`device::set_caller`) before recording, so a message the layer
 //! raises while the command records names the user's `file:line`, and the scope's own
 //! location is kept with its timings. The submission layer clears it when the recording
-//! ends.
+//! ends. The places `raw()` was called are kept too (validation on): a message the layer
+//! raises when the work is submitted (submit-time synchronization validation) names the
+//! submission's label, the pipelines it binds and those places, since a hazard kiln's own
+//! barriers and waits did not prevent most likely involves commands kiln cannot see.
 
 use std::cell::Cell;
 use std::ffi::CString;
@@ -103,6 +106,9 @@ pub(crate) struct Timing<'a> {
     submission_begin: Option<u32>,
     /// Set the caller location of each command (validation on).
     pub track: bool,
+    /// Where `raw()` was called (validation on; each place once): a hazard the layer finds
+    /// at submit time most likely involves commands kiln cannot see.
+    pub raw_calls: std::cell::RefCell<Vec<&'static Location<'static>>>,
 }
 
 impl<'a> Timing<'a> {
@@ -130,6 +136,17 @@ impl<'a> Recorder<'a, '_> {
     pub(crate) fn at(&self, location: &'static Location<'static>) {
         if self.timing.track {
             set_caller(Some(location));
+        }
+    }
+
+    /// Notes a `raw()` call at `location` (validation on), for submit-time messages.
+    #[inline]
+    pub(crate) fn raw_call(&self, location: &'static Location<'static>) {
+        if self.timing.track {
+            let mut calls = self.timing.raw_calls.borrow_mut();
+            if !calls.contains(&location) {
+                calls.push(location);
+            }
         }
     }
 

@@ -43,6 +43,8 @@ pub(crate) struct RecordedWork<'a> {
     /// The names of the pipelines bound (only with validation on), for the messages the
     /// layer raises while the submission is made (`device::SubmitContext`).
     pub pipelines: Vec<&'a str>,
+    /// Where `Recorder::raw` was called (only with validation on), for the same messages.
+    pub raw_calls: Vec<&'static std::panic::Location<'static>>,
 }
 
 impl RecordedWork<'_> {

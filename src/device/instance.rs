@@ -159,13 +159,27 @@ pub(crate) fn set_caller(location: Option<&'static Location<'static>>) {
 
 /// While alive, messages the layer raises on this thread (during `vkQueueSubmit2`, where
 /// the layer reports submit-time hazards and, for shader printf, the output of the
-/// submissions it completes) name the submission's label and the pipelines it binds.
+/// submissions it completes) name the submission's label, the pipelines it binds and where
+/// its raw commands were recorded.
 pub(crate) struct SubmitContext(());
 
 impl SubmitContext {
-    /// Enters the context of submission `label` binding `pipelines`.
-    pub(crate) fn enter(label: &str, pipelines: &[&str]) -> SubmitContext {
-        SUBMISSION.with(|s| *s.borrow_mut() = Some((label.to_string(), pipelines.join(", "))));
+    /// Enters the context of submission `label` binding `pipelines`, with commands recorded
+    /// through `Recorder::raw` at `raw_calls`.
+    pub(crate) fn enter(
+        label: &str,
+        pipelines: &[&str],
+        raw_calls: &[&'static Location<'static>],
+    ) -> SubmitContext {
+        let mut label = label.to_string();
+        if !raw_calls.is_empty() {
+            let at: Vec<String> = raw_calls
+                .iter()
+                .map(|l| format!("{}:{}", l.file(), l.line()))
+                .collect();
+            label = format!("{label}`, raw commands recorded at `{}", at.join(", "));
+        }
+        SUBMISSION.with(|s| *s.borrow_mut() = Some((label, pipelines.join(", "))));
         SubmitContext(())
     }
 }

@@ -472,7 +472,8 @@ impl ComputePipeline {
             set_count: layouts.len() as u32,
         })?;
         let names = self.names.get(set as usize).cloned().unwrap_or_default();
-        let s = crate::descriptors::allocate_set_in(&self.shared, layout, set, names, variable_count)?;
+        let s =
+            crate::descriptors::allocate_set_in(&self.shared, layout, set, names, variable_count)?;
         // Named for the layer's messages and capture tools when labels are on.
         if self.shared.labels {
             self.shared

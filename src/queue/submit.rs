@@ -290,7 +290,7 @@ pub(crate) fn submit(
     let context = shared
         .instance
         .validation
-        .then(|| SubmitContext::enter(batch.label, &work.pipelines));
+        .then(|| SubmitContext::enter(batch.label, &work.pipelines, &work.raw_calls));
     // SAFETY: the queue is externally synchronized by its lock; the command buffer is
     // executable and not pending; timeline values increase strictly (assigned under the
     // lock); every value waited for on another queue's timeline was submitted already (a

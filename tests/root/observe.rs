@@ -236,13 +236,20 @@ fn validation_errors_fail_the_submission_and_name_the_users_line() {
                 dst_offset: 4,
                 size: 8,
             };
-            unsafe { device.raw().cmd_copy_buffer(cb, buf.raw(), buf.raw(), &[region]) };
+            unsafe {
+                device
+                    .raw()
+                    .cmd_copy_buffer(cb, buf.raw(), buf.raw(), &[region])
+            };
             Ok(())
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E121", "{e}");
     let text = e.to_string();
-    assert!(text.contains("VUID-vkCmdCopyBuffer-pRegions-00117"), "{text}");
+    assert!(
+        text.contains("VUID-vkCmdCopyBuffer-pRegions-00117"),
+        "{text}"
+    );
     // The layer names the objects by kiln's names: the buffer's label, the command
     // buffer's submission label.
     assert!(text.contains("name = target"), "{text}");
@@ -365,4 +372,57 @@ fn layer_features_combine_where_the_layer_allows() {
     })
     .unwrap_err();
     assert_eq!(e.code(), "KILN-E126", "{e}");
+}
+
+/// A hazard the layer finds at submit time (two queues using one buffer only through raw
+/// commands, which kiln cannot see) names the submission and the line of the `raw()` call.
+#[test]
+fn submit_time_hazards_name_the_submission_and_the_raw_calls_line() {
+    let device = common::emulated_device();
+    let (compute, transfer) = (
+        device.queue(kiln::QueueKind::Compute),
+        device.queue(kiln::QueueKind::Transfer),
+    );
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let x = device.buffer_from_slice("x", usage, &[0u32; 1024]).unwrap();
+    let y = device.buffer_from_slice("y", usage, &[0u32; 1024]).unwrap();
+    let (xr, yr) = (x.raw(), y.raw());
+    let write = compute
+        .submit(|r| {
+            // SAFETY: a raw fill of a live buffer; waited for below, before the buffer drops.
+            unsafe { device.raw().cmd_fill_buffer(r.raw(), xr, 0, 4096, 7) };
+            Ok(())
+        })
+        .unwrap();
+    let mut line = 0;
+    let (_, read) = transfer
+        .submit_labeled("raw-copy", |r| {
+            let region = vk::BufferCopy {
+                src_offset: 0,
+                dst_offset: 0,
+                size: 4096,
+            };
+            // SAFETY: only the copy below is recorded through it.
+            let (cb, at_line) = (unsafe { r.raw() }, line!());
+            line = at_line;
+            // SAFETY: a raw copy between live buffers, in range; waited for below.
+            unsafe { device.raw().cmd_copy_buffer(cb, xr, yr, &[region]) };
+            Ok(())
+        })
+        .unwrap();
+    write.wait().unwrap();
+    read.wait().unwrap();
+    let at = format!(
+        "submission `raw-copy`, raw commands recorded at `{}:{line}`",
+        file!()
+    );
+    let report = device.validation_report();
+    assert!(
+        report
+            .messages
+            .iter()
+            .any(|m| m.contains("SYNC-HAZARD-READ-AFTER-WRITE") && m.contains(&at)),
+        "{at} not in {:?}",
+        report.messages
+    );
 }
