@@ -421,3 +421,46 @@ fn bad_observe_settings_are_coded_errors() {
     drop(gate);
     assert_clean(&device);
 }
+
+/// The child of [`kiln_trace_writes_a_trace_when_the_device_drops`].
+#[test]
+fn child_trace() {
+    if !is_child("child_trace") {
+        return;
+    }
+    let device = bare_device();
+    let buf = device.storage_buffer::<u32>("b", 4096).unwrap();
+    // No scope: KILN_TRACE times every submission.
+    device.execute(|r| r.fill_buffer(&buf, 5)).unwrap();
+    assert_eq!(buf.read::<u32>().unwrap()[4095], 5);
+    assert!(device.validation_report().is_clean());
+}
+
+#[test]
+fn kiln_trace_writes_a_trace_when_the_device_drops() {
+    let _g = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let path = std::env::temp_dir().join(format!("kiln-env-trace-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let (ok, stdout, stderr) = child("child_trace", &[("KILN_TRACE", path.to_str().unwrap())]);
+    assert!(ok, "child failed:\n{stdout}\n{stderr}");
+    let text = std::fs::read_to_string(&path).expect("KILN_TRACE wrote the file");
+    let _ = std::fs::remove_file(&path);
+    let json: serde_json::Value = serde_json::from_str(&text).expect("the trace is JSON");
+    let events = json["traceEvents"].as_array().unwrap();
+    let named = |name: &str, cat: &str| {
+        events
+            .iter()
+            .filter(|e| e["name"] == name && e["cat"] == cat && e["ph"] == "X")
+            .count()
+    };
+    // The fill's execute (and the zero-fill of storage_buffer): record, submit, wait on
+    // the CPU and the submission on the GPU, each with a positive duration.
+    for name in ["record", "submit", "wait"] {
+        assert!(named(name, "cpu") >= 2, "{name}: {text}");
+    }
+    assert!(named("execute", "gpu") >= 2, "{text}");
+    assert!(events
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .all(|e| e["dur"].as_f64().unwrap() > 0.0));
+}

@@ -554,6 +554,12 @@ impl Instance {
                 });
         if sync_validation {
             ext_names.push(ash::ext::validation_features::NAME.as_ptr());
+        } else if validation && (features.shader_printf || features.gpu_assisted) {
+            log::warn!(
+                "KILN-W007: shader printf or GPU-assisted validation was asked for, but the \
+                 validation layer lacks VK_EXT_validation_features; continuing without them \
+                 (install a newer vulkan-validationlayers)"
+            );
         }
         let mut validation_features =
             vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_features);
