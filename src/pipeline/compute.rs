@@ -15,8 +15,14 @@ use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
 /// Options for [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with).
+///
+/// Start from [`new`](Self::new) (entry point `main`, no specialization, the reflected
+/// layout) and change what differs: `ComputePipelineDesc { spec: &spec,
+/// ..ComputePipelineDesc::new(&module) }`. (It has no `Default`: there is no default
+/// module.)
 #[derive(Clone, Debug)]
 pub struct ComputePipelineDesc<'a> {
+    /// The module holding the entry point.
     pub module: &'a ShaderModule,
     /// Entry point name (usually `"main"`).
     pub entry: &'a str,
@@ -128,6 +134,18 @@ fn check_subgroup_size(
         }
     }
     Ok(())
+}
+
+impl<'a> ComputePipelineDesc<'a> {
+    /// Entry point `main` of `module`, no specialization constants, the reflected layout.
+    pub fn new(module: &'a ShaderModule) -> Self {
+        ComputePipelineDesc {
+            module,
+            entry: "main",
+            spec: &[],
+            layout: None,
+        }
+    }
 }
 
 /// A compute `VkPipeline` with its interned layout.
@@ -423,6 +441,7 @@ impl ComputePipeline {
     }
 
     #[inline]
+    /// The raw handle (owned by this object; destroyed with it).
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
     }

@@ -7,15 +7,15 @@ pub(crate) mod host;
 mod module;
 pub(crate) mod reflect;
 
-pub use host::{HostLayout, HostMember};
+pub use host::{HostLayout, HostMember, HostType};
 /// SPIR-V enums that appear in reflection results ([`ImageTy`], [`EntryPoint`]).
 pub use rspirv::spirv::{Dim, ExecutionModel, ImageFormat};
 
 pub use module::{generator_name, version_string, ShaderModule};
 pub use reflect::{
     BlockLayout, BlockMember, DescriptorBinding, EntryPoint, ImageTy, InterfaceVariable,
-    ModuleReflection, PushConstantBlock, SpecConstant, SpecValue, UnsupportedBinding,
-    WorkgroupSize,
+    MemberType, ModuleReflection, PushConstantBlock, ScalarType, SpecConstant, SpecValue,
+    UnsupportedBinding, WorkgroupSize,
 };
 
 /// Embeds a shader compiled by `kiln_build` in this crate's `build.rs`, as a
