@@ -141,6 +141,7 @@ pub mod __private {
     pub use crate::pipeline::cache::{cache_dir, check_header, file_name};
     pub use crate::queue::STAGING_CHUNK;
     pub use crate::shaders::host::{field_size, Probe, ProbeKnown, ProbeUnknown};
+    pub use kiln_macros::spirv_bytes;
 }
 
 /// Compile-time proof that kiln's handles can cross threads (issue: threads).
