@@ -105,6 +105,8 @@ pub struct PushConstantBlock {
     pub size: u32,
     /// OpName of the push-constant variable (or of its block type).
     pub name: Option<String>,
+    /// OpName of the block type (`Params` in `uniform Params { .. } params;`), if kept.
+    pub block_name: Option<String>,
     /// The block's member layout (offsets, sizes, types).
     pub block: Option<BlockLayout>,
 }
