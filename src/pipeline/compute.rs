@@ -16,10 +16,9 @@ use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
 /// Options for [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with).
 ///
-/// Start from [`new`](Self::new) (entry point `main`, no specialization, the reflected
-/// layout) and change what differs: `ComputePipelineDesc { spec: &spec,
-/// ..ComputePipelineDesc::new(&module) }`. (It has no `Default`: there is no default
-/// module.)
+/// Start from [`new`](Self::new) (the reflected layout, no specialization) and change
+/// what differs: `ComputePipelineDesc { spec: &spec, ..ComputePipelineDesc::new(&module,
+/// "main") }`. (It has no `Default`: there is no default module.)
 #[derive(Clone, Debug)]
 pub struct ComputePipelineDesc<'a> {
     /// The module holding the entry point.
@@ -134,18 +133,6 @@ fn check_subgroup_size(
         }
     }
     Ok(())
-}
-
-impl<'a> ComputePipelineDesc<'a> {
-    /// Entry point `main` of `module`, no specialization constants, the reflected layout.
-    pub fn new(module: &'a ShaderModule) -> Self {
-        ComputePipelineDesc {
-            module,
-            entry: "main",
-            spec: &[],
-            layout: None,
-        }
-    }
 }
 
 /// A compute `VkPipeline` with its interned layout.

@@ -241,7 +241,7 @@ fn a_stage_only_e204_names_the_call_and_that_call_shares_the_set() {
     let wide_pipeline = device
         .compute_pipeline_with(&ComputePipelineDesc {
             layout: Some(&wide),
-            ..ComputePipelineDesc::new(&m)
+            ..ComputePipelineDesc::new(&m, "main")
         })
         .unwrap();
     let data = [1.0f32, 2.0, 3.0];
@@ -270,7 +270,7 @@ fn a_stage_only_e204_names_the_call_and_that_call_shares_the_set() {
     let second = device
         .compute_pipeline_with(&ComputePipelineDesc {
             layout: Some(&wide),
-            ..ComputePipelineDesc::new(&m)
+            ..ComputePipelineDesc::new(&m, "main")
         })
         .unwrap();
     let wide_set = add::set(&wide_pipeline, &a, &b, &c);
@@ -325,7 +325,7 @@ fn storage_buffer_with_adds_usage_and_descriptions_have_starting_points() {
         (8, 4, vk::Format::R8G8B8A8_UNORM, 1)
     );
     let m = kiln::include_spirv!("vector_add.comp").unwrap();
-    let desc = ComputePipelineDesc::new(&m);
+    let desc = ComputePipelineDesc::new(&m, "main");
     assert_eq!(
         (desc.entry, desc.spec.len(), desc.layout.is_none()),
         ("main", 0, true)
