@@ -43,6 +43,9 @@ impl<'a> Recorder<'a, '_> {
             });
         }
         self.current_graphics = i == 1;
+        if pipeline.device_addresses() {
+            *self.opaque.get_mut() = true;
+        }
         match &mut self.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {

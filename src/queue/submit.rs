@@ -38,7 +38,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use crate::commands::{RecordedWork, Recorder};
-use crate::device::{ResourceStamps, Shared, EXECUTE_TIMEOUT, MAX_QUEUES};
+use crate::device::{FaultSite, ResourceStamps, Shared, EXECUTE_TIMEOUT, MAX_QUEUES};
 use crate::error::{vk_err, vk_err_labeled, Error, Result};
 
 /// How [`record`] begins and ends a command buffer.
@@ -147,6 +147,9 @@ fn for_each_use(
     for b in &work.kept {
         f(b.stamps(), true);
     }
+    for b in &work.read {
+        f(b.stamps(), false);
+    }
     for u in &work.images {
         f(u.image.stamps(), true);
     }
@@ -161,8 +164,10 @@ fn for_each_use(
 /// image's final layout is committed, every used set and resource stamped with the value.
 /// Returns the value.
 ///
-/// Errors: `KILN-E105` device lost (naming `batch.label`), `KILN-E104` other failures; then
-/// nothing was submitted and the command buffer is not pending.
+/// Errors: `KILN-E105` device lost (naming `batch.label`; also when it was lost earlier,
+/// then nothing is tried), `KILN-E106` out of memory, `KILN-E104` other failures; then
+/// nothing was submitted, the command buffer is not pending, `batch.fence` is not
+/// signalled and no image layout or stamp changed.
 pub(crate) fn submit(
     shared: &Shared,
     queue: usize,
@@ -177,6 +182,7 @@ pub(crate) fn submit(
             vk::Result::ERROR_INITIALIZATION_FAILED,
         ));
     }
+    shared.check_lost("vkQueueSubmit2")?;
     let multi = shared.queues.len() > 1;
     let guard = q.lock();
     // Queue lock, then the cross-queue lock: the one order kiln takes them in.
@@ -250,14 +256,17 @@ pub(crate) fn submit(
         .wait_semaphore_infos(waits)
         .command_buffer_infos(cbs)
         .signal_semaphore_infos(signals);
-    // SAFETY: the queue is externally synchronized by its lock; the command buffer is
-    // executable and not pending; timeline values increase strictly (assigned under the
-    // lock); every value waited for on another queue's timeline was submitted already (a
-    // stamp is stored only after its submission), so no wait precedes its signal; binary
-    // semaphores and the fence are in the states their owner (the presenter) guarantees;
-    // locals outlive the call.
-    unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) }
-        .map_err(vk_err_labeled("vkQueueSubmit2", batch.label))?;
+    // A fault injected here fails the call as the driver would (the test-only injector).
+    let submitted = shared.inject(FaultSite::QueueSubmit).and_then(|()| {
+        // SAFETY: the queue is externally synchronized by its lock; the command buffer is
+        // executable and not pending; timeline values increase strictly (assigned under the
+        // lock); every value waited for on another queue's timeline was submitted already (a
+        // stamp is stored only after its submission), so no wait precedes its signal; binary
+        // semaphores and the fence are in the states their owner (the presenter) guarantees;
+        // locals outlive the call.
+        unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) }
+    });
+    submitted.map_err(|e| shared.note_error(vk_err_labeled("vkQueueSubmit2", batch.label)(e)))?;
     guard.mark_submitted(value, batch.label);
     // Submitted: later recordings see the image layouts this one leaves behind, a write to
     // a set it bound waits for it, and (several queues) later submissions on other queues
@@ -267,14 +276,13 @@ pub(crate) fn submit(
     for set in &work.used_sets {
         set.uses.stamp(queue, value);
     }
-    if multi {
-        for_each_use(work, batch.uses, |stamps, write| {
-            stamps.record(queue, value, write)
-        });
-    } else {
-        for (stamps, write) in batch.uses {
-            stamps.record(queue, value, *write);
-        }
+    // Also with one queue: host access to a mapped buffer waits for the stamps of the
+    // submissions that use it (`Shared::wait_host_access`), not for every submission.
+    for_each_use(work, batch.uses, |stamps, write| {
+        stamps.record(queue, value, write)
+    });
+    if work.opaque {
+        shared.opaque.stamp(queue, value);
     }
     drop(order);
     drop(guard);

@@ -17,5 +17,6 @@ mod lifetime;
 mod queues;
 mod recording;
 mod reflection;
+mod reliability;
 mod threads;
 mod transfers;
