@@ -154,7 +154,10 @@ impl App {
             .with_title("kiln — material scene")
             .with_inner_size(PhysicalSize::new(512, 512));
         let window = Arc::new(event_loop.create_window(attrs)?);
-        let faults = self.config.probe_faults.then(|| Arc::new(FaultInjector::new()));
+        let faults = self
+            .config
+            .probe_faults
+            .then(|| Arc::new(FaultInjector::new()));
         let device = Device::with_desc(&DeviceDesc {
             validation: self.config.validation,
             faults: faults.clone(),

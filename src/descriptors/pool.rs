@@ -142,7 +142,9 @@ impl DescriptorAllocator {
                     self.pools[i].live += 1;
                     return Ok((v[0], i));
                 }
-                Err(e @ (vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL)) => {
+                Err(
+                    e @ (vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL),
+                ) => {
                     self.pools[i].full = true;
                     last = e;
                 }

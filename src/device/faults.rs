@@ -125,10 +125,7 @@ impl FaultInjector {
         let fault = armed.swap_remove(i);
         drop(armed);
         self.injected.fetch_add(1, Ordering::AcqRel);
-        log::debug!(
-            "kiln: injected {:?} at call {n} of {site:?}",
-            fault.result
-        );
+        log::debug!("kiln: injected {:?} at call {n} of {site:?}", fault.result);
         Err(fault.result)
     }
 

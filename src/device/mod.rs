@@ -13,8 +13,8 @@
 
 mod budget;
 mod buffer;
-mod faults;
 mod families;
+mod faults;
 mod features;
 mod image;
 mod instance;
@@ -36,9 +36,9 @@ use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, free_bound};
 pub use buffer::{Buffer, BufferDesc};
-pub use faults::{FaultInjector, FaultSite};
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
+pub use faults::{FaultInjector, FaultSite};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
@@ -344,10 +344,8 @@ impl Shared {
 
     /// Records the device as lost when `e` says so, and passes `e` on.
     pub(crate) fn note_error(&self, e: Error) -> Error {
-        if matches!(e, Error::DeviceLost { .. }) {
-            if !self.lost.swap(true, Ordering::AcqRel) {
-                log::error!("kiln: the device `{}` is lost: {e}", self.info.name);
-            }
+        if matches!(e, Error::DeviceLost { .. }) && !self.lost.swap(true, Ordering::AcqRel) {
+            log::error!("kiln: the device `{}` is lost: {e}", self.info.name);
         }
         e
     }

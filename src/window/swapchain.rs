@@ -71,8 +71,9 @@ struct Slot {
     /// next frame must not wait for it (it would wait forever).
     fence_pending: bool,
     /// A failed frame left `acquired` signalled by its acquire with no batch to wait for
-    /// it; it is replaced (once the device is idle) before the slot acquires again
-    /// (VUID-vkAcquireNextImageKHR-semaphore-01779).
+    /// it; the next frame first submits a batch that waits for it
+    /// (VUID-vkAcquireNextImageKHR-semaphore-01779: it must be unsignalled when the slot
+    /// acquires again).
     acquired_stale: bool,
 }
 
@@ -485,6 +486,22 @@ impl Presenter {
         if window_size[0] == 0 || window_size[1] == 0 {
             return Ok(FrameStatus::Minimised);
         }
+        // A failed frame whose discard batch could not be submitted left its acquire
+        // semaphore signalled: consume the signal now, before the swapchain is recreated
+        // (its old images released) and before the slot acquires again.
+        for i in 0..self.slots.len() {
+            if self.slots[i].acquired_stale {
+                let (acquired, fence) = (self.slots[i].acquired, self.slots[i].fence);
+                if self.slots[i].fence_pending {
+                    wait_fence(&self.device.shared, fence)?;
+                }
+                // SAFETY: the fence is not pending (waited above, or its batch failed).
+                unsafe { self.device.shared.raw.reset_fences(&[fence]) }
+                    .map_err(vk_err("vkResetFences"))?;
+                self.slots[i].fence_pending = false;
+                self.discard(i, acquired, fence)?;
+            }
+        }
         if self.stale
             || self.swapchain == vk::SwapchainKHR::null()
             || [self.extent.width, self.extent.height] != window_size
@@ -500,9 +517,6 @@ impl Presenter {
         if self.slots[slot_index].fence_pending {
             wait_fence(shared, self.slots[slot_index].fence)?;
         }
-        if self.slots[slot_index].acquired_stale {
-            self.replace_acquire_semaphore(slot_index)?;
-        }
         let (pool, cb, fence, acquired) = {
             let s = &self.slots[slot_index];
             (s.pool, s.cb, s.fence, s.acquired)
@@ -511,8 +525,8 @@ impl Presenter {
         // nothing was acquired then.
         let acquire = shared.inject(FaultSite::Acquire).and_then(|()| {
             // SAFETY: `acquired` is unsignalled with no pending operation: its last wait
-            // (the submission of this slot's previous frame) has completed, as the fence
-            // wait above shows, or it was replaced above.
+            // (the submission of this slot's previous frame, or of its discard batch) has
+            // completed, as the fence wait above shows.
             unsafe {
                 self.swapchain_fn.acquire_next_image(
                     self.swapchain,
@@ -606,7 +620,9 @@ impl Presenter {
                 // Nothing is drawn; the acquired image is released by recreating the
                 // swapchain, and the acquire's signal is consumed (below).
                 self.stale = true;
-                self.discard(slot_index, acquired, fence);
+                if let Err(d) = self.discard(slot_index, acquired, fence) {
+                    log::warn!("kiln: discarding a failed frame: {d}");
+                }
                 return Err(e);
             }
         };
@@ -632,7 +648,9 @@ impl Presenter {
             // the acquire semaphore signalled. Release the image (recreate the swapchain)
             // and make the slot usable again.
             self.stale = true;
-            self.discard(slot_index, acquired, fence);
+            if let Err(d) = self.discard(slot_index, acquired, fence) {
+                log::warn!("kiln: discarding a failed frame: {d}");
+            }
             return Err(e);
         }
         self.slots[slot_index].fence_pending = true;
@@ -681,10 +699,12 @@ impl Presenter {
 
     /// After a frame that acquired an image and then failed (its recording, or its
     /// submission): a batch without commands waits for the acquire's semaphore (so it is
-    /// unsignalled again when the slot comes back) and signals the slot's fence. If even
-    /// that cannot be submitted, the slot's fence is left unwaited (nothing signals it) and
-    /// its semaphore is replaced before the slot acquires again.
-    fn discard(&mut self, slot: usize, acquired: vk::Semaphore, fence: vk::Fence) {
+    /// unsignalled again when the slot comes back) and signals the slot's fence (reset and
+    /// not pending). If even that cannot be submitted, the slot is marked and the next
+    /// frame tries again first.
+    ///
+    /// Errors: as `queue::submit` (the slot stays marked).
+    fn discard(&mut self, slot: usize, acquired: vk::Semaphore, fence: vk::Fence) -> Result<()> {
         let batch = Batch {
             label: "present (frame discarded)",
             command_buffer: None,
@@ -694,32 +714,16 @@ impl Presenter {
             uses: &[],
             after_all: false,
         };
+        let done = queue::submit(
+            &self.device.shared,
+            Queue::MAIN,
+            &batch,
+            &RecordedWork::default(),
+        );
         let s = &mut self.slots[slot];
-        match queue::submit(&self.device.shared, Queue::MAIN, &batch, &RecordedWork::default())
-        {
-            Ok(_) => s.fence_pending = true,
-            Err(e) => {
-                log::warn!("kiln: discarding a failed frame: {e}");
-                s.acquired_stale = true;
-            }
-        }
-    }
-
-    /// Replaces slot `slot`'s acquire semaphore, left signalled by a failed frame, once the
-    /// device is idle (then no operation on it is pending).
-    fn replace_acquire_semaphore(&mut self, slot: usize) -> Result<()> {
-        self.device.wait_idle()?;
-        let d = &self.device.shared.raw;
-        // SAFETY: plain create.
-        let new = unsafe { d.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }
-            .map_err(vk_err("vkCreateSemaphore"))?;
-        let s = &mut self.slots[slot];
-        // SAFETY: the device is idle and the swapchain whose acquire signalled it was
-        // replaced (the failed frame marked it stale), so nothing uses the old semaphore.
-        unsafe { d.destroy_semaphore(s.acquired, None) };
-        s.acquired = new;
-        s.acquired_stale = false;
-        Ok(())
+        s.acquired_stale = done.is_err();
+        s.fence_pending = done.is_ok();
+        done.map(drop)
     }
 
     /// Waits until every submitted frame has finished.

@@ -123,7 +123,10 @@ fn run_case(c: &Case) {
         assert!(device.is_lost(), "{site:?}");
         let err = device.execute(|r| r.barrier()).unwrap_err();
         assert_eq!(err.code(), "KILN-E105");
-        assert!(err.to_string().contains("device must be recreated"), "{err}");
+        assert!(
+            err.to_string().contains("device must be recreated"),
+            "{err}"
+        );
         assert_eq!(code(device.wait_idle()), "KILN-E105");
     } else {
         assert!(!device.is_lost(), "{site:?}");
@@ -136,7 +139,10 @@ fn run_case(c: &Case) {
     drop(device);
     assert_watch_clean(&watch);
     let leaks: Vec<String> = allocator_warnings().split_off(before);
-    assert!(leaks.is_empty(), "{site:?}: gpu-allocator reported {leaks:?}");
+    assert!(
+        leaks.is_empty(),
+        "{site:?}: gpu-allocator reported {leaks:?}"
+    );
 }
 
 #[test]
@@ -155,18 +161,73 @@ fn every_fault_site_returns_its_code_and_leaks_nothing() {
         ..case(site, result, action, code)
     };
     let cases = [
-        case(S::AllocateMemory, R::ERROR_OUT_OF_DEVICE_MEMORY, buffer, "KILN-E150"),
-        case(S::AllocateMemory, R::ERROR_OUT_OF_HOST_MEMORY, image, "KILN-E150"),
-        case(S::CreateBuffer, R::ERROR_OUT_OF_DEVICE_MEMORY, buffer, "KILN-E106"),
-        case(S::CreateBuffer, R::ERROR_OUT_OF_HOST_MEMORY, buffer, "KILN-E106"),
-        case(S::CreateImage, R::ERROR_OUT_OF_DEVICE_MEMORY, image, "KILN-E106"),
-        case(S::CreatePipeline, R::ERROR_OUT_OF_HOST_MEMORY, compute_pipeline, "KILN-E106"),
-        case(S::CreatePipeline, R::ERROR_OUT_OF_DEVICE_MEMORY, graphics_pipeline, "KILN-E106"),
+        case(
+            S::AllocateMemory,
+            R::ERROR_OUT_OF_DEVICE_MEMORY,
+            buffer,
+            "KILN-E150",
+        ),
+        case(
+            S::AllocateMemory,
+            R::ERROR_OUT_OF_HOST_MEMORY,
+            image,
+            "KILN-E150",
+        ),
+        case(
+            S::CreateBuffer,
+            R::ERROR_OUT_OF_DEVICE_MEMORY,
+            buffer,
+            "KILN-E106",
+        ),
+        case(
+            S::CreateBuffer,
+            R::ERROR_OUT_OF_HOST_MEMORY,
+            buffer,
+            "KILN-E106",
+        ),
+        case(
+            S::CreateImage,
+            R::ERROR_OUT_OF_DEVICE_MEMORY,
+            image,
+            "KILN-E106",
+        ),
+        case(
+            S::CreatePipeline,
+            R::ERROR_OUT_OF_HOST_MEMORY,
+            compute_pipeline,
+            "KILN-E106",
+        ),
+        case(
+            S::CreatePipeline,
+            R::ERROR_OUT_OF_DEVICE_MEMORY,
+            graphics_pipeline,
+            "KILN-E106",
+        ),
         // A full pool is not an error: kiln makes a new pool and the set works.
-        case(S::AllocateDescriptorSets, R::ERROR_OUT_OF_POOL_MEMORY, descriptor_set, "ok"),
-        case(S::AllocateDescriptorSets, R::ERROR_OUT_OF_HOST_MEMORY, descriptor_set, "KILN-E106"),
-        late(S::QueueSubmit, R::ERROR_OUT_OF_HOST_MEMORY, execute, "KILN-E106"),
-        late(S::QueueSubmit, R::ERROR_OUT_OF_DEVICE_MEMORY, execute, "KILN-E106"),
+        case(
+            S::AllocateDescriptorSets,
+            R::ERROR_OUT_OF_POOL_MEMORY,
+            descriptor_set,
+            "ok",
+        ),
+        case(
+            S::AllocateDescriptorSets,
+            R::ERROR_OUT_OF_HOST_MEMORY,
+            descriptor_set,
+            "KILN-E106",
+        ),
+        late(
+            S::QueueSubmit,
+            R::ERROR_OUT_OF_HOST_MEMORY,
+            execute,
+            "KILN-E106",
+        ),
+        late(
+            S::QueueSubmit,
+            R::ERROR_OUT_OF_DEVICE_MEMORY,
+            execute,
+            "KILN-E106",
+        ),
         late(S::QueueSubmit, R::ERROR_DEVICE_LOST, execute, "KILN-E105"),
         late(S::Wait, R::ERROR_OUT_OF_DEVICE_MEMORY, wait, "KILN-E106"),
         late(S::Wait, R::ERROR_DEVICE_LOST, wait, "KILN-E105"),
@@ -194,7 +255,11 @@ fn a_recording_whose_submission_fails_runs_next_time() {
     let c = device.storage_buffer::<f32>("c", 3).unwrap();
     let set = add::set(&p, &a, &a, &c);
     let mut rec = device.record(|r| add::dispatch(r, &p, &set, 3)).unwrap();
-    faults.fail_nth(FaultSite::QueueSubmit, 1, vk::Result::ERROR_OUT_OF_HOST_MEMORY);
+    faults.fail_nth(
+        FaultSite::QueueSubmit,
+        1,
+        vk::Result::ERROR_OUT_OF_HOST_MEMORY,
+    );
     assert_eq!(code(rec.submit()), "KILN-E106");
     assert_eq!(c.read::<f32>().unwrap(), vec![0.0; 3], "nothing ran");
     rec.execute().unwrap();
@@ -225,12 +290,20 @@ fn a_staged_transfer_whose_chunk_submission_fails_recovers() {
         })
         .unwrap();
     for nth in [1, 2, 5] {
-        faults.fail_nth(FaultSite::QueueSubmit, nth, vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
+        faults.fail_nth(
+            FaultSite::QueueSubmit,
+            nth,
+            vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
+        );
         assert_eq!(code(buf.upload(&data)), "KILN-E106", "chunk {nth}");
         assert_eq!(faults.pending(), 0, "chunk {nth} was not submitted");
         buf.upload(&data).unwrap();
         assert_eq!(buf.read::<u32>().unwrap(), data, "after chunk {nth} failed");
-        faults.fail_nth(FaultSite::QueueSubmit, nth, vk::Result::ERROR_OUT_OF_HOST_MEMORY);
+        faults.fail_nth(
+            FaultSite::QueueSubmit,
+            nth,
+            vk::Result::ERROR_OUT_OF_HOST_MEMORY,
+        );
         assert_eq!(code(buf.read::<u32>()), "KILN-E106", "readback chunk {nth}");
         assert_eq!(buf.read::<u32>().unwrap(), data);
     }

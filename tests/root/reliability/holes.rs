@@ -108,7 +108,11 @@ fn a_reusable_recording_may_clear_depth_from_undefined() {
         // clear discards from whatever layout it finds (it first saw the image UNDEFINED).
         let px = color.read().unwrap();
         for (x, y) in [(0, 0), (4, 4), (7, 7)] {
-            assert_eq!(pixel(&px, 8, x, y), [255, 0, 0, 255], "run {run} ({x}, {y})");
+            assert_eq!(
+                pixel(&px, 8, x, y),
+                [255, 0, 0, 255],
+                "run {run} ({x}, {y})"
+            );
         }
     }
     drop(rec);
