@@ -12,17 +12,61 @@
 //! Every `*.comp|vert|frag|geom|tesc|tese|mesh|task|rgen|rmiss|rchit|rahit|rint|rcall`
 //! file, and every `*.<stage>.hlsl` file, under the folder is compiled with `glslc` (Debian
 //! package `glslc`) into `$OUT_DIR/shaders/<relative name>.spv`. Files ending in `.glsl`
-//! or `.h` are treated as includes. Compiler errors are reported with file and line, as
-//! glslc prints them; a missing `glslc` says which package to install.
+//! or `.h` are treated as includes. Compiler errors are reported with file, line and
+//! column (below); a missing `glslc` says which package to install.
 //!
 //! With the `wgsl` feature, `*.wgsl` files are compiled through naga; all of a file's
 //! entry points go into one module.
 //!
 //! Environment: `KILN_GLSLC` overrides the compiler path.
+//!
+//! # Target environment
+//!
+//! GLSL and HLSL are compiled with `--target-env=vulkan1.3` ([`DEFAULT_TARGET_ENV`]), which
+//! emits SPIR-V 1.6: subgroup operations (`GL_KHR_shader_subgroup_*`, SPIR-V 1.3),
+//! `OpExecutionModeId` workgroup sizes, `buffer_reference` and the other shaders a compute
+//! user writes build without a flag. This is safe for every device kiln runs on: kiln's
+//! `Device::new` refuses a device without Vulkan 1.3 (timeline semaphores and
+//! synchronization2), and a Vulkan 1.3 device accepts SPIR-V 1.0–1.6
+//! (Vulkan spec appendix "Versions"). kiln's SPIR-V checks and reflection read 1.0–1.6.
+//!
+//! Lower it, most specific first:
+//!
+//! - **per file**: a line `// kiln: target-env=vulkan1.1` anywhere in the source (GLSL or
+//!   HLSL comment syntax is the same);
+//! - **per folder**: [`Options::folder_target_env`] for every file under a subfolder;
+//! - **for the whole call**: [`Options::target_env`], then [`compile_dir_with`].
+//!
+//! # Prebuilt SPIR-V
+//!
+//! A source that this glslc cannot compile (a newer extension such as
+//! `GL_KHR_cooperative_matrix`) can be committed with the `.spv` a newer compiler made,
+//! beside it as `<file>.spv` (e.g. `gemm.comp` and `gemm.comp.spv`), and a line
+//! `// kiln: prebuilt` in the source: kiln-build then copies that `.spv` instead of
+//! compiling (a missing `.spv` is `KILN-B006`). Other `.spv` files in the folder are ignored.
+//!
+//! # When shaders fail
+//!
+//! Every shader of the folder is compiled, also after one failed, and all failures are
+//! reported together ([`BuildError::Failed`] when there are several): each compiler message
+//! as `file:line:column: error: message` with the source line and a caret under the column
+//! ([`Diagnostic`]; glslc reports no column, so it is found from the token the message
+//! quotes, see [`diagnostics`]). [`compile_dir`] also prints them as `cargo:warning=`
+//! lines, which cargo shows at the top of a failed build instead of inside the build
+//! script's output dump; with [`compile_dir_to`], call [`print_cargo_warnings`] yourself.
+//!
+//! # Rebuilds
+//!
+//! `cargo:rerun-if-changed` is printed for the folder, every file in it, and every file a
+//! shader `#include`s from anywhere (found with `glslc -M`), so editing an included file
+//! outside the folder recompiles the shaders that include it.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+pub mod diagnostics;
+pub use diagnostics::Diagnostic;
 
 /// Why a shader could not be compiled.
 #[derive(Debug)]
@@ -40,6 +84,41 @@ pub enum BuildError {
     UnknownStage { file: PathBuf },
     /// A `.wgsl` file was found but the `wgsl` feature is off.
     WgslDisabled { file: PathBuf },
+    /// A source marked `// kiln: prebuilt` has no `<file>.spv` beside it.
+    PrebuiltMissing { file: PathBuf, spv: PathBuf },
+    /// Several shaders of one folder failed; each error in file order.
+    Failed { errors: Vec<BuildError> },
+}
+
+impl BuildError {
+    /// One error for the failures of a folder: the error itself when there is one,
+    /// [`BuildError::Failed`] when there are several.
+    pub fn from_failures(mut errors: Vec<BuildError>) -> BuildError {
+        if errors.len() == 1 {
+            errors.remove(0)
+        } else {
+            BuildError::Failed { errors }
+        }
+    }
+
+    /// The compiler messages, each with file, line, column and source line: those of every
+    /// failed shader for [`BuildError::Failed`]; empty for errors that are not compiler
+    /// messages (or output kiln-build cannot parse, which `Display` then prints as it is).
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        match self {
+            BuildError::Compile { file, output } => diagnostics::parse_glslc(output, file),
+            BuildError::Failed { errors } => errors.iter().flat_map(|e| e.diagnostics()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Prints `error` as `cargo:warning=` lines (every diagnostic with its source line), which
+/// cargo shows even when the build script then fails. [`compile_dir`] does this itself.
+pub fn print_cargo_warnings(error: &BuildError) {
+    for line in diagnostics::cargo_lines(&error.to_string()) {
+        println!("{line}");
+    }
 }
 
 impl fmt::Display for BuildError {
@@ -50,12 +129,19 @@ impl fmt::Display for BuildError {
                 "KILN-B001: shader compiler `{tried}` not found; install it \
                  (Debian/Ubuntu: `apt-get install glslc`) or set KILN_GLSLC"
             ),
-            BuildError::Compile { file, output } => write!(
-                f,
-                "KILN-B002: shader {} failed to compile:\n{}",
-                file.display(),
-                output.trim_end()
-            ),
+            BuildError::Compile { file, output } => {
+                write!(f, "KILN-B002: shader {} failed to compile:", file.display())?;
+                let found = diagnostics::parse_glslc(output, file);
+                if found.is_empty() {
+                    write!(f, "\n{}", output.trim_end())
+                } else {
+                    found.iter().try_for_each(|d| write!(f, "\n{d}"))
+                }
+            }
+            BuildError::Failed { errors } => {
+                write!(f, "KILN-B010: {} shaders failed to compile", errors.len())?;
+                errors.iter().try_for_each(|e| write!(f, "\n{e}"))
+            }
             BuildError::Io { path, error } => {
                 write!(f, "KILN-B003: {}: {error}", path.display())
             }
@@ -63,6 +149,13 @@ impl fmt::Display for BuildError {
                 f,
                 "KILN-B005: {} is WGSL; enable kiln-build's `wgsl` feature to compile it",
                 file.display()
+            ),
+            BuildError::PrebuiltMissing { file, spv } => write!(
+                f,
+                "KILN-B006: {} is marked `// kiln: prebuilt` but {} does not exist; commit the \
+                 SPIR-V built from it beside it, or remove the marker to compile it with glslc",
+                file.display(),
+                spv.display()
             ),
             BuildError::UnknownStage { file } => write!(
                 f,
@@ -99,12 +192,118 @@ pub fn glslc() -> String {
     std::env::var("KILN_GLSLC").unwrap_or_else(|_| "glslc".to_string())
 }
 
-/// Compiles one file to SPIR-V bytes with glslc (`--target-env=vulkan1.0` unless
-/// `target_env` says otherwise, e.g. `"vulkan1.2"`).
+/// The target environment kiln-build compiles for unless told otherwise: `vulkan1.3`
+/// (SPIR-V 1.6; see the crate docs for why every device kiln supports accepts it).
+pub const DEFAULT_TARGET_ENV: &str = "vulkan1.3";
+
+/// How [`compile_dir_with`] compiles: the target environment for the whole folder and
+/// per-subfolder overrides. A file's own `// kiln: target-env=...` line wins over both.
+#[derive(Clone, Debug)]
+pub struct Options {
+    target_env: String,
+    folders: Vec<(PathBuf, String)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            target_env: DEFAULT_TARGET_ENV.to_string(),
+            folders: Vec::new(),
+        }
+    }
+}
+
+impl Options {
+    /// [`DEFAULT_TARGET_ENV`] everywhere.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The target environment of every file without a more specific one (glslc's
+    /// `--target-env` values: `vulkan1.0` … `vulkan1.3`).
+    pub fn target_env(mut self, env: &str) -> Self {
+        self.target_env = env.to_string();
+        self
+    }
+
+    /// The target environment of every file under `folder`, a path relative to the folder
+    /// compiled (e.g. `"legacy"`). The deepest matching folder wins.
+    pub fn folder_target_env(mut self, folder: impl AsRef<Path>, env: &str) -> Self {
+        self.folders
+            .push((folder.as_ref().to_path_buf(), env.to_string()));
+        self
+    }
+
+    /// The target environment for `rel`, a file path relative to the compiled folder,
+    /// before the file's own marker: the deepest folder override containing it, else the
+    /// default.
+    pub fn env_for(&self, rel: &Path) -> &str {
+        self.folders
+            .iter()
+            .filter(|(folder, _)| rel.starts_with(folder))
+            .max_by_key(|(folder, _)| folder.components().count())
+            .map_or(self.target_env.as_str(), |(_, env)| env.as_str())
+    }
+}
+
+/// What a source says about itself in `// kiln: ...` lines.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Markers {
+    /// `// kiln: target-env=<env>`.
+    pub target_env: Option<String>,
+    /// `// kiln: prebuilt`: copy `<file>.spv` instead of compiling.
+    pub prebuilt: bool,
+}
+
+/// Reads the `// kiln: target-env=<env>` and `// kiln: prebuilt` lines of a source.
+pub fn markers(source: &str) -> Markers {
+    let mut m = Markers::default();
+    for line in source.lines() {
+        let Some(rest) = line.trim().strip_prefix("//") else {
+            continue;
+        };
+        let Some(rest) = rest.trim().strip_prefix("kiln:") else {
+            continue;
+        };
+        let rest = rest.trim();
+        if let Some(env) = rest.strip_prefix("target-env=") {
+            m.target_env = Some(env.trim().to_string());
+        } else if rest == "prebuilt" {
+            m.prebuilt = true;
+        }
+    }
+    m
+}
+
+/// Compiles one file to SPIR-V bytes with glslc for `target_env` (e.g. `"vulkan1.3"`,
+/// [`DEFAULT_TARGET_ENV`]), unless the file says otherwise in a
+/// `// kiln: target-env=...` line, which wins. A file marked `// kiln: prebuilt` is not
+/// compiled: the bytes of `<file>.spv` beside it are returned (`KILN-B006` when missing).
 pub fn compile_file(path: &Path, target_env: &str) -> Result<Vec<u8>, BuildError> {
     let (stage, hlsl) = stage_of(path).ok_or_else(|| BuildError::UnknownStage {
         file: path.to_path_buf(),
     })?;
+    let source = std::fs::read_to_string(path).map_err(|error| BuildError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let marks = markers(&source);
+    if marks.prebuilt {
+        let mut spv = path.as_os_str().to_owned();
+        spv.push(".spv");
+        let spv = PathBuf::from(spv);
+        return std::fs::read(&spv).map_err(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => BuildError::PrebuiltMissing {
+                file: path.to_path_buf(),
+                spv: spv.clone(),
+            },
+            _ => BuildError::Io {
+                path: spv.clone(),
+                error,
+            },
+        });
+    }
+    let target_env = marks.target_env.as_deref().unwrap_or(target_env);
     let mut cmd = Command::new(glslc());
     cmd.arg(format!("--target-env={target_env}"))
         .arg(format!("-fshader-stage={stage}"))
@@ -133,9 +332,19 @@ pub fn compile_file(path: &Path, target_env: &str) -> Result<Vec<u8>, BuildError
     Ok(out.stdout)
 }
 
-/// Compiles every shader source under `dir` into `$OUT_DIR/shaders/`, and prints the
+/// Compiles every shader source under `dir` into `$OUT_DIR/shaders/` for
+/// [`DEFAULT_TARGET_ENV`] (per-file markers apply), and prints the
 /// `cargo:rerun-if-changed` lines. Returns the written `.spv` paths.
 pub fn compile_dir(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, BuildError> {
+    compile_dir_with(dir, &Options::default())
+}
+
+/// [`compile_dir`] with [`Options`] (a target environment for the folder, overrides per
+/// subfolder).
+pub fn compile_dir_with(
+    dir: impl AsRef<Path>,
+    options: &Options,
+) -> Result<Vec<PathBuf>, BuildError> {
     let dir = dir.as_ref();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| BuildError::Io {
         path: PathBuf::from("$OUT_DIR"),
@@ -144,11 +353,20 @@ pub fn compile_dir(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, BuildError> {
     .join("shaders");
     println!("cargo:rerun-if-changed={}", dir.display());
     println!("cargo:rerun-if-env-changed=KILN_GLSLC");
-    compile_dir_to(dir, &out_dir)
+    compile_dir_to_with(dir, &out_dir, options).inspect_err(print_cargo_warnings)
 }
 
 /// Like [`compile_dir`] but into an explicit folder (no cargo output besides rerun lines).
 pub fn compile_dir_to(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, BuildError> {
+    compile_dir_to_with(dir, out_dir, &Options::default())
+}
+
+/// Like [`compile_dir_with`] but into an explicit folder.
+pub fn compile_dir_to_with(
+    dir: &Path,
+    out_dir: &Path,
+    options: &Options,
+) -> Result<Vec<PathBuf>, BuildError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |error| BuildError::Io { path, error }
@@ -158,6 +376,7 @@ pub fn compile_dir_to(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, BuildE
     collect(dir, &mut files).map_err(io(dir))?;
     files.sort();
     let mut written = Vec::new();
+    let mut failed = Vec::new();
     for file in files {
         println!("cargo:rerun-if-changed={}", file.display());
         let is_wgsl = file.extension().is_some_and(|e| e == "wgsl");
@@ -170,14 +389,63 @@ pub fn compile_dir_to(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, BuildE
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
         let bytes = if is_wgsl {
-            compile_wgsl(&file)?
+            compile_wgsl(&file)
         } else {
-            compile_file(&file, "vulkan1.0")?
+            track_includes(&file);
+            compile_file(&file, options.env_for(rel))
+        };
+        let bytes = match bytes {
+            Ok(bytes) => bytes,
+            // Go on: every failing shader is reported in this one build.
+            Err(e @ BuildError::Compile { .. }) => {
+                failed.push(e);
+                continue;
+            }
+            Err(e) => return Err(e),
         };
         std::fs::write(&target, bytes).map_err(io(&target))?;
         written.push(target);
     }
+    if !failed.is_empty() {
+        return Err(BuildError::from_failures(failed));
+    }
     Ok(written)
+}
+
+/// The files `path` includes (transitively), from `glslc -M`; empty when the compiler
+/// cannot preprocess it (the compile reports why).
+pub fn includes(path: &Path) -> Vec<PathBuf> {
+    let Some((stage, hlsl)) = stage_of(path) else {
+        return Vec::new();
+    };
+    let mut cmd = Command::new(glslc());
+    cmd.arg("-M").arg(format!("-fshader-stage={stage}"));
+    if hlsl {
+        cmd.arg("-x").arg("hlsl");
+    }
+    if let Some(dir) = path.parent() {
+        cmd.arg("-I").arg(dir);
+    }
+    let Ok(out) = cmd.arg(path).output() else {
+        return Vec::new();
+    };
+    if !out.status.success() {
+        return Vec::new();
+    }
+    // `target: source dep dep ...`, continued with `\` at line ends.
+    let text = String::from_utf8_lossy(&out.stdout).replace("\\\n", " ");
+    let deps = text.split_once(": ").map_or("", |(_, d)| d);
+    deps.split_whitespace()
+        .map(PathBuf::from)
+        .filter(|d| d != path)
+        .collect()
+}
+
+/// Prints `cargo:rerun-if-changed` for every file `path` includes.
+fn track_includes(path: &Path) {
+    for dep in includes(path) {
+        println!("cargo:rerun-if-changed={}", dep.display());
+    }
 }
 
 /// Compiles a WGSL file with naga (feature `wgsl`): every entry point into one module.
@@ -251,6 +519,172 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.starts_with("KILN-B002"), "{msg}");
         assert!(msg.contains("bad.comp:3"), "{msg}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A fresh temporary folder for one test.
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kiln-build-{name}-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn two_broken_shaders_are_both_reported_with_line_and_column() {
+        let dir = temp("two-broken");
+        let src = dir.join("src");
+        std::fs::create_dir_all(src.join("sub")).unwrap();
+        std::fs::write(
+            src.join("a.comp"),
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {\n    float x = nope;\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            src.join("good.comp"),
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            src.join("sub/b.frag"),
+            "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() {\n  c = vec4(1.0) * missing_fn(2);\n}\n",
+        )
+        .unwrap();
+        let out = dir.join("out");
+        let err = compile_dir_to(&src, &out).unwrap_err();
+        let diags = err.diagnostics();
+        let places: Vec<(String, u32, u32)> = diags
+            .iter()
+            .map(|d| {
+                let f = d.file.strip_prefix(&src).unwrap_or(&d.file);
+                (f.display().to_string(), d.line, d.column)
+            })
+            .collect();
+        assert_eq!(
+            places,
+            [
+                ("a.comp".to_string(), 4, 15),
+                ("sub/b.frag".to_string(), 4, 19)
+            ],
+            "{err}"
+        );
+        assert_eq!(diags[0].source_line.as_deref(), Some("    float x = nope;"));
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("KILN-B010: 2 shaders failed to compile"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("a.comp:4:15: error: 'nope' : undeclared identifier"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("\n        float x = nope;\n                  ^"),
+            "{msg}"
+        );
+        // The good shader was still compiled.
+        assert!(out.join("good.comp.spv").exists());
+        // cargo:warning lines, one per line of the message.
+        let mut lines = Vec::new();
+        for l in diagnostics::cargo_lines(&msg) {
+            assert!(l.starts_with("cargo:warning="), "{l}");
+            lines.push(l);
+        }
+        assert!(lines.len() >= 7, "{lines:?}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn an_error_in_an_include_names_the_included_file_and_includes_are_listed() {
+        let dir = temp("includes");
+        let (src, lib) = (dir.join("src"), dir.join("lib"));
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(lib.join("common.glsl"), "float scale() { return 2.0; }\n").unwrap();
+        std::fs::write(src.join("local.glsl"), "#include \"../lib/common.glsl\"\n").unwrap();
+        std::fs::write(
+            src.join("k.comp"),
+            "#version 450\n#extension GL_GOOGLE_include_directive : require\n\
+             #include \"local.glsl\"\nlayout(local_size_x = 1) in;\nvoid main() { float s = scale(); }\n",
+        )
+        .unwrap();
+        let mut deps: Vec<String> = includes(&src.join("k.comp"))
+            .iter()
+            .map(|d| std::fs::canonicalize(d).unwrap().display().to_string())
+            .collect();
+        deps.sort();
+        let want = |p: PathBuf| std::fs::canonicalize(p).unwrap().display().to_string();
+        assert_eq!(
+            deps,
+            [want(lib.join("common.glsl")), want(src.join("local.glsl"))]
+        );
+        compile_dir_to(&src, &dir.join("out")).unwrap();
+
+        std::fs::write(lib.join("common.glsl"), "float scale() { return oops; }\n").unwrap();
+        let err = compile_dir_to(&src, &dir.join("out")).unwrap_err();
+        let d = &err.diagnostics()[0];
+        assert!(d.file.ends_with("common.glsl"), "{err}");
+        assert_eq!((d.line, d.column), (1, 24), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn markers_are_read_from_comment_lines() {
+        let m = markers("#version 450\n// kiln: target-env=vulkan1.1\nvoid main() {}\n");
+        assert_eq!(m.target_env.as_deref(), Some("vulkan1.1"));
+        assert!(!m.prebuilt);
+        let m = markers("  //kiln: prebuilt\n/* kiln: target-env=x */\n");
+        assert_eq!(
+            m,
+            Markers {
+                target_env: None,
+                prebuilt: true
+            }
+        );
+    }
+
+    #[test]
+    fn folder_overrides_pick_the_deepest_folder() {
+        let o = Options::new()
+            .folder_target_env("legacy", "vulkan1.0")
+            .folder_target_env("legacy/new", "vulkan1.2");
+        assert_eq!(o.env_for(Path::new("a.comp")), "vulkan1.3");
+        assert_eq!(o.env_for(Path::new("legacy/a.comp")), "vulkan1.0");
+        assert_eq!(o.env_for(Path::new("legacy/new/a.comp")), "vulkan1.2");
+        assert_eq!(o.env_for(Path::new("legacyx/a.comp")), "vulkan1.3");
+    }
+
+    /// The SPIR-V version word (bytes 4..8) of a compiled module.
+    fn version(bytes: &[u8]) -> (u8, u8) {
+        (bytes[6], bytes[5])
+    }
+
+    #[test]
+    fn default_target_is_spirv_1_6_and_markers_override_it() {
+        let dir = std::env::temp_dir().join(format!("kiln-build-env-{}", std::process::id()));
+        let sub = dir.join("old");
+        std::fs::create_dir_all(&sub).unwrap();
+        let body = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n";
+        std::fs::write(dir.join("a.comp"), body).unwrap();
+        std::fs::write(sub.join("b.comp"), body).unwrap();
+        std::fs::write(
+            sub.join("c.comp"),
+            format!("// kiln: target-env=vulkan1.1\n{body}"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("p.comp"), format!("// kiln: prebuilt\n{body}")).unwrap();
+        std::fs::write(dir.join("p.comp.spv"), [3u8, 2, 35, 7, 0, 1, 2, 0]).unwrap();
+        let out = dir.join("out");
+        let options = Options::new().folder_target_env("old", "vulkan1.0");
+        compile_dir_to_with(&dir, &out, &options).unwrap();
+        let read = |name: &str| std::fs::read(out.join(name)).unwrap();
+        assert_eq!(version(&read("a.comp.spv")), (1, 6));
+        assert_eq!(version(&read("old/b.comp.spv")), (1, 0));
+        assert_eq!(version(&read("old/c.comp.spv")), (1, 3));
+        assert_eq!(read("p.comp.spv"), [3u8, 2, 35, 7, 0, 1, 2, 0]);
+        std::fs::remove_file(dir.join("p.comp.spv")).unwrap();
+        let err = compile_dir_to_with(&dir, &out, &options).unwrap_err();
+        assert!(err.to_string().starts_with("KILN-B006"), "{err}");
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -26,7 +26,9 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E283` inside a rendering scope (a barrier there needs a self-dependency
     /// kiln's rendering scopes do not declare).
+    #[track_caller]
     pub fn barrier(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.outside_rendering("barrier inside a rendering scope; call end_rendering first")?;
         self.compute_barrier();
         Ok(())
@@ -35,7 +37,9 @@ impl Recorder<'_, '_> {
     /// A full memory barrier (all commands, all memory).
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn full_barrier(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.outside_rendering("full_barrier inside a rendering scope; call end_rendering first")?;
         self.record_full_barrier();
         Ok(())
@@ -58,6 +62,18 @@ impl Recorder<'_, '_> {
             A::SHADER_WRITE,
             S::COMPUTE_SHADER,
             A::SHADER_READ | A::SHADER_WRITE,
+        );
+    }
+
+    /// [`compute_barrier`](Self::compute_barrier) that also makes compute writes visible to
+    /// an indirect command read (before `dispatch_indirect`).
+    pub(crate) fn indirect_barrier(&mut self) {
+        self.dirty = false;
+        self.memory_barrier(
+            S::COMPUTE_SHADER,
+            A::SHADER_WRITE,
+            S::COMPUTE_SHADER | S::DRAW_INDIRECT,
+            A::SHADER_READ | A::SHADER_WRITE | A::INDIRECT_COMMAND_READ,
         );
     }
 

@@ -83,7 +83,9 @@ impl Recorder<'_, '_> {
     /// submission.
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn transition(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let old = self.image_layout(image);
         if old == new {
             self.touch(image);
@@ -99,12 +101,14 @@ impl Recorder<'_, '_> {
     /// (such a barrier is valid from every layout, so no `KILN-E284`/`KILN-E285`).
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn transition_from(
         &mut self,
         image: &Image,
         old: vk::ImageLayout,
         new: vk::ImageLayout,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.layout_barrier(image, old, new, true)
     }
 

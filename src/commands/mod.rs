@@ -4,8 +4,9 @@
 //! presenter's `frame`; it records into one command buffer that the submission layer
 //! (`queue`) begins, ends and submits. The commands are split by subject: `bind`
 //! (pipelines, descriptor sets), `push` (push constants), `dispatch`, `barrier`,
-//! `transfer` (copies, fills), `image_layouts` (layout transitions) and `render`
-//! (rendering scopes, vertex/index buffers, viewport, scissor, draws).
+//! `transfer` (copies, fills), `image_layouts` (layout transitions), `render`
+//! (rendering scopes, vertex/index buffers, viewport, scissor, draws) and `scope` (GPU
+//! timing scopes, debug labels, the caller locations of commands).
 //!
 //! # The contract
 //!
@@ -30,6 +31,7 @@
 //! | `kept` | a command that uses a buffer for the call only (`copy_image_to_buffer`, copies, fills) |
 //! | `dirty` | set by `dispatch`; cleared by every barrier; a command that reads or writes memory a dispatch may have written records a barrier first when it is set |
 //! | `rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
+//! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; every command calls `flush_scopes` right before its own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
 //!
 //! **What the submission layer does with it.** The recording ends in one
 //! `RecordedWork` (`Recorder::into_work`, called only by `queue`):
@@ -53,7 +55,9 @@ mod bind;
 mod dispatch;
 mod image_layouts;
 mod push;
+mod push_descriptor;
 mod render;
+mod scope;
 mod transfer;
 mod work;
 
@@ -61,7 +65,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use ash::vk;
 
+pub use dispatch::DISPATCH_INDIRECT_SIZE;
+pub use push_descriptor::PushWrite;
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
+pub(crate) use scope::TimedWork;
 pub(crate) use work::RecordedWork;
 
 use crate::descriptors::DescriptorSet;
@@ -79,9 +86,10 @@ struct Bound<'a> {
     /// Set handles currently bound at this bind point, by set number (for redundant-bind
     /// elision). Updated in place: a pipeline switch truncates it, never reallocates it.
     sets: Vec<vk::DescriptorSet>,
-    /// Push constants were pushed for this layout's ranges (values survive pipeline binds
-    /// whose layouts have identical push constant ranges, Vulkan spec §14.2.10).
-    pushed: bool,
+    /// The 4-byte words of push-constant space pushed for this layout's ranges (values
+    /// survive pipeline binds whose layouts have identical push constant ranges, Vulkan
+    /// spec §14.2.10): see [`push::words`].
+    pushed: push::Words,
     /// [`Bound::check`] passed for `layout`, `sets` and `pushed` as they are. Only a layout
     /// change can make it false again: `bind_set` only adds sets and `push_constants` only
     /// sets `pushed`, so neither can undo a passed check.
@@ -90,7 +98,8 @@ struct Bound<'a> {
 
 impl Bound<'_> {
     /// Every non-empty set of the layout is bound and push constants were pushed if the
-    /// layout has ranges. Errors: `KILN-E254`, `KILN-E255`.
+    /// layout has ranges, every byte of them. Errors: `KILN-E254`, `KILN-E255` nothing
+    /// pushed, `KILN-E265` part of the ranges never pushed.
     #[cold]
     #[inline(never)]
     fn check(&self) -> Result<()> {
@@ -103,9 +112,19 @@ impl Bound<'_> {
                 return Err(Error::SetNotBound { set: i as u32 });
             }
         }
-        if !self.pushed && !self.layout.push_constant_ranges().is_empty() {
+        let ranges = self.layout.push_constant_ranges();
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        if self.pushed == push::Words::default() {
             return Err(Error::PushConstantsNotSet {
-                ranges: format!("{:?}", self.layout.push_constant_ranges()),
+                ranges: push::describe_ranges(ranges),
+            });
+        }
+        if let Some(missing) = push::missing(ranges, self.pushed) {
+            return Err(Error::PushConstantsPartial {
+                missing,
+                ranges: push::describe_ranges(ranges),
             });
         }
         Ok(())
@@ -166,6 +185,8 @@ pub struct Recorder<'a, 'r> {
     stages: vk::PipelineStageFlags2,
     /// Per bind point (compute, graphics): the queue cannot bind such a pipeline.
     unsupported_bind: [bool; 2],
+    /// Scopes, timestamps and caller tracking (`scope`).
+    timing: scope::Timing<'a>,
     /// Invariant in `'r`: see the type's docs.
     _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
 }
@@ -174,11 +195,12 @@ pub struct Recorder<'a, 'r> {
 static NEXT_RECORDING: AtomicU64 = AtomicU64::new(1);
 
 impl<'a> Recorder<'a, '_> {
-    /// A recorder for `cb`, which the caller has begun (the submission layer), of a queue
-    /// with capabilities `queue_flags`.
+    /// A recorder for `cb`, which the caller has begun (the submission layer), of kiln
+    /// queue `queue` with capabilities `queue_flags`.
     pub(crate) fn new(
         shared: &'a Shared,
         cb: vk::CommandBuffer,
+        queue: usize,
         queue_flags: vk::QueueFlags,
     ) -> Self {
         Recorder {
@@ -202,6 +224,7 @@ impl<'a> Recorder<'a, '_> {
                 !queue_flags.contains(vk::QueueFlags::COMPUTE),
                 !queue_flags.contains(vk::QueueFlags::GRAPHICS),
             ],
+            timing: scope::Timing::new(queue, shared.instance.validation),
             _brand: std::marker::PhantomData,
         }
     }
@@ -214,14 +237,17 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Ends the recording: what the submission layer applies once the command buffer is
-    /// submitted (see the module docs).
-    pub(crate) fn into_work(self) -> RecordedWork<'a> {
+    /// submitted (see the module docs); `timed` comes from
+    /// [`finish_timing`](Self::finish_timing).
+    pub(crate) fn into_work(self, timed: Option<TimedWork>) -> RecordedWork<'a> {
         RecordedWork {
             used_sets: self.used_sets,
             images: self.images,
             kept: self.kept,
             read: self.read,
             opaque: self.opaque.into_inner(),
+            timed: timed.map(std::sync::Arc::new),
+            pipelines: self.timing.pipelines,
         }
     }
 
@@ -234,6 +260,10 @@ impl<'a> Recorder<'a, '_> {
 
     /// The raw command buffer, for commands kiln does not wrap.
     ///
+    /// A pending scope start is written first (commands recorded through it belong to the
+    /// open scope), and with validation on a message the layer raises while the caller
+    /// records through it names the line of this call (`commands::scope`).
+    ///
     /// # Safety
     /// Commands recorded through it must be valid for the current state and must not use
     /// objects that may be destroyed before the execution finishes.
@@ -241,7 +271,10 @@ impl<'a> Recorder<'a, '_> {
     /// kiln cannot see what raw commands use: a submission with raw commands makes host
     /// access to every mapped buffer wait for it (as a pipeline using buffer device
     /// addresses does), and orders nothing against other queues.
+    #[track_caller]
     pub unsafe fn raw(&self) -> vk::CommandBuffer {
+        self.at(std::panic::Location::caller());
+        self.flush_scopes();
         self.opaque.store(true, Ordering::Relaxed);
         self.cb
     }

@@ -23,6 +23,7 @@ pub enum LoadOp {
 pub struct ColorAttachment<'a> {
     /// A 2D image with COLOR_ATTACHMENT usage.
     pub image: &'a Image,
+    /// What the attachment holds when rendering begins (clear or load).
     pub load: LoadOp,
     /// Keep what was rendered (`false` = STORE_OP_DONT_CARE).
     pub store: bool,
@@ -46,13 +47,16 @@ pub struct DepthAttachment<'a> {
     pub image: &'a Image,
     /// Clear to this depth (0.0..=1.0), or `None` to load.
     pub clear: Option<f32>,
+    /// Keep what was rendered (`false` = STORE_OP_DONT_CARE).
     pub store: bool,
 }
 
 /// Attachments of one rendering scope ([`Recorder::begin_rendering`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RenderingDesc<'a> {
+    /// Colour attachments, by fragment output location.
     pub color: &'a [ColorAttachment<'a>],
+    /// The depth attachment, if any.
     pub depth: Option<DepthAttachment<'a>>,
 }
 
@@ -73,7 +77,9 @@ impl<'a> Recorder<'a, '_> {
     /// Errors: `KILN-E283` already rendering or no attachment, `KILN-E182` an attachment
     /// without the attachment usage, `KILN-E180` attachments of different extents,
     /// `KILN-E120` a queue without graphics.
+    #[track_caller]
     pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !self.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
             return Err(self.unsupported("rendering", vk::QueueFlags::GRAPHICS));
         }
@@ -222,6 +228,7 @@ impl<'a> Recorder<'a, '_> {
         if let Some(d) = depth.as_ref() {
             info = info.depth_attachment(d);
         }
+        self.flush_scopes();
         // SAFETY: attachments are in the layouts named above, have the attachment usage and
         // one extent (checked); dynamic rendering is enabled on every Vulkan 1.3 device kiln
         // makes graphics objects for.
@@ -239,7 +246,9 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Ends the rendering scope. Errors: `KILN-E283` no scope is open.
+    #[track_caller]
     pub fn end_rendering(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !self.close_rendering() {
             return Err(Error::RenderingState {
                 what: "end_rendering without begin_rendering",
@@ -262,7 +271,9 @@ impl<'a> Recorder<'a, '_> {
 
     /// Sets the dynamic viewport (every kiln graphics pipeline has a dynamic viewport).
     /// Never fails (it returns `Result` like every command).
+    #[track_caller]
     pub fn set_viewport(&mut self, viewport: vk::Viewport) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // SAFETY: `cb` is recording; one viewport (kiln pipelines use viewportCount 1).
         unsafe { self.shared.raw.cmd_set_viewport(self.cb, 0, &[viewport]) };
         Ok(())
@@ -270,7 +281,9 @@ impl<'a> Recorder<'a, '_> {
 
     /// Sets the dynamic scissor rectangle. Never fails (it returns `Result` like every
     /// command).
+    #[track_caller]
     pub fn set_scissor(&mut self, scissor: vk::Rect2D) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // SAFETY: `cb` is recording; one scissor (kiln pipelines use scissorCount 1).
         unsafe { self.shared.raw.cmd_set_scissor(self.cb, 0, &[scissor]) };
         Ok(())
@@ -280,12 +293,14 @@ impl<'a> Recorder<'a, '_> {
     /// layout in `GraphicsPipelineDesc::vertex_buffers`.
     ///
     /// Errors: `KILN-E157` the buffer lacks VERTEX_BUFFER usage.
+    #[track_caller]
     pub fn bind_vertex_buffer(
         &mut self,
         binding: u32,
         buffer: &'a Buffer,
         offset: u64,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !buffer.usage().contains(vk::BufferUsageFlags::VERTEX_BUFFER) {
             return Err(Error::BufferUsage {
                 object: buffer.label().to_string(),
@@ -307,12 +322,14 @@ impl<'a> Recorder<'a, '_> {
     /// Binds `buffer` as the index buffer (`UINT16` or `UINT32` indices).
     ///
     /// Errors: `KILN-E157` the buffer lacks INDEX_BUFFER usage.
+    #[track_caller]
     pub fn bind_index_buffer(
         &mut self,
         buffer: &'a Buffer,
         offset: u64,
         index_type: vk::IndexType,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !buffer.usage().contains(vk::BufferUsageFlags::INDEX_BUFFER) {
             return Err(Error::BufferUsage {
                 object: buffer.label().to_string(),
@@ -345,6 +362,7 @@ impl<'a> Recorder<'a, '_> {
     /// `vkCmdDraw`. Errors: `KILN-E252` no graphics pipeline bound, `KILN-E283` outside a
     /// rendering scope, `KILN-E254` a set of the layout not bound, `KILN-E255` push constants
     /// never pushed.
+    #[track_caller]
     pub fn draw(
         &mut self,
         vertex_count: u32,
@@ -352,7 +370,9 @@ impl<'a> Recorder<'a, '_> {
         first_vertex: u32,
         first_instance: u32,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.check_draw("draw")?;
+        self.flush_scopes();
         // SAFETY: a graphics pipeline is bound inside a rendering scope.
         unsafe {
             self.shared.raw.cmd_draw(
@@ -367,6 +387,7 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// `vkCmdDrawIndexed` (same errors as [`draw`](Self::draw)).
+    #[track_caller]
     pub fn draw_indexed(
         &mut self,
         index_count: u32,
@@ -375,7 +396,9 @@ impl<'a> Recorder<'a, '_> {
         vertex_offset: i32,
         first_instance: u32,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.check_draw("draw_indexed")?;
+        self.flush_scopes();
         // SAFETY: a graphics pipeline is bound inside a rendering scope.
         unsafe {
             self.shared.raw.cmd_draw_indexed(

@@ -24,6 +24,19 @@ pub struct BufferDesc<'a> {
     pub location: MemoryLocation,
 }
 
+impl Default for BufferDesc<'_> {
+    /// An unlabelled device-local storage buffer of size 0: set at least `size`
+    /// (`BufferDesc { label: "x", size: 1024, ..Default::default() }`).
+    fn default() -> Self {
+        BufferDesc {
+            label: "",
+            size: 0,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: MemoryLocation::GpuOnly,
+        }
+    }
+}
+
 /// A `VkBuffer` and its memory: a cheap-to-clone handle. The buffer is destroyed (and its
 /// memory freed) when the last handle drops, including those that descriptor sets hold, so
 /// a set never refers to a destroyed buffer.
@@ -62,6 +75,28 @@ impl Buffer {
         if desc.size == 0 {
             return Err(Error::ZeroSizedBuffer {
                 object: desc.label.to_string(),
+            });
+        }
+        let max = shared.compute.max_buffer_size;
+        if max > 0 && desc.size > max {
+            return Err(Error::BufferTooLarge {
+                object: desc.label.to_string(),
+                size: desc.size,
+                max,
+                device: shared.info.name.clone(),
+            });
+        }
+        if desc
+            .usage
+            .contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)
+            && !shared.features.buffer_device_address
+        {
+            return Err(Error::MissingFeature {
+                device: shared.info.name.clone(),
+                what: format!(
+                    "bufferDeviceAddress, needed by buffer `{}` (SHADER_DEVICE_ADDRESS usage)",
+                    desc.label
+                ),
             });
         }
         let usage = desc.usage
@@ -108,15 +143,60 @@ impl Buffer {
         self.0.size
     }
 
-    /// Usage flags the buffer was created with (including the added transfer bits).
+    /// Usage flags the buffer was created with (including the added transfer bits, and
+    /// SHADER_DEVICE_ADDRESS for storage and uniform buffers where the device has
+    /// `bufferDeviceAddress`).
     pub fn usage(&self) -> vk::BufferUsageFlags {
         self.0.usage
     }
 
+    /// The buffer's device address (`vkGetBufferDeviceAddress`, Vulkan spec §12.7): a
+    /// 64-bit pointer to byte 0 that shaders dereference through GLSL `buffer_reference`
+    /// (SPIR-V `PhysicalStorageBuffer`), passed in push constants or a uniform buffer. It
+    /// has no range limit: the whole buffer, even beyond `maxStorageBufferRange`, is
+    /// reachable. Valid while the buffer lives; a submission that reaches the buffer only
+    /// through its address does not keep it alive or order it across queues: keep the
+    /// buffer and bind it (or wait) yourself.
+    ///
+    /// Errors: `KILN-E158` the buffer lacks SHADER_DEVICE_ADDRESS usage or the device
+    /// lacks `bufferDeviceAddress`.
+    pub fn device_address(&self) -> Result<vk::DeviceAddress> {
+        let reason = if !self.0.shared.features.buffer_device_address {
+            Some(format!(
+                "device `{}` lacks bufferDeviceAddress",
+                self.0.shared.info.name
+            ))
+        } else if !self
+            .0
+            .usage
+            .contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)
+        {
+            Some(format!(
+                "it was created with usage {:?}, without SHADER_DEVICE_ADDRESS",
+                self.0.usage
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(Error::NoDeviceAddress {
+                object: self.0.label.clone(),
+                reason,
+            });
+        }
+        let info = vk::BufferDeviceAddressInfo::default().buffer(self.0.raw);
+        // SAFETY: the buffer is alive, was created with SHADER_DEVICE_ADDRESS usage on a
+        // device with bufferDeviceAddress enabled, and its memory (bound at creation) was
+        // allocated with the DEVICE_ADDRESS flag (gpu-allocator's buffer_device_address).
+        Ok(unsafe { self.0.shared.raw.get_buffer_device_address(&info) })
+    }
+
+    /// Where the memory lives (`GpuOnly`, `CpuToGpu`, `GpuToCpu`).
     pub fn location(&self) -> MemoryLocation {
         self.0.location
     }
 
+    /// The label given at creation (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.0.label
     }

@@ -109,12 +109,24 @@ impl Shared {
     /// Errors: `KILN-E105` device lost (naming the last submission; also when it was lost
     /// earlier), `KILN-E108` timeout (naming the time waited), `KILN-E106` out of memory.
     pub(crate) fn wait_value(&self, queue: usize, value: u64, timeout: Duration) -> Result<()> {
+        self.wait_value_for(queue, value, timeout, "")
+    }
+
+    /// [`wait_value`](Self::wait_value) for the submission `label` describes (its label and
+    /// scopes), which a timeout or a device loss names.
+    pub(crate) fn wait_value_for(
+        &self,
+        queue: usize,
+        value: u64,
+        timeout: Duration,
+        label: &str,
+    ) -> Result<()> {
         if let Some(q) = self.queues.get(queue) {
             if value > q.completed_value(&self.raw) {
                 self.check_lost("vkWaitSemaphores")?;
                 self.inject(super::FaultSite::Wait)
-                    .map_err(|e| q.error("vkWaitSemaphores", timeout, e))
-                    .and_then(|()| q.wait_value(&self.raw, value, timeout))
+                    .map_err(|e| q.wait_error(timeout, label, e))
+                    .and_then(|()| q.wait_value(&self.raw, value, timeout, label))
                     .map_err(|e| self.note_error(e))?;
             }
         }
@@ -125,12 +137,12 @@ impl Shared {
     /// Blocks until every queue's value in `stamps` has completed (host access to memory
     /// that those submissions use), then collects retired objects.
     ///
-    /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after
-    /// [`EXECUTE_TIMEOUT`](super::EXECUTE_TIMEOUT)).
+    /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after the device's wait
+    /// timeout, `DeviceDesc::wait_timeout`).
     pub(crate) fn wait_stamps(&self, stamps: &QueueStamps) -> Result<()> {
         for (queue, value) in stamps.values() {
             if value > self.completed_value(queue) {
-                self.wait_value(queue, value, super::EXECUTE_TIMEOUT)?;
+                self.wait_value(queue, value, self.wait_timeout)?;
             }
         }
         Ok(())

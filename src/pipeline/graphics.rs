@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::checks::check_capabilities;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::Pipeline;
@@ -21,8 +22,11 @@ use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 /// a vertex (`VkVertexInputAttributeDescription` without the binding).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VertexAttribute {
+    /// The vertex shader input location (`layout(location = n) in`).
     pub location: u32,
+    /// The format of the attribute in the buffer (e.g. R32G32B32_SFLOAT for a `vec3`).
     pub format: vk::Format,
+    /// Byte offset of the attribute within one vertex.
     pub offset: u32,
 }
 
@@ -31,8 +35,11 @@ pub struct VertexAttribute {
 /// [`Recorder::bind_vertex_buffer`](crate::Recorder::bind_vertex_buffer).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VertexBufferLayout {
+    /// Bytes from one vertex (or instance) to the next.
     pub stride: u32,
+    /// Per vertex or per instance.
     pub input_rate: vk::VertexInputRate,
+    /// The attributes read from this buffer.
     pub attributes: Vec<VertexAttribute>,
 }
 
@@ -74,8 +81,11 @@ pub enum BlendMode {
 /// Depth test and write (used only when the pipeline has a depth format).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DepthState {
+    /// Depth test on.
     pub test: bool,
+    /// Depth writes on.
     pub write: bool,
+    /// The depth comparison (LESS by default).
     pub compare: vk::CompareOp,
 }
 
@@ -95,23 +105,31 @@ impl Default for DepthState {
 pub struct GraphicsPipelineDesc<'a> {
     /// Name in errors and validation messages (default: the modules' labels).
     pub label: String,
+    /// The module holding the vertex entry point.
     pub vertex: &'a ShaderModule,
+    /// The vertex entry point (default `main`).
     pub vertex_entry: &'a str,
     /// `None` for depth-only pipelines.
     pub fragment: Option<&'a ShaderModule>,
+    /// The fragment entry point (default `main`).
     pub fragment_entry: &'a str,
     /// Vertex buffer bindings 0, 1, … (see [`VertexBufferLayout`]).
     pub vertex_buffers: Vec<VertexBufferLayout>,
     /// Colour attachment formats, by fragment output location.
     pub color_formats: Vec<vk::Format>,
+    /// The depth attachment format, if any.
     pub depth_format: Option<vk::Format>,
+    /// Primitive topology (default TRIANGLE_LIST).
     pub topology: vk::PrimitiveTopology,
+    /// Fill, line or point (default FILL).
     pub polygon_mode: vk::PolygonMode,
     /// Default: no culling.
     pub cull_mode: vk::CullModeFlags,
     /// Default: counter-clockwise is front.
     pub front_face: vk::FrontFace,
+    /// Colour blending of every attachment (default opaque).
     pub blend: BlendMode,
+    /// Depth test and write (default: test and write, LESS).
     pub depth: DepthState,
     /// Specialization constants (SpecId, value), given to both stages.
     pub spec: &'a [(u32, SpecValue)],
@@ -329,6 +347,7 @@ impl GraphicsPipeline {
                 what: "the vertex stage of a graphics pipeline needs a Vertex entry point",
             });
         }
+        check_capabilities(shared, desc.vertex, vs.stage)?;
         let vs_label = format!("{} in {}", vs.name, desc.vertex.label());
         let mut stages: Vec<(String, &EntryPoint, &ShaderModule, &str)> =
             vec![(vs_label.clone(), vs, desc.vertex, desc.vertex_entry)];
@@ -341,6 +360,7 @@ impl GraphicsPipeline {
                     what: "the fragment stage of a graphics pipeline needs a Fragment entry point",
                 });
             }
+            check_capabilities(shared, fm, fs.stage)?;
             for out in &fs.outputs {
                 let name = out.name.as_deref().unwrap_or("<unnamed>");
                 let Some(&cf) = desc.color_formats.get(out.location as usize) else {
@@ -505,6 +525,7 @@ impl GraphicsPipeline {
         })
     }
 
+    /// The raw handle (owned by this object; destroyed with it).
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
     }
@@ -514,14 +535,17 @@ impl GraphicsPipeline {
         &self.layout
     }
 
+    /// The colour attachment formats the pipeline was built for.
     pub fn color_formats(&self) -> &[vk::Format] {
         &self.color_formats
     }
 
+    /// The depth attachment format the pipeline was built for.
     pub fn depth_format(&self) -> Option<vk::Format> {
         self.depth_format
     }
 
+    /// The label (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.label
     }
@@ -553,6 +577,9 @@ impl Pipeline for GraphicsPipeline {
     }
     fn device_addresses(&self) -> bool {
         self.device_addresses
+    }
+    fn label(&self) -> &str {
+        GraphicsPipeline::label(self)
     }
 }
 

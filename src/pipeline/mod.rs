@@ -43,6 +43,11 @@ pub trait Pipeline {
     fn device_addresses(&self) -> bool {
         false
     }
+    /// The pipeline's name (its debug-utils object name: `module:entry` for compute
+    /// pipelines), which shader printf lines and submission-time messages are tagged with.
+    fn label(&self) -> &str {
+        ""
+    }
 }
 
 impl Pipeline for ComputePipeline {
@@ -60,6 +65,9 @@ impl Pipeline for ComputePipeline {
     }
     fn device_addresses(&self) -> bool {
         self.device_addresses
+    }
+    fn label(&self) -> &str {
+        ComputePipeline::label(self)
     }
 }
 

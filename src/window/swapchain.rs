@@ -80,7 +80,9 @@ struct Slot {
 /// A presented frame copied to host memory ([`Presenter::take_capture`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CapturedFrame {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
     /// RGBA8 pixels, row after row, no padding (swapped from BGRA when the swapchain is).
     pub pixels: Vec<u8>,
@@ -581,6 +583,8 @@ impl Presenter {
             flags: vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT,
             // Only a captured frame is read by the host.
             host_barrier: false,
+            // The presenter keeps no submission to read timestamps from.
+            timed: false,
         };
         let recorded = match capture.transpose() {
             Ok(capture) => queue::record(shared, Queue::MAIN, cb, options, |rec| {
