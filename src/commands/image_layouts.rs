@@ -67,6 +67,7 @@ impl Recorder<'_, '_> {
                     first: layout,
                     last: layout,
                     moved: false,
+                    discards: false,
                 });
                 self.images.len() - 1
             }
@@ -90,11 +91,14 @@ impl Recorder<'_, '_> {
             self.touch(image);
             return Ok(());
         }
-        self.transition_from(image, old, new)
+        self.layout_barrier(image, old, new, false)
     }
 
     /// Like [`transition`](Self::transition) with an explicit old layout (`UNDEFINED`
-    /// discards the contents); the barrier is recorded even when `old == new`.
+    /// discards the contents); the barrier is recorded even when `old == new`. When it is
+    /// the recording's first command on the image and `old` is `UNDEFINED`, the recording
+    /// relies on no layout of the image: a reusable recording may then leave it in `new`
+    /// (such a barrier is valid from every layout, so no `KILN-E284`/`KILN-E285`).
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
     #[track_caller]
@@ -105,6 +109,19 @@ impl Recorder<'_, '_> {
         new: vk::ImageLayout,
     ) -> Result<()> {
         self.at(std::panic::Location::caller());
+        self.layout_barrier(image, old, new, true)
+    }
+
+    /// The barrier of [`transition_from`](Self::transition_from); `explicit`: the caller
+    /// chose `old` (an `UNDEFINED` one then discards on purpose, rather than because the
+    /// image happened to be in no layout yet).
+    fn layout_barrier(
+        &mut self,
+        image: &Image,
+        old: vk::ImageLayout,
+        new: vk::ImageLayout,
+        explicit: bool,
+    ) -> Result<()> {
         self.outside_rendering(
             "image layout transition inside a rendering scope; transition before begin_rendering",
         )?;
@@ -131,9 +148,12 @@ impl Recorder<'_, '_> {
         // (required at device creation); the image is alive (a clone is kept below until
         // the recording is submitted).
         unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
+        let fresh = !self.images.iter().any(|u| u.image.raw() == image.raw());
         let u = self.touch(image);
         u.last = new;
         u.moved = true;
+        // The recording's first use discards: valid from whatever layout it is in then.
+        u.discards |= explicit && fresh && old == vk::ImageLayout::UNDEFINED;
         Ok(())
     }
 }

@@ -61,7 +61,7 @@ mod scope;
 mod transfer;
 mod work;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use ash::vk;
 
@@ -164,6 +164,12 @@ pub struct Recorder<'a, 'r> {
     used_sets: Vec<&'a DescriptorSet>,
     /// Buffers used for one call only, kept until the submission.
     kept: Vec<Buffer>,
+    /// Buffers the recording reads and borrows for `'a` (vertex and index buffers).
+    read: Vec<&'a Buffer>,
+    /// Commands kiln cannot see the resources of were recorded: raw commands, or a
+    /// pipeline whose shaders may reach any buffer by its device address. (Atomic only
+    /// because `raw` takes `&self`.)
+    opaque: AtomicBool,
     /// Unique (process-wide) id of this recording, for `used_sets`' deduplication.
     id: u64,
     /// A dispatch was recorded since the last barrier.
@@ -206,6 +212,8 @@ impl<'a> Recorder<'a, '_> {
             rendering: false,
             used_sets: Vec::new(),
             kept: Vec::new(),
+            read: Vec::new(),
+            opaque: AtomicBool::new(false),
             id: NEXT_RECORDING.fetch_add(1, Ordering::Relaxed),
             dirty: false,
             max_groups: shared.limits().max_compute_work_group_count,
@@ -236,10 +244,19 @@ impl<'a> Recorder<'a, '_> {
             used_sets: self.used_sets,
             images: self.images,
             kept: self.kept,
+            read: self.read,
+            opaque: self.opaque.into_inner(),
             timed: timed.map(std::sync::Arc::new),
             pipelines: self.timing.pipelines,
             raw_calls: self.timing.raw_calls.into_inner(),
         }
+    }
+
+    /// The command buffer, for kiln's own commands that name their uses themselves (the
+    /// staged transfers' copies, with `Batch::uses`): unlike [`raw`](Self::raw), it does
+    /// not make the submission opaque.
+    pub(crate) fn command_buffer(&self) -> vk::CommandBuffer {
+        self.cb
     }
 
     /// The raw command buffer, for commands kiln does not wrap.
@@ -251,13 +268,38 @@ impl<'a> Recorder<'a, '_> {
     /// # Safety
     /// Commands recorded through it must be valid for the current state and must not use
     /// objects that may be destroyed before the execution finishes.
+    ///
+    /// kiln cannot see what raw commands use: a submission with raw commands makes host
+    /// access to every mapped buffer wait for it (as a pipeline using buffer device
+    /// addresses does), and orders nothing against other queues.
     #[track_caller]
     pub unsafe fn raw(&self) -> vk::CommandBuffer {
         let location = std::panic::Location::caller();
         self.at(location);
         self.raw_call(location);
         self.flush_scopes();
+        self.opaque.store(true, Ordering::Relaxed);
         self.cb
+    }
+
+    /// [`raw`](Self::raw) for raw commands that use no kiln buffer but `buffers`: each is
+    /// kept alive until the submission and counted as read and written by it (host access
+    /// to it waits for the submission, other queues' work on it is ordered against it),
+    /// and the submission is not opaque, so host access to other mapped buffers does not
+    /// wait for it.
+    ///
+    /// Errors: `KILN-E109` a buffer of another device.
+    ///
+    /// # Safety
+    /// As [`raw`](Self::raw); moreover the raw commands must use no buffer, image or
+    /// descriptor set of kiln other than `buffers` and what kiln commands of this
+    /// recording bind.
+    pub unsafe fn raw_using(&mut self, buffers: &[&Buffer]) -> Result<vk::CommandBuffer> {
+        for b in buffers {
+            self.own(b)?;
+        }
+        self.kept.extend(buffers.iter().map(|b| (*b).clone()));
+        Ok(self.cb)
     }
 
     /// `(stage, access)` restricted to the stages the queue supports; an access whose

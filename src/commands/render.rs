@@ -314,6 +314,8 @@ impl<'a> Recorder<'a, '_> {
                 .raw
                 .cmd_bind_vertex_buffers(self.cb, binding, &[buffer.raw()], &[offset])
         };
+        // A use of the submission (host writes to the buffer wait for it).
+        self.read.push(buffer);
         Ok(())
     }
 
@@ -341,6 +343,7 @@ impl<'a> Recorder<'a, '_> {
                 .raw
                 .cmd_bind_index_buffer(self.cb, buffer.raw(), offset, index_type)
         };
+        self.read.push(buffer);
         Ok(())
     }
 
