@@ -107,8 +107,8 @@ pub use device::{
 };
 pub use error::{Error, Result};
 pub use pipeline::{
-    BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
-    GraphicsPipelineDesc, Pipeline, PipelineCacheStatus, PipelineLayout, PipelineLayoutDesc,
+    BindingAccess, BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
+    GraphicsPipelineDesc, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineLayout, PipelineLayoutDesc,
     PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
 };
 pub use queue::{HostBuffer, Queue, Recording, StagingUsage, Submission, Transfer};
@@ -119,7 +119,7 @@ pub use shaders::{HostLayout, HostMember, ShaderModule, SpecValue};
 /// specialization constants it statically uses.
 pub mod reflect {
     pub use crate::shaders::{
-        generator_name, version_string, BlockLayout, BlockMember, DescriptorBinding, Dim,
+        generator_name, version_string, Access, BlockLayout, BlockMember, DescriptorBinding, Dim,
         EntryPoint, ExecutionModel, ImageFormat, ImageTy, InterfaceVariable, ModuleReflection,
         PushConstantBlock, SpecConstant, UnsupportedBinding, WorkgroupSize,
     };

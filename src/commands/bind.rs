@@ -43,9 +43,11 @@ impl<'a> Recorder<'a, '_> {
             });
         }
         self.current_graphics = i == 1;
+        let access: &'a crate::pipeline::PipelineAccess = pipeline.access();
         match &mut self.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {
+                prev.access = access;
                 // Same interned layout: every bound set stays valid (no comparison needed).
                 if !std::ptr::eq(prev.layout, layout) {
                     prev.sets.truncate(compatible_prefix(prev.layout, layout));
@@ -62,6 +64,7 @@ impl<'a> Recorder<'a, '_> {
                 self.bound[i] = Some(Bound {
                     raw,
                     layout,
+                    access,
                     bind_point,
                     workgroup: pipeline.workgroup_size(),
                     sets: Vec::new(),
@@ -70,6 +73,7 @@ impl<'a> Recorder<'a, '_> {
                 })
             }
         }
+        self.bind_gen += 1;
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
         unsafe { self.shared.raw.cmd_bind_pipeline(self.cb, bind_point, raw) };
         Ok(())
@@ -89,8 +93,10 @@ impl<'a> Recorder<'a, '_> {
         let i = index as usize;
         // Already bound at this number: it passed the checks below when it was bound, and
         // a later pipeline with an incompatible layout would have unbound it.
-        if bound.sets.get(i) == Some(&set.raw()) {
-            return Ok(());
+        if let Some(Some(s)) = bound.sets.get(i) {
+            if s.raw() == set.raw() {
+                return Ok(());
+            }
         }
         let layouts = bound.layout.set_layouts();
         let Some(expected) = layouts.get(i) else {
@@ -130,9 +136,15 @@ impl<'a> Recorder<'a, '_> {
             )
         };
         if bound.sets.len() <= i {
-            bound.sets.resize(i + 1, vk::DescriptorSet::null());
+            bound.sets.resize(i + 1, None);
         }
-        bound.sets[i] = set.raw();
+        bound.sets[i] = Some(set);
+        self.bind_gen += 1;
+        if self.current_graphics && self.automatic && !self.rendering {
+            // Move the set's images to the layouts the draws will need now: no barrier can
+            // be recorded inside a rendering scope.
+            self.prepare_graphics_images()?;
+        }
         Ok(())
     }
 }

@@ -38,8 +38,16 @@ impl Recorder<'_, '_> {
         if self.rendering | (x > limit[0]) | (y > limit[1]) | (z > limit[2]) {
             return Err(self.dispatch_error([x, y, z]));
         }
-        if self.dirty && self.auto_barriers {
-            self.compute_barrier();
+        if self.automatic {
+            // A dispatch repeated with nothing else changed needs what the previous one
+            // needed: two compares instead of the bound sets' resources.
+            if self.bind_gen == self.repeat.0 && self.tracker.epoch == self.repeat.1 {
+                if !self.repeat.2.is_empty() {
+                    self.emit(self.repeat.2);
+                }
+            } else {
+                self.track_dispatch()?;
+            }
         }
         // SAFETY: a compute pipeline is bound; counts are within limits.
         unsafe { self.shared.raw.cmd_dispatch(self.cb, x, y, z) };

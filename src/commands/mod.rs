@@ -48,9 +48,11 @@
 //! cannot run at all (binding a compute pipeline on a transfer queue, rendering on a
 //! compute queue) fail with `KILN-E120`.
 
+mod automatic;
 mod barrier;
 mod bind;
 mod dispatch;
+mod hazards;
 mod image_layouts;
 mod push;
 mod render;
@@ -67,18 +69,22 @@ pub(crate) use work::RecordedWork;
 use crate::descriptors::DescriptorSet;
 use crate::device::{supported_stages, Buffer, Shared};
 use crate::error::{Error, Result};
-use crate::pipeline::PipelineLayout;
+use crate::pipeline::{PipelineAccess, PipelineLayout};
+use hazards::{Key, Need, Tracker, Use};
 use work::ImageUse;
 
 /// The pipeline bound at one bind point and what was bound for its layout.
 struct Bound<'a> {
     raw: vk::Pipeline,
     layout: &'a PipelineLayout,
+    /// The reflected access of the pipeline's bindings (automatic barriers).
+    access: &'a PipelineAccess,
     bind_point: vk::PipelineBindPoint,
     workgroup: [u32; 3],
-    /// Set handles currently bound at this bind point, by set number (for redundant-bind
-    /// elision). Updated in place: a pipeline switch truncates it, never reallocates it.
-    sets: Vec<vk::DescriptorSet>,
+    /// Sets currently bound at this bind point, by set number (for redundant-bind elision
+    /// and the automatic barriers). Updated in place: a pipeline switch truncates it, never
+    /// reallocates it.
+    sets: Vec<Option<&'a DescriptorSet>>,
     /// Push constants were pushed for this layout's ranges (values survive pipeline binds
     /// whose layouts have identical push constant ranges, Vulkan spec §14.2.10).
     pushed: bool,
@@ -95,10 +101,7 @@ impl Bound<'_> {
     #[inline(never)]
     fn check(&self) -> Result<()> {
         for (i, l) in self.layout.set_layouts().iter().enumerate() {
-            let bound_here = self
-                .sets
-                .get(i)
-                .is_some_and(|s| *s != vk::DescriptorSet::null());
+            let bound_here = self.sets.get(i).is_some_and(|s| s.is_some());
             if !bound_here && !l.desc().bindings().is_empty() {
                 return Err(Error::SetNotBound { set: i as u32 });
             }
@@ -147,12 +150,36 @@ pub struct Recorder<'a, 'r> {
     kept: Vec<Buffer>,
     /// Unique (process-wide) id of this recording, for `used_sets`' deduplication.
     id: u64,
-    /// A dispatch was recorded since the last barrier.
+    /// A dispatch was recorded since the last barrier (manual mode).
     dirty: bool,
     /// `maxComputeWorkGroupCount` (copied: `dispatch` checks it every call).
     max_groups: [u32; 3],
-    /// Insert a compute→compute barrier before a dispatch that follows another.
-    auto_barriers: bool,
+    /// Automatic barriers and image layouts (the default; `manual_barriers` clears it).
+    automatic: bool,
+    /// The command buffer is submitted more than once (a reusable `Recording`).
+    reusable: bool,
+    /// The automatic barriers' state (`hazards`).
+    tracker: Tracker,
+    /// The uses of the command being recorded (scratch, kept for its allocation).
+    uses: Vec<(Key, Use)>,
+    /// Images of bound sets the command being recorded uses (scratch).
+    set_images: Vec<automatic::SetImage<'a>>,
+    /// Layout transitions to record with the command's barrier.
+    pending_images: Vec<vk::ImageMemoryBarrier2<'static>>,
+    /// Bumped by every bind that changes what a dispatch uses.
+    bind_gen: u64,
+    /// (bind_gen, tracker epoch) after the last tracked dispatch.
+    last_dispatch: (u64, u64),
+    /// A dispatch with this bind_gen at this tracker epoch needs this barrier (the answer of
+    /// the second of two identical dispatches, which every later one repeats).
+    repeat: (u64, u64, Need),
+    /// Vertex buffers bound, by binding, and the index buffer (automatic barriers).
+    vertex_buffers: Vec<Option<(&'a Buffer, u64)>>,
+    index_buffer: Option<(&'a Buffer, u64)>,
+    /// Barriers recorded (see `barrier_count`).
+    barriers: u32,
+    /// `KILN-W005` was logged by this recording.
+    warned: bool,
     /// The capabilities of the queue the command buffer is for (its pool's family).
     queue_flags: vk::QueueFlags,
     /// The pipeline stages that queue supports: every barrier's stages are masked to them
@@ -169,11 +196,13 @@ static NEXT_RECORDING: AtomicU64 = AtomicU64::new(1);
 
 impl<'a> Recorder<'a, '_> {
     /// A recorder for `cb`, which the caller has begun (the submission layer), of a queue
-    /// with capabilities `queue_flags`.
+    /// with capabilities `queue_flags`; `reusable` when the command buffer will be
+    /// submitted more than once.
     pub(crate) fn new(
         shared: &'a Shared,
         cb: vk::CommandBuffer,
         queue_flags: vk::QueueFlags,
+        reusable: bool,
     ) -> Self {
         Recorder {
             shared,
@@ -187,7 +216,19 @@ impl<'a> Recorder<'a, '_> {
             id: NEXT_RECORDING.fetch_add(1, Ordering::Relaxed),
             dirty: false,
             max_groups: shared.limits().max_compute_work_group_count,
-            auto_barriers: true,
+            automatic: true,
+            reusable,
+            tracker: Tracker::default(),
+            uses: Vec::new(),
+            set_images: Vec::new(),
+            pending_images: Vec::new(),
+            bind_gen: 1,
+            last_dispatch: (0, 0),
+            repeat: (0, 0, Need::default()),
+            vertex_buffers: Vec::new(),
+            index_buffer: None,
+            barriers: 0,
+            warned: false,
             queue_flags,
             stages: supported_stages(queue_flags),
             unsupported_bind: [
@@ -212,6 +253,7 @@ impl<'a> Recorder<'a, '_> {
             used_sets: self.used_sets,
             images: self.images,
             kept: self.kept,
+            barriers: self.barriers,
         }
     }
 

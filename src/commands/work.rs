@@ -18,6 +18,10 @@ pub(crate) struct ImageUse {
     pub last: vk::ImageLayout,
     /// A barrier of the recording changed its layout (else it only relied on `first`).
     pub moved: bool,
+    /// A reusable recording uses the image through a descriptor set from its first use on
+    /// in `first`, without a transition of its own: the submission layer moves it there
+    /// once before the recording is first submitted (then `KILN-E285` checks it).
+    pub prepare: bool,
 }
 
 /// The end of a recording ([`Recorder::into_work`](super::Recorder::into_work)): everything
@@ -37,6 +41,8 @@ pub(crate) struct RecordedWork<'a> {
     /// Buffers a command used without borrowing them for the recording's lifetime, kept
     /// alive like the images; the submission counts them as read and written.
     pub kept: Vec<Buffer>,
+    /// Barriers the recording recorded (`Recorder::barrier_count`).
+    pub barriers: u32,
 }
 
 impl RecordedWork<'_> {

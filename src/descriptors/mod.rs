@@ -8,7 +8,7 @@ mod set;
 
 pub(crate) use layout::{get_or_create as set_layout, SetLayoutCache};
 pub use layout::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
-pub(crate) use set::allocate_set_in;
+pub(crate) use set::{allocate_set_in, SetResource};
 pub use set::DescriptorSet;
 
 use crate::device::Shared;

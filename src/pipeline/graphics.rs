@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::access::PipelineAccess;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::Pipeline;
@@ -162,6 +163,7 @@ pub struct GraphicsPipeline {
     shared: Arc<Shared>,
     raw: vk::Pipeline,
     layout: Arc<PipelineLayout>,
+    access: PipelineAccess,
     names: Vec<Arc<BTreeMap<String, u32>>>,
     color_formats: Vec<vk::Format>,
     depth_format: Option<vk::Format>,
@@ -396,6 +398,7 @@ impl GraphicsPipeline {
             }
         };
         let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
+        let access = PipelineAccess::new(&layout, stages.iter().map(|(_, e, _, _)| *e));
 
         let (entries, data) = spec_data(desc.spec);
         let spec_info = vk::SpecializationInfo::default()
@@ -491,6 +494,7 @@ impl GraphicsPipeline {
             shared: shared.clone(),
             raw,
             layout,
+            access,
             names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
             color_formats: desc.color_formats.clone(),
             depth_format: desc.depth_format,
@@ -505,6 +509,12 @@ impl GraphicsPipeline {
     /// The interned pipeline layout.
     pub fn layout(&self) -> &Arc<PipelineLayout> {
         &self.layout
+    }
+
+    /// The reflected access of each binding of the layout (read / written, by which stage):
+    /// what the recorder's automatic barriers order.
+    pub fn access(&self) -> &PipelineAccess {
+        &self.access
     }
 
     pub fn color_formats(&self) -> &[vk::Format] {
@@ -543,6 +553,9 @@ impl Pipeline for GraphicsPipeline {
     }
     fn bind_point(&self) -> vk::PipelineBindPoint {
         vk::PipelineBindPoint::GRAPHICS
+    }
+    fn access(&self) -> &PipelineAccess {
+        &self.access
     }
 }
 

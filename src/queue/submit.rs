@@ -78,7 +78,10 @@ pub(crate) fn record<'a, R>(
     let begin = vk::CommandBufferBeginInfo::default().flags(options.flags);
     // SAFETY: `cb` is in the initial state (fresh, or reset after its last use).
     unsafe { d.begin_command_buffer(cb, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
-    let mut rec = Recorder::new(shared, cb, flags);
+    let reusable = !options
+        .flags
+        .contains(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+    let mut rec = Recorder::new(shared, cb, flags, reusable);
     let result = f(&mut rec);
     // A command buffer must not end inside a rendering scope
     // (VUID-vkEndCommandBuffer-None-06281); leaving one open is the caller's error.
