@@ -108,8 +108,9 @@ pub use device::{
 pub use error::{Error, Result};
 pub use pipeline::{
     BindingAccess, BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
-    GraphicsPipelineDesc, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineLayout, PipelineLayoutDesc,
-    PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
+    GraphicsPipelineDesc, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineLayout,
+    PipelineLayoutDesc, PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility,
+    DEFAULT_BINDLESS_MAX,
 };
 pub use queue::{HostBuffer, Queue, Recording, StagingUsage, Submission, Transfer};
 pub use shaders::{HostLayout, HostMember, ShaderModule, SpecValue};

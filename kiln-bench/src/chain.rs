@@ -289,7 +289,17 @@ pub fn rows(
         }
         let rc = RawChain::new(raw, module.words(), wg, x.raw(), y.raw())?;
         let r = Reusable::new(raw, |cb| {
-            record_raw(raw, cb, &rc, n, groups, links, Flavour::Global, y.raw(), None)
+            record_raw(
+                raw,
+                cb,
+                &rc,
+                n,
+                groups,
+                links,
+                Flavour::Global,
+                y.raw(),
+                None,
+            )
         })?;
         let (mut k, mut w) = (Vec::new(), Vec::new());
         rec.execute()?;
@@ -308,7 +318,11 @@ pub fn rows(
         let mut got = [0f32; 1];
         y.read_into_at(0, &mut got)?;
         if got[0] != total {
-            return Err(format!("{name}: y[0] = {} after the rounds, expected {total}", got[0]).into());
+            return Err(format!(
+                "{name}: y[0] = {} after the rounds, expected {total}",
+                got[0]
+            )
+            .into());
         }
         r.destroy(raw);
         rc.destroy(raw);

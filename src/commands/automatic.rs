@@ -258,7 +258,8 @@ impl<'a> Recorder<'a, '_> {
                 out = Err(e);
                 break;
             }
-            self.uses.push((Key::Image(si.image.raw().as_raw()), si.use_));
+            self.uses
+                .push((Key::Image(si.image.raw().as_raw()), si.use_));
         }
         images.clear();
         self.set_images = images;
@@ -324,7 +325,13 @@ impl<'a> Recorder<'a, '_> {
         }
         let dst = si.use_;
         let src = self.transition_src(si.image, found);
-        self.defer_transition(si.image, found, needed, src, (dst.stage, dst.read | dst.write));
+        self.defer_transition(
+            si.image,
+            found,
+            needed,
+            src,
+            (dst.stage, dst.read | dst.write),
+        );
         Ok(())
     }
 

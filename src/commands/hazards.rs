@@ -156,9 +156,8 @@ impl State {
         }
         let mut mine = Need::default();
         let rw = u.read | u.write;
-        if !self.write_stage.is_empty()
-            && !(self.visible_stage.contains(u.stage) && self.visible_access.contains(rw))
-        {
+        let seen = self.visible_stage.contains(u.stage) && self.visible_access.contains(rw);
+        if !self.write_stage.is_empty() && !seen {
             mine.add(self.write_stage, self.write_access, u.stage, rw);
             self.visible_stage |= u.stage;
             self.visible_access |= rw;

@@ -113,8 +113,16 @@ impl Recorder<'_, '_> {
             true => self.tracker.image_src(image.raw()),
             false => None,
         }
-        .map_or((old_stage, old_access), |(s, a)| (s | old_stage, a | old_access));
-        self.defer_transition(image, old, new, (src_stage, src_access), (dst_stage, dst_access));
+        .map_or((old_stage, old_access), |(s, a)| {
+            (s | old_stage, a | old_access)
+        });
+        self.defer_transition(
+            image,
+            old,
+            new,
+            (src_stage, src_access),
+            (dst_stage, dst_access),
+        );
         self.emit_transitions();
         Ok(())
     }

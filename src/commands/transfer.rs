@@ -98,7 +98,8 @@ impl Recorder<'_, '_> {
         self.outside_rendering("fill_buffer inside a rendering scope; call end_rendering first")?;
         if self.automatic {
             let size = buffer.size() & !3;
-            self.uses.push((buffer_key(buffer, 0, size), TRANSFER_WRITE));
+            self.uses
+                .push((buffer_key(buffer, 0, size), TRANSFER_WRITE));
             self.track_uses();
         } else if self.dirty {
             // Earlier dispatches may write the buffer (write-after-write).

@@ -8,8 +8,8 @@ mod set;
 
 pub(crate) use layout::{get_or_create as set_layout, SetLayoutCache};
 pub use layout::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
-pub(crate) use set::{allocate_set_in, SetResource};
 pub use set::DescriptorSet;
+pub(crate) use set::{allocate_set_in, SetResource};
 
 use crate::device::Shared;
 use crate::error::Result;

@@ -41,7 +41,10 @@ fn pipeline_stage(stage: vk::ShaderStageFlags) -> vk::PipelineStageFlags2 {
         (F::FRAGMENT, S::FRAGMENT_SHADER),
         (F::GEOMETRY, S::GEOMETRY_SHADER),
         (F::TESSELLATION_CONTROL, S::TESSELLATION_CONTROL_SHADER),
-        (F::TESSELLATION_EVALUATION, S::TESSELLATION_EVALUATION_SHADER),
+        (
+            F::TESSELLATION_EVALUATION,
+            S::TESSELLATION_EVALUATION_SHADER,
+        ),
         (F::TASK_EXT, S::TASK_SHADER_EXT),
         (F::MESH_EXT, S::MESH_SHADER_EXT),
     ]

@@ -74,12 +74,15 @@ fn independent_dispatches_record_no_barrier() {
             s.write_buffer(0, &a).unwrap();
             s.write_buffer(1, &b).unwrap();
             let range = (n * 4) as u64;
-            s.write_buffer_range(2, 0, None, &c, k * range, range).unwrap();
+            s.write_buffer_range(2, 0, None, &c, k * range, range)
+                .unwrap();
             s
         })
         .collect();
     assert_eq!(
-        sets[7].buffer_at(2, 0).map(|(b, o, s)| (b.label().to_string(), o, s)),
+        sets[7]
+            .buffer_at(2, 0)
+            .map(|(b, o, s)| (b.label().to_string(), o, s)),
         Some(("c".to_string(), 7 * 1024, 1024)),
         "the set remembers the buffer and its byte range"
     );
@@ -174,7 +177,9 @@ fn compute_copy_draw_and_readback_in_one_recording() {
     let copy = device.storage_buffer::<f32>("copy", 6).unwrap();
     let (w, h) = (64u32, 64u32);
     let img = target(&device, w, h);
-    let pixels = device.storage_buffer::<u8>("pixels", (w * h * 4) as usize).unwrap();
+    let pixels = device
+        .storage_buffer::<u8>("pixels", (w * h * 4) as usize)
+        .unwrap();
     let mut set = fill.descriptor_set(0).unwrap();
     set.write_buffer(0, &vb).unwrap();
     let (barriers, uncovered) = device
@@ -201,7 +206,11 @@ fn compute_copy_draw_and_readback_in_one_recording() {
     let v: Vec<f32> = copy.read().unwrap();
     assert_eq!(v, vec![-0.5, 0.5, 0.5, 0.5, 0.0, -0.5]);
     let data: Vec<u8> = pixels.read().unwrap();
-    assert_eq!(pixel(&data, w, 32, 40), [255, 51, 153, 255], "inside the triangle");
+    assert_eq!(
+        pixel(&data, w, 32, 40),
+        [255, 51, 153, 255],
+        "inside the triangle"
+    );
     assert_eq!(pixel(&data, w, 2, 2), [0, 0, 0, 255], "outside");
     assert_eq!(img.layout(), vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
     assert_clean(&device);
@@ -222,7 +231,11 @@ fn storage_image_blur_needs_no_transition() {
     let dst = r32f(&device, "dst", w, h, storage);
     let host: Vec<f32> = (0..w * h).map(|i| (i % 7) as f32).collect();
     src.upload(kiln::bytemuck::cast_slice(&host)).unwrap();
-    assert_eq!(src.layout(), vk::ImageLayout::GENERAL, "uploads leave storage images GENERAL");
+    assert_eq!(
+        src.layout(),
+        vk::ImageLayout::GENERAL,
+        "uploads leave storage images GENERAL"
+    );
     assert_eq!(tmp.layout(), vk::ImageLayout::UNDEFINED);
     let mut first = p.descriptor_set(0).unwrap();
     first.write_image(0, &src).unwrap();
@@ -230,7 +243,10 @@ fn storage_image_blur_needs_no_transition() {
     let mut second = p.descriptor_set(0).unwrap();
     second.write_image(0, &tmp).unwrap();
     second.write_image(1, &dst).unwrap();
-    assert_eq!(second.image_at(1, 0).map(|i| i.label().to_string()), Some("dst".into()));
+    assert_eq!(
+        second.image_at(1, 0).map(|i| i.label().to_string()),
+        Some("dst".into())
+    );
     let barriers = device
         .execute(|r| {
             r.bind_pipeline(&p)?;
@@ -292,7 +308,9 @@ fn compute_written_image_sampled_by_a_draw() {
     let usage = vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::SAMPLED;
     let src = r32f(&device, "src", w, h, usage);
     let out = r32f(&device, "out", w, h, usage);
-    let host: Vec<f32> = (0..w * h).map(|i| if i % w == 4 { 1.0 } else { 0.0 }).collect();
+    let host: Vec<f32> = (0..w * h)
+        .map(|i| if i % w == 4 { 1.0 } else { 0.0 })
+        .collect();
     src.upload(kiln::bytemuck::cast_slice(&host)).unwrap();
     let mut cset = p.descriptor_set(0).unwrap();
     cset.write_image(0, &src).unwrap();
@@ -375,10 +393,19 @@ fn an_image_in_the_wrong_layout_inside_a_rendering_scope_is_an_error() {
             r.end_rendering()
         })
         .unwrap_err();
-    assert!(matches!(err, Error::DescriptorImageLayout { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::DescriptorImageLayout { .. }),
+        "{err:?}"
+    );
     assert_eq!(err.code(), "KILN-E286");
     let msg = err.to_string();
-    for part in ["`fresh`", "set 0, binding 0", "UNDEFINED", "SHADER_READ_ONLY_OPTIMAL", "before begin_rendering"] {
+    for part in [
+        "`fresh`",
+        "set 0, binding 0",
+        "UNDEFINED",
+        "SHADER_READ_ONLY_OPTIMAL",
+        "before begin_rendering",
+    ] {
         assert!(msg.contains(part), "{part} in {msg}");
     }
     assert_clean(&device);

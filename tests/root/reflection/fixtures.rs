@@ -432,7 +432,15 @@ fn access_from_decorations() {
     let got: Vec<(u32, vk::DescriptorType, bool, bool, Access)> = ep
         .bindings
         .iter()
-        .map(|b| (b.binding, b.descriptor_type, b.non_writable, b.non_readable, b.access()))
+        .map(|b| {
+            (
+                b.binding,
+                b.descriptor_type,
+                b.non_writable,
+                b.non_readable,
+                b.access(),
+            )
+        })
         .collect();
     use vk::DescriptorType as D;
     assert_eq!(
