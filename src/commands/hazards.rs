@@ -155,15 +155,32 @@ impl State {
             self.war_ok |= GRAPHICS_STAGES;
         }
         let mut mine = Need::default();
-        let rw = u.read | u.write;
-        let seen = self.visible_stage.contains(u.stage) && self.visible_access.contains(rw);
-        if !self.write_stage.is_empty() && !seen {
-            mine.add(self.write_stage, self.write_access, u.stage, rw);
+        let written = !self.write_stage.is_empty();
+        let sees = |s: &State, access: A| {
+            s.visible_stage.contains(u.stage) && s.visible_access.contains(access)
+        };
+        // RAW: the read waits for the write and sees it.
+        if !u.read.is_empty() && written && !sees(self, u.read) {
+            mine.add(
+                self.write_stage,
+                self.write_access,
+                u.stage,
+                u.read | u.write,
+            );
             self.visible_stage |= u.stage;
-            self.visible_access |= rw;
+            self.visible_access |= u.read | u.write;
         }
-        if !u.write.is_empty() && !self.read_stage.is_empty() && !self.war_ok.contains(u.stage) {
-            mine.add(self.read_stage, A::NONE, u.stage, A::NONE);
+        if !u.write.is_empty() {
+            if !self.read_stage.is_empty() {
+                // WAR: the reads since the last write (each ordered after it already) finish
+                // first; an execution dependency, which also chains the last write before.
+                if !self.war_ok.contains(u.stage) {
+                    mine.add(self.read_stage, A::NONE, u.stage, A::NONE);
+                }
+            } else if written && !sees(self, u.write) {
+                // WAW.
+                mine.add(self.write_stage, self.write_access, u.stage, u.write);
+            }
         }
         let mut ok = true;
         if !mine.is_empty() {
@@ -489,9 +506,14 @@ mod tests {
         assert!(run(&mut t, &[(v, vertex)]).is_empty(), "a second draw");
         assert_eq!(t.uncovered, 0);
         t.end_rendering();
-        // After the scope a compute write waits for the vertex-input read (WAR).
+        // After the scope a compute write waits for the vertex-input read (WAR; the flush
+        // ordered the earlier compute write before that read already).
         let n = run(&mut t, &[(v, W)]);
-        assert_eq!(n.src_stage, S::VERTEX_ATTRIBUTE_INPUT | S::COMPUTE_SHADER);
+        assert_eq!(n.src_stage, S::VERTEX_ATTRIBUTE_INPUT);
+        assert_eq!(n.src_access, A::NONE);
+        // A write with no read since: WAW, with the write's access.
+        let n = run(&mut t, &[(v, W)]);
+        assert_eq!(n.src_stage, S::COMPUTE_SHADER);
         assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
     }
 }
