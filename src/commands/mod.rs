@@ -28,7 +28,11 @@
 //! | `kept`, `images`, `used_sets` (uses) | the submission layer derives from them which other queues' work a submission waits for (`queue::submit`) |
 //! | `images` (`ImageUse`: first/last layout, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
 //! | `kept` | a command that uses a buffer for the call only (`copy_image_to_buffer`, copies, fills) |
-//! | `dirty` | set by `dispatch`; cleared by every barrier; a command that reads or writes memory a dispatch may have written records a barrier first when it is set |
+//! | `dirty` | manual mode: set by `dispatch`; cleared by every barrier; a copy or fill records a barrier first when it is set |
+//! | `tracker`, `uses`, `pending_images` | automatic mode (the default): every dispatch, draw, copy and fill lists what it reads and writes in `uses` (bound sets × the pipeline's reflected access, vertex/index buffers, copy source and destination, by byte range and image) and the layout transitions it needs in `pending_images`; `track_uses` asks the tracker (`hazards`) for the one barrier they need and records it with the transitions (`automatic`) |
+//! | `bind_gen`, `last_dispatch`, `repeat` | `bind_pipeline`/`bind_set` bump `bind_gen`; a dispatch with the bindings and tracker state of the previous one repeats its barrier without asking the tracker |
+//! | `vertex_buffers`, `index_buffer` | `bind_vertex_buffer`, `bind_index_buffer`: what a draw reads |
+//! | `barriers` | every barrier kiln records on its own or by `barrier`/`full_barrier` (`barrier_count`) |
 //! | `rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
 //!
 //! **What the submission layer does with it.** The recording ends in one
@@ -41,6 +45,13 @@
 //! completes. A reusable recording keeps the work: it checks at record time that it leaves
 //! each image as it found it (`KILN-E284`) and at each submission that every image is still
 //! in that layout (`KILN-E285`).
+//!
+//! **Barriers.** In automatic mode (`automatic`, `hazards`) a command gets a barrier only
+//! where it reads what an earlier command wrote, or writes what one read or wrote, with the
+//! stages and accesses of the two; a rendering scope begins with one barrier from what was
+//! recorded since the last scope to the graphics stages (no barrier may be recorded inside
+//! it); images bound through sets are moved to their descriptors' layouts. `manual_barriers`
+//! turns all of that off (`barrier.rs`). Commands recorded through `raw` are not tracked.
 //!
 //! Every barrier is a synchronization2 barrier (`vkCmdPipelineBarrier2`, Vulkan spec
 //! §7.6.2), its stages masked to those the recorder's queue supports
