@@ -18,8 +18,12 @@
 //!
 //! The warnings so far: `KILN-W001` validation requested but the layer is missing,
 //! `KILN-W002` a pipeline cache file or its data is ignored, `KILN-W003` the pipeline cache
-//! is not saved, `KILN-W005` a draw uses through a descriptor set what an earlier draw of the
-//! same rendering scope wrote (no barrier can be recorded there). They are not [`Error`] variants.
+//! is not saved, `KILN-W004` cooperative-matrix or bfloat16 extensions the device has are
+//! not enabled because the validation layer predates them, `KILN-W006` the `KILN_TRACE`
+//! file could not be written at device drop, `KILN-W007` a layer feature was asked for but
+//! the layer lacks `VK_EXT_validation_features`, `KILN-W005` a draw uses through a descriptor
+//! set what an earlier draw of the same rendering scope wrote (no barrier can be recorded
+//! there). They are not [`Error`] variants.
 //!
 //! # How a variant is written
 //!
@@ -343,15 +347,34 @@ errors! {
     #[error("device `{device}` lacks {what}")]
     MissingFeature { device: String, what: String },
 
-    /// The GPU did not finish within the wait timeout (`ms`, the time waited).
+    /// The GPU did not finish within the wait timeout (`ms`, the time waited;
+    /// `DeviceDesc::wait_timeout`, `KILN_WAIT_TIMEOUT_MS`). `label` names the submission
+    /// waited for and its scopes when the wait knows them, empty otherwise.
     #[code("KILN-E108")]
-    #[error("timed out after {ms} ms waiting for the GPU during {call}")]
-    Timeout { call: &'static str, ms: u64 },
+    #[error("timed out after {ms} ms waiting for the GPU during {call}{}", submission(label))]
+    Timeout {
+        call: &'static str,
+        ms: u64,
+        label: String,
+    },
 
     /// An object of one device was used with another device (VUID-*-commonparent).
     #[code("KILN-E109")]
     #[error("{object} belongs to another kiln device; objects cannot be shared between devices")]
     ForeignObject { object: String },
+
+    /// A SPIR-V capability that kiln's capability table (`device/capabilities.rs`) does not
+    /// list, so kiln cannot tell which feature it needs (the driver would see
+    /// VUID-VkShaderModuleCreateInfo-pCode-08740).
+    #[code("KILN-E110")]
+    #[error("module `{module}` declares SPIR-V capability {capability}, which kiln does not know; compile without the feature that uses it, or report it so kiln's capability table can map it to its Vulkan feature")]
+    UnknownCapability { module: String, capability: String },
+
+    /// A capability that only OpenCL environments have (`Kernel`, `Addresses`, `Linkage`, …;
+    /// Vulkan spec appendix "SPIR-V Capabilities" does not allow it).
+    #[code("KILN-E111")]
+    #[error("module `{module}` declares SPIR-V capability {capability}, which exists only for OpenCL kernels; compile the shader for Vulkan (glslc --target-env=vulkan1.3, clspv for OpenCL C)")]
+    CapabilityNotVulkan { module: String, capability: String },
 
     /// A command the queue's family cannot run: a pipeline of a bind point the queue lacks
     /// (VUID-vkCmdBindPipeline-pipelineBindPoint-00777, -00778), rendering on a queue
@@ -362,6 +385,66 @@ errors! {
         flags: vk::QueueFlags,
         what: &'static str,
         needed: vk::QueueFlags,
+    },
+
+    /// The validation layer reported errors while a submission was recorded, submitted or
+    /// waited for, and `DeviceDesc::validation_fail` (`KILN_VALIDATION_FAIL=1`) turns them
+    /// into an error. `messages` are the layer's texts (the last 32 at most), each with the
+    /// Rust line that recorded the command where the layer raised it at record time.
+    #[code("KILN-E121")]
+    #[error("the validation layer reported {count} error(s) during submission `{label}`:\n{messages}\n; fix the Vulkan usage the messages name (KILN_VALIDATION_FAIL=0 only logs them)")]
+    ValidationFailed {
+        label: String,
+        count: u32,
+        messages: String,
+    },
+
+    /// GPU timing on a queue whose family writes no timestamps (`timestampValidBits` is 0,
+    /// VUID-vkCmdWriteTimestamp2-timestamp-03863), or a device without `hostQueryReset`
+    /// (Vulkan 1.2), which kiln's reused query pools need.
+    #[code("KILN-E122")]
+    #[error("queue family {family} of `{device}` cannot time work: {what}; time the work on another queue (QueueKind::Main) or turn timing off")]
+    TimestampsUnsupported {
+        device: String,
+        family: u32,
+        what: &'static str,
+    },
+
+    /// `Recorder::end_scope` without an open scope, or a recording that ended with scopes
+    /// still open.
+    #[code("KILN-E123")]
+    #[error("GPU timing scopes do not nest: {what}; pair every begin_scope with one end_scope (or use Recorder::scope)")]
+    ScopeMismatch { what: String },
+
+    /// The timings of a submission cannot be read: it was not timed, the GPU has not
+    /// finished it, or a later submission of the same `Recording` overwrote them.
+    #[code("KILN-E124")]
+    #[error("no GPU timings for submission `{label}`: {why}")]
+    TimingsUnavailable { label: String, why: &'static str },
+
+    /// Validation-layer features the layer cannot run together (Khronos validation layer
+    /// 1.3.239: debug printf and GPU-assisted validation share the instrumentation).
+    #[code("KILN-E126")]
+    #[error("the validation layer cannot run {features} together; enable one of them (DeviceDesc::layer_features, KILN_VALIDATION)")]
+    LayerFeaturesConflict { features: &'static str },
+
+    /// `KILN_VALIDATION` holds a value kiln does not know.
+    #[code("KILN-E127")]
+    #[error("KILN_VALIDATION={value:?}: unknown setting `{token}`; use a comma-separated list of 0, 1, printf, gpu, sync, nosync")]
+    ValidationSetting { value: String, token: String },
+
+    /// `KILN_WAIT_TIMEOUT_MS` is not a number of milliseconds.
+    #[code("KILN-E128")]
+    #[error("KILN_WAIT_TIMEOUT_MS={value:?} is not a whole number of milliseconds; set it to e.g. 120000, or unset it")]
+    WaitTimeoutSetting { value: String },
+
+    /// The Chrome trace (`KILN_TRACE`, `Device::write_trace`) could not be written.
+    #[code("KILN-E129")]
+    #[error("cannot write the trace to {}: {source}; check that the directory exists and is writable", path.display())]
+    TraceWrite {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
     },
 
     /// Creating a window surface or swapchain failed, or the window cannot be presented to.
@@ -446,6 +529,23 @@ errors! {
         object: String,
         needed: vk::BufferUsageFlags,
         call: &'static str,
+    },
+
+    /// `Buffer::device_address` of a buffer without SHADER_DEVICE_ADDRESS usage
+    /// (VUID-VkBufferDeviceAddressInfo-buffer-02601) or on a device without
+    /// `bufferDeviceAddress` (VUID-vkGetBufferDeviceAddress-bufferDeviceAddress-03324).
+    #[code("KILN-E158")]
+    #[error("buffer `{object}` has no device address: {reason}; create it with STORAGE_BUFFER, UNIFORM_BUFFER or SHADER_DEVICE_ADDRESS usage (kiln adds SHADER_DEVICE_ADDRESS to those) on a device with bufferDeviceAddress")]
+    NoDeviceAddress { object: String, reason: String },
+
+    /// A buffer larger than the device's `maxBufferSize` (VUID-VkBufferCreateInfo-size-06409).
+    #[code("KILN-E159")]
+    #[error("buffer `{object}` of {size} bytes exceeds maxBufferSize {max} of device `{device}`; split it into several buffers")]
+    BufferTooLarge {
+        object: String,
+        size: u64,
+        max: u64,
+        device: String,
     },
 
     /// Host memory to import whose address or size is not a multiple of the device's
@@ -551,7 +651,7 @@ errors! {
 
     /// A buffer range exceeds maxUniformBufferRange / maxStorageBufferRange.
     #[code("KILN-E206")]
-    #[error("set {set} binding {binding}: range of {range} bytes exceeds the device limit {limit} ({limit_name}); bind a sub-range")]
+    #[error("set {set} binding {binding}: range of {range} bytes exceeds the device limit {limit} ({limit_name}); bind a sub-range, or pass the buffer by device address (Buffer::device_address, GLSL buffer_reference), which has no range limit")]
     BufferRangeTooLarge {
         set: u32,
         binding: u32,
@@ -582,6 +682,19 @@ errors! {
     #[error("invalid set layout: {detail}")]
     InvalidSetLayout { detail: String },
 
+    // ------------------------------------------------------------ E210–E214 push descriptors
+    /// A push-descriptor command on a set that is not the pipeline's push-descriptor set,
+    /// or a pipeline asked for a push-descriptor set the device or the layout cannot have
+    /// (VUID-vkCmdPushDescriptorSetKHR-set-00364, -00365,
+    /// VUID-VkDescriptorSetLayoutCreateInfo-flags-00280, -00281).
+    #[code("KILN-E210")]
+    #[error("push descriptor set {set} of `{pipeline}`: {detail}")]
+    PushDescriptor {
+        pipeline: String,
+        set: u32,
+        detail: String,
+    },
+
     // ------------------------------------------------------------ E250–E299 pipelines
     /// Push-constant bytes outside every declared range (VUID-vkCmdPushConstants-offset-01795).
     #[code("KILN-E250")]
@@ -608,7 +721,7 @@ errors! {
 
     /// Dispatch group count above maxComputeWorkGroupCount (VUID-vkCmdDispatch-groupCountX-00386).
     #[code("KILN-E253")]
-    #[error("dispatch of {groups:?} groups exceeds maxComputeWorkGroupCount {limit:?}")]
+    #[error("dispatch of {groups:?} groups exceeds maxComputeWorkGroupCount {limit:?}; fold a large 1-D count into 2-D (Recorder::dispatch_threads_2d(width, ceil(n / width)) with width a multiple of the workgroup size, and in the shader i = gl_GlobalInvocationID.y * width + gl_GlobalInvocationID.x, checked against n), or loop in the shader over i += gl_NumWorkGroups.x * gl_WorkGroupSize.x")]
     DispatchTooLarge { groups: [u32; 3], limit: [u32; 3] },
 
     /// A set the pipeline layout declares was not bound before a dispatch (or was
@@ -621,6 +734,26 @@ errors! {
     #[code("KILN-E255")]
     #[error("the bound pipeline has push constant ranges {ranges} but nothing was pushed; call push_constants before dispatch")]
     PushConstantsNotSet { ranges: String },
+
+    /// A required subgroup size or full subgroups the device cannot give the pipeline
+    /// (VUID-VkPipelineShaderStageRequiredSubgroupSizeCreateInfo-requiredSubgroupSize-02760,
+    /// -02761, VUID-VkPipelineShaderStageCreateInfo-pNext-02755, -02756, -02757, -02758).
+    #[code("KILN-E256")]
+    #[error("compute pipeline `{pipeline}`: {detail}")]
+    SubgroupSize { pipeline: String, detail: String },
+
+    /// An indirect dispatch from a buffer without INDIRECT_BUFFER usage
+    /// (VUID-vkCmdDispatchIndirect-buffer-02709).
+    #[code("KILN-E257")]
+    #[error("buffer `{object}` is used for an indirect dispatch but lacks usage INDIRECT_BUFFER; create it with vk::BufferUsageFlags::INDIRECT_BUFFER")]
+    IndirectUsage { object: String },
+
+    /// An indirect dispatch whose 12-byte `VkDispatchIndirectCommand` at `offset` is not
+    /// 4-byte aligned or not inside the buffer (VUID-vkCmdDispatchIndirect-offset-02710,
+    /// -offset-00407).
+    #[code("KILN-E258")]
+    #[error("indirect dispatch at offset {offset} of buffer `{object}` ({size} bytes): the 12-byte command must be 4-byte aligned and end inside the buffer; pass an offset that is a multiple of 4 and at most size - 12")]
+    IndirectOutOfBounds { object: String, offset: u64, size: u64 },
 
     /// A vertex input location whose buffer-layout format disagrees with the shader
     /// (VUID-VkGraphicsPipelineCreateInfo-Input-08733).
@@ -729,6 +862,20 @@ fn read_hint(error: &std::io::Error) -> &'static str {
     }
 }
 
+/// ` for submission `label`` and what to do, for `KILN-E108`; nothing when the label is
+/// unknown.
+fn submission(label: &str) -> String {
+    if label.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " for submission `{label}`; the work takes longer than the wait timeout (raise \
+             DeviceDesc::wait_timeout or KILN_WAIT_TIMEOUT_MS) or never finishes (an endless \
+             loop, a wait for an event or semaphore nothing signals)"
+        )
+    }
+}
+
 /// ` (last submission: `label`)` for `KILN-E105`, nothing when the label is unknown.
 fn last_submission(label: &str) -> String {
     if label.is_empty() {
@@ -771,6 +918,9 @@ pub(crate) fn vk_wait_err<'a>(
         vk::Result::TIMEOUT => Error::Timeout {
             call,
             ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            // The waits' callers that know the submission waited for name it
+            // (`queue::timing::with_description`); `label` is the last one submitted.
+            label: String::new(),
         },
         result => map_result(call, result, label),
     }

@@ -97,12 +97,16 @@ pub use ash::vk;
 /// so `kiln::bytemuck` is the version kiln's signatures use.
 pub use bytemuck;
 
-pub use commands::{ColorAttachment, DepthAttachment, LoadOp, Recorder, RenderingDesc};
+pub use commands::{
+    ColorAttachment, DepthAttachment, LoadOp, PushWrite, Recorder, RenderingDesc,
+    DISPATCH_INDIRECT_SIZE,
+};
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
-    Buffer, BufferDesc, Device, DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc,
-    MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler, SamplerDesc,
-    UpdateAfterBindLimits, ValidationReport, ValidationWatch, DEFAULT_SPIN, EXECUTE_TIMEOUT,
+    known_capabilities, Buffer, BufferDesc, ComputeProperties, CooperativeMatrixConfig, Device,
+    DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc, LayerFeatures, MemoryLocation,
+    MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler, SamplerDesc, UpdateAfterBindLimits,
+    ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
     MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
 pub use error::{Error, Result};
@@ -112,7 +116,9 @@ pub use pipeline::{
     PipelineLayoutDesc, PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility,
     DEFAULT_BINDLESS_MAX,
 };
-pub use queue::{HostBuffer, Queue, Recording, StagingUsage, Submission, Transfer};
+pub use queue::{
+    GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission, Transfer,
+};
 pub use shaders::{HostLayout, HostMember, ShaderModule, SpecValue};
 
 /// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry

@@ -1,4 +1,7 @@
 #version 450
+// kiln: target-env=vulkan1.0
+// (kept at SPIR-V 1.0 on purpose: the reflection tests cover a 1.0 module through it;
+// every other shader uses kiln-build's default, vulkan1.3 / SPIR-V 1.6)
 // c[i] = a[i] + b[i]. Set 0: bindings 0, 1 (read) and 2 (write).
 layout(local_size_x = 256) in;
 

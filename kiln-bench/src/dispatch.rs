@@ -73,6 +73,9 @@ impl Fixture {
                 entry: "main",
                 spec: &[(0, SpecValue::U32(v as u32))],
                 layout: None,
+                required_subgroup_size: None,
+                full_subgroups: false,
+                push_descriptor_set: None,
             })?);
         }
         let mut bufs = Vec::new();

@@ -34,6 +34,9 @@ fn kiln_create(device: &Device, module: &ShaderModule, base: u32, n: u32) -> Ben
             entry: "main",
             spec: &spec(s),
             layout: None,
+            required_subgroup_size: None,
+            full_subgroups: false,
+            push_descriptor_set: None,
         })?);
     }
     let ms = ns_since(t) / 1e6 / n as f64;

@@ -19,6 +19,31 @@
 //! entry points go into one module.
 //!
 //! Environment: `KILN_GLSLC` overrides the compiler path.
+//!
+//! # Target environment
+//!
+//! GLSL and HLSL are compiled with `--target-env=vulkan1.3` ([`DEFAULT_TARGET_ENV`]), which
+//! emits SPIR-V 1.6: subgroup operations (`GL_KHR_shader_subgroup_*`, SPIR-V 1.3),
+//! `OpExecutionModeId` workgroup sizes, `buffer_reference` and the other shaders a compute
+//! user writes build without a flag. This is safe for every device kiln runs on: kiln's
+//! `Device::new` refuses a device without Vulkan 1.3 (timeline semaphores and
+//! synchronization2), and a Vulkan 1.3 device accepts SPIR-V 1.0–1.6
+//! (Vulkan spec appendix "Versions"). kiln's SPIR-V checks and reflection read 1.0–1.6.
+//!
+//! Lower it, most specific first:
+//!
+//! - **per file**: a line `// kiln: target-env=vulkan1.1` anywhere in the source (GLSL or
+//!   HLSL comment syntax is the same);
+//! - **per folder**: [`Options::folder_target_env`] for every file under a subfolder;
+//! - **for the whole call**: [`Options::target_env`], then [`compile_dir_with`].
+//!
+//! # Prebuilt SPIR-V
+//!
+//! A source that this glslc cannot compile (a newer extension such as
+//! `GL_KHR_cooperative_matrix`) can be committed with the `.spv` a newer compiler made,
+//! beside it as `<file>.spv` (e.g. `gemm.comp` and `gemm.comp.spv`), and a line
+//! `// kiln: prebuilt` in the source: kiln-build then copies that `.spv` instead of
+//! compiling (a missing `.spv` is `KILN-B006`). Other `.spv` files in the folder are ignored.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -40,6 +65,8 @@ pub enum BuildError {
     UnknownStage { file: PathBuf },
     /// A `.wgsl` file was found but the `wgsl` feature is off.
     WgslDisabled { file: PathBuf },
+    /// A source marked `// kiln: prebuilt` has no `<file>.spv` beside it.
+    PrebuiltMissing { file: PathBuf, spv: PathBuf },
 }
 
 impl fmt::Display for BuildError {
@@ -63,6 +90,13 @@ impl fmt::Display for BuildError {
                 f,
                 "KILN-B005: {} is WGSL; enable kiln-build's `wgsl` feature to compile it",
                 file.display()
+            ),
+            BuildError::PrebuiltMissing { file, spv } => write!(
+                f,
+                "KILN-B006: {} is marked `// kiln: prebuilt` but {} does not exist; commit the \
+                 SPIR-V built from it beside it, or remove the marker to compile it with glslc",
+                file.display(),
+                spv.display()
             ),
             BuildError::UnknownStage { file } => write!(
                 f,
@@ -99,12 +133,118 @@ pub fn glslc() -> String {
     std::env::var("KILN_GLSLC").unwrap_or_else(|_| "glslc".to_string())
 }
 
-/// Compiles one file to SPIR-V bytes with glslc (`--target-env=vulkan1.0` unless
-/// `target_env` says otherwise, e.g. `"vulkan1.2"`).
+/// The target environment kiln-build compiles for unless told otherwise: `vulkan1.3`
+/// (SPIR-V 1.6; see the crate docs for why every device kiln supports accepts it).
+pub const DEFAULT_TARGET_ENV: &str = "vulkan1.3";
+
+/// How [`compile_dir_with`] compiles: the target environment for the whole folder and
+/// per-subfolder overrides. A file's own `// kiln: target-env=...` line wins over both.
+#[derive(Clone, Debug)]
+pub struct Options {
+    target_env: String,
+    folders: Vec<(PathBuf, String)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            target_env: DEFAULT_TARGET_ENV.to_string(),
+            folders: Vec::new(),
+        }
+    }
+}
+
+impl Options {
+    /// [`DEFAULT_TARGET_ENV`] everywhere.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The target environment of every file without a more specific one (glslc's
+    /// `--target-env` values: `vulkan1.0` … `vulkan1.3`).
+    pub fn target_env(mut self, env: &str) -> Self {
+        self.target_env = env.to_string();
+        self
+    }
+
+    /// The target environment of every file under `folder`, a path relative to the folder
+    /// compiled (e.g. `"legacy"`). The deepest matching folder wins.
+    pub fn folder_target_env(mut self, folder: impl AsRef<Path>, env: &str) -> Self {
+        self.folders
+            .push((folder.as_ref().to_path_buf(), env.to_string()));
+        self
+    }
+
+    /// The target environment for `rel`, a file path relative to the compiled folder,
+    /// before the file's own marker: the deepest folder override containing it, else the
+    /// default.
+    pub fn env_for(&self, rel: &Path) -> &str {
+        self.folders
+            .iter()
+            .filter(|(folder, _)| rel.starts_with(folder))
+            .max_by_key(|(folder, _)| folder.components().count())
+            .map_or(self.target_env.as_str(), |(_, env)| env.as_str())
+    }
+}
+
+/// What a source says about itself in `// kiln: ...` lines.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Markers {
+    /// `// kiln: target-env=<env>`.
+    pub target_env: Option<String>,
+    /// `// kiln: prebuilt`: copy `<file>.spv` instead of compiling.
+    pub prebuilt: bool,
+}
+
+/// Reads the `// kiln: target-env=<env>` and `// kiln: prebuilt` lines of a source.
+pub fn markers(source: &str) -> Markers {
+    let mut m = Markers::default();
+    for line in source.lines() {
+        let Some(rest) = line.trim().strip_prefix("//") else {
+            continue;
+        };
+        let Some(rest) = rest.trim().strip_prefix("kiln:") else {
+            continue;
+        };
+        let rest = rest.trim();
+        if let Some(env) = rest.strip_prefix("target-env=") {
+            m.target_env = Some(env.trim().to_string());
+        } else if rest == "prebuilt" {
+            m.prebuilt = true;
+        }
+    }
+    m
+}
+
+/// Compiles one file to SPIR-V bytes with glslc for `target_env` (e.g. `"vulkan1.3"`,
+/// [`DEFAULT_TARGET_ENV`]), unless the file says otherwise in a
+/// `// kiln: target-env=...` line, which wins. A file marked `// kiln: prebuilt` is not
+/// compiled: the bytes of `<file>.spv` beside it are returned (`KILN-B006` when missing).
 pub fn compile_file(path: &Path, target_env: &str) -> Result<Vec<u8>, BuildError> {
     let (stage, hlsl) = stage_of(path).ok_or_else(|| BuildError::UnknownStage {
         file: path.to_path_buf(),
     })?;
+    let source = std::fs::read_to_string(path).map_err(|error| BuildError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let marks = markers(&source);
+    if marks.prebuilt {
+        let mut spv = path.as_os_str().to_owned();
+        spv.push(".spv");
+        let spv = PathBuf::from(spv);
+        return std::fs::read(&spv).map_err(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => BuildError::PrebuiltMissing {
+                file: path.to_path_buf(),
+                spv: spv.clone(),
+            },
+            _ => BuildError::Io {
+                path: spv.clone(),
+                error,
+            },
+        });
+    }
+    let target_env = marks.target_env.as_deref().unwrap_or(target_env);
     let mut cmd = Command::new(glslc());
     cmd.arg(format!("--target-env={target_env}"))
         .arg(format!("-fshader-stage={stage}"))
@@ -133,9 +273,19 @@ pub fn compile_file(path: &Path, target_env: &str) -> Result<Vec<u8>, BuildError
     Ok(out.stdout)
 }
 
-/// Compiles every shader source under `dir` into `$OUT_DIR/shaders/`, and prints the
+/// Compiles every shader source under `dir` into `$OUT_DIR/shaders/` for
+/// [`DEFAULT_TARGET_ENV`] (per-file markers apply), and prints the
 /// `cargo:rerun-if-changed` lines. Returns the written `.spv` paths.
 pub fn compile_dir(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, BuildError> {
+    compile_dir_with(dir, &Options::default())
+}
+
+/// [`compile_dir`] with [`Options`] (a target environment for the folder, overrides per
+/// subfolder).
+pub fn compile_dir_with(
+    dir: impl AsRef<Path>,
+    options: &Options,
+) -> Result<Vec<PathBuf>, BuildError> {
     let dir = dir.as_ref();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| BuildError::Io {
         path: PathBuf::from("$OUT_DIR"),
@@ -144,11 +294,20 @@ pub fn compile_dir(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, BuildError> {
     .join("shaders");
     println!("cargo:rerun-if-changed={}", dir.display());
     println!("cargo:rerun-if-env-changed=KILN_GLSLC");
-    compile_dir_to(dir, &out_dir)
+    compile_dir_to_with(dir, &out_dir, options)
 }
 
 /// Like [`compile_dir`] but into an explicit folder (no cargo output besides rerun lines).
 pub fn compile_dir_to(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, BuildError> {
+    compile_dir_to_with(dir, out_dir, &Options::default())
+}
+
+/// Like [`compile_dir_with`] but into an explicit folder.
+pub fn compile_dir_to_with(
+    dir: &Path,
+    out_dir: &Path,
+    options: &Options,
+) -> Result<Vec<PathBuf>, BuildError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |error| BuildError::Io { path, error }
@@ -172,7 +331,7 @@ pub fn compile_dir_to(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, BuildE
         let bytes = if is_wgsl {
             compile_wgsl(&file)?
         } else {
-            compile_file(&file, "vulkan1.0")?
+            compile_file(&file, options.env_for(rel))?
         };
         std::fs::write(&target, bytes).map_err(io(&target))?;
         written.push(target);
@@ -251,6 +410,66 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.starts_with("KILN-B002"), "{msg}");
         assert!(msg.contains("bad.comp:3"), "{msg}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn markers_are_read_from_comment_lines() {
+        let m = markers("#version 450\n// kiln: target-env=vulkan1.1\nvoid main() {}\n");
+        assert_eq!(m.target_env.as_deref(), Some("vulkan1.1"));
+        assert!(!m.prebuilt);
+        let m = markers("  //kiln: prebuilt\n/* kiln: target-env=x */\n");
+        assert_eq!(
+            m,
+            Markers {
+                target_env: None,
+                prebuilt: true
+            }
+        );
+    }
+
+    #[test]
+    fn folder_overrides_pick_the_deepest_folder() {
+        let o = Options::new()
+            .folder_target_env("legacy", "vulkan1.0")
+            .folder_target_env("legacy/new", "vulkan1.2");
+        assert_eq!(o.env_for(Path::new("a.comp")), "vulkan1.3");
+        assert_eq!(o.env_for(Path::new("legacy/a.comp")), "vulkan1.0");
+        assert_eq!(o.env_for(Path::new("legacy/new/a.comp")), "vulkan1.2");
+        assert_eq!(o.env_for(Path::new("legacyx/a.comp")), "vulkan1.3");
+    }
+
+    /// The SPIR-V version word (bytes 4..8) of a compiled module.
+    fn version(bytes: &[u8]) -> (u8, u8) {
+        (bytes[6], bytes[5])
+    }
+
+    #[test]
+    fn default_target_is_spirv_1_6_and_markers_override_it() {
+        let dir = std::env::temp_dir().join(format!("kiln-build-env-{}", std::process::id()));
+        let sub = dir.join("old");
+        std::fs::create_dir_all(&sub).unwrap();
+        let body = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n";
+        std::fs::write(dir.join("a.comp"), body).unwrap();
+        std::fs::write(sub.join("b.comp"), body).unwrap();
+        std::fs::write(
+            sub.join("c.comp"),
+            format!("// kiln: target-env=vulkan1.1\n{body}"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("p.comp"), format!("// kiln: prebuilt\n{body}")).unwrap();
+        std::fs::write(dir.join("p.comp.spv"), [3u8, 2, 35, 7, 0, 1, 2, 0]).unwrap();
+        let out = dir.join("out");
+        let options = Options::new().folder_target_env("old", "vulkan1.0");
+        compile_dir_to_with(&dir, &out, &options).unwrap();
+        let read = |name: &str| std::fs::read(out.join(name)).unwrap();
+        assert_eq!(version(&read("a.comp.spv")), (1, 6));
+        assert_eq!(version(&read("old/b.comp.spv")), (1, 0));
+        assert_eq!(version(&read("old/c.comp.spv")), (1, 3));
+        assert_eq!(read("p.comp.spv"), [3u8, 2, 35, 7, 0, 1, 2, 0]);
+        std::fs::remove_file(dir.join("p.comp.spv")).unwrap();
+        let err = compile_dir_to_with(&dir, &out, &options).unwrap_err();
+        assert!(err.to_string().starts_with("KILN-B006"), "{err}");
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -26,7 +26,7 @@ use vk::Handle;
 use vk::PipelineStageFlags2 as S;
 
 use super::hazards::{Key, Need, Use};
-use super::{work::ImageUse, Recorder};
+use super::{work::ImageUse, Recorder, Slot};
 use crate::descriptors::SetResource;
 use crate::device::{Buffer, Image};
 use crate::error::{Error, Result};
@@ -219,10 +219,22 @@ impl<'a> Recorder<'a, '_> {
         let access = bound.access;
         let n = bound.sets.len();
         for si in 0..n {
-            let set = self.bound[slot]
+            let bound_slot = self.bound[slot]
                 .as_ref()
-                .and_then(|b| b.sets.get(si).copied().flatten());
-            let Some(set) = set else { continue };
+                .and_then(|b| b.sets.get(si).copied());
+            let set = match bound_slot {
+                Some(Slot::Set(set)) => set,
+                Some(Slot::Pushed) => {
+                    for &(s, idx, key) in &self.pushed[slot] {
+                        let b = access.set(si).get(idx);
+                        if let Some(b) = b.filter(|b| s as usize == si && b.access.any()) {
+                            self.uses.push((key, shader_use(b)));
+                        }
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
             for (idx, b) in access.set(si).iter().enumerate() {
                 if !b.access.any() {
                     continue;

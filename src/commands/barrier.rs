@@ -38,7 +38,9 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E283` inside a rendering scope (a barrier there needs a self-dependency
     /// kiln's rendering scopes do not declare).
+    #[track_caller]
     pub fn barrier(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.outside_rendering("barrier inside a rendering scope; call end_rendering first")?;
         self.compute_barrier();
         Ok(())
@@ -49,7 +51,9 @@ impl Recorder<'_, '_> {
     /// it. The way to order commands recorded through [`raw`](Self::raw).
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn full_barrier(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.outside_rendering("full_barrier inside a rendering scope; call end_rendering first")?;
         self.record_full_barrier();
         self.tracker.reset();

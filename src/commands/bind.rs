@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use ash::vk;
 
-use super::{Bound, Recorder};
+use super::{Bound, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetLayout};
 use crate::error::{Error, Result};
 use crate::pipeline::{Pipeline, PipelineLayout};
@@ -27,7 +27,9 @@ impl<'a> Recorder<'a, '_> {
     // functions: no call, no register spills, no `Result` through memory (callgrind, bench
     // recording row: 201 -> 160 instructions of kiln code per dispatch).
     #[inline(always)]
+    #[track_caller]
     pub fn bind_pipeline<P: Pipeline>(&mut self, pipeline: &'a P) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !pipeline.layout().belongs_to(self.shared) {
             return Err(foreign_pipeline());
         }
@@ -44,6 +46,9 @@ impl<'a> Recorder<'a, '_> {
         }
         self.current_graphics = i == 1;
         let access: &'a crate::pipeline::PipelineAccess = pipeline.access();
+        if self.timing.track {
+            self.timing.note_pipeline(pipeline.label());
+        }
         match &mut self.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {
@@ -85,7 +90,9 @@ impl<'a> Recorder<'a, '_> {
     /// layout differs from the pipeline's at that number (the error shows the first
     /// differing binding), `KILN-E207` a binding was never written.
     #[inline(always)]
+    #[track_caller]
     pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // `let else`, not `ok_or`: an eagerly built error is dropped on every call.
         let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
             return Err(Error::NoPipelineBound { what: "bind_set" });
@@ -93,7 +100,7 @@ impl<'a> Recorder<'a, '_> {
         let i = index as usize;
         // Already bound at this number: it passed the checks below when it was bound, and
         // a later pipeline with an incompatible layout would have unbound it.
-        if let Some(Some(s)) = bound.sets.get(i) {
+        if let Some(Slot::Set(s)) = bound.sets.get(i) {
             if s.raw() == set.raw() {
                 return Ok(());
             }
@@ -136,9 +143,9 @@ impl<'a> Recorder<'a, '_> {
             )
         };
         if bound.sets.len() <= i {
-            bound.sets.resize(i + 1, None);
+            bound.sets.resize(i + 1, Slot::Empty);
         }
-        bound.sets[i] = Some(set);
+        bound.sets[i] = Slot::Set(set);
         self.bind_gen += 1;
         if self.current_graphics && self.automatic && !self.rendering {
             // Move the set's images to the layouts the draws will need now: no barrier can

@@ -1,7 +1,17 @@
-//! Dispatches, with the bound-state checks draws share.
+//! Dispatches, with the bound-state checks draws share: by workgroups (`dispatch`), by
+//! invocations in 1, 2 or 3 dimensions (`dispatch_threads*`), and indirect
+//! (`dispatch_indirect`, the group counts read from a buffer by the device).
 
+use ash::vk;
+
+use super::automatic::buffer_key;
+use super::hazards::Use;
 use super::Recorder;
+use crate::device::Buffer;
 use crate::error::{Error, Result};
+
+/// Bytes of a `VkDispatchIndirectCommand` (three `u32` group counts).
+pub const DISPATCH_INDIRECT_SIZE: u64 = 12;
 
 impl Recorder<'_, '_> {
     /// Checks that every non-empty set of the layout bound at `slot` is bound and that push
@@ -26,7 +36,9 @@ impl Recorder<'_, '_> {
     /// `KILN-E254` a set of the pipeline's layout is not bound (VUID-vkCmdDispatch-None-08600),
     /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602).
     #[inline(always)]
+    #[track_caller]
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // One branch while nothing changed since the last successful check.
         if !matches!(&self.bound[0], Some(b) if b.ready) {
             if self.bound[0].is_none() {
@@ -49,6 +61,7 @@ impl Recorder<'_, '_> {
                 self.track_dispatch()?;
             }
         }
+        self.flush_scopes();
         // SAFETY: a compute pipeline is bound; counts are within limits.
         unsafe { self.shared.raw.cmd_dispatch(self.cb, x, y, z) };
         self.dirty = true;
@@ -71,10 +84,105 @@ impl Recorder<'_, '_> {
         }
     }
 
-    /// Dispatches enough workgroups along x to cover `n` invocations.
+    /// Dispatches enough workgroups along x to cover `n` invocations (at least one
+    /// workgroup; the shader checks `gl_GlobalInvocationID.x < n`).
+    ///
+    /// Errors: as [`dispatch`](Self::dispatch); a count whose workgroups exceed
+    /// maxComputeWorkGroupCount\[0\] is `KILN-E253`, whose message says how to fold it into
+    /// [`dispatch_threads_2d`](Self::dispatch_threads_2d).
     #[inline]
+    #[track_caller]
     pub fn dispatch_threads(&mut self, n: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let wg = self.bound[0].as_ref().map_or(1, |b| b.workgroup[0].max(1));
         self.dispatch(n.div_ceil(wg).max(1), 1, 1)
+    }
+
+    /// Dispatches enough workgroups to cover `width × height` invocations, each dimension
+    /// divided by the bound pipeline's workgroup size and rounded up (the shader checks
+    /// `gl_GlobalInvocationID.xy` against the size).
+    ///
+    /// Errors: as [`dispatch`](Self::dispatch).
+    #[inline]
+    pub fn dispatch_threads_2d(&mut self, width: u32, height: u32) -> Result<()> {
+        self.dispatch_threads_3d(width, height, 1)
+    }
+
+    /// Dispatches enough workgroups to cover `x × y × z` invocations (each dimension rounded
+    /// up to whole workgroups, at least one).
+    ///
+    /// Errors: as [`dispatch`](Self::dispatch).
+    #[inline]
+    pub fn dispatch_threads_3d(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
+        let wg = self.bound[0].as_ref().map_or([1; 3], |b| b.workgroup);
+        let groups = |n: u32, w: u32| n.div_ceil(w.max(1)).max(1);
+        self.dispatch(groups(x, wg[0]), groups(y, wg[1]), groups(z, wg[2]))
+    }
+
+    /// Dispatches with the group counts the device reads from `buffer` at `offset` when the
+    /// command runs: a `VkDispatchIndirectCommand`, three `u32` (x, y, z), 12 bytes
+    /// ([`DISPATCH_INDIRECT_SIZE`]). A dispatch earlier in the recording may write them: with
+    /// automatic barriers, its writes are made visible to the indirect read
+    /// (`DRAW_INDIRECT` / `INDIRECT_COMMAND_READ`). The buffer is kept alive until the
+    /// submission completes. The counts themselves must be within maxComputeWorkGroupCount
+    /// (VUID-VkDispatchIndirectCommand-x-00417): kiln cannot see them at record time.
+    ///
+    /// Errors: `KILN-E257` the buffer lacks INDIRECT_BUFFER usage
+    /// (VUID-vkCmdDispatchIndirect-buffer-02709), `KILN-E258` the offset is not a multiple
+    /// of 4 or the command does not end inside the buffer (-offset-02710, -offset-00407),
+    /// `KILN-E109` a buffer of another device, and the errors of [`dispatch`](Self::dispatch)
+    /// other than `KILN-E253`.
+    pub fn dispatch_indirect(&mut self, buffer: &Buffer, offset: u64) -> Result<()> {
+        self.own(buffer)?;
+        if !buffer
+            .usage()
+            .contains(vk::BufferUsageFlags::INDIRECT_BUFFER)
+        {
+            return Err(Error::IndirectUsage {
+                object: buffer.label().to_string(),
+            });
+        }
+        let fits = offset
+            .checked_add(DISPATCH_INDIRECT_SIZE)
+            .is_some_and(|end| end <= buffer.size());
+        if !offset.is_multiple_of(4) || !fits {
+            return Err(Error::IndirectOutOfBounds {
+                object: buffer.label().to_string(),
+                offset,
+                size: buffer.size(),
+            });
+        }
+        if self.bound[0].is_none() {
+            return Err(Error::NoPipelineBound {
+                what: "dispatch_indirect",
+            });
+        }
+        self.check_bound_state(0)?;
+        if self.rendering {
+            return Err(self.dispatch_error([0; 3]));
+        }
+        if self.automatic {
+            // The sets' uses and the indirect read of the 12-byte command.
+            self.set_uses(0, "a dispatch")?;
+            let indirect = Use {
+                stage: vk::PipelineStageFlags2::DRAW_INDIRECT,
+                read: vk::AccessFlags2::INDIRECT_COMMAND_READ,
+                write: vk::AccessFlags2::NONE,
+            };
+            self.uses
+                .push((buffer_key(buffer, offset, DISPATCH_INDIRECT_SIZE), indirect));
+            self.track_uses();
+        }
+        // SAFETY: a compute pipeline is bound; the buffer is of this device, has
+        // INDIRECT_BUFFER usage and holds the 12-byte command at the aligned offset; it is
+        // kept alive until the submission completes.
+        unsafe {
+            self.shared
+                .raw
+                .cmd_dispatch_indirect(self.cb, buffer.raw(), offset)
+        };
+        self.kept.push(buffer.clone());
+        self.dirty = true;
+        Ok(())
     }
 }

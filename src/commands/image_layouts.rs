@@ -83,7 +83,9 @@ impl Recorder<'_, '_> {
     /// submission.
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn transition(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let old = self.image_layout(image);
         if old == new {
             self.touch(image);
@@ -96,12 +98,14 @@ impl Recorder<'_, '_> {
     /// discards the contents); the barrier is recorded even when `old == new`.
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn transition_from(
         &mut self,
         image: &Image,
         old: vk::ImageLayout,
         new: vk::ImageLayout,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.outside_rendering(
             "image layout transition inside a rendering scope; transition before begin_rendering",
         )?;

@@ -4,8 +4,9 @@
 //! presenter's `frame`; it records into one command buffer that the submission layer
 //! (`queue`) begins, ends and submits. The commands are split by subject: `bind`
 //! (pipelines, descriptor sets), `push` (push constants), `dispatch`, `barrier`,
-//! `transfer` (copies, fills), `image_layouts` (layout transitions) and `render`
-//! (rendering scopes, vertex/index buffers, viewport, scissor, draws).
+//! `transfer` (copies, fills), `image_layouts` (layout transitions), `render`
+//! (rendering scopes, vertex/index buffers, viewport, scissor, draws) and `scope` (GPU
+//! timing scopes, debug labels, the caller locations of commands).
 //!
 //! # The contract
 //!
@@ -34,6 +35,7 @@
 //! | `vertex_buffers`, `index_buffer` | `bind_vertex_buffer`, `bind_index_buffer`: what a draw reads |
 //! | `barriers` | every barrier kiln records on its own or by `barrier`/`full_barrier` (`barrier_count`) |
 //! | `rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
+//! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; every command calls `flush_scopes` right before its own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
 //!
 //! **What the submission layer does with it.** The recording ends in one
 //! `RecordedWork` (`Recorder::into_work`, called only by `queue`):
@@ -66,7 +68,9 @@ mod dispatch;
 mod hazards;
 mod image_layouts;
 mod push;
+mod push_descriptor;
 mod render;
+mod scope;
 mod transfer;
 mod work;
 
@@ -74,7 +78,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ash::vk;
 
+pub use dispatch::DISPATCH_INDIRECT_SIZE;
+pub use push_descriptor::PushWrite;
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
+pub(crate) use scope::TimedWork;
 pub(crate) use work::RecordedWork;
 
 use crate::descriptors::DescriptorSet;
@@ -83,6 +90,24 @@ use crate::error::{Error, Result};
 use crate::pipeline::{PipelineAccess, PipelineLayout};
 use hazards::{Key, Need, Tracker, Use};
 use work::ImageUse;
+
+/// What is bound at one set number of a bind point.
+#[derive(Clone, Copy, Debug)]
+enum Slot<'a> {
+    Empty,
+    /// A descriptor set (`bind_set`).
+    Set(&'a DescriptorSet),
+    /// A push-descriptor set (`push_descriptor_set`): its buffers are in
+    /// `Recorder::pushed`.
+    Pushed,
+}
+
+impl Slot<'_> {
+    #[inline]
+    fn is_bound(&self) -> bool {
+        !matches!(self, Slot::Empty)
+    }
+}
 
 /// The pipeline bound at one bind point and what was bound for its layout.
 struct Bound<'a> {
@@ -95,7 +120,7 @@ struct Bound<'a> {
     /// Sets currently bound at this bind point, by set number (for redundant-bind elision
     /// and the automatic barriers). Updated in place: a pipeline switch truncates it, never
     /// reallocates it.
-    sets: Vec<Option<&'a DescriptorSet>>,
+    sets: Vec<Slot<'a>>,
     /// Push constants were pushed for this layout's ranges (values survive pipeline binds
     /// whose layouts have identical push constant ranges, Vulkan spec §14.2.10).
     pushed: bool,
@@ -112,7 +137,7 @@ impl Bound<'_> {
     #[inline(never)]
     fn check(&self) -> Result<()> {
         for (i, l) in self.layout.set_layouts().iter().enumerate() {
-            let bound_here = self.sets.get(i).is_some_and(|s| s.is_some());
+            let bound_here = self.sets.get(i).is_some_and(Slot::is_bound);
             if !bound_here && !l.desc().bindings().is_empty() {
                 return Err(Error::SetNotBound { set: i as u32 });
             }
@@ -184,6 +209,9 @@ pub struct Recorder<'a, 'r> {
     /// A dispatch with this bind_gen at this tracker epoch needs this barrier (the answer of
     /// the second of two identical dispatches, which every later one repeats).
     repeat: (u64, u64, Need),
+    /// Per bind point (compute, graphics): the buffers of the push-descriptor sets pushed,
+    /// as (set number, binding index in the set layout, byte range) (automatic barriers).
+    pushed: [Vec<(u32, usize, Key)>; 2],
     /// Vertex buffers bound, by binding, and the index buffer (automatic barriers).
     vertex_buffers: Vec<Option<(&'a Buffer, u64)>>,
     index_buffer: Option<(&'a Buffer, u64)>,
@@ -198,6 +226,8 @@ pub struct Recorder<'a, 'r> {
     stages: vk::PipelineStageFlags2,
     /// Per bind point (compute, graphics): the queue cannot bind such a pipeline.
     unsupported_bind: [bool; 2],
+    /// Scopes, timestamps and caller tracking (`scope`).
+    timing: scope::Timing<'a>,
     /// Invariant in `'r`: see the type's docs.
     _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
 }
@@ -206,12 +236,13 @@ pub struct Recorder<'a, 'r> {
 static NEXT_RECORDING: AtomicU64 = AtomicU64::new(1);
 
 impl<'a> Recorder<'a, '_> {
-    /// A recorder for `cb`, which the caller has begun (the submission layer), of a queue
-    /// with capabilities `queue_flags`; `reusable` when the command buffer will be
-    /// submitted more than once.
+    /// A recorder for `cb`, which the caller has begun (the submission layer), of kiln
+    /// queue `queue` with capabilities `queue_flags`; `reusable` when the command buffer
+    /// will be submitted more than once.
     pub(crate) fn new(
         shared: &'a Shared,
         cb: vk::CommandBuffer,
+        queue: usize,
         queue_flags: vk::QueueFlags,
         reusable: bool,
     ) -> Self {
@@ -236,6 +267,7 @@ impl<'a> Recorder<'a, '_> {
             bind_gen: 1,
             last_dispatch: (0, 0),
             repeat: (0, 0, Need::default()),
+            pushed: [Vec::new(), Vec::new()],
             vertex_buffers: Vec::new(),
             index_buffer: None,
             barriers: 0,
@@ -246,6 +278,7 @@ impl<'a> Recorder<'a, '_> {
                 !queue_flags.contains(vk::QueueFlags::COMPUTE),
                 !queue_flags.contains(vk::QueueFlags::GRAPHICS),
             ],
+            timing: scope::Timing::new(queue, shared.instance.validation),
             _brand: std::marker::PhantomData,
         }
     }
@@ -258,22 +291,32 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Ends the recording: what the submission layer applies once the command buffer is
-    /// submitted (see the module docs).
-    pub(crate) fn into_work(self) -> RecordedWork<'a> {
+    /// submitted (see the module docs); `timed` comes from
+    /// [`finish_timing`](Self::finish_timing).
+    pub(crate) fn into_work(self, timed: Option<TimedWork>) -> RecordedWork<'a> {
         RecordedWork {
             used_sets: self.used_sets,
             images: self.images,
             kept: self.kept,
             barriers: self.barriers,
+            timed: timed.map(std::sync::Arc::new),
+            pipelines: self.timing.pipelines,
         }
     }
 
     /// The raw command buffer, for commands kiln does not wrap.
     ///
+    /// A pending scope start is written first (commands recorded through it belong to the
+    /// open scope), and with validation on a message the layer raises while the caller
+    /// records through it names the line of this call (`commands::scope`).
+    ///
     /// # Safety
     /// Commands recorded through it must be valid for the current state and must not use
     /// objects that may be destroyed before the execution finishes.
+    #[track_caller]
     pub unsafe fn raw(&self) -> vk::CommandBuffer {
+        self.at(std::panic::Location::caller());
+        self.flush_scopes();
         self.cb
     }
 

@@ -14,7 +14,9 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E250` bytes outside every range.
     #[inline(always)]
+    #[track_caller]
     pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
             return Err(Error::NoPipelineBound {
                 what: "push_constants",
@@ -89,7 +91,9 @@ impl Recorder<'_, '_> {
 
     /// Pushes a `Pod` value at byte `offset` (see [`push_constants`](Self::push_constants)).
     #[inline(always)]
+    #[track_caller]
     pub fn push<T: bytemuck::Pod>(&mut self, offset: u32, value: &T) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.push_constants(offset, bytemuck::bytes_of(value))
     }
 }

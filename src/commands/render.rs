@@ -74,7 +74,9 @@ impl<'a> Recorder<'a, '_> {
     /// Errors: `KILN-E283` already rendering or no attachment, `KILN-E182` an attachment
     /// without the attachment usage, `KILN-E180` attachments of different extents,
     /// `KILN-E120` a queue without graphics.
+    #[track_caller]
     pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !self.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
             return Err(self.unsupported("rendering", vk::QueueFlags::GRAPHICS));
         }
@@ -235,6 +237,7 @@ impl<'a> Recorder<'a, '_> {
                 None => self.emit_transitions(),
             }
         }
+        self.flush_scopes();
         // SAFETY: attachments are in the layouts named above, have the attachment usage and
         // one extent (checked); dynamic rendering is enabled on every Vulkan 1.3 device kiln
         // makes graphics objects for.
@@ -252,7 +255,9 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Ends the rendering scope. Errors: `KILN-E283` no scope is open.
+    #[track_caller]
     pub fn end_rendering(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !self.close_rendering() {
             return Err(Error::RenderingState {
                 what: "end_rendering without begin_rendering",
@@ -276,7 +281,9 @@ impl<'a> Recorder<'a, '_> {
 
     /// Sets the dynamic viewport (every kiln graphics pipeline has a dynamic viewport).
     /// Never fails (it returns `Result` like every command).
+    #[track_caller]
     pub fn set_viewport(&mut self, viewport: vk::Viewport) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // SAFETY: `cb` is recording; one viewport (kiln pipelines use viewportCount 1).
         unsafe { self.shared.raw.cmd_set_viewport(self.cb, 0, &[viewport]) };
         Ok(())
@@ -284,7 +291,9 @@ impl<'a> Recorder<'a, '_> {
 
     /// Sets the dynamic scissor rectangle. Never fails (it returns `Result` like every
     /// command).
+    #[track_caller]
     pub fn set_scissor(&mut self, scissor: vk::Rect2D) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // SAFETY: `cb` is recording; one scissor (kiln pipelines use scissorCount 1).
         unsafe { self.shared.raw.cmd_set_scissor(self.cb, 0, &[scissor]) };
         Ok(())
@@ -294,12 +303,14 @@ impl<'a> Recorder<'a, '_> {
     /// layout in `GraphicsPipelineDesc::vertex_buffers`.
     ///
     /// Errors: `KILN-E157` the buffer lacks VERTEX_BUFFER usage.
+    #[track_caller]
     pub fn bind_vertex_buffer(
         &mut self,
         binding: u32,
         buffer: &'a Buffer,
         offset: u64,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !buffer.usage().contains(vk::BufferUsageFlags::VERTEX_BUFFER) {
             return Err(Error::BufferUsage {
                 object: buffer.label().to_string(),
@@ -324,12 +335,14 @@ impl<'a> Recorder<'a, '_> {
     /// Binds `buffer` as the index buffer (`UINT16` or `UINT32` indices).
     ///
     /// Errors: `KILN-E157` the buffer lacks INDEX_BUFFER usage.
+    #[track_caller]
     pub fn bind_index_buffer(
         &mut self,
         buffer: &'a Buffer,
         offset: u64,
         index_type: vk::IndexType,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !buffer.usage().contains(vk::BufferUsageFlags::INDEX_BUFFER) {
             return Err(Error::BufferUsage {
                 object: buffer.label().to_string(),
@@ -395,6 +408,7 @@ impl<'a> Recorder<'a, '_> {
     /// `vkCmdDraw`. Errors: `KILN-E252` no graphics pipeline bound, `KILN-E283` outside a
     /// rendering scope, `KILN-E254` a set of the layout not bound, `KILN-E255` push constants
     /// never pushed.
+    #[track_caller]
     pub fn draw(
         &mut self,
         vertex_count: u32,
@@ -402,7 +416,9 @@ impl<'a> Recorder<'a, '_> {
         first_vertex: u32,
         first_instance: u32,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.check_draw("draw", false)?;
+        self.flush_scopes();
         // SAFETY: a graphics pipeline is bound inside a rendering scope.
         unsafe {
             self.shared.raw.cmd_draw(
@@ -417,6 +433,7 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// `vkCmdDrawIndexed` (same errors as [`draw`](Self::draw)).
+    #[track_caller]
     pub fn draw_indexed(
         &mut self,
         index_count: u32,
@@ -425,7 +442,9 @@ impl<'a> Recorder<'a, '_> {
         vertex_offset: i32,
         first_instance: u32,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.check_draw("draw_indexed", true)?;
+        self.flush_scopes();
         // SAFETY: a graphics pipeline is bound inside a rendering scope.
         unsafe {
             self.shared.raw.cmd_draw_indexed(

@@ -21,6 +21,7 @@ impl Recorder<'_, '_> {
     /// overlapping ranges of one buffer (`KILN-E155`) (VUID-vkCmdCopyBuffer-srcOffset-00113
     /// ff., -pRegions-00117, VUID-VkBufferCopy-size-01988), a buffer of another device
     /// (`KILN-E109`), inside a rendering scope (`KILN-E283`).
+    #[track_caller]
     pub fn copy_buffer(
         &mut self,
         src: &Buffer,
@@ -29,6 +30,7 @@ impl Recorder<'_, '_> {
         dst_offset: u64,
         size: u64,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.own(src)?;
         self.own(dst)?;
         for (b, offset) in [(src, src_offset), (dst, dst_offset)] {
@@ -69,6 +71,7 @@ impl Recorder<'_, '_> {
             // Earlier dispatches may write what this copy reads or writes.
             self.record_full_barrier();
         }
+        self.flush_scopes();
         let region = vk::BufferCopy {
             src_offset,
             dst_offset,
@@ -93,7 +96,9 @@ impl Recorder<'_, '_> {
     /// Fills the whole buffer with the 32-bit `value` (its size rounded down to 4 bytes).
     ///
     /// Errors: `KILN-E109` a buffer of another device, `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn fill_buffer(&mut self, buffer: &Buffer, value: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.own(buffer)?;
         self.outside_rendering("fill_buffer inside a rendering scope; call end_rendering first")?;
         if self.automatic {
@@ -105,6 +110,7 @@ impl Recorder<'_, '_> {
             // Earlier dispatches may write the buffer (write-after-write).
             self.record_full_barrier();
         }
+        self.flush_scopes();
         // SAFETY: TRANSFER_DST usage is always present; WHOLE_SIZE rounds down to 4 bytes;
         // the buffer is kept alive until the submission exists.
         unsafe {
@@ -124,7 +130,9 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E181` the buffer is smaller than the level, `KILN-E283` inside a
     /// rendering scope.
+    #[track_caller]
     pub fn copy_buffer_to_image(&mut self, src: &Buffer, dst: &Image, level: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         dst.check_level(level, dst.level_size(level))?;
         if src.size() < dst.level_size(level) {
             dst.check_level(level, src.size())?;
@@ -144,6 +152,7 @@ impl Recorder<'_, '_> {
             self.uses.push((image_key(dst), TRANSFER_WRITE));
             self.track_uses();
         }
+        self.flush_scopes();
         // SAFETY: the image is in TRANSFER_DST_OPTIMAL; the buffer holds the level (checked)
         // and both have transfer usage (kiln adds it); both are kept alive until the
         // submission exists (the image by its transition).
@@ -165,7 +174,9 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E180`/`KILN-E181` no such level or not a colour image, `KILN-E151` the
     /// buffer is smaller than the level, `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn copy_image_to_buffer(&mut self, src: &Image, level: u32, dst: &Buffer) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let size = src.level_size(level);
         src.check_level(level, size)?;
         if dst.size() < size {
@@ -190,6 +201,7 @@ impl Recorder<'_, '_> {
             self.uses.push((buffer_key(dst, 0, size), TRANSFER_WRITE));
             self.track_uses();
         }
+        self.flush_scopes();
         // SAFETY: as in copy_buffer_to_image, with the roles swapped.
         unsafe {
             self.shared.raw.cmd_copy_image_to_buffer(

@@ -43,6 +43,12 @@ pub(crate) struct RecordedWork<'a> {
     pub kept: Vec<Buffer>,
     /// Barriers the recording recorded (`Recorder::barrier_count`).
     pub barriers: u32,
+    /// The timestamps the recording wrote (scopes, the whole submission), shared with the
+    /// submissions that read them (a reusable recording's several).
+    pub timed: Option<std::sync::Arc<super::TimedWork>>,
+    /// The names of the pipelines bound (only with validation on), for the messages the
+    /// layer raises while the submission is made (`device::SubmitContext`).
+    pub pipelines: Vec<&'a str>,
 }
 
 impl RecordedWork<'_> {

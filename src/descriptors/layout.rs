@@ -205,16 +205,55 @@ impl Drop for SetLayout {
 /// descriptor-indexing feature is off or that break the rules of
 /// VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-* and
 /// VUID-VkDescriptorSetLayoutCreateInfo-flags-03000.
-fn validate(desc: &DescriptorSetLayoutDesc, f: &Features) -> Result<()> {
+///
+/// A push-descriptor layout (`PUSH_DESCRIPTOR_KHR`) needs VK_KHR_push_descriptor, no
+/// dynamic buffers (VUID-VkDescriptorSetLayoutCreateInfo-flags-00280), at most
+/// `max_push` descriptors (-00281), and neither update-after-bind (-04590) nor a variable
+/// count (VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-flags-03003).
+fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Result<()> {
     use vk::DescriptorBindingFlags as B;
     use vk::DescriptorType as T;
     let err = |detail: String| Err(Error::InvalidSetLayout { detail });
-    let known_flags = vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL;
+    let push = vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR;
+    let known_flags = vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL
+        | if f.push_descriptor {
+            push
+        } else {
+            vk::DescriptorSetLayoutCreateFlags::empty()
+        };
     if !known_flags.contains(desc.flags) {
         return err(format!(
-            "layout create flags {:?} need extensions kiln does not enable",
+            "layout create flags {:?} need extensions kiln does not enable on this device",
             desc.flags
         ));
+    }
+    if desc.flags.contains(push) {
+        let total: u64 = desc.bindings.iter().map(|b| b.count as u64).sum();
+        if total > max_push as u64 {
+            return err(format!(
+                "a push-descriptor layout of {total} descriptors exceeds maxPushDescriptors \
+                 {max_push}; move bindings to a set of their own"
+            ));
+        }
+        if desc
+            .flags
+            .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
+        {
+            return err("a push-descriptor layout cannot be UPDATE_AFTER_BIND_POOL".into());
+        }
+        for b in &desc.bindings {
+            if matches!(
+                b.descriptor_type,
+                T::UNIFORM_BUFFER_DYNAMIC | T::STORAGE_BUFFER_DYNAMIC
+            ) || b.flags.contains(B::VARIABLE_DESCRIPTOR_COUNT)
+            {
+                return err(format!(
+                    "binding {}: a push-descriptor layout cannot hold dynamic buffers or a \
+                     variable descriptor count",
+                    b.binding
+                ));
+            }
+        }
     }
     let last = desc.bindings.last().map(|b| b.binding);
     for (i, b) in desc.bindings.iter().enumerate() {
@@ -320,7 +359,7 @@ pub(crate) fn get_or_create(
     shared: &Arc<Shared>,
     desc: &DescriptorSetLayoutDesc,
 ) -> Result<Arc<SetLayout>> {
-    validate(desc, &shared.features)?;
+    validate(desc, &shared.features, shared.compute.max_push_descriptors)?;
     shared
         .slot::<SetLayoutCache>()?
         .0

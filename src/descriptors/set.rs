@@ -89,6 +89,20 @@ pub(crate) fn allocate_set_in(
             object: format!("set layout {} (set {set})", layout.id()),
         });
     }
+    if layout
+        .desc()
+        .flags
+        .contains(vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR)
+    {
+        return Err(Error::PushDescriptor {
+            pipeline: format!("set layout {}", layout.id()),
+            set,
+            detail: "a push-descriptor set has no descriptor set object \
+                     (VUID-VkDescriptorSetAllocateInfo-pSetLayouts-00308); record its \
+                     descriptors with Recorder::push_descriptor_set"
+                .into(),
+        });
+    }
     let bindings = layout.desc().bindings();
     let variable = bindings.last().filter(|b| {
         b.flags
@@ -404,22 +418,7 @@ impl DescriptorSet {
     /// Index of `binding` in the layout's (sorted) bindings. Errors: `KILN-E200`.
     #[inline]
     fn binding_index(&self, binding: u32) -> Result<usize> {
-        let desc = self.layout.desc();
-        // Bindings are usually numbered 0, 1, 2, …: then the number is the index.
-        if desc
-            .bindings()
-            .get(binding as usize)
-            .is_some_and(|b| b.binding == binding)
-        {
-            return Ok(binding as usize);
-        }
-        desc.bindings()
-            .binary_search_by_key(&binding, |b| b.binding)
-            .map_err(|_| Error::NoSuchBinding {
-                set: self.set,
-                binding,
-                available: desc.bindings().iter().map(|b| b.binding).collect(),
-            })
+        binding_index_in(&self.layout, self.set, binding)
     }
 
     /// Checks one buffer write against the layout and the device limits; returns the
@@ -434,117 +433,20 @@ impl DescriptorSet {
         offset: u64,
         range: u64,
     ) -> Result<(usize, vk::DescriptorType)> {
-        let desc = self.layout.desc();
-        let idx = self.binding_index(binding)?;
-        if !Arc::ptr_eq(buffer.shared(), &self.layout.shared) {
-            return Err(Error::ForeignObject {
-                object: format!(
-                    "buffer `{}` (written to set {} binding {binding})",
-                    buffer.label(),
-                    self.set
-                ),
-            });
-        }
-        let b = &desc.bindings()[idx];
-        let expected = b.descriptor_type;
-        if let Some(found) = ty {
-            if found != expected {
-                return Err(Error::DescriptorTypeMismatch {
-                    set: self.set,
-                    binding,
-                    expected,
-                    found,
-                    hint: "write the descriptor type the shader declares",
-                });
-            }
-        }
-        let needed = usage_for(expected);
-        if needed.is_empty() {
-            return Err(Error::DescriptorTypeMismatch {
-                set: self.set,
-                binding,
-                expected,
-                found: vk::DescriptorType::STORAGE_BUFFER,
-                hint: "this binding takes an image, sampler or texel buffer, not a buffer",
-            });
-        }
-        if !buffer.usage().contains(needed) {
-            let found = if buffer
-                .usage()
-                .contains(vk::BufferUsageFlags::UNIFORM_BUFFER)
-            {
-                vk::DescriptorType::UNIFORM_BUFFER
-            } else if buffer
-                .usage()
-                .contains(vk::BufferUsageFlags::STORAGE_BUFFER)
-            {
-                vk::DescriptorType::STORAGE_BUFFER
-            } else {
-                vk::DescriptorType::from_raw(i32::MAX)
-            };
-            return Err(Error::DescriptorTypeMismatch {
-                set: self.set,
-                binding,
-                expected,
-                found,
-                hint:
-                    "create the buffer with the matching usage (UNIFORM_BUFFER or STORAGE_BUFFER)",
-            });
-        }
-        let actual = self.slots(idx).len() as u32;
-        if element >= actual {
-            return Err(Error::ArrayElementOutOfRange {
-                set: self.set,
-                binding,
-                count: actual,
-                element,
-            });
-        }
-        let end = offset.checked_add(range);
-        if end.is_none_or(|e| e > buffer.size()) || range == 0 {
-            return Err(Error::BufferOverflow {
-                object: buffer.label().to_string(),
-                capacity: buffer.size(),
-                offset,
-                requested: range,
-            });
-        }
-        let limits = self.layout.shared.limits();
-        let (limit, limit_name, align, align_name) =
-            if needed == vk::BufferUsageFlags::UNIFORM_BUFFER {
-                (
-                    limits.max_uniform_buffer_range as u64,
-                    "maxUniformBufferRange",
-                    limits.min_uniform_buffer_offset_alignment,
-                    "minUniformBufferOffsetAlignment",
-                )
-            } else {
-                (
-                    limits.max_storage_buffer_range as u64,
-                    "maxStorageBufferRange",
-                    limits.min_storage_buffer_offset_alignment,
-                    "minStorageBufferOffsetAlignment",
-                )
-            };
-        if range > limit {
-            return Err(Error::BufferRangeTooLarge {
-                set: self.set,
-                binding,
-                range,
-                limit,
-                limit_name,
-            });
-        }
-        if offset != 0 && align > 0 && !offset.is_multiple_of(align) {
-            return Err(Error::MisalignedOffset {
-                set: self.set,
-                binding,
-                offset,
-                alignment: align,
-                limit_name: align_name,
-            });
-        }
-        Ok((idx, expected))
+        let write = BufferWrite {
+            binding,
+            element,
+            ty,
+            buffer,
+            offset,
+            range,
+        };
+        check_buffer_write_in(
+            &self.layout,
+            self.set,
+            |idx| self.slots(idx).len() as u32,
+            &write,
+        )
     }
 
     /// Waits until no pending submission uses this set (VUID-vkUpdateDescriptorSets-None-03047:
@@ -721,4 +623,171 @@ impl Drop for DescriptorSet {
             drop(held);
         });
     }
+}
+
+/// One buffer descriptor write, as [`check_buffer_write_in`] checks it.
+#[derive(Clone, Copy)]
+pub(crate) struct BufferWrite<'b> {
+    pub binding: u32,
+    pub element: u32,
+    /// The descriptor type the caller means, when it says one.
+    pub ty: Option<vk::DescriptorType>,
+    pub buffer: &'b Buffer,
+    pub offset: u64,
+    pub range: u64,
+}
+
+/// Index of `binding` in `layout`'s (sorted) bindings, for set number `set`.
+/// Errors: `KILN-E200`.
+#[inline]
+pub(crate) fn binding_index_in(layout: &SetLayout, set: u32, binding: u32) -> Result<usize> {
+    let desc = layout.desc();
+    // Bindings are usually numbered 0, 1, 2, …: then the number is the index.
+    if desc
+        .bindings()
+        .get(binding as usize)
+        .is_some_and(|b| b.binding == binding)
+    {
+        return Ok(binding as usize);
+    }
+    desc.bindings()
+        .binary_search_by_key(&binding, |b| b.binding)
+        .map_err(|_| Error::NoSuchBinding {
+            set,
+            binding,
+            available: desc.bindings().iter().map(|b| b.binding).collect(),
+        })
+}
+
+/// Checks one buffer write to set number `set` of `layout` against the layout and the
+/// device limits (`count_of(idx)`: the binding's actual descriptor count); returns the
+/// binding's index in the layout and its descriptor type. Shared by set writes and push
+/// descriptors. Errors: `KILN-E200`, `KILN-E109`, `KILN-E202`, `KILN-E203`, `KILN-E151`,
+/// `KILN-E206`, `KILN-E208`.
+/// Checks one buffer write against the layout and the device limits; returns the
+/// binding's index in the layout and its descriptor type.
+#[inline]
+pub(crate) fn check_buffer_write_in(
+    layout: &SetLayout,
+    set: u32,
+    count_of: impl Fn(usize) -> u32,
+    write: &BufferWrite<'_>,
+) -> Result<(usize, vk::DescriptorType)> {
+    let BufferWrite {
+        binding,
+        element,
+        ty,
+        buffer,
+        offset,
+        range,
+    } = *write;
+    let desc = layout.desc();
+    let idx = binding_index_in(layout, set, binding)?;
+    if !Arc::ptr_eq(buffer.shared(), &layout.shared) {
+        return Err(Error::ForeignObject {
+            object: format!(
+                "buffer `{}` (written to set {} binding {binding})",
+                buffer.label(),
+                set
+            ),
+        });
+    }
+    let b = &desc.bindings()[idx];
+    let expected = b.descriptor_type;
+    if let Some(found) = ty {
+        if found != expected {
+            return Err(Error::DescriptorTypeMismatch {
+                set,
+                binding,
+                expected,
+                found,
+                hint: "write the descriptor type the shader declares",
+            });
+        }
+    }
+    let needed = usage_for(expected);
+    if needed.is_empty() {
+        return Err(Error::DescriptorTypeMismatch {
+            set,
+            binding,
+            expected,
+            found: vk::DescriptorType::STORAGE_BUFFER,
+            hint: "this binding takes an image, sampler or texel buffer, not a buffer",
+        });
+    }
+    if !buffer.usage().contains(needed) {
+        let found = if buffer
+            .usage()
+            .contains(vk::BufferUsageFlags::UNIFORM_BUFFER)
+        {
+            vk::DescriptorType::UNIFORM_BUFFER
+        } else if buffer
+            .usage()
+            .contains(vk::BufferUsageFlags::STORAGE_BUFFER)
+        {
+            vk::DescriptorType::STORAGE_BUFFER
+        } else {
+            vk::DescriptorType::from_raw(i32::MAX)
+        };
+        return Err(Error::DescriptorTypeMismatch {
+            set,
+            binding,
+            expected,
+            found,
+            hint: "create the buffer with the matching usage (UNIFORM_BUFFER or STORAGE_BUFFER)",
+        });
+    }
+    let actual = count_of(idx);
+    if element >= actual {
+        return Err(Error::ArrayElementOutOfRange {
+            set,
+            binding,
+            count: actual,
+            element,
+        });
+    }
+    let end = offset.checked_add(range);
+    if end.is_none_or(|e| e > buffer.size()) || range == 0 {
+        return Err(Error::BufferOverflow {
+            object: buffer.label().to_string(),
+            capacity: buffer.size(),
+            offset,
+            requested: range,
+        });
+    }
+    let limits = layout.shared.limits();
+    let (limit, limit_name, align, align_name) = if needed == vk::BufferUsageFlags::UNIFORM_BUFFER {
+        (
+            limits.max_uniform_buffer_range as u64,
+            "maxUniformBufferRange",
+            limits.min_uniform_buffer_offset_alignment,
+            "minUniformBufferOffsetAlignment",
+        )
+    } else {
+        (
+            limits.max_storage_buffer_range as u64,
+            "maxStorageBufferRange",
+            limits.min_storage_buffer_offset_alignment,
+            "minStorageBufferOffsetAlignment",
+        )
+    };
+    if range > limit {
+        return Err(Error::BufferRangeTooLarge {
+            set,
+            binding,
+            range,
+            limit,
+            limit_name,
+        });
+    }
+    if offset != 0 && align > 0 && !offset.is_multiple_of(align) {
+        return Err(Error::MisalignedOffset {
+            set,
+            binding,
+            offset,
+            alignment: align,
+            limit_name: align_name,
+        });
+    }
+    Ok((idx, expected))
 }

@@ -64,6 +64,28 @@ impl Buffer {
                 object: desc.label.to_string(),
             });
         }
+        let max = shared.compute.max_buffer_size;
+        if max > 0 && desc.size > max {
+            return Err(Error::BufferTooLarge {
+                object: desc.label.to_string(),
+                size: desc.size,
+                max,
+                device: shared.info.name.clone(),
+            });
+        }
+        if desc
+            .usage
+            .contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)
+            && !shared.features.buffer_device_address
+        {
+            return Err(Error::MissingFeature {
+                device: shared.info.name.clone(),
+                what: format!(
+                    "bufferDeviceAddress, needed by buffer `{}` (SHADER_DEVICE_ADDRESS usage)",
+                    desc.label
+                ),
+            });
+        }
         let usage = desc.usage
             | vk::BufferUsageFlags::TRANSFER_SRC
             | vk::BufferUsageFlags::TRANSFER_DST
@@ -108,9 +130,52 @@ impl Buffer {
         self.0.size
     }
 
-    /// Usage flags the buffer was created with (including the added transfer bits).
+    /// Usage flags the buffer was created with (including the added transfer bits, and
+    /// SHADER_DEVICE_ADDRESS for storage and uniform buffers where the device has
+    /// `bufferDeviceAddress`).
     pub fn usage(&self) -> vk::BufferUsageFlags {
         self.0.usage
+    }
+
+    /// The buffer's device address (`vkGetBufferDeviceAddress`, Vulkan spec §12.7): a
+    /// 64-bit pointer to byte 0 that shaders dereference through GLSL `buffer_reference`
+    /// (SPIR-V `PhysicalStorageBuffer`), passed in push constants or a uniform buffer. It
+    /// has no range limit: the whole buffer, even beyond `maxStorageBufferRange`, is
+    /// reachable. Valid while the buffer lives; a submission that reaches the buffer only
+    /// through its address does not keep it alive or order it across queues: keep the
+    /// buffer and bind it (or wait) yourself.
+    ///
+    /// Errors: `KILN-E158` the buffer lacks SHADER_DEVICE_ADDRESS usage or the device
+    /// lacks `bufferDeviceAddress`.
+    pub fn device_address(&self) -> Result<vk::DeviceAddress> {
+        let reason = if !self.0.shared.features.buffer_device_address {
+            Some(format!(
+                "device `{}` lacks bufferDeviceAddress",
+                self.0.shared.info.name
+            ))
+        } else if !self
+            .0
+            .usage
+            .contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)
+        {
+            Some(format!(
+                "it was created with usage {:?}, without SHADER_DEVICE_ADDRESS",
+                self.0.usage
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(Error::NoDeviceAddress {
+                object: self.0.label.clone(),
+                reason,
+            });
+        }
+        let info = vk::BufferDeviceAddressInfo::default().buffer(self.0.raw);
+        // SAFETY: the buffer is alive, was created with SHADER_DEVICE_ADDRESS usage on a
+        // device with bufferDeviceAddress enabled, and its memory (bound at creation) was
+        // allocated with the DEVICE_ADDRESS flag (gpu-allocator's buffer_device_address).
+        Ok(unsafe { self.0.shared.raw.get_buffer_device_address(&info) })
     }
 
     pub fn location(&self) -> MemoryLocation {

@@ -10,9 +10,57 @@ use std::ffi::CStr;
 
 use ash::vk;
 
+use super::capabilities::{FloatControls, Supported};
 use super::instance::Instance;
+use super::properties::{ComputeProperties, CooperativeMatrixConfig};
 use super::DeviceInfo;
 use crate::error::{vk_err, Result};
+
+/// `VK_KHR_shader_bfloat16`'s name; ash (headers 1.3.281) predates the extension.
+const BFLOAT16_NAME: &CStr = c"VK_KHR_shader_bfloat16";
+/// Validation-layer versions that know the extensions' structs.
+const LAYER_KNOWS_COOPERATIVE_MATRIX: u32 = vk::make_api_version(0, 1, 3, 255);
+const LAYER_KNOWS_BFLOAT16: u32 = vk::make_api_version(0, 1, 4, 311);
+
+/// `VkPhysicalDeviceShaderBfloat16FeaturesKHR` (VK_KHR_shader_bfloat16), laid out as the
+/// Vulkan headers declare it; ash's headers predate it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct Bfloat16Features {
+    s_type: vk::StructureType,
+    p_next: *mut std::ffi::c_void,
+    shader_bfloat16_type: vk::Bool32,
+    shader_bfloat16_dot_product: vk::Bool32,
+    shader_bfloat16_cooperative_matrix: vk::Bool32,
+}
+
+impl Default for Bfloat16Features {
+    fn default() -> Self {
+        Bfloat16Features {
+            // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
+            s_type: vk::StructureType::from_raw(1_000_141_000),
+            p_next: std::ptr::null_mut(),
+            shader_bfloat16_type: vk::FALSE,
+            shader_bfloat16_dot_product: vk::FALSE,
+            shader_bfloat16_cooperative_matrix: vk::FALSE,
+        }
+    }
+}
+
+// SAFETY: the struct starts with sType and pNext like every Vulkan input/output struct and
+// extends both chains per the VK_KHR_shader_bfloat16 spec.
+unsafe impl vk::ExtendsPhysicalDeviceFeatures2 for Bfloat16Features {}
+// SAFETY: as above.
+unsafe impl vk::ExtendsDeviceCreateInfo for Bfloat16Features {}
+
+/// What `create_device` made and found: the device, the [`Features`] it enabled, every
+/// supported feature (for the capability check) and the compute properties.
+pub(crate) struct Created {
+    pub raw: ash::Device,
+    pub features: Features,
+    pub supported: Supported,
+    pub compute: ComputeProperties,
+}
 
 /// Device features that kiln enabled (each true only when the device supports it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -50,6 +98,22 @@ pub struct Features {
     /// `VK_EXT_external_memory_host`: host memory can be imported
     /// ([`Device::import_host_memory`](crate::Device::import_host_memory)).
     pub external_memory_host: bool,
+    /// `hostQueryReset` (Vulkan 1.2): query pools are reset on the host, so kiln's GPU timing
+    /// reuses its query pools.
+    pub host_query_reset: bool,
+    /// `VK_KHR_calibrated_timestamps` or `VK_EXT_calibrated_timestamps` is enabled: GPU
+    /// timestamps are placed on the CPU clock by reading both clocks at once.
+    pub calibrated_timestamps: bool,
+    /// `VK_KHR_push_descriptor`: pipelines may take a push-descriptor set.
+    pub push_descriptor: bool,
+    /// `subgroupSizeControl` (Vulkan 1.3): required subgroup sizes per pipeline.
+    pub subgroup_size_control: bool,
+    /// `computeFullSubgroups` (Vulkan 1.3).
+    pub compute_full_subgroups: bool,
+    /// `cooperativeMatrix` (VK_KHR_cooperative_matrix), enabled.
+    pub cooperative_matrix: bool,
+    /// `shaderBFloat16Type` (VK_KHR_shader_bfloat16), enabled.
+    pub shader_bfloat16: bool,
     /// Update-after-bind descriptor limits (Vulkan 1.2 descriptor indexing properties);
     /// zero when descriptor indexing is unsupported.
     pub update_after_bind_limits: UpdateAfterBindLimits,
@@ -93,13 +157,47 @@ pub(crate) fn create_device(
     physical: vk::PhysicalDevice,
     queues: &[(u32, u32)],
     info: &DeviceInfo,
-) -> Result<(ash::Device, Features)> {
+) -> Result<Created> {
     let ir = &instance.raw;
     let v12 = info.used_api_version >= vk::API_VERSION_1_2;
     let v13 = info.used_api_version >= vk::API_VERSION_1_3;
-    let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
-    let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
-    let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
+    // SAFETY: plain query.
+    let exts = unsafe { ir.enumerate_device_extension_properties(physical) }
+        .map_err(vk_err("vkEnumerateDeviceExtensionProperties"))?;
+    let has = |n: &CStr| {
+        exts.iter()
+            .any(|e| e.extension_name_as_c_str().is_ok_and(|x| x == n))
+    };
+    let layer = instance.validation_layer_version;
+    let layer_knows = |since: u32| layer == 0 || layer >= since;
+    let has_coopmat =
+        has(ash::khr::cooperative_matrix::NAME) && layer_knows(LAYER_KNOWS_COOPERATIVE_MATRIX);
+    let has_bf16 = has(BFLOAT16_NAME) && layer_knows(LAYER_KNOWS_BFLOAT16);
+    for (name, since) in [
+        (
+            ash::khr::cooperative_matrix::NAME,
+            LAYER_KNOWS_COOPERATIVE_MATRIX,
+        ),
+        (BFLOAT16_NAME, LAYER_KNOWS_BFLOAT16),
+    ] {
+        if has(name) && !layer_knows(since) {
+            log::warn!(
+                "KILN-W004: {} has {name:?} but the validation layer ({}.{}.{}) predates it, \
+                 so kiln leaves it off and modules using it are refused (KILN-E107); run \
+                 with KILN_VALIDATION=0 or a newer layer to use it",
+                info.name,
+                vk::api_version_major(layer),
+                vk::api_version_minor(layer),
+                vk::api_version_patch(layer)
+            );
+        }
+    }
+    let push_descriptor = has(ash::khr::push_descriptor::NAME);
+    let mut f11: vk::PhysicalDeviceVulkan11Features<'static> = Default::default();
+    let mut f12: vk::PhysicalDeviceVulkan12Features<'static> = Default::default();
+    let mut f13: vk::PhysicalDeviceVulkan13Features<'static> = Default::default();
+    let mut fcm: vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static> = Default::default();
+    let mut fbf = Bfloat16Features::default();
     let mut f10 = {
         let mut f2 = vk::PhysicalDeviceFeatures2::default();
         if v12 {
@@ -108,25 +206,33 @@ pub(crate) fn create_device(
         if v13 {
             f2 = f2.push_next(&mut f13);
         }
-        // SAFETY: the chain holds only locals alive for the call, each of the right sType.
+        if has_coopmat {
+            f2 = f2.push_next(&mut fcm);
+        }
+        if has_bf16 {
+            f2 = f2.push_next(&mut fbf);
+        }
+        // SAFETY: the chain holds only locals alive for the call, each of the right sType,
+        // the extension ones only when the device has the extension.
         unsafe { ir.get_physical_device_features2(physical, &mut f2) };
         f2.features
     };
     f11.p_next = std::ptr::null_mut();
     f12.p_next = std::ptr::null_mut();
     f13.p_next = std::ptr::null_mut();
+    fcm.p_next = std::ptr::null_mut();
+    fbf.p_next = std::ptr::null_mut();
     f10.robust_buffer_access = vk::FALSE;
     f13.robust_image_access = vk::FALSE;
     f12.buffer_device_address_capture_replay = vk::FALSE;
     f12.buffer_device_address_multi_device = vk::FALSE;
-
-    // SAFETY: plain query.
-    let exts = unsafe { ir.enumerate_device_extension_properties(physical) }
-        .map_err(vk_err("vkEnumerateDeviceExtensionProperties"))?;
-    let has = |n: &CStr| {
-        exts.iter()
-            .any(|e| e.extension_name_as_c_str().is_ok_and(|x| x == n))
-    };
+    fcm.cooperative_matrix_robust_buffer_access = vk::FALSE;
+    let cooperative_matrix = has_coopmat && b(fcm.cooperative_matrix);
+    let bfloat16 = [
+        has_bf16 && b(fbf.shader_bfloat16_type),
+        has_bf16 && b(fbf.shader_bfloat16_dot_product),
+        has_bf16 && b(fbf.shader_bfloat16_cooperative_matrix),
+    ];
     let mut ext_names = Vec::new();
     let swapchain = instance.surface && has(ash::khr::swapchain::NAME);
     if swapchain {
@@ -136,6 +242,35 @@ pub(crate) fn create_device(
     if external_memory_host {
         ext_names.push(ash::ext::external_memory_host::NAME.as_ptr());
     }
+    // The KHR extension where present, else the EXT one (same functions).
+    let calibrated_timestamps = if has(ash::khr::calibrated_timestamps::NAME) {
+        ext_names.push(ash::khr::calibrated_timestamps::NAME.as_ptr());
+        true
+    } else if has(ash::ext::calibrated_timestamps::NAME) {
+        ext_names.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+        true
+    } else {
+        false
+    };
+    if push_descriptor {
+        ext_names.push(ash::khr::push_descriptor::NAME.as_ptr());
+    }
+    if cooperative_matrix {
+        ext_names.push(ash::khr::cooperative_matrix::NAME.as_ptr());
+    }
+    if bfloat16[0] {
+        ext_names.push(BFLOAT16_NAME.as_ptr());
+    }
+    let supported = Supported {
+        f10,
+        f11,
+        f12,
+        f13,
+        p12: FloatControls::default(),
+        cooperative_matrix,
+        bfloat16,
+    };
+    let (supported, compute) = query_properties(instance, physical, supported, push_descriptor);
 
     let features = Features {
         timeline_semaphore: v12 && b(f12.timeline_semaphore),
@@ -173,6 +308,13 @@ pub(crate) fn create_device(
         sampler_anisotropy: b(f10.sampler_anisotropy),
         swapchain,
         external_memory_host,
+        host_query_reset: v12 && b(f12.host_query_reset),
+        calibrated_timestamps,
+        push_descriptor,
+        subgroup_size_control: v13 && b(f13.subgroup_size_control),
+        compute_full_subgroups: v13 && b(f13.compute_full_subgroups),
+        cooperative_matrix,
+        shader_bfloat16: bfloat16[0],
         update_after_bind_limits: if v12 {
             let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
             let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p12);
@@ -223,9 +365,137 @@ pub(crate) fn create_device(
     if v13 {
         info = info.push_next(&mut f13);
     }
+    if cooperative_matrix {
+        info = info.push_next(&mut fcm);
+    }
+    if bfloat16[0] {
+        info = info.push_next(&mut fbf);
+    }
     // SAFETY: every pointer in `info` refers to locals alive for this call; the features
-    // enabled are a subset of those the device reported.
+    // enabled are a subset of those the device reported, and the extension structs are
+    // chained only with their extensions enabled.
     let raw =
         unsafe { ir.create_device(physical, &info, None) }.map_err(vk_err("vkCreateDevice"))?;
-    Ok((raw, features))
+    Ok(Created {
+        raw,
+        features,
+        supported,
+        compute,
+    })
+}
+
+/// Queries the compute properties (and the float controls of `supported`) of `physical`.
+fn query_properties(
+    instance: &Instance,
+    physical: vk::PhysicalDevice,
+    mut supported: Supported,
+    push_descriptor: bool,
+) -> (Supported, ComputeProperties) {
+    let ir = &instance.raw;
+    let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
+    let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
+    let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
+    let mut ppd = vk::PhysicalDevicePushDescriptorPropertiesKHR::default();
+    let mut pcm = vk::PhysicalDeviceCooperativeMatrixPropertiesKHR::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default()
+        .push_next(&mut p11)
+        .push_next(&mut p12)
+        .push_next(&mut p13);
+    if push_descriptor {
+        p2 = p2.push_next(&mut ppd);
+    }
+    if supported.cooperative_matrix {
+        p2 = p2.push_next(&mut pcm);
+    }
+    // SAFETY: the chain holds locals alive for the call, of the right sTypes; the
+    // extension structs only with the extension present. kiln requires Vulkan 1.3.
+    unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
+    let limits = p2.properties.limits;
+    let any = |v: [vk::Bool32; 3]| v.iter().any(|&x| b(x));
+    supported.p12 = FloatControls {
+        denorm_preserve: any([
+            p12.shader_denorm_preserve_float16,
+            p12.shader_denorm_preserve_float32,
+            p12.shader_denorm_preserve_float64,
+        ]),
+        denorm_flush_to_zero: any([
+            p12.shader_denorm_flush_to_zero_float16,
+            p12.shader_denorm_flush_to_zero_float32,
+            p12.shader_denorm_flush_to_zero_float64,
+        ]),
+        signed_zero_inf_nan_preserve: any([
+            p12.shader_signed_zero_inf_nan_preserve_float16,
+            p12.shader_signed_zero_inf_nan_preserve_float32,
+            p12.shader_signed_zero_inf_nan_preserve_float64,
+        ]),
+        rounding_mode_rte: any([
+            p12.shader_rounding_mode_rte_float16,
+            p12.shader_rounding_mode_rte_float32,
+            p12.shader_rounding_mode_rte_float64,
+        ]),
+        rounding_mode_rtz: any([
+            p12.shader_rounding_mode_rtz_float16,
+            p12.shader_rounding_mode_rtz_float32,
+            p12.shader_rounding_mode_rtz_float64,
+        ]),
+    };
+    let cooperative_matrix = if supported.cooperative_matrix {
+        let ext = ash::khr::cooperative_matrix::Instance::new(&instance.entry, ir);
+        // SAFETY: the extension is present on `physical`; a plain query.
+        match unsafe { ext.get_physical_device_cooperative_matrix_properties(physical) } {
+            Ok(list) => list
+                .iter()
+                .map(|p| CooperativeMatrixConfig {
+                    m: p.m_size,
+                    n: p.n_size,
+                    k: p.k_size,
+                    a_type: p.a_type,
+                    b_type: p.b_type,
+                    c_type: p.c_type,
+                    result_type: p.result_type,
+                    saturating_accumulation: b(p.saturating_accumulation),
+                    scope: p.scope,
+                })
+                .collect(),
+            Err(e) => {
+                log::warn!("kiln: vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: {e}");
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let f13 = &supported.f13;
+    let compute = ComputeProperties {
+        subgroup_size: p11.subgroup_size,
+        subgroup_stages: p11.subgroup_supported_stages,
+        subgroup_operations: p11.subgroup_supported_operations,
+        subgroup_quad_operations_in_all_stages: b(p11.subgroup_quad_operations_in_all_stages),
+        subgroup_size_control: b(f13.subgroup_size_control),
+        compute_full_subgroups: b(f13.compute_full_subgroups),
+        min_subgroup_size: p13.min_subgroup_size,
+        max_subgroup_size: p13.max_subgroup_size,
+        max_compute_workgroup_subgroups: p13.max_compute_workgroup_subgroups,
+        required_subgroup_size_stages: p13.required_subgroup_size_stages,
+        max_compute_shared_memory_size: limits.max_compute_shared_memory_size,
+        max_compute_work_group_count: limits.max_compute_work_group_count,
+        max_compute_work_group_size: limits.max_compute_work_group_size,
+        max_compute_work_group_invocations: limits.max_compute_work_group_invocations,
+        max_storage_buffer_range: limits.max_storage_buffer_range,
+        max_buffer_size: p13.max_buffer_size,
+        buffer_device_address: b(supported.f12.buffer_device_address),
+        push_descriptor,
+        max_push_descriptors: if push_descriptor {
+            ppd.max_push_descriptors
+        } else {
+            0
+        },
+        cooperative_matrix,
+        cooperative_matrix_stages: if supported.cooperative_matrix {
+            pcm.cooperative_matrix_supported_stages
+        } else {
+            vk::ShaderStageFlags::empty()
+        },
+    };
+    (supported, compute)
 }

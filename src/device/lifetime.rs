@@ -109,8 +109,20 @@ impl Shared {
     /// Errors: `KILN-E105` device lost (naming the last submission), `KILN-E108` timeout
     /// (naming the time waited).
     pub(crate) fn wait_value(&self, queue: usize, value: u64, timeout: Duration) -> Result<()> {
+        self.wait_value_for(queue, value, timeout, "")
+    }
+
+    /// [`wait_value`](Self::wait_value) for the submission `label` describes (its label and
+    /// scopes), which a timeout or a device loss names.
+    pub(crate) fn wait_value_for(
+        &self,
+        queue: usize,
+        value: u64,
+        timeout: Duration,
+        label: &str,
+    ) -> Result<()> {
         if let Some(q) = self.queues.get(queue) {
-            q.wait_value(&self.raw, value, timeout)?;
+            q.wait_value(&self.raw, value, timeout, label)?;
         }
         self.collect();
         Ok(())
@@ -119,12 +131,12 @@ impl Shared {
     /// Blocks until every queue's value in `stamps` has completed (host access to memory
     /// that those submissions use), then collects retired objects.
     ///
-    /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after
-    /// [`EXECUTE_TIMEOUT`](super::EXECUTE_TIMEOUT)).
+    /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after the device's wait
+    /// timeout, `DeviceDesc::wait_timeout`).
     pub(crate) fn wait_stamps(&self, stamps: &QueueStamps) -> Result<()> {
         for (queue, value) in stamps.values() {
             if value > self.completed_value(queue) {
-                self.wait_value(queue, value, super::EXECUTE_TIMEOUT)?;
+                self.wait_value(queue, value, self.wait_timeout)?;
             }
         }
         Ok(())
@@ -138,7 +150,7 @@ impl Shared {
         for (i, q) in self.queues.iter().enumerate() {
             let last = q.submitted();
             if last > q.completed_value(&self.raw) {
-                self.wait_value(i, last, super::EXECUTE_TIMEOUT)?;
+                self.wait_value(i, last, self.wait_timeout)?;
             }
         }
         Ok(())

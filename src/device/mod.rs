@@ -13,6 +13,7 @@
 
 mod budget;
 mod buffer;
+mod capabilities;
 mod families;
 mod features;
 mod image;
@@ -20,9 +21,11 @@ mod instance;
 mod interner;
 mod lifetime;
 mod physical;
+mod properties;
 mod queue;
 mod sampler;
 mod slots;
+mod timestamps;
 
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
@@ -34,19 +37,23 @@ use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, free_bound};
 pub use buffer::{Buffer, BufferDesc};
+pub use capabilities::known_capabilities;
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
-pub use instance::{ValidationReport, ValidationWatch};
+pub(crate) use instance::{set_caller, SubmitContext};
+pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
+pub use properties::{ComputeProperties, CooperativeMatrixConfig, COMPONENT_TYPE_BFLOAT16_KHR};
 pub(crate) use queue::{Queue, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub use sampler::{Sampler, SamplerDesc};
 pub(crate) use slots::LayerSlot;
+pub(crate) use timestamps::QueryLease;
 
 use crate::error::{Error, Result};
 use budget::HeapBudget;
@@ -78,6 +85,24 @@ pub struct DeviceDesc {
     /// cross-queue paths on single-queue devices. Unstable.
     #[doc(hidden)]
     pub emulate_queues: bool,
+    /// Validation-layer features (shader printf, GPU-assisted, synchronization validation);
+    /// `None` = the list in `KILN_VALIDATION` (e.g. `KILN_VALIDATION=printf`), else
+    /// [`LayerFeatures::default`] (synchronization validation only). Used only while the
+    /// layer is on. Printf together with GPU-assisted validation is `KILN-E126`.
+    pub layer_features: Option<LayerFeatures>,
+    /// Make a submission during which the validation layer reported an error fail with
+    /// `KILN-E121` (its messages) when it is waited for (`Device::execute`,
+    /// `Submission::wait`, `Recording::execute`); `None` = `KILN_VALIDATION_FAIL=1`, else
+    /// off (errors are logged, or written to stderr without a logger, and counted).
+    pub validation_fail: Option<bool>,
+    /// How long kiln's waits for the GPU last before `KILN-E108` (`execute`, `wait`,
+    /// host access, descriptor-set rewrites); `None` = `KILN_WAIT_TIMEOUT_MS`, else
+    /// [`EXECUTE_TIMEOUT`] (120 s). A bad `KILN_WAIT_TIMEOUT_MS` is `KILN-E128`.
+    pub wait_timeout: Option<std::time::Duration>,
+    /// Time every submission on the GPU (two timestamp queries each;
+    /// `Submission::gpu_timings`); `None` = `KILN_TIMING=1` or `KILN_TRACE` set, else off.
+    /// Recordings that open scopes (`Recorder::scope`) are timed either way.
+    pub timing: Option<bool>,
 }
 
 impl Default for DeviceDesc {
@@ -90,7 +115,33 @@ impl Default for DeviceDesc {
             compute_queues: 1,
             transfer_queues: MAX_TRANSFER_QUEUES,
             emulate_queues: false,
+            layer_features: None,
+            validation_fail: None,
+            wait_timeout: None,
+            timing: None,
         }
+    }
+}
+
+/// `true`/`false` from an environment flag (`1`, `true`, `on` / anything else), `None` unset.
+pub(crate) fn env_flag(name: &str) -> Option<bool> {
+    std::env::var(name)
+        .ok()
+        .map(|v| matches!(v.trim(), "1" | "true" | "on" | "yes"))
+}
+
+/// The wait timeout of `desc`. Errors: `KILN-E128`.
+fn wait_timeout(desc: &DeviceDesc) -> Result<std::time::Duration> {
+    if let Some(t) = desc.wait_timeout {
+        return Ok(t);
+    }
+    match std::env::var("KILN_WAIT_TIMEOUT_MS") {
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(std::time::Duration::from_millis)
+            .map_err(|_| Error::WaitTimeoutSetting { value: v }),
+        Err(_) => Ok(EXECUTE_TIMEOUT),
     }
 }
 
@@ -134,9 +185,26 @@ pub(crate) struct Shared {
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
+    /// Every supported feature, for the capability check (`capabilities.rs`).
+    pub supported: capabilities::Supported,
+    /// [`Device::compute_properties`].
+    pub compute: ComputeProperties,
     pub info: DeviceInfo,
     pub heaps: HeapBudget,
     debug_utils: Option<ash::ext::debug_utils::Device>,
+    /// Debug-utils labels on command buffers and queues (validation on, or `KILN_LABELS=1`,
+    /// with VK_EXT_debug_utils present).
+    pub labels: bool,
+    /// Submissions that report validation errors fail (`DeviceDesc::validation_fail`).
+    pub validation_fail: bool,
+    /// The timeout of kiln's waits (`DeviceDesc::wait_timeout`).
+    pub wait_timeout: std::time::Duration,
+    /// Time every submission (`DeviceDesc::timing`).
+    pub timing: bool,
+    /// Per kiln queue: timestamps and the reused query pools (`timestamps`).
+    pub timestamps: timestamps::Timestamps,
+    /// `vkCmdPushDescriptorSetKHR` & co. when VK_KHR_push_descriptor is enabled.
+    pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
     pub instance: Instance,
 }
 
@@ -151,7 +219,9 @@ impl Shared {
     /// failures.
     pub(crate) fn create(desc: &DeviceDesc) -> Result<Shared> {
         let app = CString::new(desc.app_name.clone()).unwrap_or_else(|_| c"kiln".into());
-        let instance = Instance::new(&app, desc.validation, &desc.instance_extensions)?;
+        let layer = instance::layer_features(desc.layer_features)?;
+        let wait_timeout = wait_timeout(desc)?;
+        let instance = Instance::new(&app, desc.validation, layer, &desc.instance_extensions)?;
         let wanted = desc
             .device
             .clone()
@@ -172,7 +242,12 @@ impl Shared {
             desc.transfer_queues,
             desc.emulate_queues,
         );
-        let (raw, features) = features::create_device(&instance, physical, &plan.create, &info)?;
+        let features::Created {
+            raw,
+            features,
+            supported,
+            compute,
+        } = features::create_device(&instance, physical, &plan.create, &info)?;
         let destroy = |raw: &ash::Device| {
             // SAFETY: nothing created from `raw` is alive (the callers say what they
             // destroyed first).
@@ -239,6 +314,21 @@ impl Shared {
         let debug_utils = instance
             .has_debug_utils()
             .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
+        let labels =
+            debug_utils.is_some() && (instance.validation || env_flag("KILN_LABELS") == Some(true));
+        let timestamps = timestamps::Timestamps::new(
+            &instance,
+            &raw,
+            physical,
+            &properties,
+            &families,
+            &queues,
+            features.host_query_reset,
+            features.calibrated_timestamps,
+        );
+        let push_descriptor = features
+            .push_descriptor
+            .then(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw));
         Ok(Shared {
             slots: Default::default(),
             samplers: Default::default(),
@@ -254,11 +344,35 @@ impl Shared {
             physical,
             properties,
             features,
+            supported,
+            compute,
             info,
             heaps: HeapBudget::new(&instance.raw, physical),
             debug_utils,
+            labels,
+            validation_fail: desc
+                .validation_fail
+                .or_else(|| env_flag("KILN_VALIDATION_FAIL"))
+                .unwrap_or(false),
+            wait_timeout,
+            timing: desc
+                .timing
+                .or_else(|| env_flag("KILN_TIMING"))
+                .unwrap_or(false)
+                || std::env::var_os("KILN_TRACE").is_some_and(|v| !v.is_empty()),
+            timestamps,
+            push_descriptor,
             instance,
         })
+    }
+
+    /// VK_EXT_debug_utils' device functions when labels are on (see `labels`).
+    pub(crate) fn label_fns(&self) -> Option<&ash::ext::debug_utils::Device> {
+        if self.labels {
+            self.debug_utils.as_ref()
+        } else {
+            None
+        }
     }
 
     /// Names an object for validation messages (no-op without VK_EXT_debug_utils).
@@ -278,6 +392,29 @@ impl Shared {
         &self.properties.limits
     }
 
+    /// Checks the SPIR-V capabilities of the module `module` (its label), used by an entry
+    /// point of `stage`, against this device (the table in `capabilities.rs`).
+    ///
+    /// Errors: `KILN-E107`, `KILN-E110`, `KILN-E111` (see `capabilities::check`).
+    pub(crate) fn check_capabilities<'a>(
+        &self,
+        module: &str,
+        capabilities: impl IntoIterator<Item = &'a str>,
+        stage: vk::ShaderStageFlags,
+    ) -> Result<()> {
+        for cap in capabilities {
+            capabilities::check(
+                &self.info.name,
+                &self.supported,
+                &self.compute,
+                module,
+                cap,
+                stage,
+            )?;
+        }
+        Ok(())
+    }
+
     /// The main queue (every device has it).
     #[inline]
     pub(crate) fn main_queue(&self) -> &Queue {
@@ -295,6 +432,8 @@ impl Drop for Shared {
         self.graveyard.destroy_all(self);
         // Reverse order of registration; each slot's own hook (see `slots`).
         self.teardown_slots();
+        // Every query lease is held by a submission or recording, each holding the device.
+        self.timestamps.destroy(&self.raw);
         // Every sampler holds an Arc<Shared> or was retired above.
         self.samplers.clear();
         for q in &self.queues {
@@ -339,6 +478,25 @@ impl Device {
     /// The device limits (Vulkan spec §33.1 "Limits").
     pub fn limits(&self) -> &vk::PhysicalDeviceLimits {
         self.shared.limits()
+    }
+
+    /// Subgroups (size, operations, stages, size control range), shared memory, workgroup
+    /// and buffer limits, push descriptors and the cooperative-matrix configurations
+    /// (empty where the device has none, as on lavapipe).
+    pub fn compute_properties(&self) -> &ComputeProperties {
+        &self.shared.compute
+    }
+
+    /// Whether a module declaring SPIR-V capability `capability` (rspirv's name, e.g.
+    /// `"GroupNonUniformArithmetic"`) can run in `stage` on this device: what pipeline
+    /// creation checks for each capability, before any Vulkan call.
+    ///
+    /// Errors: `KILN-E107` the device lacks the feature, extension or property (the message
+    /// names capability, feature and device), `KILN-E110` a capability kiln does not know,
+    /// `KILN-E111` an OpenCL-only capability.
+    pub fn check_capability(&self, capability: &str, stage: vk::ShaderStageFlags) -> Result<()> {
+        self.shared
+            .check_capabilities("(query)", [capability], stage)
     }
 
     /// Features kiln enabled on this device.
@@ -402,7 +560,7 @@ impl Device {
         r.map_err(|e| {
             self.shared
                 .main_queue()
-                .error("vkDeviceWaitIdle", EXECUTE_TIMEOUT, e)
+                .error("vkDeviceWaitIdle", self.shared.wait_timeout, e)
         })
     }
 

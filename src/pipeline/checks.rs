@@ -3,7 +3,8 @@
 //! a driver crash.
 //!
 //! - Shader capabilities vs enabled features (Vulkan spec appendix "Spirv Capabilities",
-//!   VUID-VkShaderModuleCreateInfo-pCode-08740).
+//!   VUID-VkShaderModuleCreateInfo-pCode-08740): the table lives in the device layer
+//!   (`device/capabilities.rs`); this is the pipeline's entry to it.
 //! - `maxBoundDescriptorSets` (VUID-VkPipelineLayoutCreateInfo-setLayoutCount-00286),
 //!   `maxPerStageDescriptor*` (…-descriptorType-03016 ff.) and `maxDescriptorSet*`
 //!   (…-descriptorType-03028 ff.), ignoring update-after-bind bindings, which have their
@@ -12,79 +13,26 @@
 use ash::vk;
 
 use crate::descriptors::DescriptorSetLayoutDesc;
-use crate::device::{Features, Shared};
+use crate::device::Shared;
 use crate::error::{Error, Result};
 use crate::shaders::ShaderModule;
 
-/// Suffixes of SPIR-V capability names that come from extensions (capabilities promoted to
-/// core Vulkan are printed by their unsuffixed names).
-const EXTENSION_SUFFIXES: [&str; 10] = [
-    "EXT", "KHR", "NV", "AMD", "INTEL", "GOOGLE", "ARM", "QCOM", "HUAWEI", "NVX",
-];
-
-/// The feature (by Vulkan name) a SPIR-V capability needs, if kiln knows it and the
-/// device lacks it.
-fn missing_for(cap: &str, f: &Features) -> Option<&'static str> {
-    let (ok, name) = match cap {
-        "Float64" => (f.shader_float64, "shaderFloat64"),
-        "Int64" => (f.shader_int64, "shaderInt64"),
-        "Int16" => (f.shader_int16, "shaderInt16"),
-        "Float16" => (f.shader_float16, "shaderFloat16"),
-        "Int8" => (f.shader_int8, "shaderInt8"),
-        "StorageBuffer16BitAccess" | "StorageUniformBufferBlock16" => {
-            (f.storage_buffer_16bit_access, "storageBuffer16BitAccess")
-        }
-        "StorageBuffer8BitAccess" => (f.storage_buffer_8bit_access, "storageBuffer8BitAccess"),
-        "Geometry" => (f.geometry_shader, "geometryShader"),
-        "Tessellation" => (f.tessellation_shader, "tessellationShader"),
-        "StorageImageWriteWithoutFormat" => (
-            f.shader_storage_image_write_without_format,
-            "shaderStorageImageWriteWithoutFormat",
-        ),
-        "StorageImageReadWithoutFormat" => (
-            f.shader_storage_image_read_without_format,
-            "shaderStorageImageReadWithoutFormat",
-        ),
-        "RuntimeDescriptorArray" => (f.runtime_descriptor_array, "runtimeDescriptorArray"),
-        "VulkanMemoryModel" => (f.vulkan_memory_model, "vulkanMemoryModel"),
-        "PhysicalStorageBufferAddresses" => (f.buffer_device_address, "bufferDeviceAddress"),
-        "RayQueryKHR" => (false, "rayQuery (VK_KHR_ray_query, not enabled by kiln)"),
-        "RayTracingKHR" => (
-            false,
-            "rayTracingPipeline (VK_KHR_ray_tracing_pipeline, not enabled by kiln)",
-        ),
-        "MeshShadingEXT" | "MeshShadingNV" => (
-            false,
-            "meshShader (VK_EXT_mesh_shader, not enabled by kiln)",
-        ),
-        // Any other vendor- or extension-suffixed capability needs a device extension, and
-        // kiln enables none beyond those above (VUID-VkShaderModuleCreateInfo-pCode-08740,
-        // -08742).
-        _ if EXTENSION_SUFFIXES.iter().any(|s| cap.ends_with(s)) => (
-            false,
-            "the device extension behind this capability (not enabled by kiln)",
-        ),
-        _ => (true, ""),
-    };
-    (!ok).then_some(name)
-}
-
-/// Checks that the device `shared` has every feature the module's capabilities need.
+/// Checks that the device `shared` has every feature, extension and property that the
+/// module's capabilities need, for an entry point of `stage` (the table in
+/// `device/capabilities.rs`).
 ///
-/// Errors: `KILN-E107` naming the capability, the feature and the device.
-pub(crate) fn check_capabilities(shared: &Shared, module: &ShaderModule) -> Result<()> {
-    for cap in &module.reflection().capabilities {
-        if let Some(feature) = missing_for(cap, &shared.features) {
-            return Err(Error::MissingFeature {
-                device: shared.info.name.clone(),
-                what: format!(
-                    "feature {feature}, needed by SPIR-V capability {cap} of `{}`",
-                    module.label()
-                ),
-            });
-        }
-    }
-    Ok(())
+/// Errors: `KILN-E107` naming the capability, the feature and the device, `KILN-E110` a
+/// capability kiln does not know, `KILN-E111` an OpenCL-only capability.
+pub(crate) fn check_capabilities(
+    shared: &Shared,
+    module: &ShaderModule,
+    stage: vk::ShaderStageFlags,
+) -> Result<()> {
+    shared.check_capabilities(
+        module.label(),
+        module.reflection().capabilities.iter().map(String::as_str),
+        stage,
+    )
 }
 
 /// Checks set count and per-stage / per-set descriptor counts against the limits of the

@@ -25,6 +25,110 @@ pub struct ComputePipelineDesc<'a> {
     pub spec: &'a [(u32, SpecValue)],
     /// Use this layout instead of the reflected one (it must be a superset).
     pub layout: Option<&'a PipelineLayoutDesc>,
+    /// Run with exactly this subgroup size (`VkPipelineShaderStageRequiredSubgroupSizeCreateInfo`,
+    /// Vulkan 1.3 subgroup size control): a power of two in the device's
+    /// `min_subgroup_size..=max_subgroup_size`
+    /// ([`Device::compute_properties`](crate::Device::compute_properties)), with the
+    /// workgroup at most `size × maxComputeWorkgroupSubgroups` invocations. `None`: the
+    /// driver's choice (which may vary between dispatches for SPIR-V 1.6 modules).
+    pub required_subgroup_size: Option<u32>,
+    /// Every subgroup is full (`REQUIRE_FULL_SUBGROUPS`): the workgroup's x size must be a
+    /// multiple of the required subgroup size, or of `max_subgroup_size` without one.
+    pub full_subgroups: bool,
+    /// Make this set of the layout a push-descriptor set (VK_KHR_push_descriptor, see
+    /// [`PipelineLayoutDesc::with_push_descriptor`]): its buffers are given per recording
+    /// with [`Recorder::push_descriptor_set`](crate::Recorder::push_descriptor_set).
+    pub push_descriptor_set: Option<u32>,
+}
+
+impl<'a> ComputePipelineDesc<'a> {
+    /// Entry point `entry` of `module` with the reflected layout, no specialization and
+    /// the driver's subgroup size; set the other fields with struct-update syntax
+    /// (`ComputePipelineDesc { full_subgroups: true, ..ComputePipelineDesc::new(&m, "main") }`).
+    pub fn new(module: &'a ShaderModule, entry: &'a str) -> Self {
+        ComputePipelineDesc {
+            module,
+            entry,
+            spec: &[],
+            layout: None,
+            required_subgroup_size: None,
+            full_subgroups: false,
+            push_descriptor_set: None,
+        }
+    }
+}
+
+/// Checks the subgroup-size options of `desc` for a workgroup of `wg` against the device
+/// (VUID-VkPipelineShaderStageRequiredSubgroupSizeCreateInfo-requiredSubgroupSize-02760,
+/// -02761, -02762, VUID-VkPipelineShaderStageCreateInfo-pNext-02755, -02756, -flags-02758,
+/// -02759, -02784).
+///
+/// Errors: `KILN-E256` naming the value, the device's range or feature and what to do.
+fn check_subgroup_size(
+    shared: &Shared,
+    label: &str,
+    desc: &ComputePipelineDesc<'_>,
+    wg: [u32; 3],
+) -> Result<()> {
+    let p = &shared.compute;
+    let fail = |detail: String| {
+        Err(Error::SubgroupSize {
+            pipeline: label.to_string(),
+            detail,
+        })
+    };
+    let device = &shared.info.name;
+    if let Some(size) = desc.required_subgroup_size {
+        if !p.subgroup_size_control
+            || !p
+                .required_subgroup_size_stages
+                .contains(vk::ShaderStageFlags::COMPUTE)
+        {
+            return fail(format!(
+                "required subgroup size {size} but `{device}` has no subgroup size control for \
+                 compute (subgroupSizeControl {}, requiredSubgroupSizeStages {:?}); leave \
+                 required_subgroup_size None",
+                p.subgroup_size_control, p.required_subgroup_size_stages
+            ));
+        }
+        if !size.is_power_of_two() || size < p.min_subgroup_size || size > p.max_subgroup_size {
+            return fail(format!(
+                "required subgroup size {size} is not a power of two in `{device}`'s range \
+                 {}..={} (minSubgroupSize..=maxSubgroupSize); pick one in that range",
+                p.min_subgroup_size, p.max_subgroup_size
+            ));
+        }
+        let invocations = wg.iter().map(|&x| x as u64).product::<u64>();
+        let max = size as u64 * p.max_compute_workgroup_subgroups as u64;
+        if invocations > max {
+            return fail(format!(
+                "workgroup {wg:?} has {invocations} invocations, more than subgroup size \
+                 {size} × maxComputeWorkgroupSubgroups {} = {max}; use a smaller workgroup or \
+                 a larger subgroup size",
+                p.max_compute_workgroup_subgroups
+            ));
+        }
+    }
+    if desc.full_subgroups {
+        if !p.compute_full_subgroups {
+            return fail(format!(
+                "full subgroups were asked for but `{device}` lacks computeFullSubgroups; \
+                 set full_subgroups false"
+            ));
+        }
+        let (multiple, what) = match desc.required_subgroup_size {
+            Some(size) => (size, "the required subgroup size"),
+            None => (p.max_subgroup_size, "maxSubgroupSize"),
+        };
+        if multiple == 0 || !wg[0].is_multiple_of(multiple) {
+            return fail(format!(
+                "full subgroups need a workgroup x size that is a multiple of {what} \
+                 {multiple}, but it is {}; change local_size_x (or its spec constant)",
+                wg[0]
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A compute `VkPipeline` with its interned layout.
@@ -193,7 +297,6 @@ impl ComputePipeline {
     /// [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with)).
     pub(crate) fn new(shared: &Arc<Shared>, desc: &ComputePipelineDesc<'_>) -> Result<Self> {
         let ep = desc.module.reflection().entry_point(desc.entry)?;
-        check_capabilities(shared, desc.module)?;
         if ep.stage != vk::ShaderStageFlags::COMPUTE {
             return Err(Error::WrongStage {
                 entry: ep.name.clone(),
@@ -201,6 +304,7 @@ impl ComputePipeline {
                 what: "a compute pipeline needs a GLCompute entry point",
             });
         }
+        check_capabilities(shared, desc.module, ep.stage)?;
         let u32_spec: Vec<(u32, u32)> = desc
             .spec
             .iter()
@@ -232,6 +336,7 @@ impl ComputePipeline {
         }
         let label = format!("{} in {}", ep.name, desc.module.label());
         check_spec(&label, desc.module, desc.spec)?;
+        check_subgroup_size(shared, &label, desc, wg)?;
         let reflected;
         let layout_desc = match desc.layout {
             Some(d) => {
@@ -241,6 +346,34 @@ impl ComputePipeline {
             None => {
                 reflected = PipelineLayoutDesc::from_entry_points(&[(&label, ep)])?;
                 &reflected
+            }
+        };
+        let pushed;
+        let layout_desc = match desc.push_descriptor_set {
+            None => layout_desc,
+            Some(set) => {
+                let fail = |detail: String| {
+                    Err(Error::PushDescriptor {
+                        pipeline: label.clone(),
+                        set,
+                        detail,
+                    })
+                };
+                if !shared.features.push_descriptor {
+                    return fail(format!(
+                        "device `{}` lacks VK_KHR_push_descriptor; allocate a DescriptorSet \
+                         and bind_set it instead",
+                        shared.info.name
+                    ));
+                }
+                if set as usize >= layout_desc.sets.len() {
+                    return fail(format!(
+                        "the layout has {} set(s); name one of them",
+                        layout_desc.sets.len()
+                    ));
+                }
+                pushed = layout_desc.clone().with_push_descriptor(set);
+                &pushed
             }
         };
         let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
@@ -254,12 +387,20 @@ impl ComputePipeline {
         let spec_info = vk::SpecializationInfo::default()
             .map_entries(&entries)
             .data(&data);
+        let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
+            .required_subgroup_size(desc.required_subgroup_size.unwrap_or(0));
         let mut stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(module)
             .name(&name);
         if !entries.is_empty() {
             stage = stage.specialization_info(&spec_info);
+        }
+        if desc.full_subgroups {
+            stage = stage.flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS);
+        }
+        if desc.required_subgroup_size.is_some() {
+            stage = stage.push_next(&mut required);
         }
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)

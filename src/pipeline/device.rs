@@ -30,6 +30,9 @@ impl Device {
             entry,
             spec: &[],
             layout: None,
+            required_subgroup_size: None,
+            full_subgroups: false,
+            push_descriptor_set: None,
         })
     }
 

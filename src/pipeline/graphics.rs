@@ -10,6 +10,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::access::PipelineAccess;
+use super::checks::check_capabilities;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::Pipeline;
@@ -329,6 +330,7 @@ impl GraphicsPipeline {
                 what: "the vertex stage of a graphics pipeline needs a Vertex entry point",
             });
         }
+        check_capabilities(shared, desc.vertex, vs.stage)?;
         let vs_label = format!("{} in {}", vs.name, desc.vertex.label());
         let mut stages: Vec<(String, &EntryPoint, &ShaderModule, &str)> =
             vec![(vs_label.clone(), vs, desc.vertex, desc.vertex_entry)];
@@ -341,6 +343,7 @@ impl GraphicsPipeline {
                     what: "the fragment stage of a graphics pipeline needs a Fragment entry point",
                 });
             }
+            check_capabilities(shared, fm, fs.stage)?;
             for out in &fs.outputs {
                 let name = out.name.as_deref().unwrap_or("<unnamed>");
                 let Some(&cf) = desc.color_formats.get(out.location as usize) else {
@@ -556,6 +559,9 @@ impl Pipeline for GraphicsPipeline {
     }
     fn access(&self) -> &PipelineAccess {
         &self.access
+    }
+    fn label(&self) -> &str {
+        GraphicsPipeline::label(self)
     }
 }
 

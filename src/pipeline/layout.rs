@@ -257,6 +257,34 @@ impl PipelineLayoutDesc {
         Ok(self)
     }
 
+    /// Makes set `set` a push-descriptor set (`PUSH_DESCRIPTOR_KHR`, VK_KHR_push_descriptor):
+    /// its buffers are given at record time with
+    /// [`Recorder::push_descriptor_set`](crate::Recorder::push_descriptor_set), with no pool
+    /// and no set object. One set per layout at most; `set` must exist (else unchanged, and
+    /// [`ComputePipelineDesc::push_descriptor_set`](crate::ComputePipelineDesc::push_descriptor_set)
+    /// reports it). Checked when the layout is created: `KILN-E209` a binding a push
+    /// layout cannot hold or the device without the extension, `KILN-E210` two push sets.
+    pub fn with_push_descriptor(mut self, set: u32) -> Self {
+        if let Some(s) = self.sets.get_mut(set as usize) {
+            *s = DescriptorSetLayoutDesc::new(
+                s.bindings().to_vec(),
+                s.flags | vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR,
+            );
+        }
+        self
+    }
+
+    /// The push-descriptor set of this layout, if one is.
+    pub fn push_descriptor_set(&self) -> Option<u32> {
+        self.sets
+            .iter()
+            .position(|s| {
+                s.flags
+                    .contains(vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR)
+            })
+            .map(|i| i as u32)
+    }
+
     /// Sets the maximum descriptor count of the runtime array at (set, binding).
     pub fn with_bindless_max(mut self, set: u32, binding: u32, max: u32) -> Self {
         self.bindless_max.insert((set, binding), max);
@@ -306,6 +334,17 @@ impl PipelineLayout {
     #[inline]
     pub fn set_layouts(&self) -> &[Arc<SetLayout>] {
         &self.set_layouts
+    }
+    /// The push-descriptor set of this layout (VK_KHR_push_descriptor), if one is.
+    pub fn push_descriptor_set(&self) -> Option<u32> {
+        self.set_layouts
+            .iter()
+            .position(|s| {
+                s.desc()
+                    .flags
+                    .contains(vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR)
+            })
+            .map(|i| i as u32)
     }
     #[inline]
     pub fn push_constant_ranges(&self) -> &[PushConstantRange] {
@@ -381,6 +420,20 @@ impl PipelineLayout {
                 ));
             }
             seen |= r.stages;
+        }
+        let push = vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR;
+        let push_sets: Vec<usize> = (0..desc.sets.len())
+            .filter(|&i| desc.sets[i].flags.contains(push))
+            .collect();
+        if let [_, second, ..] = push_sets[..] {
+            return Err(Error::PushDescriptor {
+                pipeline: "pipeline layout".into(),
+                set: second as u32,
+                detail: format!(
+                    "sets {push_sets:?} are all push-descriptor sets, but a pipeline layout may \
+                     have one (VUID-VkPipelineLayoutCreateInfo-pSetLayouts-00293)"
+                ),
+            });
         }
         let sets = resolve_layout(shared, &desc.sets, &desc.runtime_arrays, &desc.bindless_max)?;
         check_descriptor_limits(shared, &sets)?;

@@ -43,6 +43,11 @@ pub trait Pipeline {
     fn workgroup_size(&self) -> [u32; 3] {
         [1, 1, 1]
     }
+    /// The pipeline's name (its debug-utils object name: `module:entry` for compute
+    /// pipelines), which shader printf lines and submission-time messages are tagged with.
+    fn label(&self) -> &str {
+        ""
+    }
 }
 
 impl Pipeline for ComputePipeline {
@@ -60,6 +65,9 @@ impl Pipeline for ComputePipeline {
     }
     fn workgroup_size(&self) -> [u32; 3] {
         ComputePipeline::workgroup_size(self)
+    }
+    fn label(&self) -> &str {
+        ComputePipeline::label(self)
     }
 }
 

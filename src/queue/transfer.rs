@@ -15,9 +15,7 @@ use super::chunks::{self, Drain};
 use super::host::HostBuffer;
 use super::staging::StagingCache;
 use super::Queue;
-use crate::device::{
-    Buffer, BufferDesc, Image, MemoryLocation, QueueKind, Shared, EXECUTE_TIMEOUT,
-};
+use crate::device::{Buffer, BufferDesc, Image, MemoryLocation, QueueKind, Shared};
 use crate::error::{Error, Result};
 
 /// The transfer queue that uploads use (the first) and the one readbacks use (the last):
@@ -86,7 +84,7 @@ impl Buffer {
                 let shared = self.shared();
                 let queue = transfer_queue(shared, true);
                 let last = chunks::upload(shared, queue, (self, offset), bytes, true)?;
-                shared.wait_value(queue, last, EXECUTE_TIMEOUT)
+                shared.wait_value(queue, last, shared.wait_timeout)
             }
         }
     }
@@ -306,7 +304,8 @@ impl Transfer<'_> {
         }
         let value = std::mem::take(&mut self.value);
         if value > 0 {
-            self.shared.wait_value(self.queue, value, EXECUTE_TIMEOUT)?;
+            self.shared
+                .wait_value(self.queue, value, self.shared.wait_timeout)?;
         }
         Ok(())
     }

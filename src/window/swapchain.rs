@@ -530,6 +530,8 @@ impl Presenter {
             flags: vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT,
             // Only a captured frame is read by the host.
             host_barrier: false,
+            // The presenter keeps no submission to read timestamps from.
+            timed: false,
         };
         let recorded = queue::record(shared, Queue::MAIN, cb, options, |rec| {
             rec.transition_from(

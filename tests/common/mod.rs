@@ -45,6 +45,14 @@ pub fn emulated_device() -> Device {
     })
 }
 
+/// A device of `desc` with validation forced on (as [`device`]).
+pub fn device_with_desc(desc: DeviceDesc) -> Device {
+    device_with(DeviceDesc {
+        validation: Some(true),
+        ..desc
+    })
+}
+
 fn device_with(desc: DeviceDesc) -> Device {
     install_logger();
     let device = Device::with_desc(&desc).unwrap_or_else(|e| {

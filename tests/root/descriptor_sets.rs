@@ -309,6 +309,7 @@ fn buffer_range_beyond_device_limit_is_an_error() {
     let err = set.write_buffer(0, &big).unwrap_err();
     assert_eq!(err.code(), "KILN-E206", "{err}");
     assert!(err.to_string().contains("maxStorageBufferRange"));
+    assert!(err.to_string().contains("device address"), "{err}");
     // A sub-range within the limit is fine.
     set.write_buffer_range(0, 0, None, &big, 0, limit).unwrap();
     // A misaligned offset is refused.

@@ -72,6 +72,9 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
             entry: "main",
             spec: &[],
             layout: Some(&wide),
+            required_subgroup_size: None,
+            full_subgroups: false,
+            push_descriptor_set: None,
         })
         .unwrap();
     assert_ne!(pc.layout().set_layouts()[1].id(), la.id());
@@ -127,6 +130,9 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
             entry: "main",
             spec: &[],
             layout: Some(&cmp.with_visibility(0, Visibility::Stages(both))),
+            required_subgroup_size: None,
+            full_subgroups: false,
+            push_descriptor_set: None,
         })
         .unwrap();
     let mut scene = device.descriptor_set(&g.set_layouts()[0], 0).unwrap();
@@ -187,6 +193,9 @@ fn bindless_runtime_array_with_variable_count() {
             entry: "main",
             spec: &[],
             layout: Some(&desc),
+            required_subgroup_size: None,
+            full_subgroups: false,
+            push_descriptor_set: None,
         })
         .unwrap();
     let b = p.layout().set_layouts()[0]

@@ -8,14 +8,20 @@
 //! set environment variables kiln reads), `no_driver` and `no_validation_layer` (they hide
 //! the driver or the layer from the loader), `window` (it runs itself under `xvfb-run`).
 
+mod capabilities;
 mod compute;
 mod descriptor_sets;
+mod device_address;
+mod dispatch;
 mod errors;
 mod graphics;
 mod layouts;
 mod lifetime;
+mod observe;
+mod push_descriptors;
 mod queues;
 mod recording;
 mod reflection;
+mod subgroups;
 mod threads;
 mod transfers;

@@ -38,6 +38,9 @@ fn fixture(device: &Device) -> Fx {
                 entry: "main",
                 spec: &[(0, SpecValue::F32(bias))],
                 layout: None,
+                required_subgroup_size: None,
+                full_subgroups: false,
+                push_descriptor_set: None,
             })
             .unwrap()
     };

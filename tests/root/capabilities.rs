@@ -1,0 +1,93 @@
+//! SPIR-V capabilities against the device (`device/capabilities.rs`): a module needing
+//! what the device lacks is a coded error naming capability, feature and device, before
+//! any Vulkan call (so the validation layer stays silent); unknown and OpenCL-only
+//! capabilities are errors too.
+
+use common::{assert_clean, device};
+use kiln::vk;
+
+#[test]
+fn clustered_subgroup_operations_the_device_lacks_are_e107() {
+    let device = device();
+    let m = kiln::include_spirv!("test/subgroup_clustered.comp").unwrap();
+    assert!(m
+        .reflection()
+        .capabilities
+        .iter()
+        .any(|c| c == "GroupNonUniformClustered"));
+    let ops = device.compute_properties().subgroup_operations;
+    if device.info().name.contains("llvmpipe") {
+        assert!(
+            !ops.contains(vk::SubgroupFeatureFlags::CLUSTERED),
+            "{ops:?}"
+        );
+    }
+    if ops.contains(vk::SubgroupFeatureFlags::CLUSTERED) {
+        device.compute_pipeline(&m, "main").unwrap();
+        eprintln!(
+            "capabilities: {} has clustered subgroup operations; the pipeline was created",
+            device.info().name
+        );
+    } else {
+        let e = device.compute_pipeline(&m, "main").unwrap_err();
+        assert_eq!(e.code(), "KILN-E107", "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains("GroupNonUniformClustered"), "{msg}");
+        assert!(msg.contains("CLUSTERED"), "{msg}");
+        assert!(msg.contains("subgroupSupportedOperations"), "{msg}");
+        assert!(msg.contains(&device.info().name), "{msg}");
+    }
+    // Nothing reached the driver: not one validation message.
+    assert_clean(&device);
+}
+
+#[test]
+fn check_capability_answers_from_the_table() {
+    let device = device();
+    let compute = vk::ShaderStageFlags::COMPUTE;
+    device.check_capability("Shader", compute).unwrap();
+    device.check_capability("GroupNonUniform", compute).unwrap();
+    device
+        .check_capability("GroupNonUniformArithmetic", compute)
+        .unwrap();
+    assert_eq!(
+        device
+            .check_capability("Kernel", compute)
+            .unwrap_err()
+            .code(),
+        "KILN-E111"
+    );
+    let e = device
+        .check_capability("NotACapability", compute)
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E110", "{e}");
+    assert!(e.to_string().contains("NotACapability"), "{e}");
+    // Extension capabilities kiln does not enable name their extension.
+    let e = device
+        .check_capability("ShaderClockKHR", compute)
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E107", "{e}");
+    assert!(e.to_string().contains("VK_KHR_shader_clock"), "{e}");
+    // Cooperative matrices: usable exactly when the feature was enabled.
+    let coop = device.check_capability("CooperativeMatrixKHR", compute);
+    assert_eq!(
+        coop.is_ok(),
+        device.features().cooperative_matrix,
+        "{coop:?}"
+    );
+    if let Err(e) = coop {
+        assert!(e.to_string().contains("VK_KHR_cooperative_matrix"), "{e}");
+    }
+    let bf16 = device.check_capability("BFloat16TypeKHR", compute);
+    assert_eq!(bf16.is_ok(), device.features().shader_bfloat16, "{bf16:?}");
+    // A feature bit: Int64 follows shaderInt64.
+    let int64 = device.check_capability("Int64", compute);
+    assert_eq!(int64.is_ok(), device.features().shader_int64);
+    // Every capability kiln lists has an answer that is not "unknown".
+    for cap in kiln::known_capabilities() {
+        if let Err(e) = device.check_capability(cap, compute) {
+            assert_ne!(e.code(), "KILN-E110", "{cap}: {e}");
+        }
+    }
+    assert_clean(&device);
+}
