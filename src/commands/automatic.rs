@@ -126,7 +126,8 @@ impl<'a> Recorder<'a, '_> {
         let need = self.track_uses();
         // The previous change of the tracker was the previous dispatch with the same
         // bindings: every later repeat needs what this one needed.
-        if self.last_dispatch == (self.bind_gen, before) && !had_images {
+        let addresses = !self.after_addresses.is_empty();
+        if self.last_dispatch == (self.bind_gen, before) && !had_images && !addresses {
             self.repeat = (self.bind_gen, self.tracker.epoch, need);
         }
         self.last_dispatch = (self.bind_gen, self.tracker.epoch);
@@ -172,9 +173,39 @@ impl<'a> Recorder<'a, '_> {
     /// Applies `self.uses` (and the pending layout transitions) to the tracker and records
     /// the barrier they need; returns it.
     pub(crate) fn track_uses(&mut self) -> Need {
-        let need = self.tracker.apply(&mut self.uses);
+        let mut need = self.tracker.apply(&mut self.uses);
+        if !self.rendering {
+            need.merge(self.address_barriers());
+        }
+        let now = std::mem::take(&mut self.addresses_now);
+        self.after_addresses |= now;
         if !need.is_empty() || !self.pending_images.is_empty() {
             self.emit(need);
+        }
+        need
+    }
+
+    /// The barrier around commands that access memory through buffer device addresses: one
+    /// after the last such command (its stages → everything), one before the next (all
+    /// earlier work → its stages). Clears `after_addresses`.
+    pub(crate) fn address_barriers(&mut self) -> Need {
+        let mut need = Need::default();
+        let after = std::mem::take(&mut self.after_addresses);
+        if !after.is_empty() {
+            need.merge(Need {
+                src_stage: after,
+                src_access: A::SHADER_STORAGE_WRITE,
+                dst_stage: S::ALL_COMMANDS,
+                dst_access: A::MEMORY_READ | A::MEMORY_WRITE,
+            });
+        }
+        if !self.addresses_now.is_empty() && self.tracker.epoch > 1 {
+            need.merge(Need {
+                src_stage: S::ALL_COMMANDS,
+                src_access: A::MEMORY_WRITE,
+                dst_stage: self.addresses_now,
+                dst_access: A::MEMORY_READ | A::MEMORY_WRITE,
+            });
         }
         need
     }
@@ -218,6 +249,10 @@ impl<'a> Recorder<'a, '_> {
         };
         let access = bound.access;
         let n = bound.sets.len();
+        // Memory reached through buffer device addresses is named by no binding: the
+        // command is ordered after everything before it and before everything after it
+        // (`track_uses`).
+        self.addresses_now |= access.device_address_stages();
         for si in 0..n {
             let bound_slot = self.bound[slot]
                 .as_ref()

@@ -215,6 +215,10 @@ pub struct Recorder<'a, 'r> {
     /// Vertex buffers bound, by binding, and the index buffer (automatic barriers).
     vertex_buffers: Vec<Option<(&'a Buffer, u64)>>,
     index_buffer: Option<(&'a Buffer, u64)>,
+    /// Stages of the command being recorded that access memory through buffer device
+    /// addresses, and of earlier such commands no barrier followed yet (`automatic`).
+    addresses_now: vk::PipelineStageFlags2,
+    after_addresses: vk::PipelineStageFlags2,
     /// Barriers recorded (see `barrier_count`).
     barriers: u32,
     /// `KILN-W005` was logged by this recording.
@@ -270,6 +274,8 @@ impl<'a> Recorder<'a, '_> {
             pushed: [Vec::new(), Vec::new()],
             vertex_buffers: Vec::new(),
             index_buffer: None,
+            addresses_now: vk::PipelineStageFlags2::NONE,
+            after_addresses: vk::PipelineStageFlags2::NONE,
             barriers: 0,
             warned: false,
             queue_flags,

@@ -232,7 +232,12 @@ impl<'a> Recorder<'a, '_> {
             let before = self.uses.len();
             self.set_uses(1, "a draw")?;
             self.uses.truncate(before);
-            match self.tracker.flush() {
+            let mut need = self.tracker.flush();
+            let addresses = self.address_barriers();
+            if !addresses.is_empty() {
+                need.get_or_insert_with(Default::default).merge(addresses);
+            }
+            match need {
                 Some(need) => self.emit(need),
                 None => self.emit_transitions(),
             }

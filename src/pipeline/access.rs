@@ -29,6 +29,16 @@ pub struct BindingAccess {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PipelineAccess {
     sets: Vec<Vec<BindingAccess>>,
+    /// The stages whose shaders may read and write memory through buffer device addresses
+    /// (capability PhysicalStorageBufferAddresses): no binding names what they access.
+    addresses: vk::PipelineStageFlags2,
+}
+
+/// Whether a module declares the capability of buffer device addresses.
+pub(crate) fn uses_addresses(capabilities: &[String]) -> bool {
+    capabilities
+        .iter()
+        .any(|c| c == "PhysicalStorageBufferAddresses")
 }
 
 /// The synchronization2 stage of shader stage `stage`.
@@ -56,9 +66,11 @@ fn pipeline_stage(stage: vk::ShaderStageFlags) -> vk::PipelineStageFlags2 {
 impl PipelineAccess {
     /// The access of every binding of `layout` by the entry points `stages` (the statically
     /// used bindings of each; a binding no entry point uses has [`Access::NONE`]).
+    /// `addresses`: the shader stages whose modules declare PhysicalStorageBufferAddresses.
     pub(crate) fn new<'e>(
         layout: &PipelineLayout,
         stages: impl IntoIterator<Item = &'e EntryPoint> + Clone,
+        addresses: vk::ShaderStageFlags,
     ) -> PipelineAccess {
         let sets = layout
             .set_layouts()
@@ -90,7 +102,17 @@ impl PipelineAccess {
                     .collect()
             })
             .collect();
-        PipelineAccess { sets }
+        PipelineAccess {
+            sets,
+            addresses: pipeline_stage(addresses),
+        }
+    }
+
+    /// The stages that may access memory through buffer device addresses (empty: none).
+    /// kiln orders such accesses like reads and writes of every buffer with
+    /// SHADER_DEVICE_ADDRESS usage.
+    pub fn device_address_stages(&self) -> vk::PipelineStageFlags2 {
+        self.addresses
     }
 
     /// The access of `binding` of set `set` (`None`: no such binding in the layout).

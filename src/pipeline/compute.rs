@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::access::PipelineAccess;
+use super::access::{uses_addresses, PipelineAccess};
 use super::cache::PipelineCache;
 use super::checks::check_capabilities;
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
@@ -413,7 +413,12 @@ impl ComputePipeline {
         let raw = created.map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
         let label = format!("{}:{}", desc.module.label(), desc.entry);
         shared.set_name(raw, &label);
-        let access = PipelineAccess::new(&layout, [ep]);
+        let addresses = if uses_addresses(&desc.module.reflection().capabilities) {
+            vk::ShaderStageFlags::COMPUTE
+        } else {
+            vk::ShaderStageFlags::empty()
+        };
+        let access = PipelineAccess::new(&layout, [ep], addresses);
         Ok(ComputePipeline {
             shared: shared.clone(),
             raw,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::access::PipelineAccess;
+use super::access::{uses_addresses, PipelineAccess};
 use super::checks::check_capabilities;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
@@ -401,7 +401,13 @@ impl GraphicsPipeline {
             }
         };
         let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
-        let access = PipelineAccess::new(&layout, stages.iter().map(|(_, e, _, _)| *e));
+        let addresses = stages
+            .iter()
+            .filter(|(_, _, m, _)| uses_addresses(&m.reflection().capabilities))
+            .fold(vk::ShaderStageFlags::empty(), |acc, (_, e, _, _)| {
+                acc | e.stage
+            });
+        let access = PipelineAccess::new(&layout, stages.iter().map(|(_, e, _, _)| *e), addresses);
 
         let (entries, data) = spec_data(desc.spec);
         let spec_info = vk::SpecializationInfo::default()
