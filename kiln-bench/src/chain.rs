@@ -259,10 +259,8 @@ pub fn rows(
         let wg = 256u32;
         let spec = [(0u32, SpecValue::U32(wg))];
         let p = device.compute_pipeline_with(&ComputePipelineDesc {
-            module: &module,
-            entry: "main",
             spec: &spec,
-            layout: None,
+            ..ComputePipelineDesc::new(&module, "main")
         })?;
         let x = device.buffer_from_slice("x", storage, &vec![1.0f32; n as usize])?;
         let y = device.buffer_from_slice("y", storage, &vec![0.0f32; n as usize])?;
