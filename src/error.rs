@@ -102,7 +102,10 @@ macro_rules! errors {
                 #[doc = ""]
                 #[doc = concat!("`", $code, "`: ", $msg)]
                 #[error("{}: {}", $code, format_args!($msg $(, $arg)*))]
-                $name $({ $( $(#[$field_attr])* $field: $ty ),* })?,
+                $name $({ $(
+                    #[doc = concat!("The `", stringify!($field), "` the message shows.")]
+                    $(#[$field_attr])* $field: $ty
+                ),* })?,
             )*
         }
 
@@ -297,6 +300,27 @@ errors! {
         object: String,
         ty: String,
         detail: String,
+    },
+
+    /// A host struct's member has another name than the shader block's member at that
+    /// position (case and `_` ignored): members listed in another order than the shader's.
+    #[code("KILN-E062")]
+    #[error("block `{block}`: member {index} is `{host}` on the host but `{shader}` in the shader; declare the host fields in the shader's order (and list them so in host_layout!)")]
+    HostMemberName {
+        block: String,
+        index: usize,
+        host: String,
+        shader: String,
+    },
+
+    /// A host struct's member has another scalar type or count than the shader block's.
+    #[code("KILN-E063")]
+    #[error("block `{block}`: member `{member}` is {host} on the host but {shader} in the shader; give the host field the shader's type (float: f32, int: i32, uint: u32, vecN: [f32; N])")]
+    HostMemberType {
+        block: String,
+        member: String,
+        host: String,
+        shader: String,
     },
 
     // ------------------------------------------------------------ E100–E149 Vulkan / device
@@ -613,10 +637,16 @@ errors! {
         available: Vec<u32>,
     },
 
-    /// No binding of that reflected name.
+    /// No binding of that reflected name (instance names, `scene` in `uniform Scene {..}
+    /// scene;`, and block names, `Scene`, are both accepted).
     #[code("KILN-E201")]
-    #[error("set {set} has no binding named `{name}`")]
-    NoSuchBindingName { set: u32, name: String },
+    #[error("set {set} has no binding named `{name}`; {}", names_hint(available))]
+    NoSuchBindingName {
+        set: u32,
+        name: String,
+        /// The names the set has, as `name (binding n)`, sorted.
+        available: Vec<String>,
+    },
 
     /// Writing a descriptor of the wrong type (VUID-VkWriteDescriptorSet-descriptorType-00330 ff.).
     #[code("KILN-E202")]
@@ -639,7 +669,8 @@ errors! {
         element: u32,
     },
 
-    /// A set bound to a pipeline whose layout differs at that set number.
+    /// A set bound to a pipeline whose layout differs at that set number. When the two
+    /// differ only in stage flags, `diff` ends with the call that makes them one layout.
     #[code("KILN-E204")]
     #[error("set {set} is not compatible with the pipeline layout: {diff}")]
     IncompatibleSet { set: u32, diff: String },
@@ -732,7 +763,7 @@ errors! {
 
     /// The pipeline's push constants were never pushed since a layout with other ranges.
     #[code("KILN-E255")]
-    #[error("the bound pipeline has push constant ranges {ranges} but nothing was pushed; call push_constants before dispatch")]
+    #[error("the bound pipeline has push constant ranges {ranges} but nothing was pushed; call push (or push_constants) before the dispatch or draw")]
     PushConstantsNotSet { ranges: String },
 
     /// A required subgroup size or full subgroups the device cannot give the pipeline
@@ -754,6 +785,12 @@ errors! {
     #[code("KILN-E258")]
     #[error("indirect dispatch at offset {offset} of buffer `{object}` ({size} bytes): the 12-byte command must be 4-byte aligned and end inside the buffer; pass an offset that is a multiple of 4 and at most size - 12")]
     IndirectOutOfBounds { object: String, offset: u64, size: u64 },
+    /// Push constants pushed for part of the bound pipeline's ranges only: the shader
+    /// would read bytes nobody set (VUID-vkCmdDispatch-maintenance4-08602 and the same
+    /// VUIDs of vkCmdDraw*).
+    #[code("KILN-E265")]
+    #[error("push constant bytes {missing} of the bound pipeline's ranges {ranges} were never pushed; push the whole block (e.g. r.push(0, &params) with a struct of the block's size)")]
+    PushConstantsPartial { missing: String, ranges: String },
 
     /// A vertex input location whose buffer-layout format disagrees with the shader
     /// (VUID-VkGraphicsPipelineCreateInfo-Input-08733).
@@ -846,6 +883,16 @@ impl fmt::Debug for Error {
             source = error.source();
         }
         Ok(())
+    }
+}
+
+/// The names a set has, for `KILN-E201`.
+fn names_hint(available: &[String]) -> String {
+    if available.is_empty() {
+        "the set has no named bindings (the module was stripped of names); use the binding number"
+            .into()
+    } else {
+        format!("the set has {}", available.join(", "))
     }
 }
 

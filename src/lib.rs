@@ -82,6 +82,8 @@
 //! and written back when it drops ([`Device::pipeline_cache_status`]; the file name and
 //! the checks before any byte reaches the driver are in [`PipelineCacheStatus`]'s docs).
 
+#![warn(missing_docs)]
+
 mod commands;
 mod descriptors;
 mod device;
@@ -119,7 +121,7 @@ pub use pipeline::{
 pub use queue::{
     GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission, Transfer,
 };
-pub use shaders::{HostLayout, HostMember, ShaderModule, SpecValue};
+pub use shaders::{HostLayout, HostMember, HostType, ShaderModule, SpecValue};
 
 /// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry
 /// point, the descriptor bindings, push constants, interface variables, workgroup size and
@@ -127,8 +129,9 @@ pub use shaders::{HostLayout, HostMember, ShaderModule, SpecValue};
 pub mod reflect {
     pub use crate::shaders::{
         generator_name, version_string, Access, BlockLayout, BlockMember, DescriptorBinding, Dim,
-        EntryPoint, ExecutionModel, ImageFormat, ImageTy, InterfaceVariable, ModuleReflection,
-        PushConstantBlock, SpecConstant, UnsupportedBinding, WorkgroupSize,
+        EntryPoint, ExecutionModel, ImageFormat, ImageTy, InterfaceVariable, MemberType,
+        ModuleReflection, PushConstantBlock, ScalarType, SpecConstant, UnsupportedBinding,
+        WorkgroupSize,
     };
 }
 
@@ -138,7 +141,8 @@ pub mod reflect {
 pub mod __private {
     pub use crate::pipeline::cache::{cache_dir, check_header, file_name};
     pub use crate::queue::STAGING_CHUNK;
-    pub use crate::shaders::host::field_size;
+    pub use crate::shaders::host::{field_size, Probe, ProbeKnown, ProbeUnknown};
+    pub use kiln_macros::spirv_bytes;
 }
 
 /// Compile-time proof that kiln's handles can cross threads (issue: threads).

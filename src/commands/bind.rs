@@ -57,7 +57,7 @@ impl<'a> Recorder<'a, '_> {
                 if !std::ptr::eq(prev.layout, layout) {
                     prev.sets.truncate(compatible_prefix(prev.layout, layout));
                     if prev.layout.push_constant_ranges() != layout.push_constant_ranges() {
-                        prev.pushed = false;
+                        prev.pushed = super::push::Words::default();
                     }
                     prev.layout = layout;
                     prev.ready = false;
@@ -73,7 +73,7 @@ impl<'a> Recorder<'a, '_> {
                     bind_point,
                     workgroup: pipeline.workgroup_size(),
                     sets: Vec::new(),
-                    pushed: false,
+                    pushed: super::push::Words::default(),
                     ready: false,
                 })
             }
@@ -169,12 +169,29 @@ fn foreign_pipeline() -> Error {
 #[cold]
 #[inline(never)]
 fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Error {
-    let diff = set
-        .layout()
-        .desc()
-        .diff(expected.desc())
-        .unwrap_or_else(|| "layouts differ".into());
+    let (have, want) = (set.layout().desc(), expected.desc());
+    let mut diff = have.diff(want).unwrap_or_else(|| "layouts differ".into());
+    if let Some(stages) = have.only_stages_differ(want) {
+        diff.push_str(&format!(
+            "; to share one set layout, build each pipeline's layout with \
+             PipelineLayoutDesc::from_stages(..)?.with_visibility({index}, \
+             Visibility::Stages({})) (or Visibility::All) and pass it as the `layout` \
+             of Device::compute_pipeline_with / GraphicsPipelineDesc, then allocate the set \
+             from either pipeline",
+            stage_expr(stages)
+        ));
+    }
     Error::IncompatibleSet { set: index, diff }
+}
+
+/// Rust for `stages`: `vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::COMPUTE`.
+pub(crate) fn stage_expr(stages: vk::ShaderStageFlags) -> String {
+    let names = format!("{stages:?}");
+    names
+        .split(" | ")
+        .map(|n| format!("vk::ShaderStageFlags::{n}"))
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 /// Number of leading sets for which two layouts are "compatible for set N": equal

@@ -121,9 +121,10 @@ struct Bound<'a> {
     /// and the automatic barriers). Updated in place: a pipeline switch truncates it, never
     /// reallocates it.
     sets: Vec<Slot<'a>>,
-    /// Push constants were pushed for this layout's ranges (values survive pipeline binds
-    /// whose layouts have identical push constant ranges, Vulkan spec §14.2.10).
-    pushed: bool,
+    /// The 4-byte words of push-constant space pushed for this layout's ranges (values
+    /// survive pipeline binds whose layouts have identical push constant ranges, Vulkan
+    /// spec §14.2.10): see [`push::words`].
+    pushed: push::Words,
     /// [`Bound::check`] passed for `layout`, `sets` and `pushed` as they are. Only a layout
     /// change can make it false again: `bind_set` only adds sets and `push_constants` only
     /// sets `pushed`, so neither can undo a passed check.
@@ -132,7 +133,8 @@ struct Bound<'a> {
 
 impl Bound<'_> {
     /// Every non-empty set of the layout is bound and push constants were pushed if the
-    /// layout has ranges. Errors: `KILN-E254`, `KILN-E255`.
+    /// layout has ranges, every byte of them. Errors: `KILN-E254`, `KILN-E255` nothing
+    /// pushed, `KILN-E265` part of the ranges never pushed.
     #[cold]
     #[inline(never)]
     fn check(&self) -> Result<()> {
@@ -142,9 +144,19 @@ impl Bound<'_> {
                 return Err(Error::SetNotBound { set: i as u32 });
             }
         }
-        if !self.pushed && !self.layout.push_constant_ranges().is_empty() {
+        let ranges = self.layout.push_constant_ranges();
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        if self.pushed == push::Words::default() {
             return Err(Error::PushConstantsNotSet {
-                ranges: format!("{:?}", self.layout.push_constant_ranges()),
+                ranges: push::describe_ranges(ranges),
+            });
+        }
+        if let Some(missing) = push::missing(ranges, self.pushed) {
+            return Err(Error::PushConstantsPartial {
+                missing,
+                ranges: push::describe_ranges(ranges),
             });
         }
         Ok(())

@@ -26,10 +26,15 @@ use crate::error::{Error, Result};
 /// `buffer` (all of it from `offset` when `None`) at array element `element` of `binding`.
 #[derive(Clone, Copy, Debug)]
 pub struct PushWrite<'b> {
+    /// The binding number.
     pub binding: u32,
+    /// The array element (0 for a non-array binding).
     pub element: u32,
+    /// The buffer.
     pub buffer: &'b Buffer,
+    /// First byte of the buffer the descriptor refers to.
     pub offset: u64,
+    /// Bytes from `offset` (`None`: to the end of the buffer).
     pub range: Option<u64>,
 }
 

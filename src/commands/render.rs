@@ -24,6 +24,7 @@ pub enum LoadOp {
 pub struct ColorAttachment<'a> {
     /// A 2D image with COLOR_ATTACHMENT usage.
     pub image: &'a Image,
+    /// What the attachment holds when rendering begins (clear or load).
     pub load: LoadOp,
     /// Keep what was rendered (`false` = STORE_OP_DONT_CARE).
     pub store: bool,
@@ -47,13 +48,16 @@ pub struct DepthAttachment<'a> {
     pub image: &'a Image,
     /// Clear to this depth (0.0..=1.0), or `None` to load.
     pub clear: Option<f32>,
+    /// Keep what was rendered (`false` = STORE_OP_DONT_CARE).
     pub store: bool,
 }
 
 /// Attachments of one rendering scope ([`Recorder::begin_rendering`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RenderingDesc<'a> {
+    /// Colour attachments, by fragment output location.
     pub color: &'a [ColorAttachment<'a>],
+    /// The depth attachment, if any.
     pub depth: Option<DepthAttachment<'a>>,
 }
 

@@ -270,7 +270,11 @@ impl DescriptorSet {
         }
     }
 
-    /// The binding number of a reflected name.
+    /// The binding number of a reflected name: the variable's (instance) name, `scene` in
+    /// `uniform Scene { .. } scene;`, or its block name, `Scene`.
+    ///
+    /// Errors: `KILN-E201` no binding of that name (the message lists the names the set
+    /// has).
     pub fn binding_of(&self, name: &str) -> Result<u32> {
         self.names
             .get(name)
@@ -278,6 +282,11 @@ impl DescriptorSet {
             .ok_or_else(|| Error::NoSuchBindingName {
                 set: self.set,
                 name: name.to_string(),
+                available: self
+                    .names
+                    .iter()
+                    .map(|(n, b)| format!("`{n}` (binding {b})"))
+                    .collect(),
             })
     }
 

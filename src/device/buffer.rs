@@ -24,6 +24,19 @@ pub struct BufferDesc<'a> {
     pub location: MemoryLocation,
 }
 
+impl Default for BufferDesc<'_> {
+    /// An unlabelled device-local storage buffer of size 0: set at least `size`
+    /// (`BufferDesc { label: "x", size: 1024, ..Default::default() }`).
+    fn default() -> Self {
+        BufferDesc {
+            label: "",
+            size: 0,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: MemoryLocation::GpuOnly,
+        }
+    }
+}
+
 /// A `VkBuffer` and its memory: a cheap-to-clone handle. The buffer is destroyed (and its
 /// memory freed) when the last handle drops, including those that descriptor sets hold, so
 /// a set never refers to a destroyed buffer.
@@ -178,10 +191,12 @@ impl Buffer {
         Ok(unsafe { self.0.shared.raw.get_buffer_device_address(&info) })
     }
 
+    /// Where the memory lives (`GpuOnly`, `CpuToGpu`, `GpuToCpu`).
     pub fn location(&self) -> MemoryLocation {
         self.0.location
     }
 
+    /// The label given at creation (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.0.label
     }

@@ -120,12 +120,22 @@ pub struct ImageDesc<'a> {
     pub label: &'a str,
     /// Width and height in texels (each ≥ 1 and ≤ `maxImageDimension2D`).
     pub width: u32,
+    /// Height in texels (≥ 1 and ≤ `maxImageDimension2D`).
     pub height: u32,
+    /// The texel format.
     pub format: vk::Format,
     /// Usage; kiln adds TRANSFER_SRC | TRANSFER_DST so upload and readback always work.
     pub usage: vk::ImageUsageFlags,
     /// Mip levels, 1 ..= ⌊log2(max(width, height))⌋ + 1.
     pub mip_levels: u32,
+}
+
+impl Default for ImageDesc<'_> {
+    /// An unlabelled 1x1 RGBA8 sampled texture with one mip: set at least the size
+    /// (`ImageDesc { width: 64, height: 64, ..Default::default() }`).
+    fn default() -> Self {
+        ImageDesc::texture("", 1, 1, vk::Format::R8G8B8A8_UNORM)
+    }
 }
 
 impl<'a> ImageDesc<'a> {
@@ -402,9 +412,11 @@ impl Image {
         &self.0.stamps
     }
 
+    /// Width of mip level 0, texels.
     pub fn width(&self) -> u32 {
         self.0.width
     }
+    /// Height of mip level 0, texels.
     pub fn height(&self) -> u32 {
         self.0.height
     }
@@ -415,9 +427,11 @@ impl Image {
             height: self.0.height,
         }
     }
+    /// The texel format.
     pub fn format(&self) -> vk::Format {
         self.0.format
     }
+    /// Number of mip levels.
     pub fn mip_levels(&self) -> u32 {
         self.0.mip_levels
     }
@@ -425,9 +439,11 @@ impl Image {
     pub fn usage(&self) -> vk::ImageUsageFlags {
         self.0.usage
     }
+    /// The aspects of the format (COLOR, or DEPTH and/or STENCIL).
     pub fn aspect(&self) -> vk::ImageAspectFlags {
         self.0.aspect
     }
+    /// The label given at creation (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.0.label
     }

@@ -16,8 +16,13 @@ use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
 /// Options for [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with).
+///
+/// Start from [`new`](Self::new) (the reflected layout, no specialization) and change
+/// what differs: `ComputePipelineDesc { spec: &spec, ..ComputePipelineDesc::new(&module,
+/// "main") }`. (It has no `Default`: there is no default module.)
 #[derive(Clone, Debug)]
 pub struct ComputePipelineDesc<'a> {
+    /// The module holding the entry point.
     pub module: &'a ShaderModule,
     /// Entry point name (usually `"main"`).
     pub entry: &'a str,
@@ -432,6 +437,7 @@ impl ComputePipeline {
     }
 
     #[inline]
+    /// The raw handle (owned by this object; destroyed with it).
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
     }

@@ -23,8 +23,11 @@ use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 /// a vertex (`VkVertexInputAttributeDescription` without the binding).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VertexAttribute {
+    /// The vertex shader input location (`layout(location = n) in`).
     pub location: u32,
+    /// The format of the attribute in the buffer (e.g. R32G32B32_SFLOAT for a `vec3`).
     pub format: vk::Format,
+    /// Byte offset of the attribute within one vertex.
     pub offset: u32,
 }
 
@@ -33,8 +36,11 @@ pub struct VertexAttribute {
 /// [`Recorder::bind_vertex_buffer`](crate::Recorder::bind_vertex_buffer).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VertexBufferLayout {
+    /// Bytes from one vertex (or instance) to the next.
     pub stride: u32,
+    /// Per vertex or per instance.
     pub input_rate: vk::VertexInputRate,
+    /// The attributes read from this buffer.
     pub attributes: Vec<VertexAttribute>,
 }
 
@@ -76,8 +82,11 @@ pub enum BlendMode {
 /// Depth test and write (used only when the pipeline has a depth format).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DepthState {
+    /// Depth test on.
     pub test: bool,
+    /// Depth writes on.
     pub write: bool,
+    /// The depth comparison (LESS by default).
     pub compare: vk::CompareOp,
 }
 
@@ -97,23 +106,31 @@ impl Default for DepthState {
 pub struct GraphicsPipelineDesc<'a> {
     /// Name in errors and validation messages (default: the modules' labels).
     pub label: String,
+    /// The module holding the vertex entry point.
     pub vertex: &'a ShaderModule,
+    /// The vertex entry point (default `main`).
     pub vertex_entry: &'a str,
     /// `None` for depth-only pipelines.
     pub fragment: Option<&'a ShaderModule>,
+    /// The fragment entry point (default `main`).
     pub fragment_entry: &'a str,
     /// Vertex buffer bindings 0, 1, … (see [`VertexBufferLayout`]).
     pub vertex_buffers: Vec<VertexBufferLayout>,
     /// Colour attachment formats, by fragment output location.
     pub color_formats: Vec<vk::Format>,
+    /// The depth attachment format, if any.
     pub depth_format: Option<vk::Format>,
+    /// Primitive topology (default TRIANGLE_LIST).
     pub topology: vk::PrimitiveTopology,
+    /// Fill, line or point (default FILL).
     pub polygon_mode: vk::PolygonMode,
     /// Default: no culling.
     pub cull_mode: vk::CullModeFlags,
     /// Default: counter-clockwise is front.
     pub front_face: vk::FrontFace,
+    /// Colour blending of every attachment (default opaque).
     pub blend: BlendMode,
+    /// Depth test and write (default: test and write, LESS).
     pub depth: DepthState,
     /// Specialization constants (SpecId, value), given to both stages.
     pub spec: &'a [(u32, SpecValue)],
@@ -511,6 +528,7 @@ impl GraphicsPipeline {
         })
     }
 
+    /// The raw handle (owned by this object; destroyed with it).
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
     }
@@ -526,14 +544,17 @@ impl GraphicsPipeline {
         &self.access
     }
 
+    /// The colour attachment formats the pipeline was built for.
     pub fn color_formats(&self) -> &[vk::Format] {
         &self.color_formats
     }
 
+    /// The depth attachment format the pipeline was built for.
     pub fn depth_format(&self) -> Option<vk::Format> {
         self.depth_format
     }
 
+    /// The label (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.label
     }

@@ -170,7 +170,24 @@ impl Device {
     }
 
     /// Creates a zero-filled device-local storage buffer of `len` elements of `T`.
+    ///
+    /// Errors: `KILN-E150`-range errors of [`Device::buffer`], a size overflow.
     pub fn storage_buffer<T: bytemuck::Pod>(&self, label: &str, len: usize) -> Result<Buffer> {
+        self.storage_buffer_with::<T>(label, len, vk::BufferUsageFlags::empty())
+    }
+
+    /// Like [`storage_buffer`](Self::storage_buffer), with `usage` added to STORAGE_BUFFER:
+    /// e.g. `INDIRECT_BUFFER` for a buffer a compute pass fills with draw or dispatch
+    /// arguments, `VERTEX_BUFFER` for one it fills with vertices, `UNIFORM_BUFFER`.
+    /// (TRANSFER_SRC | TRANSFER_DST are always added, as for every kiln buffer.)
+    ///
+    /// Errors: as [`storage_buffer`](Self::storage_buffer).
+    pub fn storage_buffer_with<T: bytemuck::Pod>(
+        &self,
+        label: &str,
+        len: usize,
+        usage: vk::BufferUsageFlags,
+    ) -> Result<Buffer> {
         let elem = std::mem::size_of::<T>();
         let size = len
             .checked_mul(elem)
@@ -183,7 +200,7 @@ impl Device {
         let buf = self.buffer(&BufferDesc {
             label,
             size,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER | usage,
             location: MemoryLocation::GpuOnly,
         })?;
         self.execute(|r| r.fill_buffer(&buf, 0))?;

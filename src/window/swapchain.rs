@@ -71,7 +71,9 @@ struct Slot {
 /// A presented frame copied to host memory ([`Presenter::take_capture`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CapturedFrame {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
     /// RGBA8 pixels, row after row, no padding (swapped from BGRA when the swapchain is).
     pub pixels: Vec<u8>,

@@ -14,6 +14,7 @@ mod descriptor_sets;
 mod device_address;
 mod dispatch;
 mod errors;
+mod first_hour;
 mod graphics;
 mod layouts;
 mod lifetime;

@@ -178,6 +178,11 @@ fn describe_binding(
                 .all(|m| t.member_decos.get(&(ty, m)).is_some_and(|d| d.non_readable));
         non_readable |= all_nr;
     }
+    let block_name = block
+        .as_ref()
+        .and(t.names.get(&ty))
+        .filter(|n| !n.is_empty())
+        .cloned();
     let name = name.or_else(|| t.names.get(&ty).cloned());
     Ok(Some(Described::Binding(DescriptorBinding {
         set: d.set.unwrap_or(0),
@@ -187,6 +192,7 @@ fn describe_binding(
         runtime_array,
         count_spec_id,
         name,
+        block_name,
         block,
         image,
         non_writable,
