@@ -829,7 +829,8 @@ errors! {
 
     /// A reusable recording ([`crate::Device::record`]) leaves an image in another layout
     /// than it found it in, so a second submission would start from the wrong layout
-    /// (VUID-VkImageMemoryBarrier2-oldLayout-01197).
+    /// (VUID-VkImageMemoryBarrier2-oldLayout-01197). Not raised for an image whose first
+    /// command is a transition from UNDEFINED (valid from every layout).
     #[code("KILN-E284")]
     #[error("the recording leaves image `{image}` in {end:?} but found it in {start:?}; a reusable recording must transition it back to {start:?} at the end (or use execute for one-off work)")]
     RecordingChangesLayout {

@@ -139,6 +139,7 @@ pub mod reflect {
 /// of the API; anything here may change or go away in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::device::{FaultInjector, FaultSite};
     pub use crate::pipeline::cache::{cache_dir, check_header, file_name};
     pub use crate::queue::STAGING_CHUNK;
     pub use crate::shaders::host::{field_size, Probe, ProbeKnown, ProbeUnknown};

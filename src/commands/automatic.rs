@@ -367,6 +367,7 @@ impl<'a> Recorder<'a, '_> {
                 last: needed,
                 moved: false,
                 prepare: true,
+                discards: false,
             });
             return Ok(());
         }

@@ -49,6 +49,9 @@ impl<'a> Recorder<'a, '_> {
         if self.timing.track {
             self.timing.note_pipeline(pipeline.label());
         }
+        if pipeline.device_addresses() {
+            *self.opaque.get_mut() = true;
+        }
         match &mut self.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {

@@ -68,6 +68,7 @@ impl Recorder<'_, '_> {
                     last: layout,
                     moved: false,
                     prepare: false,
+                    discards: false,
                 });
                 self.images.len() - 1
             }
@@ -91,11 +92,14 @@ impl Recorder<'_, '_> {
             self.touch(image);
             return Ok(());
         }
-        self.transition_from(image, old, new)
+        self.layout_barrier(image, old, new, false)
     }
 
     /// Like [`transition`](Self::transition) with an explicit old layout (`UNDEFINED`
-    /// discards the contents); the barrier is recorded even when `old == new`.
+    /// discards the contents); the barrier is recorded even when `old == new`. When it is
+    /// the recording's first command on the image and `old` is `UNDEFINED`, the recording
+    /// relies on no layout of the image: a reusable recording may then leave it in `new`
+    /// (such a barrier is valid from every layout, so no `KILN-E284`/`KILN-E285`).
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
     #[track_caller]
@@ -106,6 +110,19 @@ impl Recorder<'_, '_> {
         new: vk::ImageLayout,
     ) -> Result<()> {
         self.at(std::panic::Location::caller());
+        self.layout_barrier(image, old, new, true)
+    }
+
+    /// The barrier of [`transition_from`](Self::transition_from); `explicit`: the caller
+    /// chose `old` (an `UNDEFINED` one then discards on purpose, rather than because the
+    /// image happened to be in no layout yet).
+    fn layout_barrier(
+        &mut self,
+        image: &Image,
+        old: vk::ImageLayout,
+        new: vk::ImageLayout,
+        explicit: bool,
+    ) -> Result<()> {
         self.outside_rendering(
             "image layout transition inside a rendering scope; transition before begin_rendering",
         )?;
@@ -120,6 +137,7 @@ impl Recorder<'_, '_> {
         .map_or((old_stage, old_access), |(s, a)| {
             (s | old_stage, a | old_access)
         });
+        let fresh = !self.images.iter().any(|u| u.image.raw() == image.raw());
         self.defer_transition(
             image,
             old,
@@ -128,7 +146,25 @@ impl Recorder<'_, '_> {
             (dst_stage, dst_access),
         );
         self.emit_transitions();
+        self.mark_discards(
+            image,
+            explicit && fresh && old == vk::ImageLayout::UNDEFINED,
+        );
         Ok(())
+    }
+
+    /// The recording's first command on `image` discards it (`discards`): valid from
+    /// whatever layout the image is in then.
+    pub(crate) fn mark_discards(&mut self, image: &Image, discards: bool) {
+        if discards {
+            if let Some(u) = self
+                .images
+                .iter_mut()
+                .find(|u| u.image.raw() == image.raw())
+            {
+                u.discards = true;
+            }
+        }
     }
 
     /// [`transition`](Self::transition) for a command of kiln's own whose first use of

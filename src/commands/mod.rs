@@ -74,7 +74,7 @@ mod scope;
 mod transfer;
 mod work;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use ash::vk;
 
@@ -196,6 +196,12 @@ pub struct Recorder<'a, 'r> {
     used_sets: Vec<&'a DescriptorSet>,
     /// Buffers used for one call only, kept until the submission.
     kept: Vec<Buffer>,
+    /// Buffers the recording reads and borrows for `'a` (vertex and index buffers).
+    read: Vec<&'a Buffer>,
+    /// Commands kiln cannot see the resources of were recorded: raw commands, or a
+    /// pipeline whose shaders may reach any buffer by its device address. (Atomic only
+    /// because `raw` takes `&self`.)
+    opaque: AtomicBool,
     /// Unique (process-wide) id of this recording, for `used_sets`' deduplication.
     id: u64,
     /// A dispatch was recorded since the last barrier (manual mode).
@@ -271,6 +277,8 @@ impl<'a> Recorder<'a, '_> {
             rendering: false,
             used_sets: Vec::new(),
             kept: Vec::new(),
+            read: Vec::new(),
+            opaque: AtomicBool::new(false),
             id: NEXT_RECORDING.fetch_add(1, Ordering::Relaxed),
             dirty: false,
             max_groups: shared.limits().max_compute_work_group_count,
@@ -317,9 +325,18 @@ impl<'a> Recorder<'a, '_> {
             images: self.images,
             kept: self.kept,
             barriers: self.barriers,
+            read: self.read,
+            opaque: self.opaque.into_inner(),
             timed: timed.map(std::sync::Arc::new),
             pipelines: self.timing.pipelines,
         }
+    }
+
+    /// The command buffer, for kiln's own commands that name their uses themselves (the
+    /// staged transfers' copies, with `Batch::uses`): unlike [`raw`](Self::raw), it does
+    /// not make the submission opaque.
+    pub(crate) fn command_buffer(&self) -> vk::CommandBuffer {
+        self.cb
     }
 
     /// The raw command buffer, for commands kiln does not wrap.
@@ -331,11 +348,54 @@ impl<'a> Recorder<'a, '_> {
     /// # Safety
     /// Commands recorded through it must be valid for the current state and must not use
     /// objects that may be destroyed before the execution finishes.
+    ///
+    /// kiln cannot see what raw commands use: a submission with raw commands makes host
+    /// access to every mapped buffer wait for it (as a pipeline using buffer device
+    /// addresses does), and orders nothing against other queues. The automatic barriers do
+    /// not see them either: order them with [`full_barrier`](Self::full_barrier) (before
+    /// and after), or name their buffers with [`raw_using`](Self::raw_using).
     #[track_caller]
     pub unsafe fn raw(&self) -> vk::CommandBuffer {
         self.at(std::panic::Location::caller());
         self.flush_scopes();
+        self.opaque.store(true, Ordering::Relaxed);
         self.cb
+    }
+
+    /// [`raw`](Self::raw) for raw commands that use no kiln buffer but `buffers`: each is
+    /// kept alive until the submission and counted as read and written by it at every
+    /// stage (the automatic barriers order the raw commands after earlier kiln commands on
+    /// those buffers, and later ones after them; host access
+    /// to it waits for the submission, other queues' work on it is ordered against it),
+    /// and the submission is not opaque, so host access to other mapped buffers does not
+    /// wait for it.
+    ///
+    /// Errors: `KILN-E109` a buffer of another device.
+    ///
+    /// # Safety
+    /// As [`raw`](Self::raw); moreover the raw commands must use no buffer, image or
+    /// descriptor set of kiln other than `buffers` and what kiln commands of this
+    /// recording bind.
+    pub unsafe fn raw_using(&mut self, buffers: &[&Buffer]) -> Result<vk::CommandBuffer> {
+        for b in buffers {
+            self.own(b)?;
+        }
+        if self.automatic {
+            // The raw commands read and write `buffers` at any stage: ordered after what
+            // the recording did with them, and what follows is ordered after them.
+            let u = Use {
+                stage: vk::PipelineStageFlags2::ALL_COMMANDS,
+                read: vk::AccessFlags2::MEMORY_READ,
+                write: vk::AccessFlags2::MEMORY_WRITE,
+            };
+            for b in buffers {
+                self.uses.push((automatic::buffer_key(b, 0, b.size()), u));
+            }
+            self.track_uses();
+        }
+        self.kept.extend(buffers.iter().map(|b| (*b).clone()));
+        self.flush_scopes();
+        Ok(self.cb)
     }
 
     /// `(stage, access)` restricted to the stages the queue supports; an access whose

@@ -338,6 +338,8 @@ impl<'a> Recorder<'a, '_> {
             self.vertex_buffers.resize(i + 1, None);
         }
         self.vertex_buffers[i] = Some((buffer, offset));
+        // A use of the submission (host writes to the buffer wait for it).
+        self.read.push(buffer);
         Ok(())
     }
 
@@ -366,6 +368,7 @@ impl<'a> Recorder<'a, '_> {
                 .cmd_bind_index_buffer(self.cb, buffer.raw(), offset, index_type)
         };
         self.index_buffer = Some((buffer, offset));
+        self.read.push(buffer);
         Ok(())
     }
 
@@ -410,7 +413,9 @@ impl<'a> Recorder<'a, '_> {
             return Ok(());
         }
         let src = self.transition_src(image, current);
+        let fresh = !self.images.iter().any(|u| u.image.raw() == image.raw());
         self.defer_transition(image, old, new, src, stage_access(new));
+        self.mark_discards(image, always && fresh && old == vk::ImageLayout::UNDEFINED);
         Ok(())
     }
 

@@ -125,7 +125,7 @@ pub(crate) fn allocate_set_in(
         .pools
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .allocate(&shared.raw, layout.raw(), count)?;
+        .allocate(shared, layout.raw(), count)?;
     let last = bindings.len().saturating_sub(1);
     let total = match count {
         Some(n) => layout.starts().get(last).copied().unwrap_or(0) as usize + n as usize,

@@ -8,7 +8,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use super::{ResourceStamps, Shared};
+use super::{FaultSite, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// How to create a [`Buffer`].
@@ -287,9 +287,14 @@ fn allocate_bound_once(
         .usage(usage)
         .sharing_mode(shared.sharing.mode())
         .queue_family_indices(shared.sharing.families());
-    // SAFETY: size > 0 (callers check) and usage non-empty; the families (if any) are
-    // distinct families of this device's queues; valid create info.
-    let raw = unsafe { d.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
+    let raw = shared
+        .inject(FaultSite::CreateBuffer)
+        .and_then(|()| {
+            // SAFETY: size > 0 (callers check) and usage non-empty; the families (if any)
+            // are distinct families of this device's queues; valid create info.
+            unsafe { d.create_buffer(&info, None) }
+        })
+        .map_err(vk_err("vkCreateBuffer"))?;
     // SAFETY: `raw` was just created on this device.
     let mut requirements = unsafe { d.get_buffer_memory_requirements(raw) };
     requirements.alignment = requirements.alignment.max(min_align);
@@ -306,6 +311,7 @@ fn allocate_bound_once(
         .lock()
         .map_err(|_| poisoned())
         .and_then(|mut a| {
+            shared.inject_allocation(label)?;
             a.allocate(&AllocationCreateDesc {
                 name: label,
                 requirements,

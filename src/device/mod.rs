@@ -15,6 +15,7 @@ mod budget;
 mod buffer;
 mod capabilities;
 mod families;
+mod faults;
 mod features;
 mod image;
 mod instance;
@@ -29,6 +30,7 @@ mod timestamps;
 
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
@@ -40,6 +42,7 @@ pub use buffer::{Buffer, BufferDesc};
 pub use capabilities::known_capabilities;
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
+pub use faults::{FaultInjector, FaultSite};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
@@ -103,6 +106,10 @@ pub struct DeviceDesc {
     /// `Submission::gpu_timings`); `None` = `KILN_TIMING=1` or `KILN_TRACE` set, else off.
     /// Recordings that open scopes (`Recorder::scope`) are timed either way.
     pub timing: Option<bool>,
+    /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see
+    /// `kiln::__private::FaultInjector`). Unstable.
+    #[doc(hidden)]
+    pub faults: Option<Arc<FaultInjector>>,
 }
 
 impl Default for DeviceDesc {
@@ -119,6 +126,7 @@ impl Default for DeviceDesc {
             validation_fail: None,
             wait_timeout: None,
             timing: None,
+            faults: None,
         }
     }
 }
@@ -191,6 +199,15 @@ pub(crate) struct Shared {
     pub compute: ComputeProperties,
     pub info: DeviceInfo,
     pub heaps: HeapBudget,
+    /// Per queue, the last submission with commands whose resources kiln cannot see (raw
+    /// commands, pipelines using buffer device addresses): host access to any mapped
+    /// buffer waits for it as well as for the buffer's own stamps.
+    pub opaque: QueueStamps,
+    /// The test-only fault injector (`DeviceDesc::faults`).
+    faults: Option<Arc<FaultInjector>>,
+    /// Set once a call reported VK_ERROR_DEVICE_LOST: submissions and waits are refused
+    /// from then on (Vulkan spec §5.2.3 "Lost Device").
+    lost: AtomicBool,
     debug_utils: Option<ash::ext::debug_utils::Device>,
     /// Debug-utils labels on command buffers and queues (validation on, or `KILN_LABELS=1`,
     /// with VK_EXT_debug_utils present).
@@ -348,6 +365,9 @@ impl Shared {
             compute,
             info,
             heaps: HeapBudget::new(&instance.raw, physical),
+            opaque: QueueStamps::default(),
+            faults: desc.faults.clone(),
+            lost: AtomicBool::new(false),
             debug_utils,
             labels,
             validation_fail: desc
@@ -376,8 +396,13 @@ impl Shared {
     }
 
     /// Names an object for validation messages (no-op without VK_EXT_debug_utils).
-    pub(crate) fn set_name<H: vk::Handle>(&self, handle: H, name: &str) {
+    pub(crate) fn set_name<H: vk::Handle + Copy>(&self, handle: H, name: &str) {
         let Some(du) = &self.debug_utils else { return };
+        // Naming VK_NULL_HANDLE is invalid (VUID-VkDebugUtilsObjectNameInfoEXT-objectType-02590)
+        // and crashes validation layer 1.3.239: a transfer-only image has a null view.
+        if handle.as_raw() == 0 {
+            return;
+        }
         let Ok(cname) = CString::new(name) else {
             return;
         };
@@ -419,6 +444,59 @@ impl Shared {
     #[inline]
     pub(crate) fn main_queue(&self) -> &Queue {
         &self.queues[Queue::MAIN]
+    }
+
+    /// One call of fault site `site` (see `faults`): `Err` when the device's fault
+    /// injector makes this call fail. Called just before the real Vulkan call.
+    #[inline]
+    pub(crate) fn inject(&self, site: FaultSite) -> std::result::Result<(), vk::Result> {
+        match &self.faults {
+            None => Ok(()),
+            Some(f) => f.hit(site),
+        }
+    }
+
+    /// [`inject`](Self::inject) for the memory allocation of object `label`: an injected
+    /// result is gpu-allocator's error for it (`KILN-E150`).
+    pub(crate) fn inject_allocation(&self, label: &str) -> Result<()> {
+        self.inject(FaultSite::AllocateMemory).map_err(|r| {
+            let source = match r {
+                vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | vk::Result::ERROR_OUT_OF_HOST_MEMORY => {
+                    gpu_allocator::AllocationError::OutOfMemory
+                }
+                r => gpu_allocator::AllocationError::Internal(format!("vkAllocateMemory: {r:?}")),
+            };
+            Error::Allocation {
+                object: label.to_string(),
+                source,
+            }
+        })
+    }
+
+    /// Whether a call reported VK_ERROR_DEVICE_LOST.
+    #[inline]
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// Records the device as lost when `e` says so, and passes `e` on.
+    pub(crate) fn note_error(&self, e: Error) -> Error {
+        if matches!(e, Error::DeviceLost { .. }) && !self.lost.swap(true, Ordering::AcqRel) {
+            log::error!("kiln: the device `{}` is lost: {e}", self.info.name);
+        }
+        e
+    }
+
+    /// `KILN-E105` for `call` when the device was lost earlier (naming the last submission
+    /// of the main queue).
+    pub(crate) fn check_lost(&self, call: &'static str) -> Result<()> {
+        if self.is_lost() {
+            return Err(Error::DeviceLost {
+                call,
+                label: self.main_queue().last_label(),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -543,7 +621,8 @@ impl Device {
 
     /// Waits until the device is idle (`vkDeviceWaitIdle`).
     ///
-    /// Errors: `KILN-E105` device lost (naming the last submission).
+    /// Errors: `KILN-E105` device lost (naming the last submission; also when it was lost
+    /// earlier: [`is_lost`](Self::is_lost)).
     pub fn wait_idle(&self) -> Result<()> {
         // Every `VkQueue`'s lock, in index order (the one order kiln takes several in);
         // emulated queues share the main queue's lock, taken once.
@@ -558,10 +637,21 @@ impl Device {
         let r = unsafe { self.shared.raw.device_wait_idle() };
         drop(guards);
         r.map_err(|e| {
-            self.shared
+            let e = self
+                .shared
                 .main_queue()
-                .error("vkDeviceWaitIdle", self.shared.wait_timeout, e)
-        })
+                .error("vkDeviceWaitIdle", self.shared.wait_timeout, e);
+            self.shared.note_error(e)
+        })?;
+        self.shared.check_lost("vkDeviceWaitIdle")
+    }
+
+    /// Whether the device is lost: a submission or a wait reported VK_ERROR_DEVICE_LOST
+    /// (Vulkan spec §5.2.3). A lost device refuses every later submission and wait with
+    /// `KILN-E105`; objects may still be dropped (they are destroyed at teardown). Create a
+    /// new device to carry on.
+    pub fn is_lost(&self) -> bool {
+        self.shared.is_lost()
     }
 
     /// The raw `ash` device, for what kiln does not wrap.
@@ -586,15 +676,19 @@ impl Device {
         self.shared.physical
     }
 
-    /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E150` out of memory.
+    /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E150` out of memory for its
+    /// memory, `KILN-E106` out of memory for the buffer.
     pub fn buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
         Buffer::new(&self.shared, desc)
     }
 
-    /// Creates a 2D image with a view of all its mips, in layout UNDEFINED.
+    /// Creates a 2D image with a view of all its mips, in layout UNDEFINED. An image whose
+    /// usage is only TRANSFER_SRC / TRANSFER_DST gets no view ([`Image::view`] is null;
+    /// VUID-VkImageViewCreateInfo-image-04441).
     ///
     /// Errors: `KILN-E180` zero or too large extent, bad mip count, or a format/usage pair
-    /// the device does not support; `KILN-E150` out of memory.
+    /// the device does not support; `KILN-E150` out of memory for its memory,
+    /// `KILN-E106` out of memory for the image.
     pub fn image(&self, desc: &ImageDesc<'_>) -> Result<Image> {
         Image::new(&self.shared, desc)
     }

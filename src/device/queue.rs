@@ -277,7 +277,7 @@ impl Queue {
 
     /// The error of a failed wait for the submission labelled `label` (empty: unknown, then
     /// a lost device names the last submission).
-    fn wait_error(&self, timeout: Duration, label: &str, e: vk::Result) -> Error {
+    pub(crate) fn wait_error(&self, timeout: Duration, label: &str, e: vk::Result) -> Error {
         if label.is_empty() {
             self.error("vkWaitSemaphores", timeout, e)
         } else {

@@ -11,7 +11,7 @@ use super::cache::PipelineCache;
 use super::checks::check_capabilities;
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use crate::descriptors::DescriptorSet;
-use crate::device::Shared;
+use crate::device::{FaultSite, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
@@ -146,6 +146,8 @@ pub struct ComputePipeline {
     workgroup_size: [u32; 3],
     names: Vec<Arc<BTreeMap<String, u32>>>,
     label: String,
+    /// The module declares `PhysicalStorageBufferAddresses` (see `Pipeline`).
+    pub(crate) device_addresses: bool,
 }
 
 impl std::fmt::Debug for ComputePipeline {
@@ -410,9 +412,13 @@ impl ComputePipeline {
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)
             .layout(layout.raw());
-        // SAFETY: module and layout are alive; all pointers are locals alive for the call; the
-        // pipeline cache is internally synchronized (not created EXTERNALLY_SYNCHRONIZED).
-        let created = unsafe { shared.raw.create_compute_pipelines(cache, &[info], None) };
+        let created = match shared.inject(FaultSite::CreatePipeline) {
+            // SAFETY: module and layout are alive; all pointers are locals alive for the
+            // call; the pipeline cache is internally synchronized (not created
+            // EXTERNALLY_SYNCHRONIZED).
+            Ok(()) => unsafe { shared.raw.create_compute_pipelines(cache, &[info], None) },
+            Err(e) => Err((Vec::new(), e)),
+        };
         // SAFETY: the module is no longer needed once the pipeline exists (or failed).
         unsafe { shared.raw.destroy_shader_module(module, None) };
         let raw = created.map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
@@ -433,6 +439,7 @@ impl ComputePipeline {
             workgroup_size: wg,
             names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
             label,
+            device_addresses: super::uses_device_addresses(desc.module),
         })
     }
 

@@ -15,7 +15,7 @@ use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::Pipeline;
 use crate::descriptors::DescriptorSet;
-use crate::device::{format_info, Image, NumClass, Shared};
+use crate::device::{format_info, FaultSite, Image, NumClass, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
@@ -186,6 +186,8 @@ pub struct GraphicsPipeline {
     color_formats: Vec<vk::Format>,
     depth_format: Option<vk::Format>,
     label: String,
+    /// A stage declares `PhysicalStorageBufferAddresses` (see `Pipeline`).
+    device_addresses: bool,
 }
 
 impl std::fmt::Debug for GraphicsPipeline {
@@ -502,13 +504,16 @@ impl GraphicsPipeline {
             .dynamic_state(&dynamic)
             .layout(layout.raw())
             .push_next(&mut rendering);
-        // SAFETY: modules and layout are alive; every pointer refers to locals alive for the
-        // call; the vertex input state was checked against the vertex shader's inputs and
-        // the attachment formats against the fragment outputs.
-        let created = unsafe {
-            shared
-                .raw
-                .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+        let created = match shared.inject(FaultSite::CreatePipeline) {
+            // SAFETY: modules and layout are alive; every pointer refers to locals alive
+            // for the call; the vertex input state was checked against the vertex shader's
+            // inputs and the attachment formats against the fragment outputs.
+            Ok(()) => unsafe {
+                shared
+                    .raw
+                    .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+            },
+            Err(e) => Err((Vec::new(), e)),
         };
         for (_, sm) in modules {
             // SAFETY: modules are not needed once the pipeline exists (or failed).
@@ -525,6 +530,8 @@ impl GraphicsPipeline {
             color_formats: desc.color_formats.clone(),
             depth_format: desc.depth_format,
             label: pipeline.to_string(),
+            device_addresses: super::uses_device_addresses(desc.vertex)
+                || desc.fragment.is_some_and(super::uses_device_addresses),
         })
     }
 
@@ -586,6 +593,9 @@ impl Pipeline for GraphicsPipeline {
     }
     fn access(&self) -> &PipelineAccess {
         &self.access
+    }
+    fn device_addresses(&self) -> bool {
+        self.device_addresses
     }
     fn label(&self) -> &str {
         GraphicsPipeline::label(self)

@@ -43,6 +43,11 @@ pub trait Pipeline {
     fn workgroup_size(&self) -> [u32; 3] {
         [1, 1, 1]
     }
+    /// Its shaders declare `PhysicalStorageBufferAddresses`: they may reach any buffer by
+    /// its device address, which kiln cannot see.
+    fn device_addresses(&self) -> bool {
+        false
+    }
     /// The pipeline's name (its debug-utils object name: `module:entry` for compute
     /// pipelines), which shader printf lines and submission-time messages are tagged with.
     fn label(&self) -> &str {
@@ -66,9 +71,22 @@ impl Pipeline for ComputePipeline {
     fn workgroup_size(&self) -> [u32; 3] {
         ComputePipeline::workgroup_size(self)
     }
+    fn device_addresses(&self) -> bool {
+        self.device_addresses
+    }
     fn label(&self) -> &str {
         ComputePipeline::label(self)
     }
+}
+
+/// Whether `module` declares `PhysicalStorageBufferAddresses` (its shaders may reach any
+/// buffer by device address).
+pub(crate) fn uses_device_addresses(module: &crate::shaders::ShaderModule) -> bool {
+    module
+        .reflection()
+        .capabilities
+        .iter()
+        .any(|c| c.starts_with("PhysicalStorageBufferAddresses"))
 }
 
 /// Registers this layer's slots (the pipeline-layout interner, then the pipeline cache,

@@ -110,7 +110,7 @@ pub(super) fn submit_raw_copy(
         // outlive the copy: callers hold them until the submission completes (a kiln
         // buffer by a clone or borrow, a staging buffer by a lease, a host buffer by its
         // stamps, which its destruction waits for).
-        unsafe { raw.cmd_copy_buffer(r.raw(), src, dst, &[region]) };
+        unsafe { raw.cmd_copy_buffer(r.command_buffer(), src, dst, &[region]) };
         Ok(())
     })?;
     let batch = Batch {

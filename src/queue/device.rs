@@ -140,10 +140,13 @@ impl Device {
     ///
     /// The recording must leave every image it transitions in the layout it found it in
     /// (each submission starts from the same layouts); recordings that only dispatch and
-    /// copy buffers always do.
+    /// copy buffers always do. An image whose first command in the recording is a
+    /// transition from UNDEFINED (a depth attachment cleared by `begin_rendering`,
+    /// `transition_from(img, UNDEFINED, ..)`) is exempt: that barrier discards the contents
+    /// and is valid from every layout, so each submission may find the image anywhere.
     ///
     /// Errors: whatever `f` returns; `KILN-E284` an image left in another layout than the
-    /// one it started in.
+    /// one it started in (images it discards first excepted).
     pub fn record<'a>(
         &'a self,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,

@@ -84,7 +84,7 @@ impl Queue {
     /// Records commands with `f` once, for this queue (see [`Device::record`]).
     ///
     /// Errors: whatever `f` returns; `KILN-E284` an image left in another layout than the
-    /// one it started in.
+    /// one it started in (images it discards first excepted).
     pub fn record<'a>(
         &'a self,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,

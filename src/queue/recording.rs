@@ -87,7 +87,13 @@ impl<'a> Recording<'a> {
         // Errors the layer raised while the commands were recorded (record-time checks).
         timing::check_validation(shared, errors_from, "recording", work.timed.as_deref())?;
         // Each submission starts from the layouts the recording found.
-        if let Some(u) = work.images.iter().find(|u| u.first != u.last) {
+        // Images whose first command discards them (a transition from UNDEFINED, e.g. a
+        // depth clear) are valid from any layout, so they may end elsewhere.
+        if let Some(u) = work
+            .images
+            .iter()
+            .find(|u| u.first != u.last && !u.discards)
+        {
             return Err(Error::RecordingChangesLayout {
                 image: u.image.label().to_string(),
                 start: u.first,
@@ -141,7 +147,7 @@ impl<'a> Recording<'a> {
         if self.last > shared.completed_value(queue) {
             shared.wait_value(queue, self.last, shared.wait_timeout)?;
         }
-        for u in &self.work.images {
+        for u in self.work.images.iter().filter(|u| !u.discards) {
             let now = u.image.layout();
             if now != u.last {
                 return Err(Error::RecordingLayoutMoved {

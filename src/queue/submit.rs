@@ -43,7 +43,7 @@ use ash::vk;
 
 use super::timing::{self, GpuTimings};
 use crate::commands::{RecordedWork, Recorder, TimedWork};
-use crate::device::{set_caller, ResourceStamps, Shared, SubmitContext, MAX_QUEUES};
+use crate::device::{set_caller, FaultSite, ResourceStamps, Shared, SubmitContext, MAX_QUEUES};
 use crate::error::{vk_err, vk_err_labeled, Error, Result};
 
 /// How [`record`] begins and ends a command buffer.
@@ -168,6 +168,9 @@ fn for_each_use(
     for b in &work.kept {
         f(b.stamps(), true);
     }
+    for b in &work.read {
+        f(b.stamps(), false);
+    }
     for u in &work.images {
         f(u.image.stamps(), true);
     }
@@ -182,8 +185,10 @@ fn for_each_use(
 /// image's final layout is committed, every used set and resource stamped with the value.
 /// Returns the value.
 ///
-/// Errors: `KILN-E105` device lost (naming `batch.label`), `KILN-E104` other failures; then
-/// nothing was submitted and the command buffer is not pending.
+/// Errors: `KILN-E105` device lost (naming `batch.label`; also when it was lost earlier,
+/// then nothing is tried), `KILN-E106` out of memory, `KILN-E104` other failures; then
+/// nothing was submitted, the command buffer is not pending, `batch.fence` is not
+/// signalled and no image layout or stamp changed.
 pub(crate) fn submit(
     shared: &Shared,
     queue: usize,
@@ -198,6 +203,7 @@ pub(crate) fn submit(
             vk::Result::ERROR_INITIALIZATION_FAILED,
         ));
     }
+    shared.check_lost("vkQueueSubmit2")?;
     let multi = shared.queues.len() > 1;
     let guard = q.lock();
     // Queue lock, then the cross-queue lock: the one order kiln takes them in.
@@ -287,24 +293,27 @@ pub(crate) fn submit(
         .instance
         .validation
         .then(|| SubmitContext::enter(batch.label, &work.pipelines));
-    // SAFETY: the queue is externally synchronized by its lock; the command buffer is
-    // executable and not pending; timeline values increase strictly (assigned under the
-    // lock); every value waited for on another queue's timeline was submitted already (a
-    // stamp is stored only after its submission), so no wait precedes its signal; binary
-    // semaphores and the fence are in the states their owner (the presenter) guarantees;
-    // locals outlive the call.
-    let submitted = unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) };
+    // A fault injected here fails the call as the driver would (the test-only injector).
+    let submitted = shared.inject(FaultSite::QueueSubmit).and_then(|()| {
+        // SAFETY: the queue is externally synchronized by its lock; the command buffer is
+        // executable and not pending; timeline values increase strictly (assigned under the
+        // lock); every value waited for on another queue's timeline was submitted already
+        // (a stamp is stored only after its submission), so no wait precedes its signal;
+        // binary semaphores and the fence are in the states their owner (the presenter)
+        // guarantees; locals outlive the call.
+        unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) }
+    });
     drop(context);
     if let Some(du) = labels {
         // SAFETY: closes the label region opened above, under the same lock.
         unsafe { du.queue_end_debug_utils_label(guard.raw()) };
     }
     submitted.map_err(|e| {
-        timing::with_description(
+        shared.note_error(timing::with_description(
             vk_err_labeled("vkQueueSubmit2", batch.label)(e),
             batch.label,
             work.timed.as_deref(),
-        )
+        ))
     })?;
     guard.mark_submitted(value, batch.label);
     // Submitted: later recordings see the image layouts this one leaves behind, a write to
@@ -315,14 +324,13 @@ pub(crate) fn submit(
     for set in &work.used_sets {
         set.uses.stamp(queue, value);
     }
-    if multi {
-        for_each_use(work, batch.uses, |stamps, write| {
-            stamps.record(queue, value, write)
-        });
-    } else {
-        for (stamps, write) in batch.uses {
-            stamps.record(queue, value, *write);
-        }
+    // Also with one queue: host access to a mapped buffer waits for the stamps of the
+    // submissions that use it (`Shared::wait_host_access`), not for every submission.
+    for_each_use(work, batch.uses, |stamps, write| {
+        stamps.record(queue, value, write)
+    });
+    if work.opaque {
+        shared.opaque.stamp(queue, value);
     }
     drop(order);
     drop(guard);

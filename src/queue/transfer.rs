@@ -3,8 +3,8 @@
 //!
 //! The `Buffer` and `Image` methods are defined in the submission layer, because staging
 //! them records and submits copies: `device` itself never touches a command buffer.
-//! Mapped memory is accessed directly (several threads for large copies), after every
-//! submission made so far has finished; everything else goes through the device's
+//! Mapped memory is accessed directly (several threads for large copies), after the
+//! submissions that use it (by the buffer's stamps) have finished; everything else goes through the device's
 //! reusable staging buffers, chunked and pipelined on a transfer queue (`chunks`).
 
 use std::sync::Arc;
@@ -42,8 +42,10 @@ impl Buffer {
         Ok(!forced)
     }
 
-    /// Writes `data` at byte 0. Mapped memory is written directly (after every submission
-    /// made so far has finished); device-local memory is written through the device's
+    /// Writes `data` at byte 0. Mapped memory is written directly, once every submission
+    /// that uses the buffer has finished (submissions that do not use it are not waited
+    /// for; those with raw commands or buffer device addresses are, since kiln cannot see
+    /// what they use); device-local memory is written through the device's
     /// reusable staging buffers and copies on the (first) transfer queue that this call
     /// waits for. Every submission made before the call, on any queue, is ordered before
     /// the copies.
@@ -63,11 +65,12 @@ impl Buffer {
         match self.mapped_ptr() {
             Some(ptr) if self.direct()? => {
                 // A pending submission (Device::submit) may read or write this memory.
-                self.shared().wait_all_submitted()?;
+                self.shared().wait_host_access(self.stamps(), true)?;
                 // SAFETY: the mapping covers `size` bytes (the range was checked above) and
                 // is host-coherent (gpu-allocator asks for HOST_COHERENT for CPU locations);
-                // every submission made so far has finished (waited above), so no GPU access
-                // races this write, and `bytes` (the caller's) cannot overlap the mapping.
+                // every submission that uses the buffer, or whose uses kiln cannot see, has
+                // finished (waited above), so no GPU access races this write, and `bytes`
+                // (the caller's) cannot overlap the mapping.
                 let dst = unsafe {
                     std::slice::from_raw_parts_mut(
                         (ptr.as_ptr() as *mut u8).add(offset as usize),
@@ -119,7 +122,8 @@ impl Buffer {
 
     /// Reads `size_of_val(out)` bytes from byte `offset` into `out`. Every submission made
     /// before the call, on any queue, has finished writing what it reads. Mapped memory is
-    /// read directly (after every submission made so far has finished); device-local memory
+    /// read directly, once every submission that writes the buffer has finished (and those
+    /// with raw commands or buffer device addresses); device-local memory
     /// through the device's reusable readback buffers (HOST_CACHED where the device has
     /// such memory) and copies on the (last) transfer queue.
     ///
@@ -133,7 +137,7 @@ impl Buffer {
         match self.mapped_bytes() {
             Some(bytes) if self.direct()? => {
                 // A pending submission (Device::submit) may still write this memory.
-                self.shared().wait_all_submitted()?;
+                self.shared().wait_host_access(self.stamps(), false)?;
                 let start = offset as usize;
                 let threads = chunks::threads(self.shared());
                 chunks::parallel_copy(out, &bytes[start..start + out.len()], threads);

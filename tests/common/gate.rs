@@ -28,12 +28,17 @@ impl Gate {
 
     /// Records a wait for the gate: nothing recorded after it runs before [`open`](Self::open).
     pub fn wait_in(&self, r: &mut Recorder<'_, '_>) {
+        // SAFETY: the command buffer is recording (the wait's own contract: record_wait).
+        self.record_wait(unsafe { r.raw() });
+    }
+
+    fn record_wait(&self, cb: vk::CommandBuffer) {
         // SAFETY: the command buffer is recording outside a rendering scope; the event is
         // set only by the host (source stage HOST, VUID-vkCmdWaitEvents-srcStageMask-01158)
         // and outlives the submission (Drop waits for the device to be idle).
         unsafe {
             self.device.raw().cmd_wait_events(
-                r.raw(),
+                cb,
                 &[self.event],
                 vk::PipelineStageFlags::HOST,
                 vk::PipelineStageFlags::ALL_COMMANDS,
@@ -44,6 +49,14 @@ impl Gate {
                 &[],
             )
         };
+    }
+
+    /// [`wait_in`](Self::wait_in), naming the raw wait's uses (none): the submission stays
+    /// transparent, so host access to mapped buffers it does not use does not wait for it.
+    pub fn wait_in_naming_no_buffer(&self, r: &mut Recorder<'_, '_>) {
+        // SAFETY: the raw command uses no kiln buffer, image or set.
+        let cb = unsafe { r.raw_using(&[]) }.unwrap();
+        self.record_wait(cb);
     }
 
     /// Lets the waiting submissions run.

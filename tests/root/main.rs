@@ -23,6 +23,7 @@ mod push_descriptors;
 mod queues;
 mod recording;
 mod reflection;
+mod reliability;
 mod subgroups;
 mod threads;
 mod transfers;
