@@ -21,8 +21,10 @@ impl Recorder<'_, '_> {
         self.auto_barriers = false;
     }
 
-    /// A compute→compute memory barrier: writes of earlier dispatches are visible to later
-    /// ones.
+    /// A memory barrier after dispatches: their writes are visible to later dispatches,
+    /// copies and fills, and those wait for their reads (compute → compute and transfer;
+    /// before, copies and fills after this barrier were not ordered after the dispatches,
+    /// which the API-sequence fuzzer found).
     ///
     /// Errors: `KILN-E283` inside a rendering scope (a barrier there needs a self-dependency
     /// kiln's rendering scopes do not declare).
@@ -55,13 +57,15 @@ impl Recorder<'_, '_> {
     }
 
     /// [`barrier`](Self::barrier) where the caller knows no rendering scope is open.
+    /// It clears the dispatch-since-barrier flag that copies and fills look at too, so it
+    /// orders them as well.
     pub(crate) fn compute_barrier(&mut self) {
         self.dirty = false;
         self.memory_barrier(
             S::COMPUTE_SHADER,
             A::SHADER_WRITE,
-            S::COMPUTE_SHADER,
-            A::SHADER_READ | A::SHADER_WRITE,
+            S::COMPUTE_SHADER | S::ALL_TRANSFER,
+            A::SHADER_READ | A::SHADER_WRITE | A::TRANSFER_READ | A::TRANSFER_WRITE,
         );
     }
 
@@ -72,8 +76,12 @@ impl Recorder<'_, '_> {
         self.memory_barrier(
             S::COMPUTE_SHADER,
             A::SHADER_WRITE,
-            S::COMPUTE_SHADER | S::DRAW_INDIRECT,
-            A::SHADER_READ | A::SHADER_WRITE | A::INDIRECT_COMMAND_READ,
+            S::COMPUTE_SHADER | S::DRAW_INDIRECT | S::ALL_TRANSFER,
+            A::SHADER_READ
+                | A::SHADER_WRITE
+                | A::INDIRECT_COMMAND_READ
+                | A::TRANSFER_READ
+                | A::TRANSFER_WRITE,
         );
     }
 

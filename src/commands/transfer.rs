@@ -104,7 +104,8 @@ impl Recorder<'_, '_> {
     }
 
     /// Copies tightly packed texels from `src` (offset 0) into mip `level` of `dst`,
-    /// moving `dst` to TRANSFER_DST_OPTIMAL first.
+    /// moving `dst` to TRANSFER_DST_OPTIMAL first (after earlier dispatches); then a full
+    /// barrier.
     ///
     /// Errors: `KILN-E181` the buffer is smaller than the level, `KILN-E283` inside a
     /// rendering scope.
@@ -114,6 +115,11 @@ impl Recorder<'_, '_> {
         dst.check_level(level, dst.level_size(level))?;
         if src.size() < dst.level_size(level) {
             dst.check_level(level, src.size())?;
+        }
+        // Earlier dispatches may write the buffer this copy reads (the image's transition
+        // orders only the image): found by the API-sequence fuzzer.
+        if self.dirty {
+            self.record_full_barrier();
         }
         self.transition(dst, vk::ImageLayout::TRANSFER_DST_OPTIMAL)?;
         self.flush_scopes();
@@ -129,6 +135,9 @@ impl Recorder<'_, '_> {
                 &[dst.copy_region(level)],
             )
         };
+        // Later commands may write the buffer this copy read (write-after-read), as after
+        // every other copy.
+        self.record_full_barrier();
         self.kept.push(src.clone());
         Ok(())
     }
@@ -150,6 +159,11 @@ impl Recorder<'_, '_> {
                 offset: 0,
                 requested: size,
             });
+        }
+        // Earlier dispatches may read or write the buffer this copy writes (the image's
+        // transition orders only the image): found by the API-sequence fuzzer.
+        if self.dirty {
+            self.record_full_barrier();
         }
         self.transition(src, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
         self.flush_scopes();
