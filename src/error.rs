@@ -21,7 +21,9 @@
 //! is not saved, `KILN-W004` cooperative-matrix or bfloat16 extensions the device has are
 //! not enabled because the validation layer predates them, `KILN-W006` the `KILN_TRACE`
 //! file could not be written at device drop, `KILN-W007` a layer feature was asked for but
-//! the layer lacks `VK_EXT_validation_features`. They are not [`Error`] variants.
+//! the layer lacks `VK_EXT_validation_features`, `KILN-W005` a draw uses through a descriptor
+//! set what an earlier draw of the same rendering scope wrote (no barrier can be recorded
+//! there). They are not [`Error`] variants.
 //!
 //! # How a variant is written
 //!
@@ -845,6 +847,24 @@ errors! {
         image: String,
         recorded: vk::ImageLayout,
         now: vk::ImageLayout,
+    },
+
+    /// An image bound through a descriptor set is not in the layout its descriptor needs
+    /// (storage image: GENERAL, sampled image: SHADER_READ_ONLY_OPTIMAL;
+    /// VUID-vkCmdDraw-imageLayout-00344, VUID-vkCmdDispatch-imageLayout-00344) and kiln
+    /// cannot move it there: the command is inside a rendering scope (no barrier allowed
+    /// there), or one command binds the image with two descriptor types that need two
+    /// layouts.
+    #[code("KILN-E286")]
+    #[error("image `{image}` (set {set}, binding {binding}) is in {found:?} but {what} needs it in {needed:?}; {hint}")]
+    DescriptorImageLayout {
+        image: String,
+        set: u32,
+        binding: u32,
+        found: vk::ImageLayout,
+        needed: vk::ImageLayout,
+        what: &'static str,
+        hint: &'static str,
     },
 }
 

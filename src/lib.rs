@@ -113,9 +113,10 @@ pub use device::{
 };
 pub use error::{Error, Result};
 pub use pipeline::{
-    BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
-    GraphicsPipelineDesc, Pipeline, PipelineCacheStatus, PipelineLayout, PipelineLayoutDesc,
-    PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
+    BindingAccess, BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
+    GraphicsPipelineDesc, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineLayout,
+    PipelineLayoutDesc, PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility,
+    DEFAULT_BINDLESS_MAX,
 };
 pub use queue::{
     GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission, Transfer,
@@ -127,7 +128,7 @@ pub use shaders::{HostLayout, HostMember, HostType, ShaderModule, SpecValue};
 /// specialization constants it statically uses.
 pub mod reflect {
     pub use crate::shaders::{
-        generator_name, version_string, BlockLayout, BlockMember, DescriptorBinding, Dim,
+        generator_name, version_string, Access, BlockLayout, BlockMember, DescriptorBinding, Dim,
         EntryPoint, ExecutionModel, ImageFormat, ImageTy, InterfaceVariable, MemberType,
         ModuleReflection, PushConstantBlock, ScalarType, SpecConstant, UnsupportedBinding,
         WorkgroupSize,

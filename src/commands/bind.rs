@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use ash::vk;
 
-use super::{Bound, Recorder};
+use super::{Bound, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetLayout};
 use crate::error::{Error, Result};
 use crate::pipeline::{Pipeline, PipelineLayout};
@@ -45,6 +45,7 @@ impl<'a> Recorder<'a, '_> {
             });
         }
         self.current_graphics = i == 1;
+        let access: &'a crate::pipeline::PipelineAccess = pipeline.access();
         if self.timing.track {
             self.timing.note_pipeline(pipeline.label());
         }
@@ -54,6 +55,7 @@ impl<'a> Recorder<'a, '_> {
         match &mut self.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {
+                prev.access = access;
                 // Same interned layout: every bound set stays valid (no comparison needed).
                 if !std::ptr::eq(prev.layout, layout) {
                     prev.sets.truncate(compatible_prefix(prev.layout, layout));
@@ -70,6 +72,7 @@ impl<'a> Recorder<'a, '_> {
                 self.bound[i] = Some(Bound {
                     raw,
                     layout,
+                    access,
                     bind_point,
                     workgroup: pipeline.workgroup_size(),
                     sets: Vec::new(),
@@ -78,6 +81,7 @@ impl<'a> Recorder<'a, '_> {
                 })
             }
         }
+        self.bind_gen += 1;
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
         unsafe { self.shared.raw.cmd_bind_pipeline(self.cb, bind_point, raw) };
         Ok(())
@@ -99,8 +103,10 @@ impl<'a> Recorder<'a, '_> {
         let i = index as usize;
         // Already bound at this number: it passed the checks below when it was bound, and
         // a later pipeline with an incompatible layout would have unbound it.
-        if bound.sets.get(i) == Some(&set.raw()) {
-            return Ok(());
+        if let Some(Slot::Set(s)) = bound.sets.get(i) {
+            if s.raw() == set.raw() {
+                return Ok(());
+            }
         }
         let layouts = bound.layout.set_layouts();
         let Some(expected) = layouts.get(i) else {
@@ -140,9 +146,15 @@ impl<'a> Recorder<'a, '_> {
             )
         };
         if bound.sets.len() <= i {
-            bound.sets.resize(i + 1, vk::DescriptorSet::null());
+            bound.sets.resize(i + 1, Slot::Empty);
         }
-        bound.sets[i] = set.raw();
+        bound.sets[i] = Slot::Set(set);
+        self.bind_gen += 1;
+        if self.current_graphics && self.automatic && !self.rendering {
+            // Move the set's images to the layouts the draws will need now: no barrier can
+            // be recorded inside a rendering scope.
+            self.prepare_graphics_images()?;
+        }
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 
 use ash::vk;
 
+use super::image_layouts::stage_access;
 use super::Recorder;
 use crate::device::{Buffer, Image};
 use crate::error::{Error, Result};
@@ -145,15 +146,14 @@ impl<'a> Recorder<'a, '_> {
                 LoadOp::Load => (vk::AttachmentLoadOp::LOAD, [0.0; 4]),
                 LoadOp::DontCare => (vk::AttachmentLoadOp::DONT_CARE, [0.0; 4]),
             };
-            if load_op == vk::AttachmentLoadOp::LOAD {
-                self.transition(c.image, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)?;
-            } else {
-                self.transition_from(
-                    c.image,
-                    self.image_layout(c.image),
-                    vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-                )?;
-            }
+            let old = self.image_layout(c.image);
+            let always = load_op != vk::AttachmentLoadOp::LOAD;
+            self.attach(
+                c.image,
+                old,
+                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                always,
+            )?;
             colors.push(
                 vk::RenderingAttachmentInfo::default()
                     .image_view(c.image.view())
@@ -191,9 +191,10 @@ impl<'a> Recorder<'a, '_> {
             if d.clear.is_some() {
                 // Discard the old contents; the barrier also orders this scope's depth
                 // writes after earlier ones (e.g. a previous frame's).
-                self.transition_from(d.image, vk::ImageLayout::UNDEFINED, layout)?;
+                self.attach(d.image, vk::ImageLayout::UNDEFINED, layout, true)?;
             } else {
-                self.transition(d.image, layout)?;
+                let old = self.image_layout(d.image);
+                self.attach(d.image, old, layout, false)?;
             }
             depth = Some(
                 vk::RenderingAttachmentInfo::default()
@@ -227,6 +228,23 @@ impl<'a> Recorder<'a, '_> {
             .color_attachments(&colors);
         if let Some(d) = depth.as_ref() {
             info = info.depth_attachment(d);
+        }
+        if self.automatic {
+            // The sets bound for draws: their images move now (no barrier may be recorded
+            // inside the scope), and one barrier orders everything recorded since the last
+            // scope before the draws (`hazards`: rendering scopes).
+            let before = self.uses.len();
+            self.set_uses(1, "a draw")?;
+            self.uses.truncate(before);
+            let mut need = self.tracker.flush();
+            let addresses = self.address_barriers();
+            if !addresses.is_empty() {
+                need.get_or_insert_with(Default::default).merge(addresses);
+            }
+            match need {
+                Some(need) => self.emit(need),
+                None => self.emit_transitions(),
+            }
         }
         self.flush_scopes();
         // SAFETY: attachments are in the layouts named above, have the attachment usage and
@@ -266,6 +284,7 @@ impl<'a> Recorder<'a, '_> {
         // SAFETY: a rendering scope begun on this command buffer is open.
         unsafe { self.shared.raw.cmd_end_rendering(self.cb) };
         self.rendering = false;
+        self.tracker.end_rendering();
         true
     }
 
@@ -314,6 +333,11 @@ impl<'a> Recorder<'a, '_> {
                 .raw
                 .cmd_bind_vertex_buffers(self.cb, binding, &[buffer.raw()], &[offset])
         };
+        let i = binding as usize;
+        if self.vertex_buffers.len() <= i {
+            self.vertex_buffers.resize(i + 1, None);
+        }
+        self.vertex_buffers[i] = Some((buffer, offset));
         // A use of the submission (host writes to the buffer wait for it).
         self.read.push(buffer);
         Ok(())
@@ -343,11 +367,14 @@ impl<'a> Recorder<'a, '_> {
                 .raw
                 .cmd_bind_index_buffer(self.cb, buffer.raw(), offset, index_type)
         };
+        self.index_buffer = Some((buffer, offset));
         self.read.push(buffer);
         Ok(())
     }
 
-    fn check_draw(&mut self, what: &'static str) -> Result<()> {
+    /// Checks a draw's state; in automatic mode, tracks its uses (`indexed`: the index
+    /// buffer is read too).
+    fn check_draw(&mut self, what: &'static str, indexed: bool) -> Result<()> {
         if self.bound[1].is_none() {
             return Err(Error::NoPipelineBound { what });
         }
@@ -356,7 +383,40 @@ impl<'a> Recorder<'a, '_> {
                 what: "draw outside a rendering scope; call begin_rendering first",
             });
         }
-        self.check_bound_state(1)
+        self.check_bound_state(1)?;
+        if self.automatic {
+            self.track_draw(indexed)?;
+        }
+        Ok(())
+    }
+
+    /// Moves an attachment from `old` to `new` before the scope: in manual mode as
+    /// `transition` (or `transition_from` when `always`) records it; in automatic mode
+    /// joined to the scope's barrier, after what the recording did with the image.
+    fn attach(
+        &mut self,
+        image: &Image,
+        old: vk::ImageLayout,
+        new: vk::ImageLayout,
+        always: bool,
+    ) -> Result<()> {
+        if !self.automatic {
+            return if always {
+                self.transition_from(image, old, new)
+            } else {
+                self.transition(image, new)
+            };
+        }
+        let current = self.image_layout(image);
+        if !always && current == new && self.tracker.image_src(image.raw()).is_none() {
+            self.touch(image);
+            return Ok(());
+        }
+        let src = self.transition_src(image, current);
+        let fresh = !self.images.iter().any(|u| u.image.raw() == image.raw());
+        self.defer_transition(image, old, new, src, stage_access(new));
+        self.mark_discards(image, always && fresh && old == vk::ImageLayout::UNDEFINED);
+        Ok(())
     }
 
     /// `vkCmdDraw`. Errors: `KILN-E252` no graphics pipeline bound, `KILN-E283` outside a
@@ -371,7 +431,7 @@ impl<'a> Recorder<'a, '_> {
         first_instance: u32,
     ) -> Result<()> {
         self.at(std::panic::Location::caller());
-        self.check_draw("draw")?;
+        self.check_draw("draw", false)?;
         self.flush_scopes();
         // SAFETY: a graphics pipeline is bound inside a rendering scope.
         unsafe {
@@ -397,7 +457,7 @@ impl<'a> Recorder<'a, '_> {
         first_instance: u32,
     ) -> Result<()> {
         self.at(std::panic::Location::caller());
-        self.check_draw("draw_indexed")?;
+        self.check_draw("draw_indexed", true)?;
         self.flush_scopes();
         // SAFETY: a graphics pipeline is bound inside a rendering scope.
         unsafe {

@@ -18,6 +18,10 @@ pub(crate) struct ImageUse {
     pub last: vk::ImageLayout,
     /// A barrier of the recording changed its layout (else it only relied on `first`).
     pub moved: bool,
+    /// A reusable recording uses the image through a descriptor set from its first use on
+    /// in `first`, without a transition of its own: the submission layer moves it there
+    /// once before the recording is first submitted (then `KILN-E285` checks it).
+    pub prepare: bool,
     /// The recording's first command on the image was a transition from UNDEFINED
     /// (discarding the contents, as a depth clear does): the recording relies on no layout
     /// at all, since such a barrier is valid from every layout
@@ -43,6 +47,8 @@ pub(crate) struct RecordedWork<'a> {
     /// Buffers a command used without borrowing them for the recording's lifetime, kept
     /// alive like the images; the submission counts them as read and written.
     pub kept: Vec<Buffer>,
+    /// Barriers the recording recorded (`Recorder::barrier_count`).
+    pub barriers: u32,
     /// Buffers the commands read, borrowed for the recording's lifetime (vertex and index
     /// buffers): uses that only read.
     pub read: Vec<&'a Buffer>,

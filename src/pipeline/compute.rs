@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::access::{uses_addresses, PipelineAccess};
 use super::cache::PipelineCache;
 use super::checks::check_capabilities;
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
@@ -141,6 +142,7 @@ pub struct ComputePipeline {
     raw: vk::Pipeline,
     layout: Arc<PipelineLayout>,
     entry: EntryPoint,
+    access: PipelineAccess,
     workgroup_size: [u32; 3],
     names: Vec<Arc<BTreeMap<String, u32>>>,
     label: String,
@@ -422,11 +424,18 @@ impl ComputePipeline {
         let raw = created.map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
         let label = format!("{}:{}", desc.module.label(), desc.entry);
         shared.set_name(raw, &label);
+        let addresses = if uses_addresses(&desc.module.reflection().capabilities) {
+            vk::ShaderStageFlags::COMPUTE
+        } else {
+            vk::ShaderStageFlags::empty()
+        };
+        let access = PipelineAccess::new(&layout, [ep], addresses);
         Ok(ComputePipeline {
             shared: shared.clone(),
             raw,
             layout,
             entry: ep.clone(),
+            access,
             workgroup_size: wg,
             names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
             label,
@@ -454,6 +463,12 @@ impl ComputePipeline {
     /// The reflected entry point.
     pub fn entry_point(&self) -> &EntryPoint {
         &self.entry
+    }
+
+    /// The reflected access of each binding of the layout (read / written, by which stage):
+    /// what the recorder's automatic barriers order.
+    pub fn access(&self) -> &PipelineAccess {
+        &self.access
     }
 
     /// Workgroup size after specialization.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::access::{uses_addresses, PipelineAccess};
 use super::checks::check_capabilities;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
@@ -180,6 +181,7 @@ pub struct GraphicsPipeline {
     shared: Arc<Shared>,
     raw: vk::Pipeline,
     layout: Arc<PipelineLayout>,
+    access: PipelineAccess,
     names: Vec<Arc<BTreeMap<String, u32>>>,
     color_formats: Vec<vk::Format>,
     depth_format: Option<vk::Format>,
@@ -418,6 +420,13 @@ impl GraphicsPipeline {
             }
         };
         let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
+        let addresses = stages
+            .iter()
+            .filter(|(_, _, m, _)| uses_addresses(&m.reflection().capabilities))
+            .fold(vk::ShaderStageFlags::empty(), |acc, (_, e, _, _)| {
+                acc | e.stage
+            });
+        let access = PipelineAccess::new(&layout, stages.iter().map(|(_, e, _, _)| *e), addresses);
 
         let (entries, data) = spec_data(desc.spec);
         let spec_info = vk::SpecializationInfo::default()
@@ -516,6 +525,7 @@ impl GraphicsPipeline {
             shared: shared.clone(),
             raw,
             layout,
+            access,
             names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
             color_formats: desc.color_formats.clone(),
             depth_format: desc.depth_format,
@@ -533,6 +543,12 @@ impl GraphicsPipeline {
     /// The interned pipeline layout.
     pub fn layout(&self) -> &Arc<PipelineLayout> {
         &self.layout
+    }
+
+    /// The reflected access of each binding of the layout (read / written, by which stage):
+    /// what the recorder's automatic barriers order.
+    pub fn access(&self) -> &PipelineAccess {
+        &self.access
     }
 
     /// The colour attachment formats the pipeline was built for.
@@ -574,6 +590,9 @@ impl Pipeline for GraphicsPipeline {
     }
     fn bind_point(&self) -> vk::PipelineBindPoint {
         vk::PipelineBindPoint::GRAPHICS
+    }
+    fn access(&self) -> &PipelineAccess {
+        &self.access
     }
     fn device_addresses(&self) -> bool {
         self.device_addresses

@@ -1,6 +1,7 @@
 //! Pipeline-layout descriptions and their interner, compatibility, compute and graphics
 //! pipelines, the persisted pipeline cache.
 
+mod access;
 mod bindless;
 pub(crate) mod cache;
 mod checks;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+pub use access::{BindingAccess, PipelineAccess};
 pub use bindless::DEFAULT_BINDLESS_MAX;
 pub use cache::PipelineCacheStatus;
 pub use compute::{ComputePipeline, ComputePipelineDesc};
@@ -34,6 +36,9 @@ pub trait Pipeline {
     fn layout(&self) -> &Arc<PipelineLayout>;
     /// COMPUTE or GRAPHICS.
     fn bind_point(&self) -> vk::PipelineBindPoint;
+    /// The reflected access of each binding of the layout: what the recorder's automatic
+    /// barriers order.
+    fn access(&self) -> &PipelineAccess;
     /// Workgroup size for `dispatch_threads` (`[1, 1, 1]` for graphics).
     fn workgroup_size(&self) -> [u32; 3] {
         [1, 1, 1]
@@ -59,6 +64,9 @@ impl Pipeline for ComputePipeline {
     }
     fn bind_point(&self) -> vk::PipelineBindPoint {
         vk::PipelineBindPoint::COMPUTE
+    }
+    fn access(&self) -> &PipelineAccess {
+        ComputePipeline::access(self)
     }
     fn workgroup_size(&self) -> [u32; 3] {
         ComputePipeline::workgroup_size(self)

@@ -100,6 +100,25 @@ impl<'a> Recording<'a> {
                 end: u.last,
             });
         }
+        // Images the recording uses through descriptor sets from their first use on, in
+        // the layouts their descriptors need: moved there once now (queue order puts this
+        // before the recording's first submission).
+        let moves: Vec<(&crate::Image, vk::ImageLayout)> = work
+            .images
+            .iter()
+            .filter(|u| u.prepare && u.image.layout() != u.first)
+            .map(|u| (&u.image, u.first))
+            .collect();
+        if !moves.is_empty() {
+            let label = "image layouts for a recording";
+            let ((), sub) = super::device::submit_on(shared, queue, label, |r| {
+                for (image, layout) in &moves {
+                    r.transition(image, *layout)?;
+                }
+                Ok(())
+            })?;
+            drop(sub);
+        }
         Ok(Recording {
             shared,
             queue,
@@ -107,6 +126,12 @@ impl<'a> Recording<'a> {
             work,
             last: 0,
         })
+    }
+
+    /// Barriers the recorded commands contain (see
+    /// [`Recorder::barrier_count`](crate::Recorder::barrier_count)).
+    pub fn barrier_count(&self) -> u32 {
+        self.work.barriers
     }
 
     /// Submits the recorded commands without waiting for them (after waiting for this

@@ -90,7 +90,10 @@ pub(crate) fn record<'a, R>(
     let begin = vk::CommandBufferBeginInfo::default().flags(options.flags);
     // SAFETY: `cb` is in the initial state (fresh, or reset after its last use).
     unsafe { d.begin_command_buffer(cb, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
-    let mut rec = Recorder::new(shared, cb, queue, flags);
+    let reusable = !options
+        .flags
+        .contains(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+    let mut rec = Recorder::new(shared, cb, queue, flags, reusable);
     if shared.timing && options.timed {
         rec.time_submission()?;
     }

@@ -173,8 +173,9 @@ impl Image {
     }
 
     /// Uploads tightly packed texels (row after row, no padding) to mip `level` through a
-    /// staging buffer: UNDEFINED/current → TRANSFER_DST_OPTIMAL → copy →
-    /// SHADER_READ_ONLY_OPTIMAL when the image is sampled (else it stays TRANSFER_DST).
+    /// staging buffer: UNDEFINED/current → TRANSFER_DST_OPTIMAL → copy → the layout its
+    /// usage suggests: GENERAL for a storage image, else SHADER_READ_ONLY_OPTIMAL for a
+    /// sampled one (else it stays TRANSFER_DST_OPTIMAL).
     /// Waits for the GPU.
     ///
     /// Errors: `KILN-E181` wrong byte count, `KILN-E180` no such level.
@@ -191,11 +192,18 @@ impl Image {
             },
         )?;
         staging.upload(bytes)?;
-        let sampled = self.usage().contains(vk::ImageUsageFlags::SAMPLED);
+        let usage = self.usage();
+        let after = if usage.contains(vk::ImageUsageFlags::STORAGE) {
+            Some(vk::ImageLayout::GENERAL)
+        } else if usage.contains(vk::ImageUsageFlags::SAMPLED) {
+            Some(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
+        } else {
+            None
+        };
         super::device::execute(shared, "execute", |r| {
             r.copy_buffer_to_image(&staging, self, level)?;
-            if sampled {
-                r.transition(self, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?;
+            if let Some(layout) = after {
+                r.transition(self, layout)?;
             }
             Ok(())
         })

@@ -13,7 +13,7 @@ pub use rspirv::spirv::{Dim, ExecutionModel, ImageFormat};
 
 pub use module::{generator_name, version_string, ShaderModule};
 pub use reflect::{
-    BlockLayout, BlockMember, DescriptorBinding, EntryPoint, ImageTy, InterfaceVariable,
+    Access, BlockLayout, BlockMember, DescriptorBinding, EntryPoint, ImageTy, InterfaceVariable,
     MemberType, ModuleReflection, PushConstantBlock, ScalarType, SpecConstant, SpecValue,
     UnsupportedBinding, WorkgroupSize,
 };

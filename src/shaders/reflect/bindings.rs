@@ -116,6 +116,7 @@ fn describe_binding(
     let mut image = None;
     let mut block = None;
     let mut non_writable = d.non_writable;
+    let mut non_readable = d.non_readable;
     let ty_deco = t.deco(ty).cloned().unwrap_or_default();
     let descriptor_type = match (storage, t.types.get(&ty)) {
         (StorageClass::UniformConstant, Some(Ty::Sampler)) => vk::DescriptorType::SAMPLER,
@@ -172,6 +173,10 @@ fn describe_binding(
             && (0..members.len() as u32)
                 .all(|m| t.member_decos.get(&(ty, m)).is_some_and(|d| d.non_writable));
         non_writable |= all_nw;
+        let all_nr = !members.is_empty()
+            && (0..members.len() as u32)
+                .all(|m| t.member_decos.get(&(ty, m)).is_some_and(|d| d.non_readable));
+        non_readable |= all_nr;
     }
     let block_name = block
         .as_ref()
@@ -191,7 +196,7 @@ fn describe_binding(
         block,
         image,
         non_writable,
-        non_readable: d.non_readable,
+        non_readable,
         input_attachment_index: d.input_attachment_index,
     })))
 }

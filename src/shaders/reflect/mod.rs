@@ -48,10 +48,86 @@ pub struct DescriptorBinding {
     pub image: Option<ImageTy>,
     /// NonWritable on the variable or every block member.
     pub non_writable: bool,
-    /// NonReadable on the variable.
+    /// NonReadable on the variable or every block member.
     pub non_readable: bool,
     /// InputAttachmentIndex decoration.
     pub input_attachment_index: Option<u32>,
+}
+
+/// How an entry point may access the memory behind one binding: what
+/// [`DescriptorBinding::access`] derives from its descriptor type and its NonWritable /
+/// NonReadable decorations. kiln's automatic barriers order only what this says (a read
+/// waits for earlier writes, a write for earlier reads and writes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Access {
+    /// The shader may read the resource.
+    pub read: bool,
+    /// The shader may write the resource.
+    pub write: bool,
+}
+
+impl Access {
+    /// Neither read nor written (a sampler; a storage resource decorated both NonWritable
+    /// and NonReadable).
+    pub const NONE: Access = Access {
+        read: false,
+        write: false,
+    };
+    /// Read only.
+    pub const READ: Access = Access {
+        read: true,
+        write: false,
+    };
+    /// Written only (`writeonly` in GLSL: NonReadable).
+    pub const WRITE: Access = Access {
+        read: false,
+        write: true,
+    };
+    /// Read and written.
+    pub const READ_WRITE: Access = Access {
+        read: true,
+        write: true,
+    };
+
+    /// Read or written.
+    #[inline]
+    pub fn any(self) -> bool {
+        self.read | self.write
+    }
+
+    /// What either access does.
+    #[inline]
+    pub fn union(self, other: Access) -> Access {
+        Access {
+            read: self.read | other.read,
+            write: self.write | other.write,
+        }
+    }
+}
+
+impl DescriptorBinding {
+    /// How the entry point may access the binding's memory (Vulkan spec §15.1 "Descriptor
+    /// Types", SPIR-V spec §3.20 NonWritable / NonReadable):
+    /// - uniform buffers, uniform texel buffers, sampled images, combined image samplers,
+    ///   input attachments and acceleration structures are read only
+    ///   ([`Access::READ`]); samplers access no memory ([`Access::NONE`]);
+    /// - storage buffers, storage images and storage texel buffers are read unless
+    ///   NonReadable (GLSL `writeonly`) and written unless NonWritable (GLSL `readonly`),
+    ///   each on the variable or on every member of its block.
+    pub fn access(&self) -> Access {
+        use vk::DescriptorType as T;
+        match self.descriptor_type {
+            T::SAMPLER => Access::NONE,
+            T::STORAGE_BUFFER
+            | T::STORAGE_BUFFER_DYNAMIC
+            | T::STORAGE_IMAGE
+            | T::STORAGE_TEXEL_BUFFER => Access {
+                read: !self.non_readable,
+                write: !self.non_writable,
+            },
+            _ => Access::READ,
+        }
+    }
 }
 
 /// A resource that kiln reflects but has no Vulkan descriptor type for (issue 17): today an
