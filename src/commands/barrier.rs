@@ -28,7 +28,16 @@ impl Recorder<'_, '_> {
     /// a hazard), images bound through sets must be transitioned by the caller
     /// ([`transition`](Self::transition)), and copies and fills wait for the dispatches
     /// recorded before them and end with a full barrier, as kiln did before automatic mode.
+    ///
+    /// Switched to in the middle of a recording, it first orders everything recorded so far
+    /// with a full barrier (the caller cannot know which barriers automatic mode still owed
+    /// the commands before: a dispatch after `copy_image_to_buffer` and this switch read
+    /// the copy's writes unordered, which the API-sequence fuzzer found).
     pub fn manual_barriers(&mut self) {
+        if self.automatic && !self.tracker.is_clear() {
+            self.record_full_barrier();
+            self.tracker.reset();
+        }
         self.automatic = false;
     }
 

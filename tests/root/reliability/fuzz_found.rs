@@ -107,3 +107,52 @@ fn a_fill_or_copy_after_barrier_waits_for_the_dispatch() {
     assert_eq!(d.read::<f32>().unwrap(), vec![3.0; N]);
     assert_clean(&device);
 }
+
+/// Switching to manual barriers in the middle of a recording: what automatic mode recorded
+/// before (an image copied into a buffer, no barrier yet) is ordered before what comes
+/// after (a dispatch reading that buffer, after the caller's compute barrier). It was not.
+#[test]
+fn switching_to_manual_barriers_orders_what_came_before() {
+    let device = device();
+    let p = vector_add(&device);
+    let (a, b, c) = (
+        storage(&device, "a", 1.0),
+        storage(&device, "b", 2.0),
+        storage(&device, "c", 0.0),
+    );
+    let set = add::set(&p, &a, &b, &c);
+    let img = image(&device);
+    device
+        .execute(|r| {
+            r.copy_image_to_buffer(&img, 0, &a)?;
+            r.manual_barriers();
+            r.barrier()?;
+            add::dispatch(r, &p, &set, N as u32)
+        })
+        .unwrap();
+    assert_eq!(c.read::<f32>().unwrap(), vec![11.0; N]);
+    assert_clean(&device);
+}
+
+/// An image written by a copy, dropped, and new images made in its memory: the new
+/// images' transitions from UNDEFINED write memory the earlier copy wrote. The timeline
+/// wait orders that; validation layer 1.3.239's submit-time checks do not see the wait and
+/// reported a write-after-write hazard until the transition from UNDEFINED also names the
+/// earlier writes (all stages, memory writes) in its source scope.
+#[test]
+fn a_new_image_in_the_memory_of_a_dropped_one_is_clean() {
+    let device = device();
+    let c = storage(&device, "c", 4.0);
+    let img = image(&device);
+    device
+        .execute(|r| r.copy_buffer_to_image(&c, &img, 0))
+        .unwrap();
+    // As the fuzzer's program: the next image is made while the first still exists, then
+    // the first is dropped and one more made (in its memory).
+    let again = image(&device);
+    drop(img);
+    let more = image(&device);
+    assert_eq!(again.read().unwrap(), bytes(&[9.0; N]));
+    assert_eq!(more.read().unwrap(), bytes(&[9.0; N]));
+    assert_clean(&device);
+}
