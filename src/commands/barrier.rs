@@ -85,6 +85,11 @@ impl Recorder<'_, '_> {
     /// orders them as well.
     pub(crate) fn compute_barrier(&mut self) {
         self.dirty = false;
+        if !self.stages.contains(S::COMPUTE_SHADER) {
+            // A transfer queue runs no dispatch: nothing to order (and a shader access with
+            // only the transfer stage left would be invalid, VUID-VkMemoryBarrier2-dstAccessMask-03908).
+            return;
+        }
         self.barriers += 1;
         self.memory_barrier(
             S::COMPUTE_SHADER,

@@ -156,3 +156,22 @@ fn a_new_image_in_the_memory_of_a_dropped_one_is_clean() {
     assert_eq!(more.read().unwrap(), bytes(&[9.0; N]));
     assert_clean(&device);
 }
+
+/// `barrier()` on a transfer queue records nothing (no dispatch runs there); with the
+/// transfer stages added to its destination it recorded shader accesses with only the
+/// transfer stage left (VUID-VkMemoryBarrier2-dstAccessMask-03908), which the fuzzer
+/// found on an emulated transfer queue. The fill after it still runs.
+#[test]
+fn a_barrier_on_a_transfer_queue_is_valid() {
+    let device = common::emulated_device();
+    let buf = storage(&device, "buf", 0.0);
+    let q = device.queue(kiln::QueueKind::Transfer);
+    q.execute(|r| {
+        r.barrier()?;
+        r.fill_buffer(&buf, 6.0f32.to_bits())?;
+        r.barrier()
+    })
+    .unwrap();
+    assert_eq!(buf.read::<f32>().unwrap(), vec![6.0; N]);
+    assert_clean(&device);
+}
