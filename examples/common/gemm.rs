@@ -165,7 +165,7 @@ impl Gemm {
             return Ok(());
         };
         let [tm, tn] = self.tile;
-        if m % tm != 0 || n % tn != 0 || k % lk != 0 {
+        if !m.is_multiple_of(tm) || !n.is_multiple_of(tn) || !k.is_multiple_of(lk) {
             return Err(format!(
                 "{}: M {m} and N {n} must be multiples of the tile {tm}×{tn}, K {k} of {lk}",
                 self.path
