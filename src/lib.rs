@@ -121,7 +121,7 @@ pub use pipeline::{
 pub use queue::{
     GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission, Transfer,
 };
-pub use shaders::{HostLayout, HostMember, HostType, ShaderModule, SpecValue};
+pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};
 
 /// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry
 /// point, the descriptor bindings, push constants, interface variables, workgroup size and
