@@ -105,11 +105,12 @@ pub use commands::{
 };
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
-    known_capabilities, Buffer, BufferDesc, ComputeProperties, CooperativeMatrixConfig, Device,
-    DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc, LayerFeatures, MemoryLocation,
-    MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler, SamplerDesc, UpdateAfterBindLimits,
-    ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
-    MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
+    capability_requirement, known_capabilities, Buffer, BufferDesc, ComputeProperties,
+    CooperativeMatrixConfig, Device, DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc,
+    LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler,
+    SamplerDesc, UpdateAfterBindLimits, ValidationReport, ValidationWatch,
+    COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES,
+    MAX_TRANSFER_QUEUES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
