@@ -1,12 +1,15 @@
 //! The `kiln` command-line tool.
 //!
 //! - `kiln reflect FILE.spv [FILE.spv ...] [--json] [--entry NAME] [--all-bindings]`
+//! - `kiln diagnose [--json] [--profile vulkan-min | --device] FILE.spv[+FILE.spv...] ...`
 //! - `kiln bench [--quick] [--json]`
-//! - `kiln devices`
+//! - `kiln devices` (the chosen device, its subgroups, compute limits and cooperative-matrix
+//!   configurations)
 //!
 //! Install it with `cargo install --path kiln-cli`. The benchmark itself lives in the
 //! `kiln-bench` crate.
 
+mod diagnose;
 mod reflect;
 
 use std::process::ExitCode;
@@ -14,6 +17,7 @@ use std::process::ExitCode;
 fn usage() -> ExitCode {
     eprintln!(
         "usage:\n  kiln reflect FILE.spv [FILE.spv ...] [--json] [--entry NAME] [--all-bindings]\n  \
+         kiln diagnose [--json] [--profile vulkan-min | --device] FILE.spv[+FILE.spv...] ...\n  \
          kiln bench [--quick] [--json] [--size-log2 N]\n  kiln devices"
     );
     ExitCode::from(2)
@@ -25,10 +29,44 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("reflect") => reflect::main(&args[1..]),
+        Some("diagnose") => diagnose::main(&args[1..]),
         Some("bench") => kiln_bench::main(&args[1..]),
         Some("devices") => match kiln::Device::new() {
             Ok(d) => {
                 println!("{}", d.info());
+                let p = d.compute_properties();
+                println!(
+                    "  subgroups: size {} (range {}..={}, size control {}, full subgroups {}), \
+                     operations {:?}, stages {:?}",
+                    p.subgroup_size,
+                    p.min_subgroup_size,
+                    p.max_subgroup_size,
+                    p.subgroup_size_control,
+                    p.compute_full_subgroups,
+                    p.subgroup_operations,
+                    p.subgroup_stages
+                );
+                println!(
+                    "  shared memory {} B, workgroup {:?} / {} invocations, maxBufferSize {} B, \
+                     maxStorageBufferRange {} B, device addresses {}, push descriptors {} (max {})",
+                    p.max_compute_shared_memory_size,
+                    p.max_compute_work_group_size,
+                    p.max_compute_work_group_invocations,
+                    p.max_buffer_size,
+                    p.max_storage_buffer_range,
+                    p.buffer_device_address,
+                    p.push_descriptor,
+                    p.max_push_descriptors
+                );
+                if p.cooperative_matrix.is_empty() {
+                    println!("  cooperative matrices: none");
+                }
+                for c in &p.cooperative_matrix {
+                    println!(
+                        "  cooperative matrix {}x{}x{}: A {:?} B {:?} C {:?} result {:?}, {:?}",
+                        c.m, c.n, c.k, c.a_type, c.b_type, c.c_type, c.result_type, c.scope
+                    );
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => {
