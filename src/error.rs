@@ -792,6 +792,18 @@ errors! {
     #[error("push constant bytes {missing} of the bound pipeline's ranges {ranges} were never pushed; push the whole block (e.g. r.push(0, &params) with a struct of the block's size)")]
     PushConstantsPartial { missing: String, ranges: String },
 
+    /// A typed push-constant block ([`crate::Recorder::push_block`]) that is not the bound
+    /// pipeline's push-constant range: generated from another shader, or from an older
+    /// version of this one.
+    #[code("KILN-E266")]
+    #[error("push-constant block `{block}` covers bytes [{offset}, {end}) but the bound pipeline's ranges are {ranges}; push the block generated for this pipeline's shader (rebuild if the shader changed)")]
+    PushBlockMismatch {
+        block: String,
+        offset: u32,
+        end: u32,
+        ranges: String,
+    },
+
     /// A vertex input location whose buffer-layout format disagrees with the shader
     /// (VUID-VkGraphicsPipelineCreateInfo-Input-08733).
     #[code("KILN-E280")]

@@ -28,3 +28,4 @@ mod reliability;
 mod subgroups;
 mod threads;
 mod transfers;
+mod typed_bindings;
