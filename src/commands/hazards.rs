@@ -342,6 +342,12 @@ impl Tracker {
         self.rendering = false;
     }
 
+    /// Nothing recorded so far is tracked (no command used a resource since the last
+    /// reset).
+    pub(crate) fn is_clear(&self) -> bool {
+        self.buffers.is_empty() && self.images.is_empty()
+    }
+
     /// A full barrier (all commands → all commands) was recorded: nothing earlier needs
     /// ordering any more.
     pub(crate) fn reset(&mut self) {
