@@ -16,7 +16,10 @@ const ROWS: &[(&str, &str)] = &[
     // lavapipe has VK_KHR_push_descriptor.
     ("descriptor set alloc+write+bind (push descriptor)", "ns"),
     // Issue 15's chains.
-    ("chain 1000 dependent 1-thread dispatches (recorded once)", "us"),
+    (
+        "chain 1000 dependent 1-thread dispatches (recorded once)",
+        "us",
+    ),
     ("chain 100 dependent y += x over 2^20 f32", "us"),
     ("saxpy scalar", "GB/s"),
     ("saxpy vec4", "GB/s"),
