@@ -22,6 +22,7 @@
 //!   compiler's messages (`KILN-W009` is logged).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::Duration;
@@ -82,13 +83,25 @@ enum Built {
 
 /// A compute pipeline that follows its source file (feature `hot-reload`; see the module
 /// docs). Bind [`pipeline`](Self::pipeline) as usual; call [`poll`](Self::poll) at a safe
-/// point to take a reloaded version.
+/// point to take a reloaded version. Dropping it stops and joins the watcher thread
+/// (waiting for a compile in progress).
 pub struct HotComputePipeline {
     current: ComputePipeline,
     source: PathBuf,
     rx: Receiver<Built>,
-    /// Dropping it ends the watcher thread (its `send` fails, or it sees the flag).
-    _stop: Arc<()>,
+    /// Set on drop: the watcher thread ends at its next wake-up.
+    stop: Arc<AtomicBool>,
+    /// Joined on drop, so the watcher's device handle is gone when the pipeline is.
+    watcher: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for HotComputePipeline {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(w) = self.watcher.take() {
+            let _ = w.join();
+        }
+    }
 }
 
 impl std::fmt::Debug for HotComputePipeline {
@@ -113,20 +126,23 @@ impl HotComputePipeline {
         })?;
         let current = device.compute_pipeline(&module, &desc.entry)?;
         let (tx, rx) = mpsc::channel();
-        let stop = Arc::new(());
-        let alive = Arc::downgrade(&stop);
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
         let (device, path, entry, every) = (
             device.clone(),
             desc.source.clone(),
             desc.entry.clone(),
             desc.poll_interval,
         );
-        std::thread::Builder::new()
+        let watcher = std::thread::Builder::new()
             .name("kiln-hot-reload".into())
             .spawn(move || {
                 let mut last = bytes;
-                while alive.upgrade().is_some() {
+                loop {
                     std::thread::sleep(every);
+                    if stopped.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let Ok(now) = std::fs::read(&path) else {
                         continue; // mid-save or removed: try again
                     };
@@ -154,7 +170,8 @@ impl HotComputePipeline {
             current,
             source: desc.source.clone(),
             rx,
-            _stop: stop,
+            stop,
+            watcher: Some(watcher),
         })
     }
 
