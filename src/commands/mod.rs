@@ -218,6 +218,15 @@ impl<'a> Recorder<'a, '_> {
         }
     }
 
+    /// The capabilities of the queue this command buffer is recorded for
+    /// (`VkQueueFamilyProperties::queueFlags` of its family; an emulated queue has those of
+    /// its kind: a transfer queue `TRANSFER` only). Raw commands must be ones that family
+    /// supports (each command's "Supported Queue Types", e.g. `vkCmdWaitEvents` needs
+    /// graphics or compute: VUID-vkCmdWaitEvents-commandBuffer-cmdpool).
+    pub fn queue_flags(&self) -> vk::QueueFlags {
+        self.queue_flags
+    }
+
     /// The raw command buffer, for commands kiln does not wrap.
     ///
     /// # Safety

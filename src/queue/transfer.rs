@@ -86,7 +86,7 @@ impl Buffer {
                 let shared = self.shared();
                 let queue = transfer_queue(shared, true);
                 let last = chunks::upload(shared, queue, (self, offset), bytes, true)?;
-                shared.wait_value(queue, last, EXECUTE_TIMEOUT)
+                shared.poll_value(queue, last, EXECUTE_TIMEOUT)
             }
         }
     }
@@ -298,7 +298,7 @@ impl Transfer<'_> {
         }
         let value = std::mem::take(&mut self.value);
         if value > 0 {
-            self.shared.wait_value(self.queue, value, EXECUTE_TIMEOUT)?;
+            self.shared.poll_value(self.queue, value, EXECUTE_TIMEOUT)?;
         }
         Ok(())
     }
