@@ -19,7 +19,11 @@
 //! The warnings so far: `KILN-W001` validation requested but the layer is missing,
 //! `KILN-W002` a pipeline cache file or its data is ignored, `KILN-W003` the pipeline cache
 //! is not saved, `KILN-W004` cooperative-matrix or bfloat16 extensions the device has are
-//! not enabled because the validation layer predates them. They are not [`Error`] variants.
+//! not enabled because the validation layer predates them, `KILN-W006` the `KILN_TRACE`
+//! file could not be written at device drop, `KILN-W007` a layer feature was asked for but
+//! the layer lacks `VK_EXT_validation_features`, `KILN-W005` a draw uses through a descriptor
+//! set what an earlier draw of the same rendering scope wrote (no barrier can be recorded
+//! there). They are not [`Error`] variants.
 //!
 //! # How a variant is written
 //!
@@ -98,7 +102,10 @@ macro_rules! errors {
                 #[doc = ""]
                 #[doc = concat!("`", $code, "`: ", $msg)]
                 #[error("{}: {}", $code, format_args!($msg $(, $arg)*))]
-                $name $({ $( $(#[$field_attr])* $field: $ty ),* })?,
+                $name $({ $(
+                    #[doc = concat!("The `", stringify!($field), "` the message shows.")]
+                    $(#[$field_attr])* $field: $ty
+                ),* })?,
             )*
         }
 
@@ -295,6 +302,27 @@ errors! {
         detail: String,
     },
 
+    /// A host struct's member has another name than the shader block's member at that
+    /// position (case and `_` ignored): members listed in another order than the shader's.
+    #[code("KILN-E062")]
+    #[error("block `{block}`: member {index} is `{host}` on the host but `{shader}` in the shader; declare the host fields in the shader's order (and list them so in host_layout!)")]
+    HostMemberName {
+        block: String,
+        index: usize,
+        host: String,
+        shader: String,
+    },
+
+    /// A host struct's member has another scalar type or count than the shader block's.
+    #[code("KILN-E063")]
+    #[error("block `{block}`: member `{member}` is {host} on the host but {shader} in the shader; give the host field the shader's type (float: f32, int: i32, uint: u32, vecN: [f32; N])")]
+    HostMemberType {
+        block: String,
+        member: String,
+        host: String,
+        shader: String,
+    },
+
     // ------------------------------------------------------------ E100–E149 Vulkan / device
     /// The Vulkan loader (libvulkan.so.1) could not be loaded.
     #[code("KILN-E100")]
@@ -343,10 +371,16 @@ errors! {
     #[error("device `{device}` lacks {what}")]
     MissingFeature { device: String, what: String },
 
-    /// The GPU did not finish within the wait timeout (`ms`, the time waited).
+    /// The GPU did not finish within the wait timeout (`ms`, the time waited;
+    /// `DeviceDesc::wait_timeout`, `KILN_WAIT_TIMEOUT_MS`). `label` names the submission
+    /// waited for and its scopes when the wait knows them, empty otherwise.
     #[code("KILN-E108")]
-    #[error("timed out after {ms} ms waiting for the GPU during {call}")]
-    Timeout { call: &'static str, ms: u64 },
+    #[error("timed out after {ms} ms waiting for the GPU during {call}{}", submission(label))]
+    Timeout {
+        call: &'static str,
+        ms: u64,
+        label: String,
+    },
 
     /// An object of one device was used with another device (VUID-*-commonparent).
     #[code("KILN-E109")]
@@ -375,6 +409,66 @@ errors! {
         flags: vk::QueueFlags,
         what: &'static str,
         needed: vk::QueueFlags,
+    },
+
+    /// The validation layer reported errors while a submission was recorded, submitted or
+    /// waited for, and `DeviceDesc::validation_fail` (`KILN_VALIDATION_FAIL=1`) turns them
+    /// into an error. `messages` are the layer's texts (the last 32 at most), each with the
+    /// Rust line that recorded the command where the layer raised it at record time.
+    #[code("KILN-E121")]
+    #[error("the validation layer reported {count} error(s) during submission `{label}`:\n{messages}\n; fix the Vulkan usage the messages name (KILN_VALIDATION_FAIL=0 only logs them)")]
+    ValidationFailed {
+        label: String,
+        count: u32,
+        messages: String,
+    },
+
+    /// GPU timing on a queue whose family writes no timestamps (`timestampValidBits` is 0,
+    /// VUID-vkCmdWriteTimestamp2-timestamp-03863), or a device without `hostQueryReset`
+    /// (Vulkan 1.2), which kiln's reused query pools need.
+    #[code("KILN-E122")]
+    #[error("queue family {family} of `{device}` cannot time work: {what}; time the work on another queue (QueueKind::Main) or turn timing off")]
+    TimestampsUnsupported {
+        device: String,
+        family: u32,
+        what: &'static str,
+    },
+
+    /// `Recorder::end_scope` without an open scope, or a recording that ended with scopes
+    /// still open.
+    #[code("KILN-E123")]
+    #[error("GPU timing scopes do not nest: {what}; pair every begin_scope with one end_scope (or use Recorder::scope)")]
+    ScopeMismatch { what: String },
+
+    /// The timings of a submission cannot be read: it was not timed, the GPU has not
+    /// finished it, or a later submission of the same `Recording` overwrote them.
+    #[code("KILN-E124")]
+    #[error("no GPU timings for submission `{label}`: {why}")]
+    TimingsUnavailable { label: String, why: &'static str },
+
+    /// Validation-layer features the layer cannot run together (Khronos validation layer
+    /// 1.3.239: debug printf and GPU-assisted validation share the instrumentation).
+    #[code("KILN-E126")]
+    #[error("the validation layer cannot run {features} together; enable one of them (DeviceDesc::layer_features, KILN_VALIDATION)")]
+    LayerFeaturesConflict { features: &'static str },
+
+    /// `KILN_VALIDATION` holds a value kiln does not know.
+    #[code("KILN-E127")]
+    #[error("KILN_VALIDATION={value:?}: unknown setting `{token}`; use a comma-separated list of 0, 1, printf, gpu, sync, nosync")]
+    ValidationSetting { value: String, token: String },
+
+    /// `KILN_WAIT_TIMEOUT_MS` is not a number of milliseconds.
+    #[code("KILN-E128")]
+    #[error("KILN_WAIT_TIMEOUT_MS={value:?} is not a whole number of milliseconds; set it to e.g. 120000, or unset it")]
+    WaitTimeoutSetting { value: String },
+
+    /// The Chrome trace (`KILN_TRACE`, `Device::write_trace`) could not be written.
+    #[code("KILN-E129")]
+    #[error("cannot write the trace to {}: {source}; check that the directory exists and is writable", path.display())]
+    TraceWrite {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
     },
 
     /// Creating a window surface or swapchain failed, or the window cannot be presented to.
@@ -543,10 +637,16 @@ errors! {
         available: Vec<u32>,
     },
 
-    /// No binding of that reflected name.
+    /// No binding of that reflected name (instance names, `scene` in `uniform Scene {..}
+    /// scene;`, and block names, `Scene`, are both accepted).
     #[code("KILN-E201")]
-    #[error("set {set} has no binding named `{name}`")]
-    NoSuchBindingName { set: u32, name: String },
+    #[error("set {set} has no binding named `{name}`; {}", names_hint(available))]
+    NoSuchBindingName {
+        set: u32,
+        name: String,
+        /// The names the set has, as `name (binding n)`, sorted.
+        available: Vec<String>,
+    },
 
     /// Writing a descriptor of the wrong type (VUID-VkWriteDescriptorSet-descriptorType-00330 ff.).
     #[code("KILN-E202")]
@@ -569,7 +669,8 @@ errors! {
         element: u32,
     },
 
-    /// A set bound to a pipeline whose layout differs at that set number.
+    /// A set bound to a pipeline whose layout differs at that set number. When the two
+    /// differ only in stage flags, `diff` ends with the call that makes them one layout.
     #[code("KILN-E204")]
     #[error("set {set} is not compatible with the pipeline layout: {diff}")]
     IncompatibleSet { set: u32, diff: String },
@@ -662,7 +763,7 @@ errors! {
 
     /// The pipeline's push constants were never pushed since a layout with other ranges.
     #[code("KILN-E255")]
-    #[error("the bound pipeline has push constant ranges {ranges} but nothing was pushed; call push_constants before dispatch")]
+    #[error("the bound pipeline has push constant ranges {ranges} but nothing was pushed; call push (or push_constants) before the dispatch or draw")]
     PushConstantsNotSet { ranges: String },
 
     /// A required subgroup size or full subgroups the device cannot give the pipeline
@@ -684,6 +785,12 @@ errors! {
     #[code("KILN-E258")]
     #[error("indirect dispatch at offset {offset} of buffer `{object}` ({size} bytes): the 12-byte command must be 4-byte aligned and end inside the buffer; pass an offset that is a multiple of 4 and at most size - 12")]
     IndirectOutOfBounds { object: String, offset: u64, size: u64 },
+    /// Push constants pushed for part of the bound pipeline's ranges only: the shader
+    /// would read bytes nobody set (VUID-vkCmdDispatch-maintenance4-08602 and the same
+    /// VUIDs of vkCmdDraw*).
+    #[code("KILN-E265")]
+    #[error("push constant bytes {missing} of the bound pipeline's ranges {ranges} were never pushed; push the whole block (e.g. r.push(0, &params) with a struct of the block's size)")]
+    PushConstantsPartial { missing: String, ranges: String },
 
     /// A vertex input location whose buffer-layout format disagrees with the shader
     /// (VUID-VkGraphicsPipelineCreateInfo-Input-08733).
@@ -722,7 +829,8 @@ errors! {
 
     /// A reusable recording ([`crate::Device::record`]) leaves an image in another layout
     /// than it found it in, so a second submission would start from the wrong layout
-    /// (VUID-VkImageMemoryBarrier2-oldLayout-01197).
+    /// (VUID-VkImageMemoryBarrier2-oldLayout-01197). Not raised for an image whose first
+    /// command is a transition from UNDEFINED (valid from every layout).
     #[code("KILN-E284")]
     #[error("the recording leaves image `{image}` in {end:?} but found it in {start:?}; a reusable recording must transition it back to {start:?} at the end (or use execute for one-off work)")]
     RecordingChangesLayout {
@@ -739,6 +847,24 @@ errors! {
         image: String,
         recorded: vk::ImageLayout,
         now: vk::ImageLayout,
+    },
+
+    /// An image bound through a descriptor set is not in the layout its descriptor needs
+    /// (storage image: GENERAL, sampled image: SHADER_READ_ONLY_OPTIMAL;
+    /// VUID-vkCmdDraw-imageLayout-00344, VUID-vkCmdDispatch-imageLayout-00344) and kiln
+    /// cannot move it there: the command is inside a rendering scope (no barrier allowed
+    /// there), or one command binds the image with two descriptor types that need two
+    /// layouts.
+    #[code("KILN-E286")]
+    #[error("image `{image}` (set {set}, binding {binding}) is in {found:?} but {what} needs it in {needed:?}; {hint}")]
+    DescriptorImageLayout {
+        image: String,
+        set: u32,
+        binding: u32,
+        found: vk::ImageLayout,
+        needed: vk::ImageLayout,
+        what: &'static str,
+        hint: &'static str,
     },
 }
 
@@ -761,6 +887,16 @@ impl fmt::Debug for Error {
     }
 }
 
+/// The names a set has, for `KILN-E201`.
+fn names_hint(available: &[String]) -> String {
+    if available.is_empty() {
+        "the set has no named bindings (the module was stripped of names); use the binding number"
+            .into()
+    } else {
+        format!("the set has {}", available.join(", "))
+    }
+}
+
 /// What to do about a file that could not be read (`KILN-E012`).
 fn read_hint(error: &std::io::Error) -> &'static str {
     match error.kind() {
@@ -771,6 +907,20 @@ fn read_hint(error: &std::io::Error) -> &'static str {
         std::io::ErrorKind::PermissionDenied => "make the file readable by this user",
         std::io::ErrorKind::IsADirectory => "pass the path of a .spv file, not of a directory",
         _ => "check that the file exists and is readable",
+    }
+}
+
+/// ` for submission `label`` and what to do, for `KILN-E108`; nothing when the label is
+/// unknown.
+fn submission(label: &str) -> String {
+    if label.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " for submission `{label}`; the work takes longer than the wait timeout (raise \
+             DeviceDesc::wait_timeout or KILN_WAIT_TIMEOUT_MS) or never finishes (an endless \
+             loop, a wait for an event or semaphore nothing signals)"
+        )
     }
 }
 
@@ -816,6 +966,9 @@ pub(crate) fn vk_wait_err<'a>(
         vk::Result::TIMEOUT => Error::Timeout {
             call,
             ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            // The waits' callers that know the submission waited for name it
+            // (`queue::timing::with_description`); `label` is the last one submitted.
+            label: String::new(),
         },
         result => map_result(call, result, label),
     }

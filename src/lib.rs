@@ -82,6 +82,8 @@
 //! and written back when it drops ([`Device::pipeline_cache_status`]; the file name and
 //! the checks before any byte reaches the driver are in [`PipelineCacheStatus`]'s docs).
 
+#![warn(missing_docs)]
+
 mod commands;
 mod descriptors;
 mod device;
@@ -104,28 +106,32 @@ pub use commands::{
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
     known_capabilities, Buffer, BufferDesc, ComputeProperties, CooperativeMatrixConfig, Device,
-    DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc, MemoryLocation, MemoryReport,
-    QueueInfo, QueueKind, QueueSource, Sampler, SamplerDesc, UpdateAfterBindLimits,
+    DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc, LayerFeatures, MemoryLocation,
+    MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler, SamplerDesc, UpdateAfterBindLimits,
     ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
     MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
-    BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
-    GraphicsPipelineDesc, Pipeline, PipelineCacheStatus, PipelineLayout, PipelineLayoutDesc,
-    PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
+    BindingAccess, BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
+    GraphicsPipelineDesc, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineLayout,
+    PipelineLayoutDesc, PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility,
+    DEFAULT_BINDLESS_MAX,
 };
-pub use queue::{HostBuffer, Queue, Recording, StagingUsage, Submission, Transfer};
-pub use shaders::{HostLayout, HostMember, ShaderModule, SpecValue};
+pub use queue::{
+    GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission, Transfer,
+};
+pub use shaders::{HostLayout, HostMember, HostType, ShaderModule, SpecValue};
 
 /// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry
 /// point, the descriptor bindings, push constants, interface variables, workgroup size and
 /// specialization constants it statically uses.
 pub mod reflect {
     pub use crate::shaders::{
-        generator_name, version_string, BlockLayout, BlockMember, DescriptorBinding, Dim,
-        EntryPoint, ExecutionModel, ImageFormat, ImageTy, InterfaceVariable, ModuleReflection,
-        PushConstantBlock, SpecConstant, UnsupportedBinding, WorkgroupSize,
+        generator_name, version_string, Access, BlockLayout, BlockMember, DescriptorBinding, Dim,
+        EntryPoint, ExecutionModel, ImageFormat, ImageTy, InterfaceVariable, MemberType,
+        ModuleReflection, PushConstantBlock, ScalarType, SpecConstant, UnsupportedBinding,
+        WorkgroupSize,
     };
 }
 
@@ -133,9 +139,11 @@ pub mod reflect {
 /// of the API; anything here may change or go away in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::device::{FaultInjector, FaultSite};
     pub use crate::pipeline::cache::{cache_dir, check_header, file_name};
     pub use crate::queue::STAGING_CHUNK;
-    pub use crate::shaders::host::field_size;
+    pub use crate::shaders::host::{field_size, Probe, ProbeKnown, ProbeUnknown};
+    pub use kiln_macros::spirv_bytes;
 }
 
 /// Compile-time proof that kiln's handles can cross threads (issue: threads).

@@ -19,6 +19,7 @@ fn main() {
     ] {
         println!("cargo:rerun-if-changed={dir}");
         if let Err(e) = kiln_build::compile_dir_to(Path::new(dir), &into) {
+            kiln_build::print_cargo_warnings(&e);
             eprintln!("{e}");
             std::process::exit(1);
         }

@@ -8,6 +8,12 @@
 //!   written on device drop with a valid `VkPipelineCacheHeaderVersionOne`, loaded by the
 //!   next device, and a corrupt file ignored with a warning (never handed to the driver).
 //!   Every cache test runs on a real device under validation and asserts it stayed silent.
+//! - Nothing vanishes (issue 13): without a `log` logger, validation errors and shader
+//!   printf go to stderr; `KILN_VALIDATION_FAIL=1` turns a submission's validation errors
+//!   into `KILN-E121`; `KILN_VALIDATION=printf` captures `debugPrintfEXT` output;
+//!   `KILN_WAIT_TIMEOUT_MS` and bad `KILN_VALIDATION` values are checked. These run in a
+//!   child process of this binary ([`child`]: one test, no logger installed), entered
+//!   through the `child_*` tests, which do nothing unless `KILN_TEST_CHILD` names them.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -215,4 +221,203 @@ fn kiln_validation_env_overrides() {
     assert!(r2.is_clean(), "{:?}", r2.messages);
     drop(on);
     std::env::remove_var("KILN_VALIDATION");
+}
+
+/// Runs this test binary again for the one test `name` (with `KILN_TEST_CHILD=name` and
+/// `vars`), and returns whether it passed and its stdout and stderr.
+fn child(name: &str, vars: &[(&str, &str)]) -> (bool, String, String) {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env("KILN_TEST_CHILD", name)
+        .env_remove("RUST_LOG");
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("running the child test");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Whether this process is the child run for `name`.
+fn is_child(name: &str) -> bool {
+    std::env::var("KILN_TEST_CHILD").as_deref() == Ok(name)
+}
+
+/// A device under validation, without installing a logger (the child tests).
+fn bare_device() -> Device {
+    Device::with_desc(&kiln::DeviceDesc {
+        validation: Some(true),
+        ..Default::default()
+    })
+    .expect("a Vulkan device under validation")
+}
+
+/// The child of [`validation_errors_reach_stderr_without_a_logger`].
+#[test]
+fn child_no_logger() {
+    if !is_child("child_no_logger") {
+        return;
+    }
+    assert_eq!(
+        log::max_level(),
+        log::LevelFilter::Off,
+        "no logger in the child"
+    );
+    let device = bare_device();
+    // SAFETY (test): a deliberately invalid call: a buffer of size 0 violates
+    // VUID-VkBufferCreateInfo-size-00912. lavapipe tolerates it.
+    unsafe {
+        let info = vk::BufferCreateInfo::default()
+            .size(0)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER);
+        if let Ok(b) = device.raw().create_buffer(&info, None) {
+            device.raw().destroy_buffer(b, None);
+        }
+    }
+    assert!(device.validation_report().errors >= 1);
+}
+
+#[test]
+fn validation_errors_reach_stderr_without_a_logger() {
+    let _g = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let (ok, stdout, stderr) = child("child_no_logger", &[]);
+    assert!(ok, "child failed:\n{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("kiln: ERROR kiln::validation:")
+            && stderr.contains("VUID-VkBufferCreateInfo-size-00912"),
+        "the validation error is not on stderr:\n{stderr}"
+    );
+}
+
+/// The child of [`kiln_validation_fail_turns_errors_into_err`].
+#[test]
+fn child_validation_fail() {
+    if !is_child("child_validation_fail") {
+        return;
+    }
+    let device = bare_device();
+    let buf = device.storage_buffer::<u32>("target", 16).unwrap();
+    device.execute(|r| r.fill_buffer(&buf, 3)).unwrap();
+    let e = device
+        .execute(|r| {
+            // SAFETY (test): a fill of size 0 (VUID-vkCmdFillBuffer-size-00026) of a live
+            // buffer: invalid, harmless on lavapipe.
+            unsafe { device.raw().cmd_fill_buffer(r.raw(), buf.raw(), 0, 0, 9) };
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E121", "{e}");
+    assert!(
+        e.to_string().contains("VUID-vkCmdFillBuffer-size-00026"),
+        "{e}"
+    );
+    println!("child: {e}");
+}
+
+#[test]
+fn kiln_validation_fail_turns_errors_into_err() {
+    let _g = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let (ok, stdout, stderr) = child("child_validation_fail", &[("KILN_VALIDATION_FAIL", "1")]);
+    assert!(ok, "child failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("child: KILN-E121"), "{stdout}");
+    // Without the variable the same submission returns Ok (and the error is on stderr).
+    let (ok, stdout, stderr) = child("child_validation_fail", &[("KILN_VALIDATION_FAIL", "0")]);
+    assert!(
+        !ok,
+        "the child should fail without KILN_VALIDATION_FAIL:\n{stdout}"
+    );
+    assert!(
+        stderr.contains("VUID-vkCmdFillBuffer-size-00026"),
+        "{stderr}"
+    );
+}
+
+/// The child of [`shader_printf_is_captured`].
+#[test]
+fn child_printf() {
+    if !is_child("child_printf") {
+        return;
+    }
+    let device = bare_device();
+    let module = kiln::include_spirv!("test/printf.comp").unwrap();
+    let pipeline = device.compute_pipeline(&module, "main").unwrap();
+    let out = device.storage_buffer::<u32>("out", 64).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
+    set.write_buffer(0, &out).unwrap();
+    device
+        .execute(|r| {
+            r.bind_pipeline(&pipeline)?;
+            r.bind_set(0, &set)?;
+            r.dispatch_threads(64)
+        })
+        .unwrap();
+    assert_eq!(out.read::<u32>().unwrap()[63], 189);
+    let report = device.validation_report();
+    println!("printf lines: {:?}", report.printf);
+    assert!(
+        report
+            .printf
+            .iter()
+            .any(|l| l.ends_with("kiln printf test: value 42 of 64")),
+        "{:?}",
+        report.printf
+    );
+    let name = format!("{}:main", module.label());
+    assert!(
+        report.printf.iter().any(|l| l.starts_with(&name)),
+        "{name}: {:?}",
+        report.printf
+    );
+    assert!(report.is_clean(), "{:?}", report.messages);
+}
+
+#[test]
+fn shader_printf_is_captured() {
+    let _g = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let (ok, stdout, stderr) = child("child_printf", &[("KILN_VALIDATION", "printf")]);
+    assert!(ok, "child failed:\n{stdout}\n{stderr}");
+    // No logger in the child: the printf line went to stderr too.
+    assert!(
+        stderr.contains("kiln: INFO kiln::printf:")
+            && stderr.contains("kiln printf test: value 42 of 64"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_observe_settings_are_coded_errors() {
+    let _g = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    std::env::set_var("KILN_WAIT_TIMEOUT_MS", "soon");
+    let e = kiln::Device::new().unwrap_err();
+    assert_eq!(e.code(), "KILN-E128", "{e}");
+    std::env::set_var("KILN_WAIT_TIMEOUT_MS", "250");
+    std::env::set_var("KILN_VALIDATION", "1,loud");
+    let e = kiln::Device::new().unwrap_err();
+    assert_eq!(e.code(), "KILN-E127", "{e}");
+    assert!(e.to_string().contains("`loud`"), "{e}");
+    std::env::set_var("KILN_VALIDATION", "printf,gpu");
+    let e = kiln::Device::new().unwrap_err();
+    assert_eq!(e.code(), "KILN-E126", "{e}");
+    std::env::remove_var("KILN_VALIDATION");
+    // A good value is taken: a gated submission times out after it.
+    let device = device();
+    let gate = common::gate::Gate::new(&device);
+    let sub = device.submit(|r| {
+        gate.wait_in(r);
+        Ok(())
+    });
+    let e = sub.unwrap().wait().unwrap_err();
+    std::env::remove_var("KILN_WAIT_TIMEOUT_MS");
+    assert_eq!(e.code(), "KILN-E108", "{e}");
+    assert!(
+        e.to_string().contains("250 ms") && e.to_string().contains("`submit`"),
+        "{e}"
+    );
+    gate.open();
+    drop(gate);
+    assert_clean(&device);
 }

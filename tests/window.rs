@@ -42,6 +42,7 @@ fn run_child(env: &[(&str, &str)]) -> (String, image::RgbaImage) {
         .env("KILN_WINDOW_SCREENSHOT", &shot)
         .env("KILN_WINDOW_STATIC", "1")
         .env_remove("KILN_WINDOW_RESIZE")
+        .env_remove("KILN_WINDOW_FAULTS")
         .env_remove("KILN_WINDOW_SECONDS")
         .env_remove("WAYLAND_DISPLAY");
     for (k, v) in env {
@@ -138,6 +139,22 @@ fn window_resize_recreates_the_swapchain_under_xvfb() {
     assert_not_blank(&img);
 }
 
+/// The presenter's error paths, with faults injected into a real swapchain's frames (the
+/// fault probes of `window_app`): a frame whose `vkQueueSubmit2` fails (once with the
+/// discard batch succeeding, once with it failing too), a failed fence wait, an out-of-date
+/// acquire and present. Before the fix, the slot of the frame whose submission failed kept
+/// a reset fence that nothing would signal, and the slot's next frame waited for it
+/// forever; the frames after each probe must present, validation-clean.
+#[test]
+fn window_frame_faults_leave_the_presenter_usable_under_xvfb() {
+    let (stdout, img) = run_child(&[("KILN_WINDOW_FAULTS", "1")]);
+    assert!(
+        stdout.contains("fault probes: injected 6, codes [\"KILN-E106\", \"KILN-E106\", \"KILN-E106\"], statuses [OutOfDate, OutOfDate], layouts kept [true, true]"),
+        "{stdout}"
+    );
+    assert_not_blank(&img);
+}
+
 #[test]
 #[ignore = "runs inside xvfb-run, started by window_presents_under_xvfb"]
 fn window_child() {
@@ -147,6 +164,7 @@ fn window_child() {
         "window_child is run by window_presents_under_xvfb inside xvfb-run"
     );
     let mut config = window_app::Config::from_env();
+    assert_eq!(config.probe_faults, config_faults());
     config.validation = Some(true);
     config.any_thread = true;
     config.probe_minimised = true;
@@ -162,13 +180,25 @@ fn window_child() {
         summary.recreated_or_suboptimal,
         summary.swapchains_created
     );
+    let f = &summary.faults;
+    println!(
+        "fault probes: injected {}, codes {:?}, statuses {:?}, layouts kept {:?}",
+        f.injected, f.codes, f.statuses, f.layouts_kept
+    );
     assert_eq!(summary.presented, FRAMES);
     // The zero-extent probe frame was skipped, not drawn.
     assert_eq!(summary.skipped, 1);
-    // The frame whose recording failed was dropped and the next ones presented.
-    assert_eq!(summary.failed_frames, 1);
+    // The frame whose recording failed was dropped and the next ones presented (and with
+    // the fault probes, the three frames that failed with an injected fault).
+    let faulted = if config_faults() { 3 } else { 0 };
+    assert_eq!(summary.failed_frames, 1 + faulted);
     assert!(summary.screenshot.is_some(), "no screenshot was captured");
     let report = summary.validation.expect("validation report");
     assert!(report.enabled, "validation layer not enabled");
     common::assert_report_clean(&report);
+}
+
+/// Whether the child runs the fault probes (`KILN_WINDOW_FAULTS=1`).
+fn config_faults() -> bool {
+    std::env::var("KILN_WINDOW_FAULTS").as_deref() == Ok("1")
 }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kiln::__private::{FaultInjector, FaultSite};
 use kiln::vk;
 use kiln::window::{FrameStatus, Presenter, PresenterDesc};
 use kiln::{
@@ -41,6 +42,11 @@ pub struct Config {
     /// Once, make a frame's recording fail and carry on: exercises the error path (the
     /// acquired image is released and later frames still present).
     pub probe_error: bool,
+    /// Run the fault probes (`KILN_WINDOW_FAULTS=1`): with a fault injector on the device,
+    /// a frame whose submission fails (once, then once more with the discard batch failing
+    /// too), a failed fence wait, an out-of-date acquire and an out-of-date present; each
+    /// must leave the presenter usable (see [`FaultReport`]).
+    pub probe_faults: bool,
     /// Force the validation layer on.
     pub validation: Option<bool>,
     /// Allow the event loop off the main thread (tests).
@@ -62,6 +68,7 @@ impl Config {
             }),
             probe_minimised: false,
             probe_error: false,
+            probe_faults: var("KILN_WINDOW_FAULTS").is_some_and(|v| v == "1"),
             validation: None,
             any_thread: false,
         }
@@ -81,12 +88,51 @@ pub struct Summary {
     pub screenshot: Option<(u32, u32, Vec<u8>)>,
     pub validation: Option<ValidationReport>,
     pub device: String,
+    /// What the fault probes saw ([`Config::probe_faults`]).
+    pub faults: FaultReport,
 }
+
+/// What the fault probes saw: the code of each failed frame, in order, and whether the
+/// frames whose submission failed left the depth image's layout as it was (a failed
+/// submission must not commit the layouts its recording moved images to).
+#[derive(Debug, Default)]
+pub struct FaultReport {
+    pub injected: u64,
+    pub codes: Vec<&'static str>,
+    pub statuses: Vec<FrameStatus>,
+    pub layouts_kept: Vec<bool>,
+}
+
+/// The fault probes, by presented-frame count: (frame, what to arm).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Probe {
+    /// The frame's submission fails (OUT_OF_HOST_MEMORY), its discard batch succeeds.
+    Submit,
+    /// The frame's submission fails (OUT_OF_DEVICE_MEMORY) and so does the discard batch.
+    SubmitAndDiscard,
+    /// The wait for the slot's fence fails (OUT_OF_HOST_MEMORY).
+    Wait,
+    /// The acquire reports OUT_OF_DATE.
+    Acquire,
+    /// The present reports OUT_OF_DATE.
+    Present,
+}
+
+const PROBES: [(u64, Probe); 5] = [
+    (5, Probe::Submit),
+    (8, Probe::SubmitAndDiscard),
+    (11, Probe::Wait),
+    (14, Probe::Acquire),
+    (17, Probe::Present),
+];
 
 struct State {
     // Field order is drop order: the presenter waits for the GPU before anything it used
     // is dropped.
     presenter: Presenter,
+    faults: Option<Arc<FaultInjector>>,
+    /// Presented-frame counts whose probe already ran.
+    probed: Vec<u64>,
     depth: Vec<Option<Image>>,
     cameras: Vec<(Buffer, DescriptorSet)>,
     scene: Scene,
@@ -108,8 +154,13 @@ impl App {
             .with_title("kiln — material scene")
             .with_inner_size(PhysicalSize::new(512, 512));
         let window = Arc::new(event_loop.create_window(attrs)?);
+        let faults = self
+            .config
+            .probe_faults
+            .then(|| Arc::new(FaultInjector::new()));
         let device = Device::with_desc(&DeviceDesc {
             validation: self.config.validation,
+            faults: faults.clone(),
             instance_extensions: kiln::window::surface_extensions(event_loop)?,
             ..Default::default()
         })?;
@@ -125,6 +176,8 @@ impl App {
         self.state = Some(State {
             depth: vec![None; presenter.frames_in_flight()],
             presenter,
+            faults,
+            probed: Vec::new(),
             cameras,
             scene,
             window,
@@ -171,19 +224,43 @@ impl App {
         let fail = self.config.probe_error
             && self.summary.presented == 3
             && self.summary.failed_frames == 0;
+        let presented = self.summary.presented;
+        let probe = match &st.faults {
+            Some(_) if !st.probed.contains(&presented) => PROBES
+                .iter()
+                .find(|(n, _)| *n == presented)
+                .map(|(_, p)| *p),
+            _ => None,
+        };
+        if probe.is_some() {
+            st.probed.push(presented);
+        }
         let State {
             presenter,
             depth,
             cameras,
             scene,
             device,
+            faults,
             ..
         } = st;
-        // SAFETY: everything the frame uses (scene, camera sets, depth images) lives in
-        // `State` after the presenter, which waits for the GPU when dropped; a slot's camera
-        // buffer and depth image are only replaced after that slot's fence was waited for
-        // (inside `frame`, before the closure runs).
-        let status = unsafe {
+        let faults = faults.as_deref();
+        let arm = |site, nth, result| {
+            if let Some(f) = faults {
+                f.fail_nth(site, nth, result);
+            }
+        };
+        match probe {
+            Some(Probe::Wait) => arm(FaultSite::Wait, 1, vk::Result::ERROR_OUT_OF_HOST_MEMORY),
+            Some(Probe::Acquire) => arm(FaultSite::Acquire, 1, vk::Result::ERROR_OUT_OF_DATE_KHR),
+            Some(Probe::Present) => arm(FaultSite::Present, 1, vk::Result::ERROR_OUT_OF_DATE_KHR),
+            _ => {}
+        }
+        let submit_fault = matches!(probe, Some(Probe::Submit | Probe::SubmitAndDiscard));
+        // The depth image's layout when the failing frame was recorded (its committed one).
+        let mut layout_before = None;
+        let mut depth_used = None;
+        let status = {
             presenter.frame(device, [size.width, size.height], |r, frame| {
                 if fail {
                     return Err(kiln::Error::RenderingState {
@@ -214,9 +291,45 @@ impl App {
                     }),
                 })?;
                 scene.draw(r, cam_set)?;
-                r.end_rendering()
+                r.end_rendering()?;
+                if submit_fault {
+                    // Moved by this frame's recording: a failed submission must not commit it.
+                    layout_before = Some(depth_image.layout());
+                    depth_used = Some(depth_image.clone());
+                    r.transition(depth_image, vk::ImageLayout::GENERAL)?;
+                    // The next submission is this frame's (and then its discard batch).
+                    arm(
+                        FaultSite::QueueSubmit,
+                        1,
+                        vk::Result::ERROR_OUT_OF_HOST_MEMORY,
+                    );
+                    if probe == Some(Probe::SubmitAndDiscard) {
+                        arm(
+                            FaultSite::QueueSubmit,
+                            2,
+                            vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
+                        );
+                    }
+                }
+                Ok(())
             })
         };
+        if let Some(f) = faults {
+            self.summary.faults.injected = f.injected();
+        }
+        if probe.is_some() {
+            match &status {
+                Ok(s) => self.summary.faults.statuses.push(*s),
+                Err(e) => {
+                    self.summary.faults.codes.push(e.code());
+                    if let (Some(before), Some(d)) = (layout_before, &depth_used) {
+                        self.summary.faults.layouts_kept.push(d.layout() == before);
+                    }
+                    self.summary.failed_frames += 1;
+                    return Ok(());
+                }
+            }
+        }
         let status = match status {
             Err(kiln::Error::RenderingState { what }) if fail && what.starts_with("probe") => {
                 self.summary.failed_frames += 1;

@@ -252,7 +252,100 @@ fn recording(
         eprintln!("recording rounds kiln {k:?}\nraw {r:?}\nwgpu {w:?}");
     }
     let row = Row::new("dispatch recording", "ns", best(&k), best(&r));
-    Ok(vec![row.with_wgpu((!w.is_empty()).then(|| best(&w)))])
+    let tracked = tracked_recording(device, raw, fx, ctx, &seq, &p, rounds)?;
+    Ok(vec![
+        row.with_wgpu((!w.is_empty()).then(|| best(&w))),
+        tracked,
+    ])
+}
+
+/// Row 1b: the same stream in kiln's automatic mode (the hazard tracker decides each
+/// dispatch's barrier from the sets' reflected access), against raw ash recording the same
+/// commands plus a global compute→compute barrier exactly where kiln recorded one (found by
+/// a first kiln pass, `Recorder::barrier_count` after each dispatch).
+fn tracked_recording(
+    device: &Device,
+    raw: &Raw,
+    fx: &Fixture,
+    ctx: &Ctx,
+    seq: &[(usize, usize)],
+    p: &Params,
+    rounds: usize,
+) -> BenchResult<Row> {
+    let n = seq.len();
+    let mut flags = Vec::with_capacity(n);
+    device.execute(|rec| {
+        for &(pi, si) in seq {
+            rec.bind_pipeline(&fx.pipes[pi])?;
+            rec.bind_set(0, &fx.sets[si])?;
+            rec.push(0, p)?;
+            let before = rec.barrier_count();
+            rec.dispatch(1, 1, 1)?;
+            flags.push(rec.barrier_count() > before);
+        }
+        Ok(())
+    })?;
+    let barriers = flags.iter().filter(|f| **f).count();
+    super::note(format!(
+        "dispatch recording, automatic barriers: {barriers} barriers in {n} dispatches"
+    ));
+    let (mut k, mut r) = (Vec::new(), Vec::new());
+    use vk::AccessFlags2 as A;
+    for _ in 0..rounds {
+        let t = device.execute(|rec| {
+            let t0 = Instant::now();
+            for &(pi, si) in seq {
+                rec.bind_pipeline(&fx.pipes[pi])?;
+                rec.bind_set(0, &fx.sets[si])?;
+                rec.push(0, p)?;
+                rec.dispatch(1, 1, 1)?;
+            }
+            Ok(ns_since(t0))
+        })?;
+        k.push(t / n as f64);
+        raw.begin(ctx)?;
+        let d = &raw.d;
+        let t0 = Instant::now();
+        for (&(pi, si), &barrier) in seq.iter().zip(&flags) {
+            // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
+            unsafe {
+                d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[pi]);
+                d.cmd_bind_descriptor_sets(
+                    ctx.cb,
+                    vk::PipelineBindPoint::COMPUTE,
+                    fx.r_layout,
+                    0,
+                    &[fx.r_sets[si]],
+                    &[],
+                );
+                d.cmd_push_constants(
+                    ctx.cb,
+                    fx.r_layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    bytemuck::bytes_of(p),
+                );
+            }
+            if barrier {
+                raw.barrier(
+                    ctx.cb,
+                    A::SHADER_STORAGE_WRITE,
+                    A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
+                    vk::PipelineStageFlags2::COMPUTE_SHADER,
+                );
+            }
+            // SAFETY: as above.
+            unsafe { d.cmd_dispatch(ctx.cb, 1, 1, 1) };
+        }
+        r.push(ns_since(t0) / n as f64);
+        raw.submit_wait(ctx)?;
+    }
+    Ok(Row::new(
+        "dispatch recording, automatic barriers",
+        "ns",
+        best(&k),
+        best(&r),
+    ))
 }
 
 /// Row 2's dispatch parameters: each run adds b = 1 to s5[0].

@@ -5,13 +5,15 @@
 //! pipeline creation cold/warm through kiln's persisted pipeline cache, reflection + layout
 //! derivation over the corpus, descriptor sets, staging transfers; (issue 12) transfers from
 //! pinned memory, imported memory and a `Vec` at two sizes, and a chunked stream overlapped
-//! over three queues vs serial. Each row prints the kiln figure, the raw figure and
+//! over three queues vs serial; (issue 15) dependent chains recorded once (1000 tiny
+//! dispatches, 100 × `y += x` over 2^20 floats) with the barrier-flavour notes. Each row prints the kiln figure, the raw figure and
 //! kiln/raw. See BENCHMARKS.md for results and how to read them.
 //!
 //! The bench sets `MESA_SHADER_CACHE_DISABLE=true` and `__GL_SHADER_DISK_CACHE=0` for itself
 //! (driver disk caches off, so "cold" is cold) and points `KILN_PIPELINE_CACHE_DIR` at a
 //! temporary folder it deletes at the end (the user's own cache is never touched).
-//! `KILN_BENCH_ONLY=dispatch|bandwidth|pipelines|reflection|transfers|queues` runs one group;
+//! `KILN_BENCH_ONLY=dispatch|chain|bandwidth|pipelines|reflection|transfers|queues` runs one
+//! group;
 //! `KILN_BENCH_SWEEP=1` adds the staging sweep to the queue rows.
 //!
 //! With the cargo feature `bench-wgpu`, rows 1–3 also run through `wgpu` (Vulkan backend,
@@ -22,6 +24,7 @@
 //! with the arguments after `bench`; it is not published. Its shaders are in
 //! `kiln-bench/shaders/`, compiled by its `build.rs`.
 
+mod chain;
 mod dispatch;
 mod floors;
 mod pipelines;
@@ -263,8 +266,9 @@ fn run(opts: &Opts) -> BenchResult<bool> {
         std::env::var("KILN_SPIN_US").unwrap_or_else(|_| "unset".into())
     ));
     let mut rows = Vec::new();
-    let steps: [(&str, RowFn); 6] = [
+    let steps: [(&str, RowFn); 7] = [
         ("dispatch", dispatch::rows),
+        ("chain", chain::rows),
         ("bandwidth", transfer::bandwidth_rows),
         ("pipelines", pipelines::creation_rows),
         ("reflection", pipelines::reflection_rows),

@@ -12,8 +12,8 @@
 //! Every `*.comp|vert|frag|geom|tesc|tese|mesh|task|rgen|rmiss|rchit|rahit|rint|rcall`
 //! file, and every `*.<stage>.hlsl` file, under the folder is compiled with `glslc` (Debian
 //! package `glslc`) into `$OUT_DIR/shaders/<relative name>.spv`. Files ending in `.glsl`
-//! or `.h` are treated as includes. Compiler errors are reported with file and line, as
-//! glslc prints them; a missing `glslc` says which package to install.
+//! or `.h` are treated as includes. Compiler errors are reported with file, line and
+//! column (below); a missing `glslc` says which package to install.
 //!
 //! With the `wgsl` feature, `*.wgsl` files are compiled through naga; all of a file's
 //! entry points go into one module.
@@ -44,10 +44,29 @@
 //! beside it as `<file>.spv` (e.g. `gemm.comp` and `gemm.comp.spv`), and a line
 //! `// kiln: prebuilt` in the source: kiln-build then copies that `.spv` instead of
 //! compiling (a missing `.spv` is `KILN-B006`). Other `.spv` files in the folder are ignored.
+//!
+//! # When shaders fail
+//!
+//! Every shader of the folder is compiled, also after one failed, and all failures are
+//! reported together ([`BuildError::Failed`] when there are several): each compiler message
+//! as `file:line:column: error: message` with the source line and a caret under the column
+//! ([`Diagnostic`]; glslc reports no column, so it is found from the token the message
+//! quotes, see [`diagnostics`]). [`compile_dir`] also prints them as `cargo:warning=`
+//! lines, which cargo shows at the top of a failed build instead of inside the build
+//! script's output dump; with [`compile_dir_to`], call [`print_cargo_warnings`] yourself.
+//!
+//! # Rebuilds
+//!
+//! `cargo:rerun-if-changed` is printed for the folder, every file in it, and every file a
+//! shader `#include`s from anywhere (found with `glslc -M`), so editing an included file
+//! outside the folder recompiles the shaders that include it.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+pub mod diagnostics;
+pub use diagnostics::Diagnostic;
 
 /// Why a shader could not be compiled.
 #[derive(Debug)]
@@ -67,6 +86,39 @@ pub enum BuildError {
     WgslDisabled { file: PathBuf },
     /// A source marked `// kiln: prebuilt` has no `<file>.spv` beside it.
     PrebuiltMissing { file: PathBuf, spv: PathBuf },
+    /// Several shaders of one folder failed; each error in file order.
+    Failed { errors: Vec<BuildError> },
+}
+
+impl BuildError {
+    /// One error for the failures of a folder: the error itself when there is one,
+    /// [`BuildError::Failed`] when there are several.
+    pub fn from_failures(mut errors: Vec<BuildError>) -> BuildError {
+        if errors.len() == 1 {
+            errors.remove(0)
+        } else {
+            BuildError::Failed { errors }
+        }
+    }
+
+    /// The compiler messages, each with file, line, column and source line: those of every
+    /// failed shader for [`BuildError::Failed`]; empty for errors that are not compiler
+    /// messages (or output kiln-build cannot parse, which `Display` then prints as it is).
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        match self {
+            BuildError::Compile { file, output } => diagnostics::parse_glslc(output, file),
+            BuildError::Failed { errors } => errors.iter().flat_map(|e| e.diagnostics()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Prints `error` as `cargo:warning=` lines (every diagnostic with its source line), which
+/// cargo shows even when the build script then fails. [`compile_dir`] does this itself.
+pub fn print_cargo_warnings(error: &BuildError) {
+    for line in diagnostics::cargo_lines(&error.to_string()) {
+        println!("{line}");
+    }
 }
 
 impl fmt::Display for BuildError {
@@ -77,12 +129,19 @@ impl fmt::Display for BuildError {
                 "KILN-B001: shader compiler `{tried}` not found; install it \
                  (Debian/Ubuntu: `apt-get install glslc`) or set KILN_GLSLC"
             ),
-            BuildError::Compile { file, output } => write!(
-                f,
-                "KILN-B002: shader {} failed to compile:\n{}",
-                file.display(),
-                output.trim_end()
-            ),
+            BuildError::Compile { file, output } => {
+                write!(f, "KILN-B002: shader {} failed to compile:", file.display())?;
+                let found = diagnostics::parse_glslc(output, file);
+                if found.is_empty() {
+                    write!(f, "\n{}", output.trim_end())
+                } else {
+                    found.iter().try_for_each(|d| write!(f, "\n{d}"))
+                }
+            }
+            BuildError::Failed { errors } => {
+                write!(f, "KILN-B010: {} shaders failed to compile", errors.len())?;
+                errors.iter().try_for_each(|e| write!(f, "\n{e}"))
+            }
             BuildError::Io { path, error } => {
                 write!(f, "KILN-B003: {}: {error}", path.display())
             }
@@ -294,7 +353,7 @@ pub fn compile_dir_with(
     .join("shaders");
     println!("cargo:rerun-if-changed={}", dir.display());
     println!("cargo:rerun-if-env-changed=KILN_GLSLC");
-    compile_dir_to_with(dir, &out_dir, options)
+    compile_dir_to_with(dir, &out_dir, options).inspect_err(print_cargo_warnings)
 }
 
 /// Like [`compile_dir`] but into an explicit folder (no cargo output besides rerun lines).
@@ -317,6 +376,7 @@ pub fn compile_dir_to_with(
     collect(dir, &mut files).map_err(io(dir))?;
     files.sort();
     let mut written = Vec::new();
+    let mut failed = Vec::new();
     for file in files {
         println!("cargo:rerun-if-changed={}", file.display());
         let is_wgsl = file.extension().is_some_and(|e| e == "wgsl");
@@ -329,14 +389,63 @@ pub fn compile_dir_to_with(
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
         let bytes = if is_wgsl {
-            compile_wgsl(&file)?
+            compile_wgsl(&file)
         } else {
-            compile_file(&file, options.env_for(rel))?
+            track_includes(&file);
+            compile_file(&file, options.env_for(rel))
+        };
+        let bytes = match bytes {
+            Ok(bytes) => bytes,
+            // Go on: every failing shader is reported in this one build.
+            Err(e @ BuildError::Compile { .. }) => {
+                failed.push(e);
+                continue;
+            }
+            Err(e) => return Err(e),
         };
         std::fs::write(&target, bytes).map_err(io(&target))?;
         written.push(target);
     }
+    if !failed.is_empty() {
+        return Err(BuildError::from_failures(failed));
+    }
     Ok(written)
+}
+
+/// The files `path` includes (transitively), from `glslc -M`; empty when the compiler
+/// cannot preprocess it (the compile reports why).
+pub fn includes(path: &Path) -> Vec<PathBuf> {
+    let Some((stage, hlsl)) = stage_of(path) else {
+        return Vec::new();
+    };
+    let mut cmd = Command::new(glslc());
+    cmd.arg("-M").arg(format!("-fshader-stage={stage}"));
+    if hlsl {
+        cmd.arg("-x").arg("hlsl");
+    }
+    if let Some(dir) = path.parent() {
+        cmd.arg("-I").arg(dir);
+    }
+    let Ok(out) = cmd.arg(path).output() else {
+        return Vec::new();
+    };
+    if !out.status.success() {
+        return Vec::new();
+    }
+    // `target: source dep dep ...`, continued with `\` at line ends.
+    let text = String::from_utf8_lossy(&out.stdout).replace("\\\n", " ");
+    let deps = text.split_once(": ").map_or("", |(_, d)| d);
+    deps.split_whitespace()
+        .map(PathBuf::from)
+        .filter(|d| d != path)
+        .collect()
+}
+
+/// Prints `cargo:rerun-if-changed` for every file `path` includes.
+fn track_includes(path: &Path) {
+    for dep in includes(path) {
+        println!("cargo:rerun-if-changed={}", dep.display());
+    }
 }
 
 /// Compiles a WGSL file with naga (feature `wgsl`): every entry point into one module.
@@ -410,6 +519,112 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.starts_with("KILN-B002"), "{msg}");
         assert!(msg.contains("bad.comp:3"), "{msg}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A fresh temporary folder for one test.
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kiln-build-{name}-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn two_broken_shaders_are_both_reported_with_line_and_column() {
+        let dir = temp("two-broken");
+        let src = dir.join("src");
+        std::fs::create_dir_all(src.join("sub")).unwrap();
+        std::fs::write(
+            src.join("a.comp"),
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {\n    float x = nope;\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            src.join("good.comp"),
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            src.join("sub/b.frag"),
+            "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() {\n  c = vec4(1.0) * missing_fn(2);\n}\n",
+        )
+        .unwrap();
+        let out = dir.join("out");
+        let err = compile_dir_to(&src, &out).unwrap_err();
+        let diags = err.diagnostics();
+        let places: Vec<(String, u32, u32)> = diags
+            .iter()
+            .map(|d| {
+                let f = d.file.strip_prefix(&src).unwrap_or(&d.file);
+                (f.display().to_string(), d.line, d.column)
+            })
+            .collect();
+        assert_eq!(
+            places,
+            [
+                ("a.comp".to_string(), 4, 15),
+                ("sub/b.frag".to_string(), 4, 19)
+            ],
+            "{err}"
+        );
+        assert_eq!(diags[0].source_line.as_deref(), Some("    float x = nope;"));
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("KILN-B010: 2 shaders failed to compile"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("a.comp:4:15: error: 'nope' : undeclared identifier"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("\n        float x = nope;\n                  ^"),
+            "{msg}"
+        );
+        // The good shader was still compiled.
+        assert!(out.join("good.comp.spv").exists());
+        // cargo:warning lines, one per line of the message.
+        let mut lines = Vec::new();
+        for l in diagnostics::cargo_lines(&msg) {
+            assert!(l.starts_with("cargo:warning="), "{l}");
+            lines.push(l);
+        }
+        assert!(lines.len() >= 7, "{lines:?}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn an_error_in_an_include_names_the_included_file_and_includes_are_listed() {
+        let dir = temp("includes");
+        let (src, lib) = (dir.join("src"), dir.join("lib"));
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(lib.join("common.glsl"), "float scale() { return 2.0; }\n").unwrap();
+        std::fs::write(src.join("local.glsl"), "#include \"../lib/common.glsl\"\n").unwrap();
+        std::fs::write(
+            src.join("k.comp"),
+            "#version 450\n#extension GL_GOOGLE_include_directive : require\n\
+             #include \"local.glsl\"\nlayout(local_size_x = 1) in;\nvoid main() { float s = scale(); }\n",
+        )
+        .unwrap();
+        let mut deps: Vec<String> = includes(&src.join("k.comp"))
+            .iter()
+            .map(|d| std::fs::canonicalize(d).unwrap().display().to_string())
+            .collect();
+        deps.sort();
+        let want = |p: PathBuf| std::fs::canonicalize(p).unwrap().display().to_string();
+        assert_eq!(
+            deps,
+            [want(lib.join("common.glsl")), want(src.join("local.glsl"))]
+        );
+        compile_dir_to(&src, &dir.join("out")).unwrap();
+
+        std::fs::write(lib.join("common.glsl"), "float scale() { return oops; }\n").unwrap();
+        let err = compile_dir_to(&src, &dir.join("out")).unwrap_err();
+        let d = &err.diagnostics()[0];
+        assert!(d.file.ends_with("common.glsl"), "{err}");
+        assert_eq!((d.line, d.column), (1, 24), "{err}");
         std::fs::remove_dir_all(&dir).ok();
     }
 

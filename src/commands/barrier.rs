@@ -1,5 +1,5 @@
-//! Global memory barriers (synchronization2, `vkCmdPipelineBarrier2`), and the automatic
-//! barrier between dispatches.
+//! Explicit global memory barriers (synchronization2, `vkCmdPipelineBarrier2`), the switch
+//! to manual barriers, and the barriers kiln records in manual mode.
 
 use ash::vk;
 
@@ -10,34 +10,53 @@ use vk::AccessFlags2 as A;
 use vk::PipelineStageFlags2 as S;
 
 impl Recorder<'_, '_> {
-    /// Turns off the automatic barrier between consecutive dispatches. kiln does not track
-    /// which buffers each dispatch touches, so by default every dispatch that follows
-    /// another waits for its writes (a compute→compute memory barrier). Independent
-    /// dispatches may skip that; the caller then places [`barrier`](Self::barrier)s where a
-    /// dispatch reads or writes what an earlier one wrote (else results are undefined and
-    /// synchronization validation reports a hazard). Copies and fills always wait for the
-    /// dispatches recorded before them.
+    /// Turns off the automatic barriers and image layouts for the rest of this recording.
+    ///
+    /// By default (automatic mode) kiln knows what each dispatch, draw, copy and fill reads
+    /// and writes (the bound sets with the pipeline's reflected access, vertex and index
+    /// buffers, copy sources and destinations, by byte range and image) and records a
+    /// barrier only where a command reads or writes what an earlier one wrote, or writes
+    /// what an earlier one read, with the stages and accesses of the two; images bound
+    /// through sets are moved to the layouts their descriptors need (see
+    /// [`barrier_count`](Self::barrier_count) and the `commands` module docs). Commands
+    /// recorded through [`raw`](Self::raw) are not seen: order them with
+    /// [`full_barrier`](Self::full_barrier).
+    ///
+    /// In manual mode nothing is tracked: dispatches get no barrier between them (the
+    /// caller places [`barrier`](Self::barrier)s where a dispatch reads or writes what an
+    /// earlier one wrote, else results are undefined and synchronization validation reports
+    /// a hazard), images bound through sets must be transitioned by the caller
+    /// ([`transition`](Self::transition)), and copies and fills wait for the dispatches
+    /// recorded before them and end with a full barrier, as kiln did before automatic mode.
     pub fn manual_barriers(&mut self) {
-        self.auto_barriers = false;
+        self.automatic = false;
     }
 
     /// A compute→compute memory barrier: writes of earlier dispatches are visible to later
-    /// ones.
+    /// ones. Valid in both modes (automatic mode may still record its own barriers after
+    /// it: it does not attribute an explicit barrier to the resources it orders).
     ///
     /// Errors: `KILN-E283` inside a rendering scope (a barrier there needs a self-dependency
     /// kiln's rendering scopes do not declare).
+    #[track_caller]
     pub fn barrier(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.outside_rendering("barrier inside a rendering scope; call end_rendering first")?;
         self.compute_barrier();
         Ok(())
     }
 
-    /// A full memory barrier (all commands, all memory).
+    /// A full memory barrier (all commands, all memory). In automatic mode it also orders
+    /// everything recorded before it for the tracker: later commands need no barrier for
+    /// it. The way to order commands recorded through [`raw`](Self::raw).
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn full_barrier(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.outside_rendering("full_barrier inside a rendering scope; call end_rendering first")?;
         self.record_full_barrier();
+        self.tracker.reset();
         Ok(())
     }
 
@@ -53,6 +72,7 @@ impl Recorder<'_, '_> {
     /// [`barrier`](Self::barrier) where the caller knows no rendering scope is open.
     pub(crate) fn compute_barrier(&mut self) {
         self.dirty = false;
+        self.barriers += 1;
         self.memory_barrier(
             S::COMPUTE_SHADER,
             A::SHADER_WRITE,
@@ -61,22 +81,11 @@ impl Recorder<'_, '_> {
         );
     }
 
-    /// [`compute_barrier`](Self::compute_barrier) that also makes compute writes visible to
-    /// an indirect command read (before `dispatch_indirect`).
-    pub(crate) fn indirect_barrier(&mut self) {
-        self.dirty = false;
-        self.memory_barrier(
-            S::COMPUTE_SHADER,
-            A::SHADER_WRITE,
-            S::COMPUTE_SHADER | S::DRAW_INDIRECT,
-            A::SHADER_READ | A::SHADER_WRITE | A::INDIRECT_COMMAND_READ,
-        );
-    }
-
     /// [`full_barrier`](Self::full_barrier) where the caller knows no rendering scope is
     /// open.
     pub(crate) fn record_full_barrier(&mut self) {
         self.dirty = false;
+        self.barriers += 1;
         self.memory_barrier(
             S::ALL_COMMANDS,
             A::MEMORY_WRITE,

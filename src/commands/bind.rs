@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use ash::vk;
 
-use super::{Bound, Recorder};
+use super::{Bound, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetLayout};
 use crate::error::{Error, Result};
 use crate::pipeline::{Pipeline, PipelineLayout};
@@ -27,7 +27,9 @@ impl<'a> Recorder<'a, '_> {
     // functions: no call, no register spills, no `Result` through memory (callgrind, bench
     // recording row: 201 -> 160 instructions of kiln code per dispatch).
     #[inline(always)]
+    #[track_caller]
     pub fn bind_pipeline<P: Pipeline>(&mut self, pipeline: &'a P) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !pipeline.layout().belongs_to(self.shared) {
             return Err(foreign_pipeline());
         }
@@ -43,14 +45,22 @@ impl<'a> Recorder<'a, '_> {
             });
         }
         self.current_graphics = i == 1;
+        let access: &'a crate::pipeline::PipelineAccess = pipeline.access();
+        if self.timing.track {
+            self.timing.note_pipeline(pipeline.label());
+        }
+        if pipeline.device_addresses() {
+            *self.opaque.get_mut() = true;
+        }
         match &mut self.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {
+                prev.access = access;
                 // Same interned layout: every bound set stays valid (no comparison needed).
                 if !std::ptr::eq(prev.layout, layout) {
                     prev.sets.truncate(compatible_prefix(prev.layout, layout));
                     if prev.layout.push_constant_ranges() != layout.push_constant_ranges() {
-                        prev.pushed = false;
+                        prev.pushed = super::push::Words::default();
                     }
                     prev.layout = layout;
                     prev.ready = false;
@@ -62,14 +72,16 @@ impl<'a> Recorder<'a, '_> {
                 self.bound[i] = Some(Bound {
                     raw,
                     layout,
+                    access,
                     bind_point,
                     workgroup: pipeline.workgroup_size(),
                     sets: Vec::new(),
-                    pushed: false,
+                    pushed: super::push::Words::default(),
                     ready: false,
                 })
             }
         }
+        self.bind_gen += 1;
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
         unsafe { self.shared.raw.cmd_bind_pipeline(self.cb, bind_point, raw) };
         Ok(())
@@ -81,7 +93,9 @@ impl<'a> Recorder<'a, '_> {
     /// layout differs from the pipeline's at that number (the error shows the first
     /// differing binding), `KILN-E207` a binding was never written.
     #[inline(always)]
+    #[track_caller]
     pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // `let else`, not `ok_or`: an eagerly built error is dropped on every call.
         let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
             return Err(Error::NoPipelineBound { what: "bind_set" });
@@ -89,8 +103,10 @@ impl<'a> Recorder<'a, '_> {
         let i = index as usize;
         // Already bound at this number: it passed the checks below when it was bound, and
         // a later pipeline with an incompatible layout would have unbound it.
-        if bound.sets.get(i) == Some(&set.raw()) {
-            return Ok(());
+        if let Some(Slot::Set(s)) = bound.sets.get(i) {
+            if s.raw() == set.raw() {
+                return Ok(());
+            }
         }
         let layouts = bound.layout.set_layouts();
         let Some(expected) = layouts.get(i) else {
@@ -130,9 +146,15 @@ impl<'a> Recorder<'a, '_> {
             )
         };
         if bound.sets.len() <= i {
-            bound.sets.resize(i + 1, vk::DescriptorSet::null());
+            bound.sets.resize(i + 1, Slot::Empty);
         }
-        bound.sets[i] = set.raw();
+        bound.sets[i] = Slot::Set(set);
+        self.bind_gen += 1;
+        if self.current_graphics && self.automatic && !self.rendering {
+            // Move the set's images to the layouts the draws will need now: no barrier can
+            // be recorded inside a rendering scope.
+            self.prepare_graphics_images()?;
+        }
         Ok(())
     }
 }
@@ -150,12 +172,29 @@ fn foreign_pipeline() -> Error {
 #[cold]
 #[inline(never)]
 fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Error {
-    let diff = set
-        .layout()
-        .desc()
-        .diff(expected.desc())
-        .unwrap_or_else(|| "layouts differ".into());
+    let (have, want) = (set.layout().desc(), expected.desc());
+    let mut diff = have.diff(want).unwrap_or_else(|| "layouts differ".into());
+    if let Some(stages) = have.only_stages_differ(want) {
+        diff.push_str(&format!(
+            "; to share one set layout, build each pipeline's layout with \
+             PipelineLayoutDesc::from_stages(..)?.with_visibility({index}, \
+             Visibility::Stages({})) (or Visibility::All) and pass it as the `layout` \
+             of Device::compute_pipeline_with / GraphicsPipelineDesc, then allocate the set \
+             from either pipeline",
+            stage_expr(stages)
+        ));
+    }
     Error::IncompatibleSet { set: index, diff }
+}
+
+/// Rust for `stages`: `vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::COMPUTE`.
+pub(crate) fn stage_expr(stages: vk::ShaderStageFlags) -> String {
+    let names = format!("{stages:?}");
+    names
+        .split(" | ")
+        .map(|n| format!("vk::ShaderStageFlags::{n}"))
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 /// Number of leading sets for which two layouts are "compatible for set N": equal

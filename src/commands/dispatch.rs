@@ -4,6 +4,8 @@
 
 use ash::vk;
 
+use super::automatic::buffer_key;
+use super::hazards::Use;
 use super::Recorder;
 use crate::device::Buffer;
 use crate::error::{Error, Result};
@@ -34,7 +36,9 @@ impl Recorder<'_, '_> {
     /// `KILN-E254` a set of the pipeline's layout is not bound (VUID-vkCmdDispatch-None-08600),
     /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602).
     #[inline(always)]
+    #[track_caller]
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // One branch while nothing changed since the last successful check.
         if !matches!(&self.bound[0], Some(b) if b.ready) {
             if self.bound[0].is_none() {
@@ -46,9 +50,18 @@ impl Recorder<'_, '_> {
         if self.rendering | (x > limit[0]) | (y > limit[1]) | (z > limit[2]) {
             return Err(self.dispatch_error([x, y, z]));
         }
-        if self.dirty && self.auto_barriers {
-            self.compute_barrier();
+        if self.automatic {
+            // A dispatch repeated with nothing else changed needs what the previous one
+            // needed: two compares instead of the bound sets' resources.
+            if self.bind_gen == self.repeat.0 && self.tracker.epoch == self.repeat.1 {
+                if !self.repeat.2.is_empty() {
+                    self.emit(self.repeat.2);
+                }
+            } else {
+                self.track_dispatch()?;
+            }
         }
+        self.flush_scopes();
         // SAFETY: a compute pipeline is bound; counts are within limits.
         unsafe { self.shared.raw.cmd_dispatch(self.cb, x, y, z) };
         self.dirty = true;
@@ -78,7 +91,9 @@ impl Recorder<'_, '_> {
     /// maxComputeWorkGroupCount\[0\] is `KILN-E253`, whose message says how to fold it into
     /// [`dispatch_threads_2d`](Self::dispatch_threads_2d).
     #[inline]
+    #[track_caller]
     pub fn dispatch_threads(&mut self, n: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let wg = self.bound[0].as_ref().map_or(1, |b| b.workgroup[0].max(1));
         self.dispatch(n.div_ceil(wg).max(1), 1, 1)
     }
@@ -146,8 +161,17 @@ impl Recorder<'_, '_> {
         if self.rendering {
             return Err(self.dispatch_error([0; 3]));
         }
-        if self.dirty && self.auto_barriers {
-            self.indirect_barrier();
+        if self.automatic {
+            // The sets' uses and the indirect read of the 12-byte command.
+            self.set_uses(0, "a dispatch")?;
+            let indirect = Use {
+                stage: vk::PipelineStageFlags2::DRAW_INDIRECT,
+                read: vk::AccessFlags2::INDIRECT_COMMAND_READ,
+                write: vk::AccessFlags2::NONE,
+            };
+            self.uses
+                .push((buffer_key(buffer, offset, DISPATCH_INDIRECT_SIZE), indirect));
+            self.track_uses();
         }
         // SAFETY: a compute pipeline is bound; the buffer is of this device, has
         // INDIRECT_BUFFER usage and holds the 12-byte command at the aligned offset; it is

@@ -14,7 +14,7 @@ use crate::device::Image;
 use crate::error::Result;
 
 /// Stages and accesses that use an image in `layout` (Vulkan spec §7.1.2, §12.4).
-fn stage_access(layout: vk::ImageLayout) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+pub(super) fn stage_access(layout: vk::ImageLayout) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
     use vk::AccessFlags2 as A;
     use vk::ImageLayout as L;
     use vk::PipelineStageFlags2 as S;
@@ -53,7 +53,7 @@ impl Recorder<'_, '_> {
 
     /// The recording's entry for `image`, made (with the image's current layout, and a
     /// clone that keeps it alive) on first touch.
-    fn touch(&mut self, image: &Image) -> &mut ImageUse {
+    pub(crate) fn touch(&mut self, image: &Image) -> &mut ImageUse {
         let i = match self
             .images
             .iter()
@@ -67,6 +67,8 @@ impl Recorder<'_, '_> {
                     first: layout,
                     last: layout,
                     moved: false,
+                    prepare: false,
+                    discards: false,
                 });
                 self.images.len() - 1
             }
@@ -82,54 +84,195 @@ impl Recorder<'_, '_> {
     /// submission.
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn transition(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let old = self.image_layout(image);
         if old == new {
             self.touch(image);
             return Ok(());
         }
-        self.transition_from(image, old, new)
+        self.layout_barrier(image, old, new, false)
     }
 
     /// Like [`transition`](Self::transition) with an explicit old layout (`UNDEFINED`
-    /// discards the contents); the barrier is recorded even when `old == new`.
+    /// discards the contents); the barrier is recorded even when `old == new`. When it is
+    /// the recording's first command on the image and `old` is `UNDEFINED`, the recording
+    /// relies on no layout of the image: a reusable recording may then leave it in `new`
+    /// (such a barrier is valid from every layout, so no `KILN-E284`/`KILN-E285`).
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn transition_from(
         &mut self,
         image: &Image,
         old: vk::ImageLayout,
         new: vk::ImageLayout,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
+        self.layout_barrier(image, old, new, true)
+    }
+
+    /// The barrier of [`transition_from`](Self::transition_from); `explicit`: the caller
+    /// chose `old` (an `UNDEFINED` one then discards on purpose, rather than because the
+    /// image happened to be in no layout yet).
+    fn layout_barrier(
+        &mut self,
+        image: &Image,
+        old: vk::ImageLayout,
+        new: vk::ImageLayout,
+        explicit: bool,
+    ) -> Result<()> {
         self.outside_rendering(
             "image layout transition inside a rendering scope; transition before begin_rendering",
         )?;
-        let (src_stage, src_access) = stage_access(old);
-        let (src_stage, src_access) = self.supported(src_stage, src_access);
         let (dst_stage, dst_access) = stage_access(new);
+        // Also after the stages of `old`: the caller may have used the image through raw
+        // commands, which the tracker does not see.
+        let (old_stage, old_access) = stage_access(old);
+        let (src_stage, src_access) = match self.automatic {
+            true => self.tracker.image_src(image.raw()),
+            false => None,
+        }
+        .map_or((old_stage, old_access), |(s, a)| {
+            (s | old_stage, a | old_access)
+        });
+        let fresh = !self.images.iter().any(|u| u.image.raw() == image.raw());
+        self.defer_transition(
+            image,
+            old,
+            new,
+            (src_stage, src_access),
+            (dst_stage, dst_access),
+        );
+        self.emit_transitions();
+        self.mark_discards(
+            image,
+            explicit && fresh && old == vk::ImageLayout::UNDEFINED,
+        );
+        Ok(())
+    }
+
+    /// The recording's first command on `image` discards it (`discards`): valid from
+    /// whatever layout the image is in then.
+    pub(crate) fn mark_discards(&mut self, image: &Image, discards: bool) {
+        if discards {
+            if let Some(u) = self
+                .images
+                .iter_mut()
+                .find(|u| u.image.raw() == image.raw())
+            {
+                u.discards = true;
+            }
+        }
+    }
+
+    /// [`transition`](Self::transition) for a command of kiln's own whose first use of
+    /// the image is (`dst_stage`, `dst_access`): in automatic mode the transition waits
+    /// for what the recording did with the image and joins the command's barrier; in
+    /// manual mode it is recorded at once, as `transition` records it.
+    pub(crate) fn transition_for(
+        &mut self,
+        image: &Image,
+        new: vk::ImageLayout,
+        dst_stage: vk::PipelineStageFlags2,
+        dst_access: vk::AccessFlags2,
+    ) -> Result<()> {
+        if !self.automatic {
+            return self.transition(image, new);
+        }
+        self.outside_rendering(
+            "image layout transition inside a rendering scope; transition before begin_rendering",
+        )?;
+        let old = self.image_layout(image);
+        if old == new {
+            self.touch(image);
+            return Ok(());
+        }
+        let src = self.transition_src(image, old);
+        self.defer_transition(image, old, new, src, (dst_stage, dst_access));
+        Ok(())
+    }
+
+    /// The source scope of a transition of `image` out of `old` by kiln's own commands:
+    /// what the recording did with it (automatic mode, when it used it), else the stages of
+    /// `old` (Vulkan spec §7.1.2, §12.4).
+    pub(crate) fn transition_src(
+        &self,
+        image: &Image,
+        old: vk::ImageLayout,
+    ) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+        let tracked = if self.automatic {
+            self.tracker.image_src(image.raw())
+        } else {
+            None
+        };
+        tracked.unwrap_or_else(|| stage_access(old))
+    }
+
+    /// Adds the transition of `image` from `old` to `new` to the barrier of the command
+    /// being recorded (`pending_images`), from scope `src` to scope `dst` (stages,
+    /// accesses); updates the recording's view and the tracker.
+    pub(crate) fn defer_transition(
+        &mut self,
+        image: &Image,
+        old: vk::ImageLayout,
+        new: vk::ImageLayout,
+        src: (vk::PipelineStageFlags2, vk::AccessFlags2),
+        dst: (vk::PipelineStageFlags2, vk::AccessFlags2),
+    ) {
+        let (src_stage, src_access) = src;
+        let (dst_stage, dst_access) = dst;
+        let (src_stage, src_access) = self.supported(src_stage, src_access);
         let (mut dst_stage, dst_access) = self.supported(dst_stage, dst_access);
         if dst_stage == vk::PipelineStageFlags2::NONE {
             dst_stage = vk::PipelineStageFlags2::BOTTOM_OF_PIPE;
         }
-        let barrier = [vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(src_stage)
-            .src_access_mask(src_access)
-            .dst_stage_mask(dst_stage)
-            .dst_access_mask(dst_access)
-            .old_layout(old)
-            .new_layout(new)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(image.raw())
-            .subresource_range(image.full_range())];
-        let dep = vk::DependencyInfo::default().image_memory_barriers(&barrier);
-        // SAFETY: `cb` is recording outside a rendering scope; synchronization2 is enabled
-        // (required at device creation); the image is alive (a clone is kept below until
-        // the recording is submitted).
-        unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
+        self.pending_images.push(
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(src_stage)
+                .src_access_mask(src_access)
+                .dst_stage_mask(dst_stage)
+                .dst_access_mask(dst_access)
+                .old_layout(old)
+                .new_layout(new)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(image.raw())
+                .subresource_range(image.full_range()),
+        );
+        if self.automatic {
+            self.tracker
+                .transitioned(image.raw(), dst_stage, dst_access, attachment_write(new));
+        }
         let u = self.touch(image);
         u.last = new;
         u.moved = true;
-        Ok(())
+    }
+
+    /// Records the pending transitions alone (not counted in `barrier_count`).
+    pub(crate) fn emit_transitions(&mut self) {
+        if self.pending_images.is_empty() {
+            return;
+        }
+        let dep = vk::DependencyInfo::default().image_memory_barriers(&self.pending_images);
+        // SAFETY: `cb` is recording outside a rendering scope (callers check);
+        // synchronization2 is enabled (required at device creation); the images are alive
+        // (`touch` keeps a clone until the recording is submitted).
+        unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
+        self.pending_images.clear();
+    }
+}
+
+/// The write access of the commands that use an image in `layout` without naming it to the
+/// tracker (rendering into attachments).
+fn attachment_write(layout: vk::ImageLayout) -> vk::AccessFlags2 {
+    use vk::ImageLayout as L;
+    match layout {
+        L::COLOR_ATTACHMENT_OPTIMAL => vk::AccessFlags2::COLOR_ATTACHMENT_WRITE,
+        L::DEPTH_ATTACHMENT_OPTIMAL | L::DEPTH_STENCIL_ATTACHMENT_OPTIMAL => {
+            vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE
+        }
+        _ => vk::AccessFlags2::NONE,
     }
 }

@@ -4,8 +4,9 @@
 //! presenter's `frame`; it records into one command buffer that the submission layer
 //! (`queue`) begins, ends and submits. The commands are split by subject: `bind`
 //! (pipelines, descriptor sets), `push` (push constants), `dispatch`, `barrier`,
-//! `transfer` (copies, fills), `image_layouts` (layout transitions) and `render`
-//! (rendering scopes, vertex/index buffers, viewport, scissor, draws).
+//! `transfer` (copies, fills), `image_layouts` (layout transitions), `render`
+//! (rendering scopes, vertex/index buffers, viewport, scissor, draws) and `scope` (GPU
+//! timing scopes, debug labels, the caller locations of commands).
 //!
 //! # The contract
 //!
@@ -28,8 +29,13 @@
 //! | `kept`, `images`, `used_sets` (uses) | the submission layer derives from them which other queues' work a submission waits for (`queue::submit`) |
 //! | `images` (`ImageUse`: first/last layout, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
 //! | `kept` | a command that uses a buffer for the call only (`copy_image_to_buffer`, copies, fills) |
-//! | `dirty` | set by `dispatch`; cleared by every barrier; a command that reads or writes memory a dispatch may have written records a barrier first when it is set |
+//! | `dirty` | manual mode: set by `dispatch`; cleared by every barrier; a copy or fill records a barrier first when it is set |
+//! | `tracker`, `uses`, `pending_images` | automatic mode (the default): every dispatch, draw, copy and fill lists what it reads and writes in `uses` (bound sets × the pipeline's reflected access, vertex/index buffers, copy source and destination, by byte range and image) and the layout transitions it needs in `pending_images`; `track_uses` asks the tracker (`hazards`) for the one barrier they need and records it with the transitions (`automatic`) |
+//! | `bind_gen`, `last_dispatch`, `repeat` | `bind_pipeline`/`bind_set` bump `bind_gen`; a dispatch with the bindings and tracker state of the previous one repeats its barrier without asking the tracker |
+//! | `vertex_buffers`, `index_buffer` | `bind_vertex_buffer`, `bind_index_buffer`: what a draw reads |
+//! | `barriers` | every barrier kiln records on its own or by `barrier`/`full_barrier` (`barrier_count`) |
 //! | `rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
+//! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; every command calls `flush_scopes` right before its own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
 //!
 //! **What the submission layer does with it.** The recording ends in one
 //! `RecordedWork` (`Recorder::into_work`, called only by `queue`):
@@ -42,49 +48,83 @@
 //! each image as it found it (`KILN-E284`) and at each submission that every image is still
 //! in that layout (`KILN-E285`).
 //!
+//! **Barriers.** In automatic mode (`automatic`, `hazards`) a command gets a barrier only
+//! where it reads what an earlier command wrote, or writes what one read or wrote, with the
+//! stages and accesses of the two; a rendering scope begins with one barrier from what was
+//! recorded since the last scope to the graphics stages (no barrier may be recorded inside
+//! it); images bound through sets are moved to their descriptors' layouts. `manual_barriers`
+//! turns all of that off (`barrier.rs`). Commands recorded through `raw` are not tracked.
+//!
 //! Every barrier is a synchronization2 barrier (`vkCmdPipelineBarrier2`, Vulkan spec
 //! §7.6.2), its stages masked to those the recorder's queue supports
 //! ([`Recorder::supported`]: a transfer queue has no shader stages). Commands a queue
 //! cannot run at all (binding a compute pipeline on a transfer queue, rendering on a
 //! compute queue) fail with `KILN-E120`.
 
+mod automatic;
 mod barrier;
 mod bind;
 mod dispatch;
+mod hazards;
 mod image_layouts;
 mod push;
 mod push_descriptor;
 mod render;
+mod scope;
 mod transfer;
 mod work;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use ash::vk;
 
 pub use dispatch::DISPATCH_INDIRECT_SIZE;
 pub use push_descriptor::PushWrite;
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
+pub(crate) use scope::TimedWork;
 pub(crate) use work::RecordedWork;
 
 use crate::descriptors::DescriptorSet;
 use crate::device::{supported_stages, Buffer, Shared};
 use crate::error::{Error, Result};
-use crate::pipeline::PipelineLayout;
+use crate::pipeline::{PipelineAccess, PipelineLayout};
+use hazards::{Key, Need, Tracker, Use};
 use work::ImageUse;
+
+/// What is bound at one set number of a bind point.
+#[derive(Clone, Copy, Debug)]
+enum Slot<'a> {
+    Empty,
+    /// A descriptor set (`bind_set`).
+    Set(&'a DescriptorSet),
+    /// A push-descriptor set (`push_descriptor_set`): its buffers are in
+    /// `Recorder::pushed`.
+    Pushed,
+}
+
+impl Slot<'_> {
+    #[inline]
+    fn is_bound(&self) -> bool {
+        !matches!(self, Slot::Empty)
+    }
+}
 
 /// The pipeline bound at one bind point and what was bound for its layout.
 struct Bound<'a> {
     raw: vk::Pipeline,
     layout: &'a PipelineLayout,
+    /// The reflected access of the pipeline's bindings (automatic barriers).
+    access: &'a PipelineAccess,
     bind_point: vk::PipelineBindPoint,
     workgroup: [u32; 3],
-    /// Set handles currently bound at this bind point, by set number (for redundant-bind
-    /// elision). Updated in place: a pipeline switch truncates it, never reallocates it.
-    sets: Vec<vk::DescriptorSet>,
-    /// Push constants were pushed for this layout's ranges (values survive pipeline binds
-    /// whose layouts have identical push constant ranges, Vulkan spec §14.2.10).
-    pushed: bool,
+    /// Sets currently bound at this bind point, by set number (for redundant-bind elision
+    /// and the automatic barriers). Updated in place: a pipeline switch truncates it, never
+    /// reallocates it.
+    sets: Vec<Slot<'a>>,
+    /// The 4-byte words of push-constant space pushed for this layout's ranges (values
+    /// survive pipeline binds whose layouts have identical push constant ranges, Vulkan
+    /// spec §14.2.10): see [`push::words`].
+    pushed: push::Words,
     /// [`Bound::check`] passed for `layout`, `sets` and `pushed` as they are. Only a layout
     /// change can make it false again: `bind_set` only adds sets and `push_constants` only
     /// sets `pushed`, so neither can undo a passed check.
@@ -93,22 +133,30 @@ struct Bound<'a> {
 
 impl Bound<'_> {
     /// Every non-empty set of the layout is bound and push constants were pushed if the
-    /// layout has ranges. Errors: `KILN-E254`, `KILN-E255`.
+    /// layout has ranges, every byte of them. Errors: `KILN-E254`, `KILN-E255` nothing
+    /// pushed, `KILN-E265` part of the ranges never pushed.
     #[cold]
     #[inline(never)]
     fn check(&self) -> Result<()> {
         for (i, l) in self.layout.set_layouts().iter().enumerate() {
-            let bound_here = self
-                .sets
-                .get(i)
-                .is_some_and(|s| *s != vk::DescriptorSet::null());
+            let bound_here = self.sets.get(i).is_some_and(Slot::is_bound);
             if !bound_here && !l.desc().bindings().is_empty() {
                 return Err(Error::SetNotBound { set: i as u32 });
             }
         }
-        if !self.pushed && !self.layout.push_constant_ranges().is_empty() {
+        let ranges = self.layout.push_constant_ranges();
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        if self.pushed == push::Words::default() {
             return Err(Error::PushConstantsNotSet {
-                ranges: format!("{:?}", self.layout.push_constant_ranges()),
+                ranges: push::describe_ranges(ranges),
+            });
+        }
+        if let Some(missing) = push::missing(ranges, self.pushed) {
+            return Err(Error::PushConstantsPartial {
+                missing,
+                ranges: push::describe_ranges(ranges),
             });
         }
         Ok(())
@@ -148,14 +196,51 @@ pub struct Recorder<'a, 'r> {
     used_sets: Vec<&'a DescriptorSet>,
     /// Buffers used for one call only, kept until the submission.
     kept: Vec<Buffer>,
+    /// Buffers the recording reads and borrows for `'a` (vertex and index buffers).
+    read: Vec<&'a Buffer>,
+    /// Commands kiln cannot see the resources of were recorded: raw commands, or a
+    /// pipeline whose shaders may reach any buffer by its device address. (Atomic only
+    /// because `raw` takes `&self`.)
+    opaque: AtomicBool,
     /// Unique (process-wide) id of this recording, for `used_sets`' deduplication.
     id: u64,
-    /// A dispatch was recorded since the last barrier.
+    /// A dispatch was recorded since the last barrier (manual mode).
     dirty: bool,
     /// `maxComputeWorkGroupCount` (copied: `dispatch` checks it every call).
     max_groups: [u32; 3],
-    /// Insert a compute→compute barrier before a dispatch that follows another.
-    auto_barriers: bool,
+    /// Automatic barriers and image layouts (the default; `manual_barriers` clears it).
+    automatic: bool,
+    /// The command buffer is submitted more than once (a reusable `Recording`).
+    reusable: bool,
+    /// The automatic barriers' state (`hazards`).
+    tracker: Tracker,
+    /// The uses of the command being recorded (scratch, kept for its allocation).
+    uses: Vec<(Key, Use)>,
+    /// Images of bound sets the command being recorded uses (scratch).
+    set_images: Vec<automatic::SetImage<'a>>,
+    /// Layout transitions to record with the command's barrier.
+    pending_images: Vec<vk::ImageMemoryBarrier2<'static>>,
+    /// Bumped by every bind that changes what a dispatch uses.
+    bind_gen: u64,
+    /// (bind_gen, tracker epoch) after the last tracked dispatch.
+    last_dispatch: (u64, u64),
+    /// A dispatch with this bind_gen at this tracker epoch needs this barrier (the answer of
+    /// the second of two identical dispatches, which every later one repeats).
+    repeat: (u64, u64, Need),
+    /// Per bind point (compute, graphics): the buffers of the push-descriptor sets pushed,
+    /// as (set number, binding index in the set layout, byte range) (automatic barriers).
+    pushed: [Vec<(u32, usize, Key)>; 2],
+    /// Vertex buffers bound, by binding, and the index buffer (automatic barriers).
+    vertex_buffers: Vec<Option<(&'a Buffer, u64)>>,
+    index_buffer: Option<(&'a Buffer, u64)>,
+    /// Stages of the command being recorded that access memory through buffer device
+    /// addresses, and of earlier such commands no barrier followed yet (`automatic`).
+    addresses_now: vk::PipelineStageFlags2,
+    after_addresses: vk::PipelineStageFlags2,
+    /// Barriers recorded (see `barrier_count`).
+    barriers: u32,
+    /// `KILN-W005` was logged by this recording.
+    warned: bool,
     /// The capabilities of the queue the command buffer is for (its pool's family).
     queue_flags: vk::QueueFlags,
     /// The pipeline stages that queue supports: every barrier's stages are masked to them
@@ -163,6 +248,8 @@ pub struct Recorder<'a, 'r> {
     stages: vk::PipelineStageFlags2,
     /// Per bind point (compute, graphics): the queue cannot bind such a pipeline.
     unsupported_bind: [bool; 2],
+    /// Scopes, timestamps and caller tracking (`scope`).
+    timing: scope::Timing<'a>,
     /// Invariant in `'r`: see the type's docs.
     _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
 }
@@ -171,12 +258,15 @@ pub struct Recorder<'a, 'r> {
 static NEXT_RECORDING: AtomicU64 = AtomicU64::new(1);
 
 impl<'a> Recorder<'a, '_> {
-    /// A recorder for `cb`, which the caller has begun (the submission layer), of a queue
-    /// with capabilities `queue_flags`.
+    /// A recorder for `cb`, which the caller has begun (the submission layer), of kiln
+    /// queue `queue` with capabilities `queue_flags`; `reusable` when the command buffer
+    /// will be submitted more than once.
     pub(crate) fn new(
         shared: &'a Shared,
         cb: vk::CommandBuffer,
+        queue: usize,
         queue_flags: vk::QueueFlags,
+        reusable: bool,
     ) -> Self {
         Recorder {
             shared,
@@ -187,16 +277,34 @@ impl<'a> Recorder<'a, '_> {
             rendering: false,
             used_sets: Vec::new(),
             kept: Vec::new(),
+            read: Vec::new(),
+            opaque: AtomicBool::new(false),
             id: NEXT_RECORDING.fetch_add(1, Ordering::Relaxed),
             dirty: false,
             max_groups: shared.limits().max_compute_work_group_count,
-            auto_barriers: true,
+            automatic: true,
+            reusable,
+            tracker: Tracker::default(),
+            uses: Vec::new(),
+            set_images: Vec::new(),
+            pending_images: Vec::new(),
+            bind_gen: 1,
+            last_dispatch: (0, 0),
+            repeat: (0, 0, Need::default()),
+            pushed: [Vec::new(), Vec::new()],
+            vertex_buffers: Vec::new(),
+            index_buffer: None,
+            addresses_now: vk::PipelineStageFlags2::NONE,
+            after_addresses: vk::PipelineStageFlags2::NONE,
+            barriers: 0,
+            warned: false,
             queue_flags,
             stages: supported_stages(queue_flags),
             unsupported_bind: [
                 !queue_flags.contains(vk::QueueFlags::COMPUTE),
                 !queue_flags.contains(vk::QueueFlags::GRAPHICS),
             ],
+            timing: scope::Timing::new(queue, shared.instance.validation),
             _brand: std::marker::PhantomData,
         }
     }
@@ -209,12 +317,18 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Ends the recording: what the submission layer applies once the command buffer is
-    /// submitted (see the module docs).
-    pub(crate) fn into_work(self) -> RecordedWork<'a> {
+    /// submitted (see the module docs); `timed` comes from
+    /// [`finish_timing`](Self::finish_timing).
+    pub(crate) fn into_work(self, timed: Option<TimedWork>) -> RecordedWork<'a> {
         RecordedWork {
             used_sets: self.used_sets,
             images: self.images,
             kept: self.kept,
+            barriers: self.barriers,
+            read: self.read,
+            opaque: self.opaque.into_inner(),
+            timed: timed.map(std::sync::Arc::new),
+            pipelines: self.timing.pipelines,
         }
     }
 
@@ -227,13 +341,70 @@ impl<'a> Recorder<'a, '_> {
         self.queue_flags
     }
 
+    /// The command buffer, for kiln's own commands that name their uses themselves (the
+    /// staged transfers' copies, with `Batch::uses`): unlike [`raw`](Self::raw), it does
+    /// not make the submission opaque.
+    pub(crate) fn command_buffer(&self) -> vk::CommandBuffer {
+        self.cb
+    }
+
     /// The raw command buffer, for commands kiln does not wrap.
+    ///
+    /// A pending scope start is written first (commands recorded through it belong to the
+    /// open scope), and with validation on a message the layer raises while the caller
+    /// records through it names the line of this call (`commands::scope`).
     ///
     /// # Safety
     /// Commands recorded through it must be valid for the current state and must not use
     /// objects that may be destroyed before the execution finishes.
+    ///
+    /// kiln cannot see what raw commands use: a submission with raw commands makes host
+    /// access to every mapped buffer wait for it (as a pipeline using buffer device
+    /// addresses does), and orders nothing against other queues. The automatic barriers do
+    /// not see them either: order them with [`full_barrier`](Self::full_barrier) (before
+    /// and after), or name their buffers with [`raw_using`](Self::raw_using).
+    #[track_caller]
     pub unsafe fn raw(&self) -> vk::CommandBuffer {
+        self.at(std::panic::Location::caller());
+        self.flush_scopes();
+        self.opaque.store(true, Ordering::Relaxed);
         self.cb
+    }
+
+    /// [`raw`](Self::raw) for raw commands that use no kiln buffer but `buffers`: each is
+    /// kept alive until the submission and counted as read and written by it at every
+    /// stage (the automatic barriers order the raw commands after earlier kiln commands on
+    /// those buffers, and later ones after them; host access
+    /// to it waits for the submission, other queues' work on it is ordered against it),
+    /// and the submission is not opaque, so host access to other mapped buffers does not
+    /// wait for it.
+    ///
+    /// Errors: `KILN-E109` a buffer of another device.
+    ///
+    /// # Safety
+    /// As [`raw`](Self::raw); moreover the raw commands must use no buffer, image or
+    /// descriptor set of kiln other than `buffers` and what kiln commands of this
+    /// recording bind.
+    pub unsafe fn raw_using(&mut self, buffers: &[&Buffer]) -> Result<vk::CommandBuffer> {
+        for b in buffers {
+            self.own(b)?;
+        }
+        if self.automatic {
+            // The raw commands read and write `buffers` at any stage: ordered after what
+            // the recording did with them, and what follows is ordered after them.
+            let u = Use {
+                stage: vk::PipelineStageFlags2::ALL_COMMANDS,
+                read: vk::AccessFlags2::MEMORY_READ,
+                write: vk::AccessFlags2::MEMORY_WRITE,
+            };
+            for b in buffers {
+                self.uses.push((automatic::buffer_key(b, 0, b.size()), u));
+            }
+            self.track_uses();
+        }
+        self.kept.extend(buffers.iter().map(|b| (*b).clone()));
+        self.flush_scopes();
+        Ok(self.cb)
     }
 
     /// `(stage, access)` restricted to the stages the queue supports; an access whose

@@ -14,7 +14,9 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E250` bytes outside every range.
     #[inline(always)]
+    #[track_caller]
     pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
             return Err(Error::NoPipelineBound {
                 what: "push_constants",
@@ -48,7 +50,7 @@ impl Recorder<'_, '_> {
                         bytes,
                     )
                 };
-                bound.pushed = true;
+                bound.pushed.add(offset, end);
                 return Ok(());
             }
         }
@@ -83,15 +85,87 @@ impl Recorder<'_, '_> {
                     .cmd_push_constants(self.cb, bound.layout.raw(), stages, lo, piece)
             };
         }
-        bound.pushed = true;
+        bound.pushed.add(offset, end);
         Ok(())
     }
 
     /// Pushes a `Pod` value at byte `offset` (see [`push_constants`](Self::push_constants)).
     #[inline(always)]
+    #[track_caller]
     pub fn push<T: bytemuck::Pod>(&mut self, offset: u32, value: &T) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.push_constants(offset, bytemuck::bytes_of(value))
     }
+}
+
+/// Push ranges as people read them: `COMPUTE bytes [0, 16)`, `VERTEX | FRAGMENT bytes
+/// [0, 64)`.
+pub(crate) fn describe_ranges(ranges: &[PushConstantRange]) -> String {
+    ranges
+        .iter()
+        .map(|r| format!("{:?} bytes [{}, {})", r.stages, r.offset, r.offset + r.size))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Words of push-constant space pushed so far: bit `i` of `low` is bytes `[4i, 4i + 4)`
+/// for the first 256 bytes (every device's `maxPushConstantsSize` is at least 128, most
+/// are 256); `high` is set once anything at or past byte 256 was pushed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Words {
+    low: u64,
+    high: bool,
+}
+
+impl Words {
+    /// The words `[offset, end)` covers (bytes, multiples of 4 once checked).
+    pub(crate) fn of(offset: u32, end: u32) -> Words {
+        let lo = (offset / 4).min(64);
+        let hi = end.div_ceil(4).min(64);
+        let low = if hi > lo {
+            (u64::MAX >> (64 - (hi - lo))) << lo
+        } else {
+            0
+        };
+        Words {
+            low,
+            high: end > 256,
+        }
+    }
+
+    /// Marks `[offset, end)` pushed.
+    #[inline(always)]
+    pub(crate) fn add(&mut self, offset: u32, end: u32) {
+        let w = Words::of(offset, end);
+        self.low |= w.low;
+        self.high |= w.high;
+    }
+}
+
+/// The bytes of `ranges` not in `pushed`, as `[4, 8), [12, 16)`; `None` when all were.
+pub(crate) fn missing(ranges: &[PushConstantRange], pushed: Words) -> Option<String> {
+    let mut need = Words::default();
+    for r in ranges {
+        need.add(r.offset, r.offset + r.size);
+    }
+    let gap = need.low & !pushed.low;
+    let mut out = Vec::new();
+    let mut i = 0u32;
+    while i < 64 {
+        if gap & (1 << i) != 0 {
+            let start = i;
+            while i < 64 && gap & (1 << i) != 0 {
+                i += 1;
+            }
+            out.push(format!("[{}, {})", start * 4, i * 4));
+        } else {
+            i += 1;
+        }
+    }
+    if need.high && !pushed.high {
+        out.push("[256, ..)".into());
+    }
+    (!out.is_empty()).then(|| out.join(", "))
 }
 
 /// Splits [offset, end) at every range boundary; each piece gets the stages of the ranges
@@ -101,13 +175,7 @@ pub(crate) fn push_segments(
     offset: u32,
     end: u32,
 ) -> Result<Vec<(u32, u32, vk::ShaderStageFlags)>> {
-    let describe = || {
-        ranges
-            .iter()
-            .map(|r| format!("{:?}[{}, {})", r.stages, r.offset, r.offset + r.size))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let describe = || describe_ranges(ranges);
     if !offset.is_multiple_of(4) || !end.is_multiple_of(4) || end <= offset {
         return Err(Error::PushConstantsOutOfRange {
             offset,
@@ -157,6 +225,29 @@ mod tests {
             offset,
             size,
         }
+    }
+
+    #[test]
+    fn words_track_what_was_pushed() {
+        let c = vk::ShaderStageFlags::COMPUTE;
+        let ranges = [r(c, 0, 8)];
+        let mut w = Words::default();
+        w.add(0, 4);
+        assert_eq!(missing(&ranges, w).as_deref(), Some("[4, 8)"));
+        w.add(4, 8);
+        assert_eq!(missing(&ranges, w), None);
+        let ranges = [r(c, 0, 16), r(vk::ShaderStageFlags::VERTEX, 240, 32)];
+        let mut w = Words::default();
+        w.add(4, 8);
+        assert_eq!(
+            missing(&ranges, w).as_deref(),
+            Some("[0, 4), [8, 16), [240, 256), [256, ..)")
+        );
+        assert_eq!(Words::of(0, 256).low, u64::MAX);
+        assert_eq!(
+            describe_ranges(&ranges),
+            "COMPUTE bytes [0, 16), VERTEX bytes [240, 272)"
+        );
     }
 
     #[test]

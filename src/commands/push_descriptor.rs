@@ -16,26 +16,25 @@
 
 use ash::vk;
 
-use super::Recorder;
+use super::automatic::buffer_key;
+use super::{Recorder, Slot};
 use crate::descriptors::{check_buffer_write_in, BufferWrite};
 use crate::device::Buffer;
 use crate::error::{Error, Result};
-
-/// The value `Bound::sets` holds for a set that was pushed: no real `VkDescriptorSet`
-/// (the push set has none), never compared equal to one by `bind_set`.
-#[inline]
-pub(super) fn pushed_marker() -> vk::DescriptorSet {
-    vk::Handle::from_raw(u64::MAX)
-}
 
 /// One buffer descriptor of a push-descriptor set: `range` bytes from `offset` of
 /// `buffer` (all of it from `offset` when `None`) at array element `element` of `binding`.
 #[derive(Clone, Copy, Debug)]
 pub struct PushWrite<'b> {
+    /// The binding number.
     pub binding: u32,
+    /// The array element (0 for a non-array binding).
     pub element: u32,
+    /// The buffer.
     pub buffer: &'b Buffer,
+    /// First byte of the buffer the descriptor refers to.
     pub offset: u64,
+    /// Bytes from `offset` (`None`: to the end of the buffer).
     pub range: Option<u64>,
 }
 
@@ -136,6 +135,14 @@ impl Recorder<'_, '_> {
             kinds_heap.resize(writes.len(), (0, 0, vk::DescriptorType::SAMPLER));
             &mut kinds_heap
         };
+        let mut idxs_stack = [0usize; BATCH];
+        let mut idxs_heap = Vec::new();
+        let idxs: &mut [usize] = if writes.len() <= BATCH {
+            &mut idxs_stack[..writes.len()]
+        } else {
+            idxs_heap.resize(writes.len(), 0);
+            &mut idxs_heap
+        };
         let starts = layout.starts();
         for (k, w) in writes.iter().enumerate() {
             let range = w
@@ -161,6 +168,7 @@ impl Recorder<'_, '_> {
                 range,
             };
             kinds[k] = (w.binding, w.element, ty);
+            idxs[k] = idx;
         }
         if let Some(slot) = given.iter().position(|g| !g) {
             let idx = starts
@@ -205,12 +213,18 @@ impl Recorder<'_, '_> {
         };
         let i = set as usize;
         if bound.sets.len() <= i {
-            bound.sets.resize(i + 1, vk::DescriptorSet::null());
+            bound.sets.resize(i + 1, Slot::Empty);
         }
-        bound.sets[i] = pushed_marker();
-        for w in writes {
+        bound.sets[i] = Slot::Pushed;
+        let point = usize::from(self.current_graphics);
+        // The automatic barriers read what this set now holds.
+        self.pushed[point].retain(|(s, _, _)| *s != set);
+        for (k, w) in writes.iter().enumerate() {
+            let size = infos[k].range;
+            self.pushed[point].push((set, idxs[k], buffer_key(w.buffer, w.offset, size)));
             self.kept.push(w.buffer.clone());
         }
+        self.bind_gen += 1;
         Ok(())
     }
 }

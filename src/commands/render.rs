@@ -3,6 +3,7 @@
 
 use ash::vk;
 
+use super::image_layouts::stage_access;
 use super::Recorder;
 use crate::device::{Buffer, Image};
 use crate::error::{Error, Result};
@@ -23,6 +24,7 @@ pub enum LoadOp {
 pub struct ColorAttachment<'a> {
     /// A 2D image with COLOR_ATTACHMENT usage.
     pub image: &'a Image,
+    /// What the attachment holds when rendering begins (clear or load).
     pub load: LoadOp,
     /// Keep what was rendered (`false` = STORE_OP_DONT_CARE).
     pub store: bool,
@@ -46,13 +48,16 @@ pub struct DepthAttachment<'a> {
     pub image: &'a Image,
     /// Clear to this depth (0.0..=1.0), or `None` to load.
     pub clear: Option<f32>,
+    /// Keep what was rendered (`false` = STORE_OP_DONT_CARE).
     pub store: bool,
 }
 
 /// Attachments of one rendering scope ([`Recorder::begin_rendering`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RenderingDesc<'a> {
+    /// Colour attachments, by fragment output location.
     pub color: &'a [ColorAttachment<'a>],
+    /// The depth attachment, if any.
     pub depth: Option<DepthAttachment<'a>>,
 }
 
@@ -73,7 +78,9 @@ impl<'a> Recorder<'a, '_> {
     /// Errors: `KILN-E283` already rendering or no attachment, `KILN-E182` an attachment
     /// without the attachment usage, `KILN-E180` attachments of different extents,
     /// `KILN-E120` a queue without graphics.
+    #[track_caller]
     pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !self.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
             return Err(self.unsupported("rendering", vk::QueueFlags::GRAPHICS));
         }
@@ -139,15 +146,14 @@ impl<'a> Recorder<'a, '_> {
                 LoadOp::Load => (vk::AttachmentLoadOp::LOAD, [0.0; 4]),
                 LoadOp::DontCare => (vk::AttachmentLoadOp::DONT_CARE, [0.0; 4]),
             };
-            if load_op == vk::AttachmentLoadOp::LOAD {
-                self.transition(c.image, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)?;
-            } else {
-                self.transition_from(
-                    c.image,
-                    self.image_layout(c.image),
-                    vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-                )?;
-            }
+            let old = self.image_layout(c.image);
+            let always = load_op != vk::AttachmentLoadOp::LOAD;
+            self.attach(
+                c.image,
+                old,
+                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                always,
+            )?;
             colors.push(
                 vk::RenderingAttachmentInfo::default()
                     .image_view(c.image.view())
@@ -185,9 +191,10 @@ impl<'a> Recorder<'a, '_> {
             if d.clear.is_some() {
                 // Discard the old contents; the barrier also orders this scope's depth
                 // writes after earlier ones (e.g. a previous frame's).
-                self.transition_from(d.image, vk::ImageLayout::UNDEFINED, layout)?;
+                self.attach(d.image, vk::ImageLayout::UNDEFINED, layout, true)?;
             } else {
-                self.transition(d.image, layout)?;
+                let old = self.image_layout(d.image);
+                self.attach(d.image, old, layout, false)?;
             }
             depth = Some(
                 vk::RenderingAttachmentInfo::default()
@@ -222,6 +229,24 @@ impl<'a> Recorder<'a, '_> {
         if let Some(d) = depth.as_ref() {
             info = info.depth_attachment(d);
         }
+        if self.automatic {
+            // The sets bound for draws: their images move now (no barrier may be recorded
+            // inside the scope), and one barrier orders everything recorded since the last
+            // scope before the draws (`hazards`: rendering scopes).
+            let before = self.uses.len();
+            self.set_uses(1, "a draw")?;
+            self.uses.truncate(before);
+            let mut need = self.tracker.flush();
+            let addresses = self.address_barriers();
+            if !addresses.is_empty() {
+                need.get_or_insert_with(Default::default).merge(addresses);
+            }
+            match need {
+                Some(need) => self.emit(need),
+                None => self.emit_transitions(),
+            }
+        }
+        self.flush_scopes();
         // SAFETY: attachments are in the layouts named above, have the attachment usage and
         // one extent (checked); dynamic rendering is enabled on every Vulkan 1.3 device kiln
         // makes graphics objects for.
@@ -239,7 +264,9 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Ends the rendering scope. Errors: `KILN-E283` no scope is open.
+    #[track_caller]
     pub fn end_rendering(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !self.close_rendering() {
             return Err(Error::RenderingState {
                 what: "end_rendering without begin_rendering",
@@ -257,12 +284,15 @@ impl<'a> Recorder<'a, '_> {
         // SAFETY: a rendering scope begun on this command buffer is open.
         unsafe { self.shared.raw.cmd_end_rendering(self.cb) };
         self.rendering = false;
+        self.tracker.end_rendering();
         true
     }
 
     /// Sets the dynamic viewport (every kiln graphics pipeline has a dynamic viewport).
     /// Never fails (it returns `Result` like every command).
+    #[track_caller]
     pub fn set_viewport(&mut self, viewport: vk::Viewport) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // SAFETY: `cb` is recording; one viewport (kiln pipelines use viewportCount 1).
         unsafe { self.shared.raw.cmd_set_viewport(self.cb, 0, &[viewport]) };
         Ok(())
@@ -270,7 +300,9 @@ impl<'a> Recorder<'a, '_> {
 
     /// Sets the dynamic scissor rectangle. Never fails (it returns `Result` like every
     /// command).
+    #[track_caller]
     pub fn set_scissor(&mut self, scissor: vk::Rect2D) -> Result<()> {
+        self.at(std::panic::Location::caller());
         // SAFETY: `cb` is recording; one scissor (kiln pipelines use scissorCount 1).
         unsafe { self.shared.raw.cmd_set_scissor(self.cb, 0, &[scissor]) };
         Ok(())
@@ -280,12 +312,14 @@ impl<'a> Recorder<'a, '_> {
     /// layout in `GraphicsPipelineDesc::vertex_buffers`.
     ///
     /// Errors: `KILN-E157` the buffer lacks VERTEX_BUFFER usage.
+    #[track_caller]
     pub fn bind_vertex_buffer(
         &mut self,
         binding: u32,
         buffer: &'a Buffer,
         offset: u64,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !buffer.usage().contains(vk::BufferUsageFlags::VERTEX_BUFFER) {
             return Err(Error::BufferUsage {
                 object: buffer.label().to_string(),
@@ -299,18 +333,27 @@ impl<'a> Recorder<'a, '_> {
                 .raw
                 .cmd_bind_vertex_buffers(self.cb, binding, &[buffer.raw()], &[offset])
         };
+        let i = binding as usize;
+        if self.vertex_buffers.len() <= i {
+            self.vertex_buffers.resize(i + 1, None);
+        }
+        self.vertex_buffers[i] = Some((buffer, offset));
+        // A use of the submission (host writes to the buffer wait for it).
+        self.read.push(buffer);
         Ok(())
     }
 
     /// Binds `buffer` as the index buffer (`UINT16` or `UINT32` indices).
     ///
     /// Errors: `KILN-E157` the buffer lacks INDEX_BUFFER usage.
+    #[track_caller]
     pub fn bind_index_buffer(
         &mut self,
         buffer: &'a Buffer,
         offset: u64,
         index_type: vk::IndexType,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if !buffer.usage().contains(vk::BufferUsageFlags::INDEX_BUFFER) {
             return Err(Error::BufferUsage {
                 object: buffer.label().to_string(),
@@ -324,10 +367,14 @@ impl<'a> Recorder<'a, '_> {
                 .raw
                 .cmd_bind_index_buffer(self.cb, buffer.raw(), offset, index_type)
         };
+        self.index_buffer = Some((buffer, offset));
+        self.read.push(buffer);
         Ok(())
     }
 
-    fn check_draw(&mut self, what: &'static str) -> Result<()> {
+    /// Checks a draw's state; in automatic mode, tracks its uses (`indexed`: the index
+    /// buffer is read too).
+    fn check_draw(&mut self, what: &'static str, indexed: bool) -> Result<()> {
         if self.bound[1].is_none() {
             return Err(Error::NoPipelineBound { what });
         }
@@ -336,12 +383,46 @@ impl<'a> Recorder<'a, '_> {
                 what: "draw outside a rendering scope; call begin_rendering first",
             });
         }
-        self.check_bound_state(1)
+        self.check_bound_state(1)?;
+        if self.automatic {
+            self.track_draw(indexed)?;
+        }
+        Ok(())
+    }
+
+    /// Moves an attachment from `old` to `new` before the scope: in manual mode as
+    /// `transition` (or `transition_from` when `always`) records it; in automatic mode
+    /// joined to the scope's barrier, after what the recording did with the image.
+    fn attach(
+        &mut self,
+        image: &Image,
+        old: vk::ImageLayout,
+        new: vk::ImageLayout,
+        always: bool,
+    ) -> Result<()> {
+        if !self.automatic {
+            return if always {
+                self.transition_from(image, old, new)
+            } else {
+                self.transition(image, new)
+            };
+        }
+        let current = self.image_layout(image);
+        if !always && current == new && self.tracker.image_src(image.raw()).is_none() {
+            self.touch(image);
+            return Ok(());
+        }
+        let src = self.transition_src(image, current);
+        let fresh = !self.images.iter().any(|u| u.image.raw() == image.raw());
+        self.defer_transition(image, old, new, src, stage_access(new));
+        self.mark_discards(image, always && fresh && old == vk::ImageLayout::UNDEFINED);
+        Ok(())
     }
 
     /// `vkCmdDraw`. Errors: `KILN-E252` no graphics pipeline bound, `KILN-E283` outside a
     /// rendering scope, `KILN-E254` a set of the layout not bound, `KILN-E255` push constants
     /// never pushed.
+    #[track_caller]
     pub fn draw(
         &mut self,
         vertex_count: u32,
@@ -349,7 +430,9 @@ impl<'a> Recorder<'a, '_> {
         first_vertex: u32,
         first_instance: u32,
     ) -> Result<()> {
-        self.check_draw("draw")?;
+        self.at(std::panic::Location::caller());
+        self.check_draw("draw", false)?;
+        self.flush_scopes();
         // SAFETY: a graphics pipeline is bound inside a rendering scope.
         unsafe {
             self.shared.raw.cmd_draw(
@@ -364,6 +447,7 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// `vkCmdDrawIndexed` (same errors as [`draw`](Self::draw)).
+    #[track_caller]
     pub fn draw_indexed(
         &mut self,
         index_count: u32,
@@ -372,7 +456,9 @@ impl<'a> Recorder<'a, '_> {
         vertex_offset: i32,
         first_instance: u32,
     ) -> Result<()> {
-        self.check_draw("draw_indexed")?;
+        self.at(std::panic::Location::caller());
+        self.check_draw("draw_indexed", true)?;
+        self.flush_scopes();
         // SAFETY: a graphics pipeline is bound inside a rendering scope.
         unsafe {
             self.shared.raw.cmd_draw_indexed(

@@ -1,19 +1,27 @@
 //! Copies and fills between buffers and images.
+//!
+//! In automatic mode each copy and fill is ordered by the hazard tracker (a barrier only
+//! where it reads or writes what an earlier command wrote, or writes what one read, by
+//! byte range and image); in manual mode it waits for the dispatches before it and ends
+//! with a full barrier.
 
 use ash::vk;
 
+use super::automatic::{buffer_key, TRANSFER_READ, TRANSFER_WRITE};
 use super::Recorder;
 use crate::device::{Buffer, Image};
 use crate::error::{Error, Result};
 
 impl Recorder<'_, '_> {
-    /// Copies `size` bytes, then a transfer→all barrier. Both buffers are kept alive until
-    /// the submission is made (dropped later, they are destroyed after it completes).
+    /// Copies `size` bytes (ordered against the commands around it as the module docs say).
+    /// Both buffers are kept alive until the submission is made (dropped later, they are
+    /// destroyed after it completes).
     ///
     /// Errors: a copy past either buffer's end (`KILN-E151`), of zero bytes or between
     /// overlapping ranges of one buffer (`KILN-E155`) (VUID-vkCmdCopyBuffer-srcOffset-00113
     /// ff., -pRegions-00117, VUID-VkBufferCopy-size-01988), a buffer of another device
     /// (`KILN-E109`), inside a rendering scope (`KILN-E283`).
+    #[track_caller]
     pub fn copy_buffer(
         &mut self,
         src: &Buffer,
@@ -22,6 +30,7 @@ impl Recorder<'_, '_> {
         dst_offset: u64,
         size: u64,
     ) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.own(src)?;
         self.own(dst)?;
         for (b, offset) in [(src, src_offset), (dst, dst_offset)] {
@@ -52,10 +61,17 @@ impl Recorder<'_, '_> {
             });
         }
         self.outside_rendering("copy_buffer inside a rendering scope; call end_rendering first")?;
-        // Earlier dispatches may write what this copy reads or writes (read/write-after-write).
-        if self.dirty {
+        if self.automatic {
+            self.uses
+                .push((buffer_key(src, src_offset, size), TRANSFER_READ));
+            self.uses
+                .push((buffer_key(dst, dst_offset, size), TRANSFER_WRITE));
+            self.track_uses();
+        } else if self.dirty {
+            // Earlier dispatches may write what this copy reads or writes.
             self.record_full_barrier();
         }
+        self.flush_scopes();
         let region = vk::BufferCopy {
             src_offset,
             dst_offset,
@@ -69,22 +85,32 @@ impl Recorder<'_, '_> {
                 .raw
                 .cmd_copy_buffer(self.cb, src.raw(), dst.raw(), &[region])
         };
-        self.record_full_barrier();
+        if !self.automatic {
+            self.record_full_barrier();
+        }
         self.kept.push(src.clone());
         self.kept.push(dst.clone());
         Ok(())
     }
 
-    /// Fills the whole buffer with the 32-bit `value`, then a full barrier.
+    /// Fills the whole buffer with the 32-bit `value` (its size rounded down to 4 bytes).
     ///
     /// Errors: `KILN-E109` a buffer of another device, `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn fill_buffer(&mut self, buffer: &Buffer, value: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         self.own(buffer)?;
         self.outside_rendering("fill_buffer inside a rendering scope; call end_rendering first")?;
-        // Earlier dispatches may write the buffer (write-after-write).
-        if self.dirty {
+        if self.automatic {
+            let size = buffer.size() & !3;
+            self.uses
+                .push((buffer_key(buffer, 0, size), TRANSFER_WRITE));
+            self.track_uses();
+        } else if self.dirty {
+            // Earlier dispatches may write the buffer (write-after-write).
             self.record_full_barrier();
         }
+        self.flush_scopes();
         // SAFETY: TRANSFER_DST usage is always present; WHOLE_SIZE rounds down to 4 bytes;
         // the buffer is kept alive until the submission exists.
         unsafe {
@@ -92,7 +118,9 @@ impl Recorder<'_, '_> {
                 .raw
                 .cmd_fill_buffer(self.cb, buffer.raw(), 0, vk::WHOLE_SIZE, value)
         };
-        self.record_full_barrier();
+        if !self.automatic {
+            self.record_full_barrier();
+        }
         self.kept.push(buffer.clone());
         Ok(())
     }
@@ -102,12 +130,29 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E181` the buffer is smaller than the level, `KILN-E283` inside a
     /// rendering scope.
+    #[track_caller]
     pub fn copy_buffer_to_image(&mut self, src: &Buffer, dst: &Image, level: u32) -> Result<()> {
+        self.at(std::panic::Location::caller());
         dst.check_level(level, dst.level_size(level))?;
         if src.size() < dst.level_size(level) {
             dst.check_level(level, src.size())?;
         }
-        self.transition(dst, vk::ImageLayout::TRANSFER_DST_OPTIMAL)?;
+        self.outside_rendering(
+            "copy_buffer_to_image inside a rendering scope; call end_rendering first",
+        )?;
+        self.transition_for(
+            dst,
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            TRANSFER_WRITE.stage,
+            TRANSFER_WRITE.write,
+        )?;
+        if self.automatic {
+            let size = dst.level_size(level);
+            self.uses.push((buffer_key(src, 0, size), TRANSFER_READ));
+            self.uses.push((image_key(dst), TRANSFER_WRITE));
+            self.track_uses();
+        }
+        self.flush_scopes();
         // SAFETY: the image is in TRANSFER_DST_OPTIMAL; the buffer holds the level (checked)
         // and both have transfer usage (kiln adds it); both are kept alive until the
         // submission exists (the image by its transition).
@@ -125,11 +170,13 @@ impl Recorder<'_, '_> {
     }
 
     /// Copies mip `level` of `src` into `dst` (offset 0, tightly packed), moving `src` to
-    /// TRANSFER_SRC_OPTIMAL first; then a full barrier.
+    /// TRANSFER_SRC_OPTIMAL first.
     ///
     /// Errors: `KILN-E180`/`KILN-E181` no such level or not a colour image, `KILN-E151` the
     /// buffer is smaller than the level, `KILN-E283` inside a rendering scope.
+    #[track_caller]
     pub fn copy_image_to_buffer(&mut self, src: &Image, level: u32, dst: &Buffer) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let size = src.level_size(level);
         src.check_level(level, size)?;
         if dst.size() < size {
@@ -140,7 +187,21 @@ impl Recorder<'_, '_> {
                 requested: size,
             });
         }
-        self.transition(src, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
+        self.outside_rendering(
+            "copy_image_to_buffer inside a rendering scope; call end_rendering first",
+        )?;
+        self.transition_for(
+            src,
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            TRANSFER_READ.stage,
+            TRANSFER_READ.read,
+        )?;
+        if self.automatic {
+            self.uses.push((image_key(src), TRANSFER_READ));
+            self.uses.push((buffer_key(dst, 0, size), TRANSFER_WRITE));
+            self.track_uses();
+        }
+        self.flush_scopes();
         // SAFETY: as in copy_buffer_to_image, with the roles swapped.
         unsafe {
             self.shared.raw.cmd_copy_image_to_buffer(
@@ -151,8 +212,16 @@ impl Recorder<'_, '_> {
                 &[src.copy_region(level)],
             )
         };
-        self.record_full_barrier();
+        if !self.automatic {
+            self.record_full_barrier();
+        }
         self.kept.push(dst.clone());
         Ok(())
     }
+}
+
+/// The tracker's key of an image.
+fn image_key(image: &Image) -> super::hazards::Key {
+    use vk::Handle;
+    super::hazards::Key::Image(image.raw().as_raw())
 }

@@ -18,6 +18,16 @@ pub(crate) struct ImageUse {
     pub last: vk::ImageLayout,
     /// A barrier of the recording changed its layout (else it only relied on `first`).
     pub moved: bool,
+    /// A reusable recording uses the image through a descriptor set from its first use on
+    /// in `first`, without a transition of its own: the submission layer moves it there
+    /// once before the recording is first submitted (then `KILN-E285` checks it).
+    pub prepare: bool,
+    /// The recording's first command on the image was a transition from UNDEFINED
+    /// (discarding the contents, as a depth clear does): the recording relies on no layout
+    /// at all, since such a barrier is valid from every layout
+    /// (VUID-VkImageMemoryBarrier2-oldLayout-01197 exempts UNDEFINED). A reusable
+    /// recording may then leave it in another layout than `first`.
+    pub discards: bool,
 }
 
 /// The end of a recording ([`Recorder::into_work`](super::Recorder::into_work)): everything
@@ -32,11 +42,26 @@ pub(crate) struct RecordedWork<'a> {
     /// Every image touched, once each, in first-touch order: `last` is committed to the
     /// image once submitted (later recordings start from it); a reusable recording checks
     /// `first == last` when recorded (`KILN-E284`) and `image.layout() == last` at every
-    /// submission (`KILN-E285`).
+    /// submission (`KILN-E285`), except for images it `discards`.
     pub images: Vec<ImageUse>,
     /// Buffers a command used without borrowing them for the recording's lifetime, kept
     /// alive like the images; the submission counts them as read and written.
     pub kept: Vec<Buffer>,
+    /// Barriers the recording recorded (`Recorder::barrier_count`).
+    pub barriers: u32,
+    /// Buffers the commands read, borrowed for the recording's lifetime (vertex and index
+    /// buffers): uses that only read.
+    pub read: Vec<&'a Buffer>,
+    /// The recording has commands whose resources kiln cannot see (raw commands, a
+    /// pipeline that uses buffer device addresses): host access to any mapped buffer
+    /// waits for its submissions.
+    pub opaque: bool,
+    /// The timestamps the recording wrote (scopes, the whole submission), shared with the
+    /// submissions that read them (a reusable recording's several).
+    pub timed: Option<std::sync::Arc<super::TimedWork>>,
+    /// The names of the pipelines bound (only with validation on), for the messages the
+    /// layer raises while the submission is made (`device::SubmitContext`).
+    pub pipelines: Vec<&'a str>,
 }
 
 impl RecordedWork<'_> {

@@ -20,7 +20,9 @@ use crate::error::{vk_err, Error, Result};
 /// One binding of a set layout (`VkDescriptorSetLayoutBinding` + binding flags).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SetLayoutBinding {
+    /// The binding number (`layout(binding = n)`).
     pub binding: u32,
+    /// The descriptor type every descriptor of the binding has.
     pub descriptor_type: vk::DescriptorType,
     /// Descriptor count (for a variable-count binding: the maximum).
     pub count: u32,
@@ -39,6 +41,7 @@ pub struct SetLayoutBinding {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DescriptorSetLayoutDesc {
     bindings: Vec<SetLayoutBinding>,
+    /// `VkDescriptorSetLayoutCreateFlags` (e.g. UPDATE_AFTER_BIND_POOL).
     pub flags: vk::DescriptorSetLayoutCreateFlags,
 }
 
@@ -112,6 +115,29 @@ impl DescriptorSetLayoutDesc {
         Some("descriptions differ".into())
     }
 
+    /// The two descriptions differ, and only in the stage flags of bindings both have:
+    /// widening both to the union of their stages makes them one layout. Returns that
+    /// union (`None` when they are equal or differ in anything else).
+    pub fn only_stages_differ(&self, other: &Self) -> Option<vk::ShaderStageFlags> {
+        if self == other || self.flags != other.flags || self.bindings.len() != other.bindings.len()
+        {
+            return None;
+        }
+        let mut union = vk::ShaderStageFlags::empty();
+        for (a, b) in self.bindings.iter().zip(&other.bindings) {
+            let same_but_stages = a.binding == b.binding
+                && a.descriptor_type == b.descriptor_type
+                && a.count == b.count
+                && a.flags == b.flags
+                && a.immutable_samplers == b.immutable_samplers;
+            if !same_but_stages {
+                return None;
+            }
+            union |= a.stages | b.stages;
+        }
+        Some(union)
+    }
+
     /// Descriptor counts per type, for pool sizing (one set).
     pub fn pool_sizes(&self) -> Vec<vk::DescriptorPoolSize> {
         let mut out: Vec<vk::DescriptorPoolSize> = Vec::new();
@@ -160,10 +186,12 @@ impl SetLayout {
         self.id
     }
     #[inline]
+    /// The raw handle (owned by this object; destroyed with it).
     pub fn raw(&self) -> vk::DescriptorSetLayout {
         self.raw
     }
     #[inline]
+    /// The description the layout was created (and interned) from.
     pub fn desc(&self) -> &DescriptorSetLayoutDesc {
         &self.desc
     }

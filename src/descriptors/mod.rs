@@ -9,7 +9,7 @@ mod set;
 pub(crate) use layout::{get_or_create as set_layout, SetLayoutCache};
 pub use layout::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use set::DescriptorSet;
-pub(crate) use set::{allocate_set_in, check_buffer_write_in, BufferWrite};
+pub(crate) use set::{allocate_set_in, check_buffer_write_in, BufferWrite, SetResource};
 
 use crate::device::Shared;
 use crate::error::Result;

@@ -11,6 +11,7 @@
 
 use ash::vk;
 
+use crate::device::{FaultSite, Shared};
 use crate::error::{vk_err, Result};
 
 /// Sets in the first pool of a layout.
@@ -88,7 +89,7 @@ impl DescriptorAllocator {
     /// Allocates one set; returns (set, pool index).
     pub(crate) fn allocate(
         &mut self,
-        device: &ash::Device,
+        shared: &Shared,
         layout: vk::DescriptorSetLayout,
         variable_count: Option<u32>,
     ) -> Result<(vk::DescriptorSet, usize)> {
@@ -97,6 +98,7 @@ impl DescriptorAllocator {
                 return Ok(s);
             }
         }
+        let device = &shared.raw;
         let layouts = [layout];
         let counts = [variable_count.unwrap_or(0)];
         let try_pool = |raw: vk::DescriptorPool| {
@@ -108,6 +110,7 @@ impl DescriptorAllocator {
             if variable_count.is_some() {
                 info = info.push_next(&mut var);
             }
+            shared.inject(FaultSite::AllocateDescriptorSets)?;
             // SAFETY: pool and layout belong to this device; access to the pool is
             // serialized by the allocator's mutex (Vulkan: externally synchronized).
             unsafe { device.allocate_descriptor_sets(&info) }
@@ -128,10 +131,27 @@ impl DescriptorAllocator {
                 Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
             }
         }
-        let i = self.grow(device)?;
-        let v = try_pool(self.pools[i].raw).map_err(vk_err("vkAllocateDescriptorSets"))?;
-        self.pools[i].live += 1;
-        Ok((v[0], i))
+        // A new pool; if even that one reports itself full (fragmentation, or a driver
+        // whose pool sizes are approximate: VK_ERROR_OUT_OF_POOL_MEMORY is allowed for any
+        // allocation, Vulkan spec §14.2.3), one more, twice as large.
+        let mut last = vk::Result::ERROR_OUT_OF_POOL_MEMORY;
+        for _ in 0..2 {
+            let i = self.grow(device)?;
+            match try_pool(self.pools[i].raw) {
+                Ok(v) => {
+                    self.pools[i].live += 1;
+                    return Ok((v[0], i));
+                }
+                Err(
+                    e @ (vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL),
+                ) => {
+                    self.pools[i].full = true;
+                    last = e;
+                }
+                Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
+            }
+        }
+        Err(vk_err("vkAllocateDescriptorSets")(last))
     }
 
     /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending

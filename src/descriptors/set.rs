@@ -23,12 +23,27 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug)]
 #[allow(dead_code)] // held only to keep the resource alive
 enum Held {
-    Buffer(Buffer),
+    /// A buffer and the byte range `[offset, offset + size)` the descriptor covers.
+    Buffer(Buffer, u64, u64),
     Image(Image),
     Sampler(Sampler),
     ImageSampler(Image, Sampler),
     /// A SAMPLER descriptor filled by the layout's immutable sampler.
     Immutable,
+}
+
+/// One resource a descriptor of a set refers to (for the recorder's hazard tracking and
+/// image layouts).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SetResource<'s> {
+    /// A buffer descriptor: the buffer and the byte range `[offset, offset + size)`.
+    Buffer {
+        buffer: &'s Buffer,
+        offset: u64,
+        size: u64,
+    },
+    /// An image descriptor (alone or with a sampler).
+    Image(&'s Image),
 }
 
 /// A descriptor set allocated from its layout's growing pool. Returned to the pool on drop
@@ -110,7 +125,7 @@ pub(crate) fn allocate_set_in(
         .pools
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .allocate(&shared.raw, layout.raw(), count)?;
+        .allocate(shared, layout.raw(), count)?;
     let last = bindings.len().saturating_sub(1);
     let total = match count {
         Some(n) => layout.starts().get(last).copied().unwrap_or(0) as usize + n as usize,
@@ -203,7 +218,7 @@ impl DescriptorSet {
             );
             for h in self.held[self.slots(i)].iter().flatten() {
                 match h {
-                    Held::Buffer(buf) => f(buf.stamps(), write),
+                    Held::Buffer(buf, ..) => f(buf.stamps(), write),
                     Held::Image(img) | Held::ImageSampler(img, _) => f(img.stamps(), write),
                     Held::Sampler(_) | Held::Immutable => {}
                 }
@@ -211,7 +226,55 @@ impl DescriptorSet {
         }
     }
 
-    /// The binding number of a reflected name.
+    /// Calls `f` with every buffer (and byte range) and image that the binding at index
+    /// `idx` of the layout's (sorted) bindings refers to, array element after element;
+    /// samplers and unwritten elements are skipped.
+    #[inline]
+    pub(crate) fn for_each_at<'s>(&'s self, idx: usize, mut f: impl FnMut(SetResource<'s>)) {
+        if idx >= self.layout.starts().len() {
+            return;
+        }
+        for h in self.held[self.slots(idx)].iter().flatten() {
+            match h {
+                Held::Buffer(buffer, offset, size) => f(SetResource::Buffer {
+                    buffer,
+                    offset: *offset,
+                    size: *size,
+                }),
+                Held::Image(img) | Held::ImageSampler(img, _) => f(SetResource::Image(img)),
+                Held::Sampler(_) | Held::Immutable => {}
+            }
+        }
+    }
+
+    /// The buffer and byte range `(buffer, offset, size)` that array element `element` of
+    /// `binding` refers to (`None`: no such binding or element, not written yet, or not a
+    /// buffer binding).
+    pub fn buffer_at(&self, binding: u32, element: u32) -> Option<(&Buffer, u64, u64)> {
+        let idx = self.binding_index(binding).ok()?;
+        let slots = self.slots(idx);
+        match self.held[slots].get(element as usize)? {
+            Some(Held::Buffer(b, offset, size)) => Some((b, *offset, *size)),
+            _ => None,
+        }
+    }
+
+    /// The image that array element `element` of `binding` refers to (`None`: no such
+    /// binding or element, not written yet, or not an image binding).
+    pub fn image_at(&self, binding: u32, element: u32) -> Option<&Image> {
+        let idx = self.binding_index(binding).ok()?;
+        let slots = self.slots(idx);
+        match self.held[slots].get(element as usize)? {
+            Some(Held::Image(i) | Held::ImageSampler(i, _)) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// The binding number of a reflected name: the variable's (instance) name, `scene` in
+    /// `uniform Scene { .. } scene;`, or its block name, `Scene`.
+    ///
+    /// Errors: `KILN-E201` no binding of that name (the message lists the names the set
+    /// has).
     pub fn binding_of(&self, name: &str) -> Result<u32> {
         self.names
             .get(name)
@@ -219,6 +282,11 @@ impl DescriptorSet {
             .ok_or_else(|| Error::NoSuchBindingName {
                 set: self.set,
                 name: name.to_string(),
+                available: self
+                    .names
+                    .iter()
+                    .map(|(n, b)| format!("`{n}` (binding {b})"))
+                    .collect(),
             })
     }
 
@@ -281,7 +349,7 @@ impl DescriptorSet {
         // submission uses the set (waited above) and `&mut self` gives the external
         // synchronization vkUpdateDescriptorSets needs.
         unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
-        self.store(idx, element, Held::Buffer(buffer.clone()));
+        self.store(idx, element, Held::Buffer(buffer.clone(), offset, range));
         Ok(())
     }
 
@@ -331,7 +399,7 @@ impl DescriptorSet {
             };
         }
         for ((_, buffer), (idx, _)) in writes.iter().zip(checked.iter()) {
-            self.store(*idx, 0, Held::Buffer((*buffer).clone()));
+            self.store(*idx, 0, Held::Buffer((*buffer).clone(), 0, buffer.size()));
         }
         Ok(())
     }

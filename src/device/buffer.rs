@@ -8,7 +8,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use super::{ResourceStamps, Shared};
+use super::{FaultSite, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// How to create a [`Buffer`].
@@ -22,6 +22,19 @@ pub struct BufferDesc<'a> {
     pub usage: vk::BufferUsageFlags,
     /// `GpuOnly` (device-local), `CpuToGpu` (upload, mapped), `GpuToCpu` (readback, mapped).
     pub location: MemoryLocation,
+}
+
+impl Default for BufferDesc<'_> {
+    /// An unlabelled device-local storage buffer of size 0: set at least `size`
+    /// (`BufferDesc { label: "x", size: 1024, ..Default::default() }`).
+    fn default() -> Self {
+        BufferDesc {
+            label: "",
+            size: 0,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: MemoryLocation::GpuOnly,
+        }
+    }
 }
 
 /// A `VkBuffer` and its memory: a cheap-to-clone handle. The buffer is destroyed (and its
@@ -178,10 +191,12 @@ impl Buffer {
         Ok(unsafe { self.0.shared.raw.get_buffer_device_address(&info) })
     }
 
+    /// Where the memory lives (`GpuOnly`, `CpuToGpu`, `GpuToCpu`).
     pub fn location(&self) -> MemoryLocation {
         self.0.location
     }
 
+    /// The label given at creation (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.0.label
     }
@@ -272,9 +287,14 @@ fn allocate_bound_once(
         .usage(usage)
         .sharing_mode(shared.sharing.mode())
         .queue_family_indices(shared.sharing.families());
-    // SAFETY: size > 0 (callers check) and usage non-empty; the families (if any) are
-    // distinct families of this device's queues; valid create info.
-    let raw = unsafe { d.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
+    let raw = shared
+        .inject(FaultSite::CreateBuffer)
+        .and_then(|()| {
+            // SAFETY: size > 0 (callers check) and usage non-empty; the families (if any)
+            // are distinct families of this device's queues; valid create info.
+            unsafe { d.create_buffer(&info, None) }
+        })
+        .map_err(vk_err("vkCreateBuffer"))?;
     // SAFETY: `raw` was just created on this device.
     let mut requirements = unsafe { d.get_buffer_memory_requirements(raw) };
     requirements.alignment = requirements.alignment.max(min_align);
@@ -291,6 +311,7 @@ fn allocate_bound_once(
         .lock()
         .map_err(|_| poisoned())
         .and_then(|mut a| {
+            shared.inject_allocation(label)?;
             a.allocate(&AllocationCreateDesc {
                 name: label,
                 requirements,

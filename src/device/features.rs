@@ -65,39 +65,73 @@ pub(crate) struct Created {
 /// Device features that kiln enabled (each true only when the device supports it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Features {
+    /// Timeline semaphores (Vulkan 1.2; kiln requires them).
     pub timeline_semaphore: bool,
+    /// synchronization2 barriers and submits (Vulkan 1.3; kiln requires it).
     pub synchronization2: bool,
+    /// Dynamic rendering (Vulkan 1.3): rendering without render pass objects.
     pub dynamic_rendering: bool,
+    /// `bufferDeviceAddress` (Vulkan 1.2).
     pub buffer_device_address: bool,
+    /// Descriptor indexing as a whole (Vulkan 1.2).
     pub descriptor_indexing: bool,
+    /// `runtimeDescriptorArray`: unsized descriptor arrays in shaders.
     pub runtime_descriptor_array: bool,
+    /// `descriptorBindingPartiallyBound`: descriptors left unwritten when not used.
     pub descriptor_binding_partially_bound: bool,
+    /// `descriptorBindingVariableDescriptorCount`: a set picks its last binding's count.
     pub descriptor_binding_variable_descriptor_count: bool,
     /// UPDATE_AFTER_BIND support per descriptor type family.
     pub update_after_bind_storage_buffer: bool,
+    /// UPDATE_AFTER_BIND for uniform buffers.
     pub update_after_bind_uniform_buffer: bool,
+    /// UPDATE_AFTER_BIND for sampled images.
     pub update_after_bind_sampled_image: bool,
+    /// UPDATE_AFTER_BIND for storage images.
     pub update_after_bind_storage_image: bool,
+    /// `shaderFloat64`: `double` in shaders.
     pub shader_float64: bool,
+    /// `shaderInt64`: 64-bit integers in shaders.
     pub shader_int64: bool,
+    /// `shaderInt16`: 16-bit integers in shaders.
     pub shader_int16: bool,
+    /// `shaderFloat16`: 16-bit floats in shaders.
     pub shader_float16: bool,
+    /// `shaderInt8`: 8-bit integers in shaders.
     pub shader_int8: bool,
+    /// `storageBuffer16BitAccess`: 16-bit types in storage buffers.
     pub storage_buffer_16bit_access: bool,
+    /// `storageBuffer8BitAccess`: 8-bit types in storage buffers.
     pub storage_buffer_8bit_access: bool,
+    /// `scalarBlockLayout`: the scalar block layout (GL_EXT_scalar_block_layout).
     pub scalar_block_layout: bool,
+    /// `vulkanMemoryModel`.
     pub vulkan_memory_model: bool,
+    /// Geometry shaders.
     pub geometry_shader: bool,
+    /// Tessellation shaders.
     pub tessellation_shader: bool,
+    /// Storage image writes without a declared format.
     pub shader_storage_image_write_without_format: bool,
+    /// Storage image reads without a declared format.
     pub shader_storage_image_read_without_format: bool,
+    /// Stores and atomics in vertex, tessellation and geometry stages.
     pub vertex_pipeline_stores_and_atomics: bool,
+    /// Stores and atomics in fragment shaders.
     pub fragment_stores_and_atomics: bool,
+    /// Anisotropic filtering.
     pub sampler_anisotropy: bool,
+    /// `VK_KHR_swapchain` was enabled (the instance had `VK_KHR_surface`).
     pub swapchain: bool,
     /// `VK_EXT_external_memory_host`: host memory can be imported
     /// ([`Device::import_host_memory`](crate::Device::import_host_memory)).
     pub external_memory_host: bool,
+    /// `hostQueryReset` (Vulkan 1.2): query pools are reset on the host, so kiln's GPU timing
+    /// reuses its query pools.
+    pub host_query_reset: bool,
+    /// `VK_KHR_calibrated_timestamps` or `VK_EXT_calibrated_timestamps` is enabled: GPU
+    /// timestamps are placed on the CPU clock by reading both clocks at once.
+    pub calibrated_timestamps: bool,
     /// `VK_KHR_push_descriptor`: pipelines may take a push-descriptor set.
     pub push_descriptor: bool,
     /// `subgroupSizeControl` (Vulkan 1.3): required subgroup sizes per pipeline.
@@ -117,11 +151,17 @@ pub struct Features {
 /// (VkPhysicalDeviceVulkan12Properties), the smaller of the two per type.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UpdateAfterBindLimits {
+    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Samplers.
     pub samplers: u32,
+    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Uniform buffers.
     pub uniform_buffers: u32,
+    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Storage buffers.
     pub storage_buffers: u32,
+    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Sampled images.
     pub sampled_images: u32,
+    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Storage images.
     pub storage_images: u32,
+    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Input attachments.
     pub input_attachments: u32,
 }
 
@@ -236,6 +276,16 @@ pub(crate) fn create_device(
     if external_memory_host {
         ext_names.push(ash::ext::external_memory_host::NAME.as_ptr());
     }
+    // The KHR extension where present, else the EXT one (same functions).
+    let calibrated_timestamps = if has(ash::khr::calibrated_timestamps::NAME) {
+        ext_names.push(ash::khr::calibrated_timestamps::NAME.as_ptr());
+        true
+    } else if has(ash::ext::calibrated_timestamps::NAME) {
+        ext_names.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+        true
+    } else {
+        false
+    };
     if push_descriptor {
         ext_names.push(ash::khr::push_descriptor::NAME.as_ptr());
     }
@@ -292,6 +342,8 @@ pub(crate) fn create_device(
         sampler_anisotropy: b(f10.sampler_anisotropy),
         swapchain,
         external_memory_host,
+        host_query_reset: v12 && b(f12.host_query_reset),
+        calibrated_timestamps,
         push_descriptor,
         subgroup_size_control: v13 && b(f13.subgroup_size_control),
         compute_full_subgroups: v13 && b(f13.compute_full_subgroups),

@@ -12,7 +12,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use super::{ResourceStamps, Shared};
+use super::{FaultSite, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// Numeric class of a format's components, as shaders see them (Vulkan spec §34.1.2
@@ -120,12 +120,22 @@ pub struct ImageDesc<'a> {
     pub label: &'a str,
     /// Width and height in texels (each ≥ 1 and ≤ `maxImageDimension2D`).
     pub width: u32,
+    /// Height in texels (≥ 1 and ≤ `maxImageDimension2D`).
     pub height: u32,
+    /// The texel format.
     pub format: vk::Format,
     /// Usage; kiln adds TRANSFER_SRC | TRANSFER_DST so upload and readback always work.
     pub usage: vk::ImageUsageFlags,
     /// Mip levels, 1 ..= ⌊log2(max(width, height))⌋ + 1.
     pub mip_levels: u32,
+}
+
+impl Default for ImageDesc<'_> {
+    /// An unlabelled 1x1 RGBA8 sampled texture with one mip: set at least the size
+    /// (`ImageDesc { width: 64, height: 64, ..Default::default() }`).
+    fn default() -> Self {
+        ImageDesc::texture("", 1, 1, vk::Format::R8G8B8A8_UNORM)
+    }
 }
 
 impl<'a> ImageDesc<'a> {
@@ -297,14 +307,19 @@ impl Image {
             .sharing_mode(shared.sharing.mode())
             .queue_family_indices(shared.sharing.families())
             .initial_layout(vk::ImageLayout::UNDEFINED);
-        // SAFETY: every field was checked against the device above; the families (if any)
-        // are distinct families of this device's queues.
-        let raw = unsafe { d.create_image(&create, None) }.map_err(vk_err("vkCreateImage"))?;
+        let raw = shared
+            .inject(FaultSite::CreateImage)
+            .and_then(|()| {
+                // SAFETY: every field was checked against the device above; the families
+                // (if any) are distinct families of this device's queues.
+                unsafe { d.create_image(&create, None) }
+            })
+            .map_err(vk_err("vkCreateImage"))?;
         // SAFETY: `raw` was just created on this device.
         let requirements = unsafe { d.get_image_memory_requirements(raw) };
         let alloc = match shared.allocator.lock() {
-            Ok(mut a) => a
-                .allocate(&AllocationCreateDesc {
+            Ok(mut a) => shared.inject_allocation(label).and_then(|()| {
+                a.allocate(&AllocationCreateDesc {
                     name: label,
                     requirements,
                     location: MemoryLocation::GpuOnly,
@@ -314,7 +329,8 @@ impl Image {
                 .map_err(|source| Error::Allocation {
                     object: label.to_string(),
                     source,
-                }),
+                })
+            }),
             Err(_) => Err(Error::Vulkan {
                 call: "gpu-allocator (poisoned lock)",
                 result: vk::Result::ERROR_UNKNOWN,
@@ -330,9 +346,15 @@ impl Image {
         };
         // SAFETY: the allocation satisfies `requirements` (gpu-allocator's contract).
         let bound = unsafe { d.bind_image_memory(raw, allocation.memory(), allocation.offset()) };
-        let view = bound
-            .map_err(vk_err("vkBindImageMemory"))
-            .and_then(|_| make_view(shared, raw, desc.format, info.aspect, desc.mip_levels));
+        // An image used only for copies gets no view: a view needs a usage that views
+        // serve (VUID-VkImageViewCreateInfo-image-04441).
+        let view = bound.map_err(vk_err("vkBindImageMemory")).and_then(|_| {
+            if usage.intersects(VIEW_USAGE) {
+                make_view(shared, raw, desc.format, info.aspect, desc.mip_levels)
+            } else {
+                Ok(vk::ImageView::null())
+            }
+        });
         let view = match view {
             Ok(v) => v,
             Err(e) => {
@@ -402,9 +424,11 @@ impl Image {
         &self.0.stamps
     }
 
+    /// Width of mip level 0, texels.
     pub fn width(&self) -> u32 {
         self.0.width
     }
+    /// Height of mip level 0, texels.
     pub fn height(&self) -> u32 {
         self.0.height
     }
@@ -415,9 +439,11 @@ impl Image {
             height: self.0.height,
         }
     }
+    /// The texel format.
     pub fn format(&self) -> vk::Format {
         self.0.format
     }
+    /// Number of mip levels.
     pub fn mip_levels(&self) -> u32 {
         self.0.mip_levels
     }
@@ -425,9 +451,11 @@ impl Image {
     pub fn usage(&self) -> vk::ImageUsageFlags {
         self.0.usage
     }
+    /// The aspects of the format (COLOR, or DEPTH and/or STENCIL).
     pub fn aspect(&self) -> vk::ImageAspectFlags {
         self.0.aspect
     }
+    /// The label given at creation (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.0.label
     }
@@ -435,7 +463,10 @@ impl Image {
     pub fn raw(&self) -> vk::Image {
         self.0.raw
     }
-    /// The raw view of all mips (owned by this object).
+    /// The raw view of all mips (owned by this object); `VK_NULL_HANDLE` for an image
+    /// created with transfer usage only, which no view may be made for
+    /// (VUID-VkImageViewCreateInfo-image-04441): sampling, storage and attachment usage
+    /// each need one.
     pub fn view(&self) -> vk::ImageView {
         self.0.view
     }
@@ -536,6 +567,17 @@ impl Image {
     }
 }
 
+/// Usages served by an image view: an image with none of them gets no view
+/// (VUID-VkImageViewCreateInfo-image-04441).
+const VIEW_USAGE: vk::ImageUsageFlags = vk::ImageUsageFlags::from_raw(
+    vk::ImageUsageFlags::SAMPLED.as_raw()
+        | vk::ImageUsageFlags::STORAGE.as_raw()
+        | vk::ImageUsageFlags::COLOR_ATTACHMENT.as_raw()
+        | vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT.as_raw()
+        | vk::ImageUsageFlags::INPUT_ATTACHMENT.as_raw()
+        | vk::ImageUsageFlags::TRANSIENT_ATTACHMENT.as_raw(),
+);
+
 fn make_view(
     shared: &Shared,
     raw: vk::Image,
@@ -568,6 +610,7 @@ impl Drop for ImageInner {
         self.shared.retire(move |s| {
             // SAFETY: retire runs this after every kiln submission that could use the view
             // or image completed; presenter frames wait on their fences before resources drop.
+            // (A null view, of a transfer-only image, is ignored by vkDestroyImageView.)
             unsafe {
                 s.raw.destroy_image_view(view, None);
                 if owns {

@@ -1,10 +1,33 @@
 //! Vulkan instance, the Khronos validation layer and the debug-utils messenger.
 //!
 //! Messages go to `log` by severity (error → `error!`, warning → `warn!`, info → `debug!`,
-//! verbose → `trace!`) with their message-id name, and are counted so a test can assert
-//! that none was raised ([`ValidationReport`]).
+//! verbose → `trace!`) under the target `kiln::validation`, with their message-id name, and
+//! are counted so a test can assert that none was raised ([`ValidationReport`]).
+//!
+//! **Nothing vanishes.** An error or warning (or a shader printf line) that `log` would
+//! drop — no logger installed, `log::max_level()` is `Off`, or the logger filters that
+//! target and level out — is written to stderr instead (`kiln: ...`), so a program without
+//! a logger still sees what the layer said.
+//!
+//! **Shader printf** (`debugPrintfEXT`, the layer's `DEBUG-PRINTF` messages) goes to `log`
+//! at `info` under the target `kiln::printf`, prefixed with the names of the pipelines and
+//! shader modules the layer's message lists (kiln names pipelines `label (entry)`), and
+//! the last 1024 lines are kept for [`ValidationReport::printf`].
+//!
+//! **The user's line.** The recorder's commands set the thread's *current caller* (their
+//! `#[track_caller]` location, only when validation is on). A message the layer raises on
+//! that thread while a command is being recorded (record-time validation is synchronous,
+//! inside the `vkCmd*` call) is reported with ` [recorded at file:line]`; commands
+//! recorded through `Recorder::raw` carry the location of the `raw()` call.
+//!
+//! Every error message is also kept with its sequence number, so the submission layer can
+//! tell which errors were raised while a submission was recorded, submitted and waited for
+//! (`DeviceDesc::validation_fail`: such a submission returns `KILN-E121`).
 
+use std::cell::Cell;
+use std::collections::VecDeque;
 use std::ffi::{c_void, CStr};
+use std::panic::Location;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Once};
 
@@ -25,6 +48,9 @@ pub struct ValidationReport {
     pub warnings: u32,
     /// The first messages of severity WARNING or ERROR (at most 64), `"<id name>: <text>"`.
     pub messages: Vec<String>,
+    /// The last shader printf lines (at most 1024), each `"<pipeline names>: <output>"`
+    /// as logged under the target `kiln::printf` (not counted as errors or warnings).
+    pub printf: Vec<String>,
 }
 
 impl ValidationReport {
@@ -57,6 +83,11 @@ impl ValidationWatch {
     }
 }
 
+/// The most recent error messages kept with their sequence numbers.
+const RECENT_ERRORS: usize = 32;
+/// The most recent printf lines kept.
+const PRINTF_LINES: usize = 1024;
+
 /// State the messenger callback writes into; in an `Arc` so its address is stable.
 #[derive(Default)]
 pub(crate) struct MessengerState {
@@ -65,6 +96,9 @@ pub(crate) struct MessengerState {
     /// Set once `vkDestroyInstance` has run (so a watch can tell teardown happened).
     pub destroyed: std::sync::atomic::AtomicBool,
     messages: Mutex<Vec<String>>,
+    /// The last error messages, each with its number (`errors` after it was counted).
+    recent: Mutex<VecDeque<(u32, String)>>,
+    printf: Mutex<VecDeque<String>>,
 }
 
 impl MessengerState {
@@ -74,8 +108,138 @@ impl MessengerState {
             errors: self.errors.load(Ordering::Relaxed),
             warnings: self.warnings.load(Ordering::Relaxed),
             messages: self.messages.lock().map(|m| m.clone()).unwrap_or_default(),
+            printf: self
+                .printf
+                .lock()
+                .map(|m| m.iter().cloned().collect())
+                .unwrap_or_default(),
         }
     }
+
+    /// Errors counted so far (a sequence number for [`errors_since`](Self::errors_since)).
+    pub(crate) fn error_count(&self) -> u32 {
+        self.errors.load(Ordering::Acquire)
+    }
+
+    /// The error messages counted after `count` (the last [`RECENT_ERRORS`] of them at
+    /// most), and how many there were in all.
+    pub(crate) fn errors_since(&self, count: u32) -> (u32, Vec<String>) {
+        let now = self.error_count();
+        if now <= count {
+            return (0, Vec::new());
+        }
+        let texts = self
+            .recent
+            .lock()
+            .map(|r| {
+                r.iter()
+                    .filter(|(n, _)| *n > count)
+                    .map(|(_, t)| t.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        (now - count, texts)
+    }
+}
+
+thread_local! {
+    /// The submission being made on this thread (label, pipelines), see [`SubmitContext`].
+    static SUBMISSION: std::cell::RefCell<Option<(String, String)>> =
+        const { std::cell::RefCell::new(None) };
+    /// The `#[track_caller]` location of the recorder command being recorded on this
+    /// thread (set only when validation is on).
+    static CALLER: Cell<Option<&'static Location<'static>>> = const { Cell::new(None) };
+}
+
+/// Sets (or clears) this thread's current caller (see the module docs).
+#[inline]
+pub(crate) fn set_caller(location: Option<&'static Location<'static>>) {
+    CALLER.with(|c| c.set(location));
+}
+
+/// While alive, messages the layer raises on this thread (during `vkQueueSubmit2`, where
+/// the layer reports submit-time hazards and, for shader printf, the output of the
+/// submissions it completes) name the submission's label and the pipelines it binds.
+pub(crate) struct SubmitContext(());
+
+impl SubmitContext {
+    /// Enters the context of submission `label` binding `pipelines`.
+    pub(crate) fn enter(label: &str, pipelines: &[&str]) -> SubmitContext {
+        SUBMISSION.with(|s| *s.borrow_mut() = Some((label.to_string(), pipelines.join(", "))));
+        SubmitContext(())
+    }
+}
+
+impl Drop for SubmitContext {
+    fn drop(&mut self) {
+        SUBMISSION.with(|s| *s.borrow_mut() = None);
+    }
+}
+
+/// This thread's submission context: `(label, pipelines)`.
+fn submission() -> Option<(String, String)> {
+    SUBMISSION.with(|s| s.borrow().clone())
+}
+
+/// This thread's current caller.
+pub(crate) fn caller() -> Option<&'static Location<'static>> {
+    CALLER.with(|c| c.get())
+}
+
+/// Logs `line` at `level` under `target`, or writes it to stderr when `log` would drop it
+/// and it is a warning, an error or printf output (see the module docs).
+pub(crate) fn emit(level: log::Level, target: &str, line: &str) {
+    let logged = level <= log::max_level()
+        && log::logger().enabled(&log::Metadata::builder().level(level).target(target).build());
+    if logged {
+        log::logger().log(
+            &log::Record::builder()
+                .level(level)
+                .target(target)
+                .args(format_args!("{line}"))
+                .build(),
+        );
+    } else if level <= log::Level::Warn || target == PRINTF_TARGET {
+        eprintln!("kiln: {level} {target}: {line}");
+    }
+}
+
+/// The `log` target of shader printf output.
+pub(crate) const PRINTF_TARGET: &str = "kiln::printf";
+
+/// The names the layer's message lists for its objects (pipelines and shader modules are
+/// named by kiln), `"a, b"`, or `"?"` without any.
+///
+/// # Safety
+/// `d` is the callback data the layer passed (valid for the call).
+unsafe fn object_names(d: &vk::DebugUtilsMessengerCallbackDataEXT<'_>) -> String {
+    let mut names = Vec::new();
+    if !d.p_objects.is_null() {
+        // SAFETY: the layer passes `object_count` objects at `p_objects` (caller's contract).
+        let objects = unsafe { std::slice::from_raw_parts(d.p_objects, d.object_count as usize) };
+        for o in objects {
+            if matches!(
+                o.object_type,
+                vk::ObjectType::PIPELINE | vk::ObjectType::SHADER_MODULE
+            ) && !o.p_object_name.is_null()
+            {
+                // SAFETY: a non-null name is NUL-terminated (VkDebugUtilsObjectNameInfoEXT).
+                let n = unsafe { CStr::from_ptr(o.p_object_name) }.to_string_lossy();
+                names.push(n.into_owned());
+            }
+        }
+    }
+    if names.is_empty() {
+        "?".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The printf output in a `DEBUG-PRINTF` message: the text after the layer's last `| `
+/// separator (its header lists objects and the message id), trimmed.
+fn printf_text(text: &str) -> &str {
+    text.rsplit("| ").next().unwrap_or(text).trim()
 }
 
 unsafe extern "system" fn debug_callback(
@@ -86,7 +250,7 @@ unsafe extern "system" fn debug_callback(
 ) -> vk::Bool32 {
     // SAFETY: the layer passes a valid callback-data pointer for the duration of the call
     // (VUID-PFN_vkDebugUtilsMessengerCallbackEXT); its strings are NUL-terminated or null.
-    let (id_name, text) = unsafe {
+    let (id_name, text, names) = unsafe {
         let Some(d) = data.as_ref() else {
             return vk::FALSE;
         };
@@ -97,49 +261,170 @@ unsafe extern "system" fn debug_callback(
                 CStr::from_ptr(p).to_string_lossy().into_owned()
             }
         };
-        (s(d.p_message_id_name), s(d.p_message))
+        (s(d.p_message_id_name), s(d.p_message), object_names(d))
     };
     // SAFETY: `user` is the `MessengerState` in `Instance`'s Arc, which outlives the
     // messenger (destroyed first in `Instance::drop`).
     let state = unsafe { (user as *const MessengerState).as_ref() };
-    let line = format!("[{types:?}] {id_name}: {text}");
-    if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
-        log::error!(target: "kiln::validation", "{line}");
-    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
-        log::warn!(target: "kiln::validation", "{line}");
-    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::INFO) {
-        log::debug!(target: "kiln::validation", "{line}");
-    } else {
-        log::trace!(target: "kiln::validation", "{line}");
+    let context = submission();
+    if id_name.contains("DEBUG-PRINTF") {
+        // The layer's message lists the queue only: the pipelines of the submission it
+        // completed are kiln's to add.
+        let names = match &context {
+            Some((label, pipelines)) if names == "?" && !pipelines.is_empty() => {
+                format!("{pipelines} (submission `{label}`)")
+            }
+            Some((label, _)) if names == "?" => format!("submission `{label}`"),
+            _ => names,
+        };
+        let line = format!("{names}: {}", printf_text(&text));
+        emit(log::Level::Info, PRINTF_TARGET, &line);
+        if let Some(state) = state {
+            if let Ok(mut p) = state.printf.lock() {
+                if p.len() == PRINTF_LINES {
+                    p.pop_front();
+                }
+                p.push_back(line);
+            }
+        }
+        return vk::FALSE;
     }
+    let at = match (caller(), &context) {
+        (Some(l), _) => format!(" [recorded at {}:{}]", l.file(), l.line()),
+        (None, Some((label, pipelines))) if !pipelines.is_empty() => {
+            format!(" [submission `{label}`, pipelines {pipelines}]")
+        }
+        (None, Some((label, _))) => format!(" [submission `{label}`]"),
+        _ => String::new(),
+    };
+    let line = format!("[{types:?}] {id_name}: {text}{at}");
+    let level = if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
+        log::Level::Error
+    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
+        log::Level::Warn
+    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::INFO) {
+        log::Level::Debug
+    } else {
+        log::Level::Trace
+    };
+    emit(level, "kiln::validation", &line);
     if let Some(state) = state {
         let bad = severity.intersects(
             vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
                 | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
         );
-        if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
-            state.errors.fetch_add(1, Ordering::Relaxed);
-        } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
-            state.warnings.fetch_add(1, Ordering::Relaxed);
-        }
         if bad {
             if let Ok(mut m) = state.messages.lock() {
                 if m.len() < 64 {
-                    m.push(format!("{id_name}: {text}"));
+                    m.push(format!("{id_name}: {text}{at}"));
                 }
             }
+        }
+        if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
+            // Kept before it is counted: a reader that sees the count finds the text.
+            let mut r = state.recent.lock().unwrap_or_else(|p| p.into_inner());
+            let n = state.errors.fetch_add(1, Ordering::AcqRel) + 1;
+            if r.len() == RECENT_ERRORS {
+                r.pop_front();
+            }
+            r.push_back((n, format!("{id_name}: {text}{at}")));
+        } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
+            state.warnings.fetch_add(1, Ordering::Relaxed);
         }
     }
     vk::FALSE
 }
 
-/// Whether validation is wanted: `KILN_VALIDATION=0|1`, else on in debug builds.
-pub(crate) fn validation_wanted() -> bool {
-    match std::env::var("KILN_VALIDATION").as_deref() {
-        Ok("0") | Ok("false") | Ok("off") => false,
-        Ok(_) => true,
-        Err(_) => cfg!(debug_assertions),
+/// Features of the validation layer beyond its core checks (Khronos validation layer,
+/// `VkValidationFeaturesEXT`). Set through [`DeviceDesc::layer_features`](crate::DeviceDesc)
+/// or `KILN_VALIDATION=` (a comma-separated list: `1`/`on`, `printf`, `gpu`, `sync`,
+/// `nosync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerFeatures {
+    /// Shader printf (`debugPrintfEXT`, `VK_VALIDATION_FEATURE_ENABLE_DEBUG_PRINTF_EXT`):
+    /// output goes to `log` target `kiln::printf` and [`ValidationReport::printf`].
+    pub shader_printf: bool,
+    /// GPU-assisted validation (`VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT`:
+    /// out-of-bounds descriptor indexing and buffer accesses checked on the GPU). The layer
+    /// cannot run it together with shader printf (`KILN-E126`).
+    pub gpu_assisted: bool,
+    /// Synchronization validation (`VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT`),
+    /// on by default; `KILN_SYNC_VALIDATION=0` or `nosync` turns it off.
+    pub synchronization: bool,
+}
+
+impl Default for LayerFeatures {
+    fn default() -> Self {
+        LayerFeatures {
+            shader_printf: false,
+            gpu_assisted: false,
+            synchronization: true,
+        }
     }
+}
+
+/// What `KILN_VALIDATION` asks for: `None` unset (the build's default), `Some((on,
+/// features))` otherwise. Errors: `KILN-E127` a value kiln does not know.
+fn validation_env() -> Result<Option<(bool, LayerFeatures)>> {
+    let Ok(value) = std::env::var("KILN_VALIDATION") else {
+        return Ok(None);
+    };
+    let mut features = LayerFeatures::default();
+    if matches!(std::env::var("KILN_SYNC_VALIDATION").as_deref(), Ok("0")) {
+        features.synchronization = false;
+    }
+    let mut on = true;
+    for token in value.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        match token {
+            "0" | "false" | "off" => on = false,
+            "1" | "true" | "on" => {}
+            "printf" => features.shader_printf = true,
+            "gpu" | "gpu-assisted" | "gpuav" => features.gpu_assisted = true,
+            "sync" => features.synchronization = true,
+            "nosync" => features.synchronization = false,
+            _ => {
+                return Err(Error::ValidationSetting {
+                    value: value.clone(),
+                    token: token.to_string(),
+                })
+            }
+        }
+    }
+    Ok(Some((on, features)))
+}
+
+/// Whether validation is wanted: `KILN_VALIDATION=0|1|<features>`, else on in debug builds.
+pub(crate) fn validation_wanted() -> bool {
+    match validation_env() {
+        Ok(Some((on, _))) => on,
+        Ok(None) => cfg!(debug_assertions),
+        Err(_) => true,
+    }
+}
+
+/// The layer features of a device: `explicit` (from `DeviceDesc`), else `KILN_VALIDATION`'s
+/// list, else the defaults. Errors: `KILN-E127` (a bad `KILN_VALIDATION`), `KILN-E126`
+/// printf together with GPU-assisted validation.
+pub(crate) fn layer_features(explicit: Option<LayerFeatures>) -> Result<LayerFeatures> {
+    let features = match explicit {
+        Some(f) => f,
+        None => match validation_env()? {
+            Some((_, f)) => f,
+            None => LayerFeatures {
+                synchronization: !matches!(
+                    std::env::var("KILN_SYNC_VALIDATION").as_deref(),
+                    Ok("0")
+                ),
+                ..Default::default()
+            },
+        },
+    };
+    if features.shader_printf && features.gpu_assisted {
+        return Err(Error::LayerFeaturesConflict {
+            features: "shader printf and GPU-assisted validation",
+        });
+    }
+    Ok(features)
 }
 
 /// Instance plus its messenger. Dropped after the logical device.
@@ -164,6 +449,7 @@ impl Instance {
     pub(crate) fn new(
         app_name: &CStr,
         validation: Option<bool>,
+        features: LayerFeatures,
         extra: &[&CStr],
     ) -> Result<Instance> {
         // SAFETY: loading the system Vulkan loader; ash keeps the library alive in `Entry`.
@@ -230,10 +516,20 @@ impl Instance {
             ext_names.push(ash::khr::portability_enumeration::NAME.as_ptr());
             flags |= vk::InstanceCreateFlags::ENUMERATE_PORTABILITY_KHR;
         }
-        // Synchronization validation (VK_EXT_validation_features, provided by the layer) is
-        // on with validation unless KILN_SYNC_VALIDATION=0.
+        // Layer features (VK_EXT_validation_features, provided by the layer): synchronization
+        // validation unless turned off, printf and GPU-assisted validation when asked.
+        let mut enabled_features = Vec::with_capacity(3);
+        if features.synchronization {
+            enabled_features.push(vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION);
+        }
+        if features.shader_printf {
+            enabled_features.push(vk::ValidationFeatureEnableEXT::DEBUG_PRINTF);
+        }
+        if features.gpu_assisted {
+            enabled_features.push(vk::ValidationFeatureEnableEXT::GPU_ASSISTED);
+        }
         let sync_validation = validation
-            && !matches!(std::env::var("KILN_SYNC_VALIDATION").as_deref(), Ok("0"))
+            && !enabled_features.is_empty()
             // SAFETY: plain query for the layer's own extensions.
             && unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
                 .is_ok_and(|v| {
@@ -245,7 +541,6 @@ impl Instance {
         if sync_validation {
             ext_names.push(ash::ext::validation_features::NAME.as_ptr());
         }
-        let enabled_features = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
         let mut validation_features =
             vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_features);
         let layer_names = if validation {
@@ -295,7 +590,7 @@ impl Instance {
                      enabled; continuing without it (Debian/Ubuntu: `apt-get install \
                      vulkan-validationlayers`)"
                 );
-                return Instance::new(app_name, Some(false), extra);
+                return Instance::new(app_name, Some(false), features, extra);
             }
             Err(
                 vk::Result::ERROR_INCOMPATIBLE_DRIVER | vk::Result::ERROR_INITIALIZATION_FAILED,

@@ -10,7 +10,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{Queue, QueueStamps, Shared};
+use super::{Queue, QueueStamps, ResourceStamps, Shared};
 use crate::error::Result;
 
 type Garbage = Box<dyn FnOnce(&Shared) + Send>;
@@ -106,11 +106,29 @@ impl Shared {
     /// Blocks until value `value` of queue `queue` has completed (or the timeout passes),
     /// then collects retired objects.
     ///
-    /// Errors: `KILN-E105` device lost (naming the last submission), `KILN-E108` timeout
-    /// (naming the time waited).
+    /// Errors: `KILN-E105` device lost (naming the last submission; also when it was lost
+    /// earlier), `KILN-E108` timeout (naming the time waited), `KILN-E106` out of memory.
     pub(crate) fn wait_value(&self, queue: usize, value: u64, timeout: Duration) -> Result<()> {
+        self.wait_value_for(queue, value, timeout, "")
+    }
+
+    /// [`wait_value`](Self::wait_value) for the submission `label` describes (its label and
+    /// scopes), which a timeout or a device loss names.
+    pub(crate) fn wait_value_for(
+        &self,
+        queue: usize,
+        value: u64,
+        timeout: Duration,
+        label: &str,
+    ) -> Result<()> {
         if let Some(q) = self.queues.get(queue) {
-            q.wait_value(&self.raw, value, timeout)?;
+            if value > q.completed_value(&self.raw) {
+                self.check_lost("vkWaitSemaphores")?;
+                self.inject(super::FaultSite::Wait)
+                    .map_err(|e| q.wait_error(timeout, label, e))
+                    .and_then(|()| q.wait_value(&self.raw, value, timeout, label))
+                    .map_err(|e| self.note_error(e))?;
+            }
         }
         self.collect();
         Ok(())
@@ -122,7 +140,13 @@ impl Shared {
     /// Errors: as [`wait_value`](Self::wait_value).
     pub(crate) fn poll_value(&self, queue: usize, value: u64, timeout: Duration) -> Result<()> {
         if let Some(q) = self.queues.get(queue) {
-            q.poll_value(&self.raw, value, timeout)?;
+            if value > q.completed_value(&self.raw) {
+                self.check_lost("vkWaitSemaphores")?;
+                self.inject(super::FaultSite::Wait)
+                    .map_err(|e| q.wait_error(timeout, "", e))
+                    .and_then(|()| q.poll_value(&self.raw, value, timeout))
+                    .map_err(|e| self.note_error(e))?;
+            }
         }
         self.collect();
         Ok(())
@@ -131,28 +155,27 @@ impl Shared {
     /// Blocks until every queue's value in `stamps` has completed (host access to memory
     /// that those submissions use), then collects retired objects.
     ///
-    /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after
-    /// [`EXECUTE_TIMEOUT`](super::EXECUTE_TIMEOUT)).
+    /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after the device's wait
+    /// timeout, `DeviceDesc::wait_timeout`).
     pub(crate) fn wait_stamps(&self, stamps: &QueueStamps) -> Result<()> {
         for (queue, value) in stamps.values() {
             if value > self.completed_value(queue) {
-                self.wait_value(queue, value, super::EXECUTE_TIMEOUT)?;
+                self.wait_value(queue, value, self.wait_timeout)?;
             }
         }
         Ok(())
     }
 
-    /// Waits for every submission made so far to every queue: host access to mapped memory
-    /// must not race a submission that may read or write it (Vulkan spec §11.2.2 "Host
-    /// Access to Device Memory Objects"; every submission ends with a barrier that makes
-    /// its writes visible to the host).
-    pub(crate) fn wait_all_submitted(&self) -> Result<()> {
-        for (i, q) in self.queues.iter().enumerate() {
-            let last = q.submitted();
-            if last > q.completed_value(&self.raw) {
-                self.wait_value(i, last, super::EXECUTE_TIMEOUT)?;
-            }
-        }
-        Ok(())
+    /// Waits until host access to a mapped buffer with `stamps` cannot race the GPU
+    /// (Vulkan spec §11.2.2 "Host Access to Device Memory Objects"): for the last
+    /// submission of each queue that wrote it (a host read: `write` false) or used it (a
+    /// host write), and for the last one whose resources kiln cannot see (raw commands,
+    /// buffer device addresses). Submissions that do not use the buffer are not waited for.
+    /// Every submission ends with a barrier that makes its writes visible to the host.
+    ///
+    /// Errors: as [`wait_stamps`](Self::wait_stamps).
+    pub(crate) fn wait_host_access(&self, stamps: &ResourceStamps, write: bool) -> Result<()> {
+        self.wait_stamps(if write { &stamps.used } else { &stamps.written })?;
+        self.wait_stamps(&self.opaque)
     }
 }

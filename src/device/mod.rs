@@ -15,6 +15,7 @@ mod budget;
 mod buffer;
 mod capabilities;
 mod families;
+mod faults;
 mod features;
 mod image;
 mod instance;
@@ -25,9 +26,11 @@ mod properties;
 mod queue;
 mod sampler;
 mod slots;
+mod timestamps;
 
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
@@ -39,11 +42,13 @@ pub use buffer::{Buffer, BufferDesc};
 pub use capabilities::known_capabilities;
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
+pub use faults::{FaultInjector, FaultSite};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
 pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
-pub use instance::{ValidationReport, ValidationWatch};
+pub(crate) use instance::{set_caller, SubmitContext};
+pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
 pub use properties::{ComputeProperties, CooperativeMatrixConfig, COMPONENT_TYPE_BFLOAT16_KHR};
@@ -51,6 +56,7 @@ pub(crate) use queue::{Queue, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub use sampler::{Sampler, SamplerDesc};
 pub(crate) use slots::LayerSlot;
+pub(crate) use timestamps::QueryLease;
 
 use crate::error::{Error, Result};
 use budget::HeapBudget;
@@ -82,6 +88,28 @@ pub struct DeviceDesc {
     /// cross-queue paths on single-queue devices. Unstable.
     #[doc(hidden)]
     pub emulate_queues: bool,
+    /// Validation-layer features (shader printf, GPU-assisted, synchronization validation);
+    /// `None` = the list in `KILN_VALIDATION` (e.g. `KILN_VALIDATION=printf`), else
+    /// [`LayerFeatures::default`] (synchronization validation only). Used only while the
+    /// layer is on. Printf together with GPU-assisted validation is `KILN-E126`.
+    pub layer_features: Option<LayerFeatures>,
+    /// Make a submission during which the validation layer reported an error fail with
+    /// `KILN-E121` (its messages) when it is waited for (`Device::execute`,
+    /// `Submission::wait`, `Recording::execute`); `None` = `KILN_VALIDATION_FAIL=1`, else
+    /// off (errors are logged, or written to stderr without a logger, and counted).
+    pub validation_fail: Option<bool>,
+    /// How long kiln's waits for the GPU last before `KILN-E108` (`execute`, `wait`,
+    /// host access, descriptor-set rewrites); `None` = `KILN_WAIT_TIMEOUT_MS`, else
+    /// [`EXECUTE_TIMEOUT`] (120 s). A bad `KILN_WAIT_TIMEOUT_MS` is `KILN-E128`.
+    pub wait_timeout: Option<std::time::Duration>,
+    /// Time every submission on the GPU (two timestamp queries each;
+    /// `Submission::gpu_timings`); `None` = `KILN_TIMING=1` or `KILN_TRACE` set, else off.
+    /// Recordings that open scopes (`Recorder::scope`) are timed either way.
+    pub timing: Option<bool>,
+    /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see
+    /// `kiln::__private::FaultInjector`). Unstable.
+    #[doc(hidden)]
+    pub faults: Option<Arc<FaultInjector>>,
 }
 
 impl Default for DeviceDesc {
@@ -94,7 +122,34 @@ impl Default for DeviceDesc {
             compute_queues: 1,
             transfer_queues: MAX_TRANSFER_QUEUES,
             emulate_queues: false,
+            layer_features: None,
+            validation_fail: None,
+            wait_timeout: None,
+            timing: None,
+            faults: None,
         }
+    }
+}
+
+/// `true`/`false` from an environment flag (`1`, `true`, `on` / anything else), `None` unset.
+pub(crate) fn env_flag(name: &str) -> Option<bool> {
+    std::env::var(name)
+        .ok()
+        .map(|v| matches!(v.trim(), "1" | "true" | "on" | "yes"))
+}
+
+/// The wait timeout of `desc`. Errors: `KILN-E128`.
+fn wait_timeout(desc: &DeviceDesc) -> Result<std::time::Duration> {
+    if let Some(t) = desc.wait_timeout {
+        return Ok(t);
+    }
+    match std::env::var("KILN_WAIT_TIMEOUT_MS") {
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(std::time::Duration::from_millis)
+            .map_err(|_| Error::WaitTimeoutSetting { value: v }),
+        Err(_) => Ok(EXECUTE_TIMEOUT),
     }
 }
 
@@ -144,7 +199,27 @@ pub(crate) struct Shared {
     pub compute: ComputeProperties,
     pub info: DeviceInfo,
     pub heaps: HeapBudget,
+    /// Per queue, the last submission with commands whose resources kiln cannot see (raw
+    /// commands, pipelines using buffer device addresses): host access to any mapped
+    /// buffer waits for it as well as for the buffer's own stamps.
+    pub opaque: QueueStamps,
+    /// The test-only fault injector (`DeviceDesc::faults`).
+    faults: Option<Arc<FaultInjector>>,
+    /// Set once a call reported VK_ERROR_DEVICE_LOST: submissions and waits are refused
+    /// from then on (Vulkan spec §5.2.3 "Lost Device").
+    lost: AtomicBool,
     debug_utils: Option<ash::ext::debug_utils::Device>,
+    /// Debug-utils labels on command buffers and queues (validation on, or `KILN_LABELS=1`,
+    /// with VK_EXT_debug_utils present).
+    pub labels: bool,
+    /// Submissions that report validation errors fail (`DeviceDesc::validation_fail`).
+    pub validation_fail: bool,
+    /// The timeout of kiln's waits (`DeviceDesc::wait_timeout`).
+    pub wait_timeout: std::time::Duration,
+    /// Time every submission (`DeviceDesc::timing`).
+    pub timing: bool,
+    /// Per kiln queue: timestamps and the reused query pools (`timestamps`).
+    pub timestamps: timestamps::Timestamps,
     /// `vkCmdPushDescriptorSetKHR` & co. when VK_KHR_push_descriptor is enabled.
     pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
     pub instance: Instance,
@@ -161,7 +236,9 @@ impl Shared {
     /// failures.
     pub(crate) fn create(desc: &DeviceDesc) -> Result<Shared> {
         let app = CString::new(desc.app_name.clone()).unwrap_or_else(|_| c"kiln".into());
-        let instance = Instance::new(&app, desc.validation, &desc.instance_extensions)?;
+        let layer = instance::layer_features(desc.layer_features)?;
+        let wait_timeout = wait_timeout(desc)?;
+        let instance = Instance::new(&app, desc.validation, layer, &desc.instance_extensions)?;
         let wanted = desc
             .device
             .clone()
@@ -254,6 +331,18 @@ impl Shared {
         let debug_utils = instance
             .has_debug_utils()
             .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
+        let labels =
+            debug_utils.is_some() && (instance.validation || env_flag("KILN_LABELS") == Some(true));
+        let timestamps = timestamps::Timestamps::new(
+            &instance,
+            &raw,
+            physical,
+            &properties,
+            &families,
+            &queues,
+            features.host_query_reset,
+            features.calibrated_timestamps,
+        );
         let push_descriptor = features
             .push_descriptor
             .then(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw));
@@ -276,15 +365,44 @@ impl Shared {
             compute,
             info,
             heaps: HeapBudget::new(&instance.raw, physical),
+            opaque: QueueStamps::default(),
+            faults: desc.faults.clone(),
+            lost: AtomicBool::new(false),
             debug_utils,
+            labels,
+            validation_fail: desc
+                .validation_fail
+                .or_else(|| env_flag("KILN_VALIDATION_FAIL"))
+                .unwrap_or(false),
+            wait_timeout,
+            timing: desc
+                .timing
+                .or_else(|| env_flag("KILN_TIMING"))
+                .unwrap_or(false)
+                || std::env::var_os("KILN_TRACE").is_some_and(|v| !v.is_empty()),
+            timestamps,
             push_descriptor,
             instance,
         })
     }
 
+    /// VK_EXT_debug_utils' device functions when labels are on (see `labels`).
+    pub(crate) fn label_fns(&self) -> Option<&ash::ext::debug_utils::Device> {
+        if self.labels {
+            self.debug_utils.as_ref()
+        } else {
+            None
+        }
+    }
+
     /// Names an object for validation messages (no-op without VK_EXT_debug_utils).
-    pub(crate) fn set_name<H: vk::Handle>(&self, handle: H, name: &str) {
+    pub(crate) fn set_name<H: vk::Handle + Copy>(&self, handle: H, name: &str) {
         let Some(du) = &self.debug_utils else { return };
+        // Naming VK_NULL_HANDLE is invalid (VUID-VkDebugUtilsObjectNameInfoEXT-objectType-02590)
+        // and crashes validation layer 1.3.239: a transfer-only image has a null view.
+        if handle.as_raw() == 0 {
+            return;
+        }
         let Ok(cname) = CString::new(name) else {
             return;
         };
@@ -327,6 +445,59 @@ impl Shared {
     pub(crate) fn main_queue(&self) -> &Queue {
         &self.queues[Queue::MAIN]
     }
+
+    /// One call of fault site `site` (see `faults`): `Err` when the device's fault
+    /// injector makes this call fail. Called just before the real Vulkan call.
+    #[inline]
+    pub(crate) fn inject(&self, site: FaultSite) -> std::result::Result<(), vk::Result> {
+        match &self.faults {
+            None => Ok(()),
+            Some(f) => f.hit(site),
+        }
+    }
+
+    /// [`inject`](Self::inject) for the memory allocation of object `label`: an injected
+    /// result is gpu-allocator's error for it (`KILN-E150`).
+    pub(crate) fn inject_allocation(&self, label: &str) -> Result<()> {
+        self.inject(FaultSite::AllocateMemory).map_err(|r| {
+            let source = match r {
+                vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | vk::Result::ERROR_OUT_OF_HOST_MEMORY => {
+                    gpu_allocator::AllocationError::OutOfMemory
+                }
+                r => gpu_allocator::AllocationError::Internal(format!("vkAllocateMemory: {r:?}")),
+            };
+            Error::Allocation {
+                object: label.to_string(),
+                source,
+            }
+        })
+    }
+
+    /// Whether a call reported VK_ERROR_DEVICE_LOST.
+    #[inline]
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// Records the device as lost when `e` says so, and passes `e` on.
+    pub(crate) fn note_error(&self, e: Error) -> Error {
+        if matches!(e, Error::DeviceLost { .. }) && !self.lost.swap(true, Ordering::AcqRel) {
+            log::error!("kiln: the device `{}` is lost: {e}", self.info.name);
+        }
+        e
+    }
+
+    /// `KILN-E105` for `call` when the device was lost earlier (naming the last submission
+    /// of the main queue).
+    pub(crate) fn check_lost(&self, call: &'static str) -> Result<()> {
+        if self.is_lost() {
+            return Err(Error::DeviceLost {
+                call,
+                label: self.main_queue().last_label(),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Drop for Shared {
@@ -339,6 +510,8 @@ impl Drop for Shared {
         self.graveyard.destroy_all(self);
         // Reverse order of registration; each slot's own hook (see `slots`).
         self.teardown_slots();
+        // Every query lease is held by a submission or recording, each holding the device.
+        self.timestamps.destroy(&self.raw);
         // Every sampler holds an Arc<Shared> or was retired above.
         self.samplers.clear();
         for q in &self.queues {
@@ -448,7 +621,8 @@ impl Device {
 
     /// Waits until the device is idle (`vkDeviceWaitIdle`).
     ///
-    /// Errors: `KILN-E105` device lost (naming the last submission).
+    /// Errors: `KILN-E105` device lost (naming the last submission; also when it was lost
+    /// earlier: [`is_lost`](Self::is_lost)).
     pub fn wait_idle(&self) -> Result<()> {
         // Every `VkQueue`'s lock, in index order (the one order kiln takes several in);
         // emulated queues share the main queue's lock, taken once.
@@ -463,10 +637,21 @@ impl Device {
         let r = unsafe { self.shared.raw.device_wait_idle() };
         drop(guards);
         r.map_err(|e| {
-            self.shared
+            let e = self
+                .shared
                 .main_queue()
-                .error("vkDeviceWaitIdle", EXECUTE_TIMEOUT, e)
-        })
+                .error("vkDeviceWaitIdle", self.shared.wait_timeout, e);
+            self.shared.note_error(e)
+        })?;
+        self.shared.check_lost("vkDeviceWaitIdle")
+    }
+
+    /// Whether the device is lost: a submission or a wait reported VK_ERROR_DEVICE_LOST
+    /// (Vulkan spec §5.2.3). A lost device refuses every later submission and wait with
+    /// `KILN-E105`; objects may still be dropped (they are destroyed at teardown). Create a
+    /// new device to carry on.
+    pub fn is_lost(&self) -> bool {
+        self.shared.is_lost()
     }
 
     /// The raw `ash` device, for what kiln does not wrap.
@@ -491,15 +676,19 @@ impl Device {
         self.shared.physical
     }
 
-    /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E150` out of memory.
+    /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E150` out of memory for its
+    /// memory, `KILN-E106` out of memory for the buffer.
     pub fn buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
         Buffer::new(&self.shared, desc)
     }
 
-    /// Creates a 2D image with a view of all its mips, in layout UNDEFINED.
+    /// Creates a 2D image with a view of all its mips, in layout UNDEFINED. An image whose
+    /// usage is only TRANSFER_SRC / TRANSFER_DST gets no view ([`Image::view`] is null;
+    /// VUID-VkImageViewCreateInfo-image-04441).
     ///
     /// Errors: `KILN-E180` zero or too large extent, bad mip count, or a format/usage pair
-    /// the device does not support; `KILN-E150` out of memory.
+    /// the device does not support; `KILN-E150` out of memory for its memory,
+    /// `KILN-E106` out of memory for the image.
     pub fn image(&self, desc: &ImageDesc<'_>) -> Result<Image> {
         Image::new(&self.shared, desc)
     }

@@ -10,6 +10,7 @@ use crate::error::{vk_err, Error, Result};
 pub struct DeviceInfo {
     /// `VkPhysicalDeviceProperties::deviceName`.
     pub name: String,
+    /// Discrete, integrated, virtual or CPU (lavapipe is CPU).
     pub device_type: vk::PhysicalDeviceType,
     /// `VkPhysicalDeviceDriverProperties::driverName` (Vulkan 1.2), or empty.
     pub driver_name: String,
@@ -19,10 +20,13 @@ pub struct DeviceInfo {
     pub api_version: u32,
     /// The version kiln uses (min of instance and device, capped at 1.3).
     pub used_api_version: u32,
+    /// `VkPhysicalDeviceProperties::vendorID` (0x10DE NVIDIA, 0x1002 AMD, 0x8086 Intel, 0x10005 Mesa).
     pub vendor_id: u32,
     /// Index in `vkEnumeratePhysicalDevices` order (what `KILN_DEVICE=<n>` names).
     pub index: usize,
+    /// `pipelineCacheUUID`: a pipeline cache file is only given to a driver with the same one.
     pub pipeline_cache_uuid: [u8; vk::UUID_SIZE],
+    /// `VkPhysicalDeviceProperties::driverVersion` (vendor-specific encoding).
     pub driver_version: u32,
 }
 

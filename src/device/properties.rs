@@ -21,10 +21,15 @@ pub struct CooperativeMatrixConfig {
     pub n: u32,
     /// Columns of A, rows of B.
     pub k: u32,
+    /// Component type of A.
     pub a_type: vk::ComponentTypeKHR,
+    /// Component type of B.
     pub b_type: vk::ComponentTypeKHR,
+    /// Component type of C.
     pub c_type: vk::ComponentTypeKHR,
+    /// Component type of the result.
     pub result_type: vk::ComponentTypeKHR,
+    /// Integer accumulation saturates instead of wrapping.
     pub saturating_accumulation: bool,
     /// The scope the matrices live in (`SUBGROUP` on every known device).
     pub scope: vk::ScopeKHR,

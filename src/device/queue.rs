@@ -104,7 +104,8 @@ impl ResourceStamps {
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(200);
 
 /// How long kiln's own waits (`Device::execute`, `Submission::wait`, host access to memory
-/// a submission may use, descriptor-set rewrites) last before `KILN-E108`.
+/// a submission may use, descriptor-set rewrites) last before `KILN-E108`, unless
+/// `DeviceDesc::wait_timeout` or `KILN_WAIT_TIMEOUT_MS` says otherwise.
 pub const EXECUTE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The polling budget: `KILN_SPIN_US` (microseconds; 0 disables) or [`DEFAULT_SPIN`]; 0 on
@@ -288,7 +289,7 @@ impl Queue {
         timeout: Duration,
     ) -> Result<()> {
         if self.spin.is_zero() {
-            return self.wait_value(device, value, timeout);
+            return self.wait_value(device, value, timeout, "");
         }
         let start = Instant::now();
         let mut polls = 0u32;
@@ -320,6 +321,16 @@ impl Queue {
         }
     }
 
+    /// The error of a failed wait for the submission labelled `label` (empty: unknown, then
+    /// a lost device names the last submission).
+    pub(crate) fn wait_error(&self, timeout: Duration, label: &str, e: vk::Result) -> Error {
+        if label.is_empty() {
+            self.error("vkWaitSemaphores", timeout, e)
+        } else {
+            vk_wait_err("vkWaitSemaphores", timeout, label)(e)
+        }
+    }
+
     /// Blocks until `value` has completed (or the timeout passes). The caller collects
     /// retired objects afterwards.
     pub(crate) fn wait_value(
@@ -327,6 +338,7 @@ impl Queue {
         device: &ash::Device,
         value: u64,
         timeout: Duration,
+        label: &str,
     ) -> Result<()> {
         if value <= self.completed_value(device) {
             return Ok(());
@@ -344,8 +356,9 @@ impl Queue {
                     }
                     Ok(_) => {}
                     Err(e) => {
-                        let label = self.last_label();
-                        return Err(vk_err_labeled("vkGetSemaphoreCounterValue", &label)(e));
+                        let last = self.last_label();
+                        let label = if label.is_empty() { &last } else { label };
+                        return Err(vk_err_labeled("vkGetSemaphoreCounterValue", label)(e));
                     }
                 }
                 if start.elapsed() >= self.spin {
@@ -365,7 +378,7 @@ impl Queue {
                 self.completed.fetch_max(value, Ordering::AcqRel);
                 Ok(())
             }
-            Err(e) => Err(self.error("vkWaitSemaphores", timeout, e)),
+            Err(e) => Err(self.wait_error(timeout, label, e)),
         }
     }
 }

@@ -15,21 +15,31 @@ use crate::error::{vk_err, Error, Result};
 /// by their bits, so `0.0` and `-0.0` are different descriptions and a NaN equals itself.
 #[derive(Clone, Copy, Debug)]
 pub struct SamplerDesc {
+    /// Magnification filter.
     pub mag_filter: vk::Filter,
+    /// Minification filter.
     pub min_filter: vk::Filter,
+    /// How mip levels are chosen and blended.
     pub mipmap_mode: vk::SamplerMipmapMode,
+    /// Addressing outside [0, 1) along u.
     pub address_mode_u: vk::SamplerAddressMode,
+    /// Addressing outside [0, 1) along v.
     pub address_mode_v: vk::SamplerAddressMode,
+    /// Addressing outside [0, 1) along w.
     pub address_mode_w: vk::SamplerAddressMode,
+    /// Bias added to the computed level of detail.
     pub mip_lod_bias: f32,
     /// Maximum anisotropy (needs the `samplerAnisotropy` feature), or `None`.
     pub max_anisotropy: Option<f32>,
     /// Depth-compare operation (shadow samplers), or `None`.
     pub compare_op: Option<vk::CompareOp>,
+    /// Smallest level of detail (clamps the computed one).
     pub min_lod: f32,
     /// `vk::LOD_CLAMP_NONE` for every mip.
     pub max_lod: f32,
+    /// Colour read outside the image with CLAMP_TO_BORDER.
     pub border_color: vk::BorderColor,
+    /// Texel coordinates instead of [0, 1) (VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072 restricts the other fields).
     pub unnormalized_coordinates: bool,
 }
 
@@ -135,6 +145,7 @@ impl Sampler {
     pub fn id(&self) -> u64 {
         self.0.id
     }
+    /// The description the sampler was created (and interned) from.
     pub fn desc(&self) -> &SamplerDesc {
         &self.0.desc
     }

@@ -25,6 +25,7 @@ samples! {
     usize => 7,
     [u32; 3] => [1, 2, 3],
     Vec<u32> => vec![0, 1],
+    Vec<String> => vec!["a (binding 0)".to_string()],
     &'static str => "sample",
     String => "sample".to_string(),
     PathBuf => PathBuf::from("shaders/missing.spv"),
@@ -112,10 +113,12 @@ fn debug_is_the_coded_message_not_a_struct_dump() {
     let e: Box<dyn std::error::Error> = Box::new(Error::NoSuchBindingName {
         set: 0,
         name: "weights".into(),
+        available: vec!["params (binding 1)".into(), "Params (binding 1)".into()],
     });
     assert_eq!(
         format!("{e:?}"),
-        "KILN-E201: set 0 has no binding named `weights`"
+        "KILN-E201: set 0 has no binding named `weights`; the set has params (binding 1), \
+         Params (binding 1)"
     );
     let e = Error::NoPipelineBound { what: "dispatch" };
     assert_eq!(

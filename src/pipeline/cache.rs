@@ -45,12 +45,25 @@ pub enum PipelineCacheStatus {
     /// `KILN_PIPELINE_CACHE=0`, or no cache folder could be determined.
     Disabled,
     /// No file existed yet; the cache starts empty and is written on drop.
-    Empty { path: PathBuf },
+    Empty {
+        /// The cache file (written when the device drops).
+        path: PathBuf,
+    },
     /// `bytes` bytes were loaded from `path`.
-    Loaded { path: PathBuf, bytes: usize },
+    Loaded {
+        /// The cache file.
+        path: PathBuf,
+        /// Bytes of cache data given to the driver.
+        bytes: usize,
+    },
     /// The file was unreadable or its header did not match; it was ignored (and will be
     /// replaced on drop).
-    Ignored { path: PathBuf, reason: String },
+    Ignored {
+        /// The cache file.
+        path: PathBuf,
+        /// Why it was ignored (unreadable, another driver's header, torn).
+        reason: String,
+    },
 }
 
 /// Whether the persisted cache is wanted (`KILN_PIPELINE_CACHE`, default on).

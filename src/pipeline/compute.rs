@@ -6,17 +6,23 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::access::{uses_addresses, PipelineAccess};
 use super::cache::PipelineCache;
 use super::checks::check_capabilities;
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use crate::descriptors::DescriptorSet;
-use crate::device::Shared;
+use crate::device::{FaultSite, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
 /// Options for [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with).
+///
+/// Start from [`new`](Self::new) (the reflected layout, no specialization) and change
+/// what differs: `ComputePipelineDesc { spec: &spec, ..ComputePipelineDesc::new(&module,
+/// "main") }`. (It has no `Default`: there is no default module.)
 #[derive(Clone, Debug)]
 pub struct ComputePipelineDesc<'a> {
+    /// The module holding the entry point.
     pub module: &'a ShaderModule,
     /// Entry point name (usually `"main"`).
     pub entry: &'a str,
@@ -136,9 +142,12 @@ pub struct ComputePipeline {
     raw: vk::Pipeline,
     layout: Arc<PipelineLayout>,
     entry: EntryPoint,
+    access: PipelineAccess,
     workgroup_size: [u32; 3],
     names: Vec<Arc<BTreeMap<String, u32>>>,
     label: String,
+    /// The module declares `PhysicalStorageBufferAddresses` (see `Pipeline`).
+    pub(crate) device_addresses: bool,
 }
 
 impl std::fmt::Debug for ComputePipeline {
@@ -403,26 +412,39 @@ impl ComputePipeline {
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)
             .layout(layout.raw());
-        // SAFETY: module and layout are alive; all pointers are locals alive for the call; the
-        // pipeline cache is internally synchronized (not created EXTERNALLY_SYNCHRONIZED).
-        let created = unsafe { shared.raw.create_compute_pipelines(cache, &[info], None) };
+        let created = match shared.inject(FaultSite::CreatePipeline) {
+            // SAFETY: module and layout are alive; all pointers are locals alive for the
+            // call; the pipeline cache is internally synchronized (not created
+            // EXTERNALLY_SYNCHRONIZED).
+            Ok(()) => unsafe { shared.raw.create_compute_pipelines(cache, &[info], None) },
+            Err(e) => Err((Vec::new(), e)),
+        };
         // SAFETY: the module is no longer needed once the pipeline exists (or failed).
         unsafe { shared.raw.destroy_shader_module(module, None) };
         let raw = created.map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
         let label = format!("{}:{}", desc.module.label(), desc.entry);
         shared.set_name(raw, &label);
+        let addresses = if uses_addresses(&desc.module.reflection().capabilities) {
+            vk::ShaderStageFlags::COMPUTE
+        } else {
+            vk::ShaderStageFlags::empty()
+        };
+        let access = PipelineAccess::new(&layout, [ep], addresses);
         Ok(ComputePipeline {
             shared: shared.clone(),
             raw,
             layout,
             entry: ep.clone(),
+            access,
             workgroup_size: wg,
             names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
             label,
+            device_addresses: super::uses_device_addresses(desc.module),
         })
     }
 
     #[inline]
+    /// The raw handle (owned by this object; destroyed with it).
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
     }
@@ -441,6 +463,12 @@ impl ComputePipeline {
     /// The reflected entry point.
     pub fn entry_point(&self) -> &EntryPoint {
         &self.entry
+    }
+
+    /// The reflected access of each binding of the layout (read / written, by which stage):
+    /// what the recorder's automatic barriers order.
+    pub fn access(&self) -> &PipelineAccess {
+        &self.access
     }
 
     /// Workgroup size after specialization.

@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::access::{uses_addresses, PipelineAccess};
 use super::checks::check_capabilities;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::Pipeline;
 use crate::descriptors::DescriptorSet;
-use crate::device::{format_info, Image, NumClass, Shared};
+use crate::device::{format_info, FaultSite, Image, NumClass, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
@@ -22,8 +23,11 @@ use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 /// a vertex (`VkVertexInputAttributeDescription` without the binding).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VertexAttribute {
+    /// The vertex shader input location (`layout(location = n) in`).
     pub location: u32,
+    /// The format of the attribute in the buffer (e.g. R32G32B32_SFLOAT for a `vec3`).
     pub format: vk::Format,
+    /// Byte offset of the attribute within one vertex.
     pub offset: u32,
 }
 
@@ -32,8 +36,11 @@ pub struct VertexAttribute {
 /// [`Recorder::bind_vertex_buffer`](crate::Recorder::bind_vertex_buffer).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VertexBufferLayout {
+    /// Bytes from one vertex (or instance) to the next.
     pub stride: u32,
+    /// Per vertex or per instance.
     pub input_rate: vk::VertexInputRate,
+    /// The attributes read from this buffer.
     pub attributes: Vec<VertexAttribute>,
 }
 
@@ -75,8 +82,11 @@ pub enum BlendMode {
 /// Depth test and write (used only when the pipeline has a depth format).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DepthState {
+    /// Depth test on.
     pub test: bool,
+    /// Depth writes on.
     pub write: bool,
+    /// The depth comparison (LESS by default).
     pub compare: vk::CompareOp,
 }
 
@@ -96,23 +106,31 @@ impl Default for DepthState {
 pub struct GraphicsPipelineDesc<'a> {
     /// Name in errors and validation messages (default: the modules' labels).
     pub label: String,
+    /// The module holding the vertex entry point.
     pub vertex: &'a ShaderModule,
+    /// The vertex entry point (default `main`).
     pub vertex_entry: &'a str,
     /// `None` for depth-only pipelines.
     pub fragment: Option<&'a ShaderModule>,
+    /// The fragment entry point (default `main`).
     pub fragment_entry: &'a str,
     /// Vertex buffer bindings 0, 1, … (see [`VertexBufferLayout`]).
     pub vertex_buffers: Vec<VertexBufferLayout>,
     /// Colour attachment formats, by fragment output location.
     pub color_formats: Vec<vk::Format>,
+    /// The depth attachment format, if any.
     pub depth_format: Option<vk::Format>,
+    /// Primitive topology (default TRIANGLE_LIST).
     pub topology: vk::PrimitiveTopology,
+    /// Fill, line or point (default FILL).
     pub polygon_mode: vk::PolygonMode,
     /// Default: no culling.
     pub cull_mode: vk::CullModeFlags,
     /// Default: counter-clockwise is front.
     pub front_face: vk::FrontFace,
+    /// Colour blending of every attachment (default opaque).
     pub blend: BlendMode,
+    /// Depth test and write (default: test and write, LESS).
     pub depth: DepthState,
     /// Specialization constants (SpecId, value), given to both stages.
     pub spec: &'a [(u32, SpecValue)],
@@ -163,10 +181,13 @@ pub struct GraphicsPipeline {
     shared: Arc<Shared>,
     raw: vk::Pipeline,
     layout: Arc<PipelineLayout>,
+    access: PipelineAccess,
     names: Vec<Arc<BTreeMap<String, u32>>>,
     color_formats: Vec<vk::Format>,
     depth_format: Option<vk::Format>,
     label: String,
+    /// A stage declares `PhysicalStorageBufferAddresses` (see `Pipeline`).
+    device_addresses: bool,
 }
 
 impl std::fmt::Debug for GraphicsPipeline {
@@ -399,6 +420,13 @@ impl GraphicsPipeline {
             }
         };
         let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
+        let addresses = stages
+            .iter()
+            .filter(|(_, _, m, _)| uses_addresses(&m.reflection().capabilities))
+            .fold(vk::ShaderStageFlags::empty(), |acc, (_, e, _, _)| {
+                acc | e.stage
+            });
+        let access = PipelineAccess::new(&layout, stages.iter().map(|(_, e, _, _)| *e), addresses);
 
         let (entries, data) = spec_data(desc.spec);
         let spec_info = vk::SpecializationInfo::default()
@@ -476,13 +504,16 @@ impl GraphicsPipeline {
             .dynamic_state(&dynamic)
             .layout(layout.raw())
             .push_next(&mut rendering);
-        // SAFETY: modules and layout are alive; every pointer refers to locals alive for the
-        // call; the vertex input state was checked against the vertex shader's inputs and
-        // the attachment formats against the fragment outputs.
-        let created = unsafe {
-            shared
-                .raw
-                .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+        let created = match shared.inject(FaultSite::CreatePipeline) {
+            // SAFETY: modules and layout are alive; every pointer refers to locals alive
+            // for the call; the vertex input state was checked against the vertex shader's
+            // inputs and the attachment formats against the fragment outputs.
+            Ok(()) => unsafe {
+                shared
+                    .raw
+                    .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+            },
+            Err(e) => Err((Vec::new(), e)),
         };
         for (_, sm) in modules {
             // SAFETY: modules are not needed once the pipeline exists (or failed).
@@ -494,13 +525,17 @@ impl GraphicsPipeline {
             shared: shared.clone(),
             raw,
             layout,
+            access,
             names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
             color_formats: desc.color_formats.clone(),
             depth_format: desc.depth_format,
             label: pipeline.to_string(),
+            device_addresses: super::uses_device_addresses(desc.vertex)
+                || desc.fragment.is_some_and(super::uses_device_addresses),
         })
     }
 
+    /// The raw handle (owned by this object; destroyed with it).
     pub fn raw(&self) -> vk::Pipeline {
         self.raw
     }
@@ -510,14 +545,23 @@ impl GraphicsPipeline {
         &self.layout
     }
 
+    /// The reflected access of each binding of the layout (read / written, by which stage):
+    /// what the recorder's automatic barriers order.
+    pub fn access(&self) -> &PipelineAccess {
+        &self.access
+    }
+
+    /// The colour attachment formats the pipeline was built for.
     pub fn color_formats(&self) -> &[vk::Format] {
         &self.color_formats
     }
 
+    /// The depth attachment format the pipeline was built for.
     pub fn depth_format(&self) -> Option<vk::Format> {
         self.depth_format
     }
 
+    /// The label (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.label
     }
@@ -546,6 +590,15 @@ impl Pipeline for GraphicsPipeline {
     }
     fn bind_point(&self) -> vk::PipelineBindPoint {
         vk::PipelineBindPoint::GRAPHICS
+    }
+    fn access(&self) -> &PipelineAccess {
+        &self.access
+    }
+    fn device_addresses(&self) -> bool {
+        self.device_addresses
+    }
+    fn label(&self) -> &str {
+        GraphicsPipeline::label(self)
     }
 }
 

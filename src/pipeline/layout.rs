@@ -38,8 +38,11 @@ pub enum Visibility {
 /// One push-constant range of a pipeline layout, bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PushConstantRange {
+    /// Stages that read the range.
     pub stages: vk::ShaderStageFlags,
+    /// First byte of the range.
     pub offset: u32,
+    /// Bytes in the range (a multiple of 4).
     pub size: u32,
 }
 
@@ -47,7 +50,9 @@ pub struct PushConstantRange {
 /// layouts) plus push-constant ranges.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PipelineLayoutDesc {
+    /// Set layouts by set number (an unused number in between is an empty set).
     pub sets: Vec<DescriptorSetLayoutDesc>,
+    /// Push-constant ranges, one per stage (or group of stages) that reads push constants.
     pub push_constant_ranges: Vec<PushConstantRange>,
     /// (set, binding) of runtime descriptor arrays, resolved to a count on creation
     /// (see the `bindless` module of `pipeline`).
@@ -179,6 +184,12 @@ impl PipelineLayoutDesc {
             });
             if let Some(n) = &slot.binding.name {
                 names[*set as usize].insert(n.clone(), *binding);
+            }
+        }
+        // Block names second: an instance name of another binding wins over a block name.
+        for ((set, binding), slot) in &slots {
+            if let Some(n) = &slot.binding.block_name {
+                names[*set as usize].entry(n.clone()).or_insert(*binding);
             }
         }
         Ok(PipelineLayoutDesc {
@@ -323,10 +334,12 @@ impl std::fmt::Debug for PipelineLayout {
 
 impl PipelineLayout {
     #[inline]
+    /// The interned id: equal ids are equal layouts (and one `VkPipelineLayout`).
     pub fn id(&self) -> u64 {
         self.id
     }
     #[inline]
+    /// The raw handle (owned by this object; destroyed with it).
     pub fn raw(&self) -> vk::PipelineLayout {
         self.raw
     }
@@ -347,6 +360,7 @@ impl PipelineLayout {
             .map(|i| i as u32)
     }
     #[inline]
+    /// The push-constant ranges of the layout.
     pub fn push_constant_ranges(&self) -> &[PushConstantRange] {
         &self.push_constant_ranges
     }

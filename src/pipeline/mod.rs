@@ -1,6 +1,7 @@
 //! Pipeline-layout descriptions and their interner, compatibility, compute and graphics
 //! pipelines, the persisted pipeline cache.
 
+mod access;
 mod bindless;
 pub(crate) mod cache;
 mod checks;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+pub use access::{BindingAccess, PipelineAccess};
 pub use bindless::DEFAULT_BINDLESS_MAX;
 pub use cache::PipelineCacheStatus;
 pub use compute::{ComputePipeline, ComputePipelineDesc};
@@ -34,9 +36,22 @@ pub trait Pipeline {
     fn layout(&self) -> &Arc<PipelineLayout>;
     /// COMPUTE or GRAPHICS.
     fn bind_point(&self) -> vk::PipelineBindPoint;
+    /// The reflected access of each binding of the layout: what the recorder's automatic
+    /// barriers order.
+    fn access(&self) -> &PipelineAccess;
     /// Workgroup size for `dispatch_threads` (`[1, 1, 1]` for graphics).
     fn workgroup_size(&self) -> [u32; 3] {
         [1, 1, 1]
+    }
+    /// Its shaders declare `PhysicalStorageBufferAddresses`: they may reach any buffer by
+    /// its device address, which kiln cannot see.
+    fn device_addresses(&self) -> bool {
+        false
+    }
+    /// The pipeline's name (its debug-utils object name: `module:entry` for compute
+    /// pipelines), which shader printf lines and submission-time messages are tagged with.
+    fn label(&self) -> &str {
+        ""
     }
 }
 
@@ -50,9 +65,28 @@ impl Pipeline for ComputePipeline {
     fn bind_point(&self) -> vk::PipelineBindPoint {
         vk::PipelineBindPoint::COMPUTE
     }
+    fn access(&self) -> &PipelineAccess {
+        ComputePipeline::access(self)
+    }
     fn workgroup_size(&self) -> [u32; 3] {
         ComputePipeline::workgroup_size(self)
     }
+    fn device_addresses(&self) -> bool {
+        self.device_addresses
+    }
+    fn label(&self) -> &str {
+        ComputePipeline::label(self)
+    }
+}
+
+/// Whether `module` declares `PhysicalStorageBufferAddresses` (its shaders may reach any
+/// buffer by device address).
+pub(crate) fn uses_device_addresses(module: &crate::shaders::ShaderModule) -> bool {
+    module
+        .reflection()
+        .capabilities
+        .iter()
+        .any(|c| c.starts_with("PhysicalStorageBufferAddresses"))
 }
 
 /// Registers this layer's slots (the pipeline-layout interner, then the pipeline cache,

@@ -31,7 +31,7 @@ use ash::vk;
 use super::staging::{Dir, Lease, StagingCache, MIN_CHUNK};
 use super::submit::{self, Batch, RecordOptions};
 use super::{ContextGuard, Contexts};
-use crate::device::{Buffer, ResourceStamps, Shared, EXECUTE_TIMEOUT};
+use crate::device::{Buffer, ResourceStamps, Shared};
 use crate::error::{Error, Result};
 
 /// Bytes one thread copies at a time.
@@ -97,7 +97,12 @@ pub(super) fn submit_raw_copy(
 ) -> Result<u64> {
     let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
     let raw = &shared.raw;
-    let ((), work) = submit::record(shared, queue, ctx.cb(), RecordOptions::ONE_TIME, |r| {
+    // Not timed: the work (and the queries it would hold) is dropped once submitted.
+    let options = RecordOptions {
+        timed: false,
+        ..RecordOptions::ONE_TIME
+    };
+    let ((), work) = submit::record(shared, queue, ctx.cb(), options, |r| {
         // SAFETY: the command buffer is recording. Both buffers belong to this device and
         // have TRANSFER usage; the callers checked the region against both. The submission
         // waits for the queue's previous value and for the other queues' pending uses of
@@ -105,7 +110,7 @@ pub(super) fn submit_raw_copy(
         // outlive the copy: callers hold them until the submission completes (a kiln
         // buffer by a clone or borrow, a staging buffer by a lease, a host buffer by its
         // stamps, which its destruction waits for).
-        unsafe { raw.cmd_copy_buffer(r.raw(), src, dst, &[region]) };
+        unsafe { raw.cmd_copy_buffer(r.command_buffer(), src, dst, &[region]) };
         Ok(())
     })?;
     let batch = Batch {
@@ -310,7 +315,9 @@ impl<'x> Plan<'x> {
                 s.waiting[i] = true;
                 let value = s.submitted[i];
                 drop(s);
-                let r = self.shared.poll_value(self.queue, value, EXECUTE_TIMEOUT);
+                let r = self
+                    .shared
+                    .poll_value(self.queue, value, self.shared.wait_timeout);
                 let mut s = self.lock();
                 s.waiting[i] = false;
                 s.complete[i] = r.is_ok();

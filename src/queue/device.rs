@@ -2,6 +2,7 @@
 //! registers every layer's slots), execute/submit/record, and the constructors and reports
 //! that need submissions (uploaded buffers and textures, the staging cache).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use ash::vk;
@@ -9,6 +10,7 @@ use ash::vk;
 use super::context::Contexts;
 use super::staging::{StagingCache, StagingUsage};
 use super::submit::{self, Batch, RecordOptions};
+use super::timing::{self, GpuTimings};
 use super::{ContextGuard, Recording, Submission};
 use crate::commands::Recorder;
 use crate::device::{
@@ -20,23 +22,33 @@ use crate::error::{Error, Result};
 pub(crate) fn submit_on<'a, R>(
     shared: &'a Arc<Shared>,
     queue: usize,
-    label: &str,
+    label: impl Into<Cow<'static, str>>,
     f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
 ) -> Result<(R, Submission)> {
+    let label = label.into();
+    let errors_from = timing::error_mark(shared);
     let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
     let (out, work) = submit::record(shared, queue, ctx.cb(), RecordOptions::ONE_TIME, f)?;
-    let value = submit::submit(shared, queue, &Batch::commands(label, ctx.cb()), &work)?;
+    let value = submit::submit(shared, queue, &Batch::commands(&label, ctx.cb()), &work)?;
     ctx.submitted(value);
+    let sub = Submission::new(
+        shared.clone(),
+        queue,
+        value,
+        label,
+        errors_from,
+        work.timed.as_ref(),
+    );
     // Dropped after the submission was recorded: what the work kept alive is retired past
     // it.
     drop(work);
-    Ok((out, Submission::new(shared.clone(), queue, value)))
+    Ok((out, sub))
 }
 
 /// [`submit_on`] the main queue, then waits for the submission.
 pub(crate) fn execute<'a, R>(
     shared: &'a Arc<Shared>,
-    label: &str,
+    label: &'static str,
     f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
 ) -> Result<R> {
     let (out, sub) = submit_on(shared, Queue::MAIN, label, f)?;
@@ -98,7 +110,29 @@ impl Device {
         label: &str,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
     ) -> Result<(R, Submission)> {
-        submit_on(&self.shared, Queue::MAIN, label, f)
+        submit_on(&self.shared, Queue::MAIN, label.to_string(), f)
+    }
+
+    /// [`execute`](Self::execute) with a label, returning the closure's result and the
+    /// submission's GPU timings (its scopes, `Recorder::scope`; the whole command buffer
+    /// when `DeviceDesc::timing` is on).
+    ///
+    /// Errors: as `execute`; `KILN-E124` nothing was timed (no scope, timing off);
+    /// `KILN-E122` the queue cannot time work.
+    pub fn execute_timed<'a, R>(
+        &'a self,
+        label: &str,
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+    ) -> Result<(R, GpuTimings)> {
+        let (out, sub) = submit_on(&self.shared, Queue::MAIN, label.to_string(), f)?;
+        Ok((out, sub.wait_timed()?))
+    }
+
+    /// Timestamp query pools this device created so far (kept for reuse; unstable, for
+    /// kiln's tests).
+    #[doc(hidden)]
+    pub fn debug_query_pools_created(&self) -> u32 {
+        self.shared.query_pools_created()
     }
 
     /// Records commands with `f` once, for [`Recording::execute`] / [`Recording::submit`]
@@ -106,10 +140,13 @@ impl Device {
     ///
     /// The recording must leave every image it transitions in the layout it found it in
     /// (each submission starts from the same layouts); recordings that only dispatch and
-    /// copy buffers always do.
+    /// copy buffers always do. An image whose first command in the recording is a
+    /// transition from UNDEFINED (a depth attachment cleared by `begin_rendering`,
+    /// `transition_from(img, UNDEFINED, ..)`) is exempt: that barrier discards the contents
+    /// and is valid from every layout, so each submission may find the image anywhere.
     ///
     /// Errors: whatever `f` returns; `KILN-E284` an image left in another layout than the
-    /// one it started in.
+    /// one it started in (images it discards first excepted).
     pub fn record<'a>(
         &'a self,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
@@ -136,7 +173,24 @@ impl Device {
     }
 
     /// Creates a zero-filled device-local storage buffer of `len` elements of `T`.
+    ///
+    /// Errors: `KILN-E150`-range errors of [`Device::buffer`], a size overflow.
     pub fn storage_buffer<T: bytemuck::Pod>(&self, label: &str, len: usize) -> Result<Buffer> {
+        self.storage_buffer_with::<T>(label, len, vk::BufferUsageFlags::empty())
+    }
+
+    /// Like [`storage_buffer`](Self::storage_buffer), with `usage` added to STORAGE_BUFFER:
+    /// e.g. `INDIRECT_BUFFER` for a buffer a compute pass fills with draw or dispatch
+    /// arguments, `VERTEX_BUFFER` for one it fills with vertices, `UNIFORM_BUFFER`.
+    /// (TRANSFER_SRC | TRANSFER_DST are always added, as for every kiln buffer.)
+    ///
+    /// Errors: as [`storage_buffer`](Self::storage_buffer).
+    pub fn storage_buffer_with<T: bytemuck::Pod>(
+        &self,
+        label: &str,
+        len: usize,
+        usage: vk::BufferUsageFlags,
+    ) -> Result<Buffer> {
         let elem = std::mem::size_of::<T>();
         let size = len
             .checked_mul(elem)
@@ -149,7 +203,7 @@ impl Device {
         let buf = self.buffer(&BufferDesc {
             label,
             size,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER | usage,
             location: MemoryLocation::GpuOnly,
         })?;
         self.execute(|r| r.fill_buffer(&buf, 0))?;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use super::device::submit_on;
 use super::{Recording, Submission};
 use crate::commands::Recorder;
-use crate::device::{Device, QueueInfo, QueueKind, Shared, EXECUTE_TIMEOUT};
+use crate::device::{Device, QueueInfo, QueueKind, Shared};
 use crate::error::Result;
 
 /// One of the device's queues (cheap to clone: the device and an index). Made by
@@ -78,13 +78,13 @@ impl Queue {
         label: &str,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
     ) -> Result<(R, Submission)> {
-        submit_on(&self.shared, self.index, label, f)
+        submit_on(&self.shared, self.index, label.to_string(), f)
     }
 
     /// Records commands with `f` once, for this queue (see [`Device::record`]).
     ///
     /// Errors: whatever `f` returns; `KILN-E284` an image left in another layout than the
-    /// one it started in.
+    /// one it started in (images it discards first excepted).
     pub fn record<'a>(
         &'a self,
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
@@ -97,7 +97,8 @@ impl Queue {
     /// Errors: `KILN-E105` device lost, `KILN-E108` timeout.
     pub fn wait_idle(&self) -> Result<()> {
         let last = self.shared.queues[self.index].submitted();
-        self.shared.wait_value(self.index, last, EXECUTE_TIMEOUT)
+        self.shared
+            .wait_value(self.index, last, self.shared.wait_timeout)
     }
 }
 

@@ -163,6 +163,7 @@ impl HostBuffer {
         self.inner.len == 0
     }
 
+    /// The label given at creation (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.inner.label
     }

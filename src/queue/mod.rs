@@ -27,6 +27,7 @@ mod host;
 mod recording;
 mod staging;
 mod submit;
+mod timing;
 mod transfer;
 
 use ash::vk;
@@ -39,6 +40,7 @@ pub use submit::Submission;
 /// The one record and submit path, for the window presenter.
 #[cfg(feature = "window")]
 pub(crate) use submit::{record, submit, Batch, RecordOptions};
+pub use timing::{GpuTimings, ScopeTiming};
 pub use transfer::Transfer;
 
 use crate::device::Shared;

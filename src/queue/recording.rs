@@ -22,9 +22,10 @@ use std::sync::Arc;
 
 use super::context::{Context, Contexts};
 use super::submit::{self, Batch, RecordOptions};
+use super::timing;
 use super::Submission;
 use crate::commands::{RecordedWork, Recorder};
-use crate::device::{Shared, EXECUTE_TIMEOUT};
+use crate::device::Shared;
 use crate::error::{Error, Result};
 
 /// Commands recorded once by [`Device::record`](crate::Device::record) or
@@ -79,15 +80,44 @@ impl<'a> Recording<'a> {
         let options = RecordOptions {
             flags: vk::CommandBufferUsageFlags::empty(),
             host_barrier: true,
+            timed: true,
         };
+        let errors_from = timing::error_mark(shared);
         let ((), work) = submit::record(shared, queue, ctx.cb(), options, f)?;
+        // Errors the layer raised while the commands were recorded (record-time checks).
+        timing::check_validation(shared, errors_from, "recording", work.timed.as_deref())?;
         // Each submission starts from the layouts the recording found.
-        if let Some(u) = work.images.iter().find(|u| u.first != u.last) {
+        // Images whose first command discards them (a transition from UNDEFINED, e.g. a
+        // depth clear) are valid from any layout, so they may end elsewhere.
+        if let Some(u) = work
+            .images
+            .iter()
+            .find(|u| u.first != u.last && !u.discards)
+        {
             return Err(Error::RecordingChangesLayout {
                 image: u.image.label().to_string(),
                 start: u.first,
                 end: u.last,
             });
+        }
+        // Images the recording uses through descriptor sets from their first use on, in
+        // the layouts their descriptors need: moved there once now (queue order puts this
+        // before the recording's first submission).
+        let moves: Vec<(&crate::Image, vk::ImageLayout)> = work
+            .images
+            .iter()
+            .filter(|u| u.prepare && u.image.layout() != u.first)
+            .map(|u| (&u.image, u.first))
+            .collect();
+        if !moves.is_empty() {
+            let label = "image layouts for a recording";
+            let ((), sub) = super::device::submit_on(shared, queue, label, |r| {
+                for (image, layout) in &moves {
+                    r.transition(image, *layout)?;
+                }
+                Ok(())
+            })?;
+            drop(sub);
         }
         Ok(Recording {
             shared,
@@ -98,19 +128,26 @@ impl<'a> Recording<'a> {
         })
     }
 
+    /// Barriers the recorded commands contain (see
+    /// [`Recorder::barrier_count`](crate::Recorder::barrier_count)).
+    pub fn barrier_count(&self) -> u32 {
+        self.work.barriers
+    }
+
     /// Submits the recorded commands without waiting for them (after waiting for this
     /// recording's previous submission, if it is still running).
     ///
     /// Errors: `KILN-E285` an image it transitions is no longer in the layout it was
     /// recorded for (another submission moved it); `KILN-E105` device lost; `KILN-E108`
-    /// the previous submission did not finish within [`EXECUTE_TIMEOUT`].
+    /// the previous submission did not finish within the device's wait timeout
+    /// (`DeviceDesc::wait_timeout`).
     pub fn submit(&mut self) -> Result<Submission> {
         let shared = self.shared;
         let queue = self.queue;
         if self.last > shared.completed_value(queue) {
-            shared.wait_value(queue, self.last, EXECUTE_TIMEOUT)?;
+            shared.wait_value(queue, self.last, shared.wait_timeout)?;
         }
-        for u in &self.work.images {
+        for u in self.work.images.iter().filter(|u| !u.discards) {
             let now = u.image.layout();
             if now != u.last {
                 return Err(Error::RecordingLayoutMoved {
@@ -123,6 +160,14 @@ impl<'a> Recording<'a> {
         let Some(ctx) = &self.ctx else {
             return Err(super::NO_CONTEXT);
         };
+        if let (Some(t), true) = (&self.work.timed, self.last > 0) {
+            // The previous submission completed (waited for above): its queries are reset
+            // for this one, and a submission of it still unread can tell.
+            shared.reset_lease(&t.lease);
+            t.generation
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        }
+        let errors_from = timing::error_mark(shared);
         let value = submit::submit(
             shared,
             queue,
@@ -130,7 +175,14 @@ impl<'a> Recording<'a> {
             &self.work,
         )?;
         self.last = value;
-        Ok(Submission::new(shared.clone(), queue, value))
+        Ok(Submission::new(
+            shared.clone(),
+            queue,
+            value,
+            "recording".into(),
+            errors_from,
+            self.work.timed.as_ref(),
+        ))
     }
 
     /// Submits the recorded commands and waits until the GPU has finished; device writes

@@ -33,12 +33,17 @@
 //! Raw commands (`Recorder::raw`) name no resource: work that uses a buffer only through
 //! them is not ordered against other queues (use a kiln copy, or one queue).
 
+use std::borrow::Cow;
+use std::ffi::CString;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 use ash::vk;
 
-use crate::commands::{RecordedWork, Recorder};
-use crate::device::{ResourceStamps, Shared, EXECUTE_TIMEOUT, MAX_QUEUES};
+use super::timing::{self, GpuTimings};
+use crate::commands::{RecordedWork, Recorder, TimedWork};
+use crate::device::{set_caller, FaultSite, ResourceStamps, Shared, SubmitContext, MAX_QUEUES};
 use crate::error::{vk_err, vk_err_labeled, Error, Result};
 
 /// How [`record`] begins and ends a command buffer.
@@ -48,6 +53,10 @@ pub(crate) struct RecordOptions {
     pub flags: vk::CommandBufferUsageFlags,
     /// End with the device→host barrier (every submission whose results the host may read).
     pub host_barrier: bool,
+    /// Whole-submission timestamps when the device times submissions (`DeviceDesc::timing`):
+    /// only for command buffers whose queries a `Submission` or `Recording` keeps until they
+    /// completed (scopes are timed either way).
+    pub timed: bool,
 }
 
 impl RecordOptions {
@@ -55,14 +64,17 @@ impl RecordOptions {
     pub(crate) const ONE_TIME: RecordOptions = RecordOptions {
         flags: vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT,
         host_barrier: true,
+        timed: true,
     };
 }
 
 /// Begins `cb` (in the initial state, from a pool of queue `queue`'s family), records `f`
 /// and ends it: an open rendering scope is
 /// closed (a recording that left one open fails with `KILN-E283`), then the device→host
-/// barrier if asked. On an error `cb` may be left recording: the caller resets or discards
-/// it (nothing was submitted).
+/// barrier if asked, then the submission's last timestamp when it is timed (the device
+/// times every submission, or `f` opened scopes; a scope left open is `KILN-E123`). On an
+/// error `cb` may be left recording: the caller resets or discards it (nothing was
+/// submitted).
 pub(crate) fn record<'a, R>(
     shared: &'a Shared,
     queue: usize,
@@ -78,8 +90,16 @@ pub(crate) fn record<'a, R>(
     let begin = vk::CommandBufferBeginInfo::default().flags(options.flags);
     // SAFETY: `cb` is in the initial state (fresh, or reset after its last use).
     unsafe { d.begin_command_buffer(cb, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
-    let mut rec = Recorder::new(shared, cb, flags);
+    let reusable = !options
+        .flags
+        .contains(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+    let mut rec = Recorder::new(shared, cb, queue, flags, reusable);
+    if shared.timing && options.timed {
+        rec.time_submission()?;
+    }
     let result = f(&mut rec);
+    // Messages raised from here on are not raised by one of the user's commands.
+    set_caller(None);
     // A command buffer must not end inside a rendering scope
     // (VUID-vkEndCommandBuffer-None-06281); leaving one open is the caller's error.
     let out = match (rec.close_rendering(), result) {
@@ -91,9 +111,10 @@ pub(crate) fn record<'a, R>(
     if options.host_barrier {
         rec.host_barrier();
     }
+    let timed = rec.finish_timing()?;
     // SAFETY: `cb` is recording, outside any rendering scope.
     unsafe { d.end_command_buffer(cb) }.map_err(vk_err("vkEndCommandBuffer"))?;
-    Ok((out, rec.into_work()))
+    Ok((out, rec.into_work(timed)))
 }
 
 /// Binary semaphores a batch may wait for, and signal, besides its queue's timeline.
@@ -147,6 +168,9 @@ fn for_each_use(
     for b in &work.kept {
         f(b.stamps(), true);
     }
+    for b in &work.read {
+        f(b.stamps(), false);
+    }
     for u in &work.images {
         f(u.image.stamps(), true);
     }
@@ -161,8 +185,10 @@ fn for_each_use(
 /// image's final layout is committed, every used set and resource stamped with the value.
 /// Returns the value.
 ///
-/// Errors: `KILN-E105` device lost (naming `batch.label`), `KILN-E104` other failures; then
-/// nothing was submitted and the command buffer is not pending.
+/// Errors: `KILN-E105` device lost (naming `batch.label`; also when it was lost earlier,
+/// then nothing is tried), `KILN-E106` out of memory, `KILN-E104` other failures; then
+/// nothing was submitted, the command buffer is not pending, `batch.fence` is not
+/// signalled and no image layout or stamp changed.
 pub(crate) fn submit(
     shared: &Shared,
     queue: usize,
@@ -177,6 +203,7 @@ pub(crate) fn submit(
             vk::Result::ERROR_INITIALIZATION_FAILED,
         ));
     }
+    shared.check_lost("vkQueueSubmit2")?;
     let multi = shared.queues.len() > 1;
     let guard = q.lock();
     // Queue lock, then the cross-queue lock: the one order kiln takes them in.
@@ -250,14 +277,44 @@ pub(crate) fn submit(
         .wait_semaphore_infos(waits)
         .command_buffer_infos(cbs)
         .signal_semaphore_infos(signals);
-    // SAFETY: the queue is externally synchronized by its lock; the command buffer is
-    // executable and not pending; timeline values increase strictly (assigned under the
-    // lock); every value waited for on another queue's timeline was submitted already (a
-    // stamp is stored only after its submission), so no wait precedes its signal; binary
-    // semaphores and the fence are in the states their owner (the presenter) guarantees;
-    // locals outlive the call.
-    unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) }
-        .map_err(vk_err_labeled("vkQueueSubmit2", batch.label))?;
+    // Debug labels (validation on, or KILN_LABELS=1): the submission's label on the queue
+    // and as the command buffer's name, so the layer's messages and capture tools name it.
+    let labels = shared.label_fns();
+    if let Some(du) = labels {
+        let name = CString::new(batch.label).unwrap_or_default();
+        if let Some(cb) = batch.command_buffer {
+            shared.set_name(cb, batch.label);
+        }
+        let label = vk::DebugUtilsLabelEXT::default().label_name(&name);
+        // SAFETY: the queue is externally synchronized by its lock; `name` outlives the call.
+        unsafe { du.queue_begin_debug_utils_label(guard.raw(), &label) };
+    }
+    let context = shared
+        .instance
+        .validation
+        .then(|| SubmitContext::enter(batch.label, &work.pipelines));
+    // A fault injected here fails the call as the driver would (the test-only injector).
+    let submitted = shared.inject(FaultSite::QueueSubmit).and_then(|()| {
+        // SAFETY: the queue is externally synchronized by its lock; the command buffer is
+        // executable and not pending; timeline values increase strictly (assigned under the
+        // lock); every value waited for on another queue's timeline was submitted already
+        // (a stamp is stored only after its submission), so no wait precedes its signal;
+        // binary semaphores and the fence are in the states their owner (the presenter)
+        // guarantees; locals outlive the call.
+        unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) }
+    });
+    drop(context);
+    if let Some(du) = labels {
+        // SAFETY: closes the label region opened above, under the same lock.
+        unsafe { du.queue_end_debug_utils_label(guard.raw()) };
+    }
+    submitted.map_err(|e| {
+        shared.note_error(timing::with_description(
+            vk_err_labeled("vkQueueSubmit2", batch.label)(e),
+            batch.label,
+            work.timed.as_deref(),
+        ))
+    })?;
     guard.mark_submitted(value, batch.label);
     // Submitted: later recordings see the image layouts this one leaves behind, a write to
     // a set it bound waits for it, and (several queues) later submissions on other queues
@@ -267,35 +324,58 @@ pub(crate) fn submit(
     for set in &work.used_sets {
         set.uses.stamp(queue, value);
     }
-    if multi {
-        for_each_use(work, batch.uses, |stamps, write| {
-            stamps.record(queue, value, write)
-        });
-    } else {
-        for (stamps, write) in batch.uses {
-            stamps.record(queue, value, *write);
-        }
+    // Also with one queue: host access to a mapped buffer waits for the stamps of the
+    // submissions that use it (`Shared::wait_host_access`), not for every submission.
+    for_each_use(work, batch.uses, |stamps, write| {
+        stamps.record(queue, value, write)
+    });
+    if work.opaque {
+        shared.opaque.stamp(queue, value);
     }
     drop(order);
     drop(guard);
     Ok(value)
 }
 
-/// A submitted batch of commands. Waiting is explicit ([`wait`](Self::wait)); dropping an
-/// unwaited submission waits for it, so retired objects are always collected.
+/// A submitted batch of commands. Waiting is explicit ([`wait`](Self::wait),
+/// [`wait_timed`](Self::wait_timed)); dropping an unwaited submission waits for it, so
+/// retired objects are always collected.
+///
+/// A wait that times out (`DeviceDesc::wait_timeout`, `KILN_WAIT_TIMEOUT_MS`) or finds the
+/// device lost names the submission's label and its scopes. With
+/// `DeviceDesc::validation_fail` (`KILN_VALIDATION_FAIL=1`) a wait also fails with
+/// `KILN-E121` when the validation layer reported errors since the submission started
+/// recording (on a device used by several threads at once, errors of another thread's
+/// submission made meanwhile count too).
 #[must_use = "a submission runs asynchronously; wait() for its results"]
 pub struct Submission {
     shared: Arc<Shared>,
     queue: usize,
     value: u64,
+    label: Cow<'static, str>,
+    /// The validation errors counted before it was recorded (`timing::error_mark`).
+    errors_from: u32,
+    /// Its timestamps and the recording generation it was submitted with.
+    timed: Option<(Arc<TimedWork>, u64)>,
 }
 
 impl Submission {
-    pub(crate) fn new(shared: Arc<Shared>, queue: usize, value: u64) -> Submission {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        queue: usize,
+        value: u64,
+        label: Cow<'static, str>,
+        errors_from: u32,
+        timed: Option<&Arc<TimedWork>>,
+    ) -> Submission {
+        let timed = timed.map(|t| (t.clone(), t.generation.load(Ordering::Acquire)));
         Submission {
             shared,
             queue,
             value,
+            label,
+            errors_from,
+            timed,
         }
     }
 
@@ -304,22 +384,109 @@ impl Submission {
         self.value
     }
 
+    /// The label it was submitted with (`"execute"`, `"submit"`, `"recording"`, or the
+    /// label given to `submit_labeled`).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
     /// True once the GPU has finished it.
     pub fn is_done(&self) -> bool {
         self.value <= self.shared.completed_value(self.queue)
     }
 
+    /// Its GPU timings if the GPU has finished it (`Ok(None)` while it runs); never waits
+    /// or stalls the queue.
+    ///
+    /// Errors: `KILN-E124` the submission was not timed (no scope and
+    /// `DeviceDesc::timing` off) or a later submission of the same `Recording` reset its
+    /// queries; `KILN-E104` reading the queries failed.
+    pub fn gpu_timings(&self) -> Result<Option<GpuTimings>> {
+        let Some((timed, generation)) = &self.timed else {
+            return Err(self.untimed());
+        };
+        if self.value != 0 && !self.is_done() {
+            return Ok(None);
+        }
+        timing::read(
+            &self.shared,
+            timed,
+            *generation,
+            &self.label,
+            Instant::now(),
+        )
+    }
+
+    fn untimed(&self) -> Error {
+        Error::TimingsUnavailable {
+            label: self.label.to_string(),
+            why: "it was not timed; open a scope (Recorder::scope) or turn on \
+                  DeviceDesc::timing / KILN_TIMING=1",
+        }
+    }
+
     /// Blocks until the GPU has finished; device writes are then visible to host reads.
     ///
-    /// Errors: `KILN-E105` device lost (with the submission label), `KILN-E108` timeout
-    /// (after [`EXECUTE_TIMEOUT`]).
+    /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after the device's wait
+    /// timeout, `DeviceDesc::wait_timeout`), both naming the label and scopes;
+    /// `KILN-E121` validation errors (with `DeviceDesc::validation_fail`).
     pub fn wait(mut self) -> Result<()> {
-        let r = self
-            .shared
-            .wait_value(self.queue, self.value, EXECUTE_TIMEOUT);
+        let r = self.wait_inner();
+        self.keep_queries_if_pending();
         // Value 0 is always complete: Drop has nothing left to wait for.
         self.value = 0;
         r
+    }
+
+    /// [`wait`](Self::wait), then the submission's GPU timings.
+    ///
+    /// Errors: those of `wait`; `KILN-E124` the submission was not timed (or its queries
+    /// were reset by a later submission of its `Recording`).
+    pub fn wait_timed(mut self) -> Result<GpuTimings> {
+        let r = self.wait_inner();
+        self.keep_queries_if_pending();
+        self.value = 0;
+        r?;
+        let Some((timed, generation)) = &self.timed else {
+            return Err(self.untimed());
+        };
+        match timing::read(
+            &self.shared,
+            timed,
+            *generation,
+            &self.label,
+            Instant::now(),
+        )? {
+            Some(t) => Ok(t),
+            None => Err(Error::TimingsUnavailable {
+                label: self.label.to_string(),
+                why: "its queries are not available although it completed",
+            }),
+        }
+    }
+
+    /// After a failed wait: if the GPU may still write the queries, they must not go back
+    /// to the free list (a reset would race the writes); the pool is then never reused and
+    /// is destroyed with the device.
+    fn keep_queries_if_pending(&mut self) {
+        if !self.is_done() {
+            if let Some((t, _)) = self.timed.take() {
+                std::mem::forget(t);
+            }
+        }
+    }
+
+    fn wait_inner(&self) -> Result<()> {
+        let timed = self.timed.as_ref().map(|(t, _)| &**t);
+        self.shared
+            .wait_value_for(
+                self.queue,
+                self.value,
+                self.shared.wait_timeout,
+                &self.label,
+            )
+            .map_err(|e| timing::with_description(e, &self.label, timed))?;
+        timing::check_validation(&self.shared, self.errors_from, &self.label, timed)
     }
 }
 
@@ -328,11 +495,14 @@ impl Drop for Submission {
         if self.value == 0 {
             return;
         }
-        if let Err(e) = self
-            .shared
-            .wait_value(self.queue, self.value, EXECUTE_TIMEOUT)
-        {
+        if let Err(e) = self.shared.wait_value_for(
+            self.queue,
+            self.value,
+            self.shared.wait_timeout,
+            &self.label,
+        ) {
             log::error!("kiln: waiting for a dropped submission failed: {e}");
+            self.keep_queries_if_pending();
         }
     }
 }

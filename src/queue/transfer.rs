@@ -3,8 +3,8 @@
 //!
 //! The `Buffer` and `Image` methods are defined in the submission layer, because staging
 //! them records and submits copies: `device` itself never touches a command buffer.
-//! Mapped memory is accessed directly (several threads for large copies), after every
-//! submission made so far has finished; everything else goes through the device's
+//! Mapped memory is accessed directly (several threads for large copies), after the
+//! submissions that use it (by the buffer's stamps) have finished; everything else goes through the device's
 //! reusable staging buffers, chunked and pipelined on a transfer queue (`chunks`).
 
 use std::sync::Arc;
@@ -15,9 +15,7 @@ use super::chunks::{self, Drain};
 use super::host::HostBuffer;
 use super::staging::StagingCache;
 use super::Queue;
-use crate::device::{
-    Buffer, BufferDesc, Image, MemoryLocation, QueueKind, Shared, EXECUTE_TIMEOUT,
-};
+use crate::device::{Buffer, BufferDesc, Image, MemoryLocation, QueueKind, Shared};
 use crate::error::{Error, Result};
 
 /// The transfer queue that uploads use (the first) and the one readbacks use (the last):
@@ -44,8 +42,10 @@ impl Buffer {
         Ok(!forced)
     }
 
-    /// Writes `data` at byte 0. Mapped memory is written directly (after every submission
-    /// made so far has finished); device-local memory is written through the device's
+    /// Writes `data` at byte 0. Mapped memory is written directly, once every submission
+    /// that uses the buffer has finished (submissions that do not use it are not waited
+    /// for; those with raw commands or buffer device addresses are, since kiln cannot see
+    /// what they use); device-local memory is written through the device's
     /// reusable staging buffers and copies on the (first) transfer queue that this call
     /// waits for. Every submission made before the call, on any queue, is ordered before
     /// the copies.
@@ -65,11 +65,12 @@ impl Buffer {
         match self.mapped_ptr() {
             Some(ptr) if self.direct()? => {
                 // A pending submission (Device::submit) may read or write this memory.
-                self.shared().wait_all_submitted()?;
+                self.shared().wait_host_access(self.stamps(), true)?;
                 // SAFETY: the mapping covers `size` bytes (the range was checked above) and
                 // is host-coherent (gpu-allocator asks for HOST_COHERENT for CPU locations);
-                // every submission made so far has finished (waited above), so no GPU access
-                // races this write, and `bytes` (the caller's) cannot overlap the mapping.
+                // every submission that uses the buffer, or whose uses kiln cannot see, has
+                // finished (waited above), so no GPU access races this write, and `bytes`
+                // (the caller's) cannot overlap the mapping.
                 let dst = unsafe {
                     std::slice::from_raw_parts_mut(
                         (ptr.as_ptr() as *mut u8).add(offset as usize),
@@ -86,7 +87,7 @@ impl Buffer {
                 let shared = self.shared();
                 let queue = transfer_queue(shared, true);
                 let last = chunks::upload(shared, queue, (self, offset), bytes, true)?;
-                shared.poll_value(queue, last, EXECUTE_TIMEOUT)
+                shared.poll_value(queue, last, shared.wait_timeout)
             }
         }
     }
@@ -121,7 +122,8 @@ impl Buffer {
 
     /// Reads `size_of_val(out)` bytes from byte `offset` into `out`. Every submission made
     /// before the call, on any queue, has finished writing what it reads. Mapped memory is
-    /// read directly (after every submission made so far has finished); device-local memory
+    /// read directly, once every submission that writes the buffer has finished (and those
+    /// with raw commands or buffer device addresses); device-local memory
     /// through the device's reusable readback buffers (HOST_CACHED where the device has
     /// such memory) and copies on the (last) transfer queue.
     ///
@@ -135,7 +137,7 @@ impl Buffer {
         match self.mapped_bytes() {
             Some(bytes) if self.direct()? => {
                 // A pending submission (Device::submit) may still write this memory.
-                self.shared().wait_all_submitted()?;
+                self.shared().wait_host_access(self.stamps(), false)?;
                 let start = offset as usize;
                 let threads = chunks::threads(self.shared());
                 chunks::parallel_copy(out, &bytes[start..start + out.len()], threads);
@@ -171,8 +173,9 @@ impl Image {
     }
 
     /// Uploads tightly packed texels (row after row, no padding) to mip `level` through a
-    /// staging buffer: UNDEFINED/current → TRANSFER_DST_OPTIMAL → copy →
-    /// SHADER_READ_ONLY_OPTIMAL when the image is sampled (else it stays TRANSFER_DST).
+    /// staging buffer: UNDEFINED/current → TRANSFER_DST_OPTIMAL → copy → the layout its
+    /// usage suggests: GENERAL for a storage image, else SHADER_READ_ONLY_OPTIMAL for a
+    /// sampled one (else it stays TRANSFER_DST_OPTIMAL).
     /// Waits for the GPU.
     ///
     /// Errors: `KILN-E181` wrong byte count, `KILN-E180` no such level.
@@ -189,11 +192,18 @@ impl Image {
             },
         )?;
         staging.upload(bytes)?;
-        let sampled = self.usage().contains(vk::ImageUsageFlags::SAMPLED);
+        let usage = self.usage();
+        let after = if usage.contains(vk::ImageUsageFlags::STORAGE) {
+            Some(vk::ImageLayout::GENERAL)
+        } else if usage.contains(vk::ImageUsageFlags::SAMPLED) {
+            Some(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
+        } else {
+            None
+        };
         super::device::execute(shared, "execute", |r| {
             r.copy_buffer_to_image(&staging, self, level)?;
-            if sampled {
-                r.transition(self, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?;
+            if let Some(layout) = after {
+                r.transition(self, layout)?;
             }
             Ok(())
         })
@@ -298,7 +308,8 @@ impl Transfer<'_> {
         }
         let value = std::mem::take(&mut self.value);
         if value > 0 {
-            self.shared.poll_value(self.queue, value, EXECUTE_TIMEOUT)?;
+            self.shared
+                .poll_value(self.queue, value, self.shared.wait_timeout)?;
         }
         Ok(())
     }

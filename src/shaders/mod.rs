@@ -7,15 +7,15 @@ pub(crate) mod host;
 mod module;
 pub(crate) mod reflect;
 
-pub use host::{HostLayout, HostMember};
+pub use host::{HostLayout, HostMember, HostType};
 /// SPIR-V enums that appear in reflection results ([`ImageTy`], [`EntryPoint`]).
 pub use rspirv::spirv::{Dim, ExecutionModel, ImageFormat};
 
 pub use module::{generator_name, version_string, ShaderModule};
 pub use reflect::{
-    BlockLayout, BlockMember, DescriptorBinding, EntryPoint, ImageTy, InterfaceVariable,
-    ModuleReflection, PushConstantBlock, SpecConstant, SpecValue, UnsupportedBinding,
-    WorkgroupSize,
+    Access, BlockLayout, BlockMember, DescriptorBinding, EntryPoint, ImageTy, InterfaceVariable,
+    MemberType, ModuleReflection, PushConstantBlock, ScalarType, SpecConstant, SpecValue,
+    UnsupportedBinding, WorkgroupSize,
 };
 
 /// Embeds a shader compiled by `kiln_build` in this crate's `build.rs`, as a
@@ -23,15 +23,15 @@ pub use reflect::{
 ///
 /// `include_spirv!("vector_add.comp")` reads `$OUT_DIR/shaders/vector_add.comp.spv`.
 /// The file name is the source's name relative to the shader folder, plus `.spv`.
+///
+/// Misuse is a compile error that says what to do (the lookup is the `kiln-macros` proc
+/// macro): a crate without a build script is told to add `kiln-build` and a `build.rs`; a
+/// name that was not compiled gets the list of the shaders that were, with the closest
+/// name first (`no compiled shader `printf.com` (did you mean `printf.comp`?)`).
 #[macro_export]
 macro_rules! include_spirv {
     ($name:literal) => {
-        $crate::ShaderModule::from_bytes(include_bytes!(concat!(
-            env!("OUT_DIR"),
-            "/shaders/",
-            $name,
-            ".spv"
-        )))
-        .map(|m| m.with_label($name))
+        $crate::ShaderModule::from_bytes($crate::__private::spirv_bytes!($name))
+            .map(|m| m.with_label($name))
     };
 }

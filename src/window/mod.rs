@@ -2,7 +2,10 @@
 //! `raw-window-handle` 0.6 window (winit 0.30's included), a swapchain that is recreated on
 //! resize / `VK_ERROR_OUT_OF_DATE_KHR` / suboptimal, frames in flight with per-frame
 //! command buffers, fences and semaphores (Vulkan spec §34.10 "WSI Swapchain"), and an
-//! optional capture of a presented frame to host memory.
+//! optional capture of a presented frame to host memory. A frame is one more submission on
+//! the device's timeline, so what it uses may be dropped right after it (deferred
+//! destruction); a frame that fails (its recording, its submission, the acquire or the
+//! present) leaves the presenter usable for the next one.
 //!
 //! ```no_run
 //! # fn demo(window: std::sync::Arc<winit::window::Window>) -> kiln::Result<()> {
@@ -12,16 +15,13 @@
 //! })?;
 //! let mut presenter = kiln::window::Presenter::new(&device, window.clone(), &Default::default())?;
 //! let size = window.inner_size();
-//! // SAFETY: nothing recorded in the frame is dropped before the presenter.
-//! unsafe {
-//!     presenter.frame(&device, [size.width, size.height], |r, frame| {
-//!         r.begin_rendering(&kiln::RenderingDesc {
-//!             color: &[kiln::ColorAttachment::clear(frame.target, [0.1, 0.2, 0.3, 1.0])],
-//!             depth: None,
-//!         })?;
-//!         r.end_rendering()
+//! presenter.frame(&device, [size.width, size.height], |r, frame| {
+//!     r.begin_rendering(&kiln::RenderingDesc {
+//!         color: &[kiln::ColorAttachment::clear(frame.target, [0.1, 0.2, 0.3, 1.0])],
+//!         depth: None,
 //!     })?;
-//! }
+//!     r.end_rendering()
+//! })?;
 //! # Ok(()) }
 //! ```
 

@@ -10,7 +10,7 @@ use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 
 use super::surface_err;
 use crate::commands::{RecordedWork, Recorder};
-use crate::device::{Buffer, BufferDesc, Device, Image, Queue, Shared};
+use crate::device::{Buffer, BufferDesc, Device, FaultSite, Image, Queue, Shared};
 use crate::error::{vk_err, Error, Result};
 use crate::queue::{self, Batch, RecordOptions};
 
@@ -66,12 +66,23 @@ struct Slot {
     cb: vk::CommandBuffer,
     fence: vk::Fence,
     acquired: vk::Semaphore,
+    /// A batch that signals `fence` was submitted and not waited for since. False after a
+    /// failed submission: the fence was reset and nothing will signal it, so the slot's
+    /// next frame must not wait for it (it would wait forever).
+    fence_pending: bool,
+    /// A failed frame left `acquired` signalled by its acquire with no batch to wait for
+    /// it; the next frame first submits a batch that waits for it
+    /// (VUID-vkAcquireNextImageKHR-semaphore-01779: it must be unsignalled when the slot
+    /// acquires again).
+    acquired_stale: bool,
 }
 
 /// A presented frame copied to host memory ([`Presenter::take_capture`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CapturedFrame {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
     /// RGBA8 pixels, row after row, no padding (swapped from BGRA when the swapchain is).
     pub pixels: Vec<u8>,
@@ -235,6 +246,9 @@ impl Presenter {
                     cb,
                     fence,
                     acquired,
+                    // Created signalled: nothing to wait for.
+                    fence_pending: false,
+                    acquired_stale: false,
                 }),
                 (cb, fence, acquired) => {
                     if let Ok(f) = fence {
@@ -293,7 +307,12 @@ impl Presenter {
         let Some(c) = self.capture.take() else {
             return Ok(None);
         };
-        wait_fence(&self.device.shared, self.slots[c.slot].fence)?;
+        let slot = &self.slots[c.slot];
+        // A capture is kept only from a frame whose submission succeeded; when the slot's
+        // later frame failed, that frame waited for this one first.
+        if slot.fence_pending {
+            wait_fence(&self.device.shared, slot.fence)?;
+        }
         let mut px: Vec<u8> = c.buffer.read()?;
         if matches!(
             self.format.format,
@@ -439,18 +458,23 @@ impl Presenter {
     ///
     /// `device` must be the presenter's device (it lends the recorder its lifetime).
     ///
-    /// Errors: whatever `record` returns (nothing is submitted; an acquired image cannot be
-    /// handed back unpresented, so the swapchain is recreated before the next frame),
-    /// `KILN-E140` another device, `KILN-E105` device lost, `KILN-E104` other Vulkan
-    /// failures.
+    /// A frame is one more submission on the device's timeline, made through the same
+    /// path as [`Device::submit`]: what `record` binds or uses may be dropped as soon as
+    /// `frame` returns (its destruction is deferred until the frame has finished on the
+    /// GPU), a descriptor set it bound is not rewritten before then (a write waits), and
+    /// host access to mapped memory it uses waits for it. So, like `Device::submit`, this
+    /// is a safe function; only [`Recorder::raw`] commands, which kiln cannot see, carry
+    /// their own contract.
     ///
-    /// # Safety
-    /// Everything `record` binds or uses (pipelines, sets, buffers, images) must stay alive
-    /// until this slot's frame has finished on the GPU: that is, until the
-    /// `frames_in_flight`-th following call of `frame`, [`wait_idle`](Self::wait_idle) or
-    /// the presenter's drop. (The usual way: keep them in the same struct as the presenter,
-    /// declared after it, and index per-frame resources by [`Frame::slot`].)
-    pub unsafe fn frame<'a>(
+    /// A frame that fails leaves the presenter usable: nothing it recorded is applied (no
+    /// image layout changes), the acquired image is released by recreating the swapchain
+    /// before the next frame, and the slot's fence and acquire semaphore are made ready
+    /// for the slot's next use, also when the submission itself failed.
+    ///
+    /// Errors: whatever `record` returns (nothing is submitted), `KILN-E140` another
+    /// device, `KILN-E105` device lost (the device stays lost: [`Device::is_lost`]),
+    /// `KILN-E106` out of memory, `KILN-E104` other Vulkan failures.
+    pub fn frame<'a>(
         &mut self,
         device: &'a Device,
         window_size: [u32; 2],
@@ -464,6 +488,22 @@ impl Presenter {
         if window_size[0] == 0 || window_size[1] == 0 {
             return Ok(FrameStatus::Minimised);
         }
+        // A failed frame whose discard batch could not be submitted left its acquire
+        // semaphore signalled: consume the signal now, before the swapchain is recreated
+        // (its old images released) and before the slot acquires again.
+        for i in 0..self.slots.len() {
+            if self.slots[i].acquired_stale {
+                let (acquired, fence) = (self.slots[i].acquired, self.slots[i].fence);
+                if self.slots[i].fence_pending {
+                    wait_fence(&self.device.shared, fence)?;
+                }
+                // SAFETY: the fence is not pending (waited above, or its batch failed).
+                unsafe { self.device.shared.raw.reset_fences(&[fence]) }
+                    .map_err(vk_err("vkResetFences"))?;
+                self.slots[i].fence_pending = false;
+                self.discard(i, acquired, fence)?;
+            }
+        }
         if self.stale
             || self.swapchain == vk::SwapchainKHR::null()
             || [self.extent.width, self.extent.height] != window_size
@@ -476,36 +516,49 @@ impl Presenter {
         let shared: &'a Arc<Shared> = &device.shared;
         let d = &shared.raw;
         let slot_index = self.next;
+        if self.slots[slot_index].fence_pending {
+            wait_fence(shared, self.slots[slot_index].fence)?;
+        }
         let (pool, cb, fence, acquired) = {
             let s = &self.slots[slot_index];
             (s.pool, s.cb, s.fence, s.acquired)
         };
-        wait_fence(shared, fence)?;
-        // SAFETY: `acquired` is unsignalled: its last wait (the submission of this slot's
-        // previous frame) has completed, as the fence wait above shows.
-        let acquire = unsafe {
-            self.swapchain_fn.acquire_next_image(
-                self.swapchain,
-                u64::MAX,
-                acquired,
-                vk::Fence::null(),
-            )
-        };
+        // A fault injected here fails the call as the driver would (the test-only injector);
+        // nothing was acquired then.
+        let acquire = shared.inject(FaultSite::Acquire).and_then(|()| {
+            // SAFETY: `acquired` is unsignalled with no pending operation: its last wait
+            // (the submission of this slot's previous frame, or of its discard batch) has
+            // completed, as the fence wait above shows.
+            unsafe {
+                self.swapchain_fn.acquire_next_image(
+                    self.swapchain,
+                    u64::MAX,
+                    acquired,
+                    vk::Fence::null(),
+                )
+            }
+        });
         let (image_index, suboptimal) = match acquire {
             Ok(v) => v,
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
                 self.stale = true;
                 return Ok(FrameStatus::OutOfDate);
             }
-            Err(e) => return Err(vk_err("vkAcquireNextImageKHR")(e)),
+            Err(e) => {
+                self.stale = true;
+                return Err(shared.note_error(vk_err("vkAcquireNextImageKHR")(e)));
+            }
         };
         let target = self.images[image_index as usize].clone();
         let rendered = self.rendered[image_index as usize];
-        // SAFETY: the slot's previous submission finished (fence), so its pool may be reset
-        // (its command buffer returns to the initial state, also after a failed frame that
-        // left it recording).
-        unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) }
-            .map_err(vk_err("vkResetCommandPool"))?;
+        // SAFETY: the slot's previous submission finished (fence) or was never made (a
+        // failed submission), so its pool may be reset (its command buffer returns to the
+        // initial state, also after a failed frame that left it recording).
+        if let Err(e) = unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) } {
+            self.stale = true;
+            self.slots[slot_index].acquired_stale = true;
+            return Err(vk_err("vkResetCommandPool")(e));
+        }
         let capture =
             if self.capture_next && target.usage().contains(vk::ImageUsageFlags::TRANSFER_SRC) {
                 let size = self.extent.width as u64 * self.extent.height as u64 * 4;
@@ -517,7 +570,7 @@ impl Presenter {
                         usage: vk::BufferUsageFlags::TRANSFER_DST,
                         location: MemoryLocation::GpuToCpu,
                     },
-                )?)
+                ))
             } else {
                 None
             };
@@ -530,48 +583,50 @@ impl Presenter {
             flags: vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT,
             // Only a captured frame is read by the host.
             host_barrier: false,
+            // The presenter keeps no submission to read timestamps from.
+            timed: false,
         };
-        let recorded = queue::record(shared, Queue::MAIN, cb, options, |rec| {
-            rec.transition_from(
-                &target,
-                vk::ImageLayout::UNDEFINED,
-                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-            )?;
-            record(rec, &frame)?;
-            if rec.close_rendering() {
-                return Err(Error::RenderingState {
-                    what: "frame ended inside a rendering scope; call end_rendering",
-                });
-            }
-            if let Some(buf) = &capture {
-                rec.copy_image_to_buffer(&target, 0, buf)?;
-                // The host reads the capture after waiting for this frame (§7.9).
-                rec.host_barrier();
-            }
-            rec.transition(&target, vk::ImageLayout::PRESENT_SRC_KHR)
-        });
-        // SAFETY: the slot's fence is signalled (waited above) and not in use by a pending
-        // batch, so it may be reset for this frame's submission.
-        unsafe { d.reset_fences(&[fence]) }.map_err(vk_err("vkResetFences"))?;
-        let work = match recorded {
-            Ok(((), work)) => work,
+        let recorded = match capture.transpose() {
+            Ok(capture) => queue::record(shared, Queue::MAIN, cb, options, |rec| {
+                rec.transition_from(
+                    &target,
+                    vk::ImageLayout::UNDEFINED,
+                    vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                )?;
+                record(rec, &frame)?;
+                if rec.close_rendering() {
+                    return Err(Error::RenderingState {
+                        what: "frame ended inside a rendering scope; call end_rendering",
+                    });
+                }
+                if let Some(buf) = &capture {
+                    rec.copy_image_to_buffer(&target, 0, buf)?;
+                    // The host reads the capture after waiting for this frame (§7.9).
+                    rec.host_barrier();
+                }
+                rec.transition(&target, vk::ImageLayout::PRESENT_SRC_KHR)?;
+                Ok(capture)
+            }),
+            Err(e) => Err(e),
+        };
+        // SAFETY: the slot's fence is signalled (waited above) or unsignalled after a failed
+        // submission; either way no pending batch uses it, so it may be reset.
+        if let Err(e) = unsafe { d.reset_fences(&[fence]) } {
+            self.stale = true;
+            self.slots[slot_index].acquired_stale = true;
+            return Err(vk_err("vkResetFences")(e));
+        }
+        self.slots[slot_index].fence_pending = false;
+        self.next = (self.next + 1) % self.slots.len();
+        let (capture, work) = match recorded {
+            Ok(v) => v,
             Err(e) => {
-                // Nothing is drawn. The acquire's semaphore signal is consumed by a batch
-                // without commands (so the semaphore is unsignalled again when the slot
-                // comes back), and the acquired image is released by recreating the
-                // swapchain.
+                // Nothing is drawn; the acquired image is released by recreating the
+                // swapchain, and the acquire's signal is consumed (below).
                 self.stale = true;
-                let batch = Batch {
-                    label: "present (frame discarded)",
-                    command_buffer: None,
-                    wait: &[(acquired, vk::PipelineStageFlags2::ALL_COMMANDS)],
-                    signal: &[],
-                    fence,
-                    uses: &[],
-                    after_all: false,
-                };
-                queue::submit(shared, Queue::MAIN, &batch, &RecordedWork::default())?;
-                self.next = (self.next + 1) % self.slots.len();
+                if let Err(d) = self.discard(slot_index, acquired, fence) {
+                    log::warn!("kiln: discarding a failed frame: {d}");
+                }
                 return Err(e);
             }
         };
@@ -592,7 +647,17 @@ impl Presenter {
             uses: &[],
             after_all: false,
         };
-        queue::submit(shared, Queue::MAIN, &batch, &work)?;
+        if let Err(e) = queue::submit(shared, Queue::MAIN, &batch, &work) {
+            // Nothing was submitted: no layout was committed, the fence is unsignalled and
+            // the acquire semaphore signalled. Release the image (recreate the swapchain)
+            // and make the slot usable again.
+            self.stale = true;
+            if let Err(d) = self.discard(slot_index, acquired, fence) {
+                log::warn!("kiln: discarding a failed frame: {d}");
+            }
+            return Err(e);
+        }
+        self.slots[slot_index].fence_pending = true;
         drop(work);
         let swapchains = [self.swapchain];
         let indices = [image_index];
@@ -608,7 +673,9 @@ impl Presenter {
             // PRESENT_SRC_KHR once that submission completes.
             unsafe { self.swapchain_fn.queue_present(guard.raw(), &present) }
         };
-        self.next = (self.next + 1) % self.slots.len();
+        // The present was made (its semaphore wait executes whatever it returns, §34.10);
+        // a fault injected here replaces its result (the test-only injector).
+        let presented = shared.inject(FaultSite::Present).and(presented);
         if let Some(buffer) = capture {
             self.capture_next = false;
             self.capture = Some(Capture {
@@ -627,8 +694,40 @@ impl Presenter {
                 self.stale = true;
                 Ok(FrameStatus::OutOfDate)
             }
-            Err(e) => Err(vk_err("vkQueuePresentKHR")(e)),
+            Err(e) => {
+                self.stale = true;
+                Err(shared.note_error(vk_err("vkQueuePresentKHR")(e)))
+            }
         }
+    }
+
+    /// After a frame that acquired an image and then failed (its recording, or its
+    /// submission): a batch without commands waits for the acquire's semaphore (so it is
+    /// unsignalled again when the slot comes back) and signals the slot's fence (reset and
+    /// not pending). If even that cannot be submitted, the slot is marked and the next
+    /// frame tries again first.
+    ///
+    /// Errors: as `queue::submit` (the slot stays marked).
+    fn discard(&mut self, slot: usize, acquired: vk::Semaphore, fence: vk::Fence) -> Result<()> {
+        let batch = Batch {
+            label: "present (frame discarded)",
+            command_buffer: None,
+            wait: &[(acquired, vk::PipelineStageFlags2::ALL_COMMANDS)],
+            signal: &[],
+            fence,
+            uses: &[],
+            after_all: false,
+        };
+        let done = queue::submit(
+            &self.device.shared,
+            Queue::MAIN,
+            &batch,
+            &RecordedWork::default(),
+        );
+        let s = &mut self.slots[slot];
+        s.acquired_stale = done.is_err();
+        s.fence_pending = done.is_ok();
+        done.map(drop)
     }
 
     /// Waits until every submitted frame has finished.
@@ -640,11 +739,18 @@ impl Presenter {
 /// Waits (without a time limit) for a frame slot's fence. Errors: `KILN-E105` device lost
 /// (naming the last submission).
 fn wait_fence(shared: &Shared, fence: vk::Fence) -> Result<()> {
-    // SAFETY: the fence belongs to this device; it was created signalled or submitted.
-    unsafe { shared.raw.wait_for_fences(&[fence], true, u64::MAX) }.map_err(|e| {
-        shared
+    shared.check_lost("vkWaitForFences")?;
+    // A fault injected here fails the wait as the driver would (the test-only injector).
+    let waited = shared.inject(FaultSite::Wait).and_then(|()| {
+        // SAFETY: the fence belongs to this device; a submitted batch signals it (callers
+        // wait only for a fence whose batch was submitted).
+        unsafe { shared.raw.wait_for_fences(&[fence], true, u64::MAX) }
+    });
+    waited.map_err(|e| {
+        let e = shared
             .main_queue()
-            .error("vkWaitForFences", Duration::MAX, e)
+            .error("vkWaitForFences", Duration::MAX, e);
+        shared.note_error(e)
     })
 }
 

@@ -7,6 +7,10 @@ use kiln::ShaderModule;
 /// Every fixture module (name, SPIR-V bytes), sorted by name.
 pub const SPV: &[(&str, &[u8])] = &[
     (
+        "access.comp.spv",
+        include_bytes!("../fixtures/access.comp.spv"),
+    ),
+    (
         "block_layouts.comp.spv",
         include_bytes!("../fixtures/block_layouts.comp.spv"),
     ),

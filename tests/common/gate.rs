@@ -46,6 +46,13 @@ impl Gate {
     /// Panics where the recorder's queue family cannot wait for events (use
     /// [`hold`](Self::hold) there).
     pub fn wait_in(&self, r: &mut Recorder<'_, '_>) {
+        self.check_family(r);
+        // SAFETY: the command buffer is recording (the wait's own contract: record_wait).
+        self.record_wait(unsafe { r.raw() });
+    }
+
+    /// Panics where `r`'s queue family cannot wait for events.
+    fn check_family(&self, r: &Recorder<'_, '_>) {
         assert!(
             r.queue_flags()
                 .intersects(vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE),
@@ -53,13 +60,16 @@ impl Gate {
              GRAPHICS or COMPUTE (VUID-vkCmdWaitEvents-commandBuffer-cmdpool); use Gate::hold",
             r.queue_flags()
         );
+    }
+
+    fn record_wait(&self, cb: vk::CommandBuffer) {
         // SAFETY: the command buffer is recording outside a rendering scope, on a family
-        // with graphics or compute (asserted); the event is set only by the host (source
-        // stage HOST, VUID-vkCmdWaitEvents-srcStageMask-01158) and outlives the submission
-        // (Drop waits for the device to be idle).
+        // with graphics or compute (`check_family`); the event is set only by the host
+        // (source stage HOST, VUID-vkCmdWaitEvents-srcStageMask-01158) and outlives the
+        // submission (Drop waits for the device to be idle).
         unsafe {
             self.device.raw().cmd_wait_events(
-                r.raw(),
+                cb,
                 &[self.event],
                 vk::PipelineStageFlags::HOST,
                 vk::PipelineStageFlags::ALL_COMMANDS,
@@ -70,6 +80,15 @@ impl Gate {
                 &[],
             )
         };
+    }
+
+    /// [`wait_in`](Self::wait_in), naming the raw wait's uses (none): the submission stays
+    /// transparent, so host access to mapped buffers it does not use does not wait for it.
+    pub fn wait_in_naming_no_buffer(&self, r: &mut Recorder<'_, '_>) {
+        self.check_family(r);
+        // SAFETY: the raw command uses no kiln buffer, image or set.
+        let cb = unsafe { r.raw_using(&[]) }.unwrap();
+        self.record_wait(cb);
     }
 
     /// A submission on `queue` that does not run before [`open`](Self::open), and every
@@ -98,7 +117,7 @@ impl Gate {
         let main = self.device.queue(QueueKind::Main);
         let held_main = main
             .submit(|r| {
-                self.wait_in(r);
+                self.wait_in_naming_no_buffer(r);
                 r.fill_buffer(&relay, 0x6A7E)
             })
             .unwrap();

@@ -7,6 +7,7 @@
 //! - [`add`]: the vector_add pipeline (c = a + b) and its buffers and set, the setup most
 //!   GPU tests share;
 //! - [`draw`]: render targets, pixels and the textured full-screen quad;
+//! - [`faulty_device`], [`faulty_emulated_device`]: the same with a fault injector;
 //! - [`emulated_device`]: the same, with a compute and a transfer queue of their own on
 //!   devices with one queue (timelines of their own on the main `VkQueue`), so the
 //!   cross-queue paths run; [`gate`]: holding a queue still while a test looks;
@@ -42,6 +43,34 @@ pub fn emulated_device() -> Device {
         validation: Some(true),
         emulate_queues: true,
         ..Default::default()
+    })
+}
+
+/// [`device`] with a fault injector (`DeviceDesc::faults`, test-only): the calls it arms
+/// fail with the chosen `VkResult` (see `kiln::__private::FaultInjector`).
+pub fn faulty_device(faults: &std::sync::Arc<kiln::__private::FaultInjector>) -> Device {
+    device_with(DeviceDesc {
+        validation: Some(true),
+        faults: Some(faults.clone()),
+        ..Default::default()
+    })
+}
+
+/// [`emulated_device`] with a fault injector (see [`faulty_device`]).
+pub fn faulty_emulated_device(faults: &std::sync::Arc<kiln::__private::FaultInjector>) -> Device {
+    device_with(DeviceDesc {
+        validation: Some(true),
+        emulate_queues: true,
+        faults: Some(faults.clone()),
+        ..Default::default()
+    })
+}
+
+/// A device of `desc` with validation forced on (as [`device`]).
+pub fn device_with_desc(desc: DeviceDesc) -> Device {
+    device_with(DeviceDesc {
+        validation: Some(true),
+        ..desc
     })
 }
 

@@ -159,6 +159,9 @@ fn a_buffer_beyond_the_descriptor_range_is_filled_and_summed_through_its_address
             r.bind_pipeline(&sum)?;
             r.push(0, &[a, s, n])?;
             r.dispatch(groups, 1, 1)?;
+            // Automatic barriers: the sum reads through addresses what the fill wrote
+            // through addresses (no binding names them): one barrier between the two.
+            assert_eq!(r.barrier_count(), 1, "fill → sum through device addresses");
             r.full_barrier()?;
             for (k, off) in offsets.iter().enumerate() {
                 r.copy_buffer(&data, *off, &probe, k as u64 * 4, 4)?;

@@ -1,5 +1,9 @@
 //! `cargo xtask demo` — runs the vector_add example (package `kiln-examples`, release).
-//! `cargo xtask test` — runs the whole test suite (`cargo test --workspace`).
+//! `cargo xtask test` — runs the whole test suite (`cargo test --workspace`), then builds
+//! and runs `examples/standalone`, the crate outside the workspace that uses kiln as an
+//! application does, and checks that a misspelt `include_spirv!` name fails to compile
+//! with the list of compiled shaders.
+//! `cargo xtask standalone` — only the standalone crate's part of `test`.
 //! `cargo xtask check` — only checks (and installs) the system prerequisites.
 //!
 //! Before running cargo, xtask checks the system prerequisites: the Vulkan loader, a
@@ -186,6 +190,49 @@ fn cargo(args: &[&str]) -> ExitCode {
     }
 }
 
+/// Builds and runs `examples/standalone` (its own workspace; the workspace's `target/` so
+/// the dependencies built for the tests are reused), then builds it with the `misspelt`
+/// feature and expects `include_spirv!`'s compile error for an unknown name.
+fn standalone() -> ExitCode {
+    let manifest = "examples/standalone/Cargo.toml";
+    let target = std::env::current_dir()
+        .map(|d| d.join("target"))
+        .unwrap_or_else(|_| "target".into());
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    eprintln!("xtask: the standalone crate: cargo run --manifest-path {manifest}");
+    let run = Command::new(&cargo)
+        .args(["run", "--manifest-path", manifest])
+        .env("CARGO_TARGET_DIR", &target)
+        .status();
+    if !matches!(run, Ok(s) if s.success()) {
+        eprintln!("xtask: examples/standalone failed");
+        return ExitCode::FAILURE;
+    }
+    eprintln!("xtask: the standalone crate with a misspelt shader name (must not compile)");
+    let out = Command::new(&cargo)
+        .args([
+            "build",
+            "--manifest-path",
+            manifest,
+            "--features",
+            "misspelt",
+        ])
+        .env("CARGO_TARGET_DIR", &target)
+        .output();
+    let Ok(out) = out else {
+        eprintln!("xtask: could not run cargo");
+        return ExitCode::FAILURE;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let want = "no compiled shader `scale.com` (did you mean `scale.comp`?)";
+    if out.status.success() || !stderr.contains(want) {
+        eprintln!("xtask: expected a compile error containing {want:?}, got:\n{stderr}");
+        return ExitCode::FAILURE;
+    }
+    eprintln!("xtask: standalone ok (the misspelt name was refused with the list of shaders)");
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     // Run from the workspace root whatever the caller's folder.
     if let Some(root) = Path::new(env!("CARGO_MANIFEST_DIR")).parent() {
@@ -198,9 +245,9 @@ fn main() -> ExitCode {
     let with_test: Vec<&Prereq> = PREREQS.iter().chain(TEST_PREREQS).collect();
     let needs = match cmd {
         "demo" | "check" => &base,
-        "test" => &with_test,
+        "test" | "standalone" => &with_test,
         _ => {
-            eprintln!("usage: cargo xtask <demo|test|check> [args for cargo]");
+            eprintln!("usage: cargo xtask <demo|test|standalone|check> [args for cargo]");
             return if cmd == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -229,8 +276,12 @@ fn main() -> ExitCode {
         "test" => {
             let mut a = vec!["test", "--workspace"];
             a.extend(rest);
-            cargo(&a)
+            if cargo(&a) != ExitCode::SUCCESS {
+                return ExitCode::FAILURE;
+            }
+            standalone()
         }
+        "standalone" => standalone(),
         _ => ExitCode::SUCCESS,
     }
 }

@@ -116,6 +116,7 @@ fn describe_binding(
     let mut image = None;
     let mut block = None;
     let mut non_writable = d.non_writable;
+    let mut non_readable = d.non_readable;
     let ty_deco = t.deco(ty).cloned().unwrap_or_default();
     let descriptor_type = match (storage, t.types.get(&ty)) {
         (StorageClass::UniformConstant, Some(Ty::Sampler)) => vk::DescriptorType::SAMPLER,
@@ -172,7 +173,16 @@ fn describe_binding(
             && (0..members.len() as u32)
                 .all(|m| t.member_decos.get(&(ty, m)).is_some_and(|d| d.non_writable));
         non_writable |= all_nw;
+        let all_nr = !members.is_empty()
+            && (0..members.len() as u32)
+                .all(|m| t.member_decos.get(&(ty, m)).is_some_and(|d| d.non_readable));
+        non_readable |= all_nr;
     }
+    let block_name = block
+        .as_ref()
+        .and(t.names.get(&ty))
+        .filter(|n| !n.is_empty())
+        .cloned();
     let name = name.or_else(|| t.names.get(&ty).cloned());
     Ok(Some(Described::Binding(DescriptorBinding {
         set: d.set.unwrap_or(0),
@@ -182,10 +192,11 @@ fn describe_binding(
         runtime_array,
         count_spec_id,
         name,
+        block_name,
         block,
         image,
         non_writable,
-        non_readable: d.non_readable,
+        non_readable,
         input_attachment_index: d.input_attachment_index,
     })))
 }

@@ -59,6 +59,7 @@ pub(super) fn reflect_entry(
                     .filter(|n| !n.is_empty())
                     .or_else(|| t.names.get(&pointee))
                     .cloned(),
+                block_name: t.names.get(&pointee).filter(|n| !n.is_empty()).cloned(),
                 block,
             });
         }

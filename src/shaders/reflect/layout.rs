@@ -2,6 +2,8 @@
 //! never from a host `size_of`. Source: Vulkan spec §16.9 "Offset and Stride Assignment"
 //! (explicit layout), SPIR-V spec §2.16.2 (validation rules for shader memory layouts).
 
+use std::sync::Arc;
+
 use super::tables::{Decos, Tables, Ty};
 
 /// One member of a buffer block (top level), in bytes.
@@ -18,6 +20,187 @@ pub struct BlockMember {
     pub array_stride: Option<u32>,
     /// MatrixStride decoration of the member, bytes, when it is a matrix (or array of).
     pub matrix_stride: Option<u32>,
+    /// The member's type as the shader declares it (scalar, vector, matrix, array, struct),
+    /// with the strides of its decorations: what `check_push_constants` / `check_block`
+    /// compare a host type with, and what kiln-build's typed bindings are generated from.
+    pub ty: MemberType,
+}
+
+/// The scalar component of a block member's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarType {
+    /// `bool` (in a block: a 32-bit value, as Vulkan stores booleans there).
+    Bool,
+    /// An integer of `width` bits (8, 16, 32, 64).
+    Int {
+        /// Bits: 8, 16, 32 or 64.
+        width: u32,
+        /// `int` (true) or `uint` (false).
+        signed: bool,
+    },
+    /// A float of `width` bits (16, 32, 64).
+    Float {
+        /// Bits: 16, 32 or 64.
+        width: u32,
+    },
+}
+
+impl ScalarType {
+    /// Size in bytes of one component (a `bool` counts 4).
+    pub fn size(self) -> u32 {
+        match self {
+            ScalarType::Bool => 4,
+            ScalarType::Int { width, .. } | ScalarType::Float { width } => width / 8,
+        }
+    }
+
+    /// The GLSL name: `float`, `double`, `int`, `uint`, `int64_t`, `float16_t`, `bool`, ...
+    pub fn glsl_name(self) -> &'static str {
+        match self {
+            ScalarType::Bool => "bool",
+            ScalarType::Float { width: 16 } => "float16_t",
+            ScalarType::Float { width: 64 } => "double",
+            ScalarType::Float { .. } => "float",
+            ScalarType::Int { width: 8, signed } => {
+                if signed {
+                    "int8_t"
+                } else {
+                    "uint8_t"
+                }
+            }
+            ScalarType::Int { width: 16, signed } => {
+                if signed {
+                    "int16_t"
+                } else {
+                    "uint16_t"
+                }
+            }
+            ScalarType::Int { width: 64, signed } => {
+                if signed {
+                    "int64_t"
+                } else {
+                    "uint64_t"
+                }
+            }
+            ScalarType::Int { signed, .. } => {
+                if signed {
+                    "int"
+                } else {
+                    "uint"
+                }
+            }
+        }
+    }
+}
+
+/// The type of a block member, with the layout decorations that place its parts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MemberType {
+    /// A scalar (`float`, `uint`, ...).
+    Scalar(ScalarType),
+    /// A vector of `count` (2, 3 or 4) components.
+    Vector {
+        /// The component type.
+        component: ScalarType,
+        /// Components: 2, 3 or 4.
+        count: u32,
+    },
+    /// A matrix of `columns` column vectors of `rows` components; `stride` bytes between
+    /// columns (rows when `row_major`).
+    Matrix {
+        /// The component type.
+        component: ScalarType,
+        /// Column vectors.
+        columns: u32,
+        /// Components per column.
+        rows: u32,
+        /// MatrixStride, bytes (0 when undecorated).
+        stride: u32,
+        /// RowMajor decoration.
+        row_major: bool,
+    },
+    /// A sized array: `length` elements `stride` bytes apart (ArrayStride).
+    Array {
+        /// The element type.
+        element: Box<MemberType>,
+        /// Elements (a specialization-constant length: its default).
+        length: u32,
+        /// ArrayStride, bytes.
+        stride: u32,
+    },
+    /// A runtime array (the last member of a storage block): elements `stride` bytes apart.
+    RuntimeArray {
+        /// The element type.
+        element: Box<MemberType>,
+        /// ArrayStride, bytes.
+        stride: u32,
+    },
+    /// A nested struct, with its own layout.
+    Struct {
+        /// OpName of the struct type, if the module kept names.
+        name: Option<String>,
+        /// The struct's members and size.
+        layout: Arc<BlockLayout>,
+    },
+    /// A type with no host equivalent kiln describes (pointers, ...).
+    Other,
+}
+
+impl MemberType {
+    /// The scalar type and number of scalars of a scalar, vector or matrix (`vec3` is
+    /// `(float, 3)`, `mat4` `(float, 16)`), or of a sized array of them (`float[4]` is
+    /// `(float, 4)`); `None` for structs, runtime arrays and others.
+    pub fn scalars(&self) -> Option<(ScalarType, u32)> {
+        match self {
+            MemberType::Scalar(s) => Some((*s, 1)),
+            MemberType::Vector { component, count } => Some((*component, *count)),
+            MemberType::Matrix {
+                component,
+                columns,
+                rows,
+                ..
+            } => Some((*component, columns * rows)),
+            MemberType::Array {
+                element, length, ..
+            } => element.scalars().map(|(s, n)| (s, n * length)),
+            _ => None,
+        }
+    }
+
+    /// The GLSL spelling: `vec3`, `uvec2`, `mat4`, `float[4]`, `Light[]`, ...
+    pub fn glsl_name(&self) -> String {
+        let prefix = |s: ScalarType| match s {
+            ScalarType::Bool => "b",
+            ScalarType::Float { width: 64 } => "d",
+            ScalarType::Float { width: 16 } => "f16",
+            ScalarType::Float { .. } => "",
+            ScalarType::Int { signed: true, .. } => "i",
+            ScalarType::Int { signed: false, .. } => "u",
+        };
+        match self {
+            MemberType::Scalar(s) => s.glsl_name().to_string(),
+            MemberType::Vector { component, count } => format!("{}vec{count}", prefix(*component)),
+            MemberType::Matrix {
+                component,
+                columns,
+                rows,
+                ..
+            } if columns == rows => format!("{}mat{columns}", prefix(*component)),
+            MemberType::Matrix {
+                component,
+                columns,
+                rows,
+                ..
+            } => format!("{}mat{columns}x{rows}", prefix(*component)),
+            MemberType::Array {
+                element, length, ..
+            } => format!("{}[{length}]", element.glsl_name()),
+            MemberType::RuntimeArray { element, .. } => format!("{}[]", element.glsl_name()),
+            MemberType::Struct { name, .. } => name.clone().unwrap_or_else(|| "struct".into()),
+            MemberType::Other => "?".into(),
+        }
+    }
 }
 
 /// Layout of a Block/BufferBlock struct as the shader sees it.
@@ -136,8 +319,100 @@ impl LastMember {
     }
 }
 
+fn scalar_of(t: &Tables, ty: u32) -> Option<ScalarType> {
+    Some(match t.types.get(&ty)? {
+        Ty::Bool => ScalarType::Bool,
+        Ty::Int { width, signed } => ScalarType::Int {
+            width: *width,
+            signed: *signed,
+        },
+        Ty::Float { width } => ScalarType::Float { width: *width },
+        _ => return None,
+    })
+}
+
+/// The [`MemberType`] of `ty`; `member` carries MatrixStride/RowMajor of the enclosing
+/// member.
+fn member_type(t: &Tables, ty: u32, member: Option<&Decos>, depth: u32) -> MemberType {
+    if depth > 32 {
+        return MemberType::Other;
+    }
+    let stride_of = |ty: u32, element: u32| {
+        t.deco(ty)
+            .and_then(|d| d.array_stride)
+            .or_else(|| type_size(t, element, member, depth + 1))
+            .unwrap_or(0)
+    };
+    match t.types.get(&ty) {
+        Some(Ty::Bool | Ty::Int { .. } | Ty::Float { .. }) => {
+            scalar_of(t, ty).map_or(MemberType::Other, MemberType::Scalar)
+        }
+        Some(Ty::Vector { component, count }) => match scalar_of(t, *component) {
+            Some(c) => MemberType::Vector {
+                component: c,
+                count: *count,
+            },
+            None => MemberType::Other,
+        },
+        Some(Ty::Matrix { column, count }) => match t.types.get(column) {
+            Some(Ty::Vector {
+                component,
+                count: rows,
+            }) => match scalar_of(t, *component) {
+                Some(c) => MemberType::Matrix {
+                    component: c,
+                    columns: *count,
+                    rows: *rows,
+                    stride: member.and_then(|m| m.matrix_stride).unwrap_or(0),
+                    row_major: member.is_some_and(|m| m.row_major),
+                },
+                None => MemberType::Other,
+            },
+            _ => MemberType::Other,
+        },
+        Some(Ty::Array { element, length }) => MemberType::Array {
+            element: Box::new(member_type(t, *element, member, depth + 1)),
+            length: t
+                .eval_int(*length)
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0),
+            stride: stride_of(ty, *element),
+        },
+        Some(Ty::RuntimeArray { element }) => MemberType::RuntimeArray {
+            element: Box::new(member_type(t, *element, member, depth + 1)),
+            stride: stride_of(ty, *element),
+        },
+        Some(Ty::Struct { .. }) => {
+            let memo = t.struct_memo.borrow().get(&ty).cloned();
+            let layout = match memo {
+                Some(l) => l,
+                None => {
+                    let l = block_layout_at(t, ty, depth + 1).map(Arc::new);
+                    t.struct_memo.borrow_mut().insert(ty, l.clone());
+                    l
+                }
+            };
+            match layout {
+                Some(layout) => MemberType::Struct {
+                    name: t.names.get(&ty).filter(|n| !n.is_empty()).cloned(),
+                    layout,
+                },
+                None => MemberType::Other,
+            }
+        }
+        _ => MemberType::Other,
+    }
+}
+
 /// Layout of the struct `ty` (a Block / BufferBlock / push-constant block).
 pub(crate) fn block_layout(t: &Tables, ty: u32) -> Option<BlockLayout> {
+    block_layout_at(t, ty, 0)
+}
+
+fn block_layout_at(t: &Tables, ty: u32, depth: u32) -> Option<BlockLayout> {
+    if depth > 32 {
+        return None;
+    }
     let Ty::Struct { members } = t.types.get(&ty)? else {
         return None;
     };
@@ -168,6 +443,7 @@ pub(crate) fn block_layout(t: &Tables, ty: u32) -> Option<BlockLayout> {
             size,
             array_stride,
             matrix_stride: d.and_then(|d| d.matrix_stride),
+            ty: member_type(t, *m, d, depth),
         });
     }
     Some(BlockLayout {

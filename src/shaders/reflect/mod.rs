@@ -15,7 +15,7 @@ use ash::vk;
 use rspirv::spirv::ExecutionModel;
 
 use crate::error::{Error, Result};
-pub use layout::{BlockLayout, BlockMember};
+pub use layout::{BlockLayout, BlockMember, MemberType, ScalarType};
 pub use tables::ImageTy;
 use tables::{Const, Tables, Ty};
 
@@ -26,6 +26,7 @@ pub struct DescriptorBinding {
     pub set: u32,
     /// Binding decoration.
     pub binding: u32,
+    /// The Vulkan descriptor type the variable needs.
     pub descriptor_type: vk::DescriptorType,
     /// Descriptor count: product of the array dimensions (1 for a non-array). For a runtime
     /// array this is 0 and [`runtime_array`](Self::runtime_array) is set.
@@ -37,16 +38,96 @@ pub struct DescriptorBinding {
     pub count_spec_id: Option<u32>,
     /// OpName of the variable, or of its block type when the variable is unnamed.
     pub name: Option<String>,
+    /// OpName of the variable's (array-stripped) type when it is a block and has a name:
+    /// `Scene` in `uniform Scene { .. } scene;` (where `name` is `scene`). Descriptor sets
+    /// accept both names ([`crate::DescriptorSet::binding_of`]).
+    pub block_name: Option<String>,
     /// For uniform/storage buffers: the block's layout.
     pub block: Option<BlockLayout>,
     /// For images, texel buffers and input attachments: the image type.
     pub image: Option<ImageTy>,
     /// NonWritable on the variable or every block member.
     pub non_writable: bool,
-    /// NonReadable on the variable.
+    /// NonReadable on the variable or every block member.
     pub non_readable: bool,
     /// InputAttachmentIndex decoration.
     pub input_attachment_index: Option<u32>,
+}
+
+/// How an entry point may access the memory behind one binding: what
+/// [`DescriptorBinding::access`] derives from its descriptor type and its NonWritable /
+/// NonReadable decorations. kiln's automatic barriers order only what this says (a read
+/// waits for earlier writes, a write for earlier reads and writes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Access {
+    /// The shader may read the resource.
+    pub read: bool,
+    /// The shader may write the resource.
+    pub write: bool,
+}
+
+impl Access {
+    /// Neither read nor written (a sampler; a storage resource decorated both NonWritable
+    /// and NonReadable).
+    pub const NONE: Access = Access {
+        read: false,
+        write: false,
+    };
+    /// Read only.
+    pub const READ: Access = Access {
+        read: true,
+        write: false,
+    };
+    /// Written only (`writeonly` in GLSL: NonReadable).
+    pub const WRITE: Access = Access {
+        read: false,
+        write: true,
+    };
+    /// Read and written.
+    pub const READ_WRITE: Access = Access {
+        read: true,
+        write: true,
+    };
+
+    /// Read or written.
+    #[inline]
+    pub fn any(self) -> bool {
+        self.read | self.write
+    }
+
+    /// What either access does.
+    #[inline]
+    pub fn union(self, other: Access) -> Access {
+        Access {
+            read: self.read | other.read,
+            write: self.write | other.write,
+        }
+    }
+}
+
+impl DescriptorBinding {
+    /// How the entry point may access the binding's memory (Vulkan spec §15.1 "Descriptor
+    /// Types", SPIR-V spec §3.20 NonWritable / NonReadable):
+    /// - uniform buffers, uniform texel buffers, sampled images, combined image samplers,
+    ///   input attachments and acceleration structures are read only
+    ///   ([`Access::READ`]); samplers access no memory ([`Access::NONE`]);
+    /// - storage buffers, storage images and storage texel buffers are read unless
+    ///   NonReadable (GLSL `writeonly`) and written unless NonWritable (GLSL `readonly`),
+    ///   each on the variable or on every member of its block.
+    pub fn access(&self) -> Access {
+        use vk::DescriptorType as T;
+        match self.descriptor_type {
+            T::SAMPLER => Access::NONE,
+            T::STORAGE_BUFFER
+            | T::STORAGE_BUFFER_DYNAMIC
+            | T::STORAGE_IMAGE
+            | T::STORAGE_TEXEL_BUFFER => Access {
+                read: !self.non_readable,
+                write: !self.non_writable,
+            },
+            _ => Access::READ,
+        }
+    }
 }
 
 /// A resource that kiln reflects but has no Vulkan descriptor type for (issue 17): today an
@@ -98,19 +179,30 @@ pub struct PushConstantBlock {
     pub offset: u32,
     /// End of the last member minus `offset`, bytes (not rounded up).
     pub size: u32,
+    /// OpName of the push-constant variable (or of its block type).
     pub name: Option<String>,
+    /// OpName of the block type (`Params` in `uniform Params { .. } params;`), if kept.
+    pub block_name: Option<String>,
+    /// The block's member layout (offsets, sizes, types).
     pub block: Option<BlockLayout>,
 }
 
 /// Scalar type of a specialization constant.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SpecValue {
+    /// `bool` (32 bits in the specialization data).
     Bool(bool),
+    /// `uint`.
     U32(u32),
+    /// `int`.
     I32(i32),
+    /// `float`.
     F32(f32),
+    /// `uint64_t`.
     U64(u64),
+    /// `int64_t`.
     I64(i64),
+    /// `double`.
     F64(f64),
     /// 8/16-bit types: raw bits.
     Other(u64),
@@ -135,8 +227,11 @@ impl SpecValue {
 /// A specialization constant (OpSpecConstant* with a SpecId decoration).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpecConstant {
+    /// The SpecId decoration (`layout(constant_id = n)`).
     pub id: u32,
+    /// OpName of the constant, if the module kept names.
     pub name: Option<String>,
+    /// The value the module gives it (used when the pipeline does not).
     pub default: SpecValue,
 }
 
@@ -166,18 +261,23 @@ impl WorkgroupSize {
 /// A user-defined (non-built-in) stage input or output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InterfaceVariable {
+    /// Location decoration.
     pub location: u32,
+    /// Component decoration (0 when absent).
     pub component: u32,
     /// The Vulkan format matching the variable's scalar/vector type, or `UNDEFINED` for
     /// matrices/structs.
     pub format: vk::Format,
+    /// OpName of the variable, if the module kept names.
     pub name: Option<String>,
 }
 
 /// Everything reflected about one entry point.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EntryPoint {
+    /// The entry point's name (`main`).
     pub name: String,
+    /// The SPIR-V execution model (GLCompute, Vertex, Fragment, ...).
     pub execution_model: ExecutionModel,
     /// The Vulkan stage this execution model runs in.
     pub stage: vk::ShaderStageFlags,
@@ -202,10 +302,15 @@ pub struct EntryPoint {
     /// the module, sorted by (set, binding); `statically_used` says which this entry point
     /// uses. See [`UnsupportedBinding`].
     pub unsupported_bindings: Vec<UnsupportedBinding>,
+    /// The push-constant block the entry point statically uses, if any.
     pub push_constants: Option<PushConstantBlock>,
+    /// The workgroup size, for compute, task and mesh entry points.
     pub workgroup_size: Option<WorkgroupSize>,
+    /// User-defined stage inputs, sorted by location.
     pub inputs: Vec<InterfaceVariable>,
+    /// User-defined stage outputs, sorted by location.
     pub outputs: Vec<InterfaceVariable>,
+    /// OpExecutionMode names (`LocalSize`, `OriginUpperLeft`, ...).
     pub execution_modes: Vec<String>,
 }
 
@@ -216,8 +321,11 @@ pub struct ModuleReflection {
     pub version: u32,
     /// Header generator word.
     pub generator: u32,
+    /// OpCapability names the module declares (`Shader`, `Float64`, ...).
     pub capabilities: Vec<String>,
+    /// OpExtension names (`SPV_KHR_...`).
     pub extensions: Vec<String>,
+    /// Every entry point, in module order.
     pub entry_points: Vec<EntryPoint>,
     /// Module-wide specialization constants, sorted by id, one per SpecId.
     pub spec_constants: Vec<SpecConstant>,

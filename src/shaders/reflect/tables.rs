@@ -66,12 +66,17 @@ pub(crate) enum Ty {
 /// Operands of OpTypeImage (SPIR-V spec §3.32.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ImageTy {
+    /// Dimensionality (1D, 2D, 3D, Cube, Buffer, SubpassData).
     pub dim: Dim,
+    /// 0 = not a depth image, 1 = depth, 2 = unknown.
     pub depth: u32,
+    /// An array image.
     pub arrayed: bool,
+    /// A multisampled image.
     pub multisampled: bool,
     /// 0 = known at run time only, 1 = sampled, 2 = storage.
     pub sampled: u32,
+    /// The image format declared for storage images (`Unknown` when none).
     pub format: ImageFormat,
 }
 
@@ -189,6 +194,9 @@ pub(crate) struct Tables {
     pub calls: HashMap<u32, BTreeSet<u32>>,
     /// Memo of block-layout type sizes: (type, matrix stride, row major) -> size.
     pub(crate) size_memo: RefCell<HashMap<SizeKey, Option<u32>>>,
+    /// Memo of nested struct layouts by struct type id (shared, so a module whose structs
+    /// nest each other many times over stays linear in size).
+    pub(crate) struct_memo: RefCell<HashMap<u32, Option<std::sync::Arc<super::BlockLayout>>>>,
 }
 
 fn id(op: Option<&Operand>) -> Option<u32> {

@@ -615,6 +615,7 @@ fn only_racing_hazards_against_the_submitting_queue_itself_are_set_aside() {
             msg("READ-RACING-WRITE", "0x55d0c8a1b2c0"),
             msg("READ-RACING-WRITE", "0x55d0c8a1f000"),
         ],
+        ..Default::default()
     };
     let r = std::panic::catch_unwind(|| common::assert_report_clean(&report));
     assert!(r.is_err(), "a real hazard beside the known one must fail");

@@ -2,6 +2,7 @@
 //! recorder caches across pipeline switches, and the barriers and submission order kiln
 //! records so that synchronization validation stays silent.
 
+mod automatic;
 mod bound_state;
 mod reusable;
 mod sync;

@@ -2,7 +2,7 @@
 //! compiled from it once with glslc, naga or spirv-as; the command is in the source's header
 //! or in `tests/fixtures/README.md`; embedded by `common::fixtures`). No GPU needed.
 
-use kiln::reflect::{BlockLayout, DescriptorBinding, EntryPoint};
+use kiln::reflect::{Access, BlockLayout, DescriptorBinding, EntryPoint};
 use kiln::{vk, ShaderModule, SpecValue};
 
 fn load(name: &str) -> ShaderModule {
@@ -419,4 +419,46 @@ fn local_size_id_and_workgroup_size_builtin() {
         assert_eq!(ids, [7, 9], "one entry per SpecId");
     }
     assert_eq!(only_entry(&new).execution_modes, ["LocalSizeId"]);
+}
+
+/// The access of each binding (issue 15): uniform and sampled bindings are read, samplers
+/// access nothing, storage bindings follow NonWritable / NonReadable on the variable
+/// (images) or on every member of the block (glslang's `readonly`/`writeonly` blocks); a
+/// block with only one readonly member is read and written.
+#[test]
+fn access_from_decorations() {
+    let m = load("access.comp.spv");
+    let ep = only_entry(&m);
+    let got: Vec<(u32, vk::DescriptorType, bool, bool, Access)> = ep
+        .bindings
+        .iter()
+        .map(|b| {
+            (
+                b.binding,
+                b.descriptor_type,
+                b.non_writable,
+                b.non_readable,
+                b.access(),
+            )
+        })
+        .collect();
+    use vk::DescriptorType as D;
+    assert_eq!(
+        got,
+        vec![
+            (0, D::UNIFORM_BUFFER, false, false, Access::READ),
+            (1, D::STORAGE_BUFFER, true, false, Access::READ),
+            (2, D::STORAGE_BUFFER, false, true, Access::WRITE),
+            (3, D::STORAGE_BUFFER, false, false, Access::READ_WRITE),
+            (4, D::STORAGE_BUFFER, true, false, Access::READ),
+            (5, D::STORAGE_BUFFER, false, false, Access::READ_WRITE),
+            (6, D::STORAGE_BUFFER, false, true, Access::WRITE),
+            (7, D::STORAGE_IMAGE, false, true, Access::WRITE),
+            (8, D::STORAGE_IMAGE, true, false, Access::READ),
+            (9, D::STORAGE_IMAGE, false, false, Access::READ_WRITE),
+            (10, D::COMBINED_IMAGE_SAMPLER, false, false, Access::READ),
+            (11, D::SAMPLER, false, false, Access::NONE),
+            (12, D::SAMPLED_IMAGE, false, false, Access::READ),
+        ]
+    );
 }

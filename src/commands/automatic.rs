@@ -1,0 +1,399 @@
+//! Automatic barriers and image layouts (the default mode of a [`Recorder`]).
+//!
+//! Before each dispatch, draw, copy and fill the recorder lists what the command reads and
+//! writes: the buffers (with their byte ranges) and images of the bound descriptor sets,
+//! with the pipeline's reflected access of each binding
+//! ([`PipelineAccess`](crate::PipelineAccess)); the bound vertex and index buffers; a copy's
+//! source and destination. The hazard tracker (`hazards`) answers with the one barrier the
+//! command needs, if any, which is recorded (merged with the layout transitions the command
+//! needs) right before it. Images bound through sets are moved to the layout their
+//! descriptor type needs (storage image: GENERAL, sampled image and combined image sampler:
+//! SHADER_READ_ONLY_OPTIMAL) in that same barrier.
+//!
+//! Draws are recorded inside rendering scopes, where no barrier may be: their images are
+//! moved when the set is bound outside a scope, or when the scope begins (for the sets
+//! bound then), and the scope begins with one barrier from everything recorded since the
+//! last scope to the graphics stages (see `hazards`).
+//!
+//! A reusable recording cannot move an image at its first use (every submission would start
+//! from another layout than the one it leaves): it records the use in the layout the
+//! descriptor needs, and the submission layer moves the image there once before the first
+//! submission (each submission then checks it, `KILN-E285`).
+
+use ash::vk;
+use vk::AccessFlags2 as A;
+use vk::Handle;
+use vk::PipelineStageFlags2 as S;
+
+use super::hazards::{Key, Need, Use};
+use super::{work::ImageUse, Recorder, Slot};
+use crate::descriptors::SetResource;
+use crate::device::{Buffer, Image};
+use crate::error::{Error, Result};
+use crate::pipeline::BindingAccess;
+
+/// An image a command uses through a bound set.
+pub(crate) struct SetImage<'a> {
+    image: &'a Image,
+    use_: Use,
+    layout: vk::ImageLayout,
+    set: u32,
+    binding: u32,
+}
+
+/// The use of a binding by the stages that access it.
+fn shader_use(b: &BindingAccess) -> Use {
+    use vk::DescriptorType as T;
+    let read = if !b.access.read {
+        A::NONE
+    } else {
+        match b.descriptor_type {
+            T::UNIFORM_BUFFER | T::UNIFORM_BUFFER_DYNAMIC => A::UNIFORM_READ,
+            T::SAMPLED_IMAGE | T::COMBINED_IMAGE_SAMPLER | T::UNIFORM_TEXEL_BUFFER => {
+                A::SHADER_SAMPLED_READ
+            }
+            T::INPUT_ATTACHMENT => A::INPUT_ATTACHMENT_READ,
+            _ => A::SHADER_STORAGE_READ,
+        }
+    };
+    let write = if b.access.write {
+        A::SHADER_STORAGE_WRITE
+    } else {
+        A::NONE
+    };
+    Use {
+        stage: b.stages,
+        read,
+        write,
+    }
+}
+
+/// The layout an image descriptor of type `ty` is read in (as kiln writes it into the set:
+/// `DescriptorSet::write_image_element`); `UNDEFINED` for descriptors kiln does not move.
+fn descriptor_layout(ty: vk::DescriptorType) -> vk::ImageLayout {
+    use vk::DescriptorType as T;
+    match ty {
+        T::STORAGE_IMAGE => vk::ImageLayout::GENERAL,
+        T::SAMPLED_IMAGE | T::COMBINED_IMAGE_SAMPLER => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        _ => vk::ImageLayout::UNDEFINED,
+    }
+}
+
+/// Transfer-stage uses (copies, fills).
+pub(crate) const TRANSFER_READ: Use = Use {
+    stage: S::ALL_TRANSFER,
+    read: A::TRANSFER_READ,
+    write: A::NONE,
+};
+pub(crate) const TRANSFER_WRITE: Use = Use {
+    stage: S::ALL_TRANSFER,
+    read: A::NONE,
+    write: A::TRANSFER_WRITE,
+};
+
+/// The key of `[offset, offset + size)` of `buffer`.
+#[inline]
+pub(crate) fn buffer_key(buffer: &Buffer, offset: u64, size: u64) -> Key {
+    Key::Buffer(buffer.raw().as_raw(), offset, offset.saturating_add(size))
+}
+
+impl<'a> Recorder<'a, '_> {
+    /// Barriers this recording has recorded so far: the automatic barriers (each a single
+    /// `vkCmdPipelineBarrier2` carrying the memory barrier and the layout transitions a
+    /// command needs), [`barrier`](Self::barrier) and [`full_barrier`](Self::full_barrier),
+    /// and in manual mode the barriers around copies and fills. Explicit
+    /// [`transition`](Self::transition)s, the attachments' transitions and the final
+    /// device→host barrier are not counted. 100 independent dispatches record 0; a chain of
+    /// N dispatches each reading what the one before wrote records N − 1.
+    pub fn barrier_count(&self) -> u32 {
+        self.barriers
+    }
+
+    /// Accesses inside rendering scopes that needed a barrier kiln cannot record there (a
+    /// draw using what an earlier draw of the same scope wrote through a descriptor set;
+    /// logged once as `KILN-W005`). Unstable: for kiln's tests.
+    #[doc(hidden)]
+    pub fn debug_uncovered(&self) -> u32 {
+        self.tracker.uncovered
+    }
+
+    /// The automatic barrier of a dispatch (the bound compute sets' uses).
+    #[inline(never)]
+    pub(crate) fn track_dispatch(&mut self) -> Result<()> {
+        let before = self.tracker.epoch;
+        self.set_uses(0, "a dispatch")?;
+        let had_images = !self.pending_images.is_empty();
+        let need = self.track_uses();
+        // The previous change of the tracker was the previous dispatch with the same
+        // bindings: every later repeat needs what this one needed.
+        let addresses = !self.after_addresses.is_empty();
+        if self.last_dispatch == (self.bind_gen, before) && !had_images && !addresses {
+            self.repeat = (self.bind_gen, self.tracker.epoch, need);
+        }
+        self.last_dispatch = (self.bind_gen, self.tracker.epoch);
+        Ok(())
+    }
+
+    /// The automatic tracking of a draw (inside a rendering scope: no barrier; the uses
+    /// update the state later commands are ordered against).
+    #[inline(never)]
+    pub(crate) fn track_draw(&mut self, indexed: bool) -> Result<()> {
+        self.set_uses(1, "a draw inside a rendering scope")?;
+        let vertex = Use {
+            stage: S::VERTEX_ATTRIBUTE_INPUT,
+            read: A::VERTEX_ATTRIBUTE_READ,
+            write: A::NONE,
+        };
+        for (b, offset) in self.vertex_buffers.iter().flatten() {
+            let size = b.size().saturating_sub(*offset);
+            self.uses.push((buffer_key(b, *offset, size), vertex));
+        }
+        if let (true, Some((b, offset))) = (indexed, self.index_buffer) {
+            let index = Use {
+                stage: S::INDEX_INPUT,
+                read: A::INDEX_READ,
+                write: A::NONE,
+            };
+            let size = b.size().saturating_sub(offset);
+            self.uses.push((buffer_key(b, offset, size), index));
+        }
+        let uncovered = self.tracker.uncovered;
+        self.track_uses();
+        if self.tracker.uncovered > uncovered && !self.warned {
+            self.warned = true;
+            log::warn!(
+                "KILN-W005: a draw uses, through a descriptor set, what an earlier draw of \
+                 the same rendering scope wrote; kiln cannot record a barrier inside a \
+                 rendering scope; end the scope between the two draws"
+            );
+        }
+        Ok(())
+    }
+
+    /// Applies `self.uses` (and the pending layout transitions) to the tracker and records
+    /// the barrier they need; returns it.
+    pub(crate) fn track_uses(&mut self) -> Need {
+        let mut need = self.tracker.apply(&mut self.uses);
+        if !self.rendering {
+            need.merge(self.address_barriers());
+        }
+        let now = std::mem::take(&mut self.addresses_now);
+        self.after_addresses |= now;
+        if !need.is_empty() || !self.pending_images.is_empty() {
+            self.emit(need);
+        }
+        need
+    }
+
+    /// The barrier around commands that access memory through buffer device addresses: one
+    /// after the last such command (its stages → everything), one before the next (all
+    /// earlier work → its stages). Clears `after_addresses`.
+    pub(crate) fn address_barriers(&mut self) -> Need {
+        let mut need = Need::default();
+        let after = std::mem::take(&mut self.after_addresses);
+        if !after.is_empty() {
+            need.merge(Need {
+                src_stage: after,
+                src_access: A::SHADER_STORAGE_WRITE,
+                dst_stage: S::ALL_COMMANDS,
+                dst_access: A::MEMORY_READ | A::MEMORY_WRITE,
+            });
+        }
+        if !self.addresses_now.is_empty() && self.tracker.epoch > 1 {
+            need.merge(Need {
+                src_stage: S::ALL_COMMANDS,
+                src_access: A::MEMORY_WRITE,
+                dst_stage: self.addresses_now,
+                dst_access: A::MEMORY_READ | A::MEMORY_WRITE,
+            });
+        }
+        need
+    }
+
+    /// Records one `vkCmdPipelineBarrier2` with `need` (masked to the queue's stages) and
+    /// the pending layout transitions, and counts it.
+    pub(crate) fn emit(&mut self, need: Need) {
+        let (src_stage, src_access) = self.supported(need.src_stage, need.src_access);
+        let (dst_stage, dst_access) = self.supported(need.dst_stage, need.dst_access);
+        let memory = [vk::MemoryBarrier2::default()
+            .src_stage_mask(src_stage)
+            .src_access_mask(src_access)
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst_access)];
+        let with_memory = !(src_stage.is_empty() && dst_stage.is_empty());
+        if !with_memory && self.pending_images.is_empty() {
+            return;
+        }
+        let mut dep = vk::DependencyInfo::default().image_memory_barriers(&self.pending_images);
+        if with_memory {
+            dep = dep.memory_barriers(&memory);
+        }
+        // SAFETY: `cb` is recording outside a rendering scope (the tracker asks for no
+        // barrier inside one, and layouts are never moved there); synchronization2 is
+        // enabled; the images transitioned are kept alive by `images` until the
+        // submission; locals outlive the call.
+        unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
+        self.pending_images.clear();
+        self.barriers += 1;
+    }
+
+    /// Lists the uses of the sets bound at bind point `slot` (0 compute, 1 graphics) into
+    /// `self.uses`, moving their images to the layouts their descriptors need (transitions
+    /// left pending for the command's barrier). `what` names the command in errors.
+    ///
+    /// Errors: `KILN-E286` an image cannot be moved (inside a rendering scope, or needed in
+    /// two layouts by one command).
+    pub(crate) fn set_uses(&mut self, slot: usize, what: &'static str) -> Result<()> {
+        let Some(bound) = self.bound[slot].as_ref() else {
+            return Ok(());
+        };
+        let access = bound.access;
+        let n = bound.sets.len();
+        // Memory reached through buffer device addresses is named by no binding: the
+        // command is ordered after everything before it and before everything after it
+        // (`track_uses`).
+        self.addresses_now |= access.device_address_stages();
+        for si in 0..n {
+            let bound_slot = self.bound[slot]
+                .as_ref()
+                .and_then(|b| b.sets.get(si).copied());
+            let set = match bound_slot {
+                Some(Slot::Set(set)) => set,
+                Some(Slot::Pushed) => {
+                    for &(s, idx, key) in &self.pushed[slot] {
+                        let b = access.set(si).get(idx);
+                        if let Some(b) = b.filter(|b| s as usize == si && b.access.any()) {
+                            self.uses.push((key, shader_use(b)));
+                        }
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            for (idx, b) in access.set(si).iter().enumerate() {
+                if !b.access.any() {
+                    continue;
+                }
+                let u = shader_use(b);
+                let layout = descriptor_layout(b.descriptor_type);
+                let (uses, images) = (&mut self.uses, &mut self.set_images);
+                set.for_each_at(idx, |r| match r {
+                    SetResource::Buffer {
+                        buffer,
+                        offset,
+                        size,
+                    } => uses.push((buffer_key(buffer, offset, size), u)),
+                    SetResource::Image(image) => images.push(SetImage {
+                        image,
+                        use_: u,
+                        layout,
+                        set: si as u32,
+                        binding: b.binding,
+                    }),
+                });
+            }
+        }
+        self.set_image_layouts(what)
+    }
+
+    /// Moves `self.set_images` to their layouts and lists their uses.
+    fn set_image_layouts(&mut self, what: &'static str) -> Result<()> {
+        let mut images = std::mem::take(&mut self.set_images);
+        let mut out = Ok(());
+        for (i, si) in images.iter().enumerate() {
+            if let Err(e) = self.set_image_layout(si, &images[..i], what) {
+                out = Err(e);
+                break;
+            }
+            self.uses
+                .push((Key::Image(si.image.raw().as_raw()), si.use_));
+        }
+        images.clear();
+        self.set_images = images;
+        if out.is_err() {
+            self.uses.clear();
+            self.pending_images.clear();
+        }
+        out
+    }
+
+    /// Moves one image of a bound set to the layout its descriptor needs (see the module
+    /// docs); `earlier` are the images the same command moved before it.
+    fn set_image_layout(
+        &mut self,
+        si: &SetImage<'a>,
+        earlier: &[SetImage<'a>],
+        what: &'static str,
+    ) -> Result<()> {
+        let needed = si.layout;
+        if needed == vk::ImageLayout::UNDEFINED {
+            return Ok(());
+        }
+        let found = self.image_layout(si.image);
+        if found == needed {
+            return Ok(());
+        }
+        let err = |what: &'static str, hint: &'static str| Error::DescriptorImageLayout {
+            image: si.image.label().to_string(),
+            set: si.set,
+            binding: si.binding,
+            found,
+            needed,
+            what,
+            hint,
+        };
+        if earlier
+            .iter()
+            .any(|e| e.image.raw() == si.image.raw() && e.layout != needed)
+        {
+            return Err(err(
+                what,
+                "one command cannot use an image as a storage image and as a sampled image; use two images",
+            ));
+        }
+        if self.rendering {
+            return Err(err(
+                what,
+                "bind the set before begin_rendering (kiln then moves the image), or transition the image before begin_rendering",
+            ));
+        }
+        let first_touch = !self.images.iter().any(|u| u.image.raw() == si.image.raw());
+        if self.reusable && first_touch {
+            // Every submission starts with the image in `needed` (the submission layer
+            // moves it there once).
+            self.images.push(ImageUse {
+                image: si.image.clone(),
+                first: needed,
+                last: needed,
+                moved: false,
+                prepare: true,
+                discards: false,
+            });
+            return Ok(());
+        }
+        let dst = si.use_;
+        let src = self.transition_src(si.image, found);
+        self.defer_transition(
+            si.image,
+            found,
+            needed,
+            src,
+            (dst.stage, dst.read | dst.write),
+        );
+        Ok(())
+    }
+
+    /// Moves the images of the sets bound at the graphics bind point to the layouts the
+    /// bound graphics pipeline's draws need (outside a rendering scope; the transitions are
+    /// recorded at once). Errors: `KILN-E286`.
+    pub(crate) fn prepare_graphics_images(&mut self) -> Result<()> {
+        let before = self.uses.len();
+        self.set_uses(1, "a draw")?;
+        // Only the layouts: the uses are applied at the draws.
+        self.uses.truncate(before);
+        if !self.pending_images.is_empty() {
+            self.emit(Need::default());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,519 @@
+//! The hazard tracker behind the automatic barriers: per buffer byte range and per image,
+//! the last write (stage, access), where that write is visible already and the stages that
+//! read it since ([`Tracker`]). A command's uses go through [`Tracker::apply`], which says
+//! which barrier ([`Need`]) the command needs first:
+//!
+//! - a read after a write (RAW) needs the write's stage and access → the read's, unless an
+//!   earlier barrier made the write visible to that stage and access already;
+//! - a write after a write (WAW) needs the same, with the write's access;
+//! - a write after reads (WAR) needs an execution dependency from the reading stages;
+//! - reads after reads need nothing, and neither do uses of disjoint byte ranges.
+//!
+//! The state of a resource changes only when a command uses it, so the cost of a command
+//! is the number of resources it uses (hash-map lookups keyed by the raw handle), never the
+//! length of the recording. A barrier is global (`VkMemoryBarrier2`): it also orders what
+//! the tracker does not attribute to it, so the tracker may record a barrier that an
+//! earlier one made unnecessary for another resource, never fewer than needed.
+//!
+//! **Rendering scopes.** No barrier may be recorded inside a rendering scope, and a draw's
+//! resources are known only at the draw. So when a scope begins the tracker flushes: one
+//! barrier from every write and read recorded since the last flush to every graphics stage
+//! ([`Tracker::flush`]); inside the scope, uses of resources last touched before the flush
+//! need nothing. A use that conflicts with an earlier draw of the same scope (a fragment
+//! shader writing a storage buffer a later draw reads) cannot be ordered there and is
+//! counted in [`Tracker::uncovered`] (`KILN-W005`).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use ash::vk;
+
+use vk::AccessFlags2 as A;
+use vk::PipelineStageFlags2 as S;
+
+/// Hashes one `u64` handle with one multiply (handles are unique; no DoS concern).
+#[derive(Default)]
+pub(crate) struct HandleHasher(u64);
+
+impl Hasher for HandleHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type Map<V> = HashMap<u64, V, BuildHasherDefault<HandleHasher>>;
+
+/// Every stage a draw's resources are used in, and their accesses: the destination of a
+/// rendering scope's flush.
+pub(crate) const GRAPHICS_STAGES: S = S::from_raw(
+    S::DRAW_INDIRECT.as_raw()
+        | S::INDEX_INPUT.as_raw()
+        | S::VERTEX_ATTRIBUTE_INPUT.as_raw()
+        | S::VERTEX_SHADER.as_raw()
+        | S::FRAGMENT_SHADER.as_raw(),
+);
+pub(crate) const GRAPHICS_ACCESS: A = A::from_raw(
+    A::INDIRECT_COMMAND_READ.as_raw()
+        | A::INDEX_READ.as_raw()
+        | A::VERTEX_ATTRIBUTE_READ.as_raw()
+        | A::UNIFORM_READ.as_raw()
+        | A::SHADER_SAMPLED_READ.as_raw()
+        | A::SHADER_STORAGE_READ.as_raw()
+        | A::SHADER_STORAGE_WRITE.as_raw(),
+);
+
+/// One command's use of one resource: its stage, and the accesses that read and write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Use {
+    pub stage: S,
+    pub read: A,
+    pub write: A,
+}
+
+/// The barrier a command needs before it runs (all empty: none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Need {
+    pub src_stage: S,
+    pub src_access: A,
+    pub dst_stage: S,
+    pub dst_access: A,
+}
+
+impl Need {
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.src_stage.is_empty() && self.dst_stage.is_empty()
+    }
+
+    #[inline]
+    fn add(&mut self, src_stage: S, src_access: A, dst_stage: S, dst_access: A) {
+        self.src_stage |= src_stage;
+        self.src_access |= src_access;
+        self.dst_stage |= dst_stage;
+        self.dst_access |= dst_access;
+    }
+
+    /// Both barriers in one.
+    pub(crate) fn merge(&mut self, other: Need) {
+        self.add(
+            other.src_stage,
+            other.src_access,
+            other.dst_stage,
+            other.dst_access,
+        );
+    }
+}
+
+/// The synchronization state of one buffer range or image.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct State {
+    /// Stage and access of the last write (`NONE`: not written in this recording; a layout
+    /// transition counts as a write of its destination stage with no access).
+    write_stage: S,
+    write_access: A,
+    /// The stages and accesses the last write is visible to already.
+    visible_stage: S,
+    visible_access: A,
+    /// Stages that read since the last write.
+    read_stage: S,
+    /// Stages a write in which needs no wait for those reads (a flush ordered them).
+    war_ok: S,
+    /// The flush count when the state last changed (see the module docs).
+    flush: u32,
+}
+
+/// Where [`State::apply`] runs.
+#[derive(Clone, Copy)]
+struct Ctx {
+    flush: u32,
+    rendering: bool,
+}
+
+impl State {
+    /// Adds what `u` needs after this state to `need`, then moves to the state after `u`.
+    /// Returns false when a barrier is needed inside a rendering scope (it cannot be
+    /// recorded there).
+    #[inline]
+    fn apply(&mut self, u: Use, need: &mut Need, ctx: Ctx) -> bool {
+        // Inside a rendering scope everything recorded before the scope's flush is ordered
+        // before, and visible to, every graphics stage.
+        let covered = ctx.rendering && self.flush < ctx.flush;
+        if covered {
+            self.visible_stage |= GRAPHICS_STAGES;
+            self.visible_access |= GRAPHICS_ACCESS;
+            self.war_ok |= GRAPHICS_STAGES;
+        }
+        let mut mine = Need::default();
+        let written = !self.write_stage.is_empty();
+        let sees = |s: &State, access: A| {
+            s.visible_stage.contains(u.stage) && s.visible_access.contains(access)
+        };
+        // RAW: the read waits for the write and sees it.
+        if !u.read.is_empty() && written && !sees(self, u.read) {
+            mine.add(
+                self.write_stage,
+                self.write_access,
+                u.stage,
+                u.read | u.write,
+            );
+            self.visible_stage |= u.stage;
+            self.visible_access |= u.read | u.write;
+        }
+        if !u.write.is_empty() {
+            if !self.read_stage.is_empty() {
+                // WAR: the reads since the last write (each ordered after it already) finish
+                // first; an execution dependency, which also chains the last write before.
+                if !self.war_ok.contains(u.stage) {
+                    mine.add(self.read_stage, A::NONE, u.stage, A::NONE);
+                }
+            } else if written && !sees(self, u.write) {
+                // WAW.
+                mine.add(self.write_stage, self.write_access, u.stage, u.write);
+            }
+        }
+        let mut ok = true;
+        if !mine.is_empty() {
+            ok = !ctx.rendering;
+            need.merge(mine);
+        }
+        if u.write.is_empty() {
+            self.read_stage |= u.stage;
+            if !covered {
+                self.war_ok = S::NONE;
+            }
+        } else {
+            *self = State {
+                write_stage: u.stage,
+                write_access: u.write,
+                ..State::default()
+            };
+        }
+        self.flush = ctx.flush;
+        ok
+    }
+}
+
+/// A byte range `[start, end)` of a buffer in one state.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: u64,
+    end: u64,
+    state: State,
+}
+
+/// The resource of a [`Use`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Key {
+    /// A buffer handle and the byte range `[start, end)`.
+    Buffer(u64, u64, u64),
+    /// An image handle (all subresources: kiln tracks one layout per image).
+    Image(u64),
+}
+
+/// The tracker of one recording (see the module docs).
+#[derive(Default)]
+pub(crate) struct Tracker {
+    /// Per buffer handle: disjoint spans sorted by offset.
+    buffers: Map<Vec<Span>>,
+    images: Map<State>,
+    /// Bumped by every change of the tracker's state: a dispatch repeated with nothing
+    /// changed in between reuses the previous one's answer (the state after two identical
+    /// commands is the state after one).
+    pub epoch: u64,
+    /// Writes and reads since the last flush.
+    unflushed_write: (S, A),
+    unflushed_read: S,
+    flush: u32,
+    rendering: bool,
+    /// Uses inside rendering scopes that needed a barrier kiln could not record.
+    pub uncovered: u32,
+}
+
+impl Tracker {
+    /// The barrier the uses of one command need, each use applied (the caller records the
+    /// barrier before the command). Uses of one resource by one command are merged first,
+    /// so a command that reads and writes one buffer through two bindings does not wait for
+    /// itself.
+    pub(crate) fn apply(&mut self, uses: &mut Vec<(Key, Use)>) -> Need {
+        merge_uses(uses);
+        self.epoch += 1;
+        let ctx = Ctx {
+            flush: self.flush,
+            rendering: self.rendering,
+        };
+        let mut need = Need::default();
+        for &(key, u) in uses.iter() {
+            self.unflushed_write.0 |= if u.write.is_empty() { S::NONE } else { u.stage };
+            self.unflushed_write.1 |= u.write;
+            self.unflushed_read |= if u.read.is_empty() { S::NONE } else { u.stage };
+            let ok = match key {
+                Key::Image(raw) => self.images.entry(raw).or_default().apply(u, &mut need, ctx),
+                Key::Buffer(raw, start, end) => {
+                    let spans = self.buffers.entry(raw).or_default();
+                    apply_range(spans, start, end, u, &mut need, ctx)
+                }
+            };
+            if !ok {
+                self.uncovered += 1;
+            }
+        }
+        uses.clear();
+        if self.rendering {
+            // Nothing can be recorded inside the scope: the flush ordered the rest.
+            return Need::default();
+        }
+        need
+    }
+
+    /// An image was moved to another layout by a barrier whose destination is
+    /// (`stage`, `access`): later uses there need nothing more. `write` is what the stage
+    /// writes without naming it to the tracker (attachments: rendering).
+    pub(crate) fn transitioned(&mut self, raw: vk::Image, stage: S, access: A, write: A) {
+        use vk::Handle;
+        self.epoch += 1;
+        self.images.insert(
+            raw.as_raw(),
+            State {
+                write_stage: stage,
+                write_access: write,
+                visible_stage: stage,
+                visible_access: access,
+                read_stage: S::NONE,
+                war_ok: S::NONE,
+                flush: self.flush,
+            },
+        );
+    }
+
+    /// The source scope a layout transition of `raw` needs, when this recording used the
+    /// image (`None`: it did not; the layout's own stages apply).
+    pub(crate) fn image_src(&self, raw: vk::Image) -> Option<(S, A)> {
+        use vk::Handle;
+        let s = self.images.get(&raw.as_raw())?;
+        let stage = s.write_stage | s.read_stage;
+        (!stage.is_empty()).then_some((stage, s.write_access))
+    }
+
+    /// A rendering scope begins: the barrier from everything since the last flush to every
+    /// graphics stage (`None`: nothing was recorded since).
+    pub(crate) fn flush(&mut self) -> Option<Need> {
+        self.epoch += 1;
+        self.flush += 1;
+        self.rendering = true;
+        let (ws, wa) = std::mem::take(&mut self.unflushed_write);
+        let rs = std::mem::take(&mut self.unflushed_read);
+        if ws.is_empty() && rs.is_empty() {
+            return None;
+        }
+        Some(Need {
+            src_stage: ws | rs,
+            src_access: wa,
+            dst_stage: GRAPHICS_STAGES,
+            dst_access: GRAPHICS_ACCESS,
+        })
+    }
+
+    /// The rendering scope ended.
+    pub(crate) fn end_rendering(&mut self) {
+        self.epoch += 1;
+        self.rendering = false;
+    }
+
+    /// A full barrier (all commands → all commands) was recorded: nothing earlier needs
+    /// ordering any more.
+    pub(crate) fn reset(&mut self) {
+        self.epoch += 1;
+        self.buffers.clear();
+        self.images.clear();
+        self.unflushed_write = (S::NONE, A::NONE);
+        self.unflushed_read = S::NONE;
+    }
+}
+
+/// Merges uses of the same key (one command's bindings of one resource).
+fn merge_uses(uses: &mut Vec<(Key, Use)>) {
+    if uses.len() < 2 {
+        return;
+    }
+    let mut i = 0;
+    while i < uses.len() {
+        let mut j = i + 1;
+        while j < uses.len() {
+            if uses[j].0 == uses[i].0 && uses[j].1.stage == uses[i].1.stage {
+                let u = uses.swap_remove(j).1;
+                uses[i].1.read |= u.read;
+                uses[i].1.write |= u.write;
+            } else {
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Applies `u` to `[start, end)` of a buffer's spans (splitting spans at the range's ends,
+/// creating spans for the parts never used before, merging equal neighbours).
+fn apply_range(
+    spans: &mut Vec<Span>,
+    start: u64,
+    end: u64,
+    u: Use,
+    need: &mut Need,
+    ctx: Ctx,
+) -> bool {
+    // The common case: the whole range is one span already.
+    if let [only] = spans.as_mut_slice() {
+        if only.start == start && only.end == end {
+            return only.state.apply(u, need, ctx);
+        }
+    }
+    let mut ok = true;
+    let old = std::mem::take(spans);
+    let mut out = Vec::with_capacity(old.len() + 2);
+    let mut cur = start;
+    let fresh = |a: u64, b: u64, out: &mut Vec<Span>| {
+        let mut state = State::default();
+        state.apply(u, &mut Need::default(), ctx);
+        out.push(Span {
+            start: a,
+            end: b,
+            state,
+        });
+    };
+    for sp in old {
+        if sp.end <= start || sp.start >= end {
+            if sp.start >= end && cur < end {
+                fresh(cur, end, &mut out);
+                cur = end;
+            }
+            out.push(sp);
+            continue;
+        }
+        if sp.start < start {
+            out.push(Span { end: start, ..sp });
+        }
+        let (os, oe) = (sp.start.max(start), sp.end.min(end));
+        if cur < os {
+            fresh(cur, os, &mut out);
+        }
+        let mut state = sp.state;
+        ok &= state.apply(u, need, ctx);
+        out.push(Span {
+            start: os,
+            end: oe,
+            state,
+        });
+        cur = oe;
+        if sp.end > end {
+            out.push(Span { start: end, ..sp });
+        }
+    }
+    if cur < end {
+        fresh(cur, end, &mut out);
+    }
+    // Equal neighbours become one span (a buffer used whole again returns to one span).
+    out.dedup_by(|b, a| {
+        if a.end == b.start && a.state == b.state {
+            a.end = b.end;
+            true
+        } else {
+            false
+        }
+    });
+    *spans = out;
+    ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: Use = Use {
+        stage: S::COMPUTE_SHADER,
+        read: A::NONE,
+        write: A::SHADER_STORAGE_WRITE,
+    };
+    const R: Use = Use {
+        stage: S::COMPUTE_SHADER,
+        read: A::SHADER_STORAGE_READ,
+        write: A::NONE,
+    };
+
+    fn run(t: &mut Tracker, uses: &[(Key, Use)]) -> Need {
+        let mut v = uses.to_vec();
+        t.apply(&mut v)
+    }
+
+    #[test]
+    fn raw_war_waw_and_independent_ranges() {
+        let mut t = Tracker::default();
+        let a = Key::Buffer(1, 0, 64);
+        let b = Key::Buffer(1, 64, 128);
+        assert!(run(&mut t, &[(a, W)]).is_empty());
+        // Another range of the same buffer: independent.
+        assert!(run(&mut t, &[(b, W)]).is_empty());
+        // RAW on `a`.
+        let n = run(&mut t, &[(a, R)]);
+        assert_eq!(n.src_stage, S::COMPUTE_SHADER);
+        assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+        assert_eq!(n.dst_access, A::SHADER_STORAGE_READ);
+        // Read after read, and a read of what is visible already: nothing.
+        assert!(run(&mut t, &[(a, R)]).is_empty());
+        // WAR on `a`: an execution dependency only.
+        let n = run(&mut t, &[(a, W)]);
+        assert_eq!(n.src_stage, S::COMPUTE_SHADER);
+        assert_eq!(n.src_access, A::NONE);
+        // A read of the whole buffer overlaps both writes: one merged barrier.
+        let whole = Key::Buffer(1, 0, 128);
+        let n = run(&mut t, &[(whole, R)]);
+        assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+        assert_eq!(t.buffers[&1].len(), 1, "equal neighbours merged");
+    }
+
+    #[test]
+    fn one_command_reading_and_writing_a_buffer_does_not_wait_for_itself() {
+        let mut t = Tracker::default();
+        let a = Key::Buffer(7, 0, 16);
+        assert!(run(&mut t, &[(a, R), (a, W)]).is_empty());
+        assert!(!run(&mut t, &[(a, R), (a, W)]).is_empty());
+    }
+
+    #[test]
+    fn a_flush_orders_earlier_work_for_the_rendering_scope() {
+        let mut t = Tracker::default();
+        let v = Key::Buffer(3, 0, 256);
+        run(&mut t, &[(v, W)]);
+        let f = t.flush().unwrap();
+        assert_eq!(f.src_stage, S::COMPUTE_SHADER);
+        assert_eq!(f.dst_stage, GRAPHICS_STAGES);
+        let vertex = Use {
+            stage: S::VERTEX_ATTRIBUTE_INPUT,
+            read: A::VERTEX_ATTRIBUTE_READ,
+            write: A::NONE,
+        };
+        assert!(run(&mut t, &[(v, vertex)]).is_empty());
+        assert!(run(&mut t, &[(v, vertex)]).is_empty(), "a second draw");
+        assert_eq!(t.uncovered, 0);
+        t.end_rendering();
+        // After the scope a compute write waits for the vertex-input read (WAR; the flush
+        // ordered the earlier compute write before that read already).
+        let n = run(&mut t, &[(v, W)]);
+        assert_eq!(n.src_stage, S::VERTEX_ATTRIBUTE_INPUT);
+        assert_eq!(n.src_access, A::NONE);
+        // A write with no read since: WAW, with the write's access.
+        let n = run(&mut t, &[(v, W)]);
+        assert_eq!(n.src_stage, S::COMPUTE_SHADER);
+        assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    }
+}

@@ -1,0 +1,137 @@
+//! The reflected access of a pipeline's bindings: which stages read and write the memory
+//! behind each binding of its layout ([`PipelineAccess`]), from the shaders' reflection
+//! ([`DescriptorBinding::access`](crate::reflect::DescriptorBinding::access)). The
+//! recorder's automatic barriers read it at every dispatch and draw.
+
+use ash::vk;
+
+use super::layout::PipelineLayout;
+use crate::shaders::{Access, EntryPoint};
+
+/// How a pipeline's shaders use one binding of its layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BindingAccess {
+    /// The binding number.
+    pub binding: u32,
+    /// The layout's descriptor type.
+    pub descriptor_type: vk::DescriptorType,
+    /// Read and written by any of the stages below ([`Access::NONE`]: no stage uses it
+    /// statically, or a sampler).
+    pub access: Access,
+    /// The shader stages that use it, as synchronization2 stages (`COMPUTE_SHADER`,
+    /// `VERTEX_SHADER`, `FRAGMENT_SHADER`, ...); empty when unused.
+    pub stages: vk::PipelineStageFlags2,
+}
+
+/// The access of every binding of a pipeline's layout, per set number, in the set layout's
+/// binding order (what [`ComputePipeline::access`](crate::ComputePipeline::access) and
+/// [`GraphicsPipeline::access`](crate::GraphicsPipeline::access) return).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PipelineAccess {
+    sets: Vec<Vec<BindingAccess>>,
+    /// The stages whose shaders may read and write memory through buffer device addresses
+    /// (capability PhysicalStorageBufferAddresses): no binding names what they access.
+    addresses: vk::PipelineStageFlags2,
+}
+
+/// Whether a module declares the capability of buffer device addresses.
+pub(crate) fn uses_addresses(capabilities: &[String]) -> bool {
+    capabilities
+        .iter()
+        .any(|c| c == "PhysicalStorageBufferAddresses")
+}
+
+/// The synchronization2 stage of shader stage `stage`.
+fn pipeline_stage(stage: vk::ShaderStageFlags) -> vk::PipelineStageFlags2 {
+    use vk::PipelineStageFlags2 as S;
+    use vk::ShaderStageFlags as F;
+    [
+        (F::COMPUTE, S::COMPUTE_SHADER),
+        (F::VERTEX, S::VERTEX_SHADER),
+        (F::FRAGMENT, S::FRAGMENT_SHADER),
+        (F::GEOMETRY, S::GEOMETRY_SHADER),
+        (F::TESSELLATION_CONTROL, S::TESSELLATION_CONTROL_SHADER),
+        (
+            F::TESSELLATION_EVALUATION,
+            S::TESSELLATION_EVALUATION_SHADER,
+        ),
+        (F::TASK_EXT, S::TASK_SHADER_EXT),
+        (F::MESH_EXT, S::MESH_SHADER_EXT),
+    ]
+    .into_iter()
+    .filter(|(f, _)| stage.intersects(*f))
+    .fold(S::NONE, |acc, (_, s)| acc | s)
+}
+
+impl PipelineAccess {
+    /// The access of every binding of `layout` by the entry points `stages` (the statically
+    /// used bindings of each; a binding no entry point uses has [`Access::NONE`]).
+    /// `addresses`: the shader stages whose modules declare PhysicalStorageBufferAddresses.
+    pub(crate) fn new<'e>(
+        layout: &PipelineLayout,
+        stages: impl IntoIterator<Item = &'e EntryPoint> + Clone,
+        addresses: vk::ShaderStageFlags,
+    ) -> PipelineAccess {
+        let sets = layout
+            .set_layouts()
+            .iter()
+            .enumerate()
+            .map(|(set, l)| {
+                l.desc()
+                    .bindings()
+                    .iter()
+                    .map(|b| {
+                        let mut out = BindingAccess {
+                            binding: b.binding,
+                            descriptor_type: b.descriptor_type,
+                            access: Access::NONE,
+                            stages: vk::PipelineStageFlags2::NONE,
+                        };
+                        for ep in stages.clone() {
+                            let used = ep
+                                .bindings
+                                .iter()
+                                .find(|r| r.set == set as u32 && r.binding == b.binding);
+                            if let Some(r) = used.filter(|r| r.access().any()) {
+                                out.access = out.access.union(r.access());
+                                out.stages |= pipeline_stage(ep.stage);
+                            }
+                        }
+                        out
+                    })
+                    .collect()
+            })
+            .collect();
+        PipelineAccess {
+            sets,
+            addresses: pipeline_stage(addresses),
+        }
+    }
+
+    /// The stages that may access memory through buffer device addresses (empty: none).
+    /// kiln orders such accesses like reads and writes of every buffer with
+    /// SHADER_DEVICE_ADDRESS usage.
+    pub fn device_address_stages(&self) -> vk::PipelineStageFlags2 {
+        self.addresses
+    }
+
+    /// The access of `binding` of set `set` (`None`: no such binding in the layout).
+    pub fn binding(&self, set: u32, binding: u32) -> Option<BindingAccess> {
+        self.sets
+            .get(set as usize)?
+            .iter()
+            .find(|b| b.binding == binding)
+            .copied()
+    }
+
+    /// The bindings of set `set` in the set layout's order (empty for no such set).
+    #[inline]
+    pub fn set(&self, set: usize) -> &[BindingAccess] {
+        self.sets.get(set).map_or(&[], |s| s.as_slice())
+    }
+
+    /// Some binding of some set is written.
+    pub fn writes(&self) -> bool {
+        self.sets.iter().flatten().any(|b| b.access.write)
+    }
+}

@@ -1,0 +1,253 @@
+//! Seeing what the GPU did (issue 13): GPU timing scopes and whole-submission timings
+//! (timestamp queries from reused per-queue pools), timeouts that name the submission and
+//! its scopes, validation errors that fail a submission (`DeviceDesc::validation_fail`) and
+//! name the Rust line that recorded the offending command.
+//!
+//! The subprocess tests (stderr without a logger, the `KILN_*` variables, shader printf
+//! through `KILN_VALIDATION=printf`) are in `tests/env.rs`.
+
+use std::time::Duration;
+
+use common::add::{self, storage};
+use common::gate::Gate;
+use common::{assert_clean, device, device_with_desc};
+use kiln::{DeviceDesc, GpuTimings};
+
+/// vector_add over `n` elements, `times` dispatches in a row inside a scope named `name`.
+fn timed_adds(device: &kiln::Device, n: usize, scopes: &[(&str, u32)], desc: &str) -> GpuTimings {
+    let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let p = add::vector_add(device);
+    let (ab, bb) = (storage(device, "a", &a), storage(device, "b", &a));
+    let cb = device.storage_buffer::<f32>("c", n).unwrap();
+    let set = add::set(&p, &ab, &bb, &cb);
+    let ((), t) = device
+        .execute_timed(desc, |r| {
+            r.bind_pipeline(&p)?;
+            r.bind_set(0, &set)?;
+            for (name, times) in scopes {
+                r.scope(name, |r| {
+                    for _ in 0..*times {
+                        r.dispatch_threads(n as u32)?;
+                    }
+                    Ok(())
+                })?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let c: Vec<f32> = cb.read().unwrap();
+    assert_eq!(c[n - 1], 2.0 * (n - 1) as f32);
+    t
+}
+
+#[test]
+fn scopes_are_timed_in_order_and_ten_times_the_work_takes_longer() {
+    let device = device();
+    let t = timed_adds(&device, 1 << 20, &[("1x", 1), ("10x", 10)], "adds");
+    assert_eq!(t.label, "adds");
+    let names: Vec<&str> = t.scopes.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["1x", "10x"]);
+    let (one, ten) = (&t.scopes[0], &t.scopes[1]);
+    assert!(one.duration_ns > 0 && ten.duration_ns > 0, "{t:?}");
+    assert!(
+        ten.start_ns >= one.start_ns + one.duration_ns,
+        "scopes overlap: {t:?}"
+    );
+    assert!(ten.duration_ns > one.duration_ns, "10x not longer: {t:?}");
+    assert!(
+        t.gpu_ns >= one.duration_ns + ten.duration_ns,
+        "submission shorter than its scopes: {t:?}"
+    );
+    assert_eq!((one.depth, ten.depth), (0, 0));
+    assert_eq!(one.file, file!());
+    assert!(one.line > 0);
+    assert_clean(&device);
+}
+
+#[test]
+fn whole_submissions_are_timed_and_nested_scopes_fit_inside() {
+    let device = device_with_desc(DeviceDesc {
+        timing: Some(true),
+        ..Default::default()
+    });
+    // A plain execute is timed as a whole.
+    let sub = device
+        .submit(|r| r.fill_buffer(&device.storage_buffer::<u32>("f", 1 << 16).unwrap(), 7))
+        .unwrap();
+    let t = sub.wait_timed().unwrap();
+    assert!(t.gpu_ns > 0, "{t:?}");
+    assert!(t.scopes.is_empty());
+
+    let n = 1 << 18;
+    let p = add::vector_add(&device);
+    let a: Vec<f32> = vec![1.0; n];
+    let (ab, bb) = (storage(&device, "a", &a), storage(&device, "b", &a));
+    let cb = device.storage_buffer::<f32>("c", n).unwrap();
+    let set = add::set(&p, &ab, &bb, &cb);
+    let ((), t) = device
+        .execute_timed("nested", |r| {
+            r.bind_pipeline(&p)?;
+            r.bind_set(0, &set)?;
+            r.begin_scope("outer")?;
+            r.scope("inner-a", |r| r.dispatch_threads(n as u32))?;
+            r.scope("inner-b", |r| r.dispatch_threads(n as u32))?;
+            r.end_scope()
+        })
+        .unwrap();
+    let names: Vec<(&str, u32)> = t
+        .scopes
+        .iter()
+        .map(|s| (s.name.as_str(), s.depth))
+        .collect();
+    assert_eq!(names, [("outer", 0), ("inner-a", 1), ("inner-b", 1)]);
+    let outer = t.scope("outer").unwrap();
+    for inner in &t.scopes[1..] {
+        assert!(inner.duration_ns > 0);
+        assert!(inner.start_ns >= outer.start_ns, "{t:?}");
+        assert!(
+            inner.start_ns + inner.duration_ns <= outer.start_ns + outer.duration_ns,
+            "{t:?}"
+        );
+    }
+    assert!(t.gpu_ns >= outer.duration_ns, "{t:?}");
+    assert_eq!(cb.read::<f32>().unwrap()[n - 1], 2.0);
+    assert_clean(&device);
+}
+
+#[test]
+fn query_pools_are_reused_not_leaked() {
+    let device = device();
+    let buf = device.storage_buffer::<u32>("b", 1024).unwrap();
+    let run = || {
+        device
+            .execute_timed("fill", |r| {
+                for i in 0..40 {
+                    r.scope("fill", |r| r.fill_buffer(&buf, i))?;
+                }
+                Ok(())
+            })
+            .unwrap()
+            .1
+    };
+    let first = run();
+    // 40 scopes: 40 starts and 40 ends, 64 queries a pool.
+    assert_eq!(first.scopes.len(), 40);
+    let created = device.debug_query_pools_created();
+    assert_eq!(created, 2);
+    for _ in 0..20 {
+        assert_eq!(run().scopes.len(), 40);
+    }
+    assert_eq!(device.debug_query_pools_created(), created, "pools leaked");
+    assert_eq!(buf.read::<u32>().unwrap()[0], 39);
+    assert_clean(&device);
+    let watch = device.validation_watch();
+    drop(buf);
+    drop(device);
+    common::assert_watch_clean(&watch);
+}
+
+#[test]
+fn scope_mismatches_and_untimed_submissions_are_errors() {
+    let device = device();
+    let e = device.execute(|r| r.end_scope()).unwrap_err();
+    assert_eq!(e.code(), "KILN-E123", "{e}");
+    let e = device.execute(|r| r.begin_scope("left-open")).unwrap_err();
+    assert_eq!(e.code(), "KILN-E123", "{e}");
+    assert!(e.to_string().contains("left-open"), "{e}");
+    let sub = device.submit(|_| Ok(())).unwrap();
+    let e = sub.wait_timed().unwrap_err();
+    assert_eq!(e.code(), "KILN-E124", "{e}");
+    assert_clean(&device);
+}
+
+#[test]
+fn a_reused_recording_is_timed_at_every_submission() {
+    let device = device();
+    let buf = device.storage_buffer::<u32>("b", 1 << 16).unwrap();
+    let mut rec = device
+        .record(|r| r.scope("fill", |r| r.fill_buffer(&buf, 5)))
+        .unwrap();
+    for _ in 0..3 {
+        let t = rec.submit().unwrap().wait_timed().unwrap();
+        assert_eq!(t.label, "recording");
+        assert_eq!(t.scopes.len(), 1);
+        assert!(t.scopes[0].duration_ns > 0);
+    }
+    // A submission read after the recording was submitted again: its queries were reset.
+    let old = rec.submit().unwrap();
+    old.wait_timed().unwrap();
+    let first = rec.submit().unwrap();
+    let second = rec.submit().unwrap();
+    let e = first.wait_timed().unwrap_err();
+    assert_eq!(e.code(), "KILN-E124", "{e}");
+    second.wait_timed().unwrap();
+    drop(rec);
+    assert_eq!(buf.read::<u32>().unwrap()[100], 5);
+    assert_clean(&device);
+}
+
+#[test]
+fn a_timeout_names_the_submission_and_its_scopes() {
+    let device = device_with_desc(DeviceDesc {
+        wait_timeout: Some(Duration::from_millis(50)),
+        ..Default::default()
+    });
+    let gate = Gate::new(&device);
+    let (_, sub) = device
+        .submit_labeled("gated-work", |r| {
+            r.scope("held", |r| {
+                gate.wait_in(r);
+                Ok(())
+            })
+        })
+        .unwrap();
+    let e = sub.wait().unwrap_err();
+    assert_eq!(e.code(), "KILN-E108", "{e}");
+    let text = e.to_string();
+    assert!(text.contains("50 ms"), "{text}");
+    assert!(
+        text.contains("gated-work") && text.contains("held"),
+        "{text}"
+    );
+    gate.open();
+    device.wait_idle().unwrap();
+    drop(gate);
+    assert_clean(&device);
+}
+
+#[test]
+fn validation_errors_fail_the_submission_and_name_the_users_line() {
+    let device = device_with_desc(DeviceDesc {
+        validation_fail: Some(true),
+        ..Default::default()
+    });
+    let buf = device.storage_buffer::<u32>("target", 64).unwrap();
+    // A valid submission passes.
+    device.execute(|r| r.fill_buffer(&buf, 1)).unwrap();
+    let mut line = 0;
+    let e = device
+        .execute(|r| {
+            // SAFETY (test): a deliberately invalid but harmless command: a fill of size 0
+            // (VUID-vkCmdFillBuffer-size-00026) of a live buffer.
+            let (cb, at_line) = (unsafe { r.raw() }, line!());
+            line = at_line;
+            unsafe { device.raw().cmd_fill_buffer(cb, buf.raw(), 0, 0, 9) };
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E121", "{e}");
+    let text = e.to_string();
+    assert!(text.contains("VUID-vkCmdFillBuffer-size-00026"), "{text}");
+    let at = format!("recorded at {}:{line}", file!());
+    assert!(text.contains(&at), "{at} not in {text}");
+    assert!(text.contains("`execute`"), "{text}");
+    // The report names it too, and the device keeps working.
+    let r = device.validation_report();
+    assert!(
+        r.messages.iter().any(|m| m.contains(&at)),
+        "{:?}",
+        r.messages
+    );
+    device.execute(|r| r.fill_buffer(&buf, 2)).unwrap();
+    assert_eq!(buf.read::<u32>().unwrap()[0], 2);
+}
