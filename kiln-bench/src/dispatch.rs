@@ -7,7 +7,7 @@ use std::time::Instant;
 use ash::vk;
 use kiln::{
     Buffer, BufferDesc, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device,
-    MemoryLocation, SpecValue,
+    MemoryLocation, PushWrite, SpecValue,
 };
 
 use super::raw::{Ctx, Raw};
@@ -175,7 +175,7 @@ pub fn rows(
         wait_variants(device, raw, &fx, &ctx, &p, m)?;
         let body = |cb: vk::CommandBuffer| record_body(raw, &fx, cb, &p);
         super::floors::run(raw, device.features().timeline_semaphore, &body, m)?;
-        rows.push(descriptor_sets(device, raw, &fx, &ctx, opts)?);
+        rows.extend(descriptor_sets(device, raw, &fx, &ctx, opts)?);
         Ok(rows)
     })();
     device.wait_idle()?;
@@ -660,20 +660,55 @@ fn wait_variants(
     out
 }
 
-/// Row 6: allocate a set, write its 6 bindings, bind it; ns per set.
+/// Row 6: allocate a set, write its 6 bindings, bind it; ns per set. With
+/// VK_KHR_push_descriptor also its push-descriptor variant: the 6 buffers given with one
+/// `push_descriptor_set` per "set" (no pool, no set object), against the same raw set
+/// path.
 fn descriptor_sets(
     device: &Device,
     raw: &Raw,
     fx: &Fixture,
     ctx: &Ctx,
     opts: &Opts,
-) -> BenchResult<Row> {
+) -> BenchResult<Vec<Row>> {
     let k = if opts.quick { 256 } else { 2_000 };
     let rounds = if opts.quick { 3 } else { 9 };
     let pool = raw.pool(&pool_sizes(k as u32), k as u32)?;
-    let (mut kt, mut rt) = (Vec::new(), Vec::new());
+    let (mut kt, mut rt, mut pt) = (Vec::new(), Vec::new(), Vec::new());
+    let module = kiln::include_spirv!("six.comp")?;
+    let pushed = if device.features().push_descriptor {
+        Some(device.compute_pipeline_with(&ComputePipelineDesc {
+            spec: &[(0, SpecValue::U32(0))],
+            push_descriptor_set: Some(0),
+            ..ComputePipelineDesc::new(&module, "main")
+        })?)
+    } else {
+        None
+    };
     let result = (|| -> BenchResult<()> {
         for _ in 0..rounds {
+            if let Some(pushed) = &pushed {
+                let t = device.execute(|r| {
+                    r.bind_pipeline(pushed)?;
+                    let t0 = Instant::now();
+                    for i in 0..k {
+                        let b = |j: usize| &fx.bufs[(i + j) % BUFS];
+                        r.push_descriptor_set(
+                            0,
+                            &[
+                                PushWrite::buffer(0, b(0)),
+                                PushWrite::buffer(1, b(1)),
+                                PushWrite::buffer(2, b(2)),
+                                PushWrite::buffer(3, b(3)),
+                                PushWrite::buffer(4, b(4)),
+                                PushWrite::buffer(5, b(5)),
+                            ],
+                        )?;
+                    }
+                    Ok(ns_since(t0))
+                })?;
+                pt.push(t / k as f64);
+            }
             let t0 = Instant::now();
             let mut sets = Vec::with_capacity(k);
             for i in 0..k {
@@ -742,10 +777,19 @@ fn descriptor_sets(
     // SAFETY: every submission using the pool's sets was waited on.
     unsafe { raw.d.destroy_descriptor_pool(pool, None) };
     result?;
-    Ok(Row::new(
+    let mut rows = vec![Row::new(
         "descriptor set alloc+write+bind",
         "ns",
         best(&kt),
         best(&rt),
-    ))
+    )];
+    if !pt.is_empty() {
+        rows.push(Row::new(
+            "descriptor set alloc+write+bind (push descriptor)",
+            "ns",
+            best(&pt),
+            best(&rt),
+        ));
+    }
+    Ok(rows)
 }

@@ -2,7 +2,8 @@
 //!
 //! - `kiln reflect FILE.spv [FILE.spv ...] [--json] [--entry NAME] [--all-bindings]`
 //! - `kiln bench [--quick] [--json]`
-//! - `kiln devices`
+//! - `kiln devices` (the chosen device, its subgroups, compute limits and cooperative-matrix
+//!   configurations)
 //!
 //! Install it with `cargo install --path kiln-cli`. The benchmark itself lives in the
 //! `kiln-bench` crate.
@@ -29,6 +30,39 @@ fn main() -> ExitCode {
         Some("devices") => match kiln::Device::new() {
             Ok(d) => {
                 println!("{}", d.info());
+                let p = d.compute_properties();
+                println!(
+                    "  subgroups: size {} (range {}..={}, size control {}, full subgroups {}), \
+                     operations {:?}, stages {:?}",
+                    p.subgroup_size,
+                    p.min_subgroup_size,
+                    p.max_subgroup_size,
+                    p.subgroup_size_control,
+                    p.compute_full_subgroups,
+                    p.subgroup_operations,
+                    p.subgroup_stages
+                );
+                println!(
+                    "  shared memory {} B, workgroup {:?} / {} invocations, maxBufferSize {} B, \
+                     maxStorageBufferRange {} B, device addresses {}, push descriptors {} (max {})",
+                    p.max_compute_shared_memory_size,
+                    p.max_compute_work_group_size,
+                    p.max_compute_work_group_invocations,
+                    p.max_buffer_size,
+                    p.max_storage_buffer_range,
+                    p.buffer_device_address,
+                    p.push_descriptor,
+                    p.max_push_descriptors
+                );
+                if p.cooperative_matrix.is_empty() {
+                    println!("  cooperative matrices: none");
+                }
+                for c in &p.cooperative_matrix {
+                    println!(
+                        "  cooperative matrix {}x{}x{}: A {:?} B {:?} C {:?} result {:?}, {:?}",
+                        c.m, c.n, c.k, c.a_type, c.b_type, c.c_type, c.result_type, c.scope
+                    );
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => {

