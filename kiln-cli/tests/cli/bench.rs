@@ -34,6 +34,11 @@ const ROWS: &[(&str, &str)] = &[
     ("stream 16 MiB, serial (one queue)", "ms"),
     ("stream 16 MiB, overlapped (three queues)", "ms"),
     ("stream overlap speedup (serial/overlapped)", "x"),
+    (
+        "stream 16 MiB, overlapped, readbacks on the main queue",
+        "ms",
+    ),
+    ("stream overlap speedup, readbacks on the main queue", "x"),
 ];
 
 #[test]
