@@ -105,11 +105,12 @@ pub use commands::{
 };
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
-    known_capabilities, Buffer, BufferDesc, ComputeProperties, CooperativeMatrixConfig, Device,
-    DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc, LayerFeatures, MemoryLocation,
-    MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler, SamplerDesc, UpdateAfterBindLimits,
-    ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
-    MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
+    capability_requirement, known_capabilities, Buffer, BufferDesc, ComputeProperties,
+    CooperativeMatrixConfig, Device, DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc,
+    LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler,
+    SamplerDesc, UpdateAfterBindLimits, ValidationReport, ValidationWatch,
+    COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES,
+    MAX_TRANSFER_QUEUES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
@@ -118,10 +119,12 @@ pub use pipeline::{
     PipelineLayoutDesc, PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility,
     DEFAULT_BINDLESS_MAX,
 };
+#[cfg(feature = "hot-reload")]
+pub use pipeline::{HotComputePipeline, HotDesc, ReloadEvent};
 pub use queue::{
     GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission, Transfer,
 };
-pub use shaders::{HostLayout, HostMember, HostType, ShaderModule, SpecValue};
+pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};
 
 /// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry
 /// point, the descriptor bindings, push constants, interface variables, workgroup size and

@@ -244,7 +244,7 @@ pub fn rows(
     opts: &Opts,
 ) -> BenchResult<Vec<Row>> {
     let module = kiln::include_spirv!("chain.comp")?;
-    let rounds = if opts.quick { 5 } else { 30 };
+    let rounds = if opts.quick { 3 } else { 30 };
     let mut rows = Vec::new();
     let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let cases = [
@@ -324,7 +324,7 @@ pub fn rows(
         }
         r.destroy(raw);
         rc.destroy(raw);
-        rows.push(Row::new(name, "µs", best(&k), best(&w)));
+        rows.push(Row::new(name, "us", best(&k), best(&w)));
     }
     flavour_notes(device, raw, &module, opts)?;
     Ok(rows)
@@ -344,8 +344,9 @@ fn flavour_notes(
     }
     let period = f64::from(device.limits().timestamp_period);
     let n = 1u32 << 20;
-    let links = 100u32;
-    let reps = if opts.quick { 3 } else { 15 };
+    // --quick (CI, lavapipe): a short chain, once per flavour.
+    let links = if opts.quick { 10 } else { 100u32 };
+    let reps = if opts.quick { 1 } else { 15 };
     let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let x = device.buffer_from_slice("x", storage, &vec![1.0f32; n as usize])?;
     let y = device.buffer_from_slice("y", storage, &vec![0.0f32; n as usize])?;

@@ -55,6 +55,12 @@
 //! lines, which cargo shows at the top of a failed build instead of inside the build
 //! script's output dump; with [`compile_dir_to`], call [`print_cargo_warnings`] yourself.
 //!
+//! # Typed bindings
+//!
+//! With the `bindings` feature, [`bindings::write`] turns the `.spv` files
+//! [`compile_dir`] returns into Rust types for their blocks and constants for their set and
+//! binding numbers (`kiln::include_bindings!()` includes them); see [`bindings`].
+//!
 //! # Rebuilds
 //!
 //! `cargo:rerun-if-changed` is printed for the folder, every file in it, and every file a
@@ -65,6 +71,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[cfg(feature = "bindings")]
+pub mod bindings;
 pub mod diagnostics;
 pub use diagnostics::Diagnostic;
 
@@ -88,6 +96,8 @@ pub enum BuildError {
     PrebuiltMissing { file: PathBuf, spv: PathBuf },
     /// Several shaders of one folder failed; each error in file order.
     Failed { errors: Vec<BuildError> },
+    /// Typed bindings (feature `bindings`) could not be generated for a compiled shader.
+    Bindings { file: PathBuf, detail: String },
 }
 
 impl BuildError {
@@ -138,6 +148,11 @@ impl fmt::Display for BuildError {
                     found.iter().try_for_each(|d| write!(f, "\n{d}"))
                 }
             }
+            BuildError::Bindings { file, detail } => write!(
+                f,
+                "KILN-B011: typed bindings of {}: {detail}",
+                file.display()
+            ),
             BuildError::Failed { errors } => {
                 write!(f, "KILN-B010: {} shaders failed to compile", errors.len())?;
                 errors.iter().try_for_each(|e| write!(f, "\n{e}"))

@@ -1,6 +1,7 @@
 //! The `kiln` command-line tool.
 //!
 //! - `kiln reflect FILE.spv [FILE.spv ...] [--json] [--entry NAME] [--all-bindings]`
+//! - `kiln diagnose [--json] [--profile vulkan-min | --device] FILE.spv[+FILE.spv...] ...`
 //! - `kiln bench [--quick] [--json]`
 //! - `kiln devices` (the chosen device, its subgroups, compute limits and cooperative-matrix
 //!   configurations)
@@ -8,6 +9,7 @@
 //! Install it with `cargo install --path kiln-cli`. The benchmark itself lives in the
 //! `kiln-bench` crate.
 
+mod diagnose;
 mod reflect;
 
 use std::process::ExitCode;
@@ -15,6 +17,7 @@ use std::process::ExitCode;
 fn usage() -> ExitCode {
     eprintln!(
         "usage:\n  kiln reflect FILE.spv [FILE.spv ...] [--json] [--entry NAME] [--all-bindings]\n  \
+         kiln diagnose [--json] [--profile vulkan-min | --device] FILE.spv[+FILE.spv...] ...\n  \
          kiln bench [--quick] [--json] [--size-log2 N]\n  kiln devices"
     );
     ExitCode::from(2)
@@ -26,6 +29,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("reflect") => reflect::main(&args[1..]),
+        Some("diagnose") => diagnose::main(&args[1..]),
         Some("bench") => kiln_bench::main(&args[1..]),
         Some("devices") => match kiln::Device::new() {
             Ok(d) => {

@@ -28,12 +28,23 @@ impl Recorder<'_, '_> {
     /// a hazard), images bound through sets must be transitioned by the caller
     /// ([`transition`](Self::transition)), and copies and fills wait for the dispatches
     /// recorded before them and end with a full barrier, as kiln did before automatic mode.
+    ///
+    /// Switched to in the middle of a recording, it first orders everything recorded so far
+    /// with a full barrier (the caller cannot know which barriers automatic mode still owed
+    /// the commands before: a dispatch after `copy_image_to_buffer` and this switch read
+    /// the copy's writes unordered, which the API-sequence fuzzer found).
     pub fn manual_barriers(&mut self) {
+        if self.automatic && !self.tracker.is_clear() {
+            self.record_full_barrier();
+            self.tracker.reset();
+        }
         self.automatic = false;
     }
 
-    /// A compute→compute memory barrier: writes of earlier dispatches are visible to later
-    /// ones. Valid in both modes (automatic mode may still record its own barriers after
+    /// A memory barrier after dispatches: their writes are visible to later dispatches,
+    /// copies and fills, which also wait for their reads (compute → compute and transfer;
+    /// it used to order only dispatches while copies and fills in manual mode relied on it,
+    /// which the API-sequence fuzzer found). Valid in both modes (automatic mode may still record its own barriers after
     /// it: it does not attribute an explicit barrier to the resources it orders).
     ///
     /// Errors: `KILN-E283` inside a rendering scope (a barrier there needs a self-dependency
@@ -70,14 +81,21 @@ impl Recorder<'_, '_> {
     }
 
     /// [`barrier`](Self::barrier) where the caller knows no rendering scope is open.
+    /// It clears the dispatch-since-barrier flag that copies and fills look at too, so it
+    /// orders them as well.
     pub(crate) fn compute_barrier(&mut self) {
         self.dirty = false;
+        if !self.stages.contains(S::COMPUTE_SHADER) {
+            // A transfer queue runs no dispatch: nothing to order (and a shader access with
+            // only the transfer stage left would be invalid, VUID-VkMemoryBarrier2-dstAccessMask-03908).
+            return;
+        }
         self.barriers += 1;
         self.memory_barrier(
             S::COMPUTE_SHADER,
             A::SHADER_WRITE,
-            S::COMPUTE_SHADER,
-            A::SHADER_READ | A::SHADER_WRITE,
+            S::COMPUTE_SHADER | S::ALL_TRANSFER,
+            A::SHADER_READ | A::SHADER_WRITE | A::TRANSFER_READ | A::TRANSFER_WRITE,
         );
     }
 

@@ -23,7 +23,7 @@
 //! shader writing a storage buffer a later draw reads) cannot be ordered there and is
 //! counted in [`Tracker::uncovered`] (`KILN-W005`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use ash::vk;
@@ -53,6 +53,9 @@ impl Hasher for HandleHasher {
 }
 
 type Map<V> = HashMap<u64, V, BuildHasherDefault<HandleHasher>>;
+
+/// A set of raw handles.
+pub(crate) type HandleSet = HashSet<u64, BuildHasherDefault<HandleHasher>>;
 
 /// Every stage a draw's resources are used in, and their accesses: the destination of a
 /// rendering scope's flush.
@@ -238,6 +241,9 @@ pub(crate) struct Tracker {
     rendering: bool,
     /// Uses inside rendering scopes that needed a barrier kiln could not record.
     pub uncovered: u32,
+    /// Every buffer and image a command of the recording wrote (the submission's writes,
+    /// for the cross-queue waits).
+    pub written: HandleSet,
 }
 
 impl Tracker {
@@ -257,6 +263,12 @@ impl Tracker {
             self.unflushed_write.0 |= if u.write.is_empty() { S::NONE } else { u.stage };
             self.unflushed_write.1 |= u.write;
             self.unflushed_read |= if u.read.is_empty() { S::NONE } else { u.stage };
+            if !u.write.is_empty() {
+                let raw = match key {
+                    Key::Image(raw) | Key::Buffer(raw, ..) => raw,
+                };
+                self.written.insert(raw);
+            }
             let ok = match key {
                 Key::Image(raw) => self.images.entry(raw).or_default().apply(u, &mut need, ctx),
                 Key::Buffer(raw, start, end) => {
@@ -328,6 +340,12 @@ impl Tracker {
     pub(crate) fn end_rendering(&mut self) {
         self.epoch += 1;
         self.rendering = false;
+    }
+
+    /// Nothing recorded so far is tracked (no command used a resource since the last
+    /// reset).
+    pub(crate) fn is_clear(&self) -> bool {
+        self.buffers.is_empty() && self.images.is_empty()
     }
 
     /// A full barrier (all commands → all commands) was recorded: nothing earlier needs

@@ -21,8 +21,12 @@ pub(super) fn stage_access(layout: vk::ImageLayout) -> (vk::PipelineStageFlags2,
     match layout {
         // Discarding the contents still waits for earlier work on the image (a read of it
         // earlier in the command buffer; a swapchain acquire's semaphore wait, whose stages
-        // the transition must chain with): all stages, no access.
-        L::UNDEFINED | L::PREINITIALIZED => (S::ALL_COMMANDS, A::NONE),
+        // the transition must chain with): all stages. And it makes earlier writes
+        // available: the memory may have held another resource, written by an earlier
+        // submission, and the layout transition writes it (write after write). The timeline
+        // wait of the submission orders that already, but validation layer 1.3.239's
+        // submit-time checks do not see it (the API-sequence fuzzer found the report).
+        L::UNDEFINED | L::PREINITIALIZED => (S::ALL_COMMANDS, A::MEMORY_WRITE),
         L::TRANSFER_DST_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_WRITE),
         L::TRANSFER_SRC_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_READ),
         L::SHADER_READ_ONLY_OPTIMAL => (

@@ -325,6 +325,7 @@ impl<'a> Recorder<'a, '_> {
             images: self.images,
             kept: self.kept,
             barriers: self.barriers,
+            written: self.automatic.then_some(self.tracker.written),
             read: self.read,
             opaque: self.opaque.into_inner(),
             timed: timed.map(std::sync::Arc::new),

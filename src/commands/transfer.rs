@@ -151,6 +151,10 @@ impl Recorder<'_, '_> {
             self.uses.push((buffer_key(src, 0, size), TRANSFER_READ));
             self.uses.push((image_key(dst), TRANSFER_WRITE));
             self.track_uses();
+        } else if self.dirty {
+            // Earlier dispatches may write the buffer this copy reads (the image's
+            // transition orders only the image): found by the API-sequence fuzzer.
+            self.record_full_barrier();
         }
         self.flush_scopes();
         // SAFETY: the image is in TRANSFER_DST_OPTIMAL; the buffer holds the level (checked)
@@ -165,6 +169,11 @@ impl Recorder<'_, '_> {
                 &[dst.copy_region(level)],
             )
         };
+        // Manual mode: later commands may write the buffer this copy read (write after
+        // read), as after every other copy (found by the API-sequence fuzzer).
+        if !self.automatic {
+            self.record_full_barrier();
+        }
         self.kept.push(src.clone());
         Ok(())
     }
@@ -200,6 +209,10 @@ impl Recorder<'_, '_> {
             self.uses.push((image_key(src), TRANSFER_READ));
             self.uses.push((buffer_key(dst, 0, size), TRANSFER_WRITE));
             self.track_uses();
+        } else if self.dirty {
+            // Earlier dispatches may read or write the buffer this copy writes (the image's
+            // transition orders only the image): found by the API-sequence fuzzer.
+            self.record_full_barrier();
         }
         self.flush_scopes();
         // SAFETY: as in copy_buffer_to_image, with the roles swapped.

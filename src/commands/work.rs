@@ -49,6 +49,10 @@ pub(crate) struct RecordedWork<'a> {
     pub kept: Vec<Buffer>,
     /// Barriers the recording recorded (`Recorder::barrier_count`).
     pub barriers: u32,
+    /// With automatic barriers: every buffer and image (raw handle) a command wrote; the
+    /// other resources of the used sets and kept buffers are only read (`None` in manual
+    /// mode: every storage binding and kept buffer counts as written).
+    pub written: Option<super::hazards::HandleSet>,
     /// Buffers the commands read, borrowed for the recording's lifetime (vertex and index
     /// buffers): uses that only read.
     pub read: Vec<&'a Buffer>,

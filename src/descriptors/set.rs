@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use ash::vk;
+use ash::vk::Handle;
 
 use super::layout::{SetLayout, SetLayoutBinding};
 use crate::device::{Buffer, Image, QueueStamps, ResourceStamps, Sampler, Shared};
@@ -202,11 +203,11 @@ impl DescriptorSet {
         self.uses.get(0)
     }
 
-    /// Calls `f` with the stamps of every buffer and image the set refers to, and whether a
-    /// shader may write it through the set (storage buffers, storage images and storage
+    /// Calls `f` with the stamps of every buffer and image the set refers to, whether a
+    /// shader may write it through the set, and its raw handle (storage buffers, storage images and storage
     /// texel buffers; uniform buffers and sampled images are read only). The submission
     /// layer derives cross-queue waits from these and stamps them.
-    pub(crate) fn for_each_resource(&self, mut f: impl FnMut(&ResourceStamps, bool)) {
+    pub(crate) fn for_each_resource(&self, mut f: impl FnMut(&ResourceStamps, bool, u64)) {
         use vk::DescriptorType as T;
         for (i, b) in self.layout.desc().bindings().iter().enumerate() {
             let write = matches!(
@@ -218,8 +219,10 @@ impl DescriptorSet {
             );
             for h in self.held[self.slots(i)].iter().flatten() {
                 match h {
-                    Held::Buffer(buf, ..) => f(buf.stamps(), write),
-                    Held::Image(img) | Held::ImageSampler(img, _) => f(img.stamps(), write),
+                    Held::Buffer(buf, ..) => f(buf.stamps(), write, buf.raw().as_raw()),
+                    Held::Image(img) | Held::ImageSampler(img, _) => {
+                        f(img.stamps(), write, img.raw().as_raw())
+                    }
                     Held::Sampler(_) | Held::Immutable => {}
                 }
             }

@@ -265,6 +265,22 @@ pub fn known_capabilities() -> impl Iterator<Item = &'static str> {
     TABLE.iter().map(|(name, _)| *name)
 }
 
+/// What SPIR-V `capability` needs beyond core Vulkan 1.3, as people read it: the feature
+/// with its struct (`shaderFloat64 (VkPhysicalDeviceFeatures)`), the subgroup operations,
+/// the extension; `None` for a core capability (every Vulkan 1.3 device has it) and for
+/// one the table does not list. For tools that check modules against a profile
+/// (`kiln diagnose`).
+pub fn capability_requirement(capability: &str) -> Option<String> {
+    match need(capability)? {
+        Need::Core => None,
+        Need::Feature(name, _) => Some(name.to_string()),
+        Need::Subgroup(ops) => Some(format!("subgroupSupportedOperations {ops:?}")),
+        Need::CooperativeMatrix => Some("cooperativeMatrix (VK_KHR_cooperative_matrix)".into()),
+        Need::Extension(ext) => Some(format!("device extension {ext}")),
+        Need::NotVulkan => Some("nothing Vulkan has (an OpenCL-only capability)".into()),
+    }
+}
+
 /// Checks one capability of the module `module` (a label for messages) used by an entry
 /// point of `stage` against the device `device` (its name) with `supported` features and
 /// `props` properties.

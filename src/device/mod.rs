@@ -39,7 +39,7 @@ use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, free_bound};
 pub use buffer::{Buffer, BufferDesc};
-pub use capabilities::known_capabilities;
+pub use capabilities::{capability_requirement, known_capabilities};
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
 pub use faults::{FaultInjector, FaultSite};

@@ -23,6 +23,22 @@ impl Device {
         PipelineLayout::get_or_create(&self.shared, desc)
     }
 
+    /// Checks that this device has every feature, extension and property that the SPIR-V
+    /// capabilities of `module` need for an entry point of `stage` (the first check
+    /// [`compute_pipeline`](Self::compute_pipeline) and
+    /// [`graphics_pipeline`](Self::graphics_pipeline) make), without creating anything:
+    /// for tools such as `kiln diagnose`.
+    ///
+    /// Errors: `KILN-E107` naming the capability and the feature the device lacks,
+    /// `KILN-E110` a capability kiln does not know, `KILN-E111` an OpenCL-only capability.
+    pub fn check_shader_capabilities(
+        &self,
+        module: &ShaderModule,
+        stage: ash::vk::ShaderStageFlags,
+    ) -> Result<()> {
+        super::checks::check_capabilities(&self.shared, module, stage)
+    }
+
     /// A compute pipeline for `entry` of `module`, layout from reflection.
     pub fn compute_pipeline(&self, module: &ShaderModule, entry: &str) -> Result<ComputePipeline> {
         self.compute_pipeline_with(&ComputePipelineDesc {

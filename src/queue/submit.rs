@@ -16,8 +16,10 @@
 //! Submissions on different queues are ordered only where they depend on each other. A
 //! submission's *uses* are the resources its work names: every buffer and image of the
 //! descriptor sets it binds (written when the binding is a storage buffer, storage image
-//! or storage texel buffer, read otherwise), the buffers its copies and fills keep and the
-//! images it transitions (read and written), and what kiln's own transfers add
+//! or storage texel buffer and, with automatic barriers, a command of the recording wrote
+//! it: the reflected access of its binding; read otherwise), the buffers its copies and
+//! fills keep (written; with automatic barriers only those the recording wrote, so a
+//! copy's source is read) and the images it transitions (read and written), and what kiln's own transfers add
 //! ([`Batch::uses`]). Each resource carries per-queue stamps (`device::ResourceStamps`):
 //! the last submission of each queue that used it and that wrote it. A submission on queue
 //! `q` waits on queue `p`'s timeline for the largest value among its uses' stamps of `p`:
@@ -162,11 +164,15 @@ fn for_each_use(
     extra: &[(&ResourceStamps, bool)],
     mut f: impl FnMut(&ResourceStamps, bool),
 ) {
+    use ash::vk::Handle;
+    // With automatic barriers the recording knows what it really wrote (the reflected
+    // access of each binding, a copy's source read only): the rest is only read.
+    let wrote = |raw: u64| work.written.as_ref().is_none_or(|w| w.contains(&raw));
     for set in &work.used_sets {
-        set.for_each_resource(&mut f);
+        set.for_each_resource(|stamps, write, raw| f(stamps, write && wrote(raw)));
     }
     for b in &work.kept {
-        f(b.stamps(), true);
+        f(b.stamps(), wrote(b.raw().as_raw()));
     }
     for b in &work.read {
         f(b.stamps(), false);

@@ -46,6 +46,20 @@ pub struct HostMember {
     pub scalars: Option<(ScalarType, u32)>,
 }
 
+/// A host struct generated for a shader block by kiln-build's typed bindings (feature
+/// `bindings`): `Pod`, laid out as the block (checked by [`HostLayout`]), and for a
+/// push-constant block the bytes it covers, which
+/// [`Recorder::push_block`](crate::Recorder::push_block) checks against the bound
+/// pipeline's push-constant ranges.
+pub trait ShaderBlock: bytemuck::Pod + HostLayout {
+    /// First byte of the block the shader reads (a push-constant block's first member;
+    /// 0 for buffer blocks). The struct holds bytes from 0, so this is also the offset of
+    /// those bytes in the struct.
+    const OFFSET: u32;
+    /// Bytes from `OFFSET` to the end of the block's last member.
+    const SIZE: u32;
+}
+
 /// A host type made of scalars of one type, which can be compared with a shader member's
 /// type: the integer and float primitives, and arrays of them (`[f32; 3]` is a `vec3` or a
 /// `float[3]`, `[[f32; 4]; 4]` a `mat4`).
@@ -172,7 +186,9 @@ fn check_name_and_type(block: &str, i: usize, h: &HostMember, s: &BlockMember) -
         }
     }
     if let (Some(host), Some(shader)) = (h.scalars, s.ty.scalars()) {
-        if !same_scalars(host, shader) {
+        // A column or element padded to its stride may be held padded on the host too.
+        let stored = s.ty.stored_scalars().unwrap_or(shader);
+        if !same_scalars(host, shader) && !same_scalars(host, stored) {
             return Err(Error::HostMemberType {
                 block: block.to_string(),
                 member: h.name.to_string(),

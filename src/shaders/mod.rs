@@ -7,7 +7,7 @@ pub(crate) mod host;
 mod module;
 pub(crate) mod reflect;
 
-pub use host::{HostLayout, HostMember, HostType};
+pub use host::{HostLayout, HostMember, HostType, ShaderBlock};
 /// SPIR-V enums that appear in reflection results ([`ImageTy`], [`EntryPoint`]).
 pub use rspirv::spirv::{Dim, ExecutionModel, ImageFormat};
 
@@ -33,5 +33,23 @@ macro_rules! include_spirv {
     ($name:literal) => {
         $crate::ShaderModule::from_bytes($crate::__private::spirv_bytes!($name))
             .map(|m| m.with_label($name))
+    };
+}
+
+/// Includes the typed bindings kiln-build generated in this crate's `build.rs`
+/// (`kiln_build::bindings::write`, feature `bindings` of kiln-build): one module per
+/// shader with its block structs and set/binding constants. Use inside a module of your
+/// own: `mod shaders { kiln::include_bindings!(); }`, then `shaders::scale_comp::Params`.
+#[macro_export]
+macro_rules! include_bindings {
+    () => {
+        include!(concat!(
+            env!(
+                "OUT_DIR",
+                "include_bindings! needs a build.rs that calls kiln_build::bindings::write \
+                 (kiln-build with feature `bindings`)"
+            ),
+            "/kiln_bindings.rs"
+        ));
     };
 }

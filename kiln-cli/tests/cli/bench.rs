@@ -7,6 +7,7 @@ use std::process::Command;
 
 const ROWS: &[(&str, &str)] = &[
     ("dispatch recording", "ns"),
+    ("dispatch recording, automatic barriers", "ns"),
     ("round trip median", "us"),
     ("round trip p99", "us"),
     ("round trip CPU time", "us"),
@@ -14,6 +15,12 @@ const ROWS: &[(&str, &str)] = &[
     ("descriptor set alloc+write+bind", "ns"),
     // lavapipe has VK_KHR_push_descriptor.
     ("descriptor set alloc+write+bind (push descriptor)", "ns"),
+    // Issue 15's chains.
+    (
+        "chain 1000 dependent 1-thread dispatches (recorded once)",
+        "us",
+    ),
+    ("chain 100 dependent y += x over 2^20 f32", "us"),
     ("saxpy scalar", "GB/s"),
     ("saxpy vec4", "GB/s"),
     ("pipeline create cold", "ms"),

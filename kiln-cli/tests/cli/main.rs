@@ -1,5 +1,6 @@
 //! The `kiln` binary end to end (one test binary, a module per command): `kiln reflect` on
-//! the reflection fixtures (and byte-identical output on every run), `kiln bench --quick
+//! the reflection fixtures (and byte-identical output on every run), `kiln diagnose` on
+//! its fixtures (`tests/fixtures/diagnose/`: codes, JSON, exit status), `kiln bench --quick
 //! --json` on the test device.
 
 #[path = "../../../tests/common/corpus.rs"]
@@ -10,6 +11,7 @@ mod corpus;
 mod fixtures;
 
 mod bench;
+mod diagnose;
 mod reflect;
 
 use std::path::PathBuf;
@@ -39,6 +41,22 @@ const FIXTURES: &[(&str, &[u8])] = &[
     (
         "texel_buffers.comp.spv",
         include_bytes!("../../../tests/fixtures/texel_buffers.comp.spv"),
+    ),
+    (
+        "traps.comp.spv",
+        include_bytes!("../../../tests/fixtures/diagnose/traps.comp.spv"),
+    ),
+    (
+        "clean.comp.spv",
+        include_bytes!("../../../tests/fixtures/diagnose/clean.comp.spv"),
+    ),
+    (
+        "scene.vert.spv",
+        include_bytes!("../../../tests/fixtures/diagnose/scene.vert.spv"),
+    ),
+    (
+        "cull.comp.spv",
+        include_bytes!("../../../tests/fixtures/diagnose/cull.comp.spv"),
     ),
 ];
 

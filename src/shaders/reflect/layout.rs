@@ -168,6 +168,34 @@ impl MemberType {
         }
     }
 
+    /// Like [`scalars`](Self::scalars), but counting the padding a stride leaves as
+    /// scalars too: a `mat3` with MatrixStride 16 is `(float, 12)` (three columns of four),
+    /// a std140 `float[3]` (ArrayStride 16) `(float, 12)`. A host array such as
+    /// `[[f32; 4]; 3]` holds that many.
+    pub fn stored_scalars(&self) -> Option<(ScalarType, u32)> {
+        match self {
+            MemberType::Matrix {
+                component,
+                columns,
+                rows,
+                stride,
+                row_major,
+            } if *stride > 0 => {
+                let vectors = if *row_major { rows } else { columns };
+                Some((*component, vectors * (stride / component.size())))
+            }
+            MemberType::Array {
+                element,
+                length,
+                stride,
+            } if *stride > 0 => {
+                let (s, _) = element.scalars()?;
+                Some((s, length * (stride / s.size())))
+            }
+            other => other.scalars(),
+        }
+    }
+
     /// The GLSL spelling: `vec3`, `uvec2`, `mat4`, `float[4]`, `Light[]`, ...
     pub fn glsl_name(&self) -> String {
         let prefix = |s: ScalarType| match s {

@@ -469,3 +469,63 @@ fn fill_dispatch_copy_chain() {
     assert_eq!(d.read::<f32>().unwrap(), vec![2.25; n]);
     assert_clean(&device);
 }
+
+/// Cross-queue waits follow the reflected access: two queues' dispatches that both read
+/// `a` through a readonly storage binding (and write buffers of their own) do not wait for
+/// each other; a third that writes what the first wrote does (emulated queues: their own
+/// timelines on lavapipe's one `VkQueue`).
+#[test]
+fn cross_queue_waits_follow_the_reflected_access() {
+    let device = common::emulated_device();
+    let p = vector_add(&device);
+    let n = 1024usize;
+    // Plain buffers: `storage_buffer` would zero them on the main queue first.
+    let gpu = |label| {
+        device
+            .buffer(&BufferDesc {
+                label,
+                size: n as u64 * 4,
+                usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+                location: MemoryLocation::GpuOnly,
+            })
+            .unwrap()
+    };
+    let (a, c1, c2) = (gpu("a"), gpu("c1"), gpu("c2"));
+    let s1 = add::set(&p, &a, &a, &c1);
+    let s2 = add::set(&p, &a, &a, &c2);
+    let main = device.queue(kiln::QueueKind::Main);
+    let compute = device.queue(kiln::QueueKind::Compute);
+    assert_ne!(main, compute, "emulated compute queue");
+    // `a` is last written on the compute queue: its readers there never wait for it.
+    compute
+        .execute(|r| r.fill_buffer(&a, 1.0f32.to_bits()))
+        .unwrap();
+    let first = main
+        .submit(|r| add::dispatch(r, &p, &s1, n as u32))
+        .unwrap();
+    // Before automatic barriers the readonly bindings counted as written: `second` waited
+    // for `first`.
+    let before = device.debug_cross_queue_waits();
+    let second = compute
+        .submit(|r| add::dispatch(r, &p, &s2, n as u32))
+        .unwrap();
+    assert_eq!(
+        device.debug_cross_queue_waits(),
+        before,
+        "both only read `a`: no wait"
+    );
+    let third = compute
+        .submit(|r| add::dispatch(r, &p, &s1, n as u32))
+        .unwrap();
+    assert_eq!(
+        device.debug_cross_queue_waits(),
+        before + 1,
+        "writes `c1`, which the first wrote"
+    );
+    for s in [first, second, third] {
+        s.wait().unwrap();
+    }
+    assert_eq!(c1.read::<f32>().unwrap(), vec![2.0; n]);
+    assert_eq!(c2.read::<f32>().unwrap(), vec![2.0; n]);
+    assert_clean(&device);
+}
