@@ -36,7 +36,8 @@ fn pushed_buffers_feed_two_dispatches_of_one_recording() {
     let (a_buf, b_buf) = (storage(&device, "a", &a), storage(&device, "b", &b));
     let c1 = device.storage_buffer::<f32>("c1", n).unwrap();
     let c2 = device.storage_buffer::<f32>("c2", n).unwrap();
-    device
+    let c3 = device.storage_buffer::<f32>("c3", n).unwrap();
+    let barriers = device
         .execute(|r| {
             r.bind_pipeline(&p)?;
             r.push_descriptor_set(
@@ -57,13 +58,31 @@ fn pushed_buffers_feed_two_dispatches_of_one_recording() {
                     PushWrite::buffer(2, &c2),
                 ],
             )?;
-            r.dispatch_threads(n as u32)
+            r.dispatch_threads(n as u32)?;
+            // The second reads nothing the first wrote: no barrier. A third that reads
+            // c1, which the first wrote, gets one.
+            let independent = r.barrier_count();
+            r.push_descriptor_set(
+                0,
+                &[
+                    PushWrite::buffer(0, &c1),
+                    PushWrite::buffer(1, &b_buf),
+                    PushWrite::buffer(2, &c3),
+                ],
+            )?;
+            r.dispatch_threads(n as u32)?;
+            Ok((independent, r.barrier_count()))
         })
         .unwrap();
+    assert_eq!(barriers, (0, 1), "automatic barriers over pushed buffers");
     let (r1, r2): (Vec<f32>, Vec<f32>) = (c1.read().unwrap(), c2.read().unwrap());
     for i in 0..n {
         assert_eq!(r1[i], a[i] + b[i], "c1[{i}]");
         assert_eq!(r2[i], b[i] + b[i], "c2[{i}]");
+    }
+    let r3: Vec<f32> = c3.read().unwrap();
+    for i in 0..n {
+        assert_eq!(r3[i], a[i] + b[i] + b[i], "c3[{i}]");
     }
     assert_clean(&device);
 }
