@@ -17,7 +17,9 @@
 //! | W001–W099 | warnings: logged with `log::warn!`, never returned |
 //!
 //! The warnings so far: `KILN-W001` validation requested but the layer is missing,
-//! `KILN-W002` a pipeline cache file or its data is ignored, `KILN-W003` the pipeline cache
+//! `KILN-W008` a hot reload refused because the layout changed, `KILN-W009` a hot reload
+//! that failed to compile (both logged by `HotComputePipeline::poll`, feature
+//! `hot-reload`), `KILN-W002` a pipeline cache file or its data is ignored, `KILN-W003` the pipeline cache
 //! is not saved, `KILN-W004` cooperative-matrix or bfloat16 extensions the device has are
 //! not enabled because the validation layer predates them, `KILN-W006` the `KILN_TRACE`
 //! file could not be written at device drop, `KILN-W007` a layer feature was asked for but
@@ -200,6 +202,12 @@ errors! {
         #[source]
         source: std::io::Error,
     },
+
+    /// The first version of a hot-reloaded shader ([`crate::HotComputePipeline`], feature
+    /// `hot-reload`) cannot be read or compiled.
+    #[code("KILN-E013")]
+    #[error("hot-reload source `{}` does not compile: {detail}; fix the shader (later failures are reported by poll and change nothing)", source_file.display())]
+    HotReloadCompile { source_file: PathBuf, detail: String },
 
     // ------------------------------------------------------------ E050–E099 reflection / layouts
     /// No entry point of that name (and stage, when given) in the module.

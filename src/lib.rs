@@ -119,6 +119,8 @@ pub use pipeline::{
     PipelineLayoutDesc, PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility,
     DEFAULT_BINDLESS_MAX,
 };
+#[cfg(feature = "hot-reload")]
+pub use pipeline::{HotComputePipeline, HotDesc, ReloadEvent};
 pub use queue::{
     GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission, Transfer,
 };

@@ -8,6 +8,8 @@ mod checks;
 mod compute;
 mod device;
 mod graphics;
+#[cfg(feature = "hot-reload")]
+mod hot;
 mod layout;
 
 use std::sync::Arc;
@@ -22,6 +24,8 @@ pub use graphics::{
     BlendMode, DepthState, GraphicsPipeline, GraphicsPipelineDesc, VertexAttribute,
     VertexBufferLayout,
 };
+#[cfg(feature = "hot-reload")]
+pub use hot::{HotComputePipeline, HotDesc, ReloadEvent};
 pub use layout::{PipelineLayout, PipelineLayoutDesc, PushConstantRange, Visibility};
 
 use crate::device::Shared;

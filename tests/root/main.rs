@@ -17,6 +17,7 @@ mod errors;
 mod first_hour;
 mod gemm;
 mod graphics;
+mod hot_reload;
 mod layouts;
 mod lifetime;
 mod observe;
