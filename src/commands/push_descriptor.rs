@@ -223,7 +223,9 @@ impl Recorder<'_, '_> {
         for (k, w) in writes.iter().enumerate() {
             let size = infos[k].range;
             self.pushed[point].push((set, idxs[k], buffer_key(w.buffer, w.offset, size)));
-            self.kept.push(w.buffer.clone());
+            if w.buffer.mark_kept(self.id) {
+                self.kept.push(w.buffer.clone());
+            }
         }
         self.bind_gen += 1;
         Ok(())
