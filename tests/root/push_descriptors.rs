@@ -213,6 +213,23 @@ fn push_descriptor_errors_are_the_set_write_codes() {
     let two = two.with_push_descriptor(0).with_push_descriptor(1);
     let e = device.pipeline_layout(&two).unwrap_err();
     assert_eq!(e.code(), "KILN-E210", "{e}");
+    // kiln pushes buffers only: a push layout with an image binding is refused.
+    let image_binding = kiln::SetLayoutBinding {
+        binding: 0,
+        descriptor_type: vk::DescriptorType::STORAGE_IMAGE,
+        count: 1,
+        stages: vk::ShaderStageFlags::COMPUTE,
+        flags: vk::DescriptorBindingFlags::empty(),
+        immutable_samplers: Vec::new(),
+    };
+    let e = device
+        .set_layout(&kiln::DescriptorSetLayoutDesc::new(
+            vec![image_binding],
+            vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR,
+        ))
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E209", "{e}");
+    assert!(e.to_string().contains("STORAGE_IMAGE"), "{e}");
     // The device still works.
     run(&p, 0, &all).unwrap();
     assert_eq!(c.read::<f32>().unwrap(), vec![2.0; 16]);
