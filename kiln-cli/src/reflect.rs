@@ -7,7 +7,10 @@
 //! - `--json`: one JSON object on stdout: `{"modules":[…],"pipeline_layout":{…}}`; the
 //!   shape is fixed by issue 3 (fields may be added, never removed or renamed).
 //!   Descriptor types and stages are Vulkan enum names without `VK_…_` prefix and `_BIT`.
-//! - `--entry NAME`: only entry points called NAME (an error when no module has one).
+//! - `--entry NAME`: only entry points called NAME (an error when no module has one, and
+//!   `KILN-E061` when it statically uses a resource kiln has no descriptor type for, as
+//!   `Reflection::entry_point` refuses it). Without `--entry`, such an entry point is
+//!   flagged on stderr with the same `KILN-E061` and left out of the pipeline layout.
 //! - `--all-bindings`: also list declared-but-unused bindings (`unused_bindings`); they
 //!   stay out of the pipeline layout, which holds what the entry points statically use.
 //!
@@ -88,14 +91,30 @@ pub fn main(args: &[String]) -> ExitCode {
     if failed {
         return ExitCode::FAILURE;
     }
-    // The entry points selected, with labels naming their file.
+    // The entry points selected, with labels naming their file. An entry point that statically uses a resource kiln has no descriptor type for is
+    // refused, as `Reflection::entry_point` refuses it (KILN-E061): named with --entry, the
+    // command fails; otherwise it is flagged on stderr and left out of the pipeline layout
+    // (its reflection is still printed).
     let mut selected: Vec<(String, &EntryPoint)> = Vec::new();
+    let mut refused = false;
     for (path, m) in &modules {
         for ep in &m.reflection().entry_points {
             if opts.entry.as_ref().is_none_or(|n| *n == ep.name) {
+                if let Err(e) = m.reflection().entry_point(&ep.name) {
+                    if opts.entry.is_some() {
+                        eprintln!("kiln reflect: {path}: {e}");
+                        refused = true;
+                    } else {
+                        eprintln!("kiln reflect: {path}: {e} (left out of the pipeline layout)");
+                    }
+                    continue;
+                }
                 selected.push((format!("{} in {path}", ep.name), ep));
             }
         }
+    }
+    if refused {
+        return ExitCode::FAILURE;
     }
     if let (Some(name), true) = (&opts.entry, selected.is_empty()) {
         let available: Vec<String> = modules

@@ -202,7 +202,8 @@ pub struct Recorder<'a, 'r> {
     /// pipeline whose shaders may reach any buffer by its device address. (Atomic only
     /// because `raw` takes `&self`.)
     opaque: AtomicBool,
-    /// Unique (process-wide) id of this recording, for `used_sets`' deduplication.
+    /// Unique (process-wide) id of this recording, for the deduplication of `used_sets`
+    /// and of `kept` (`Buffer::mark_kept`).
     id: u64,
     /// A dispatch was recorded since the last barrier (manual mode).
     dirty: bool,

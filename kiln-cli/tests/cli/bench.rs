@@ -15,6 +15,7 @@ const ROWS: &[(&str, &str)] = &[
     ("descriptor set alloc+write+bind", "ns"),
     // lavapipe has VK_KHR_push_descriptor.
     ("descriptor set alloc+write+bind (push descriptor)", "ns"),
+    ("push descriptor set, 6 buffers", "ns"),
     // Issue 15's chains.
     (
         "chain 1000 dependent 1-thread dispatches (recorded once)",

@@ -235,3 +235,35 @@ fn kiln_reflect_json_is_byte_identical_on_every_run() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An entry point that statically uses a resource kiln has no descriptor type for (an
+/// `OpTypeTensorARM`) is refused with KILN-E061 when named with `--entry`, as
+/// `Reflection::entry_point` refuses it; without `--entry` it is flagged on stderr and left
+/// out of the pipeline layout, and the other entry point's layout is printed.
+#[test]
+fn entry_points_with_unsupported_bindings_are_refused_or_flagged() {
+    let dir = std::env::temp_dir().join(format!("kiln-reflect-e061-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tensor_arm.spv");
+    std::fs::write(&path, fixtures::bytes("repros/tensor_arm.spvasm.spv")).unwrap();
+    let path = path.display().to_string();
+    let out = kiln(&[&path, "--entry", "main"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains("KILN-E061") && err.contains("input_tensor"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    let ok = json_of(&[&path, "--json", "--entry", "count_only"]);
+    assert!(ok.get("pipeline_layout").is_some(), "{ok}");
+    let out = kiln(&[&path, "--json"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains("KILN-E061") && err.contains("left out of the pipeline layout"),
+        "{err}"
+    );
+    assert_eq!(err.matches("KILN-E061").count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
