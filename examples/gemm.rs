@@ -132,7 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for g in &paths {
         let t = bench(&device, g, n)?;
         println!(
-            "gemm {:<13} {n}^3: {:9.3} ms  {:8.2} TFLOP/s  ({} entries exact)",
+            "gemm {:<13} {n}^3: {:9.3} ms  {:9.3} TFLOP/s  ({} entries exact)",
             t.path, t.ms, t.tflops, t.checked
         );
         rows.push(t);

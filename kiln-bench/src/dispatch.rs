@@ -686,8 +686,56 @@ fn descriptor_sets(
     } else {
         None
     };
+    // The raw push-descriptor path: the same pipeline with a push set layout.
+    let raw_push = if pushed.is_some() {
+        let set_layout = raw.set_layout_with(
+            &TYPES,
+            vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR,
+        )?;
+        let layout = raw.pipeline_layout(set_layout, 16)?;
+        let pipe = raw.pipeline(vk::PipelineCache::null(), layout, module.words(), &[(0, 0)])?;
+        Some((set_layout, layout, pipe, raw.push_descriptor()))
+    } else {
+        None
+    };
+    let mut rpt = Vec::new();
     let result = (|| -> BenchResult<()> {
         for _ in 0..rounds {
+            if let Some((_, layout, pipe, push)) = &raw_push {
+                raw.begin(ctx)?;
+                let d = &raw.d;
+                // SAFETY: `cb` is recording; the pipeline is alive.
+                unsafe { d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, *pipe) };
+                let t0 = Instant::now();
+                for i in 0..k {
+                    let bufs = set_buffers(&fx.bufs, i);
+                    let infos: [vk::DescriptorBufferInfo; 6] =
+                        std::array::from_fn(|j| vk::DescriptorBufferInfo {
+                            buffer: bufs[j],
+                            offset: 0,
+                            range: vk::WHOLE_SIZE,
+                        });
+                    let writes: [vk::WriteDescriptorSet<'_>; 6] = std::array::from_fn(|j| {
+                        vk::WriteDescriptorSet::default()
+                            .dst_binding(j as u32)
+                            .descriptor_type(TYPES[j])
+                            .buffer_info(std::slice::from_ref(&infos[j]))
+                    });
+                    // SAFETY: `cb` is recording with a pipeline of `layout` bound; set 0
+                    // is its push set; every binding is written with a live buffer.
+                    unsafe {
+                        push.cmd_push_descriptor_set(
+                            ctx.cb,
+                            vk::PipelineBindPoint::COMPUTE,
+                            *layout,
+                            0,
+                            &writes,
+                        )
+                    };
+                }
+                rpt.push(ns_since(t0) / k as f64);
+                raw.submit_wait(ctx)?;
+            }
             if let Some(pushed) = &pushed {
                 let t = device.execute(|r| {
                     r.bind_pipeline(pushed)?;
@@ -775,8 +823,15 @@ fn descriptor_sets(
         }
         Ok(())
     })();
-    // SAFETY: every submission using the pool's sets was waited on.
-    unsafe { raw.d.destroy_descriptor_pool(pool, None) };
+    // SAFETY: every submission using the pool's sets and the raw push pipeline was waited on.
+    unsafe {
+        raw.d.destroy_descriptor_pool(pool, None);
+        if let Some((set_layout, layout, pipe, _)) = raw_push {
+            raw.d.destroy_pipeline(pipe, None);
+            raw.d.destroy_pipeline_layout(layout, None);
+            raw.d.destroy_descriptor_set_layout(set_layout, None);
+        }
+    }
     result?;
     let mut rows = vec![Row::new(
         "descriptor set alloc+write+bind",
@@ -790,6 +845,12 @@ fn descriptor_sets(
             "ns",
             best(&pt),
             best(&rt),
+        ));
+        rows.push(Row::new(
+            "push descriptor set, 6 buffers",
+            "ns",
+            best(&pt),
+            best(&rpt),
         ));
     }
     Ok(rows)

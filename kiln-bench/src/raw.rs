@@ -69,12 +69,26 @@ impl Raw {
         }
     }
 
+    /// `VK_KHR_push_descriptor`'s functions (the caller checked it is enabled).
+    pub fn push_descriptor(&self) -> ash::khr::push_descriptor::Device {
+        ash::khr::push_descriptor::Device::new(&self.inst, &self.d)
+    }
+
     /// `VK_EXT_external_memory_host`'s functions (the caller checked it is enabled).
     pub fn external_memory_host(&self) -> ash::ext::external_memory_host::Device {
         ash::ext::external_memory_host::Device::new(&self.inst, &self.d)
     }
 
     pub fn set_layout(&self, types: &[vk::DescriptorType]) -> BenchResult<vk::DescriptorSetLayout> {
+        self.set_layout_with(types, vk::DescriptorSetLayoutCreateFlags::empty())
+    }
+
+    /// [`set_layout`](Self::set_layout) with create flags (`PUSH_DESCRIPTOR_KHR`).
+    pub fn set_layout_with(
+        &self,
+        types: &[vk::DescriptorType],
+        flags: vk::DescriptorSetLayoutCreateFlags,
+    ) -> BenchResult<vk::DescriptorSetLayout> {
         let bindings: Vec<_> = types
             .iter()
             .enumerate()
@@ -86,8 +100,11 @@ impl Raw {
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
             .collect();
-        let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-        // SAFETY: `info` points at locals alive for the call.
+        let info = vk::DescriptorSetLayoutCreateInfo::default()
+            .bindings(&bindings)
+            .flags(flags);
+        // SAFETY: `info` points at locals alive for the call; PUSH_DESCRIPTOR_KHR is passed
+        // only where kiln enabled VK_KHR_push_descriptor on this device.
         Ok(unsafe { self.d.create_descriptor_set_layout(&info, None) }?)
     }
 

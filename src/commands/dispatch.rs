@@ -181,7 +181,9 @@ impl Recorder<'_, '_> {
                 .raw
                 .cmd_dispatch_indirect(self.cb, buffer.raw(), offset)
         };
-        self.kept.push(buffer.clone());
+        if buffer.mark_kept(self.id) {
+            self.kept.push(buffer.clone());
+        }
         self.dirty = true;
         Ok(())
     }

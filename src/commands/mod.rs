@@ -202,7 +202,8 @@ pub struct Recorder<'a, 'r> {
     /// pipeline whose shaders may reach any buffer by its device address. (Atomic only
     /// because `raw` takes `&self`.)
     opaque: AtomicBool,
-    /// Unique (process-wide) id of this recording, for `used_sets`' deduplication.
+    /// Unique (process-wide) id of this recording, for the deduplication of `used_sets`
+    /// and of `kept` (`Buffer::mark_kept`).
     id: u64,
     /// A dispatch was recorded since the last barrier (manual mode).
     dirty: bool,
@@ -332,6 +333,15 @@ impl<'a> Recorder<'a, '_> {
             pipelines: self.timing.pipelines,
             raw_calls: self.timing.raw_calls.into_inner(),
         }
+    }
+
+    /// The capabilities of the queue this command buffer is recorded for
+    /// (`VkQueueFamilyProperties::queueFlags` of its family; an emulated queue has those of
+    /// its kind: a transfer queue `TRANSFER` only). Raw commands must be ones that family
+    /// supports (each command's "Supported Queue Types", e.g. `vkCmdWaitEvents` needs
+    /// graphics or compute: VUID-vkCmdWaitEvents-commandBuffer-cmdpool).
+    pub fn queue_flags(&self) -> vk::QueueFlags {
+        self.queue_flags
     }
 
     /// The command buffer, for kiln's own commands that name their uses themselves (the

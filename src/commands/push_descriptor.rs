@@ -11,7 +11,8 @@
 //! every descriptor of the set (`KILN-E207` otherwise), so a dispatch never reads a
 //! descriptor that was not pushed. The pushed buffers are kept until the submission
 //! completes and count as its uses for cross-queue ordering, like the buffers of bound
-//! sets. A later push replaces the whole set; binding a pipeline whose layout is not
+//! sets. Push sets hold uniform and storage buffers (`PushWrite`); images and samplers go
+//! in a regular set of the same layout. A later push replaces the whole set; binding a pipeline whose layout is not
 //! compatible for the set (Vulkan spec §14.2.2) disturbs it like a bound set.
 
 use ash::vk;
@@ -222,7 +223,9 @@ impl Recorder<'_, '_> {
         for (k, w) in writes.iter().enumerate() {
             let size = infos[k].range;
             self.pushed[point].push((set, idxs[k], buffer_key(w.buffer, w.offset, size)));
-            self.kept.push(w.buffer.clone());
+            if w.buffer.mark_kept(self.id) {
+                self.kept.push(w.buffer.clone());
+            }
         }
         self.bind_gen += 1;
         Ok(())

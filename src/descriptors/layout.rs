@@ -237,7 +237,8 @@ impl Drop for SetLayout {
 /// A push-descriptor layout (`PUSH_DESCRIPTOR_KHR`) needs VK_KHR_push_descriptor, no
 /// dynamic buffers (VUID-VkDescriptorSetLayoutCreateInfo-flags-00280), at most
 /// `max_push` descriptors (-00281), and neither update-after-bind (-04590) nor a variable
-/// count (VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-flags-03003).
+/// count (VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-flags-03003); kiln pushes
+/// uniform and storage buffers only, so a push layout holds nothing else.
 fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Result<()> {
     use vk::DescriptorBindingFlags as B;
     use vk::DescriptorType as T;
@@ -279,6 +280,13 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Resu
                     "binding {}: a push-descriptor layout cannot hold dynamic buffers or a \
                      variable descriptor count",
                     b.binding
+                ));
+            }
+            if !matches!(b.descriptor_type, T::UNIFORM_BUFFER | T::STORAGE_BUFFER) {
+                return err(format!(
+                    "binding {}: kiln's push-descriptor sets hold uniform and storage buffers \
+                     (Recorder::push_descriptor_set), not {:?}; put it in another set",
+                    b.binding, b.descriptor_type
                 ));
             }
         }

@@ -2,6 +2,7 @@
 //! mapped memory that host transfers use directly (uploads and readbacks themselves live in
 //! the submission layer, which stages through reusable buffers what the host cannot map).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ash::vk;
@@ -56,6 +57,9 @@ struct BufferInner {
     /// Per queue, the last submissions that used and wrote the buffer (cross-queue
     /// ordering; see `device::queue`).
     stamps: ResourceStamps,
+    /// The id of the recording that last kept this buffer (`Recorder::keep`), so that a
+    /// recording keeps each buffer once however many commands use it.
+    kept_by: AtomicU64,
 }
 
 impl std::fmt::Debug for Buffer {
@@ -124,6 +128,7 @@ impl Buffer {
             location: desc.location,
             label: desc.label.to_string(),
             stamps: ResourceStamps::default(),
+            kept_by: AtomicU64::new(0),
         })))
     }
 
@@ -131,6 +136,18 @@ impl Buffer {
     #[inline]
     pub(crate) fn stamps(&self) -> &ResourceStamps {
         &self.0.stamps
+    }
+
+    /// Marks the buffer as kept by the recording `id`; false when that recording kept it
+    /// already (then it need not be kept again). Recording ids are never 0 and never
+    /// reused; a race with another recording only makes a buffer kept twice.
+    #[inline]
+    pub(crate) fn mark_kept(&self, id: u64) -> bool {
+        if self.0.kept_by.load(Ordering::Relaxed) == id {
+            return false;
+        }
+        self.0.kept_by.store(id, Ordering::Relaxed);
+        true
     }
 
     /// The device state this buffer belongs to.

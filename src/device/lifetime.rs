@@ -134,6 +134,24 @@ impl Shared {
         Ok(())
     }
 
+    /// Like [`wait_value`](Self::wait_value), polling the timeline instead of blocking
+    /// (`device::Queue::poll_value`): for the host threads of staged transfers.
+    ///
+    /// Errors: as [`wait_value`](Self::wait_value).
+    pub(crate) fn poll_value(&self, queue: usize, value: u64, timeout: Duration) -> Result<()> {
+        if let Some(q) = self.queues.get(queue) {
+            if value > q.completed_value(&self.raw) {
+                self.check_lost("vkWaitSemaphores")?;
+                self.inject(super::FaultSite::Wait)
+                    .map_err(|e| q.wait_error(timeout, "", e))
+                    .and_then(|()| q.poll_value(&self.raw, value, timeout))
+                    .map_err(|e| self.note_error(e))?;
+            }
+        }
+        self.collect();
+        Ok(())
+    }
+
     /// Blocks until every queue's value in `stamps` has completed (host access to memory
     /// that those submissions use), then collects retired objects.
     ///

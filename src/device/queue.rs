@@ -275,6 +275,52 @@ impl Queue {
         vk_wait_err(call, timeout, &self.last_label())(e)
     }
 
+    /// Waits for `value` by polling the timeline counter (yielding the thread between
+    /// polls) for as long as `timeout`, never blocking in `vkWaitSemaphores`; on CPU
+    /// devices (no polling budget, see the module docs) it is [`wait_value`](Self::wait_value).
+    /// For staged transfers, whose host threads wait for copies of a fraction of a
+    /// millisecond each: on the H200 the chunk sizes and thread counts at which those
+    /// threads blocked in `vkWaitSemaphores` ran at 2–6 GB/s instead of 20–30 (run 1's
+    /// staging sweep, BENCHMARKS.md).
+    pub(crate) fn poll_value(
+        &self,
+        device: &ash::Device,
+        value: u64,
+        timeout: Duration,
+    ) -> Result<()> {
+        if self.spin.is_zero() {
+            return self.wait_value(device, value, timeout, "");
+        }
+        let start = Instant::now();
+        let mut polls = 0u32;
+        loop {
+            if value <= self.completed.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            // SAFETY: the timeline semaphore belongs to this device.
+            match unsafe { device.get_semaphore_counter_value(self.timeline) } {
+                Ok(v) if v >= value => {
+                    self.completed.fetch_max(v, Ordering::AcqRel);
+                    return Ok(());
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let label = self.last_label();
+                    return Err(vk_err_labeled("vkGetSemaphoreCounterValue", &label)(e));
+                }
+            }
+            polls = polls.wrapping_add(1);
+            if polls.is_multiple_of(64) && start.elapsed() >= timeout {
+                return Err(self.error("vkGetSemaphoreCounterValue", timeout, vk::Result::TIMEOUT));
+            }
+            if start.elapsed() < self.spin {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
     /// The error of a failed wait for the submission labelled `label` (empty: unknown, then
     /// a lost device names the last submission).
     pub(crate) fn wait_error(&self, timeout: Duration, label: &str, e: vk::Result) -> Error {

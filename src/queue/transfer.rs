@@ -87,7 +87,7 @@ impl Buffer {
                 let shared = self.shared();
                 let queue = transfer_queue(shared, true);
                 let last = chunks::upload(shared, queue, (self, offset), bytes, true)?;
-                shared.wait_value(queue, last, shared.wait_timeout)
+                shared.poll_value(queue, last, shared.wait_timeout)
             }
         }
     }
@@ -309,7 +309,7 @@ impl Transfer<'_> {
         let value = std::mem::take(&mut self.value);
         if value > 0 {
             self.shared
-                .wait_value(self.queue, value, self.shared.wait_timeout)?;
+                .poll_value(self.queue, value, self.shared.wait_timeout)?;
         }
         Ok(())
     }

@@ -91,9 +91,21 @@ fn device_with(desc: DeviceDesc) -> Device {
     device
 }
 
-/// Panics listing the messages if the report holds any error or warning.
+/// Panics listing the messages if the report holds any error or warning, except the
+/// known false positive of synchronization validation [`syncval_self_race`] (only when the
+/// report kept every message, so none can hide behind it).
 #[track_caller]
 pub fn assert_report_clean(r: &ValidationReport) {
+    let total = (r.errors + r.warnings) as usize;
+    let known = r.messages.iter().filter(|m| syncval_self_race(m)).count();
+    if total > 0 && known == total && r.messages.len() == total {
+        eprintln!(
+            "note: {known} SYNC-HAZARD-*-RACING-* message(s) against the submitting queue's own \
+             earlier access set aside (a false positive of validation layers without the \
+             per-queue async check, e.g. 1.3.239; see tests/common/mod.rs syncval_self_race)"
+        );
+        return;
+    }
     assert!(
         r.is_clean(),
         "validation reported {} error(s), {} warning(s):\n{}",
@@ -101,6 +113,61 @@ pub fn assert_report_clean(r: &ValidationReport) {
         r.warnings,
         r.messages.join("\n")
     );
+}
+
+/// Whether `message` is synchronization validation's `*_RACING_*` hazard of a
+/// `vkQueueSubmit2` on queue Q against a prior access made on Q itself.
+///
+/// Such a report cannot be a hazard: a queue's earlier submissions are never asynchronous
+/// to its later ones (queue submission order, and kiln's wait on the queue's previous
+/// timeline value). It is what layer 1.3.239 (the Debian package the H200 runs carry)
+/// reports on a device with several real queues: a `RACING` hazard is one found in the
+/// access context of *another* queue's last batch that this batch has not synchronized
+/// with (`RegisterAsyncContexts`), and that batch's context also holds the accesses it
+/// imported through its own semaphore waits, among them Q's. 1.3.239's
+/// `ResourceAccessState::DetectAsyncHazard(usage, start_tag)` flags any write with a tag
+/// after `start_tag`, whoever made it; later layers check that the access was made on the
+/// asynchronous batch's queue (`DetectAsyncHazard(usage, start_tag, queue_id)`:
+/// `last_write->IsQueue(queue_id)`), which a Q access never is. H200 run 1: an upload on a
+/// transfer queue, a readback of the same buffer on the other transfer queue (waiting for
+/// it), a second readback on the first queue: `READ_RACING_WRITE ... prior_usage:
+/// SYNC_COPY_TRANSFER_WRITE ... queue: <the submitting queue>, submit: 0`. Lavapipe has one
+/// queue, so it never produces this.
+pub fn syncval_self_race(message: &str) -> bool {
+    fn hex_after(s: &str, key: &str) -> Option<u64> {
+        let rest = &s[s.find(key)? + key.len()..];
+        let rest = rest.trim_start().strip_prefix("0x")?;
+        let end = rest
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(rest.len());
+        u64::from_str_radix(&rest[..end], 16).ok()
+    }
+    let racing_at_submit = message.contains("SYNC-HAZARD-")
+        && message.contains("-RACING-")
+        && message.contains("vkQueueSubmit");
+    if !racing_at_submit {
+        return false;
+    }
+    // The submitting queue: the message's first object.
+    let Some(obj) = message.find("Object 0: handle =") else {
+        return false;
+    };
+    let head = &message[obj..];
+    if !head
+        .split(';')
+        .next()
+        .is_some_and(|o| o.contains("VK_OBJECT_TYPE_QUEUE"))
+    {
+        return false;
+    }
+    let Some(submitting) = hex_after(head, "handle =") else {
+        return false;
+    };
+    // The prior access's queue, in its "Access info (...)".
+    let Some(info) = message.find("Access info (") else {
+        return false;
+    };
+    hex_after(&message[info..], "queue: VkQueue") == Some(submitting)
 }
 
 /// Panics listing the messages if the validation layer reported any error or warning.

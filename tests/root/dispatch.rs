@@ -71,7 +71,7 @@ fn dispatch_indirect_reads_counts_a_dispatch_wrote() {
     let mut mark_set = mark.descriptor_set(0).unwrap();
     mark_set.write_buffer(0, &out).unwrap();
     // 200 invocations: (4, 1, 1) groups of 64 written at byte 8, then dispatched from there.
-    device
+    let barriers = device
         .execute(|r| {
             r.bind_pipeline(&args_pipe)?;
             r.bind_set(0, &args_set)?;
@@ -79,9 +79,13 @@ fn dispatch_indirect_reads_counts_a_dispatch_wrote() {
             r.dispatch(1, 1, 1)?;
             r.bind_pipeline(&mark)?;
             r.bind_set(0, &mark_set)?;
-            r.dispatch_indirect(&args, 8)
+            r.dispatch_indirect(&args, 8)?;
+            Ok(r.barrier_count())
         })
         .unwrap();
+    // Automatic barriers: one, compute → indirect command read (the marks are another
+    // buffer, which the first dispatch does not touch).
+    assert_eq!(barriers, 1);
     let words: Vec<u32> = args.read().unwrap();
     assert_eq!(words, [0, 0, 4, 1, 1, 0, 0, 0]);
     let marks: Vec<u32> = out.read().unwrap();

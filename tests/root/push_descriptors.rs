@@ -36,7 +36,8 @@ fn pushed_buffers_feed_two_dispatches_of_one_recording() {
     let (a_buf, b_buf) = (storage(&device, "a", &a), storage(&device, "b", &b));
     let c1 = device.storage_buffer::<f32>("c1", n).unwrap();
     let c2 = device.storage_buffer::<f32>("c2", n).unwrap();
-    device
+    let c3 = device.storage_buffer::<f32>("c3", n).unwrap();
+    let barriers = device
         .execute(|r| {
             r.bind_pipeline(&p)?;
             r.push_descriptor_set(
@@ -57,13 +58,31 @@ fn pushed_buffers_feed_two_dispatches_of_one_recording() {
                     PushWrite::buffer(2, &c2),
                 ],
             )?;
-            r.dispatch_threads(n as u32)
+            r.dispatch_threads(n as u32)?;
+            // The second reads nothing the first wrote: no barrier. A third that reads
+            // c1, which the first wrote, gets one.
+            let independent = r.barrier_count();
+            r.push_descriptor_set(
+                0,
+                &[
+                    PushWrite::buffer(0, &c1),
+                    PushWrite::buffer(1, &b_buf),
+                    PushWrite::buffer(2, &c3),
+                ],
+            )?;
+            r.dispatch_threads(n as u32)?;
+            Ok((independent, r.barrier_count()))
         })
         .unwrap();
+    assert_eq!(barriers, (0, 1), "automatic barriers over pushed buffers");
     let (r1, r2): (Vec<f32>, Vec<f32>) = (c1.read().unwrap(), c2.read().unwrap());
     for i in 0..n {
         assert_eq!(r1[i], a[i] + b[i], "c1[{i}]");
         assert_eq!(r2[i], b[i] + b[i], "c2[{i}]");
+    }
+    let r3: Vec<f32> = c3.read().unwrap();
+    for i in 0..n {
+        assert_eq!(r3[i], a[i] + b[i] + b[i], "c3[{i}]");
     }
     assert_clean(&device);
 }
@@ -194,6 +213,23 @@ fn push_descriptor_errors_are_the_set_write_codes() {
     let two = two.with_push_descriptor(0).with_push_descriptor(1);
     let e = device.pipeline_layout(&two).unwrap_err();
     assert_eq!(e.code(), "KILN-E210", "{e}");
+    // kiln pushes buffers only: a push layout with an image binding is refused.
+    let image_binding = kiln::SetLayoutBinding {
+        binding: 0,
+        descriptor_type: vk::DescriptorType::STORAGE_IMAGE,
+        count: 1,
+        stages: vk::ShaderStageFlags::COMPUTE,
+        flags: vk::DescriptorBindingFlags::empty(),
+        immutable_samplers: Vec::new(),
+    };
+    let e = device
+        .set_layout(&kiln::DescriptorSetLayoutDesc::new(
+            vec![image_binding],
+            vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR,
+        ))
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E209", "{e}");
+    assert!(e.to_string().contains("STORAGE_IMAGE"), "{e}");
     // The device still works.
     run(&p, 0, &all).unwrap();
     assert_eq!(c.read::<f32>().unwrap(), vec![2.0; 16]);

@@ -15,6 +15,7 @@ const ROWS: &[(&str, &str)] = &[
     ("descriptor set alloc+write+bind", "ns"),
     // lavapipe has VK_KHR_push_descriptor.
     ("descriptor set alloc+write+bind (push descriptor)", "ns"),
+    ("push descriptor set, 6 buffers", "ns"),
     // Issue 15's chains.
     (
         "chain 1000 dependent 1-thread dispatches (recorded once)",
@@ -41,6 +42,11 @@ const ROWS: &[(&str, &str)] = &[
     ("stream 16 MiB, serial (one queue)", "ms"),
     ("stream 16 MiB, overlapped (three queues)", "ms"),
     ("stream overlap speedup (serial/overlapped)", "x"),
+    (
+        "stream 16 MiB, overlapped, readbacks on the main queue",
+        "ms",
+    ),
+    ("stream overlap speedup, readbacks on the main queue", "x"),
 ];
 
 #[test]

@@ -551,12 +551,109 @@ fn untracked_raw_copies_on_two_queues_are_reported_by_synchronization_validation
     write.wait().unwrap();
     read.wait().unwrap();
     let report = device.validation_report();
+    // One `VkQueue` (emulated queues): the copy follows the fill in submission order with
+    // no memory dependency, READ_AFTER_WRITE; two real queues (the H200): the fill is in
+    // another queue's batch that this one never waited for, READ_RACING_WRITE. Either way
+    // the hazard is the copy's read of the fill's write.
+    let hazard = |m: &&String| {
+        (m.contains("SYNC-HAZARD-READ-AFTER-WRITE") || m.contains("SYNC-HAZARD-READ-RACING-WRITE"))
+            && m.contains("SYNC_COPY_TRANSFER_READ")
+            && m.contains("vkCmdFillBuffer")
+    };
     assert!(
-        report
-            .messages
-            .iter()
-            .any(|m| m.contains("SYNC-HAZARD-READ-AFTER-WRITE")),
+        report.messages.iter().any(|m| hazard(&m)),
         "submit-time synchronization validation is off: {:?}",
         report.messages
     );
+}
+
+/// The validation false positive `assert_clean` sets aside (`common::syncval_self_race`)
+/// is recognised only in its exact shape: a `RACING` hazard of a submission on a queue
+/// against an access of that same queue. The same hazard against another queue (the real
+/// one the test above provokes on two real queues), or a non-racing hazard, is not.
+#[test]
+fn only_racing_hazards_against_the_submitting_queue_itself_are_set_aside() {
+    let msg = |hazard: &str, prior_queue: &str| {
+        format!(
+            "SYNC-HAZARD-{hazard}: Validation Error: [ SYNC-HAZARD-{hazard} ] Object 0: handle \
+             = 0x55d0c8a1b2c0, type = VK_OBJECT_TYPE_QUEUE; | MessageID = 0xe4d96472 | \
+             vkQueueSubmit2: Hazard {} for entry 0, VkCommandBuffer 0x55d0c9f1c8f0[], \
+             Submitted access info (recorded_usage: SYNC_COPY_TRANSFER_READ, command: \
+             vkCmdCopyBuffer, seq_no: 1, reset_no: 3). Access info (prior_usage: \
+             SYNC_COPY_TRANSFER_WRITE, write_barriers: SYNC_HOST_HOST_READ|SYNC_HOST_HOST_WRITE, \
+             queue: VkQueue {prior_queue}[], submit: 0, batch: 0, batch_tag: 1, command: \
+             vkCmdCopyBuffer, seq_no: 1, command_buffer: VkCommandBuffer 0x55d0c9f1c8f0[], \
+             reset_no: 1).",
+            hazard.replace('-', "_")
+        )
+    };
+    assert!(common::syncval_self_race(&msg(
+        "READ-RACING-WRITE",
+        "0x55d0c8a1b2c0"
+    )));
+    assert!(common::syncval_self_race(&msg(
+        "WRITE-RACING-WRITE",
+        "0x55d0c8a1b2c0"
+    )));
+    assert!(!common::syncval_self_race(&msg(
+        "READ-RACING-WRITE",
+        "0x55d0c8a1f000"
+    )));
+    assert!(!common::syncval_self_race(&msg(
+        "READ-AFTER-WRITE",
+        "0x55d0c8a1b2c0"
+    )));
+    assert!(!common::syncval_self_race(
+        "SYNC-HAZARD-READ-RACING-WRITE: no queue named"
+    ));
+    // A report of one such message and one other is still not clean.
+    let report = kiln::ValidationReport {
+        enabled: true,
+        errors: 2,
+        warnings: 0,
+        messages: vec![
+            msg("READ-RACING-WRITE", "0x55d0c8a1b2c0"),
+            msg("READ-RACING-WRITE", "0x55d0c8a1f000"),
+        ],
+        ..Default::default()
+    };
+    let r = std::panic::catch_unwind(|| common::assert_report_clean(&report));
+    assert!(r.is_err(), "a real hazard beside the known one must fail");
+    let report = kiln::ValidationReport {
+        errors: 1,
+        messages: vec![msg("READ-RACING-WRITE", "0x55d0c8a1b2c0")],
+        ..report
+    };
+    common::assert_report_clean(&report);
+}
+
+/// The emulated queues have the H200's families' capabilities (transfer: TRANSFER only, like
+/// its copy-engine family 1; compute: no GRAPHICS, like family 2), and a recording on them
+/// sees those, so a test's own raw commands are checked as there: the gate's
+/// `vkCmdWaitEvents` (graphics or compute only) is refused on the transfer queue, and
+/// `Gate::hold` holds it through the main queue instead.
+#[test]
+fn emulated_queues_have_the_capabilities_of_dedicated_families() {
+    let device = emulated_device();
+    let transfer = device.queue(QueueKind::Transfer);
+    let compute = device.queue(QueueKind::Compute);
+    let seen = |q: &kiln::Queue| q.execute(|r| Ok(r.queue_flags())).unwrap();
+    assert_eq!(seen(&transfer), vk::QueueFlags::TRANSFER);
+    assert_eq!(transfer.info().flags, vk::QueueFlags::TRANSFER);
+    let c = seen(&compute);
+    assert!(c.contains(vk::QueueFlags::COMPUTE) && !c.contains(vk::QueueFlags::GRAPHICS));
+    let gate = Gate::new(&device);
+    let held = gate.hold(&transfer);
+    let x = gpu_buffer(&device, "x", 256);
+    let after = transfer.submit(|r| r.fill_buffer(&x, 1)).unwrap();
+    assert!(
+        !held.is_done() && !after.is_done(),
+        "the gate holds the transfer queue"
+    );
+    gate.open();
+    held.wait().unwrap();
+    after.wait().unwrap();
+    assert_eq!(x.read::<u32>().unwrap(), vec![1u32; 64]);
+    drop(gate);
+    assert_clean(&device);
 }
