@@ -203,7 +203,7 @@ errors! {
         source: std::io::Error,
     },
 
-    /// The first version of a hot-reloaded shader ([`crate::HotComputePipeline`], feature
+    /// The first version of a hot-reloaded shader (`HotComputePipeline`, feature
     /// `hot-reload`) cannot be read or compiled.
     #[code("KILN-E013")]
     #[error("hot-reload source `{}` does not compile: {detail}; fix the shader (later failures are reported by poll and change nothing)", source_file.display())]

@@ -37,7 +37,7 @@
 //! - [`reflect`]: what reflection of a SPIR-V module returns ([`ShaderModule::reflection`]):
 //!   entry points, bindings, block layouts, SPIR-V enums. Many small types that read best
 //!   with their prefix (`reflect::EntryPoint`), and that most programs never name.
-//! - [`window`] (feature `window`): surfaces, swapchains and the presenter; its types only
+//! - `kiln::window` (feature `window`): surfaces, swapchains and the presenter; its types only
 //!   exist with the feature, and it is the only part of kiln that knows about windows.
 //! - [`vk`] is `ash::vk` and [`bytemuck`] is the `bytemuck` kiln was built with, so that
 //!   Vulkan enums and `Pod` types in kiln's signatures need no version match.

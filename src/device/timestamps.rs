@@ -74,20 +74,21 @@ impl Timestamps {
     ) -> Timestamps {
         let calibration = calibrated.then(|| {
             // SAFETY: plain query of the device's extensions.
-            let khr = unsafe { instance.raw.enumerate_device_extension_properties(physical) }
+            // The same choice as device creation (`features.rs`): EXT where present.
+            let ext = unsafe { instance.raw.enumerate_device_extension_properties(physical) }
                 .is_ok_and(|v| {
                     v.iter().any(|e| {
                         e.extension_name_as_c_str()
-                            .is_ok_and(|n| n == ash::khr::calibrated_timestamps::NAME)
+                            .is_ok_and(|n| n == ash::ext::calibrated_timestamps::NAME)
                     })
                 });
-            if khr {
-                Calibration::Khr(ash::khr::calibrated_timestamps::Device::new(
+            if ext {
+                Calibration::Ext(ash::ext::calibrated_timestamps::Device::new(
                     &instance.raw,
                     device,
                 ))
             } else {
-                Calibration::Ext(ash::ext::calibrated_timestamps::Device::new(
+                Calibration::Khr(ash::khr::calibrated_timestamps::Device::new(
                     &instance.raw,
                     device,
                 ))

@@ -1,0 +1,42 @@
+#!/bin/bash
+# The session's one batched H200 run (2026-12-01, issues 12-17), for the device tool's `run`.
+# Everything runs from stripped release binaries in the ignored `.devbin/` (built here from
+# one commit of main): kiln (kiln-cli), gemm, trace, stream_overlap (kiln-examples), root
+# (`cargo test --release -p kiln-tests --test root --no-run`). Logs go to one folder that is
+# packed into ONE file in $OUT as each step ends (the device tool returns only a few files).
+# Steps in order of importance, each with a time cap; about 5 minutes in all.
+cd "$(dirname "$0")/.."
+for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+W=/tmp/h200; mkdir -p $W; B=.devbin
+pack() { tar -czf $OUT/h200-final.tar.gz -C $W . ; }
+step() { # name cap command...
+  local n=$1 t=$2; shift 2; local s=$SECONDS
+  timeout $t "$@" > $W/$n.out 2> $W/$n.err; local rc=$?
+  echo "== $n rc $rc ($((SECONDS - s)) s)"; pack
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
+export VK_LAYER_ENABLES=VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT
+# 1. The GPU tests on NVIDIA under validation (all of root; the 6 GiB buffer required).
+KILN_VALIDATION=1 KILN_REQUIRE_BIG=1 step tests 150 $B/root -q
+grep -o 'test result.*' $W/tests.out | tail -1
+awk '/^failures:$/ {state++; if (state == 2) exit; next}
+     state == 1 && /^---- .* stdout ----$/ {print "FAIL " $2; n = 0; next}
+     state == 1 && n < 4 && NF {print "  " substr($0, 1, 400); n++}' $W/tests.out | head -60
+unset VK_LAYER_ENABLES
+export KILN_VALIDATION=0
+# 2. Bench groups (JSON), validation off.
+for g in queues dispatch chain transfers bandwidth; do
+  KILN_BENCH_ONLY=$g step bench-$g 90 $B/kiln bench --json
+  python3 -c "import json,sys; [print('  %-58s %10.3f %10.3f %s' % (r['name'], r['kiln'], r['raw'], r['unit'])) for r in json.load(open(sys.argv[1]))['rows']]" $W/bench-$g.out 2>/dev/null | head -40
+  grep -h "note\|chain flavour" $W/bench-$g.err | head -20
+done
+# 3. GEMM through kiln (results checked) and cuBLAS.
+step gemm 90 $B/gemm --bench 8192 --json; cat $W/gemm.out; tail -3 $W/gemm.err
+step cuda-gemm 60 python3 scripts/cuda_gemm.py 8192; cat $W/cuda-gemm.out
+# 4. CUDA references for the transfers and the chains; the stream example; the trace example.
+step cuda-transfers 60 python3 scripts/cuda_transfers.py; cat $W/cuda-transfers.out
+step cuda-chain 60 python3 scripts/cuda_chain.py; cat $W/cuda-chain.out
+step stream 40 $B/stream_overlap; tail -4 $W/stream.out
+step trace 30 $B/trace $W/trace.json $((1 << 24)); tail -5 $W/trace.out
+date -u
