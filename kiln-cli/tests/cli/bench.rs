@@ -16,6 +16,8 @@ const ROWS: &[(&str, &str)] = &[
     // lavapipe has VK_KHR_push_descriptor.
     ("descriptor set alloc+write+bind (push descriptor)", "ns"),
     ("push descriptor set, 6 buffers", "ns"),
+    ("scoped dispatch recording", "ns"),
+    ("timed round trip median", "us"),
     // Issue 15's chains.
     (
         "chain 1000 dependent 1-thread dispatches (recorded once)",
