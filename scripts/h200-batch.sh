@@ -4,7 +4,9 @@
 # one commit of main): kiln (kiln-cli), gemm, trace, stream_overlap (kiln-examples), root
 # (`cargo test --release -p kiln-tests --test root --no-run`). Logs go to one folder that is
 # packed into ONE file in $OUT as each step ends (the device tool returns only a few files).
-# Steps in order of importance, each with a time cap; about 5 minutes in all.
+# Steps in order of importance, each with a time cap; about 5 minutes in all. Topic steps
+# live in scripts/h200/<topic>.sh (sourced at the end, in name order): each may call `step`
+# (name, cap in seconds, command) and `rows` (print a bench JSON's rows) and use $B and $W.
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -15,6 +17,7 @@ step() { # name cap command...
   timeout $t "$@" > $W/$n.out 2> $W/$n.err; local rc=$?
   echo "== $n rc $rc ($((SECONDS - s)) s)"; pack
 }
+rows() { python3 -c "import json,sys; [print('  %-70s %10.3f %10.3f %s' % (r['name'], r['kiln'], r['raw'], r['unit'])) for r in json.load(open(sys.argv[1]))['rows']]" "$1" 2>/dev/null | head -60; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
 export VK_LAYER_ENABLES=VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT
 # 1. The GPU tests on NVIDIA under validation (all of root; the 6 GiB buffer required).
@@ -28,7 +31,7 @@ export KILN_VALIDATION=0
 # 2. Bench groups (JSON), validation off.
 for g in queues dispatch chain transfers bandwidth; do
   KILN_BENCH_ONLY=$g step bench-$g 90 $B/kiln bench --json
-  python3 -c "import json,sys; [print('  %-58s %10.3f %10.3f %s' % (r['name'], r['kiln'], r['raw'], r['unit'])) for r in json.load(open(sys.argv[1]))['rows']]" $W/bench-$g.out 2>/dev/null | head -40
+  rows $W/bench-$g.out
   grep -h "note\|chain flavour" $W/bench-$g.err | head -20
 done
 # 3. GEMM through kiln (results checked) and cuBLAS.
@@ -39,4 +42,7 @@ step cuda-transfers 60 python3 scripts/cuda_transfers.py; cat $W/cuda-transfers.
 step cuda-chain 60 python3 scripts/cuda_chain.py; cat $W/cuda-chain.out
 step stream 40 $B/stream_overlap; tail -4 $W/stream.out
 step trace 30 $B/trace $W/trace.json $((1 << 24)); tail -5 $W/trace.out
+date -u
+# 5. Topic steps.
+for t in scripts/h200/*.sh; do [ -f "$t" ] && echo "== topic $t" && source "$t"; done
 date -u
