@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 W=/tmp/h200; mkdir -p $W; B=.devbin
+# Tests that read repo files at run time find them where they were built.
+mkdir -p /work; [ -e /work/main ] || ln -sfn "$PWD" /work/main
 pack() { tar -czf $OUT/h200-final.tar.gz -C $W . ; }
 step() { # name cap command...
   local n=$1 t=$2; shift 2; local s=$SECONDS
