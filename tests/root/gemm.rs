@@ -1,11 +1,14 @@
 //! The GEMM example's kernels (`examples/common/gemm.rs`): the fp32 tiled fallback against
 //! the CPU reference (exact: small-integer inputs), and the cooperative-matrix modules
 //! (prebuilt SPIR-V, fp16 and bf16) reported absent cleanly where the device has no
-//! cooperative matrices (lavapipe), or checked exactly where it has them.
+//! cooperative matrices (lavapipe), or checked exactly where it has them; the
+//! shared-memory kernel's tile plans (subgroups, copy split, shared-memory bytes) against
+//! the device limits; the ceiling kernel's modules.
 
 use common::{assert_clean, device};
 use kiln::vk;
-use kiln_examples::gemm::{self, Precision};
+use kiln_examples::coopmat_peak;
+use kiln_examples::gemm::{self, Precision, SmemShape, SMEM_SHAPES};
 
 #[test]
 fn tiled_fp32_gemm_matches_the_cpu_reference_exactly() {
@@ -91,4 +94,187 @@ fn narrow_inputs_round_like_the_shader_reads_them() {
     );
     assert_eq!(Precision::Bf16.round(&[1000.5])[0], 1000.0);
     assert_eq!(Precision::F16.round(&[1000.5])[0], 1000.5);
+}
+
+/// H200-like limits (subgroup 32, 48 KiB shared memory, 1024 invocations in 32 subgroups).
+fn h200_like() -> kiln::ComputeProperties {
+    kiln::ComputeProperties {
+        subgroup_size: 32,
+        max_compute_workgroup_subgroups: 32,
+        max_compute_work_group_invocations: 1024,
+        max_compute_work_group_size: [1024, 1024, 64],
+        max_compute_shared_memory_size: 49152,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn shared_memory_tile_plans_follow_the_device_limits() {
+    let p = h200_like();
+    let f = [16, 16, 16];
+    let plan = gemm::smem_plan(&p, f, 32, SMEM_SHAPES[0]).unwrap();
+    // 128x128x32 in 64x32 subgroup tiles: 8 subgroups; A 128 rows x (4+1) uvec4 and B
+    // 32 rows x (16+1) uvec4, twice, 16 bytes each.
+    assert_eq!(plan.subgroups, 8);
+    assert_eq!(plan.workgroup_size, 256);
+    assert_eq!(plan.shared_bytes, 16 * 2 * (128 * 5 + 32 * 17));
+    assert_eq!(plan.shared_bytes, 37888);
+    let plan = gemm::smem_plan(&p, f, 32, SMEM_SHAPES[2]).unwrap();
+    assert_eq!(
+        (plan.subgroups, plan.shared_bytes),
+        (8, 16 * 2 * (128 * 3 + 16 * 33))
+    );
+    // Every listed shape fits the H200's 48 KiB.
+    for s in SMEM_SHAPES {
+        let plan = gemm::smem_plan(&p, f, 32, s).unwrap();
+        assert!(plan.shared_bytes <= 49152, "{s:?}: {plan:?}");
+    }
+    // 128x256x32 double-buffered needs 54272 bytes: refused, naming both numbers.
+    let big = SmemShape {
+        bm: 128,
+        bn: 256,
+        bk: 32,
+        wm: 64,
+        wn: 64,
+    };
+    let e = gemm::smem_plan(&p, f, 32, big).unwrap_err();
+    assert!(e.contains("54272") && e.contains("49152"), "{e}");
+    // A fragment whose rows are not 16-byte multiples, and tiles that do not split.
+    let e = gemm::smem_plan(&p, [16, 4, 16], 32, SMEM_SHAPES[0]).unwrap_err();
+    assert!(e.contains("multiples of 8"), "{e}");
+    let odd = SmemShape {
+        bm: 128,
+        bn: 128,
+        bk: 32,
+        wm: 48,
+        wn: 32,
+    };
+    assert!(gemm::smem_plan(&p, f, 32, odd)
+        .unwrap_err()
+        .contains("split"));
+    // 32 subgroups of 64x... : over the invocation limit at subgroup size 64.
+    let many = SmemShape {
+        bm: 256,
+        bn: 256,
+        bk: 16,
+        wm: 32,
+        wn: 32,
+    };
+    let e = gemm::smem_plan(&p, f, 64, many).unwrap_err();
+    assert!(e.contains("4096 invocations"), "{e}");
+    // The copy split: 128x128x8 would be 128 + 128 uvec4 per step over 256 invocations.
+    let thin = SmemShape {
+        bm: 128,
+        bn: 128,
+        bk: 16,
+        wm: 64,
+        wn: 32,
+    };
+    assert!(gemm::smem_plan(&p, [16, 16, 16], 32, thin).is_ok());
+    let e = gemm::smem_plan(&p, [16, 16, 8], 32, SmemShape { bk: 8, ..thin }).unwrap_err();
+    assert!(e.contains("128 + 128 uvec4"), "{e}");
+    // This device's own limit decides the same way (lavapipe: 32 KiB, so the 37888-byte
+    // shape is refused there).
+    let device = device();
+    let dp = device.compute_properties();
+    let r = gemm::smem_plan(dp, f, 32, SMEM_SHAPES[0]);
+    assert_eq!(
+        r.is_ok(),
+        dp.max_compute_shared_memory_size >= 37888,
+        "{r:?}"
+    );
+}
+
+#[test]
+fn shared_memory_and_ceiling_kernels_are_reported_absent_cleanly_or_run_exactly() {
+    let device = device();
+    for (name, module, f16) in [
+        (
+            "smem fp16",
+            kiln::include_spirv!("coopmat/gemm_coopmat_smem.comp").unwrap(),
+            true,
+        ),
+        (
+            "smem bf16",
+            kiln::include_spirv!("coopmat/gemm_coopmat_smem_bf16.comp").unwrap(),
+            false,
+        ),
+        (
+            "peak fp16",
+            kiln::include_spirv!("coopmat/coopmat_peak.comp").unwrap(),
+            true,
+        ),
+        (
+            "peak bf16",
+            kiln::include_spirv!("coopmat/coopmat_peak_bf16.comp").unwrap(),
+            false,
+        ),
+    ] {
+        let caps = &module.reflection().capabilities;
+        assert!(
+            caps.iter().any(|c| c == "CooperativeMatrixKHR"),
+            "{name}: {caps:?}"
+        );
+        assert_eq!(caps.iter().any(|c| c == "Float16"), f16, "{name}: {caps:?}");
+        assert_eq!(
+            caps.iter().any(|c| c == "BFloat16CooperativeMatrixKHR"),
+            !f16,
+            "{name}: {caps:?}"
+        );
+        if !device.features().cooperative_matrix {
+            let e = device.compute_pipeline(&module, "main").unwrap_err();
+            assert_eq!(e.code(), "KILN-E107", "{name}: {e}");
+        }
+    }
+    for p in [Precision::F16, Precision::Bf16] {
+        for shape in SMEM_SHAPES {
+            match gemm::coopmat_smem(&device, p, shape).unwrap() {
+                Ok(g) => {
+                    let dims = [g.tile[0] * 2, g.tile[1] * 2, g.k_step * 3];
+                    let [m, n, k] = dims.map(|x| x as usize);
+                    let a = gemm::inputs(m * k, 31, 1.0);
+                    let b = gemm::inputs(k * n, 32, 1.0);
+                    let c = g.run(&device, &a, &b, dims).unwrap();
+                    assert_eq!(c, gemm::reference(&a, &b, dims), "{}", g.path);
+                }
+                Err(why) => assert!(!why.is_empty()),
+            }
+        }
+        match coopmat_peak::peak_configs(&device, p) {
+            Ok(configs) => {
+                let k = coopmat_peak::peak(&device, p, &configs[0], (2, 2)).unwrap();
+                let r = k.run(&device, 8, 16, 1).unwrap();
+                assert_eq!(r.wrong, 0, "{}: {r:?}", k.name);
+                assert_eq!(r.first.1, (4 * 16 * configs[0].k) as f32);
+            }
+            Err(why) => {
+                assert!(!device.features().cooperative_matrix || p == Precision::Bf16);
+                assert!(why.contains(&device.info().name), "{why}");
+            }
+        }
+    }
+    assert_clean(&device);
+}
+
+#[test]
+fn the_first_slice_reference_is_k_over_the_step_times_that_slice() {
+    let device = device();
+    let mut g = gemm::tiled(&device).unwrap();
+    g.reuses_first_slice = true;
+    g.k_step = 4;
+    let dims = [3u32, 5, 12];
+    let a = gemm::inputs(3 * 12, 41, 1.0);
+    let b = gemm::inputs(12 * 5, 42, 1.0);
+    let want = g.expected(&a, &b, dims);
+    assert_eq!(want.len(), 15);
+    for i in 0..3 {
+        for j in 0..5 {
+            let one: f32 = (0..4).map(|l| a[i * 12 + l] * b[l * 5 + j]).sum();
+            assert_eq!(want[i * 5 + j], 3.0 * one, "C[{i}][{j}]");
+            assert_eq!(g.expected_at(&a, &b, dims, i, j), 3.0 * one);
+        }
+    }
+    // The streaming kernels' reference is the plain product.
+    g.reuses_first_slice = false;
+    assert_eq!(g.expected(&a, &b, dims), gemm::reference(&a, &b, dims));
 }

@@ -1,0 +1,157 @@
+#version 450
+// kiln: prebuilt
+// (built by scripts/build_coopmat_spv.sh with glslang 13.1.1 into
+// gemm_coopmat_smem.comp.spv; gemm_coopmat_smem_bf16.comp.spv is this module with its
+// 16-bit float type re-encoded as bfloat16 by scripts/spv_bf16.py: the shader touches its
+// 16-bit elements only as cooperative-matrix components, moving them as uvec4.)
+//
+// C (M×N, fp32) = A (M×K, fp16) · B (K×N, fp16), row-major, KHR cooperative matrices
+// staged through shared memory. A workgroup computes a BM×BN tile of C; each subgroup a
+// WM×WN block of it as (WM/lM)×(WN/lN) accumulators of lM×lN. K is walked in steps of BK:
+// the workgroup copies the BM×BK slice of A and the BK×BN slice of B into shared memory
+// with 16-byte loads (uvec4 = 8 elements), rows padded by 16 bytes against bank
+// conflicts; the copy is double-buffered (step k+1 is fetched into registers before step
+// k is multiplied, then stored into the other buffer: one barrier per step). Subgroups
+// coopMatLoad their fragments from shared memory (offset and stride in uvec4 units,
+// which keeps both 16-byte aligned as VK_KHR_cooperative_matrix requires).
+//
+// Spec constants (chosen by the host, `examples/common/gemm.rs`): 0, 1, 2 the fragment
+// shape lM, lN, lK (a configuration the device lists; lN and lK multiples of 8); 3 the
+// workgroup size WG (subgroups × subgroup size); 4 BM, 5 BN, 6 BK; 7 WM, 8 WN; 9 STREAM
+// (true: the GEMM; false, for measuring where the time goes: only the first BK slice is
+// copied, and every step multiplies it again from shared memory, so C = (K/BK) · A[:, :BK] ·
+// B[:BK, :] and the loop has no global-memory traffic). The host
+// checks: (BM/WM)·(BN/WN) subgroups of WG; BM·BK/8 and BK·BN/8 multiples of WG; shared
+// memory 16·2·(BM·(BK/8+1) + BK·(BN/8+1)) bytes within maxComputeSharedMemorySize; M, N
+// multiples of BM, BN and K of BK. Dispatch: (M/BM)·(N/BN) workgroups in x.
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+layout(local_size_x_id = 3, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = 0) const uint lM = 16;
+layout(constant_id = 1) const uint lN = 16;
+layout(constant_id = 2) const uint lK = 16;
+layout(constant_id = 3) const uint WG = 256;
+layout(constant_id = 4) const uint BM = 128;
+layout(constant_id = 5) const uint BN = 128;
+layout(constant_id = 6) const uint BK = 32;
+layout(constant_id = 7) const uint WM = 64;
+layout(constant_id = 8) const uint WN = 32;
+layout(constant_id = 9) const bool STREAM = true;
+layout(set = 0, binding = 0) readonly buffer A { uvec4 a[]; };
+layout(set = 0, binding = 1) readonly buffer B { uvec4 b[]; };
+layout(set = 0, binding = 2) writeonly buffer C { float c[]; };
+layout(push_constant) uniform Dims { uint M; uint N; uint K; } dims;
+
+// uvec4 per row of the A and B slices, and the padded shared-memory row strides.
+const uint AV = BK / 8u;
+const uint BV = BN / 8u;
+const uint AS = AV + 1u;
+const uint BS = BV + 1u;
+// uvec4 copies per invocation per step.
+const uint AL = BM * AV / WG;
+const uint BL = BK * BV / WG;
+// Accumulators per subgroup; subgroups along N.
+const uint FM = WM / lM;
+const uint FN = WN / lN;
+const uint SN = BN / WN;
+
+shared uvec4 as_[2u * BM * AS];
+shared uvec4 bs_[2u * BK * BS];
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = gl_SubgroupID;
+    uint tilesN = dims.N / BN;
+    uint m0 = (gl_WorkGroupID.x / tilesN) * BM;
+    uint n0 = (gl_WorkGroupID.x % tilesN) * BN;
+    uint wm = (sg / SN) * WM;
+    uint wn = (sg % SN) * WN;
+    uint kv = dims.K / 8u;
+    uint nv = dims.N / 8u;
+
+    uvec4 ra[AL];
+    uvec4 rb[BL];
+    // Step 0 into buffer 0.
+    [[unroll]] for (uint i = 0u; i < AL; i++) {
+        uint e = tid + i * WG;
+        ra[i] = a[(m0 + e / AV) * kv + e % AV];
+    }
+    [[unroll]] for (uint i = 0u; i < BL; i++) {
+        uint e = tid + i * WG;
+        rb[i] = b[(e / BV) * nv + n0 / 8u + e % BV];
+    }
+    [[unroll]] for (uint i = 0u; i < AL; i++) {
+        uint e = tid + i * WG;
+        as_[(e / AV) * AS + e % AV] = ra[i];
+    }
+    [[unroll]] for (uint i = 0u; i < BL; i++) {
+        uint e = tid + i * WG;
+        bs_[(e / BV) * BS + e % BV] = rb[i];
+    }
+    barrier();
+
+    coopmat<float, gl_ScopeSubgroup, lM, lN, gl_MatrixUseAccumulator> acc[FM * FN];
+    [[unroll]] for (uint t = 0u; t < FM * FN; t++) {
+        acc[t] = coopmat<float, gl_ScopeSubgroup, lM, lN, gl_MatrixUseAccumulator>(0.0);
+    }
+
+    uint steps = dims.K / BK;
+    for (uint s = 0u; s < steps; s++) {
+        uint cur = STREAM ? (s & 1u) : 0u;
+        bool more = STREAM && s + 1u < steps;
+        if (more) {
+            uint k8 = (s + 1u) * AV;
+            [[unroll]] for (uint i = 0u; i < AL; i++) {
+                uint e = tid + i * WG;
+                ra[i] = a[(m0 + e / AV) * kv + k8 + e % AV];
+            }
+            uint kr = (s + 1u) * BK;
+            [[unroll]] for (uint i = 0u; i < BL; i++) {
+                uint e = tid + i * WG;
+                rb[i] = b[(kr + e / BV) * nv + n0 / 8u + e % BV];
+            }
+        }
+        uint abase = cur * BM * AS;
+        uint bbase = cur * BK * BS;
+        [[unroll]] for (uint kk = 0u; kk < BK; kk += lK) {
+            coopmat<float16_t, gl_ScopeSubgroup, lM, lK, gl_MatrixUseA> fa[FM];
+            coopmat<float16_t, gl_ScopeSubgroup, lK, lN, gl_MatrixUseB> fb[FN];
+            [[unroll]] for (uint i = 0u; i < FM; i++) {
+                coopMatLoad(fa[i], as_, abase + (wm + i * lM) * AS + kk / 8u, AS,
+                            gl_CooperativeMatrixLayoutRowMajor);
+            }
+            [[unroll]] for (uint j = 0u; j < FN; j++) {
+                coopMatLoad(fb[j], bs_, bbase + kk * BS + (wn + j * lN) / 8u, BS,
+                            gl_CooperativeMatrixLayoutRowMajor);
+            }
+            [[unroll]] for (uint i = 0u; i < FM; i++) {
+                [[unroll]] for (uint j = 0u; j < FN; j++) {
+                    acc[i * FN + j] = coopMatMulAdd(fa[i], fb[j], acc[i * FN + j]);
+                }
+            }
+        }
+        if (more) {
+            uint nabase = (cur ^ 1u) * BM * AS;
+            uint nbbase = (cur ^ 1u) * BK * BS;
+            [[unroll]] for (uint i = 0u; i < AL; i++) {
+                uint e = tid + i * WG;
+                as_[nabase + (e / AV) * AS + e % AV] = ra[i];
+            }
+            [[unroll]] for (uint i = 0u; i < BL; i++) {
+                uint e = tid + i * WG;
+                bs_[nbbase + (e / BV) * BS + e % BV] = rb[i];
+            }
+        }
+        barrier();
+    }
+
+    [[unroll]] for (uint i = 0u; i < FM; i++) {
+        [[unroll]] for (uint j = 0u; j < FN; j++) {
+            coopMatStore(acc[i * FN + j], c, (m0 + wm + i * lM) * dims.N + n0 + wn + j * lN,
+                         dims.N, gl_CooperativeMatrixLayoutRowMajor);
+        }
+    }
+}
