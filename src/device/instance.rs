@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex, Once};
 
 use ash::vk;
 
+use super::queue_order::{ordered_note, QueueOrder};
 use crate::error::{vk_err, Error, Result};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
@@ -146,6 +147,9 @@ thread_local! {
     /// The submission being made on this thread (label, pipelines), see [`SubmitContext`].
     static SUBMISSION: std::cell::RefCell<Option<(String, String)>> =
         const { std::cell::RefCell::new(None) };
+    /// What orders the submission being made on this thread after other submissions
+    /// (validation on), see [`QueueOrder`].
+    static ORDER: Cell<Option<QueueOrder>> = const { Cell::new(None) };
     /// The `#[track_caller]` location of the recorder command being recorded on this
     /// thread (set only when validation is on).
     static CALLER: Cell<Option<&'static Location<'static>>> = const { Cell::new(None) };
@@ -165,12 +169,14 @@ pub(crate) struct SubmitContext(());
 
 impl SubmitContext {
     /// Enters the context of submission `label` binding `pipelines`, with commands recorded
-    /// through `Recorder::raw` at `raw_calls`.
+    /// through `Recorder::raw` at `raw_calls`, ordered after what `order` says.
     pub(crate) fn enter(
         label: &str,
         pipelines: &[&str],
         raw_calls: &[&'static Location<'static>],
+        order: Option<QueueOrder>,
     ) -> SubmitContext {
+        ORDER.with(|o| o.set(order));
         let mut label = label.to_string();
         if !raw_calls.is_empty() {
             let at: Vec<String> = raw_calls
@@ -187,6 +193,7 @@ impl SubmitContext {
 impl Drop for SubmitContext {
     fn drop(&mut self) {
         SUBMISSION.with(|s| *s.borrow_mut() = None);
+        ORDER.with(|o| o.set(None));
     }
 }
 
@@ -303,6 +310,10 @@ unsafe extern "system" fn debug_callback(
         }
         return vk::FALSE;
     }
+    let ordered = ORDER
+        .with(|o| o.get())
+        .and_then(|o| ordered_note(&text, &o))
+        .unwrap_or_default();
     let at = match (caller(), &context) {
         (Some(l), _) => format!(" [recorded at {}:{}]", l.file(), l.line()),
         (None, Some((label, pipelines))) if !pipelines.is_empty() => {
@@ -310,7 +321,7 @@ unsafe extern "system" fn debug_callback(
         }
         (None, Some((label, _))) => format!(" [submission `{label}`]"),
         _ => String::new(),
-    };
+    } + &ordered;
     let line = format!("[{types:?}] {id_name}: {text}{at}");
     let level = if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
         log::Level::Error

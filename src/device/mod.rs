@@ -24,6 +24,7 @@ mod lifetime;
 mod physical;
 mod properties;
 mod queue;
+mod queue_order;
 mod sampler;
 mod slots;
 mod timestamps;
@@ -54,6 +55,7 @@ pub use physical::DeviceInfo;
 pub use properties::{ComputeProperties, CooperativeMatrixConfig, COMPONENT_TYPE_BFLOAT16_KHR};
 pub(crate) use queue::{Queue, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
+pub(crate) use queue_order::QueueOrder;
 pub use sampler::{Sampler, SamplerDesc};
 pub(crate) use slots::LayerSlot;
 pub(crate) use timestamps::QueryLease;
@@ -346,7 +348,7 @@ impl Shared {
         let push_descriptor = features
             .push_descriptor
             .then(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw));
-        Ok(Shared {
+        let shared = Shared {
             slots: Default::default(),
             samplers: Default::default(),
             graveyard: Default::default(),
@@ -384,7 +386,13 @@ impl Shared {
             timestamps,
             push_descriptor,
             instance,
-        })
+        };
+        // Validation messages name kiln's queues (`VkQueue 0x..[kiln queue 2 (Transfer)]`),
+        // and the messenger reads the index back (`instance::ordered_note`).
+        for (i, q) in shared.queues.iter().enumerate() {
+            shared.set_name(q.raw_handle(), &Queue::debug_name(i, &shared.queues));
+        }
+        Ok(shared)
     }
 
     /// VK_EXT_debug_utils' device functions when labels are on (see `labels`).

@@ -24,7 +24,7 @@
 //!
 //! Which queues a device gets, and what each supports: `families`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -36,6 +36,9 @@ use crate::error::{vk_err, vk_err_labeled, vk_wait_err, Error, Result};
 /// The most kiln queues a device has (main + async compute + transfer, each with its own
 /// timeline); per-resource stamps are fixed arrays of this length.
 pub const MAX_QUEUES: usize = 8;
+
+/// How the name of a kiln queue's own `VkQueue` starts; the kiln queue index follows.
+pub(crate) const QUEUE_NAME: &str = "kiln queue ";
 
 /// Per kiln queue, a timeline value (0: none).
 #[derive(Debug, Default)]
@@ -146,6 +149,12 @@ pub(crate) struct Queue {
     last_label: Mutex<String>,
     /// Polling budget of waits (see the module docs).
     spin: Duration,
+    /// With validation on: per other kiln queue, the highest of its timeline values this
+    /// queue's submissions have waited for (`SubmitContext`'s ordering facts).
+    waited: QueueStamps,
+    /// A `vkQueueSubmit2` on this queue failed: the layer's submit index of this queue may
+    /// no longer be its timeline value minus one.
+    submit_failed: AtomicBool,
 }
 
 /// The queue's lock, held for a submission: the raw queue may be used, values handed out.
@@ -211,7 +220,63 @@ impl Queue {
             completed: AtomicU64::new(0),
             last_label: Mutex::new(String::new()),
             spin,
+            waited: QueueStamps::default(),
+            submit_failed: AtomicBool::new(false),
         })
+    }
+
+    /// Records (validation on) that a submission on this queue waits for `value` of kiln
+    /// queue `other`'s timeline.
+    pub(crate) fn note_waited(&self, other: usize, value: u64) {
+        self.waited.stamp(other, value);
+    }
+
+    /// The highest value of kiln queue `other`'s timeline this queue has waited for
+    /// ([`note_waited`](Self::note_waited)).
+    pub(crate) fn waited_for(&self, other: usize) -> u64 {
+        self.waited.get(other)
+    }
+
+    /// Records that a `vkQueueSubmit2` call on this queue failed.
+    pub(crate) fn note_submit_failed(&self) {
+        self.submit_failed.store(true, Ordering::Release);
+    }
+
+    /// Whether the validation layer's submit index on this queue's `VkQueue` is its
+    /// timeline value minus one: the `VkQueue` is this queue's alone and no submission on
+    /// it failed. (Every `vkQueueSubmit2` kiln makes signals the queue's next value.)
+    pub(crate) fn layer_index_is_value(&self, all: &[Queue]) -> bool {
+        !self.submit_failed.load(Ordering::Acquire)
+            && all
+                .iter()
+                .filter(|q| Arc::ptr_eq(&q.raw, &self.raw))
+                .count()
+                == 1
+    }
+
+    /// The name kiln gives the `VkQueue` of kiln queue `index` (validation messages print
+    /// it; `instance::ordered_note` reads the index back from it), or a name listing the
+    /// kiln queues that share one `VkQueue`.
+    pub(crate) fn debug_name(index: usize, all: &[Queue]) -> String {
+        let Some(me) = all.get(index) else {
+            return String::new();
+        };
+        let sharing: Vec<String> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| Arc::ptr_eq(&q.raw, &me.raw))
+            .map(|(i, q)| format!("{i} {:?}", q.planned.kind))
+            .collect();
+        if sharing.len() == 1 {
+            format!("{QUEUE_NAME}{index} ({:?})", me.planned.kind)
+        } else {
+            format!("kiln queues {} (one VkQueue)", sharing.join(" + "))
+        }
+    }
+
+    /// The raw `VkQueue` (for naming; submissions go through [`lock`](Self::lock)).
+    pub(crate) fn raw_handle(&self) -> vk::Queue {
+        *lock(&self.raw)
     }
 
     /// Whether `self` and `other` submit to the same `VkQueue` (one lock).

@@ -46,7 +46,9 @@ use ash::vk;
 use super::timing::{self, GpuTimings};
 use super::trace::Trace;
 use crate::commands::{RecordedWork, Recorder, TimedWork};
-use crate::device::{set_caller, FaultSite, ResourceStamps, Shared, SubmitContext, MAX_QUEUES};
+use crate::device::{
+    set_caller, FaultSite, QueueOrder, ResourceStamps, Shared, SubmitContext, MAX_QUEUES,
+};
 use crate::error::{vk_err, vk_err_labeled, Error, Result};
 
 /// How [`record`] begins and ends a command buffer.
@@ -302,10 +304,26 @@ pub(crate) fn submit(
         // SAFETY: the queue is externally synchronized by its lock; `name` outlives the call.
         unsafe { du.queue_begin_debug_utils_label(guard.raw(), &label) };
     }
-    let context = shared
-        .instance
-        .validation
-        .then(|| SubmitContext::enter(batch.label, &work.pipelines, &work.raw_calls));
+    let context = shared.instance.validation.then(|| {
+        // What the layer's submit-time messages can check this submission against.
+        let mut order = QueueOrder {
+            queue,
+            after: [0; MAX_QUEUES],
+            exact: [false; MAX_QUEUES],
+        };
+        for (p, other) in shared.queues.iter().enumerate().take(MAX_QUEUES) {
+            if after[p] > 0 {
+                q.note_waited(p, after[p]);
+            }
+            order.after[p] = if p == queue {
+                value - 1
+            } else {
+                q.waited_for(p)
+            };
+            order.exact[p] = other.layer_index_is_value(&shared.queues);
+        }
+        SubmitContext::enter(batch.label, &work.pipelines, &work.raw_calls, Some(order))
+    });
     // A fault injected here fails the call as the driver would (the test-only injector).
     let submitted = shared.inject(FaultSite::QueueSubmit).and_then(|()| {
         // SAFETY: the queue is externally synchronized by its lock; the command buffer is
@@ -314,7 +332,11 @@ pub(crate) fn submit(
         // (a stamp is stored only after its submission), so no wait precedes its signal;
         // binary semaphores and the fence are in the states their owner (the presenter)
         // guarantees; locals outlive the call.
-        unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) }
+        let r = unsafe { shared.raw.queue_submit2(guard.raw(), &[info], batch.fence) };
+        if r.is_err() {
+            q.note_submit_failed();
+        }
+        r
     });
     drop(context);
     if let Some(du) = labels {

@@ -92,17 +92,23 @@ fn device_with(desc: DeviceDesc) -> Device {
 }
 
 /// Panics listing the messages if the report holds any error or warning, except the
-/// known false positive of synchronization validation [`syncval_self_race`] (only when the
-/// report kept every message, so none can hide behind it).
+/// known false positives of synchronization validation (only when the report kept every
+/// message, so none can hide behind them, and only when every message is one):
+/// [`syncval_self_race`], and hazards between accesses that kiln's timeline waits order,
+/// which the messenger marks with the facts (`[kiln: ordered: ...]`: the submission waited
+/// for a timeline value at least that of the submission that made the earlier access;
+/// src/device/queue_order.rs). Both come from validation layers whose submit-time checks
+/// do not follow timeline semaphores (1.3.239, which the H200 runs carry; lavapipe has one
+/// queue, so the CI never sees them).
 #[track_caller]
 pub fn assert_report_clean(r: &ValidationReport) {
-    let total = (r.errors + r.warnings) as usize;
-    let known = r.messages.iter().filter(|m| syncval_self_race(m)).count();
-    if total > 0 && known == total && r.messages.len() == total {
+    if !r.is_clean() && only_known_false_positives(r) {
+        let known = r.messages.len();
         eprintln!(
-            "note: {known} SYNC-HAZARD-*-RACING-* message(s) against the submitting queue's own \
-             earlier access set aside (a false positive of validation layers without the \
-             per-queue async check, e.g. 1.3.239; see tests/common/mod.rs syncval_self_race)"
+            "note: {known} submit-time SYNC-HAZARD message(s) between accesses kiln's timeline \
+             waits order set aside (false positives of validation layers whose submit-time \
+             checks ignore timeline semaphores, e.g. 1.3.239; see tests/common/mod.rs \
+             assert_report_clean)"
         );
         return;
     }
@@ -113,6 +119,26 @@ pub fn assert_report_clean(r: &ValidationReport) {
         r.warnings,
         r.messages.join("\n")
     );
+}
+
+/// Whether every error and warning of `r` is a known false positive (see
+/// [`assert_report_clean`]) and the report kept them all: clean but for those.
+pub fn only_known_false_positives(r: &ValidationReport) -> bool {
+    let total = (r.errors + r.warnings) as usize;
+    let known = r
+        .messages
+        .iter()
+        .filter(|m| syncval_self_race(m) || kiln_ordered(m))
+        .count();
+    known == total && r.messages.len() == total
+}
+
+/// Whether `message` is a submit-time hazard the messenger marked as ordered by kiln's
+/// timeline waits (src/device/queue_order.rs).
+pub fn kiln_ordered(message: &str) -> bool {
+    message.contains("vkQueueSubmit")
+        && message.contains("SYNC-HAZARD-")
+        && message.contains(" [kiln: ordered: ")
 }
 
 /// Whether `message` is synchronization validation's `*_RACING_*` hazard of a

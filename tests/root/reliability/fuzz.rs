@@ -584,7 +584,7 @@ impl World<'_> {
         }
         STEPS.fetch_add(1, Ordering::Relaxed);
         let report = d.validation_report();
-        if !report.is_clean() {
+        if !report.is_clean() && !common::only_known_false_positives(&report) {
             // Messages of a device stay counted: the next case gets a new device (so the
             // shrinking runs each smaller program on a clean one).
             return Err(TestCaseError::fail(format!(
@@ -734,6 +734,7 @@ fn api_sequences_stay_coded_validation_clean_and_leak_free() {
         TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
     let start = std::time::Instant::now();
     let result = runner.run(&case(), |c| {
+        // Also after known false positives only: each case starts with no messages.
         if !fixture.borrow().device.validation_report().is_clean() {
             let old = fixture.replace(Fixture::new());
             drop(old);
