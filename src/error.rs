@@ -20,7 +20,7 @@
 //! `KILN-W008` a hot reload refused because the layout changed, `KILN-W009` a hot reload
 //! that failed to compile (both logged by `HotComputePipeline::poll`, feature
 //! `hot-reload`), `KILN-W002` a pipeline cache file or its data is ignored, `KILN-W003` the pipeline cache
-//! is not saved, `KILN-W004` cooperative-matrix or bfloat16 extensions the device has are
+//! is not saved, `KILN-W004` cooperative-matrix (KHR, NV 2) or bfloat16 extensions the device has are
 //! not enabled because the validation layer predates them, `KILN-W006` the `KILN_TRACE`
 //! file could not be written at device drop, `KILN-W007` a layer feature was asked for but
 //! the layer lacks `VK_EXT_validation_features`, `KILN-W005` a draw uses through a descriptor
@@ -407,6 +407,19 @@ errors! {
     #[code("KILN-E111")]
     #[error("module `{module}` declares SPIR-V capability {capability}, which exists only for OpenCL kernels; compile the shader for Vulkan (glslc --target-env=vulkan1.3, clspv for OpenCL C)")]
     CapabilityNotVulkan { module: String, capability: String },
+
+    /// A module uses cooperative matrices of a scope this device does not allow: `Workgroup`
+    /// needs VK_NV_cooperative_matrix2's `cooperativeMatrixWorkgroupScope` (Vulkan spec,
+    /// VK_NV_cooperative_matrix2; VUID-RuntimeSpirv-cooperativeMatrixWorkgroupScope-10164),
+    /// and no scope other than `Subgroup` or `Workgroup` is valid in Vulkan.
+    #[code("KILN-E112")]
+    #[error("module `{module}` uses cooperative matrices of scope {scope} on device `{device}`, which {why}; use subgroup-scope matrices (gl_ScopeSubgroup, a configuration from ComputeProperties::cooperative_matrix), or a device with VK_NV_cooperative_matrix2 enabled (Features::cooperative_matrix2; KILN_VALIDATION=0 where the validation layer predates it)")]
+    CooperativeMatrixScope {
+        module: String,
+        device: String,
+        scope: String,
+        why: String,
+    },
 
     /// A command the queue's family cannot run: a pipeline of a bind point the queue lacks
     /// (VUID-vkCmdBindPipeline-pipelineBindPoint-00777, -00778), rendering on a queue

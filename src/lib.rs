@@ -106,7 +106,8 @@ pub use commands::{
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
     capability_requirement, known_capabilities, Buffer, BufferDesc, ComputeProperties,
-    CooperativeMatrixConfig, Device, DeviceDesc, DeviceInfo, Features, HeapUsage, Image, ImageDesc,
+    CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
+    DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, Image, ImageDesc,
     LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler,
     SamplerDesc, UpdateAfterBindLimits, ValidationReport, ValidationWatch,
     COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES,

@@ -15,6 +15,12 @@
 //!   one of [`SMEM_SHAPES`] that [`smem_plan`] accepts for the device (subgroup count,
 //!   copy split, `maxComputeSharedMemorySize`).
 //!
+//! - **cooperative matrix, workgroup scope** (`shaders/coopmat/gemm_coopmat_wg*.comp`,
+//!   VK_NV_cooperative_matrix2): one BM×BN workgroup-scope accumulator per workgroup, the
+//!   driver spreading and staging the matrices; tile shapes from [`WG_TILES`] that are
+//!   multiples of a workgroup-scope flexible-dimension configuration's granularity, in
+//!   workgroups of its `workgroup_invocations` ([`wg_plan`]).
+//!
 //! M and N must be multiples of the workgroup tile (`Gemm::tile`), K of `Gemm::k_step`.
 //! Used by `examples/gemm.rs` (check and `--bench`) and the `gemm` tests.
 
@@ -146,6 +152,58 @@ pub const SMEM_SHAPES: [SmemShape; 5] = [
         wn: 32,
     },
 ];
+
+/// The workgroup tiles (BM, BN, BK) the workgroup-scope kernel tries.
+pub const WG_TILES: [[u32; 3]; 5] = [
+    [128, 128, 32],
+    [128, 256, 32],
+    [256, 128, 32],
+    [128, 128, 64],
+    [256, 256, 32],
+];
+
+/// The workgroup size for the workgroup-scope kernel at `tile` with input type `ab`
+/// (fp32 accumulate), from the device's VK_NV_cooperative_matrix2 properties `p`: the
+/// `workgroup_invocations` of the first workgroup-scope flexible-dimension configuration
+/// of those types whose granularities divide the tile (within
+/// `flexible_dimensions_max_dimension` and `workgroup_scope_max_workgroup_size`), or why
+/// there is none.
+pub fn wg_plan(
+    p: &kiln::CooperativeMatrix2Properties,
+    ab: vk::ComponentTypeKHR,
+    [bm, bn, bk]: [u32; 3],
+) -> Result<u32, String> {
+    let f32t = vk::ComponentTypeKHR::FLOAT32;
+    let mut seen = Vec::new();
+    for c in &p.flexible_dimensions {
+        if c.scope != vk::ScopeKHR::WORKGROUP
+            || c.a_type != ab
+            || c.b_type != ab
+            || c.c_type != f32t
+            || c.result_type != f32t
+        {
+            continue;
+        }
+        seen.push(format!(
+            "{}x{}x{} granularity, {} invocations",
+            c.m_granularity, c.n_granularity, c.k_granularity, c.workgroup_invocations
+        ));
+        let max = p.flexible_dimensions_max_dimension;
+        let fits = |x: u32, g: u32| g > 0 && x.is_multiple_of(g) && x <= max;
+        if fits(bm, c.m_granularity)
+            && fits(bn, c.n_granularity)
+            && fits(bk, c.k_granularity)
+            && c.workgroup_invocations <= p.workgroup_scope_max_workgroup_size
+        {
+            return Ok(c.workgroup_invocations);
+        }
+    }
+    Err(format!(
+        "no workgroup-scope flexible-dimension configuration for {ab:?} x {ab:?} + FLOAT32 \
+         fits tile {bm}x{bn}x{bk} (max dimension {}, max workgroup {}; listed: {seen:?})",
+        p.flexible_dimensions_max_dimension, p.workgroup_scope_max_workgroup_size
+    ))
+}
 
 /// How the shared-memory kernel runs a shape on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -374,6 +432,66 @@ pub fn coopmat_smem_with(
         k_step: bk,
         fragment: Some([c.m, c.n, c.k]),
         reuses_first_slice: !stream,
+    }))
+}
+
+/// The workgroup-scope cooperative-matrix GEMM (VK_NV_cooperative_matrix2) for
+/// `precision` (F16 or Bf16) and `tile` (BM, BN, BK), or why the device cannot run it (no
+/// workgroup scope or flexible dimensions enabled, no fitting configuration: [`wg_plan`]).
+pub fn coopmat_wg(
+    device: &Device,
+    precision: Precision,
+    tile: [u32; 3],
+) -> kiln::Result<Result<Gemm, String>> {
+    if let Err(why) = coopmat_config(device, precision) {
+        return Ok(Err(why));
+    }
+    let f = device.features().cooperative_matrix2;
+    if !(f.workgroup_scope && f.flexible_dimensions) {
+        return Ok(Err(format!(
+            "{} has no VK_NV_cooperative_matrix2 cooperativeMatrixWorkgroupScope + \
+             cooperativeMatrixFlexibleDimensions enabled ({f:?}; absent, or the validation \
+             layer predates it: run with KILN_VALIDATION=0)",
+            device.info().name
+        )));
+    }
+    let ab = match precision {
+        Precision::Bf16 => COMPONENT_TYPE_BFLOAT16_KHR,
+        _ => vk::ComponentTypeKHR::FLOAT16,
+    };
+    let p = device.compute_properties();
+    let wg = match wg_plan(&p.cooperative_matrix2, ab, tile) {
+        Ok(wg) => wg,
+        Err(why) => return Ok(Err(why)),
+    };
+    let module = match precision {
+        Precision::Bf16 => kiln::include_spirv!("coopmat/gemm_coopmat_wg_bf16.comp")?,
+        _ => kiln::include_spirv!("coopmat/gemm_coopmat_wg.comp")?,
+    };
+    let [bm, bn, bk] = tile;
+    let spec = [
+        (3, SpecValue::U32(wg)),
+        (4, SpecValue::U32(bm)),
+        (5, SpecValue::U32(bn)),
+        (6, SpecValue::U32(bk)),
+    ];
+    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
+        spec: &spec,
+        required_subgroup_size: Some(p.subgroup_size),
+        full_subgroups: true,
+        ..ComputePipelineDesc::new(&module, "main")
+    })?;
+    Ok(Ok(Gemm {
+        pipeline,
+        precision,
+        path: format!(
+            "coopmat-wg {} {bm}x{bn}x{bk} wg{wg}",
+            precision_name(precision)
+        ),
+        tile: [bm, bn],
+        k_step: bk,
+        fragment: Some([bm, bn, bk]),
+        reuses_first_slice: false,
     }))
 }
 

@@ -14,6 +14,11 @@
 //!   fragment and compute needs `subgroupQuadOperationsInAllStages` (-06342), and
 //!   `CooperativeMatrixKHR` needs the stage in `cooperativeMatrixSupportedStages`
 //!   (VUID-RuntimeSpirv-cooperativeMatrixSupportedStages-08985);
+//! - VK_NV_cooperative_matrix2's capabilities (`CooperativeMatrixReductionsNV`,
+//!   `…ConversionsNV`, `…PerElementOperationsNV`, `…TensorAddressingNV`,
+//!   `TensorAddressingNV`, `…BlockLoadsNV`) need its features; a cooperative matrix of
+//!   `Workgroup` scope needs its `cooperativeMatrixWorkgroupScope` ([`check_scope`],
+//!   `KILN-E112`, from the module's reflected scopes);
 //! - an OpenCL-only capability (`Kernel`, `Addresses`, …) is `KILN-E111`;
 //! - a capability this table does not list is `KILN-E110` (it would be
 //!   VUID-VkShaderModuleCreateInfo-pCode-08740 in the driver), except an extension- or
@@ -43,6 +48,8 @@ pub(crate) struct Supported {
     /// `VK_KHR_shader_bfloat16`'s `shaderBFloat16Type`, `…DotProduct`,
     /// `…CooperativeMatrix`, when kiln enabled the extension.
     pub bfloat16: [bool; 3],
+    /// VK_NV_cooperative_matrix2's features, when kiln enabled the extension.
+    pub cooperative_matrix2: super::coopmat2::CooperativeMatrix2Features,
 }
 
 /// The float-controls booleans of `VkPhysicalDeviceVulkan12Properties` that capabilities
@@ -216,6 +223,12 @@ const TABLE: &[(&str, Need)] = &[
     ("MeshShadingEXT", Need::Extension("VK_EXT_mesh_shader")),
     ("MeshShadingNV", Need::Extension("VK_NV_mesh_shader")),
     ("CooperativeMatrixNV", Need::Extension("VK_NV_cooperative_matrix")),
+    ("CooperativeMatrixReductionsNV", Need::Feature("cooperativeMatrixReductions (VK_NV_cooperative_matrix2)", |d| d.cooperative_matrix2.reductions)),
+    ("CooperativeMatrixConversionsNV", Need::Feature("cooperativeMatrixConversions (VK_NV_cooperative_matrix2)", |d| d.cooperative_matrix2.conversions)),
+    ("CooperativeMatrixPerElementOperationsNV", Need::Feature("cooperativeMatrixPerElementOperations (VK_NV_cooperative_matrix2)", |d| d.cooperative_matrix2.per_element_operations)),
+    ("CooperativeMatrixTensorAddressingNV", Need::Feature("cooperativeMatrixTensorAddressing (VK_NV_cooperative_matrix2)", |d| d.cooperative_matrix2.tensor_addressing)),
+    ("TensorAddressingNV", Need::Feature("cooperativeMatrixTensorAddressing (VK_NV_cooperative_matrix2)", |d| d.cooperative_matrix2.tensor_addressing)),
+    ("CooperativeMatrixBlockLoadsNV", Need::Feature("cooperativeMatrixBlockLoads (VK_NV_cooperative_matrix2)", |d| d.cooperative_matrix2.block_loads)),
     ("ShaderSMBuiltinsNV", Need::Extension("VK_NV_shader_sm_builtins")),
     ("ExpectAssumeKHR", Need::Extension("VK_KHR_shader_expect_assume")),
     ("FloatControls2", Need::Extension("VK_KHR_shader_float_controls2")),
@@ -369,6 +382,35 @@ pub(crate) fn check(
     }
 }
 
+/// Checks one cooperative-matrix scope of the module `module` against the device `device`
+/// with `supported` features: `SUBGROUP` always passes (the capability check covers it),
+/// `WORKGROUP` needs VK_NV_cooperative_matrix2's `cooperativeMatrixWorkgroupScope`, any
+/// other scope fails.
+///
+/// Errors: `KILN-E112` naming the scope and what is missing.
+pub(crate) fn check_scope(
+    device: &str,
+    supported: &Supported,
+    module: &str,
+    scope: vk::ScopeKHR,
+) -> Result<()> {
+    let why = match scope {
+        vk::ScopeKHR::SUBGROUP => return Ok(()),
+        vk::ScopeKHR::WORKGROUP if supported.cooperative_matrix2.workgroup_scope => return Ok(()),
+        vk::ScopeKHR::WORKGROUP => {
+            "needs VK_NV_cooperative_matrix2's cooperativeMatrixWorkgroupScope (not present, \
+             or not enabled under a validation layer older than the extension)"
+        }
+        _ => "Vulkan never allows (only Subgroup, and Workgroup with VK_NV_cooperative_matrix2)",
+    };
+    Err(Error::CooperativeMatrixScope {
+        module: module.to_string(),
+        device: device.to_string(),
+        scope: format!("{scope:?}"),
+        why: why.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,5 +459,60 @@ mod tests {
         assert_eq!(e.code(), "KILN-E107");
         let e = run("ShaderClockKHR", &s, &p).unwrap_err();
         assert!(e.to_string().contains("VK_KHR_shader_clock"), "{e}");
+        // VK_NV_cooperative_matrix2's capabilities map to its features.
+        for (cap, feature) in [
+            (
+                "CooperativeMatrixReductionsNV",
+                "cooperativeMatrixReductions",
+            ),
+            (
+                "CooperativeMatrixConversionsNV",
+                "cooperativeMatrixConversions",
+            ),
+            (
+                "CooperativeMatrixPerElementOperationsNV",
+                "cooperativeMatrixPerElementOperations",
+            ),
+            (
+                "CooperativeMatrixTensorAddressingNV",
+                "cooperativeMatrixTensorAddressing",
+            ),
+            ("TensorAddressingNV", "cooperativeMatrixTensorAddressing"),
+            (
+                "CooperativeMatrixBlockLoadsNV",
+                "cooperativeMatrixBlockLoads",
+            ),
+        ] {
+            let e = run(cap, &s, &p).unwrap_err();
+            assert_eq!(e.code(), "KILN-E107", "{cap}: {e}");
+            assert!(e.to_string().contains(feature), "{cap}: {e}");
+            assert!(
+                e.to_string().contains("VK_NV_cooperative_matrix2"),
+                "{cap}: {e}"
+            );
+        }
+        s.cooperative_matrix2.tensor_addressing = true;
+        assert!(run("TensorAddressingNV", &s, &p).is_ok());
+        assert!(run("CooperativeMatrixTensorAddressingNV", &s, &p).is_ok());
+        assert!(run("CooperativeMatrixBlockLoadsNV", &s, &p).is_err());
+    }
+
+    #[test]
+    fn cooperative_matrix_scopes_are_checked() {
+        let mut s = Supported::default();
+        assert!(check_scope("dev", &s, "m", vk::ScopeKHR::SUBGROUP).is_ok());
+        let e = check_scope("dev", &s, "m", vk::ScopeKHR::WORKGROUP).unwrap_err();
+        assert_eq!(e.code(), "KILN-E112");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("`m`") && msg.contains("`dev`") && msg.contains("WORKGROUP"),
+            "{msg}"
+        );
+        assert!(msg.contains("cooperativeMatrixWorkgroupScope"), "{msg}");
+        s.cooperative_matrix2.workgroup_scope = true;
+        assert!(check_scope("dev", &s, "m", vk::ScopeKHR::WORKGROUP).is_ok());
+        let e = check_scope("dev", &s, "m", vk::ScopeKHR::DEVICE).unwrap_err();
+        assert_eq!(e.code(), "KILN-E112");
+        assert!(e.to_string().contains("never allows"), "{e}");
     }
 }

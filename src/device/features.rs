@@ -4,13 +4,17 @@
 //! except those that cost speed everywhere (`robustBufferAccess`, `robustImageAccess`) or
 //! exist for tooling (`bufferDeviceAddressCaptureReplay`, `…MultiDevice`). Extensions:
 //! `VK_KHR_swapchain` when present and the instance has surface extensions (windowing);
-//! `VK_EXT_external_memory_host` when present (importing host memory).
+//! `VK_EXT_external_memory_host` when present (importing host memory);
+//! `VK_KHR_cooperative_matrix`, `VK_KHR_shader_bfloat16` and `VK_NV_cooperative_matrix2`
+//! (with every feature the device reports; the NV one only on top of the KHR one) unless
+//! the validation layer predates them (`KILN-W004`).
 
 use std::ffi::CStr;
 
 use ash::vk;
 
 use super::capabilities::{FloatControls, Supported};
+use super::coopmat2::{self, CooperativeMatrix2Features};
 use super::instance::Instance;
 use super::properties::{ComputeProperties, CooperativeMatrixConfig};
 use super::DeviceInfo;
@@ -142,6 +146,9 @@ pub struct Features {
     pub cooperative_matrix: bool,
     /// `shaderBFloat16Type` (VK_KHR_shader_bfloat16), enabled.
     pub shader_bfloat16: bool,
+    /// The VK_NV_cooperative_matrix2 features enabled (workgroup scope, flexible
+    /// dimensions, tensor addressing, …; all false without the extension).
+    pub cooperative_matrix2: CooperativeMatrix2Features,
     /// Update-after-bind descriptor limits (Vulkan 1.2 descriptor indexing properties);
     /// zero when descriptor indexing is unsupported.
     pub update_after_bind_limits: UpdateAfterBindLimits,
@@ -207,12 +214,14 @@ pub(crate) fn create_device(
     let has_coopmat =
         has(ash::khr::cooperative_matrix::NAME) && layer_knows(LAYER_KNOWS_COOPERATIVE_MATRIX);
     let has_bf16 = has(BFLOAT16_NAME) && layer_knows(LAYER_KNOWS_BFLOAT16);
+    let has_coopmat2 = has_coopmat && has(coopmat2::NAME) && layer_knows(coopmat2::LAYER_KNOWS);
     for (name, since) in [
         (
             ash::khr::cooperative_matrix::NAME,
             LAYER_KNOWS_COOPERATIVE_MATRIX,
         ),
         (BFLOAT16_NAME, LAYER_KNOWS_BFLOAT16),
+        (coopmat2::NAME, coopmat2::LAYER_KNOWS),
     ] {
         if has(name) && !layer_knows(since) {
             log::warn!(
@@ -232,6 +241,7 @@ pub(crate) fn create_device(
     let mut f13: vk::PhysicalDeviceVulkan13Features<'static> = Default::default();
     let mut fcm: vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static> = Default::default();
     let mut fbf = Bfloat16Features::default();
+    let mut fcm2 = coopmat2::RawFeatures::default();
     let mut f10 = {
         let mut f2 = vk::PhysicalDeviceFeatures2::default();
         if v12 {
@@ -246,6 +256,9 @@ pub(crate) fn create_device(
         if has_bf16 {
             f2 = f2.push_next(&mut fbf);
         }
+        if has_coopmat2 {
+            f2 = f2.push_next(&mut fcm2);
+        }
         // SAFETY: the chain holds only locals alive for the call, each of the right sType,
         // the extension ones only when the device has the extension.
         unsafe { ir.get_physical_device_features2(physical, &mut f2) };
@@ -256,6 +269,7 @@ pub(crate) fn create_device(
     f13.p_next = std::ptr::null_mut();
     fcm.p_next = std::ptr::null_mut();
     fbf.p_next = std::ptr::null_mut();
+    fcm2.p_next = std::ptr::null_mut();
     f10.robust_buffer_access = vk::FALSE;
     f13.robust_image_access = vk::FALSE;
     f12.buffer_device_address_capture_replay = vk::FALSE;
@@ -267,6 +281,12 @@ pub(crate) fn create_device(
         has_bf16 && b(fbf.shader_bfloat16_dot_product),
         has_bf16 && b(fbf.shader_bfloat16_cooperative_matrix),
     ];
+    let cooperative_matrix2 = if has_coopmat2 && cooperative_matrix {
+        fcm2.get()
+    } else {
+        CooperativeMatrix2Features::default()
+    };
+    let any_coopmat2 = cooperative_matrix2 != CooperativeMatrix2Features::default();
     let mut ext_names = Vec::new();
     let swapchain = instance.surface && has(ash::khr::swapchain::NAME);
     if swapchain {
@@ -299,6 +319,9 @@ pub(crate) fn create_device(
     if bfloat16[0] {
         ext_names.push(BFLOAT16_NAME.as_ptr());
     }
+    if any_coopmat2 {
+        ext_names.push(coopmat2::NAME.as_ptr());
+    }
     let supported = Supported {
         f10,
         f11,
@@ -307,10 +330,15 @@ pub(crate) fn create_device(
         p12: FloatControls::default(),
         cooperative_matrix,
         bfloat16,
+        cooperative_matrix2,
     };
-    let (supported, compute) = query_properties(instance, physical, supported, push_descriptor);
+    let (mut supported, mut compute) =
+        query_properties(instance, physical, supported, push_descriptor);
+    if any_coopmat2 {
+        compute.cooperative_matrix2 = coopmat2::query(instance, physical);
+    }
 
-    let features = Features {
+    let mut features = Features {
         timeline_semaphore: v12 && b(f12.timeline_semaphore),
         synchronization2: v13 && b(f13.synchronization2),
         dynamic_rendering: v13 && b(f13.dynamic_rendering),
@@ -353,6 +381,7 @@ pub(crate) fn create_device(
         compute_full_subgroups: v13 && b(f13.compute_full_subgroups),
         cooperative_matrix,
         shader_bfloat16: bfloat16[0],
+        cooperative_matrix2,
         update_after_bind_limits: if v12 {
             let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
             let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p12);
@@ -393,33 +422,113 @@ pub(crate) fn create_device(
                 .queue_priorities(&priorities[..(n as usize).clamp(1, super::MAX_QUEUES)])
         })
         .collect();
-    let mut info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queue_infos)
-        .enabled_extension_names(&ext_names)
-        .enabled_features(&f10);
-    if v12 {
-        info = info.push_next(&mut f11).push_next(&mut f12);
-    }
-    if v13 {
-        info = info.push_next(&mut f13);
-    }
-    if cooperative_matrix {
-        info = info.push_next(&mut fcm);
-    }
-    if bfloat16[0] {
-        info = info.push_next(&mut fbf);
-    }
-    // SAFETY: every pointer in `info` refers to locals alive for this call; the features
-    // enabled are a subset of those the device reported, and the extension structs are
-    // chained only with their extensions enabled.
-    let raw =
-        unsafe { ir.create_device(physical, &info, None) }.map_err(vk_err("vkCreateDevice"))?;
+    let mut chain = Chain {
+        f11,
+        f12,
+        f13,
+        fcm,
+        fbf,
+        fcm2,
+    };
+    let flags = (v12, v13, cooperative_matrix, bfloat16[0]);
+    let raw = match try_create(
+        ir,
+        physical,
+        &queue_infos,
+        &ext_names,
+        &f10,
+        &mut chain,
+        flags,
+        any_coopmat2,
+    ) {
+        Ok(raw) => raw,
+        Err(e) if any_coopmat2 => {
+            // A driver that lists VK_NV_cooperative_matrix2 but refuses it (or a struct
+            // kiln lays out differently from the driver) must not cost the device: retry
+            // without it, and say so.
+            log::warn!(
+                "KILN-W004: {} refused VK_NV_cooperative_matrix2 ({e}); kiln leaves it off, \
+                 so workgroup-scope cooperative matrices are refused (KILN-E112)",
+                info.name
+            );
+            ext_names.retain(|&n| n != coopmat2::NAME.as_ptr());
+            features.cooperative_matrix2 = CooperativeMatrix2Features::default();
+            supported.cooperative_matrix2 = CooperativeMatrix2Features::default();
+            compute.cooperative_matrix2 = Default::default();
+            try_create(
+                ir,
+                physical,
+                &queue_infos,
+                &ext_names,
+                &f10,
+                &mut chain,
+                flags,
+                false,
+            )?
+        }
+        Err(e) => return Err(e),
+    };
     Ok(Created {
         raw,
         features,
         supported,
         compute,
     })
+}
+
+/// The feature structs chained into `VkDeviceCreateInfo`.
+struct Chain {
+    f11: vk::PhysicalDeviceVulkan11Features<'static>,
+    f12: vk::PhysicalDeviceVulkan12Features<'static>,
+    f13: vk::PhysicalDeviceVulkan13Features<'static>,
+    fcm: vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static>,
+    fbf: Bfloat16Features,
+    fcm2: coopmat2::RawFeatures,
+}
+
+/// One `vkCreateDevice` with the structs of `chain` that `(v12, v13, cooperative matrix,
+/// bfloat16)` and `coopmat2` say, their `pNext` links reset first.
+#[allow(clippy::too_many_arguments)]
+fn try_create(
+    ir: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    queue_infos: &[vk::DeviceQueueCreateInfo<'_>],
+    ext_names: &[*const std::ffi::c_char],
+    f10: &vk::PhysicalDeviceFeatures,
+    chain: &mut Chain,
+    (v12, v13, coopmat, bf16): (bool, bool, bool, bool),
+    coopmat2: bool,
+) -> Result<ash::Device> {
+    chain.f11.p_next = std::ptr::null_mut();
+    chain.f12.p_next = std::ptr::null_mut();
+    chain.f13.p_next = std::ptr::null_mut();
+    chain.fcm.p_next = std::ptr::null_mut();
+    chain.fbf.p_next = std::ptr::null_mut();
+    chain.fcm2.p_next = std::ptr::null_mut();
+    let mut info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(queue_infos)
+        .enabled_extension_names(ext_names)
+        .enabled_features(f10);
+    if v12 {
+        info = info.push_next(&mut chain.f11).push_next(&mut chain.f12);
+    }
+    if v13 {
+        info = info.push_next(&mut chain.f13);
+    }
+    if coopmat {
+        info = info.push_next(&mut chain.fcm);
+    }
+    if bf16 {
+        info = info.push_next(&mut chain.fbf);
+    }
+    if coopmat2 {
+        info = info.push_next(&mut chain.fcm2);
+    }
+    // SAFETY: every pointer in `info` refers to `chain` and the caller's slices, alive for
+    // this call, each struct's pNext reset above so the chain is exactly these; the
+    // features enabled are a subset of those the device reported, and the extension
+    // structs are chained only with their extensions enabled.
+    unsafe { ir.create_device(physical, &info, None) }.map_err(vk_err("vkCreateDevice"))
 }
 
 /// Queries the compute properties (and the float controls of `supported`) of `physical`.
@@ -534,6 +643,7 @@ fn query_properties(
         } else {
             vk::ShaderStageFlags::empty()
         },
+        cooperative_matrix2: Default::default(),
     };
     (supported, compute)
 }

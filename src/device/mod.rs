@@ -14,6 +14,7 @@
 mod budget;
 mod buffer;
 mod capabilities;
+mod coopmat2;
 mod families;
 mod faults;
 mod features;
@@ -41,6 +42,9 @@ pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, free_bound};
 pub use buffer::{Buffer, BufferDesc};
 pub use capabilities::{capability_requirement, known_capabilities};
+pub use coopmat2::{
+    CooperativeMatrix2Features, CooperativeMatrix2Properties, FlexibleDimensionsConfig,
+};
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
 pub use faults::{FaultInjector, FaultSite};
@@ -424,6 +428,23 @@ impl Shared {
 
     pub(crate) fn limits(&self) -> &vk::PhysicalDeviceLimits {
         &self.properties.limits
+    }
+
+    /// Checks the cooperative-matrix scopes a module `module` (its label) uses against this
+    /// device: `SUBGROUP` needs nothing beyond the capability (checked with the
+    /// capabilities), `WORKGROUP` needs VK_NV_cooperative_matrix2's
+    /// `cooperativeMatrixWorkgroupScope` enabled, any other scope is never valid.
+    ///
+    /// Errors: `KILN-E112` naming the scope and what is missing.
+    pub(crate) fn check_cooperative_matrix_scopes(
+        &self,
+        module: &str,
+        scopes: &[vk::ScopeKHR],
+    ) -> Result<()> {
+        for &scope in scopes {
+            capabilities::check_scope(&self.info.name, &self.supported, module, scope)?;
+        }
+        Ok(())
     }
 
     /// Checks the SPIR-V capabilities of the module `module` (its label), used by an entry

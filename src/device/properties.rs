@@ -7,9 +7,12 @@
 //! `VkPhysicalDeviceVulkan13Properties` (subgroup size control, `maxBufferSize`),
 //! `VkPhysicalDevicePushDescriptorPropertiesKHR` and
 //! `vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR` (Vulkan spec §"Limits",
-//! VK_KHR_cooperative_matrix).
+//! VK_KHR_cooperative_matrix), and VK_NV_cooperative_matrix2's properties and
+//! flexible-dimension configurations (`coopmat2.rs`).
 
 use ash::vk;
+
+use super::coopmat2::CooperativeMatrix2Properties;
 
 /// One cooperative-matrix configuration the device runs at full speed
 /// (`VkCooperativeMatrixPropertiesKHR`): `result (M×N) = A (M×K) · B (K×N) + C (M×N)`.
@@ -91,6 +94,9 @@ pub struct ComputeProperties {
     pub cooperative_matrix: Vec<CooperativeMatrixConfig>,
     /// `cooperativeMatrixSupportedStages`.
     pub cooperative_matrix_stages: vk::ShaderStageFlags,
+    /// VK_NV_cooperative_matrix2's limits and flexible-dimension configurations (zero and
+    /// empty unless kiln enabled the extension, `Features::cooperative_matrix2`).
+    pub cooperative_matrix2: CooperativeMatrix2Properties,
 }
 
 impl ComputeProperties {

@@ -4,7 +4,8 @@
 //!
 //! - Shader capabilities vs enabled features (Vulkan spec appendix "Spirv Capabilities",
 //!   VUID-VkShaderModuleCreateInfo-pCode-08740): the table lives in the device layer
-//!   (`device/capabilities.rs`); this is the pipeline's entry to it.
+//!   (`device/capabilities.rs`); this is the pipeline's entry to it. Then the scopes of the
+//!   module's cooperative matrices (workgroup scope needs VK_NV_cooperative_matrix2).
 //! - `maxBoundDescriptorSets` (VUID-VkPipelineLayoutCreateInfo-setLayoutCount-00286),
 //!   `maxPerStageDescriptor*` (…-descriptorType-03016 ff.) and `maxDescriptorSet*`
 //!   (…-descriptorType-03028 ff.), ignoring update-after-bind bindings, which have their
@@ -19,10 +20,12 @@ use crate::shaders::ShaderModule;
 
 /// Checks that the device `shared` has every feature, extension and property that the
 /// module's capabilities need, for an entry point of `stage` (the table in
-/// `device/capabilities.rs`).
+/// `device/capabilities.rs`), then the scopes of its cooperative matrices.
 ///
 /// Errors: `KILN-E107` naming the capability, the feature and the device, `KILN-E110` a
-/// capability kiln does not know, `KILN-E111` an OpenCL-only capability.
+/// capability kiln does not know, `KILN-E111` an OpenCL-only capability, `KILN-E112` a
+/// cooperative-matrix scope the device does not allow (workgroup scope without
+/// VK_NV_cooperative_matrix2).
 pub(crate) fn check_capabilities(
     shared: &Shared,
     module: &ShaderModule,
@@ -32,6 +35,10 @@ pub(crate) fn check_capabilities(
         module.label(),
         module.reflection().capabilities.iter().map(String::as_str),
         stage,
+    )?;
+    shared.check_cooperative_matrix_scopes(
+        module.label(),
+        &module.reflection().cooperative_matrix_scopes,
     )
 }
 

@@ -30,7 +30,8 @@ impl Device {
     /// for tools such as `kiln diagnose`.
     ///
     /// Errors: `KILN-E107` naming the capability and the feature the device lacks,
-    /// `KILN-E110` a capability kiln does not know, `KILN-E111` an OpenCL-only capability.
+    /// `KILN-E110` a capability kiln does not know, `KILN-E111` an OpenCL-only capability,
+    /// `KILN-E112` workgroup-scope cooperative matrices without VK_NV_cooperative_matrix2.
     pub fn check_shader_capabilities(
         &self,
         module: &ShaderModule,
@@ -55,7 +56,8 @@ impl Device {
     /// A compute pipeline with options.
     ///
     /// Errors: `KILN-E050` no such entry point, `KILN-E251` not a compute shader,
-    /// `KILN-E107` a SPIR-V capability whose feature the device lacks, `KILN-E058` a given
+    /// `KILN-E107` a SPIR-V capability whose feature the device lacks, `KILN-E112` a
+    /// cooperative-matrix scope the device does not allow, `KILN-E058` a given
     /// layout that does not cover the shader, `KILN-E060` specialization values given twice
     /// or of the wrong size, `KILN-E054` workgroup size beyond the device limits,
     /// `KILN-E053` push constants too large, `KILN-E104` Vulkan failures.

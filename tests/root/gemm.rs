@@ -278,3 +278,114 @@ fn the_first_slice_reference_is_k_over_the_step_times_that_slice() {
     g.reuses_first_slice = false;
     assert_eq!(g.expected(&a, &b, dims), gemm::reference(&a, &b, dims));
 }
+
+#[test]
+fn workgroup_scope_kernels_need_cooperative_matrix2_or_run_exactly() {
+    let device = device();
+    let wg = kiln::include_spirv!("coopmat/gemm_coopmat_wg.comp").unwrap();
+    let wg_bf16 = kiln::include_spirv!("coopmat/gemm_coopmat_wg_bf16.comp").unwrap();
+    let smem = kiln::include_spirv!("coopmat/gemm_coopmat_smem.comp").unwrap();
+    let tiled = kiln::include_spirv!("gemm_tiled.comp").unwrap();
+    // Reflection lists the scopes of the module's cooperative-matrix types.
+    assert_eq!(
+        wg.reflection().cooperative_matrix_scopes,
+        [vk::ScopeKHR::WORKGROUP]
+    );
+    assert_eq!(
+        wg_bf16.reflection().cooperative_matrix_scopes,
+        [vk::ScopeKHR::WORKGROUP]
+    );
+    assert_eq!(
+        smem.reflection().cooperative_matrix_scopes,
+        [vk::ScopeKHR::SUBGROUP]
+    );
+    assert!(tiled.reflection().cooperative_matrix_scopes.is_empty());
+    let f = device.features().cooperative_matrix2;
+    let p = device.compute_properties();
+    if !f.workgroup_scope {
+        // Refused before the driver sees it: no cooperative matrices at all (E107, lavapipe)
+        // or no workgroup scope (E112).
+        let e = device.compute_pipeline(&wg, "main").unwrap_err();
+        let want = if device.features().cooperative_matrix {
+            "KILN-E112"
+        } else {
+            "KILN-E107"
+        };
+        assert_eq!(e.code(), want, "{e}");
+        assert!(e.to_string().contains(&device.info().name), "{e}");
+        assert!(p.cooperative_matrix2.flexible_dimensions.is_empty());
+    }
+    for prec in [Precision::F16, Precision::Bf16] {
+        for tile in gemm::WG_TILES {
+            match gemm::coopmat_wg(&device, prec, tile).unwrap() {
+                Ok(g) => {
+                    let dims = [g.tile[0] * 2, g.tile[1], g.k_step * 3];
+                    let [m, n, k] = dims.map(|x| x as usize);
+                    let a = gemm::inputs(m * k, 51, 1.0);
+                    let b = gemm::inputs(k * n, 52, 1.0);
+                    let c = g.run(&device, &a, &b, dims).unwrap();
+                    assert_eq!(c, gemm::reference(&a, &b, dims), "{}", g.path);
+                }
+                Err(why) => assert!(!why.is_empty()),
+            }
+        }
+    }
+    // The capabilities of VK_NV_cooperative_matrix2 name their features.
+    assert_eq!(
+        kiln::capability_requirement("CooperativeMatrixTensorAddressingNV").as_deref(),
+        Some("cooperativeMatrixTensorAddressing (VK_NV_cooperative_matrix2)")
+    );
+    if !f.tensor_addressing {
+        let e = device
+            .check_capability("TensorAddressingNV", vk::ShaderStageFlags::COMPUTE)
+            .unwrap_err();
+        assert_eq!(e.code(), "KILN-E107", "{e}");
+        assert!(
+            e.to_string().contains("cooperativeMatrixTensorAddressing"),
+            "{e}"
+        );
+    }
+    assert_clean(&device);
+}
+
+#[test]
+fn workgroup_scope_tiles_follow_the_flexible_dimension_configurations() {
+    let f16 = vk::ComponentTypeKHR::FLOAT16;
+    let f32t = vk::ComponentTypeKHR::FLOAT32;
+    let config = |scope, gran: [u32; 3], wg| kiln::FlexibleDimensionsConfig {
+        m_granularity: gran[0],
+        n_granularity: gran[1],
+        k_granularity: gran[2],
+        a_type: f16,
+        b_type: f16,
+        c_type: f32t,
+        result_type: f32t,
+        saturating_accumulation: false,
+        scope,
+        workgroup_invocations: wg,
+    };
+    let p = kiln::CooperativeMatrix2Properties {
+        workgroup_scope_max_workgroup_size: 256,
+        flexible_dimensions_max_dimension: 256,
+        workgroup_scope_reserved_shared_memory: 1024,
+        flexible_dimensions: vec![
+            config(vk::ScopeKHR::SUBGROUP, [16, 16, 16], 0),
+            config(vk::ScopeKHR::WORKGROUP, [64, 64, 32], 128),
+            config(vk::ScopeKHR::WORKGROUP, [32, 32, 16], 256),
+            config(vk::ScopeKHR::WORKGROUP, [16, 16, 16], 512),
+        ],
+    };
+    // The first workgroup-scope configuration whose granularity divides the tile.
+    assert_eq!(gemm::wg_plan(&p, f16, [128, 128, 32]), Ok(128));
+    assert_eq!(gemm::wg_plan(&p, f16, [96, 96, 16]), Ok(256));
+    // 512 invocations is over the workgroup-scope limit; 512 is over the max dimension.
+    let e = gemm::wg_plan(&p, f16, [16, 16, 16]).unwrap_err();
+    assert!(
+        e.contains("16x16x16") && e.contains("max workgroup 256"),
+        "{e}"
+    );
+    assert!(gemm::wg_plan(&p, f16, [512, 128, 32]).is_err());
+    // Other input types have no configuration here.
+    let e = gemm::wg_plan(&p, kiln::COMPONENT_TYPE_BFLOAT16_KHR, [128, 128, 32]).unwrap_err();
+    assert!(e.contains("listed: []"), "{e}");
+}

@@ -329,6 +329,11 @@ pub struct ModuleReflection {
     pub entry_points: Vec<EntryPoint>,
     /// Module-wide specialization constants, sorted by id, one per SpecId.
     pub spec_constants: Vec<SpecConstant>,
+    /// The scopes of the module's cooperative-matrix types (OpTypeCooperativeMatrixKHR),
+    /// sorted, each once: `SUBGROUP` for VK_KHR_cooperative_matrix, `WORKGROUP` for
+    /// VK_NV_cooperative_matrix2's workgroup-scope matrices. A scope given by a spec
+    /// constant is listed at its default value.
+    pub cooperative_matrix_scopes: Vec<vk::ScopeKHR>,
 }
 
 impl ModuleReflection {
@@ -392,6 +397,16 @@ pub(crate) fn reflect_module(words: &[u32]) -> Result<ModuleReflection> {
     for ep in &entry_instructions {
         entry_points.push(entry::reflect_entry(&t, ep, &declared)?);
     }
+    let mut cooperative_matrix_scopes: Vec<vk::ScopeKHR> = t
+        .cooperative_matrix_scope_ids
+        .iter()
+        .filter_map(|id| match t.consts.get(id) {
+            Some(tables::Const::Int(v)) => Some(vk::ScopeKHR::from_raw(*v as i32)),
+            _ => None,
+        })
+        .collect();
+    cooperative_matrix_scopes.sort_by_key(|s| s.as_raw());
+    cooperative_matrix_scopes.dedup();
     Ok(ModuleReflection {
         version: t.version,
         generator: t.generator,
@@ -399,6 +414,7 @@ pub(crate) fn reflect_module(words: &[u32]) -> Result<ModuleReflection> {
         extensions: std::mem::take(&mut t.extensions),
         entry_points,
         spec_constants,
+        cooperative_matrix_scopes,
     })
 }
 

@@ -163,6 +163,8 @@ pub(crate) struct Tables {
     pub extensions: Vec<String>,
     /// OpEntryPoint instructions in module order.
     pub entry_points: Vec<Instruction>,
+    /// The Scope operand (an id) of each OpTypeCooperativeMatrixKHR, in module order.
+    pub cooperative_matrix_scope_ids: Vec<u32>,
     /// OpExecutionMode / OpExecutionModeId instructions in module order.
     pub execution_modes: Vec<Instruction>,
     pub types: HashMap<u32, Ty>,
@@ -519,6 +521,16 @@ impl Tables {
             },
             Op::TypeAccelerationStructureKHR => Ty::AccelerationStructure,
             Op::TypeTensorARM => Ty::TensorArm,
+            Op::TypeCooperativeMatrixKHR => {
+                // rspirv reads the Scope operand as an IdScope.
+                match ops.get(1) {
+                    Some(Operand::IdScope(scope)) | Some(Operand::IdRef(scope)) => {
+                        self.cooperative_matrix_scope_ids.push(*scope)
+                    }
+                    _ => {}
+                }
+                Ty::Other
+            }
             Op::Variable => {
                 let pointer = inst.result_type.and_then(|p| match self.types.get(&p) {
                     Some(Ty::Pointer { storage, pointee }) => Some((*storage, *pointee)),
