@@ -15,16 +15,22 @@ use super::{best, median, note, ns_since, BenchResult, Opts, Peer, Row};
 const TYPES: [vk::DescriptorType; 2] = [vk::DescriptorType::STORAGE_BUFFER; 2];
 
 /// The raw objects of one chain.
-struct RawChain {
+pub(super) struct RawChain {
     set_layout: vk::DescriptorSetLayout,
-    layout: vk::PipelineLayout,
-    pipeline: vk::Pipeline,
+    pub layout: vk::PipelineLayout,
+    pub pipeline: vk::Pipeline,
     pool: vk::DescriptorPool,
-    set: vk::DescriptorSet,
+    pub set: vk::DescriptorSet,
 }
 
 impl RawChain {
-    fn new(raw: &Raw, words: &[u32], wg: u32, x: vk::Buffer, y: vk::Buffer) -> BenchResult<Self> {
+    pub(super) fn new(
+        raw: &Raw,
+        words: &[u32],
+        wg: u32,
+        x: vk::Buffer,
+        y: vk::Buffer,
+    ) -> BenchResult<Self> {
         let set_layout = raw.set_layout(&TYPES)?;
         let layout = raw.pipeline_layout(set_layout, 4)?;
         let pipeline = raw.pipeline(vk::PipelineCache::null(), layout, words, &[(0, wg)])?;
@@ -59,7 +65,7 @@ impl RawChain {
         })
     }
 
-    fn destroy(self, raw: &Raw) {
+    pub(super) fn destroy(self, raw: &Raw) {
         // SAFETY: nothing recorded with these objects is pending (every submission was
         // waited on).
         unsafe {
@@ -164,14 +170,14 @@ fn record_raw(
 }
 
 /// A reusable command buffer of its own pool, recorded by `f`.
-struct Reusable {
+pub(super) struct Reusable {
     pool: vk::CommandPool,
     cb: vk::CommandBuffer,
     fence: vk::Fence,
 }
 
 impl Reusable {
-    fn new(raw: &Raw, f: impl FnOnce(vk::CommandBuffer)) -> BenchResult<Reusable> {
+    pub(super) fn new(raw: &Raw, f: impl FnOnce(vk::CommandBuffer)) -> BenchResult<Reusable> {
         let info = vk::CommandPoolCreateInfo::default().queue_family_index(raw.family);
         // SAFETY: plain creates on a live device; destroyed in `destroy`; `cb` is begun
         // fresh and ended after `f` recorded into it.
@@ -192,7 +198,7 @@ impl Reusable {
     }
 
     /// Submits and blocks until done.
-    fn run(&self, raw: &Raw) -> BenchResult<()> {
+    pub(super) fn run(&self, raw: &Raw) -> BenchResult<()> {
         let cbs = [self.cb];
         let submit = vk::SubmitInfo::default().command_buffers(&cbs);
         // SAFETY: `cb` is executable and not pending (waited every time); the queue is used
@@ -205,7 +211,7 @@ impl Reusable {
         Ok(())
     }
 
-    fn destroy(self, raw: &Raw) {
+    pub(super) fn destroy(self, raw: &Raw) {
         // SAFETY: the last submission was waited on.
         unsafe {
             raw.d.destroy_fence(self.fence, None);
@@ -214,7 +220,7 @@ impl Reusable {
     }
 }
 
-fn query_pool(raw: &Raw) -> BenchResult<vk::QueryPool> {
+pub(super) fn query_pool(raw: &Raw) -> BenchResult<vk::QueryPool> {
     let info = vk::QueryPoolCreateInfo::default()
         .query_type(vk::QueryType::TIMESTAMP)
         .query_count(2);
@@ -222,7 +228,7 @@ fn query_pool(raw: &Raw) -> BenchResult<vk::QueryPool> {
     Ok(unsafe { raw.d.create_query_pool(&info, None) }?)
 }
 
-fn elapsed_ns(raw: &Raw, pool: vk::QueryPool, period: f64) -> BenchResult<f64> {
+pub(super) fn elapsed_ns(raw: &Raw, pool: vk::QueryPool, period: f64) -> BenchResult<f64> {
     let mut t = [0u64; 2];
     // SAFETY: both queries were written by a submission that was waited on.
     unsafe {

@@ -13,7 +13,8 @@
 //! (driver disk caches off, so "cold" is cold) and points `KILN_PIPELINE_CACHE_DIR` at a
 //! temporary folder it deletes at the end (the user's own cache is never touched).
 //! `KILN_BENCH_ONLY=dispatch|chain|bandwidth|pipelines|reflection|transfers|queues` runs one
-//! group;
+//! group; `KILN_BENCH_ONLY=barriers` runs issue 15's barrier sweep (notes only, never in the
+//! default run: see `barriers.rs`);
 //! `KILN_BENCH_SWEEP=1` adds the staging sweep to the queue rows.
 //!
 //! With the cargo feature `bench-wgpu`, rows 1–3 also run through `wgpu` (Vulkan backend,
@@ -24,6 +25,7 @@
 //! with the arguments after `bench`; it is not published. Its shaders are in
 //! `kiln-bench/shaders/`, compiled by its `build.rs`.
 
+mod barriers;
 mod chain;
 mod dispatch;
 mod floors;
@@ -267,7 +269,7 @@ fn run(opts: &Opts) -> BenchResult<bool> {
         std::env::var("KILN_SPIN_US").unwrap_or_else(|_| "unset".into())
     ));
     let mut rows = Vec::new();
-    let steps: [(&str, RowFn); 7] = [
+    let steps: [(&str, RowFn); 8] = [
         ("dispatch", dispatch::rows),
         ("chain", chain::rows),
         ("bandwidth", transfer::bandwidth_rows),
@@ -275,10 +277,12 @@ fn run(opts: &Opts) -> BenchResult<bool> {
         ("reflection", pipelines::reflection_rows),
         ("transfers", transfer::transfer_rows),
         ("queues", queues::rows),
+        // Opt-in only (KILN_BENCH_ONLY=barriers): about a minute on a GPU, long on a CPU.
+        ("barriers", barriers::rows),
     ];
     let only = std::env::var("KILN_BENCH_ONLY").ok();
     for (what, f) in steps {
-        if only.as_deref().is_some_and(|o| o != what) {
+        if only.as_deref().is_some_and(|o| o != what) || (only.is_none() && what == "barriers") {
             continue;
         }
         let t = Instant::now();

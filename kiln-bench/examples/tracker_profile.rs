@@ -1,0 +1,98 @@
+//! The CPU cost of kiln's automatic barriers per dispatch, for a profiler (`perf record`,
+//! `valgrind --tool=callgrind`): the stream of the bench's `dispatch recording` rows
+//! (4 pipelines of `six.comp`, 8 sets over 12 buffers, a pseudo-random (pipeline, set)
+//! stream) recorded in automatic and in manual mode, 10 000 dispatches per recording, and
+//! the thread CPU time per dispatch of each mode (best of the rounds).
+//!
+//! `KILN_VALIDATION=0 cargo run --release -p kiln-bench --example tracker_profile [rounds]`
+
+use ash::vk;
+use kiln::{BufferDesc, ComputePipelineDesc, Device, MemoryLocation, SpecValue};
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    pad: u32,
+    a: f32,
+    b: f32,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(30);
+    let device = Device::new()?;
+    let module = kiln::include_spirv!("six.comp")?;
+    let mut pipes = Vec::new();
+    for v in 0..4u32 {
+        pipes.push(device.compute_pipeline_with(&ComputePipelineDesc {
+            module: &module,
+            entry: "main",
+            spec: &[(0, SpecValue::U32(v))],
+            layout: None,
+            required_subgroup_size: None,
+            full_subgroups: false,
+            push_descriptor_set: None,
+        })?);
+    }
+    let mut bufs = Vec::new();
+    for _ in 0..12 {
+        bufs.push(device.buffer(&BufferDesc {
+            label: "profile six",
+            size: 256,
+            usage: vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: MemoryLocation::GpuOnly,
+        })?);
+    }
+    let mut sets = Vec::new();
+    for s in 0..8 {
+        let mut set = pipes[0].descriptor_set(0)?;
+        for j in 0..6 {
+            set.write_buffer(j as u32, &bufs[(s + j) % 12])?;
+        }
+        sets.push(set);
+    }
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let seq: Vec<(usize, usize)> = (0..10_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x % 4) as usize, ((x >> 20) % 8) as usize)
+        })
+        .collect();
+    let p = Params {
+        n: u32::MAX,
+        pad: 0,
+        a: 1.0,
+        b: 2.0,
+    };
+    for manual in [false, true] {
+        let mut best = f64::MAX;
+        let mut barriers = 0;
+        for _ in 0..rounds {
+            let t = device.execute(|r| {
+                if manual {
+                    r.manual_barriers();
+                }
+                let t0 = kiln_bench::thread_cpu_ns();
+                for &(pi, si) in &seq {
+                    r.bind_pipeline(&pipes[pi])?;
+                    r.bind_set(0, &sets[si])?;
+                    r.push(0, &p)?;
+                    r.dispatch(1, 1, 1)?;
+                }
+                barriers = r.barrier_count();
+                Ok(kiln_bench::thread_cpu_ns() - t0)
+            })?;
+            best = best.min(t / seq.len() as f64);
+        }
+        let mode = if manual { "manual" } else { "automatic" };
+        println!(
+            "{mode:9} {best:8.1} ns per dispatch (thread CPU, best of {rounds}), {barriers} barriers"
+        );
+    }
+    Ok(())
+}
