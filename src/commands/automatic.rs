@@ -25,9 +25,9 @@ use vk::AccessFlags2 as A;
 use vk::Handle;
 use vk::PipelineStageFlags2 as S;
 
-use super::hazards::{Key, Need, Use};
+use super::hazards::{merge_uses, Key, Map, Need, Res, Use};
 use super::{work::ImageUse, Recorder, Slot};
-use crate::descriptors::SetResource;
+use crate::descriptors::{DescriptorSet, SetResource};
 use crate::device::{Buffer, Image};
 use crate::error::{Error, Result};
 use crate::pipeline::BindingAccess;
@@ -39,6 +39,62 @@ pub(crate) struct SetImage<'a> {
     layout: vk::ImageLayout,
     set: u32,
     binding: u32,
+}
+
+/// The buffer uses of each (bound set, pipeline access of its set number) pair a recording
+/// dispatched with, resolved by its tracker once: a later dispatch with the same pair
+/// copies them (one hash lookup per bound set) instead of walking the set's bindings and
+/// looking up each buffer. Valid for the whole recording: both are borrowed for it (a set
+/// cannot be written, a pipeline's access cannot change) and tracker slots are never
+/// removed. A pair whose set holds images (moved to their layouts at each use) is marked
+/// and listed binding by binding every time.
+#[derive(Default)]
+pub(crate) struct SetUses {
+    index: Map<u32>,
+    entries: Vec<Compiled>,
+    uses: Vec<(Res, Use)>,
+}
+
+struct Compiled {
+    set: usize,
+    access: usize,
+    start: u32,
+    end: u32,
+    images: bool,
+}
+
+impl SetUses {
+    /// The entry of (set, access), if compiled.
+    #[inline]
+    fn get(&self, set: usize, access: usize) -> Option<&Compiled> {
+        let key = (set as u64).rotate_left(32) ^ access as u64;
+        let e = self.entries.get(*self.index.get(&key)? as usize)?;
+        (e.set == set && e.access == access).then_some(e)
+    }
+
+    /// Stores (set, access) with the uses `uses[from..]` (or marks it: `images`); a key
+    /// taken by another pair (a hash collision) keeps the first.
+    fn insert(&mut self, set: usize, access: usize, from: usize, images: bool) {
+        let key = (set as u64).rotate_left(32) ^ access as u64;
+        let next = self.entries.len() as u32;
+        if *self.index.entry(key).or_insert(next) != next {
+            self.uses.truncate(from);
+            return;
+        }
+        let mut mine = self.uses.split_off(from);
+        merge_uses(&mut mine);
+        let start = self.uses.len() as u32;
+        if !images {
+            self.uses.extend_from_slice(&mine);
+        }
+        self.entries.push(Compiled {
+            set,
+            access,
+            start,
+            end: self.uses.len() as u32,
+            images,
+        });
+    }
 }
 
 /// The use of a binding by the stages that access it.
@@ -173,14 +229,20 @@ impl<'a> Recorder<'a, '_> {
     /// Applies `self.uses` (and the pending layout transitions) to the tracker and records
     /// the barrier they need; returns it.
     pub(crate) fn track_uses(&mut self) -> Need {
-        let mut need = self.tracker.apply(&mut self.uses);
+        // Uses from more than one source may name one resource twice.
+        let merge = !(self.uses.is_empty() && self.pre_sources <= 1);
+        let mut need = self.tracker.apply_with(&self.pre, &mut self.uses, merge);
+        self.pre.clear();
+        self.pre_sources = 0;
         if !self.rendering {
             need.merge(self.address_barriers());
         }
         let now = std::mem::take(&mut self.addresses_now);
         self.after_addresses |= now;
         if !need.is_empty() || !self.pending_images.is_empty() {
-            self.emit(need);
+            if let Some(recorded) = self.emit(need) {
+                self.tracker.recorded(recorded);
+            }
         }
         need
     }
@@ -211,8 +273,9 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Records one `vkCmdPipelineBarrier2` with `need` (masked to the queue's stages) and
-    /// the pending layout transitions, and counts it.
-    pub(crate) fn emit(&mut self, need: Need) {
+    /// the pending layout transitions, and counts it. Returns the memory barrier as
+    /// recorded (`None`: none).
+    pub(crate) fn emit(&mut self, need: Need) -> Option<Need> {
         let (src_stage, src_access) = self.supported(need.src_stage, need.src_access);
         let (dst_stage, dst_access) = self.supported(need.dst_stage, need.dst_access);
         let memory = [vk::MemoryBarrier2::default()
@@ -222,7 +285,7 @@ impl<'a> Recorder<'a, '_> {
             .dst_access_mask(dst_access)];
         let with_memory = !(src_stage.is_empty() && dst_stage.is_empty());
         if !with_memory && self.pending_images.is_empty() {
-            return;
+            return None;
         }
         let mut dep = vk::DependencyInfo::default().image_memory_barriers(&self.pending_images);
         if with_memory {
@@ -235,6 +298,12 @@ impl<'a> Recorder<'a, '_> {
         unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
         self.pending_images.clear();
         self.barriers += 1;
+        with_memory.then_some(Need {
+            src_stage,
+            src_access,
+            dst_stage,
+            dst_access,
+        })
     }
 
     /// Lists the uses of the sets bound at bind point `slot` (0 compute, 1 graphics) into
@@ -257,7 +326,7 @@ impl<'a> Recorder<'a, '_> {
             let bound_slot = self.bound[slot]
                 .as_ref()
                 .and_then(|b| b.sets.get(si).copied());
-            let set = match bound_slot {
+            let set: &'a DescriptorSet = match bound_slot {
                 Some(Slot::Set(set)) => set,
                 Some(Slot::Pushed) => {
                     for &(s, idx, key) in &self.pushed[slot] {
@@ -270,30 +339,71 @@ impl<'a> Recorder<'a, '_> {
                 }
                 _ => continue,
             };
-            for (idx, b) in access.set(si).iter().enumerate() {
+            let bindings = access.set(si);
+            let (set_id, access_id) = (
+                set as *const DescriptorSet as usize,
+                bindings.as_ptr() as usize,
+            );
+            let compiled = self.set_cache.get(set_id, access_id);
+            if let Some(c) = compiled.filter(|c| !c.images) {
+                let uses = &self.set_cache.uses[c.start as usize..c.end as usize];
+                self.pre.extend_from_slice(uses);
+                self.pre_sources += 1;
+                continue;
+            }
+            // Listed binding by binding; the first time, the buffers are also resolved
+            // into the cache.
+            let compile = compiled.is_none();
+            let from = self.set_cache.uses.len();
+            let mut images = false;
+            for (idx, b) in bindings.iter().enumerate() {
                 if !b.access.any() {
                     continue;
                 }
                 let u = shader_use(b);
                 let layout = descriptor_layout(b.descriptor_type);
-                let (uses, images) = (&mut self.uses, &mut self.set_images);
+                let (uses, set_images) = (&mut self.uses, &mut self.set_images);
+                let (tracker, cache) = (&mut self.tracker, &mut self.set_cache.uses);
                 set.for_each_at(idx, |r| match r {
                     SetResource::Buffer {
                         buffer,
                         offset,
                         size,
-                    } => uses.push((buffer_key(buffer, offset, size), u)),
-                    SetResource::Image(image) => images.push(SetImage {
-                        image,
-                        use_: u,
-                        layout,
-                        set: si as u32,
-                        binding: b.binding,
-                    }),
+                    } => {
+                        let key = buffer_key(buffer, offset, size);
+                        uses.push((key, u));
+                        if compile {
+                            cache.push((tracker.resolve(key), u));
+                        }
+                    }
+                    SetResource::Image(image) => {
+                        images = true;
+                        set_images.push(SetImage {
+                            image,
+                            use_: u,
+                            layout,
+                            set: si as u32,
+                            binding: b.binding,
+                        })
+                    }
                 });
+            }
+            if compile {
+                self.set_cache.insert(set_id, access_id, from, images);
             }
         }
         self.set_image_layouts(what)
+    }
+
+    /// [`set_uses`](Self::set_uses) for the layout transitions only: the uses listed are
+    /// dropped (a draw applies them). Errors: as `set_uses`.
+    pub(crate) fn set_layouts_only(&mut self, slot: usize, what: &'static str) -> Result<()> {
+        let (uses, pre, sources) = (self.uses.len(), self.pre.len(), self.pre_sources);
+        let out = self.set_uses(slot, what);
+        self.uses.truncate(uses);
+        self.pre.truncate(pre);
+        self.pre_sources = sources;
+        out
     }
 
     /// Moves `self.set_images` to their layouts and lists their uses.
@@ -312,6 +422,8 @@ impl<'a> Recorder<'a, '_> {
         self.set_images = images;
         if out.is_err() {
             self.uses.clear();
+            self.pre.clear();
+            self.pre_sources = 0;
             self.pending_images.clear();
         }
         out
@@ -387,12 +499,10 @@ impl<'a> Recorder<'a, '_> {
     /// bound graphics pipeline's draws need (outside a rendering scope; the transitions are
     /// recorded at once). Errors: `KILN-E286`.
     pub(crate) fn prepare_graphics_images(&mut self) -> Result<()> {
-        let before = self.uses.len();
-        self.set_uses(1, "a draw")?;
         // Only the layouts: the uses are applied at the draws.
-        self.uses.truncate(before);
+        self.set_layouts_only(1, "a draw")?;
         if !self.pending_images.is_empty() {
-            self.emit(Need::default());
+            let _ = self.emit(Need::default());
         }
         Ok(())
     }

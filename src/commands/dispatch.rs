@@ -55,7 +55,7 @@ impl Recorder<'_, '_> {
             // needed: two compares instead of the bound sets' resources.
             if self.bind_gen == self.repeat.0 && self.tracker.epoch == self.repeat.1 {
                 if !self.repeat.2.is_empty() {
-                    self.emit(self.repeat.2);
+                    let _ = self.emit(self.repeat.2);
                 }
             } else {
                 self.track_dispatch()?;

@@ -52,7 +52,7 @@ impl Hasher for HandleHasher {
     }
 }
 
-type Map<V> = HashMap<u64, V, BuildHasherDefault<HandleHasher>>;
+pub(crate) type Map<V> = HashMap<u64, V, BuildHasherDefault<HandleHasher>>;
 
 /// A set of raw handles.
 pub(crate) type HandleSet = HashSet<u64, BuildHasherDefault<HandleHasher>>;
@@ -130,10 +130,14 @@ struct State {
     visible_access: A,
     /// Stages that read since the last write.
     read_stage: S,
-    /// Stages a write in which needs no wait for those reads (a flush ordered them).
+    /// Stages a write in which needs no wait for those reads (a flush or a barrier ordered
+    /// them).
     war_ok: S,
     /// The flush count when the state last changed (see the module docs).
     flush: u32,
+    /// The command (`Tracker::cmd`) of the last write, and of the last read since.
+    write_cmd: u32,
+    read_cmd: u32,
 }
 
 /// Where [`State::apply`] runs.
@@ -141,6 +145,12 @@ struct State {
 struct Ctx {
     flush: u32,
     rendering: bool,
+    /// The command being applied.
+    cmd: u32,
+    /// The last barrier the tracker asked for and the recorder recorded ([`Tracker::recorded`]),
+    /// and the commands it orders: those before `cover` (0: none).
+    last: Need,
+    cover: u32,
 }
 
 impl State {
@@ -148,7 +158,7 @@ impl State {
     /// Returns false when a barrier is needed inside a rendering scope (it cannot be
     /// recorded there).
     #[inline]
-    fn apply(&mut self, u: Use, need: &mut Need, ctx: Ctx) -> bool {
+    fn apply(&mut self, u: Use, need: &mut Need, ctx: &Ctx) -> bool {
         // Inside a rendering scope everything recorded before the scope's flush is ordered
         // before, and visible to, every graphics stage.
         let covered = ctx.rendering && self.flush < ctx.flush;
@@ -157,8 +167,28 @@ impl State {
             self.visible_access |= GRAPHICS_ACCESS;
             self.war_ok |= GRAPHICS_STAGES;
         }
-        let mut mine = Need::default();
         let written = !self.write_stage.is_empty();
+        // A barrier recorded after the last write (or the reads since) whose first scope
+        // holds it made it visible to (or ordered it before) its second scope already: a
+        // global barrier orders every resource, not only the one it was recorded for.
+        if self.write_cmd < ctx.cover || self.read_cmd < ctx.cover {
+            let l = &ctx.last;
+            if written
+                && self.write_cmd < ctx.cover
+                && l.src_stage.contains(self.write_stage)
+                && l.src_access.contains(self.write_access)
+            {
+                self.visible_stage |= l.dst_stage;
+                self.visible_access |= l.dst_access;
+            }
+            if !self.read_stage.is_empty()
+                && self.read_cmd < ctx.cover
+                && l.src_stage.contains(self.read_stage)
+            {
+                self.war_ok |= l.dst_stage;
+            }
+        }
+        let mut mine = Need::default();
         let sees = |s: &State, access: A| {
             s.visible_stage.contains(u.stage) && s.visible_access.contains(access)
         };
@@ -192,6 +222,7 @@ impl State {
         }
         if u.write.is_empty() {
             self.read_stage |= u.stage;
+            self.read_cmd = ctx.cmd;
             if !covered {
                 self.war_ok = S::NONE;
             }
@@ -199,6 +230,7 @@ impl State {
             *self = State {
                 write_stage: u.stage,
                 write_access: u.write,
+                write_cmd: ctx.cmd,
                 ..State::default()
             };
         }
@@ -224,12 +256,49 @@ pub(crate) enum Key {
     Image(u64),
 }
 
+/// A [`Key`] resolved by one tracker ([`Tracker::resolve`]): a buffer by the index of its
+/// slot, which stays valid for the whole recording (a recorder may keep it: the compiled
+/// uses of a bound set, `automatic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Res {
+    /// A buffer slot and the byte range `[start, end)`.
+    Buffer(u32, u64, u64),
+    /// An image handle.
+    Image(u64),
+}
+
+/// One buffer's state: disjoint spans sorted by offset.
+#[derive(Default)]
+struct BufferSlot {
+    raw: u64,
+    /// `spans` belong to this generation of the tracker (an older one: empty; a full
+    /// barrier clears every slot at once by bumping the tracker's).
+    gen: u32,
+    spans: Vec<Span>,
+    /// A command of the recording wrote the buffer (listed in `Tracker::written`).
+    written: bool,
+}
+
 /// The tracker of one recording (see the module docs).
 #[derive(Default)]
 pub(crate) struct Tracker {
-    /// Per buffer handle: disjoint spans sorted by offset.
-    buffers: Map<Vec<Span>>,
+    /// Buffer slots, and the slot of each buffer handle (slots are never removed: a
+    /// resolved [`Res`] stays valid).
+    slots: Vec<BufferSlot>,
+    slot_of: Map<u32>,
+    /// Bumped by [`reset`](Self::reset).
+    gen: u32,
+    /// A command used a buffer since the last reset.
+    used: bool,
     images: Map<State>,
+    /// Scratch: the resolved uses of [`apply`](Self::apply).
+    resolved: Vec<(Res, Use)>,
+    /// Commands applied so far (the stamp of the state changes).
+    cmd: u32,
+    /// The last barrier recorded for a command, and the commands it orders (before
+    /// `cover`).
+    last: Need,
+    cover: u32,
     /// Bumped by every change of the tracker's state: a dispatch repeated with nothing
     /// changed in between reuses the previous one's answer (the state after two identical
     /// commands is the state after one).
@@ -251,41 +320,118 @@ impl Tracker {
     /// barrier before the command). Uses of one resource by one command are merged first,
     /// so a command that reads and writes one buffer through two bindings does not wait for
     /// itself.
+    #[cfg(test)]
     pub(crate) fn apply(&mut self, uses: &mut Vec<(Key, Use)>) -> Need {
-        merge_uses(uses);
+        self.apply_with(&[], uses, true)
+    }
+
+    /// [`apply`](Self::apply) of `pre` (uses resolved already, merged among themselves
+    /// unless `merge`) and `uses`; `merge`: uses of one resource may come from several of
+    /// them.
+    pub(crate) fn apply_with(
+        &mut self,
+        pre: &[(Res, Use)],
+        uses: &mut Vec<(Key, Use)>,
+        merge: bool,
+    ) -> Need {
+        if uses.is_empty() && !merge {
+            return self.apply_resolved(pre);
+        }
+        let mut resolved = std::mem::take(&mut self.resolved);
+        resolved.clear();
+        resolved.extend_from_slice(pre);
+        for &(key, u) in uses.iter() {
+            resolved.push((self.resolve(key), u));
+        }
+        uses.clear();
+        merge_uses(&mut resolved);
+        let need = self.apply_resolved(&resolved);
+        self.resolved = resolved;
+        need
+    }
+
+    /// The slot of a buffer (made at its first use) or the image.
+    #[inline]
+    pub(crate) fn resolve(&mut self, key: Key) -> Res {
+        match key {
+            Key::Image(raw) => Res::Image(raw),
+            Key::Buffer(raw, start, end) => {
+                let next = self.slots.len() as u32;
+                let slot = *self.slot_of.entry(raw).or_insert(next);
+                if slot == next {
+                    self.slots.push(BufferSlot {
+                        raw,
+                        gen: self.gen,
+                        ..BufferSlot::default()
+                    });
+                }
+                Res::Buffer(slot, start, end)
+            }
+        }
+    }
+
+    /// The barrier the resolved uses of one command need (merged: no resource twice with
+    /// one stage), each applied. Cost: one step per use, no lookup for buffers.
+    pub(crate) fn apply_resolved(&mut self, uses: &[(Res, Use)]) -> Need {
         self.epoch += 1;
+        self.cmd += 1;
         let ctx = Ctx {
             flush: self.flush,
             rendering: self.rendering,
+            cmd: self.cmd,
+            last: self.last,
+            cover: self.cover,
         };
         let mut need = Need::default();
-        for &(key, u) in uses.iter() {
-            self.unflushed_write.0 |= if u.write.is_empty() { S::NONE } else { u.stage };
+        for &(res, u) in uses {
+            let writes = !u.write.is_empty();
+            self.unflushed_write.0 |= if writes { u.stage } else { S::NONE };
             self.unflushed_write.1 |= u.write;
             self.unflushed_read |= if u.read.is_empty() { S::NONE } else { u.stage };
-            if !u.write.is_empty() {
-                let raw = match key {
-                    Key::Image(raw) | Key::Buffer(raw, ..) => raw,
-                };
-                self.written.insert(raw);
-            }
-            let ok = match key {
-                Key::Image(raw) => self.images.entry(raw).or_default().apply(u, &mut need, ctx),
-                Key::Buffer(raw, start, end) => {
-                    let spans = self.buffers.entry(raw).or_default();
-                    apply_range(spans, start, end, u, &mut need, ctx)
+            let ok = match res {
+                Res::Image(raw) => {
+                    if writes {
+                        self.written.insert(raw);
+                    }
+                    self.images
+                        .entry(raw)
+                        .or_default()
+                        .apply(u, &mut need, &ctx)
+                }
+                Res::Buffer(slot, start, end) => {
+                    let Some(b) = self.slots.get_mut(slot as usize) else {
+                        continue;
+                    };
+                    if b.gen != self.gen {
+                        b.gen = self.gen;
+                        b.spans.clear();
+                    }
+                    if writes && !b.written {
+                        b.written = true;
+                        self.written.insert(b.raw);
+                    }
+                    self.used = true;
+                    apply_range(&mut b.spans, start, end, u, &mut need, &ctx)
                 }
             };
             if !ok {
                 self.uncovered += 1;
             }
         }
-        uses.clear();
         if self.rendering {
             // Nothing can be recorded inside the scope: the flush ordered the rest.
             return Need::default();
         }
         need
+    }
+
+    /// The recorder recorded `barrier` (global, masked as recorded) right before the
+    /// command applied last: it orders the earlier commands' accesses in its scopes, for
+    /// every resource (later uses of them need no barrier of their own).
+    pub(crate) fn recorded(&mut self, barrier: Need) {
+        self.epoch += 1;
+        self.last = barrier;
+        self.cover = self.cmd;
     }
 
     /// An image was moved to another layout by a barrier whose destination is
@@ -304,6 +450,11 @@ impl Tracker {
                 read_stage: S::NONE,
                 war_ok: S::NONE,
                 flush: self.flush,
+                // The transition may be recorded with the next command's barrier (one
+                // `vkCmdPipelineBarrier2`, which does not order it): only a barrier of a
+                // later command covers it.
+                write_cmd: self.cmd + 1,
+                read_cmd: 0,
             },
         );
     }
@@ -345,22 +496,26 @@ impl Tracker {
     /// Nothing recorded so far is tracked (no command used a resource since the last
     /// reset).
     pub(crate) fn is_clear(&self) -> bool {
-        self.buffers.is_empty() && self.images.is_empty()
+        !self.used && self.images.is_empty()
     }
 
     /// A full barrier (all commands → all commands) was recorded: nothing earlier needs
-    /// ordering any more.
+    /// ordering any more. Constant cost: the buffer slots are cleared at their next use.
     pub(crate) fn reset(&mut self) {
         self.epoch += 1;
-        self.buffers.clear();
+        self.gen += 1;
+        self.used = false;
+        self.last = Need::default();
+        self.cover = 0;
         self.images.clear();
         self.unflushed_write = (S::NONE, A::NONE);
         self.unflushed_read = S::NONE;
     }
 }
 
-/// Merges uses of the same key (one command's bindings of one resource).
-fn merge_uses(uses: &mut Vec<(Key, Use)>) {
+/// Merges uses of the same resource and range by one stage (one command's bindings of one
+/// resource).
+pub(crate) fn merge_uses(uses: &mut Vec<(Res, Use)>) {
     if uses.len() < 2 {
         return;
     }
@@ -388,7 +543,7 @@ fn apply_range(
     end: u64,
     u: Use,
     need: &mut Need,
-    ctx: Ctx,
+    ctx: &Ctx,
 ) -> bool {
     // The common case: the whole range is one span already.
     if let [only] = spans.as_mut_slice() {
@@ -441,9 +596,35 @@ fn apply_range(
         fresh(cur, end, &mut out);
     }
     // Equal neighbours become one span (a buffer used whole again returns to one span).
+    // Command stamps count as equal when every barrier, recorded or to come, covers both
+    // or neither (`class`); the later ones are kept.
     out.dedup_by(|b, a| {
-        if a.end == b.start && a.state == b.state {
+        let class = |stamp: u32| {
+            if stamp < ctx.cover {
+                0 // covered by the last barrier, and by every later one
+            } else if stamp < ctx.cmd {
+                1 // covered by any barrier recorded for this command or a later one
+            } else if stamp == ctx.cmd {
+                2 // this command's: covered by a barrier of a later command
+            } else {
+                3
+            }
+        };
+        let unstamped = |s: &State| {
+            (
+                State {
+                    write_cmd: 0,
+                    read_cmd: 0,
+                    ..*s
+                },
+                class(s.write_cmd),
+                class(s.read_cmd),
+            )
+        };
+        if a.end == b.start && unstamped(&a.state) == unstamped(&b.state) {
             a.end = b.end;
+            a.state.write_cmd = a.state.write_cmd.max(b.state.write_cmd);
+            a.state.read_cmd = a.state.read_cmd.max(b.state.read_cmd);
             true
         } else {
             false
@@ -496,7 +677,8 @@ mod tests {
         let whole = Key::Buffer(1, 0, 128);
         let n = run(&mut t, &[(whole, R)]);
         assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
-        assert_eq!(t.buffers[&1].len(), 1, "equal neighbours merged");
+        let slot = t.slot_of[&1] as usize;
+        assert_eq!(t.slots[slot].spans.len(), 1, "equal neighbours merged");
     }
 
     #[test]
@@ -533,5 +715,30 @@ mod tests {
         let n = run(&mut t, &[(v, W)]);
         assert_eq!(n.src_stage, S::COMPUTE_SHADER);
         assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    }
+}
+
+#[cfg(test)]
+mod coverage_tests {
+    use super::*;
+
+    const W: Use = Use {
+        stage: S::COMPUTE_SHADER,
+        read: A::NONE,
+        write: A::SHADER_STORAGE_WRITE,
+    };
+
+    #[test]
+    fn a_recorded_barrier_covers_earlier_writes_of_other_ranges() {
+        let mut t = Tracker::default();
+        let c0 = Key::Buffer(1, 0, 64);
+        let c1 = Key::Buffer(1, 64, 128);
+        assert!(t.apply(&mut vec![(c0, W)]).is_empty());
+        assert!(t.apply(&mut vec![(c1, W)]).is_empty());
+        let n = t.apply(&mut vec![(c0, W)]);
+        assert!(!n.is_empty());
+        t.recorded(n);
+        let n = t.apply(&mut vec![(c1, W)]);
+        assert!(n.is_empty(), "{n:?}");
     }
 }

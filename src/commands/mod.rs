@@ -217,6 +217,12 @@ pub struct Recorder<'a, 'r> {
     tracker: Tracker,
     /// The uses of the command being recorded (scratch, kept for its allocation).
     uses: Vec<(Key, Use)>,
+    /// Its uses resolved already (the compiled uses of its bound sets, `set_cache`), and
+    /// from how many sets.
+    pre: Vec<(hazards::Res, Use)>,
+    pre_sources: u32,
+    /// The compiled buffer uses of the (set, pipeline access) pairs dispatched with.
+    set_cache: automatic::SetUses,
     /// Images of bound sets the command being recorded uses (scratch).
     set_images: Vec<automatic::SetImage<'a>>,
     /// Layout transitions to record with the command's barrier.
@@ -287,6 +293,9 @@ impl<'a> Recorder<'a, '_> {
             reusable,
             tracker: Tracker::default(),
             uses: Vec::new(),
+            pre: Vec::new(),
+            pre_sources: 0,
+            set_cache: automatic::SetUses::default(),
             set_images: Vec::new(),
             pending_images: Vec::new(),
             bind_gen: 1,

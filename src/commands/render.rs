@@ -233,16 +233,16 @@ impl<'a> Recorder<'a, '_> {
             // The sets bound for draws: their images move now (no barrier may be recorded
             // inside the scope), and one barrier orders everything recorded since the last
             // scope before the draws (`hazards`: rendering scopes).
-            let before = self.uses.len();
-            self.set_uses(1, "a draw")?;
-            self.uses.truncate(before);
+            self.set_layouts_only(1, "a draw")?;
             let mut need = self.tracker.flush();
             let addresses = self.address_barriers();
             if !addresses.is_empty() {
                 need.get_or_insert_with(Default::default).merge(addresses);
             }
             match need {
-                Some(need) => self.emit(need),
+                Some(need) => {
+                    let _ = self.emit(need);
+                }
                 None => self.emit_transitions(),
             }
         }

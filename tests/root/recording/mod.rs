@@ -6,3 +6,4 @@ mod automatic;
 mod bound_state;
 mod reusable;
 mod sync;
+mod tracker;
