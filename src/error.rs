@@ -614,6 +614,17 @@ errors! {
         detail: &'static str,
     },
 
+    /// Host pages for a host buffer (`HostBufferMemory::Imported`) could not be mapped
+    /// (`mmap` refused: out of memory or address space, or the device's import alignment
+    /// does not divide 2 MiB).
+    #[code("KILN-E166")]
+    #[error("host buffer `{object}`: kiln could not map {size} bytes of host pages to import ({detail}); free host memory, or create the device with HostBufferMemory::Driver")]
+    HostMemoryMap {
+        object: String,
+        size: u64,
+        detail: String,
+    },
+
     /// An image description Vulkan would reject (zero extent, too many mips, unsupported
     /// format/usage; VUID-VkImageCreateInfo-extent-00944, -mipLevels-00947, -usage-00964).
     #[code("KILN-E180")]

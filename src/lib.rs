@@ -107,9 +107,9 @@ pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayo
 pub use device::{
     capability_requirement, known_capabilities, Buffer, BufferDesc, ComputeProperties,
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
-    DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, Image, ImageDesc,
-    LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource, Sampler,
-    SamplerDesc, UpdateAfterBindLimits, ValidationReport, ValidationWatch,
+    DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
+    ImageDesc, LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource,
+    Sampler, SamplerDesc, UpdateAfterBindLimits, ValidationReport, ValidationWatch,
     COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES,
     MAX_TRANSFER_QUEUES,
 };

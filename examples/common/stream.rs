@@ -25,13 +25,43 @@ struct Params {
     n: u32,
 }
 
-/// What the kernel computes for one element (the CPU reference).
+/// The kernel's step: one 32-bit LCG step, `f(v) = v * A + C` (mod 2^32).
+pub const A: u32 = 1_664_525;
+/// The kernel's step's increment (see [`A`]).
+pub const C: u32 = 1_013_904_223;
+
+/// What the kernel computes for one element, iterated as the kernel does (the slow CPU
+/// reference: `iters` steps per element).
 pub fn reference(x: u32, iters: u32) -> u32 {
     let mut v = x;
     for _ in 0..iters {
-        v = v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        v = v.wrapping_mul(A).wrapping_add(C);
     }
     v
+}
+
+/// `f^iters` as one affine map `v -> a * v + c` (mod 2^32), returned as `(a, c)`: `f`
+/// composed with itself by squaring (O(log iters)). `a * x + c` equals
+/// `reference(x, iters)` for every `x`, so checking an element costs one multiply-add
+/// whatever the iteration count (the check of 64 Mi elements x 668 iterations ran past the
+/// example's 40 s cap on the H200).
+pub fn closed_form(iters: u32) -> (u32, u32) {
+    // The result r = f^k of the bits seen so far, the base b = f^(2^i).
+    let (mut ra, mut rc) = (1u32, 0u32);
+    let (mut ba, mut bc) = (A, C);
+    let mut n = iters;
+    while n > 0 {
+        if n & 1 == 1 {
+            // b ∘ r: v -> ba * (ra * v + rc) + bc (powers of f commute).
+            ra = ba.wrapping_mul(ra);
+            rc = ba.wrapping_mul(rc).wrapping_add(bc);
+        }
+        // b ∘ b.
+        bc = ba.wrapping_mul(bc).wrapping_add(bc);
+        ba = ba.wrapping_mul(ba);
+        n >>= 1;
+    }
+    (ra, rc)
 }
 
 /// The input's element `i`.
@@ -150,14 +180,15 @@ impl Stream {
     }
 
     /// The index of the first output element that differs from the CPU reference, if any;
-    /// then clears the output for the next run.
+    /// then clears the output for the next run. Every element is checked, at one
+    /// multiply-add each ([`closed_form`]).
     pub fn check(&mut self) -> kiln::Result<Option<usize>> {
-        let iters = self.iters;
+        let (a, c) = closed_form(self.iters);
         let bad = {
             let out: &[u32] = kiln::bytemuck::cast_slice(self.output.as_slice()?);
             out.iter()
                 .enumerate()
-                .position(|(i, &v)| v != reference(input_value(i), iters))
+                .position(|(i, &v)| v != a.wrapping_mul(input_value(i)).wrapping_add(c))
         };
         self.output.as_mut_slice()?.fill(0);
         Ok(bad)

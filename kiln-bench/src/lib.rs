@@ -14,7 +14,9 @@
 //! temporary folder it deletes at the end (the user's own cache is never touched).
 //! `KILN_BENCH_ONLY=dispatch|chain|bandwidth|pipelines|reflection|transfers|queues` runs one
 //! group; `KILN_BENCH_ONLY=barriers` runs issue 15's barrier sweep (notes only, never in the
-//! default run: see `barriers.rs`);
+//! default run: see `barriers.rs`); `KILN_BENCH_ONLY=hostmem` runs the host-memory sweep
+//! (memory types, imported huge/small pages, copy shapes, which queues copy concurrently:
+//! `hostmem/`), which a plain `kiln bench` leaves out too;
 //! `KILN_BENCH_SWEEP=1` adds the staging sweep to the queue rows.
 //!
 //! With the cargo feature `bench-wgpu`, rows 1–3 also run through `wgpu` (Vulkan backend,
@@ -29,6 +31,7 @@ mod barriers;
 mod chain;
 mod dispatch;
 mod floors;
+mod hostmem;
 mod pipelines;
 mod queues;
 mod raw;
@@ -269,7 +272,8 @@ fn run(opts: &Opts) -> BenchResult<bool> {
         std::env::var("KILN_SPIN_US").unwrap_or_else(|_| "unset".into())
     ));
     let mut rows = Vec::new();
-    let steps: [(&str, RowFn); 8] = [
+    // The last steps are opt-in sweeps: run only when `KILN_BENCH_ONLY` names them.
+    let steps: [(&str, RowFn); 9] = [
         ("dispatch", dispatch::rows),
         ("chain", chain::rows),
         ("bandwidth", transfer::bandwidth_rows),
@@ -279,10 +283,13 @@ fn run(opts: &Opts) -> BenchResult<bool> {
         ("queues", queues::rows),
         // Opt-in only (KILN_BENCH_ONLY=barriers): about a minute on a GPU, long on a CPU.
         ("barriers", barriers::rows),
+        // Opt-in only (KILN_BENCH_ONLY=hostmem): the host-memory sweep.
+        ("hostmem", hostmem::rows),
     ];
     let only = std::env::var("KILN_BENCH_ONLY").ok();
     for (what, f) in steps {
-        if only.as_deref().is_some_and(|o| o != what) || (only.is_none() && what == "barriers") {
+        let opt_in = matches!(what, "barriers" | "hostmem");
+        if only.as_deref().is_some_and(|o| o != what) || (opt_in && only.is_none()) {
             continue;
         }
         let t = Instant::now();

@@ -333,6 +333,11 @@ impl Raw {
         Ok(())
     }
 
+    /// The device's memory types and heaps.
+    pub fn memory_properties(&self) -> &vk::PhysicalDeviceMemoryProperties {
+        &self.mem
+    }
+
     pub fn memory_type(&self, bits: u32, want: vk::MemoryPropertyFlags) -> Option<u32> {
         (0..self.mem.memory_type_count).find(|&i| {
             bits & (1 << i) != 0

@@ -18,6 +18,7 @@ mod coopmat2;
 mod families;
 mod faults;
 mod features;
+mod host_memory;
 mod image;
 mod instance;
 mod interner;
@@ -50,6 +51,8 @@ pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TR
 pub use faults::{FaultInjector, FaultSite};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
+pub use host_memory::HostBufferMemory;
+pub(crate) use host_memory::HostRegion;
 pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
 pub(crate) use instance::{set_caller, SubmitContext};
@@ -112,6 +115,10 @@ pub struct DeviceDesc {
     /// `Submission::gpu_timings`); `None` = `KILN_TIMING=1` or `KILN_TRACE` set, else off.
     /// Recordings that open scopes (`Recorder::scope`) are timed either way.
     pub timing: Option<bool>,
+    /// Where host buffers (`Device::host_buffer`) take their memory from: the driver's
+    /// host-cached memory type, or host pages kiln maps itself and imports
+    /// (`VK_EXT_external_memory_host`); default [`HostBufferMemory::Auto`].
+    pub host_buffer_memory: HostBufferMemory,
     /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see
     /// `kiln::__private::FaultInjector`). Unstable.
     #[doc(hidden)]
@@ -132,6 +139,7 @@ impl Default for DeviceDesc {
             validation_fail: None,
             wait_timeout: None,
             timing: None,
+            host_buffer_memory: HostBufferMemory::Auto,
             faults: None,
         }
     }
@@ -196,6 +204,9 @@ pub(crate) struct Shared {
     pub sharing: Sharing,
     /// `minImportedHostPointerAlignment` when `VK_EXT_external_memory_host` is enabled.
     pub host_import_alignment: Option<u64>,
+    /// `DeviceDesc::host_buffer_memory` (`HostBufferMemory::to_u8`; the bench's sweep
+    /// changes it through `Device::debug_set_host_buffer_memory`).
+    pub host_buffer_memory: std::sync::atomic::AtomicU8,
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
@@ -364,6 +375,7 @@ impl Shared {
             cross_queue: Mutex::new(()),
             cross_queue_waits: Default::default(),
             host_import_alignment,
+            host_buffer_memory: desc.host_buffer_memory.to_u8().into(),
             physical,
             properties,
             features,

@@ -30,7 +30,9 @@ use ash::vk;
 use gpu_allocator::vulkan::Allocation;
 use gpu_allocator::MemoryLocation;
 
-use crate::device::{allocate_bound, free_bound, Device, ResourceStamps, Shared};
+use crate::device::{
+    allocate_bound, free_bound, Device, HostBufferMemory, HostRegion, ResourceStamps, Shared,
+};
 use crate::error::{vk_err, Error, Result};
 
 /// Host memory of one host buffer.
@@ -42,6 +44,13 @@ enum Memory {
     },
     /// The caller's memory, imported (`VkImportMemoryHostPointerInfoEXT`).
     Imported { memory: vk::DeviceMemory },
+    /// Host pages kiln mapped itself, imported (`HostBufferMemory::Imported`), with the
+    /// heap reservation; the region is unmapped after the memory is freed.
+    Mapped {
+        memory: vk::DeviceMemory,
+        region: HostRegion,
+        heap: (usize, u64),
+    },
 }
 
 /// The Vulkan objects of a host buffer; `None` once destroyed (an import whose scope ended).
@@ -59,6 +68,8 @@ pub(crate) struct HostInner {
     len: u64,
     label: String,
     imported: bool,
+    /// The property flags of its memory type.
+    properties: vk::MemoryPropertyFlags,
     stamps: ResourceStamps,
 }
 
@@ -108,6 +119,20 @@ impl HostInner {
                     shared.raw.destroy_buffer(objects.raw, None);
                     shared.raw.free_memory(memory, None);
                 }
+            }
+            Memory::Mapped {
+                memory,
+                region,
+                heap,
+            } => {
+                // SAFETY: as above (the buffer was retired: every submission made before
+                // its drop finished); the region is unmapped only after the import is freed.
+                unsafe {
+                    shared.raw.destroy_buffer(objects.raw, None);
+                    shared.raw.free_memory(memory, None);
+                }
+                drop(region);
+                shared.heaps.release(heap.0, heap.1);
             }
         }
     }
@@ -171,6 +196,13 @@ impl HostBuffer {
     /// Whether this is imported memory ([`Device::import_host_memory`]).
     pub fn is_imported(&self) -> bool {
         self.inner.imported
+    }
+
+    /// The property flags of the memory type behind the buffer (`HOST_VISIBLE |
+    /// HOST_COHERENT`, with `HOST_CACHED` where the device has such a type; Vulkan spec
+    /// §11.2.1): whether host reads of it are cached.
+    pub fn memory_properties(&self) -> vk::MemoryPropertyFlags {
+        self.inner.properties
     }
 
     /// Holds the buffer for a submission. Errors: `KILN-E161` an import whose scope ended;
@@ -278,9 +310,14 @@ impl HostBuffer {
 impl Device {
     /// Creates a host buffer of `size` bytes: host-visible, host-coherent (host-cached where
     /// the device has it) memory the GPU copies from and to at bus speed, zero-filled.
+    /// Its memory is the driver's or host pages kiln maps and imports, as
+    /// `DeviceDesc::host_buffer_memory` says ([`HostBufferMemory`]; `Auto` falls back to
+    /// the driver's memory when mapping or importing fails).
     ///
     /// Errors: `KILN-E152` size 0, `KILN-E154` more than the heap has left, `KILN-E150`
-    /// the allocation failed.
+    /// the allocation failed; with `HostBufferMemory::Imported`: `KILN-E107` the device
+    /// lacks `VK_EXT_external_memory_host`, `KILN-E166` the host pages could not be
+    /// mapped, `KILN-E106`/`KILN-E104` the driver refused the import.
     pub fn host_buffer(&self, label: &str, size: u64) -> Result<HostBuffer> {
         if size == 0 {
             return Err(Error::ZeroSizedBuffer {
@@ -288,6 +325,20 @@ impl Device {
             });
         }
         let shared = &self.shared;
+        let mode = HostBufferMemory::from_u8(
+            shared
+                .host_buffer_memory
+                .load(std::sync::atomic::Ordering::Relaxed),
+        );
+        if mode.imports() {
+            match mapped(shared, label, size) {
+                Ok(h) => return Ok(h),
+                Err(e) if mode == HostBufferMemory::Imported || e.code() == "KILN-E154" => {
+                    return Err(e)
+                }
+                Err(e) => log::debug!("kiln: host buffer `{label}` in driver memory: {e}"),
+            }
+        }
         let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
         let (raw, allocation, heap) =
             allocate_bound(shared, label, size, usage, MemoryLocation::GpuToCpu, 64)?;
@@ -299,6 +350,8 @@ impl Device {
             });
         };
         shared.set_name(raw, label);
+        let properties = allocation.memory_properties();
+        log::trace!("kiln: host buffer `{label}`: driver memory [{properties:?}]");
         Ok(HostBuffer {
             inner: Arc::new(HostInner {
                 shared: shared.clone(),
@@ -310,9 +363,19 @@ impl Device {
                 len: size,
                 label: label.to_string(),
                 imported: false,
+                properties,
                 stamps: ResourceStamps::default(),
             }),
         })
+    }
+
+    /// Sets where later host buffers take their memory from (the bench's host-memory
+    /// sweep compares the two). Unstable.
+    #[doc(hidden)]
+    pub fn debug_set_host_buffer_memory(&self, memory: HostBufferMemory) {
+        self.shared
+            .host_buffer_memory
+            .store(memory.to_u8(), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// A host buffer holding `data`.
@@ -378,16 +441,76 @@ impl Device {
     }
 }
 
-/// Imports `memory` (see [`Device::import_host_memory`]).
-fn import(shared: &Arc<Shared>, label: &str, memory: &mut [u8]) -> Result<HostBuffer> {
-    let Some(alignment) = shared.host_import_alignment else {
-        return Err(Error::MissingFeature {
+/// A host buffer in host pages kiln maps itself, imported (`HostBufferMemory::Imported`).
+/// Errors: `KILN-E107` no `VK_EXT_external_memory_host`, `KILN-E154` more than the heap
+/// has left, `KILN-E166` mapping failed, `KILN-E106`/`KILN-E104` the import failed.
+fn mapped(shared: &Arc<Shared>, label: &str, size: u64) -> Result<HostBuffer> {
+    let alignment = import_alignment(shared)?;
+    let heap_index = shared
+        .heaps
+        .reserve(label, MemoryLocation::GpuToCpu, size)?;
+    let heap = (heap_index, size);
+    let region = match HostRegion::map(size, alignment) {
+        Ok(r) => r,
+        Err(detail) => {
+            shared.heaps.release(heap.0, heap.1);
+            return Err(Error::HostMemoryMap {
+                object: label.to_string(),
+                size,
+                detail,
+            });
+        }
+    };
+    let ptr = region.ptr();
+    let (raw, memory, properties) =
+        match import_raw(shared, label, size, ptr.as_ptr(), region.len() as u64) {
+            Ok(r) => r,
+            Err(e) => {
+                shared.heaps.release(heap.0, heap.1);
+                return Err(e);
+            }
+        };
+    log::trace!(
+        "kiln: host buffer `{label}`: {} bytes mapped by kiln and imported [{properties:?}]",
+        region.len()
+    );
+    Ok(HostBuffer {
+        inner: Arc::new(HostInner {
+            shared: shared.clone(),
+            objects: Mutex::new(Some(Objects {
+                raw,
+                memory: Memory::Mapped {
+                    memory,
+                    region,
+                    heap,
+                },
+            })),
+            ptr,
+            len: size,
+            label: label.to_string(),
+            imported: false,
+            properties,
+            stamps: ResourceStamps::default(),
+        }),
+    })
+}
+
+/// `minImportedHostPointerAlignment`. Errors: `KILN-E107` the device lacks the extension.
+fn import_alignment(shared: &Shared) -> Result<u64> {
+    shared
+        .host_import_alignment
+        .ok_or_else(|| Error::MissingFeature {
             device: shared.info.name.clone(),
             what: "VK_EXT_external_memory_host (importing host memory); use \
-                   Device::host_buffer for pinned memory instead"
+               Device::host_buffer for pinned memory instead (with \
+               HostBufferMemory::Driver or Auto)"
                 .into(),
-        });
-    };
+        })
+}
+
+/// Imports `memory` (see [`Device::import_host_memory`]).
+fn import(shared: &Arc<Shared>, label: &str, memory: &mut [u8]) -> Result<HostBuffer> {
+    let alignment = import_alignment(shared)?;
     let address = memory.as_ptr() as u64;
     let len = memory.len() as u64;
     if len == 0 || !address.is_multiple_of(alignment) || !len.is_multiple_of(alignment) {
@@ -398,17 +521,47 @@ fn import(shared: &Arc<Shared>, label: &str, memory: &mut [u8]) -> Result<HostBu
             alignment,
         });
     }
+    let (raw, mem, properties) = import_raw(shared, label, len, memory.as_mut_ptr(), len)?;
+    let ptr = NonNull::new(memory.as_mut_ptr()).unwrap_or(NonNull::dangling());
+    Ok(HostBuffer {
+        inner: Arc::new(HostInner {
+            shared: shared.clone(),
+            objects: Mutex::new(Some(Objects {
+                raw,
+                memory: Memory::Imported { memory: mem },
+            })),
+            ptr,
+            len,
+            label: label.to_string(),
+            imported: true,
+            properties,
+            stamps: ResourceStamps::default(),
+        }),
+    })
+}
+
+/// A transfer buffer of `size` bytes bound to `len` bytes of host memory at `ptr`, imported
+/// (host-cached memory type where the pointer allows one): the buffer, the memory, the
+/// type's flags. `ptr` and `len` are aligned (checked by the callers) and stay valid until
+/// the memory is freed.
+fn import_raw(
+    shared: &Shared,
+    label: &str,
+    size: u64,
+    ptr: *mut u8,
+    len: u64,
+) -> Result<(vk::Buffer, vk::DeviceMemory, vk::MemoryPropertyFlags)> {
     let d = &shared.raw;
     let handle_type = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
     let ext = ash::ext::external_memory_host::Device::new(&shared.instance.raw, d);
     let mut host_props = vk::MemoryHostPointerPropertiesEXT::default();
-    // SAFETY: the extension is enabled; `memory` is a live host allocation of `len` bytes,
-    // aligned as the device requires (checked above); the out struct is a local.
+    // SAFETY: the extension is enabled; `ptr` is a live host allocation of `len` bytes,
+    // aligned as the device requires (checked by the callers); the out struct is a local.
     unsafe {
         (ext.fp().get_memory_host_pointer_properties_ext)(
             d.handle(),
             handle_type,
-            memory.as_ptr().cast(),
+            ptr.cast_const().cast(),
             &mut host_props,
         )
     }
@@ -416,7 +569,7 @@ fn import(shared: &Arc<Shared>, label: &str, memory: &mut [u8]) -> Result<HostBu
     .map_err(vk_err("vkGetMemoryHostPointerPropertiesEXT"))?;
     let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle_type);
     let info = vk::BufferCreateInfo::default()
-        .size(len)
+        .size(size)
         .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
         .sharing_mode(shared.sharing.mode())
         .queue_family_indices(shared.sharing.families())
@@ -459,14 +612,14 @@ fn import(shared: &Arc<Shared>, label: &str, memory: &mut [u8]) -> Result<HostBu
     };
     let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
         .handle_type(handle_type)
-        .host_pointer(memory.as_mut_ptr().cast());
+        .host_pointer(ptr.cast());
     let alloc = vk::MemoryAllocateInfo::default()
         .allocation_size(len)
         .memory_type_index(type_index)
         .push_next(&mut import);
     // SAFETY: the pointer and size are aligned to minImportedHostPointerAlignment
-    // (checked); the memory type is one the pointer's properties allow; the import borrows
-    // `memory`, which outlives it (`import_host_memory` destroys it before returning).
+    // (checked by the callers); the memory type is one the pointer's properties allow; the
+    // host memory outlives the import (the callers free the import first).
     let mem = match unsafe { d.allocate_memory(&alloc, None) } {
         Ok(m) => m,
         Err(e) => return fail(raw, vk_err("vkAllocateMemory (host import)")(e)),
@@ -478,19 +631,5 @@ fn import(shared: &Arc<Shared>, label: &str, memory: &mut [u8]) -> Result<HostBu
         return fail(raw, vk_err("vkBindBufferMemory")(e));
     }
     shared.set_name(raw, label);
-    let ptr = NonNull::new(memory.as_mut_ptr()).unwrap_or(NonNull::dangling());
-    Ok(HostBuffer {
-        inner: Arc::new(HostInner {
-            shared: shared.clone(),
-            objects: Mutex::new(Some(Objects {
-                raw,
-                memory: Memory::Imported { memory: mem },
-            })),
-            ptr,
-            len,
-            label: label.to_string(),
-            imported: true,
-            stamps: ResourceStamps::default(),
-        }),
-    })
+    Ok((raw, mem, types[type_index as usize].property_flags))
 }

@@ -507,8 +507,36 @@ fn a_stream_over_three_queues_matches_the_cpu_reference() {
             stream.run(&device, overlapped).unwrap();
             assert_eq!(stream.check().unwrap(), None, "overlapped: {overlapped}");
         }
+        // The check fails on wrong data: the same output checked against one iteration
+        // more differs at the first element; output cleared by the check differs too.
+        stream.run(&device, true).unwrap();
+        stream.iters += 1;
+        assert_eq!(stream.check().unwrap(), Some(0));
+        stream.iters -= 1;
+        assert_eq!(stream.check().unwrap(), Some(0), "the output was cleared");
         assert_clean(&device);
     }
+}
+
+/// The stream check's closed form (`f^n` as one multiply-add) equals the kernel's `n`
+/// iterated LCG steps, for every count up to 1000 (the H200's calibration chose 208–668)
+/// and for counts with high bits set.
+#[test]
+fn the_stream_check_closed_form_equals_the_iterated_steps() {
+    use kiln_examples::stream::{closed_form, input_value, reference};
+    let xs: Vec<u32> = (0..64).map(input_value).chain([0, 1, u32::MAX]).collect();
+    for n in (0..=1000).chain([4095, 65_537, 1 << 20]) {
+        let (a, c) = closed_form(n);
+        for &x in &xs {
+            assert_eq!(
+                a.wrapping_mul(x).wrapping_add(c),
+                reference(x, n),
+                "{n} steps of x = {x}"
+            );
+        }
+    }
+    assert_eq!(closed_form(0), (1, 0));
+    assert_eq!(closed_form(1), (1_664_525, 1_013_904_223));
 }
 
 /// The validation this module relies on is really on: submissions on two queues that use

@@ -1,0 +1,36 @@
+# Issue 12's open targets (sourced by scripts/h200-batch.sh; uses step, rows, $B, $W).
+# (a) why a 1 GiB upload from a HostBuffer runs at 38 GB/s while imported memory reaches 49:
+#     the `hostmem` sweep (memory types, imported huge / 4 KiB pages, NUMA, copy shapes);
+# (b) which queues copy at the same time (the hostmem duplex rows) and what CUDA gets for
+#     the same duplex copies and the same 3-stage stream (scripts/cuda_stream.py).
+# About 90 s in all. Needs only .devbin/kiln.
+echo "-- transfers: host facts"
+cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag 2>&1
+grep -i huge /proc/meminfo | head -6
+lscpu 2>/dev/null | grep -i "numa\|model name\|socket" | head -8
+bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -1 | tr 'A-F' 'a-f')
+bus=${bus: -12}
+echo "GPU $bus: numa_node $(cat /sys/bus/pci/devices/$bus/numa_node 2>&1), local_cpulist $(cat /sys/bus/pci/devices/$bus/local_cpulist 2>&1)"
+echo "iommu: $(ls /sys/class/iommu 2>/dev/null | head -3 | tr '\n' ' ') groups $(ls /sys/kernel/iommu_groups 2>/dev/null | wc -l); cmdline: $(grep -o 'iommu[^ ]*\|intel_iommu[^ ]*\|amd_iommu[^ ]*' /proc/cmdline | tr '\n' ' ')"
+nvidia-smi topo -m 2>&1 | head -6
+which numactl >/dev/null 2>&1 && numactl -H | head -4
+
+echo "-- transfers: hostmem sweep (256 MiB and 1 GiB; one line per variant)"
+KILN_BENCH_ONLY=hostmem step hostmem 75 $B/kiln bench --json
+grep -h "hostmem:\|error\|Error" $W/hostmem.err | sed 's/^kiln bench: hostmem: //' | cut -c1-400 | head -60
+
+# NUMA: the same sweep at 1 GiB with the process (threads and first-touched memory) on each
+# node in turn (numactl where present, else taskset over the node's cpus: first touch puts
+# the bench's memory on that node).
+for node in /sys/devices/system/node/node[0-9]*; do
+  n=${node##*node}; cpus=$(cat $node/cpulist)
+  if which numactl >/dev/null 2>&1; then pin="numactl --cpunodebind=$n --membind=$n"; else pin="taskset -c $cpus"; fi
+  echo "-- transfers: hostmem 1 GiB on NUMA node $n ($pin)"
+  KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_MIB=1024 step hostmem-node$n 45 $pin $B/kiln bench --json
+  grep -h "hostmem: 1 GiB" $W/hostmem-node$n.err | grep -v "duplex\|regions\|halves" | sed 's/^kiln bench: hostmem: //' | cut -c1-260 | head -12
+  grep -h "duplex" $W/hostmem-node$n.err | sed 's/^kiln bench: hostmem: //' | cut -c1-200 | head -10
+  [ "$n" -ge 3 ] && break
+done
+
+echo "-- transfers: CUDA duplex copies and the 3-stage stream (PyTorch streams, pinned memory)"
+step cuda-stream 60 python3 scripts/cuda_stream.py; cat $W/cuda-stream.out; tail -3 $W/cuda-stream.err
