@@ -5,7 +5,8 @@
 //! queue, readbacks on the last transfer queue, each chunk's stages (and the ring's reuse)
 //! ordered by timeline waits, so upload i+1 / compute i / readback i-1 run at once. A third
 //! mode is the overlapped one with the readbacks on the main queue (H200 run 1 reached
-//! 1.60x overlapped on two transfer queues, which may share one copy engine).
+//! 1.60x overlapped on two transfer queues, which may share one copy engine), a fourth with
+//! the dispatches on the main queue and the readbacks on the async-compute queue.
 //!
 //! kiln: `Queue::upload_from_host`, `Queue::submit`, `Queue::read_to_host`, the waits
 //! derived by kiln. raw: the same command buffers and timeline waits written by hand (each
@@ -34,6 +35,22 @@ enum Mode {
     Serial = 0,
     Overlapped = 1,
     MainReadback = 2,
+    /// Overlapped with the dispatches on the main queue and the readbacks on the
+    /// async-compute queue (a third family's copy path; each kiln queue runs its own
+    /// submissions in order, so a stage needs a queue of its own to overlap).
+    ComputeReadback = 3,
+}
+
+impl Mode {
+    /// The overlapped modes with their row names (after "overlapped, ").
+    const OVERLAPPED: [(Mode, &'static str); 3] = [
+        (Mode::Overlapped, ""),
+        (Mode::MainReadback, "readbacks on the main queue"),
+        (
+            Mode::ComputeReadback,
+            "dispatches on the main queue, readbacks on the compute queue",
+        ),
+    ];
 }
 
 #[repr(C)]
@@ -122,6 +139,7 @@ impl KilnStream {
                 t[t.len() - 1].clone(),
             ),
             Mode::MainReadback => (t[0].clone(), device.queue(QueueKind::Compute), m),
+            Mode::ComputeReadback => (t[0].clone(), m, device.queue(QueueKind::Compute)),
         };
         let (bytes, params) = (s.bytes(), s.params());
         let t = Instant::now();
@@ -194,7 +212,7 @@ struct RawStream<'r> {
     output: HostBuf,
     lanes: Vec<Lane>,
     /// Lane of each role per mode (`Mode as usize`): `[up, compute, down]`.
-    roles: [[usize; 3]; 3],
+    roles: [[usize; 3]; 4],
 }
 
 impl<'r> RawStream<'r> {
@@ -291,7 +309,12 @@ impl<'r> RawStream<'r> {
             lane_of(&infos[2])?,
             lane_of(&infos[3])?,
         );
-        let roles = [[main; 3], [up, compute, down], [up, compute, main]];
+        let roles = [
+            [main; 3],
+            [up, compute, down],
+            [up, compute, main],
+            [up, main, compute],
+        ];
         Ok(RawStream {
             raw,
             set_layout,
@@ -549,58 +572,60 @@ pub fn rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
     ));
     let mut raw_side = RawStream::new(raw, device, &ring, &words, total)?;
     let rounds = if opts.quick { 2 } else { 5 };
-    let result = (|| -> BenchResult<[f64; 6]> {
-        let (mut ks, mut ko, mut rs, mut ro) = (vec![], vec![], vec![], vec![]);
-        let (mut km, mut rm) = (vec![], vec![]);
+    // Per mode (`Mode as usize`): kiln and raw times of every round after the first.
+    let result = (|| -> BenchResult<[[f64; 2]; 4]> {
+        let mut times: [[Vec<f64>; 2]; 4] = Default::default();
+        let modes = [Mode::Serial]
+            .into_iter()
+            .chain(Mode::OVERLAPPED.map(|m| m.0));
+        let modes: Vec<Mode> = modes.collect();
         for round in 0..=rounds {
-            let k1 = kiln_side.run(device, &ring, &shape, Mode::Serial)?;
-            let r1 = raw_side.run(&ring, &shape, Mode::Serial)?;
-            let k2 = kiln_side.run(device, &ring, &shape, Mode::Overlapped)?;
-            let r2 = raw_side.run(&ring, &shape, Mode::Overlapped)?;
-            let k3 = kiln_side.run(device, &ring, &shape, Mode::MainReadback)?;
-            let r3 = raw_side.run(&ring, &shape, Mode::MainReadback)?;
-            if round > 0 {
-                ks.push(k1);
-                rs.push(r1);
-                ko.push(k2);
-                ro.push(r2);
-                km.push(k3);
-                rm.push(r3);
+            for &mode in &modes {
+                let k = kiln_side.run(device, &ring, &shape, mode)?;
+                let r = raw_side.run(&ring, &shape, mode)?;
+                if round > 0 {
+                    times[mode as usize][0].push(k);
+                    times[mode as usize][1].push(r);
+                }
             }
         }
-        Ok([
-            median(&mut ks),
-            median(&mut rs),
-            median(&mut ko),
-            median(&mut ro),
-            median(&mut km),
-            median(&mut rm),
-        ])
+        Ok(times.map(|[mut k, mut r]| [median(&mut k), median(&mut r)]))
     })();
     device.wait_idle()?;
     raw_side.finish();
-    let [ks, rs, ko, ro, km, rm] = result?;
+    let t = result?;
+    let [ks, rs] = t[Mode::Serial as usize];
     let name = format!("stream {mib} MiB");
-    Ok(vec![
-        Row::new(&format!("{name}, serial (one queue)"), "ms", ks, rs),
-        Row::new(&format!("{name}, overlapped (three queues)"), "ms", ko, ro),
-        Row::new(
-            "stream overlap speedup (serial/overlapped)",
-            "x",
-            ks / ko,
-            rs / ro,
-        ),
-        Row::new(
-            &format!("{name}, overlapped, readbacks on the main queue"),
-            "ms",
-            km,
-            rm,
-        ),
-        Row::new(
-            "stream overlap speedup, readbacks on the main queue",
-            "x",
-            ks / km,
-            rs / rm,
-        ),
-    ])
+    let mut rows = vec![Row::new(
+        &format!("{name}, serial (one queue)"),
+        "ms",
+        ks,
+        rs,
+    )];
+    for (mode, what) in Mode::OVERLAPPED {
+        let [k, r] = t[mode as usize];
+        if mode == Mode::Overlapped {
+            rows.push(Row::new(
+                &format!("{name}, overlapped (three queues)"),
+                "ms",
+                k,
+                r,
+            ));
+            rows.push(Row::new(
+                "stream overlap speedup (serial/overlapped)",
+                "x",
+                ks / k,
+                rs / r,
+            ));
+        } else {
+            rows.push(Row::new(&format!("{name}, overlapped, {what}"), "ms", k, r));
+            rows.push(Row::new(
+                &format!("stream overlap speedup, {what}"),
+                "x",
+                ks / k,
+                rs / r,
+            ));
+        }
+    }
+    Ok(rows)
 }

@@ -49,6 +49,14 @@ const ROWS: &[(&str, &str)] = &[
         "ms",
     ),
     ("stream overlap speedup, readbacks on the main queue", "x"),
+    (
+        "stream 16 MiB, overlapped, dispatches on the main queue, readbacks on the compute queue",
+        "ms",
+    ),
+    (
+        "stream overlap speedup, dispatches on the main queue, readbacks on the compute queue",
+        "x",
+    ),
 ];
 
 #[test]
