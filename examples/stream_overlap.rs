@@ -1,7 +1,8 @@
 //! Streams a large array through a kernel in chunks, serial (every stage on the main queue)
-//! and overlapped (upload chunk i+1 on a transfer queue, compute chunk i on the async-compute
-//! queue, read back chunk i-1 on the other transfer queue), checks both against a CPU
-//! reference and prints the two times. The kernel's iteration count is chosen so that one
+//! and overlapped (upload chunk i+1 on `Device::upload_queue`, compute chunk i on the
+//! async-compute queue, read back chunk i-1 on `Device::readback_queue`, kiln's policy for
+//! readbacks beside uploads), checks every element of both against a CPU reference (the
+//! kernel's closed form: one multiply-add per element) and prints the two times. The kernel's iteration count is chosen so that one
 //! chunk's compute takes about as long as its upload (the case where overlap pays most).
 //!
 //! Usage: `cargo run --release -p kiln-examples --example stream_overlap [MiB] [CHUNKS]`
@@ -41,6 +42,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
+    let stage = |q: kiln::Queue| {
+        let i = q.info();
+        format!("kiln queue {} ({:?}, family {})", i.index, i.kind, i.family)
+    };
+    println!(
+        "overlapped stages: uploads on {}, dispatches on {}, readbacks on {}",
+        stage(device.upload_queue()),
+        stage(device.queue(QueueKind::Compute)),
+        stage(device.readback_queue())
+    );
     // Iterations for compute ≈ transfer per chunk: scale, measure again, twice (a short
     // dispatch's time is mostly launch overhead, so one step undershoots).
     let mut stream = Stream::new(&device, chunk, chunks, 64)?;

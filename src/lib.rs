@@ -109,7 +109,7 @@ pub use device::{
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
     DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
     ImageDesc, LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource,
-    Sampler, SamplerDesc, UpdateAfterBindLimits, ValidationReport, ValidationWatch,
+    ReadbackQueue, Sampler, SamplerDesc, UpdateAfterBindLimits, ValidationReport, ValidationWatch,
     COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES,
     MAX_TRANSFER_QUEUES,
 };

@@ -1,6 +1,7 @@
 //! Streaming a large array through a kernel in chunks, with the three stages of every chunk
-//! on three queues so they overlap: upload chunk i+1 (transfer queue), compute chunk i
-//! (async-compute queue), read back chunk i-1 (the second transfer queue). The input and
+//! on three queues so they overlap: upload chunk i+1 (`Device::upload_queue`, the first
+//! transfer queue), compute chunk i (async-compute queue), read back chunk i-1
+//! (`Device::readback_queue`: where kiln's readbacks run beside its uploads). The input and
 //! output live in host buffers (pinned memory), so every copy is one DMA transfer.
 //!
 //! The loop submits everything without waiting: kiln orders the stages of one chunk, and
@@ -131,14 +132,16 @@ impl Stream {
     }
 
     /// Streams every chunk through the kernel and waits for the last readback; returns the
-    /// wall time. `overlapped`: on the transfer and compute queues; else all on the main
-    /// queue (serial).
+    /// wall time. `overlapped`: uploads on `Device::upload_queue`, dispatches on the
+    /// async-compute queue, readbacks on `Device::readback_queue` (kiln's policy,
+    /// `ReadbackQueue`); else all on the main queue (serial).
     pub fn run(&mut self, device: &Device, overlapped: bool) -> kiln::Result<Duration> {
         let (up, compute, down) = if overlapped {
-            let transfer = device.queues(QueueKind::Transfer);
-            let first = transfer[0].clone();
-            let last = transfer[transfer.len() - 1].clone();
-            (first, device.queue(QueueKind::Compute), last)
+            (
+                device.upload_queue(),
+                device.queue(QueueKind::Compute),
+                device.readback_queue(),
+            )
         } else {
             let main = device.queue(QueueKind::Main);
             (main.clone(), main.clone(), main)

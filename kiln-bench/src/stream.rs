@@ -1,8 +1,9 @@
 //! The stream rows: an array streamed through a kernel in chunks (upload chunk i, compute
 //! chunk i, read back chunk i, over a ring of three device buffer pairs), from and to
 //! pinned host memory. Serial: every submission on the main queue, each waiting for the one
-//! before. Overlapped: uploads on the first transfer queue, dispatches on the async-compute
-//! queue, readbacks on the last transfer queue, each chunk's stages (and the ring's reuse)
+//! before. Overlapped: uploads on `Device::upload_queue` (the first transfer queue),
+//! dispatches on the async-compute queue, readbacks on `Device::readback_queue` (kiln's
+//! policy), each chunk's stages (and the ring's reuse)
 //! ordered by timeline waits, so upload i+1 / compute i / readback i-1 run at once. A third
 //! mode is the overlapped one with the readbacks on the main queue (H200 run 1 reached
 //! 1.60x overlapped on two transfer queues, which may share one copy engine), a fourth with
@@ -134,9 +135,9 @@ impl KilnStream {
         let (up, compute, down) = match mode {
             Mode::Serial => (m.clone(), m.clone(), m),
             Mode::Overlapped => (
-                t[0].clone(),
+                device.upload_queue(),
                 device.queue(QueueKind::Compute),
-                t[t.len() - 1].clone(),
+                device.readback_queue(),
             ),
             Mode::MainReadback => (t[0].clone(), device.queue(QueueKind::Compute), m),
             Mode::ComputeReadback => (t[0].clone(), m, device.queue(QueueKind::Compute)),
@@ -259,10 +260,7 @@ impl<'r> RawStream<'r> {
             device.queue(QueueKind::Main).info(),
             device.queue(QueueKind::Transfer).info(),
             device.queue(QueueKind::Compute).info(),
-            device
-                .queues(QueueKind::Transfer)
-                .last()
-                .map_or(device.queue(QueueKind::Transfer).info(), |q| q.info()),
+            device.readback_queue().info(),
         ];
         // Used on the main queue (serial) and the transfer queues (overlapped): shared by
         // their families, as kiln's buffers are.

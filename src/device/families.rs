@@ -30,6 +30,24 @@ pub const MAX_COMPUTE_QUEUES: u32 = 4;
 /// The most transfer queues kiln creates.
 pub const MAX_TRANSFER_QUEUES: u32 = 2;
 
+/// Which queue kiln's readbacks use (`DeviceDesc::readback_queue`,
+/// [`Device::readback_queue`](crate::Device::readback_queue)); uploads use the first
+/// transfer queue. A queue runs its submissions in order, so readbacks overlap uploads only
+/// on another queue, and only where that queue's copies run on another copy engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ReadbackQueue {
+    /// kiln's policy (`queue/transfer.rs`, `readback_policy`): the last transfer queue.
+    #[default]
+    Auto,
+    /// The last transfer queue (the second where kiln created two; else the first, or the
+    /// main queue on a device without transfer queues).
+    Transfer,
+    /// The main queue.
+    Main,
+    /// The first async-compute queue (the main queue where the device has none).
+    Compute,
+}
+
 /// What a queue is for: [`Device::queue`](crate::Device::queue) hands out the queue of a
 /// kind, the main queue where the device has no queue of its own for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

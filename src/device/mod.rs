@@ -47,7 +47,9 @@ pub use coopmat2::{
     CooperativeMatrix2Features, CooperativeMatrix2Properties, FlexibleDimensionsConfig,
 };
 pub(crate) use families::{supported_stages, Sharing};
-pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
+pub use families::{
+    QueueInfo, QueueKind, QueueSource, ReadbackQueue, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES,
+};
 pub use faults::{FaultInjector, FaultSite};
 pub use features::{Features, UpdateAfterBindLimits};
 pub use gpu_allocator::MemoryLocation;
@@ -119,6 +121,8 @@ pub struct DeviceDesc {
     /// host-cached memory type, or host pages kiln maps itself and imports
     /// (`VK_EXT_external_memory_host`); default [`HostBufferMemory::Auto`].
     pub host_buffer_memory: HostBufferMemory,
+    /// Which queue kiln's readbacks use ([`ReadbackQueue`]; default `Auto`, kiln's policy).
+    pub readback_queue: ReadbackQueue,
     /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see
     /// `kiln::__private::FaultInjector`). Unstable.
     #[doc(hidden)]
@@ -140,6 +144,7 @@ impl Default for DeviceDesc {
             wait_timeout: None,
             timing: None,
             host_buffer_memory: HostBufferMemory::Auto,
+            readback_queue: ReadbackQueue::Auto,
             faults: None,
         }
     }
@@ -207,6 +212,8 @@ pub(crate) struct Shared {
     /// `DeviceDesc::host_buffer_memory` (`HostBufferMemory::to_u8`; the bench's sweep
     /// changes it through `Device::debug_set_host_buffer_memory`).
     pub host_buffer_memory: std::sync::atomic::AtomicU8,
+    /// `DeviceDesc::readback_queue`.
+    pub readback_queue: ReadbackQueue,
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
@@ -376,6 +383,7 @@ impl Shared {
             cross_queue_waits: Default::default(),
             host_import_alignment,
             host_buffer_memory: desc.host_buffer_memory.to_u8().into(),
+            readback_queue: desc.readback_queue,
             physical,
             properties,
             features,

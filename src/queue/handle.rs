@@ -157,6 +157,29 @@ impl Device {
             .collect()
     }
 
+    /// The queue kiln's uploads use (`Buffer::upload`, staged chunks): the first transfer
+    /// queue, the main queue where the device has none.
+    pub fn upload_queue(&self) -> Queue {
+        let (index, kind) = super::transfer::transfer_queue_of(&self.shared, true);
+        Queue {
+            shared: self.shared.clone(),
+            index,
+            kind,
+        }
+    }
+
+    /// The queue kiln's readbacks use (`Buffer::read_into`, staged chunks), as
+    /// `DeviceDesc::readback_queue` says ([`ReadbackQueue`](crate::ReadbackQueue)): put a
+    /// stream's readbacks here and its uploads on [`upload_queue`](Self::upload_queue).
+    pub fn readback_queue(&self) -> Queue {
+        let (index, kind) = super::transfer::transfer_queue_of(&self.shared, false);
+        Queue {
+            shared: self.shared.clone(),
+            index,
+            kind,
+        }
+    }
+
     /// What every kiln queue of the device is, main queue first (each queue once).
     pub fn queue_infos(&self) -> Vec<QueueInfo> {
         (0..self.shared.queues.len())

@@ -15,19 +15,47 @@ use super::chunks::{self, Drain};
 use super::host::HostBuffer;
 use super::staging::StagingCache;
 use super::Queue;
-use crate::device::{Buffer, BufferDesc, Image, MemoryLocation, QueueKind, Shared};
+use crate::device::{Buffer, BufferDesc, Image, MemoryLocation, QueueKind, ReadbackQueue, Shared};
 use crate::error::{Error, Result};
 
-/// The transfer queue that uploads use (the first) and the one readbacks use (the last):
-/// with two transfer queues both directions of the bus are busy at once.
-fn transfer_queue(shared: &Shared, dir_upload: bool) -> usize {
-    let list = &shared.queues_by_kind[QueueKind::Transfer.slot()];
-    let q = if dir_upload {
-        list.first()
-    } else {
-        list.last()
+/// The queue that uploads use (the first transfer queue) or the one readbacks use
+/// ([`ReadbackQueue`], `Auto` resolved by [`readback_policy`]), with the kind it is handed
+/// out as.
+pub(crate) fn transfer_queue_of(shared: &Shared, dir_upload: bool) -> (usize, QueueKind) {
+    let first = |kind: QueueKind| {
+        let i = shared.queues_by_kind[kind.slot()].first().copied();
+        (i.unwrap_or(0), kind)
     };
-    q.copied().unwrap_or(0)
+    if dir_upload {
+        return first(QueueKind::Transfer);
+    }
+    match shared.readback_queue {
+        ReadbackQueue::Auto => transfer_queue_of_kind(shared, readback_policy(shared)),
+        other => transfer_queue_of_kind(shared, other),
+    }
+}
+
+fn transfer_queue_of_kind(shared: &Shared, which: ReadbackQueue) -> (usize, QueueKind) {
+    let by = |kind: QueueKind, last: bool| {
+        let list = &shared.queues_by_kind[kind.slot()];
+        let i = if last { list.last() } else { list.first() };
+        (i.copied().unwrap_or(0), kind)
+    };
+    match which {
+        ReadbackQueue::Main => (0, QueueKind::Main),
+        ReadbackQueue::Compute => by(QueueKind::Compute, false),
+        ReadbackQueue::Transfer | ReadbackQueue::Auto => by(QueueKind::Transfer, true),
+    }
+}
+
+/// kiln's readback queue (`ReadbackQueue::Auto`): the last transfer queue, so that with
+/// two transfer queues both directions of the bus are busy at once.
+fn readback_policy(_shared: &Shared) -> ReadbackQueue {
+    ReadbackQueue::Transfer
+}
+
+fn transfer_queue(shared: &Shared, dir_upload: bool) -> usize {
+    transfer_queue_of(shared, dir_upload).0
 }
 
 impl Buffer {

@@ -688,3 +688,57 @@ fn emulated_queues_have_the_capabilities_of_dedicated_families() {
     drop(gate);
     assert_clean(&device);
 }
+
+/// `DeviceDesc::readback_queue` chooses where kiln's readbacks run (`Device::readback_queue`,
+/// the staged `Buffer::read_into` chunks, the stream example's readbacks): `Auto` and
+/// `Transfer` the last transfer queue, `Main` the main queue, `Compute` the async-compute
+/// queue; uploads stay on the first transfer queue. On emulated queues (lavapipe) each is a
+/// queue of its own, so every choice runs the cross-queue paths, byte-exact.
+#[test]
+fn the_readback_queue_follows_the_device_description() {
+    use kiln::{DeviceDesc, ReadbackQueue};
+    for which in [
+        ReadbackQueue::Auto,
+        ReadbackQueue::Transfer,
+        ReadbackQueue::Main,
+        ReadbackQueue::Compute,
+    ] {
+        let device = common::device_with_desc(DeviceDesc {
+            emulate_queues: true,
+            readback_queue: which,
+            ..Default::default()
+        });
+        device.debug_force_staging(true);
+        device.debug_set_staging_chunk(64 << 10);
+        let transfer = device.queues(QueueKind::Transfer);
+        let want = match which {
+            ReadbackQueue::Auto | ReadbackQueue::Transfer => transfer.last().unwrap().clone(),
+            ReadbackQueue::Main => device.queue(QueueKind::Main),
+            ReadbackQueue::Compute => device.queue(QueueKind::Compute),
+        };
+        assert_eq!(device.readback_queue(), want, "{which:?}");
+        assert_eq!(device.readback_queue().info().index, want.info().index);
+        assert_eq!(device.upload_queue(), transfer[0], "{which:?}");
+        if which == ReadbackQueue::Compute {
+            assert_ne!(device.readback_queue(), device.queue(QueueKind::Main));
+        }
+        // Staged chunks (64 KiB) through the chosen queue, after an upload on the first
+        // transfer queue and a dispatch-free copy on the main queue.
+        let data: Vec<u32> = (0..100_000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let x = gpu_buffer(&device, "x", 400_000);
+        let y = gpu_buffer(&device, "y", 400_000);
+        x.upload(&data).unwrap();
+        device
+            .execute(|r| r.copy_buffer(&x, 0, &y, 0, 400_000))
+            .unwrap();
+        let mut back = vec![0u32; data.len()];
+        y.read_into(&mut back).unwrap();
+        assert!(back == data, "{which:?}: staged readback");
+        let mut stream = kiln_examples::stream::Stream::new(&device, 4096, 5, 3).unwrap();
+        stream.run(&device, true).unwrap();
+        assert_eq!(stream.check().unwrap(), None, "{which:?}: stream");
+        assert_clean(&device);
+    }
+}
