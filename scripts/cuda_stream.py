@@ -35,6 +35,21 @@ def emit(**kw):
     print(json.dumps(kw), flush=True)
 
 
+# 0. What the GPU says it has: CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT (40: copy engines
+#    usable beside kernels), CONCURRENT_KERNELS (31), PCI bus (33), the CUDA driver's view.
+try:
+    import ctypes
+    cu = ctypes.CDLL("libcuda.so.1")
+    cu.cuInit(0)
+    v = ctypes.c_int()
+    attrs = {}
+    for name, a in (("async_engine_count", 40), ("concurrent_kernels", 31), ("pci_bus_id", 33),
+                    ("unified_addressing", 41), ("can_use_host_pointer_for_registered_mem", 91)):
+        attrs[name] = v.value if cu.cuDeviceGetAttribute(ctypes.byref(v), a, 0) == 0 else None
+    emit(name="cuda device attributes", **attrs)
+except OSError as e:
+    emit(name="cuda device attributes", error=str(e))
+
 # 1. Duplex.
 for size in (256 << 20, 1 << 30):
     h = [torch.empty(size, dtype=torch.uint8, pin_memory=True).fill_(7) for _ in range(2)]
