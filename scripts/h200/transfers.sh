@@ -17,7 +17,7 @@ which numactl >/dev/null 2>&1 && numactl -H | head -4
 
 echo "-- transfers: hostmem sweep (256 MiB and 1 GiB; one line per variant)"
 KILN_BENCH_ONLY=hostmem step hostmem 75 $B/kiln bench --json
-grep -h "hostmem:\|error\|Error" $W/hostmem.err | sed 's/^kiln bench: hostmem: //' | cut -c1-400 | head -60
+grep -h "hostmem:\|error\|Error" $W/hostmem.err | sed 's/^kiln bench: hostmem: //' | cut -c1-400 | head -130
 
 # NUMA: the same sweep at 1 GiB with the process (threads and first-touched memory) on each
 # node in turn (numactl where present, else taskset over the node's cpus: first touch puts

@@ -147,9 +147,11 @@ pub(super) fn transfer_buffer(
 ) -> BenchResult<vk::Buffer> {
     let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
     let mut ext = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
-    let mut info = vk::BufferCreateInfo::default()
-        .size(len)
-        .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
+    let mut info = vk::BufferCreateInfo::default().size(len).usage(
+        vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::STORAGE_BUFFER,
+    );
     if families.len() > 1 {
         info = info
             .sharing_mode(vk::SharingMode::CONCURRENT)

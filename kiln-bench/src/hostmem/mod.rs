@@ -28,7 +28,10 @@
 //! the other transfer queue, the async-compute queue or the main queue, and two uploads or
 //! two readbacks at once on the two transfer queues: aggregate GB/s (both copies' bytes /
 //! the time until both finished). The duplex figures say which queues' copies really run
-//! concurrently (the stream's policy, issue 12 (b)).
+//! concurrently (the stream's policy, issue 12 (b)). Then the same bytes copied by a shader
+//! (`copy.comp`, on the compute and main queues: the shader cores reading or writing host
+//! memory over the bus instead of a copy engine), alone and beside an upload on the first
+//! transfer queue.
 //!
 //! Rows: `kiln` = the variant's GB/s, `raw` = kiln's `HostBuffer` in the same direction and
 //! size (so `ratio` is variant / HostBuffer); the shape and duplex rows' `raw` is one copy of
@@ -55,12 +58,90 @@ struct Lane {
     ctx: Ctx,
 }
 
-/// One copy of a duplex set: source, destination, regions.
+/// One copy of a duplex set: source, destination, regions; or, with `shader`, the same
+/// bytes copied by the copy shader (pipeline, layout, a set naming source and destination,
+/// uvec4 count) instead of a copy engine.
 struct Copy {
     src: vk::Buffer,
     dst: vk::Buffer,
     regions: Vec<vk::BufferCopy>,
     readback: bool,
+    shader: Option<(vk::Pipeline, vk::PipelineLayout, vk::DescriptorSet, u32)>,
+}
+
+/// The copy shader (`copy.comp`): layouts, pipeline, a pool of sets.
+struct ShaderCopy {
+    set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    pool: vk::DescriptorPool,
+}
+
+impl ShaderCopy {
+    fn new(raw: &Raw) -> BenchResult<ShaderCopy> {
+        let set_layout = raw.set_layout(&[vk::DescriptorType::STORAGE_BUFFER; 2])?;
+        let layout = raw.pipeline_layout(set_layout, 4)?;
+        let module = kiln::include_spirv!("copy.comp")?;
+        let pipeline = raw.pipeline(vk::PipelineCache::null(), layout, module.words(), &[])?;
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: 32,
+        }];
+        let pool = raw.pool(&sizes, 16)?;
+        Ok(ShaderCopy {
+            set_layout,
+            layout,
+            pipeline,
+            pool,
+        })
+    }
+
+    /// A shader copy of `len` bytes (a multiple of 16) from `src` to `dst`.
+    fn copy(
+        &self,
+        raw: &Raw,
+        src: vk::Buffer,
+        dst: vk::Buffer,
+        len: u64,
+        readback: bool,
+    ) -> BenchResult<Copy> {
+        let set = raw.alloc_set(self.pool, self.set_layout)?;
+        let infos = [src, dst].map(|b| {
+            [vk::DescriptorBufferInfo {
+                buffer: b,
+                offset: 0,
+                range: len,
+            }]
+        });
+        let writes: Vec<_> = (0..2)
+            .map(|i| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(i as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(&infos[i])
+            })
+            .collect();
+        // SAFETY: a fresh set; both buffers are alive storage buffers of at least `len` bytes.
+        unsafe { raw.d.update_descriptor_sets(&writes, &[]) };
+        Ok(Copy {
+            src,
+            dst,
+            regions: Vec::new(),
+            readback,
+            shader: Some((self.pipeline, self.layout, set, (len / 16) as u32)),
+        })
+    }
+
+    fn destroy(self, raw: &Raw) {
+        // SAFETY: no pending work uses them (every run waits for all lanes).
+        unsafe {
+            raw.d.destroy_pipeline(self.pipeline, None);
+            raw.d.destroy_descriptor_pool(self.pool, None);
+            raw.d.destroy_pipeline_layout(self.layout, None);
+            raw.d.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
 }
 
 /// The work of one measurement: each lane's copies.
@@ -71,14 +152,39 @@ fn run(raw: &Raw, work: &[(&Lane, Vec<Copy>)]) -> BenchResult<f64> {
     for (lane, copies) in work {
         raw.begin(&lane.ctx)?;
         for c in copies {
-            // SAFETY: `cb` is recording; the buffers are alive and hold the regions; no
-            // other pending work uses them.
-            unsafe { raw.d.cmd_copy_buffer(lane.ctx.cb, c.src, c.dst, &c.regions) };
+            let cb = lane.ctx.cb;
+            match c.shader {
+                // SAFETY: `cb` is recording; the buffers are alive and hold the regions; no
+                // other pending work uses them.
+                None => unsafe { raw.d.cmd_copy_buffer(cb, c.src, c.dst, &c.regions) },
+                // SAFETY: pipeline, layout and set are alive; the set names live storage
+                // buffers of `n` uvec4s; the lane's family has compute.
+                Some((pipeline, layout, set, n)) => unsafe {
+                    let d = &raw.d;
+                    d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+                    d.cmd_bind_descriptor_sets(
+                        cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        layout,
+                        0,
+                        &[set],
+                        &[],
+                    );
+                    d.cmd_push_constants(
+                        cb,
+                        layout,
+                        vk::ShaderStageFlags::COMPUTE,
+                        0,
+                        &n.to_ne_bytes(),
+                    );
+                    d.cmd_dispatch(cb, n.div_ceil(256).clamp(1, 2048), 1, 1);
+                },
+            }
         }
         if copies.iter().any(|c| c.readback) {
             raw.barrier(
                 lane.ctx.cb,
-                vk::AccessFlags2::TRANSFER_WRITE,
+                vk::AccessFlags2::TRANSFER_WRITE | vk::AccessFlags2::SHADER_WRITE,
                 vk::AccessFlags2::HOST_READ,
                 vk::PipelineStageFlags2::HOST,
             );
@@ -125,6 +231,7 @@ fn whole(src: vk::Buffer, dst: vk::Buffer, len: u64, readback: bool) -> Copy {
         dst,
         regions: regions(0, len, 1),
         readback,
+        shader: None,
     }
 }
 
@@ -442,6 +549,16 @@ fn size_rows(
             .max_by(|a, b| a.1 .2.total_cmp(&b.1 .2))
             .map(|(i, _)| i)
     };
+    let max_range = u64::from(device.limits().max_storage_buffer_range);
+    let shader = if size <= max_range && size.is_multiple_of(16) && size / 16 <= u64::from(u32::MAX)
+    {
+        Some(ShaderCopy::new(raw)?)
+    } else {
+        note(format!(
+            "hostmem: {name}: no shader copies (maxStorageBufferRange {max_range})"
+        ));
+        None
+    };
     let mut subjects = Vec::new();
     if let Some(i) = pick(&|l: &str| l.starts_with("import")) {
         subjects.push(i);
@@ -475,12 +592,14 @@ fn size_rows(
                     dst,
                     regions: regions(0, half, 1),
                     readback,
+                    shader: None,
                 },
                 Copy {
                     src,
                     dst,
                     regions: regions(half, size - half, 1),
                     readback,
+                    shader: None,
                 },
             ]
         };
@@ -495,6 +614,7 @@ fn size_rows(
                         dst: da,
                         regions: regions(0, size, parts),
                         readback: false,
+                        shader: None,
                     }],
                 )],
                 size,
@@ -546,6 +666,34 @@ fn size_rows(
             2 * size,
             alone_down,
         ));
+        // The shader cores copying to and from host memory (the copy shader on the compute
+        // and main queues), alone and beside an upload on the first transfer queue.
+        if let Some(sc) = &shader {
+            for other in [compute, main] {
+                let on = other.name;
+                shapes.push((
+                    format!("shader readback on {on} (alone)"),
+                    vec![(other, vec![sc.copy(raw, db, hb, size, true)?])],
+                    size,
+                    alone_down,
+                ));
+                shapes.push((
+                    format!("shader upload on {on} (alone)"),
+                    vec![(other, vec![sc.copy(raw, hb, db, size, false)?])],
+                    size,
+                    alone_up,
+                ));
+                shapes.push((
+                    format!("duplex: upload on transfer0 + shader readback on {on}"),
+                    vec![
+                        (t0, vec![whole(ha, da, size, false)]),
+                        (other, vec![sc.copy(raw, db, hb, size, true)?]),
+                    ],
+                    2 * size,
+                    alone_up.max(alone_down),
+                ));
+            }
+        }
         let short = if label.starts_with("import") {
             "import"
         } else {
@@ -566,6 +714,10 @@ fn size_rows(
             ));
         }
         b.drop_in(raw);
+    }
+    device.wait_idle()?;
+    if let Some(sc) = shader {
+        sc.destroy(raw);
     }
     for (_, h, _, _) in hosts {
         h.drop_in(raw);
