@@ -177,9 +177,25 @@ impl<'a> Recorder<'a, '_> {
     #[inline(never)]
     pub(crate) fn track_dispatch(&mut self) -> Result<()> {
         let before = self.tracker.epoch;
-        self.set_uses(0, "a dispatch")?;
-        let had_images = !self.pending_images.is_empty();
-        let need = self.track_uses();
+        let (need, had_images) = match self.compiled_dispatch() {
+            // One set whose uses are compiled: applied from the cache as they are.
+            Some((start, end)) => {
+                let need = self
+                    .tracker
+                    .apply_resolved(&self.set_cache.uses[start..end]);
+                if !need.is_empty() {
+                    if let Some(recorded) = self.emit(need) {
+                        self.tracker.recorded(recorded);
+                    }
+                }
+                (need, false)
+            }
+            None => {
+                self.set_uses(0, "a dispatch")?;
+                let had_images = !self.pending_images.is_empty();
+                (self.track_uses(), had_images)
+            }
+        };
         // The previous change of the tracker was the previous dispatch with the same
         // bindings: every later repeat needs what this one needed.
         let addresses = !self.after_addresses.is_empty();
@@ -188,6 +204,30 @@ impl<'a> Recorder<'a, '_> {
         }
         self.last_dispatch = (self.bind_gen, self.tracker.epoch);
         Ok(())
+    }
+
+    /// The compiled uses (a range of `set_cache.uses`) of the dispatch about to be
+    /// recorded, when one set is bound at the compute bind point, compiled for the bound
+    /// pipeline's access and holding no image, and nothing else is pending (no layout
+    /// transition, no buffer-device-address ordering).
+    #[inline]
+    fn compiled_dispatch(&self) -> Option<(usize, usize)> {
+        if !self.pending_images.is_empty() || !self.after_addresses.is_empty() {
+            return None;
+        }
+        let bound = self.bound[0].as_ref()?;
+        let [Slot::Set(set)] = bound.sets.as_slice() else {
+            return None;
+        };
+        if !bound.access.device_address_stages().is_empty() {
+            return None;
+        }
+        let bindings = bound.access.set(0);
+        let c = self.set_cache.get(
+            *set as *const DescriptorSet as usize,
+            bindings.as_ptr() as usize,
+        )?;
+        (!c.images).then_some((c.start as usize, c.end as usize))
     }
 
     /// The automatic tracking of a draw (inside a rendering scope: no barrier; the uses

@@ -157,7 +157,7 @@ impl State {
     /// Adds what `u` needs after this state to `need`, then moves to the state after `u`.
     /// Returns false when a barrier is needed inside a rendering scope (it cannot be
     /// recorded there).
-    #[inline]
+    #[inline(always)]
     fn apply(&mut self, u: Use, need: &mut Need, ctx: &Ctx) -> bool {
         // Inside a rendering scope everything recorded before the scope's flush is ordered
         // before, and visible to, every graphics stage.
