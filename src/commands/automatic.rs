@@ -15,6 +15,13 @@
 //! bound then), and the scope begins with one barrier from everything recorded since the
 //! last scope to the graphics stages (see `hazards`).
 //!
+//! **Compiled set uses.** A dispatch's uses depend only on its bound sets and the bound
+//! pipeline's access, both borrowed for the whole recording (neither can change in it): the
+//! first dispatch with a (set, access) pair lists the set's buffers and resolves them to
+//! tracker slots once ([`SetUses`]); later dispatches with the pair apply those uses as
+//! they are (one hash lookup per bound set, none per buffer). Sets holding images are
+//! listed binding by binding at every use (their layouts move).
+//!
 //! A reusable recording cannot move an image at its first use (every submission would start
 //! from another layout than the one it leaves): it records the use in the layout the
 //! descriptor needs, and the submission layer moves the image there once before the first

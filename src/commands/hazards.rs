@@ -10,10 +10,24 @@
 //! - reads after reads need nothing, and neither do uses of disjoint byte ranges.
 //!
 //! The state of a resource changes only when a command uses it, so the cost of a command
-//! is the number of resources it uses (hash-map lookups keyed by the raw handle), never the
-//! length of the recording. A barrier is global (`VkMemoryBarrier2`): it also orders what
-//! the tracker does not attribute to it, so the tracker may record a barrier that an
-//! earlier one made unnecessary for another resource, never fewer than needed.
+//! is the number of resources it uses, never the length of the recording. Buffers live in
+//! slots ([`Res`]): a [`Key`] is resolved to its slot by one hash lookup
+//! ([`Tracker::resolve`]), and a resolved use ([`Tracker::apply_resolved`]) needs none, so
+//! the recorder resolves a bound set's buffers once per recording and pipeline (the
+//! compiled uses of `automatic`). A full barrier clears every slot at once (a generation
+//! count), so [`Tracker::reset`] costs nothing per resource.
+//!
+//! **The last barrier covers every resource.** A barrier is global (`VkMemoryBarrier2`):
+//! it orders every access in its first scope before every access in its second, not only
+//! the resource it was recorded for. The recorder reports each barrier it records for a
+//! command ([`Tracker::recorded`]); each state remembers the command of its last write and
+//! last read, so a later use of a resource last accessed before that barrier, in stages and
+//! accesses the barrier covers, needs nothing more (two independent chains recorded
+//! interleaved, A0 B0 A1 B1 ...: the barrier before A1 orders B0 before B1 too, one
+//! barrier per level instead of one per dispatch). Only the last barrier is kept (constant
+//! cost); a barrier that is not the last may still make a later one unnecessary for some
+//! resource, so the tracker may record more barriers than the fewest possible, never fewer
+//! than needed.
 //!
 //! **Rendering scopes.** No barrier may be recorded inside a rendering scope, and a draw's
 //! resources are known only at the draw. So when a scope begins the tracker flushes: one
