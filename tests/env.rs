@@ -223,6 +223,47 @@ fn kiln_validation_env_overrides() {
     std::env::remove_var("KILN_VALIDATION");
 }
 
+/// `KILN_READBACK_QUEUE` chooses where kiln's readbacks run while
+/// `DeviceDesc::readback_queue` is `Auto`; an explicit description wins; a value kiln does
+/// not know is logged (`KILN-W012`) and kiln's policy (the last transfer queue) is used.
+/// Emulated queues: on lavapipe every kind is a queue of its own, so the choices differ.
+#[test]
+fn kiln_readback_queue_env_chooses_the_readback_queue() {
+    use kiln::{QueueKind, ReadbackQueue};
+    let _g = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let desc = |readback_queue| kiln::DeviceDesc {
+        validation: Some(true),
+        emulate_queues: true,
+        readback_queue,
+        ..Default::default()
+    };
+    let last_transfer = |d: &Device| d.queues(QueueKind::Transfer).pop().unwrap();
+    std::env::set_var("KILN_READBACK_QUEUE", "main");
+    let d = Device::with_desc(&desc(ReadbackQueue::Auto)).unwrap();
+    assert_eq!(d.readback_queue(), d.queue(QueueKind::Main));
+    assert_ne!(d.readback_queue(), last_transfer(&d));
+    let d = Device::with_desc(&desc(ReadbackQueue::Compute)).unwrap();
+    assert_eq!(
+        d.readback_queue(),
+        d.queue(QueueKind::Compute),
+        "the description wins"
+    );
+    std::env::set_var("KILN_READBACK_QUEUE", "compute-shader");
+    let d = Device::with_desc(&desc(ReadbackQueue::Auto)).unwrap();
+    assert_eq!(d.readback_queue(), d.queue(QueueKind::Compute));
+    std::env::set_var("KILN_READBACK_QUEUE", "sideways");
+    let d = Device::with_desc(&desc(ReadbackQueue::Auto)).unwrap();
+    assert_eq!(
+        d.readback_queue(),
+        last_transfer(&d),
+        "unknown value: kiln's policy"
+    );
+    std::env::remove_var("KILN_READBACK_QUEUE");
+    let d = Device::with_desc(&desc(ReadbackQueue::Auto)).unwrap();
+    assert_eq!(d.readback_queue(), last_transfer(&d));
+    assert!(d.validation_report().is_clean());
+}
+
 /// Runs this test binary again for the one test `name` (with `KILN_TEST_CHILD=name` and
 /// `vars`), and returns whether it passed and its stdout and stderr.
 fn child(name: &str, vars: &[(&str, &str)]) -> (bool, String, String) {

@@ -46,6 +46,11 @@ pub enum ReadbackQueue {
     Main,
     /// The first async-compute queue (the main queue where the device has none).
     Compute,
+    /// The first async-compute queue, and a readback into a host buffer there is a
+    /// dispatch of kiln's copy shader (the shader cores write host memory) instead of a
+    /// copy-engine copy, where the copy allows it (`queue/shader_copy.rs`): for devices
+    /// whose copy engines do not run an upload and a readback at once.
+    ComputeShader,
 }
 
 /// What a queue is for: [`Device::queue`](crate::Device::queue) hands out the queue of a

@@ -121,7 +121,8 @@ pub struct DeviceDesc {
     /// host-cached memory type, or host pages kiln maps itself and imports
     /// (`VK_EXT_external_memory_host`); default [`HostBufferMemory::Auto`].
     pub host_buffer_memory: HostBufferMemory,
-    /// Which queue kiln's readbacks use ([`ReadbackQueue`]; default `Auto`, kiln's policy).
+    /// Which queue kiln's readbacks use ([`ReadbackQueue`]; default `Auto`: the
+    /// `KILN_READBACK_QUEUE` environment variable where set, else kiln's policy).
     pub readback_queue: ReadbackQueue,
     /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see
     /// `kiln::__private::FaultInjector`). Unstable.
@@ -146,6 +147,28 @@ impl Default for DeviceDesc {
             host_buffer_memory: HostBufferMemory::Auto,
             readback_queue: ReadbackQueue::Auto,
             faults: None,
+        }
+    }
+}
+
+/// `DeviceDesc::readback_queue`; `Auto` = `KILN_READBACK_QUEUE` (`transfer`, `main`,
+/// `compute`, `compute-shader`) where set, a value it does not know logged as `KILN-W012`.
+fn readback_queue(desc: &DeviceDesc) -> ReadbackQueue {
+    if desc.readback_queue != ReadbackQueue::Auto {
+        return desc.readback_queue;
+    }
+    match std::env::var("KILN_READBACK_QUEUE").as_deref() {
+        Err(_) | Ok("") | Ok("auto") => ReadbackQueue::Auto,
+        Ok("transfer") => ReadbackQueue::Transfer,
+        Ok("main") => ReadbackQueue::Main,
+        Ok("compute") => ReadbackQueue::Compute,
+        Ok("compute-shader") => ReadbackQueue::ComputeShader,
+        Ok(other) => {
+            log::warn!(
+                "KILN-W012: KILN_READBACK_QUEUE=`{other}` is not one of auto, transfer, main, \
+                 compute, compute-shader; kiln's policy (auto) is used"
+            );
+            ReadbackQueue::Auto
         }
     }
 }
@@ -383,7 +406,7 @@ impl Shared {
             cross_queue_waits: Default::default(),
             host_import_alignment,
             host_buffer_memory: desc.host_buffer_memory.to_u8().into(),
-            readback_queue: desc.readback_queue,
+            readback_queue: readback_queue(desc),
             physical,
             properties,
             features,

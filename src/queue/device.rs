@@ -291,6 +291,17 @@ impl Device {
             .map_or_else(|_| StagingUsage::default(), |c| c.usage(&self.shared))
     }
 
+    /// Readbacks done by kiln's copy shader so far (`ReadbackQueue::ComputeShader`), for
+    /// tests. Unstable.
+    #[doc(hidden)]
+    pub fn debug_shader_copies(&self) -> u64 {
+        self.shared
+            .slot::<super::shader_copy::ShaderCopies>()
+            .map_or(0, |c| {
+                c.submitted.load(std::sync::atomic::Ordering::Relaxed)
+            })
+    }
+
     /// Makes `upload`/`read` of `GpuOnly` buffers go through staging buffers even where the
     /// device maps that memory (CPU and integrated devices such as lavapipe, where the
     /// direct path is normally taken), so tests and benchmarks exercise the staged path.

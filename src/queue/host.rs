@@ -339,7 +339,9 @@ impl Device {
                 Err(e) => log::debug!("kiln: host buffer `{label}` in driver memory: {e}"),
             }
         }
-        let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        let usage = vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::STORAGE_BUFFER;
         let (raw, allocation, heap) =
             allocate_bound(shared, label, size, usage, MemoryLocation::GpuToCpu, 64)?;
         let Some(ptr) = allocation.mapped_ptr() else {
@@ -570,7 +572,11 @@ fn import_raw(
     let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle_type);
     let info = vk::BufferCreateInfo::default()
         .size(size)
-        .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
+        .usage(
+            vk::BufferUsageFlags::TRANSFER_SRC
+                | vk::BufferUsageFlags::TRANSFER_DST
+                | vk::BufferUsageFlags::STORAGE_BUFFER,
+        )
         .sharing_mode(shared.sharing.mode())
         .queue_family_indices(shared.sharing.families())
         .push_next(&mut external);

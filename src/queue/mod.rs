@@ -27,6 +27,7 @@ mod device;
 mod handle;
 mod host;
 mod recording;
+mod shader_copy;
 mod staging;
 mod submit;
 mod timing;
@@ -112,6 +113,7 @@ fn register_slots(shared: &mut Shared) -> Result<()> {
     let contexts = Contexts::new(shared);
     shared.register_slot(contexts)?;
     shared.register_slot(staging::StagingCache::default())?;
+    shared.register_slot(shader_copy::ShaderCopies::default())?;
     let trace = trace::Trace::from_env(shared);
     shared.register_slot(trace)
 }

@@ -13,6 +13,7 @@ use ash::vk;
 
 use super::chunks::{self, Drain};
 use super::host::HostBuffer;
+use super::shader_copy::{self, ShaderCopies};
 use super::staging::StagingCache;
 use super::Queue;
 use crate::device::{Buffer, BufferDesc, Image, MemoryLocation, QueueKind, ReadbackQueue, Shared};
@@ -43,7 +44,7 @@ fn transfer_queue_of_kind(shared: &Shared, which: ReadbackQueue) -> (usize, Queu
     };
     match which {
         ReadbackQueue::Main => (0, QueueKind::Main),
-        ReadbackQueue::Compute => by(QueueKind::Compute, false),
+        ReadbackQueue::Compute | ReadbackQueue::ComputeShader => by(QueueKind::Compute, false),
         ReadbackQueue::Transfer | ReadbackQueue::Auto => by(QueueKind::Transfer, true),
     }
 }
@@ -52,6 +53,17 @@ fn transfer_queue_of_kind(shared: &Shared, which: ReadbackQueue) -> (usize, Queu
 /// two transfer queues both directions of the bus are busy at once.
 fn readback_policy(_shared: &Shared) -> ReadbackQueue {
     ReadbackQueue::Transfer
+}
+
+/// Whether readbacks into host buffers on `queue` are shader copies: the resolved readback
+/// queue is `ComputeShader` and `queue` is it.
+fn shader_readbacks(shared: &Shared, queue: usize) -> bool {
+    let which = match shared.readback_queue {
+        ReadbackQueue::Auto => readback_policy(shared),
+        other => other,
+    };
+    which == ReadbackQueue::ComputeShader
+        && transfer_queue_of_kind(shared, ReadbackQueue::ComputeShader).0 == queue
 }
 
 fn transfer_queue(shared: &Shared, dir_upload: bool) -> usize {
@@ -495,7 +507,28 @@ impl Queue {
                 [(held.stamps(), true), (device.stamps(), false)],
             )
         };
-        let value = chunks::submit_raw_copy(&self.shared, self.index, label, copy, &uses, false)?;
+        let shader = !upload
+            && shader_readbacks(&self.shared, self.index)
+            && ShaderCopies::eligible(
+                &self.shared,
+                self.index,
+                device.usage(),
+                (device_offset, host_offset, size),
+            );
+        let value = if shader {
+            let (src, dst, region) = copy;
+            shader_copy::submit_shader_copy(
+                &self.shared,
+                self.index,
+                "kiln shader readback to host buffer",
+                (src, region.src_offset),
+                (dst, region.dst_offset),
+                size,
+                &uses,
+            )?
+        } else {
+            chunks::submit_raw_copy(&self.shared, self.index, label, copy, &uses, false)?
+        };
         drop(held);
         Ok(Transfer::done(&self.shared, self.index, value))
     }

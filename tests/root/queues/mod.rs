@@ -692,8 +692,10 @@ fn emulated_queues_have_the_capabilities_of_dedicated_families() {
 /// `DeviceDesc::readback_queue` chooses where kiln's readbacks run (`Device::readback_queue`,
 /// the staged `Buffer::read_into` chunks, the stream example's readbacks): `Auto` and
 /// `Transfer` the last transfer queue, `Main` the main queue, `Compute` the async-compute
-/// queue; uploads stay on the first transfer queue. On emulated queues (lavapipe) each is a
-/// queue of its own, so every choice runs the cross-queue paths, byte-exact.
+/// queue, `ComputeShader` that queue with readbacks into host buffers done by kiln's copy
+/// shader (counted; an unaligned one falls back to a copy); uploads stay on the first
+/// transfer queue. On emulated queues (lavapipe) each is a queue of its own, so every choice
+/// runs the cross-queue paths, byte-exact.
 #[test]
 fn the_readback_queue_follows_the_device_description() {
     use kiln::{DeviceDesc, ReadbackQueue};
@@ -702,6 +704,7 @@ fn the_readback_queue_follows_the_device_description() {
         ReadbackQueue::Transfer,
         ReadbackQueue::Main,
         ReadbackQueue::Compute,
+        ReadbackQueue::ComputeShader,
     ] {
         let device = common::device_with_desc(DeviceDesc {
             emulate_queues: true,
@@ -714,12 +717,14 @@ fn the_readback_queue_follows_the_device_description() {
         let want = match which {
             ReadbackQueue::Auto | ReadbackQueue::Transfer => transfer.last().unwrap().clone(),
             ReadbackQueue::Main => device.queue(QueueKind::Main),
-            ReadbackQueue::Compute => device.queue(QueueKind::Compute),
+            ReadbackQueue::Compute | ReadbackQueue::ComputeShader => {
+                device.queue(QueueKind::Compute)
+            }
         };
         assert_eq!(device.readback_queue(), want, "{which:?}");
         assert_eq!(device.readback_queue().info().index, want.info().index);
         assert_eq!(device.upload_queue(), transfer[0], "{which:?}");
-        if which == ReadbackQueue::Compute {
+        if matches!(which, ReadbackQueue::Compute | ReadbackQueue::ComputeShader) {
             assert_ne!(device.readback_queue(), device.queue(QueueKind::Main));
         }
         // Staged chunks (64 KiB) through the chosen queue, after an upload on the first
@@ -739,6 +744,43 @@ fn the_readback_queue_follows_the_device_description() {
         let mut stream = kiln_examples::stream::Stream::new(&device, 4096, 5, 3).unwrap();
         stream.run(&device, true).unwrap();
         assert_eq!(stream.check().unwrap(), None, "{which:?}: stream");
+        let shader = which == ReadbackQueue::ComputeShader;
+        assert_eq!(
+            device.debug_shader_copies(),
+            if shader { 5 } else { 0 },
+            "{which:?}: one shader readback per chunk"
+        );
+        // Into a host buffer at an unaligned offset (a copy) and an aligned one (a shader
+        // copy with `ComputeShader`), byte-exact both.
+        let mut host = device.host_buffer("back", 400_016).unwrap();
+        let q = device.readback_queue();
+        q.read_to_host(&y, 0, &mut host, 4, 400_000)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(
+            host.as_slice().unwrap()[4..400_004] == *bytemuck_bytes(&data),
+            "{which:?}: unaligned"
+        );
+        // 256: a multiple of every minStorageBufferOffsetAlignment Vulkan allows.
+        q.read_to_host(&y, 256, &mut host, 256, 399_744)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(
+            host.as_slice().unwrap()[256..256 + 399_744]
+                == bytemuck_bytes(&data)[256..256 + 399_744],
+            "{which:?}: aligned"
+        );
+        assert_eq!(
+            device.debug_shader_copies(),
+            if shader { 6 } else { 0 },
+            "{which:?}: only the aligned readback is a shader copy"
+        );
         assert_clean(&device);
     }
+}
+
+fn bytemuck_bytes(words: &[u32]) -> &[u8] {
+    kiln::bytemuck::cast_slice(words)
 }
