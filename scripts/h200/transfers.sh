@@ -37,7 +37,8 @@ step cuda-stream 60 python3 scripts/cuda_stream.py; cat $W/cuda-stream.out; tail
 
 # The stream example with each readback placement (KILN_READBACK_QUEUE): transfer (the
 # second transfer queue, kiln's default), main, compute, compute-shader (readbacks by kiln's
-# copy shader on the async-compute queue instead of a copy engine).
+# copy shader on the main queue, beside the dispatches' async-compute queue, instead of a
+# copy engine).
 for rq in transfer main compute compute-shader; do
   KILN_READBACK_QUEUE=$rq step stream-$rq 30 $B/stream_overlap
   echo "-- stream_overlap, KILN_READBACK_QUEUE=$rq: $(grep -h 'overlapped stages\|serial\|FAILED' $W/stream-$rq.out | tr '\n' ' ')"

@@ -46,10 +46,12 @@ pub enum ReadbackQueue {
     Main,
     /// The first async-compute queue (the main queue where the device has none).
     Compute,
-    /// The first async-compute queue, and a readback into a host buffer there is a
-    /// dispatch of kiln's copy shader (the shader cores write host memory) instead of a
-    /// copy-engine copy, where the copy allows it (`queue/shader_copy.rs`): for devices
-    /// whose copy engines do not run an upload and a readback at once.
+    /// A compute-capable queue beside the first async-compute queue (where a stream's
+    /// dispatches run): the second async-compute queue where kiln created one
+    /// (`DeviceDesc::compute_queues` ≥ 2), else the main queue; a readback into a host
+    /// buffer there is a dispatch of kiln's copy shader (the shader cores write host memory)
+    /// instead of a copy-engine copy, where the copy allows it (`queue/shader_copy.rs`):
+    /// for devices whose copy engines do not run an upload and a readback at once.
     ComputeShader,
 }
 

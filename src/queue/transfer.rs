@@ -44,7 +44,16 @@ fn transfer_queue_of_kind(shared: &Shared, which: ReadbackQueue) -> (usize, Queu
     };
     match which {
         ReadbackQueue::Main => (0, QueueKind::Main),
-        ReadbackQueue::Compute | ReadbackQueue::ComputeShader => by(QueueKind::Compute, false),
+        ReadbackQueue::Compute => by(QueueKind::Compute, false),
+        // Beside the first async-compute queue (where a stream's dispatches run): the
+        // second where kiln created one, else the main queue.
+        ReadbackQueue::ComputeShader => {
+            let list = &shared.queues_by_kind[QueueKind::Compute.slot()];
+            match list.get(1) {
+                Some(&i) => (i, QueueKind::Compute),
+                None => (0, QueueKind::Main),
+            }
+        }
         ReadbackQueue::Transfer | ReadbackQueue::Auto => by(QueueKind::Transfer, true),
     }
 }

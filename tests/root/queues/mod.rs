@@ -692,8 +692,9 @@ fn emulated_queues_have_the_capabilities_of_dedicated_families() {
 /// `DeviceDesc::readback_queue` chooses where kiln's readbacks run (`Device::readback_queue`,
 /// the staged `Buffer::read_into` chunks, the stream example's readbacks): `Auto` and
 /// `Transfer` the last transfer queue, `Main` the main queue, `Compute` the async-compute
-/// queue, `ComputeShader` that queue with readbacks into host buffers done by kiln's copy
-/// shader (counted; an unaligned one falls back to a copy); uploads stay on the first
+/// queue, `ComputeShader` the main queue (beside the one async-compute queue) with readbacks
+/// into host buffers done by kiln's copy shader (counted; an unaligned one falls back to a
+/// copy); uploads stay on the first
 /// transfer queue. On emulated queues (lavapipe) each is a queue of its own, so every choice
 /// runs the cross-queue paths, byte-exact.
 #[test]
@@ -716,15 +717,13 @@ fn the_readback_queue_follows_the_device_description() {
         let transfer = device.queues(QueueKind::Transfer);
         let want = match which {
             ReadbackQueue::Auto | ReadbackQueue::Transfer => transfer.last().unwrap().clone(),
-            ReadbackQueue::Main => device.queue(QueueKind::Main),
-            ReadbackQueue::Compute | ReadbackQueue::ComputeShader => {
-                device.queue(QueueKind::Compute)
-            }
+            ReadbackQueue::Main | ReadbackQueue::ComputeShader => device.queue(QueueKind::Main),
+            ReadbackQueue::Compute => device.queue(QueueKind::Compute),
         };
         assert_eq!(device.readback_queue(), want, "{which:?}");
         assert_eq!(device.readback_queue().info().index, want.info().index);
         assert_eq!(device.upload_queue(), transfer[0], "{which:?}");
-        if matches!(which, ReadbackQueue::Compute | ReadbackQueue::ComputeShader) {
+        if which == ReadbackQueue::Compute {
             assert_ne!(device.readback_queue(), device.queue(QueueKind::Main));
         }
         // Staged chunks (64 KiB) through the chosen queue, after an upload on the first
