@@ -26,7 +26,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
 if [ "${PART:-all}" != topics ]; then
 export VK_LAYER_ENABLES=VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT
 # 1. The GPU tests on NVIDIA under validation (all of root; the 6 GiB buffer required).
-KILN_VALIDATION=1 KILN_REQUIRE_BIG=1 step tests 150 $B/root -q
+# The fuzzer at 3000 programs (10 000 in CI): on the H200 a case costs more (driver, layer).
+KILN_VALIDATION=1 KILN_REQUIRE_BIG=1 KILN_FUZZ_PROGRAMS=${KILN_FUZZ_PROGRAMS:-3000} step tests 240 $B/root -q
 grep -o 'test result.*' $W/tests.out | tail -1
 awk '/^failures:$/ {state++; if (state == 2) exit; next}
      state == 1 && /^---- .* stdout ----$/ {print "FAIL " $2; n = 0; next}

@@ -734,8 +734,13 @@ fn api_sequences_stay_coded_validation_clean_and_leak_free() {
         TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
     let start = std::time::Instant::now();
     let result = runner.run(&case(), |c| {
-        // Also after known false positives only: each case starts with no messages.
-        if !fixture.borrow().device.validation_report().is_clean() {
+        // A device with messages is replaced, so each case starts clean; one with only
+        // known false positives (multi-queue GPUs, layer 1.3.239) is kept until they
+        // approach the report's 64 kept messages (a new device per case is slow there).
+        let report = fixture.borrow().device.validation_report();
+        if !report.is_clean()
+            && (!common::only_known_false_positives(&report) || report.messages.len() >= 32)
+        {
             let old = fixture.replace(Fixture::new());
             drop(old);
             devices.fetch_add(1, Ordering::Relaxed);
