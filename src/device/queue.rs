@@ -237,6 +237,11 @@ impl Queue {
         self.waited.get(other)
     }
 
+    /// The highest value of this queue's timeline the host has seen complete (no call).
+    pub(crate) fn seen_complete(&self) -> u64 {
+        self.completed.load(Ordering::Acquire)
+    }
+
     /// Records that a `vkQueueSubmit2` call on this queue failed.
     pub(crate) fn note_submit_failed(&self) {
         self.submit_failed.store(true, Ordering::Release);

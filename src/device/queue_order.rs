@@ -24,7 +24,9 @@ pub(crate) struct QueueOrder {
     /// Per kiln queue, the highest value of its timeline that this submission is ordered
     /// after: its own queue's previous value, and for other queues the highest value any
     /// submission of this queue so far waited for (this queue's submissions are ordered
-    /// among themselves by their waits on their own previous value).
+    /// among themselves by their waits on their own previous value) or the host saw
+    /// complete before this submission (a host wait, then a submission: Vulkan spec §7.4,
+    /// §7.9; kiln reuses memory and recycles objects only after that).
     pub after: [u64; MAX_QUEUES],
     /// Per kiln queue, whether the layer's `submit: N` for its `VkQueue` is that queue's
     /// timeline value `N + 1` (its own `VkQueue`, no failed submission).
@@ -59,16 +61,15 @@ pub(crate) fn ordered_note(text: &str, order: &QueueOrder) -> Option<String> {
         return None;
     }
     let how = if p == order.queue {
-        "its own previous timeline value"
+        "its own queue: the wait on the previous value"
     } else {
-        "that queue's timeline value"
+        "a timeline wait, or the host saw it complete before this submission"
     };
     Some(format!(
-        " [kiln: ordered: this submission on kiln queue {} is after {how} {waited} \
-         >= {value}, the submission of kiln queue {p} that made the earlier access (the \
-         layer's `submit: {submit}`), by timeline-semaphore waits; a false positive of \
-         validation layers whose submit-time checks ignore timeline semaphores \
-         (Vulkan-ValidationLayers #7600)]",
+        " [kiln: ordered: this submission on kiln queue {} is after value {waited} >= {value} \
+         of kiln queue {p}'s timeline ({how}), the submission that made the earlier access \
+         (the layer's `submit: {submit}`); a false positive of validation layers whose \
+         submit-time checks ignore timeline semaphores (Vulkan-ValidationLayers #7600)]",
         order.queue
     ))
 }
@@ -126,7 +127,10 @@ mod tests {
     fn own_queue_order_and_unnamed_or_shared_queues() {
         let m = message("kiln queue 1 (Compute)", 0);
         let note = ordered_note(&m, &order(1, &[0, 1])).expect("own previous value 1");
-        assert!(note.contains("its own previous timeline value 1"), "{note}");
+        assert!(
+            note.contains("value 1 >= 1 of kiln queue 1") && note.contains("own queue"),
+            "{note}"
+        );
         for name in ["", "kiln queues 0 Main + 1 Compute (one VkQueue)", "other"] {
             assert_eq!(ordered_note(&message(name, 0), &order(0, &[5, 5, 5])), None);
         }

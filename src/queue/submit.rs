@@ -315,10 +315,12 @@ pub(crate) fn submit(
             if after[p] > 0 {
                 q.note_waited(p, after[p]);
             }
+            // Another queue's work is also before this submission when the host saw it
+            // complete before submitting (§7.4: a host wait, then the submission).
             order.after[p] = if p == queue {
                 value - 1
             } else {
-                q.waited_for(p)
+                q.waited_for(p).max(other.seen_complete())
             };
             order.exact[p] = other.layer_index_is_value(&shared.queues);
         }
