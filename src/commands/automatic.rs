@@ -180,6 +180,15 @@ impl<'a> Recorder<'a, '_> {
         self.tracker.uncovered
     }
 
+    /// Turns off, for the rest of this recording, the automatic barriers' use of the last
+    /// barrier recorded for the resources it covers (see the `hazards` module docs): every
+    /// hazard then gets its own barrier, as before that shortcut. Unstable: an A/B switch
+    /// for kiln's bench.
+    #[doc(hidden)]
+    pub fn debug_no_last_barrier_cover(&mut self) {
+        self.tracker.no_cover = true;
+    }
+
     /// The automatic barrier of a dispatch (the bound compute sets' uses).
     #[inline(never)]
     pub(crate) fn track_dispatch(&mut self) -> Result<()> {

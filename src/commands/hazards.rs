@@ -182,32 +182,31 @@ impl State {
             self.war_ok |= GRAPHICS_STAGES;
         }
         let written = !self.write_stage.is_empty();
-        // A barrier recorded after the last write (or the reads since) whose first scope
-        // holds it made it visible to (or ordered it before) its second scope already: a
-        // global barrier orders every resource, not only the one it was recorded for.
-        if self.write_cmd < ctx.cover || self.read_cmd < ctx.cover {
-            let l = &ctx.last;
-            if written
-                && self.write_cmd < ctx.cover
-                && l.src_stage.contains(self.write_stage)
-                && l.src_access.contains(self.write_access)
-            {
-                self.visible_stage |= l.dst_stage;
-                self.visible_access |= l.dst_access;
-            }
-            if !self.read_stage.is_empty()
-                && self.read_cmd < ctx.cover
-                && l.src_stage.contains(self.read_stage)
-            {
-                self.war_ok |= l.dst_stage;
-            }
-        }
         let mut mine = Need::default();
         let sees = |s: &State, access: A| {
             s.visible_stage.contains(u.stage) && s.visible_access.contains(access)
         };
+        // A barrier recorded after the last write (or the reads since) whose first scope
+        // holds it made it visible to (or ordered it before) its second scope already: a
+        // global barrier orders every resource, not only the one it was recorded for.
+        // Looked at only where a barrier would be needed otherwise.
+        let l = &ctx.last;
+        let last_covers_write = |s: &mut State| {
+            let yes = s.write_cmd < ctx.cover
+                && l.src_stage.contains(s.write_stage)
+                && l.src_access.contains(s.write_access);
+            if yes {
+                s.visible_stage |= l.dst_stage;
+                s.visible_access |= l.dst_access;
+            }
+            yes
+        };
         // RAW: the read waits for the write and sees it.
-        if !u.read.is_empty() && written && !sees(self, u.read) {
+        if !u.read.is_empty()
+            && written
+            && !sees(self, u.read)
+            && (!last_covers_write(self) || !sees(self, u.read))
+        {
             mine.add(
                 self.write_stage,
                 self.write_access,
@@ -221,10 +220,16 @@ impl State {
             if !self.read_stage.is_empty() {
                 // WAR: the reads since the last write (each ordered after it already) finish
                 // first; an execution dependency, which also chains the last write before.
-                if !self.war_ok.contains(u.stage) {
+                let last_covers_reads = self.read_cmd < ctx.cover
+                    && l.src_stage.contains(self.read_stage)
+                    && l.dst_stage.contains(u.stage);
+                if !self.war_ok.contains(u.stage) && !last_covers_reads {
                     mine.add(self.read_stage, A::NONE, u.stage, A::NONE);
                 }
-            } else if written && !sees(self, u.write) {
+            } else if written
+                && !sees(self, u.write)
+                && (!last_covers_write(self) || !sees(self, u.write))
+            {
                 // WAW.
                 mine.add(self.write_stage, self.write_access, u.stage, u.write);
             }
@@ -313,6 +318,8 @@ pub(crate) struct Tracker {
     /// `cover`).
     last: Need,
     cover: u32,
+    /// [`recorded`](Self::recorded) is ignored (an A/B switch for the bench).
+    pub no_cover: bool,
     /// Bumped by every change of the tracker's state: a dispatch repeated with nothing
     /// changed in between reuses the previous one's answer (the state after two identical
     /// commands is the state after one).
@@ -443,6 +450,9 @@ impl Tracker {
     /// command applied last: it orders the earlier commands' accesses in its scopes, for
     /// every resource (later uses of them need no barrier of their own).
     pub(crate) fn recorded(&mut self, barrier: Need) {
+        if self.no_cover {
+            return;
+        }
         self.epoch += 1;
         self.last = barrier;
         self.cover = self.cmd;
