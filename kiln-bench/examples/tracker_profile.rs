@@ -6,6 +6,7 @@
 //! CPU time per dispatch of each mode (best of the rounds).
 //!
 //! `KILN_VALIDATION=0 cargo run --release -p kiln-bench --example tracker_profile [rounds]`
+//! (`TRACKER_MODE=automatic|nocover|manual`: one mode only).
 
 use ash::vk;
 use kiln::{BufferDesc, ComputePipelineDesc, Device, MemoryLocation, SpecValue};
@@ -70,7 +71,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         a: 1.0,
         b: 2.0,
     };
+    // `TRACKER_MODE=automatic|nocover|manual`: that mode only (one per process, for
+    // instruction counts).
+    let only = std::env::var("TRACKER_MODE").ok();
     for (manual, cover) in [(false, true), (false, false), (true, false)] {
+        let name = match (manual, cover) {
+            (true, _) => "manual",
+            (false, true) => "automatic",
+            (false, false) => "nocover",
+        };
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         let mut best = f64::MAX;
         let mut barriers = 0;
         for _ in 0..rounds {

@@ -79,6 +79,13 @@ impl SetUses {
         (e.set == set && e.access == access).then_some(e)
     }
 
+    /// Room for the uses of a few sets (see `set_uses`).
+    fn reserve(&mut self) {
+        self.uses.reserve(128);
+        self.entries.reserve(32);
+        self.index.reserve(32);
+    }
+
     /// Stores (set, access) with the uses `uses[from..]` (or marks it: `images`); a key
     /// taken by another pair (a hash collision) keeps the first.
     fn insert(&mut self, set: usize, access: usize, from: usize, images: bool) {
@@ -410,6 +417,12 @@ impl<'a> Recorder<'a, '_> {
             // Listed binding by binding; the first time, the buffers are also resolved
             // into the cache.
             let compile = compiled.is_none();
+            if compile && self.set_cache.uses.capacity() == 0 {
+                // One allocation for the first pairs instead of a growth per push (each a
+                // realloc, and glibc consolidates its fast bins on a larger one: on lavapipe,
+                // whose command buffers free many small blocks, ~50k instructions each).
+                self.set_cache.reserve();
+            }
             let from = self.set_cache.uses.len();
             let mut images = false;
             for (idx, b) in bindings.iter().enumerate() {

@@ -380,9 +380,16 @@ impl Tracker {
                 let next = self.slots.len() as u32;
                 let slot = *self.slot_of.entry(raw).or_insert(next);
                 if slot == next {
+                    if self.slots.capacity() == 0 {
+                        // One allocation for the first buffers (see `SetUses::reserve`).
+                        self.slots.reserve(16);
+                        self.slot_of.reserve(16);
+                    }
                     self.slots.push(BufferSlot {
                         raw,
                         gen: self.gen,
+                        // The common case, one span: room for a split too.
+                        spans: Vec::with_capacity(2),
                         ..BufferSlot::default()
                     });
                 }
