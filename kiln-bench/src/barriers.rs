@@ -16,6 +16,9 @@
 //!   COMPUTE/SHADER_STORAGE_READ|WRITE (what kiln records);
 //! - `memory sync2 all-commands`: the same with ALL_COMMANDS and MEMORY_WRITE →
 //!   MEMORY_READ|WRITE on both sides;
+//! - `memory sync2 all-commands -> compute`, `compute -> all-commands`: one side only
+//!   ALL_COMMANDS (which side costs, H200 run A: both sides ALL_COMMANDS cost 2.3x);
+//! - `memory sync2 compute -> compute|transfer`: what `Recorder::barrier` records;
 //! - `memory sync1 compute`: `vkCmdPipelineBarrier` with one `VkMemoryBarrier`;
 //! - `buffer sync2 compute`: one `VkBufferMemoryBarrier2` on `y`, whole size;
 //! - `event sync2`: a split barrier, `vkCmdSetEvent2` after link i and `vkCmdWaitEvents2`
@@ -58,6 +61,9 @@ enum Dep {
     ExecSync1,
     MemSync2,
     MemSync2All,
+    MemSync2SrcAll,
+    MemSync2DstAll,
+    MemSync2DstTransfer,
     MemSync1,
     BufSync2,
     Event,
@@ -71,6 +77,9 @@ impl Dep {
             Dep::ExecSync1 => "exec sync1",
             Dep::MemSync2 => "memory sync2 compute",
             Dep::MemSync2All => "memory sync2 all-commands",
+            Dep::MemSync2SrcAll => "memory sync2 all-commands -> compute",
+            Dep::MemSync2DstAll => "memory sync2 compute -> all-commands",
+            Dep::MemSync2DstTransfer => "memory sync2 compute -> compute|transfer",
             Dep::MemSync1 => "memory sync1 compute",
             Dep::BufSync2 => "buffer sync2 compute",
             Dep::Event => "event sync2",
@@ -124,6 +133,13 @@ fn record_dep(raw: &Raw, cb: vk::CommandBuffer, dep: Dep, y: vk::Buffer) {
         .src_access_mask(A::MEMORY_WRITE)
         .dst_stage_mask(S::ALL_COMMANDS)
         .dst_access_mask(A::MEMORY_READ | A::MEMORY_WRITE)];
+    let src_all = [mem2().src_stage_mask(S::ALL_COMMANDS)];
+    let dst_all = [mem2().dst_stage_mask(S::ALL_COMMANDS)];
+    // What `Recorder::barrier` records (dispatches → later dispatches, copies and fills).
+    let dst_transfer = [mem2()
+        .src_access_mask(A::SHADER_WRITE)
+        .dst_stage_mask(S::COMPUTE_SHADER | S::ALL_TRANSFER)
+        .dst_access_mask(A::SHADER_READ | A::SHADER_WRITE | A::TRANSFER_READ | A::TRANSFER_WRITE)];
     let buf = [vk::BufferMemoryBarrier2::default()
         .src_stage_mask(S::COMPUTE_SHADER)
         .src_access_mask(A::SHADER_STORAGE_WRITE)
@@ -154,6 +170,18 @@ fn record_dep(raw: &Raw, cb: vk::CommandBuffer, dep: Dep, y: vk::Buffer) {
             Dep::MemSync2All => {
                 d.cmd_pipeline_barrier2(cb, &vk::DependencyInfo::default().memory_barriers(&all))
             }
+            Dep::MemSync2SrcAll => d.cmd_pipeline_barrier2(
+                cb,
+                &vk::DependencyInfo::default().memory_barriers(&src_all),
+            ),
+            Dep::MemSync2DstAll => d.cmd_pipeline_barrier2(
+                cb,
+                &vk::DependencyInfo::default().memory_barriers(&dst_all),
+            ),
+            Dep::MemSync2DstTransfer => d.cmd_pipeline_barrier2(
+                cb,
+                &vk::DependencyInfo::default().memory_barriers(&dst_transfer),
+            ),
             Dep::MemSync1 => d.cmd_pipeline_barrier(cb, compute, compute, none, &mem1, &[], &[]),
             Dep::BufSync2 => d.cmd_pipeline_barrier2(
                 cb,
@@ -351,6 +379,9 @@ pub fn rows(
                 Dep::ExecSync1,
                 Dep::MemSync2,
                 Dep::MemSync2All,
+                Dep::MemSync2SrcAll,
+                Dep::MemSync2DstAll,
+                Dep::MemSync2DstTransfer,
                 Dep::MemSync1,
                 Dep::BufSync2,
                 Dep::Event,
