@@ -10,8 +10,9 @@
 //! then imported. The DMA engine reads host memory through the IOMMU / the GPU's page
 //! tables: one 2 MiB page is one translation where 4 KiB pages are 512, which matters for
 //! uploads (device reads of host memory wait for every translation; readbacks are posted
-//! writes). On the H200 (driver 580.159.04) an upload of 1 GiB from driver memory ran at
-//! 38–46 GB/s and from imported memory at 49–50 (BENCHMARKS.md, issue 12).
+//! writes) — the hypothesis behind the imported variant. On the H200 (driver 580.159.04,
+//! BENCHMARKS.md, issue 12) uploads ran at either ~38 or ~49 GB/s from driver memory and
+//! from imports alike, with 4 KiB and with 2 MiB pages: the page size is not the cause.
 
 use std::ptr::NonNull;
 
@@ -19,8 +20,10 @@ use std::ptr::NonNull;
 /// (`DeviceDesc::host_buffer_memory`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum HostBufferMemory {
-    /// kiln's choice: [`Driver`](Self::Driver) for now (the H200 sweep decides; see
-    /// BENCHMARKS.md, issue 12).
+    /// kiln's choice: [`Driver`](Self::Driver). Measured on the H200 (BENCHMARKS.md, run A
+    /// of 2026-12-01): kiln-mapped imported memory (transparent huge pages) uploaded no
+    /// faster than the driver's host-cached memory (49.3 and 49.3 GB/s at 256 MiB; 46.9–49.2
+    /// and 49.3–49.4 at 1 GiB); the 38 GB/s uploads came from both kinds.
     #[default]
     Auto,
     /// A host-visible, host-coherent (host-cached where the device has it) memory type

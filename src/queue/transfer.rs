@@ -59,7 +59,15 @@ fn transfer_queue_of_kind(shared: &Shared, which: ReadbackQueue) -> (usize, Queu
 }
 
 /// kiln's readback queue (`ReadbackQueue::Auto`): the last transfer queue, so that with
-/// two transfer queues both directions of the bus are busy at once.
+/// two transfer queues both directions of the bus are busy at once. The policy: a queue
+/// runs its submissions in order, so readbacks need a queue other than the uploads'; of the
+/// queues that can take them, the one whose copies ran beside an upload fastest. Measured
+/// on the H200 (BENCHMARKS.md, run A of 2026-12-01): an upload on the first transfer queue
+/// with a readback on the second moved 57–61 GB/s together, with the readback on the main
+/// or the async-compute queue 51–52, done by kiln's copy shader 51–52; the stream example
+/// ran 1.64x overlapped with the second transfer queue, 1.45x / 1.42x / 1.48x with the others.
+/// Devices with one transfer queue use it for both directions (in order, no overlap), which
+/// `ReadbackQueue::Main` avoids.
 fn readback_policy(_shared: &Shared) -> ReadbackQueue {
     ReadbackQueue::Transfer
 }
