@@ -5,6 +5,11 @@
 //! device has VK_KHR_cooperative_matrix (`examples/common/gemm.rs` says
 //! how the shapes are picked).
 //!
+//! Variants are built, checked and timed one after another, most important first, each
+//! printing its lines as it goes (a pipeline's creation time too: the driver's compile of
+//! these kernels takes seconds); `--only TEXT` keeps the variants whose name contains TEXT,
+//! `--budget S` (default 70) starts no new variant after S seconds.
+//!
 //! Usage: `cargo run --release -p kiln-examples --example gemm` checks every variant at
 //! 512×256×320 (M×N×K; rounded up to the variant's tile) against the CPU reference and
 //! prints one line per variant: name, M N K, TFLOP/s, max error, ok/FAIL. The tolerance is
@@ -24,54 +29,86 @@ use std::time::Instant;
 
 use kiln::vk;
 use kiln_examples::coopmat_peak::{self, PEAK_BLOCKS};
-use kiln_examples::gemm::{self, Gemm, Precision, SMEM_SHAPES};
+use kiln_examples::gemm::{self, Gemm, Precision, SmemShape, SMEM_SHAPES};
 
-/// Every variant the device can run, the riskiest last (a kernel that loses the device
-/// then costs only the variants after it): tiled; direct and shared-memory (fp16, bf16);
-/// the no-global shared-memory variants; the workgroup-scope ones.
-fn paths(device: &kiln::Device) -> kiln::Result<Vec<Gemm>> {
-    let mut out = vec![gemm::tiled(device)?];
-    let mut precisions = Vec::new();
+/// One variant to build: described before its pipeline exists, so that it can be
+/// filtered (`--only`), skipped when the time budget is spent, and named in progress lines.
+#[derive(Clone, Copy)]
+enum Spec {
+    Tiled,
+    Direct(Precision),
+    Smem(Precision, SmemShape, bool),
+    Wg(Precision, [u32; 3]),
+}
+
+fn pname(p: Precision) -> &'static str {
+    match p {
+        Precision::F32 => "fp32",
+        Precision::F16 => "fp16",
+        Precision::Bf16 => "bf16",
+    }
+}
+
+impl Spec {
+    fn name(&self) -> String {
+        match *self {
+            Spec::Tiled => "tiled fp32".into(),
+            Spec::Direct(p) => format!("coopmat {}", pname(p)),
+            Spec::Smem(p, s, stream) => format!(
+                "coopmat-smem{} {} {}x{}x{} w{}x{}",
+                if stream { "" } else { "-noglobal" },
+                pname(p),
+                s.bm,
+                s.bn,
+                s.bk,
+                s.wm,
+                s.wn
+            ),
+            Spec::Wg(p, [m, n, k]) => format!("coopmat-wg {} {m}x{n}x{k}", pname(p)),
+        }
+    }
+
+    /// The pipeline, `Ok(None)` when the device cannot run it (the reason on stderr).
+    fn build(&self, device: &kiln::Device) -> kiln::Result<Option<Gemm>> {
+        let r = match *self {
+            Spec::Tiled => return gemm::tiled(device).map(Some),
+            Spec::Direct(p) => gemm::coopmat(device, p)?,
+            Spec::Smem(p, s, stream) => gemm::coopmat_smem_with(device, p, s, stream)?,
+            Spec::Wg(p, tile) => gemm::coopmat_wg(device, p, tile)?,
+        };
+        Ok(
+            r.map_err(|why| eprintln!("gemm: no {}: {why}", self.name()))
+                .ok(),
+        )
+    }
+}
+
+/// Every variant, most important first (a kernel that hangs the compiler or loses the
+/// device then costs only the variants after it): tiled; the shared-memory kernel's first
+/// shape and the smallest workgroup-scope tile, fp16 and bf16; the direct kernel; the
+/// other shared-memory shapes; the no-global variants; the other workgroup-scope tiles.
+fn specs(device: &kiln::Device) -> Vec<Spec> {
+    let mut ps = Vec::new();
     for p in [Precision::F16, Precision::Bf16] {
         match gemm::coopmat_config(device, p) {
-            Ok(_) => precisions.push(p),
+            Ok(_) => ps.push(p),
             Err(why) => eprintln!("gemm: no cooperative-matrix {p:?} paths: {why}"),
         }
     }
-    for &p in &precisions {
-        match gemm::coopmat(device, p) {
-            Ok(Ok(g)) => out.push(g),
-            Ok(Err(why)) => eprintln!("gemm: no cooperative-matrix {p:?} path: {why}"),
-            Err(e) => println!("gemm coopmat {p:?}: pipeline creation FAIL: {e}"),
-        }
-        smem(device, p, true, &mut out);
+    let mut v = vec![Spec::Tiled];
+    v.extend(ps.iter().map(|&p| Spec::Smem(p, SMEM_SHAPES[0], true)));
+    v.extend(ps.iter().map(|&p| Spec::Wg(p, gemm::WG_TILES[0])));
+    v.extend(ps.iter().map(|&p| Spec::Direct(p)));
+    for &s in &SMEM_SHAPES[1..] {
+        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, true)));
     }
-    for &p in &precisions {
-        smem(device, p, false, &mut out);
+    for &s in &SMEM_SHAPES[..3] {
+        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, false)));
     }
-    for &p in &precisions {
-        for tile in gemm::WG_TILES {
-            match gemm::coopmat_wg(device, p, tile) {
-                Ok(Ok(g)) => out.push(g),
-                Ok(Err(why)) => eprintln!("gemm: no coopmat-wg {p:?} {tile:?}: {why}"),
-                Err(e) => println!("gemm coopmat-wg {p:?} {tile:?}: pipeline creation FAIL: {e}"),
-            }
-        }
+    for &t in &gemm::WG_TILES[1..] {
+        v.extend(ps.iter().map(|&p| Spec::Wg(p, t)));
     }
-    Ok(out)
-}
-
-/// The shared-memory variants of `p` (streaming or no-global) into `out`.
-fn smem(device: &kiln::Device, p: Precision, stream: bool, out: &mut Vec<Gemm>) {
-    for shape in SMEM_SHAPES {
-        match gemm::coopmat_smem_with(device, p, shape, stream) {
-            Ok(Ok(g)) => out.push(g),
-            Ok(Err(why)) => eprintln!("gemm: no coopmat-smem {p:?} {shape:?}: {why}"),
-            Err(e) => println!(
-                "gemm coopmat-smem {p:?} {shape:?} stream {stream}: pipeline creation FAIL: {e}"
-            ),
-        }
-    }
+    v
 }
 
 fn round_up(x: u32, to: u32) -> u32 {
@@ -294,81 +331,126 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         return Ok(());
     }
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let budget: f64 = args
+        .iter()
+        .position(|a| a == "--budget")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(70.0);
+    let n: Option<u32> = match bench_at {
+        None => None,
+        Some(at) => Some(
+            args.get(at + 1)
+                .filter(|s| !s.starts_with("--"))
+                .map(|s| s.parse())
+                .transpose()?
+                .unwrap_or(8192),
+        ),
+    };
+    let started = Instant::now();
     let mut failed = false;
-    let mut passed = Vec::new();
-    for g in paths(&device)? {
+    let mut rows = Vec::new();
+    // The N×N inputs (small integers: every sum of products is exact in fp32, |C| <= 16 N
+    // < 2^24), made once, uploaded once per input type.
+    let big = n.map(|n| {
+        let len = n as usize * n as usize;
+        (gemm::inputs(len, 3, 1.0), gemm::inputs(len, 4, 1.0))
+    });
+    let mut uploaded: Vec<(Precision, kiln::Buffer, kiln::Buffer)> = Vec::new();
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let cb = match n {
+        Some(n) => Some(device.storage_buffer::<f32>("C", n as usize * n as usize)?),
+        None => None,
+    };
+    for spec in specs(&device) {
+        let name = spec.name();
+        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+            continue;
+        }
+        if started.elapsed().as_secs_f64() > budget {
+            println!("gemm {name:<36} skipped: the {budget} s budget is spent (--budget)");
+            continue;
+        }
+        println!("gemm {name:<36} building the pipeline");
+        let t0 = Instant::now();
+        let g = match spec.build(&device) {
+            Ok(Some(g)) => g,
+            Ok(None) => continue,
+            Err(e) => {
+                println!("gemm {name:<36} pipeline creation FAIL: {e}");
+                failed = true;
+                continue;
+            }
+        };
+        println!(
+            "gemm {:<36} pipeline created in {:.2} s",
+            g.path,
+            t0.elapsed().as_secs_f64()
+        );
         match check(&device, &g) {
-            Ok(true) => passed.push(g),
-            Ok(false) => failed = true,
+            Ok(true) => {}
+            Ok(false) => {
+                failed = true;
+                continue;
+            }
             Err(e) => {
                 println!("gemm {:<36} check FAIL: {e}", g.path);
+                failed = true;
+                continue;
+            }
+        }
+        let (Some(n), Some((a, b)), Some(cb)) = (n, &big, &cb) else {
+            continue;
+        };
+        let p = g.precision;
+        if !uploaded.iter().any(|(q, _, _)| *q == p) {
+            let ab = device.buffer_from_slice("A", usage, &p.encode(a))?;
+            let bb = device.buffer_from_slice("B", usage, &p.encode(b))?;
+            uploaded.push((p, ab, bb));
+        }
+        let Some((_, ab, bb)) = uploaded.iter().find(|(q, _, _)| *q == p) else {
+            continue;
+        };
+        match bench(&device, &g, n, a, b, ab, bb, cb) {
+            Ok(t) => {
+                let ok = t.max_err == 0.0;
+                failed |= !ok;
+                println!(
+                    "gemm {:<36} {n} {n} {n}: {:9.3} TFLOP/s  {:9.3} ms  max error {} \
+                     ({} sampled entries)  {}",
+                    t.path,
+                    t.tflops,
+                    t.ms,
+                    t.max_err,
+                    t.checked,
+                    if ok { "ok" } else { "FAIL" }
+                );
+                rows.push(t);
+            }
+            Err(e) => {
+                println!("gemm {:<36} {n}^3: FAIL: {e}", g.path);
                 failed = true;
             }
         }
     }
-    if let Some(at) = bench_at {
-        let n: u32 = args
-            .get(at + 1)
-            .filter(|s| !s.starts_with("--"))
-            .map(|s| s.parse())
-            .transpose()?
-            .unwrap_or(8192);
-        let len = n as usize * n as usize;
-        // Small integers: every sum of products is exact in fp32 (|C| <= 16 n < 2^24).
-        let a = gemm::inputs(len, 3, 1.0);
-        let b = gemm::inputs(len, 4, 1.0);
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
-        let cb = device.storage_buffer::<f32>("C", len)?;
-        let mut rows = Vec::new();
-        // In `passed` order (riskiest last), the inputs uploaded once per input type.
-        let mut inputs: Vec<(Precision, kiln::Buffer, kiln::Buffer)> = Vec::new();
-        for g in &passed {
-            let p = g.precision;
-            if !inputs.iter().any(|(q, _, _)| *q == p) {
-                let ab = device.buffer_from_slice("A", usage, &p.encode(&a))?;
-                let bb = device.buffer_from_slice("B", usage, &p.encode(&b))?;
-                inputs.push((p, ab, bb));
-            }
-        }
-        for g in &passed {
-            let Some((_, ab, bb)) = inputs.iter().find(|(q, _, _)| *q == g.precision) else {
-                continue;
-            };
-            match bench(&device, g, n, &a, &b, ab, bb, &cb) {
-                Ok(t) => {
-                    let ok = t.max_err == 0.0;
-                    failed |= !ok;
-                    println!(
-                        "gemm {:<36} {n} {n} {n}: {:9.3} TFLOP/s  {:9.3} ms  max error {} \
-                             ({} sampled entries)  {}",
-                        t.path,
-                        t.tflops,
-                        t.ms,
-                        t.max_err,
-                        t.checked,
-                        if ok { "ok" } else { "FAIL" }
-                    );
-                    rows.push(t);
-                }
-                Err(e) => {
-                    println!("gemm {:<36} {n}^3: FAIL: {e}", g.path);
-                    failed = true;
-                }
-            }
-        }
-        if json {
-            let items: Vec<String> = rows
-                .iter()
-                .map(|t| {
-                    format!(
-                        "{{\"path\": \"{}\", \"n\": {}, \"ms\": {:.4}, \"tflops\": {:.3}, \
-                         \"checked\": {}, \"max_error\": {}}}",
-                        t.path, t.n, t.ms, t.tflops, t.checked, t.max_err
-                    )
-                })
-                .collect();
-            println!("[{}]", items.join(", "));
-        }
+    if json {
+        let items: Vec<String> = rows
+            .iter()
+            .map(|t| {
+                format!(
+                    "{{\"path\": \"{}\", \"n\": {}, \"ms\": {:.4}, \"tflops\": {:.3}, \
+                     \"checked\": {}, \"max_error\": {}}}",
+                    t.path, t.n, t.ms, t.tflops, t.checked, t.max_err
+                )
+            })
+            .collect();
+        println!("[{}]", items.join(", "));
     }
     if failed {
         std::process::exit(1);

@@ -154,20 +154,20 @@ pub const SMEM_SHAPES: [SmemShape; 5] = [
 ];
 
 /// The workgroup tiles (BM, BN, BK) the workgroup-scope kernel tries.
-pub const WG_TILES: [[u32; 3]; 5] = [
+pub const WG_TILES: [[u32; 3]; 4] = [
     [128, 128, 32],
     [128, 256, 32],
-    [256, 128, 32],
     [128, 128, 64],
-    [256, 256, 32],
+    [256, 128, 32],
 ];
 
 /// The workgroup size for the workgroup-scope kernel at `tile` with input type `ab`
 /// (fp32 accumulate), from the device's VK_NV_cooperative_matrix2 properties `p`: the
-/// `workgroup_invocations` of the first workgroup-scope flexible-dimension configuration
-/// of those types whose granularities divide the tile (within
+/// largest `workgroup_invocations` among the workgroup-scope flexible-dimension
+/// configurations of those types whose granularities divide the tile (within
 /// `flexible_dimensions_max_dimension` and `workgroup_scope_max_workgroup_size`), or why
-/// there is none.
+/// there is none. (The H200 lists 32, 64, 128 and 256 invocations, granularity 16x16x16
+/// up to 32x32x16; the first one, 32 invocations, made a 256x128 tile fail to compile.)
 pub fn wg_plan(
     p: &kiln::CooperativeMatrix2Properties,
     ab: vk::ComponentTypeKHR,
@@ -175,6 +175,7 @@ pub fn wg_plan(
 ) -> Result<u32, String> {
     let f32t = vk::ComponentTypeKHR::FLOAT32;
     let mut seen = Vec::new();
+    let mut best: Option<u32> = None;
     for c in &p.flexible_dimensions {
         if c.scope != vk::ScopeKHR::WORKGROUP
             || c.a_type != ab
@@ -195,14 +196,16 @@ pub fn wg_plan(
             && fits(bk, c.k_granularity)
             && c.workgroup_invocations <= p.workgroup_scope_max_workgroup_size
         {
-            return Ok(c.workgroup_invocations);
+            best = best.max(Some(c.workgroup_invocations));
         }
     }
-    Err(format!(
-        "no workgroup-scope flexible-dimension configuration for {ab:?} x {ab:?} + FLOAT32 \
+    best.ok_or_else(|| {
+        format!(
+            "no workgroup-scope flexible-dimension configuration for {ab:?} x {ab:?} + FLOAT32 \
          fits tile {bm}x{bn}x{bk} (max dimension {}, max workgroup {}; listed: {seen:?})",
-        p.flexible_dimensions_max_dimension, p.workgroup_scope_max_workgroup_size
-    ))
+            p.flexible_dimensions_max_dimension, p.workgroup_scope_max_workgroup_size
+        )
+    })
 }
 
 /// How the shared-memory kernel runs a shape on a device.

@@ -370,14 +370,16 @@ fn workgroup_scope_tiles_follow_the_flexible_dimension_configurations() {
         workgroup_scope_reserved_shared_memory: 1024,
         flexible_dimensions: vec![
             config(vk::ScopeKHR::SUBGROUP, [16, 16, 16], 0),
-            config(vk::ScopeKHR::WORKGROUP, [64, 64, 32], 128),
-            config(vk::ScopeKHR::WORKGROUP, [32, 32, 16], 256),
+            config(vk::ScopeKHR::WORKGROUP, [64, 64, 16], 128),
+            config(vk::ScopeKHR::WORKGROUP, [32, 32, 32], 256),
             config(vk::ScopeKHR::WORKGROUP, [16, 16, 16], 512),
         ],
     };
-    // The first workgroup-scope configuration whose granularity divides the tile.
-    assert_eq!(gemm::wg_plan(&p, f16, [128, 128, 32]), Ok(128));
-    assert_eq!(gemm::wg_plan(&p, f16, [96, 96, 16]), Ok(256));
+    // The largest workgroup among the workgroup-scope configurations whose granularity
+    // divides the tile (within the limits).
+    assert_eq!(gemm::wg_plan(&p, f16, [128, 128, 32]), Ok(256));
+    assert_eq!(gemm::wg_plan(&p, f16, [128, 128, 16]), Ok(128));
+    assert_eq!(gemm::wg_plan(&p, f16, [96, 96, 32]), Ok(256));
     // 512 invocations is over the workgroup-scope limit; 512 is over the max dimension.
     let e = gemm::wg_plan(&p, f16, [16, 16, 16]).unwrap_err();
     assert!(
