@@ -15,9 +15,12 @@ echo "iommu: $(ls /sys/class/iommu 2>/dev/null | head -3 | tr '\n' ' ') groups $
 nvidia-smi topo -m 2>&1 | head -6
 which numactl >/dev/null 2>&1 && numactl -H | head -4
 
+echo "-- transfers: GPU state before the sweep (PCIe link, clocks, P-state)"
+nvidia-smi --query-gpu=pstate,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,clocks.sm,clocks.mem --format=csv 2>&1 | tail -2
 echo "-- transfers: hostmem sweep (1 GiB; one line per variant)"
 KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_MIB=1024 step hostmem 100 $B/kiln bench --json
 grep -h "hostmem:\|error\|Error" $W/hostmem.err | sed 's/^kiln bench: hostmem: //' | cut -c1-400 | head -130
+nvidia-smi --query-gpu=pstate,pcie.link.gen.current,pcie.link.width.current,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tail -1
 
 # (Run A: the machine has one NUMA node, node0, and the per-node rerun hit its cap; the sweep
 # runs once, at 1 GiB, where run A's 75 s cap cut it short after the memory variants.)

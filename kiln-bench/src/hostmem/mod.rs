@@ -505,6 +505,26 @@ fn size_rows(
             size,
             rounds,
         )?;
+        // The same host memory into the second device buffer, and again from transfer
+        // queue 1: does the ~38-or-~49 GB/s rate (run A) follow the host memory, the
+        // device-side destination or the queue?
+        let u2 = rate(
+            raw,
+            &[(t0, vec![whole(h.buf, dst2.raw(), size, false)])],
+            size,
+            rounds,
+        )?;
+        let u3 = rate(
+            raw,
+            &[(t1, vec![whole(h.buf, dst.raw(), size, false)])],
+            size,
+            rounds,
+        )?;
+        note(format!(
+            "hostmem: {name} {label}: upload to the second target {:.2} GB/s ({:.2}..{:.2}); \
+             upload on transfer1 {:.2} GB/s ({:.2}..{:.2}); first target on transfer0 {:.2}",
+            u2[0], u2[1], u2[2], u3[0], u3[1], u3[2], u[0]
+        ));
         h.bytes().fill(0);
         run(raw, &[(t1, vec![whole(dst.raw(), h.buf, size, true)])])?;
         // Device-local (BAR) memory is uncached for host reads (a full compare of 1 GiB
