@@ -1,16 +1,32 @@
 #!/usr/bin/env python3
-"""The GEMM table of BENCHMARKS.md from one H200 batch's logs: `gemm --bench N` output
-(gemm.out), `gemm --peak` output (gemm-peak.out) and scripts/cuda_gemm.py's JSON lines
-(cuda-gemm.out), all from the same lease. Prints markdown: one row per GEMM variant timed
-at N^3 (TFLOP/s, ratio to cuBLAS of the same input type, ok/FAIL), then one row per
-ceiling run. Usage: gemm_table.py DIR (the folder holding the three files)."""
+"""The GEMM table of BENCHMARKS.md from one H200 batch's logs: every `gemm --bench N`
+output (gemm*.out in DIR and DIR/topics: the core step and scripts/h200/gemm.sh's), `gemm
+--peak` output (gemm-peak.out) and scripts/cuda_gemm.py's JSON lines (cuda-gemm.out), all
+from the same lease. Prints markdown: one row per GEMM variant timed (the best if several
+steps timed it: TFLOP/s, ratio to cuBLAS of the same input type, ok/FAIL), the failures,
+the pipeline creation times, then one row per ceiling run. Usage: gemm_table.py DIR."""
 import json
 import os
 import re
 import sys
 
+import glob
+
 d = sys.argv[1]
-read = lambda n: open(os.path.join(d, n)).read() if os.path.exists(os.path.join(d, n)) else ""
+
+
+def read(n):
+    for base in (d, os.path.join(d, "topics")):
+        if os.path.exists(os.path.join(base, n)):
+            return open(os.path.join(base, n)).read()
+    return ""
+
+
+bench_text = "".join(
+    open(f).read()
+    for f in sorted(glob.glob(os.path.join(d, "gemm*.out")) + glob.glob(os.path.join(d, "topics", "gemm*.out")))
+    if not f.endswith("gemm-peak.out")
+)
 cublas = {}
 for line in read("cuda-gemm.out").splitlines():
     try:
@@ -21,17 +37,24 @@ for line in read("cuda-gemm.out").splitlines():
 print("| variant | M N K | TFLOP/s | cuBLAS same type | ratio | check |")
 print("| --- | --- | ---: | ---: | ---: | --- |")
 bench = re.compile(r"^gemm (.+?)\s+(\d+) (\d+) (\d+): +([\d.]+) TFLOP/s +([\d.]+) ms +max error (\S+).*?(ok|FAIL)\s*$")
-for line in read("gemm.out").splitlines():
+best = {}
+for line in bench_text.splitlines():
     m = bench.match(line)
     if not m:
         continue
-    name, tf, ok = m.group(1).strip(), float(m.group(5)), m.group(8)
+    key = (m.group(1).strip(), m.group(2), m.group(3), m.group(4))
+    if key not in best or float(m.group(5)) > best[key][0]:
+        best[key] = (float(m.group(5)), m.group(8))
+for (name, mm, nn, kk), (tf, ok) in best.items():
     dtype = next((t for t in ("bf16", "fp16", "fp32") if t in name), "")
     c = cublas.get(dtype)
     ratio = f"{tf / c:.3f}" if c else "-"
     cs = f"{c:.1f}" if c else "-"
-    print(f"| {name} | {m.group(2)} {m.group(3)} {m.group(4)} | {tf:.1f} | {cs} | {ratio} | {ok} |")
-fails = [l for l in read("gemm.out").splitlines() if "FAIL" in l]
+    print(f"| {name} | {mm} {nn} {kk} | {tf:.1f} | {cs} | {ratio} | {ok} |")
+created = [l for l in bench_text.splitlines() if "pipeline created in" in l or "skipped" in l]
+if created:
+    print("\nPipelines:\n" + "\n".join("    " + " ".join(l.split()) for l in created[:60]))
+fails = [l for l in bench_text.splitlines() if "FAIL" in l]
 if fails:
     print("\nFailures:\n" + "\n".join("    " + l for l in fails[:20]))
 peak = re.compile(r"^(peak \S+ \S+ acc \S+)\s.*?([\d.]+) TFLOP/s\s+sums (ok|FAIL)")
