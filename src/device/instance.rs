@@ -49,6 +49,11 @@ pub struct ValidationReport {
     pub warnings: u32,
     /// The first messages of severity WARNING or ERROR (at most 64), `"<id name>: <text>"`.
     pub messages: Vec<String>,
+    /// How many of the errors and warnings are submit-time hazards between accesses that
+    /// kiln's timeline waits order, each marked `[kiln: ordered: ...]` in its text: false
+    /// positives of layers whose submit-time checks ignore timeline semaphores (1.3.239;
+    /// Vulkan-ValidationLayers #7600). Counted in `errors`/`warnings` too.
+    pub ordered: u32,
     /// The last shader printf lines (at most 1024), each `"<pipeline names>: <output>"`
     /// as logged under the target `kiln::printf` (not counted as errors or warnings).
     pub printf: Vec<String>,
@@ -94,6 +99,7 @@ const PRINTF_LINES: usize = 1024;
 pub(crate) struct MessengerState {
     errors: AtomicU32,
     warnings: AtomicU32,
+    ordered: AtomicU32,
     /// Set once `vkDestroyInstance` has run (so a watch can tell teardown happened).
     pub destroyed: std::sync::atomic::AtomicBool,
     messages: Mutex<Vec<String>>,
@@ -109,6 +115,7 @@ impl MessengerState {
             errors: self.errors.load(Ordering::Relaxed),
             warnings: self.warnings.load(Ordering::Relaxed),
             messages: self.messages.lock().map(|m| m.clone()).unwrap_or_default(),
+            ordered: self.ordered.load(Ordering::Relaxed),
             printf: self
                 .printf
                 .lock()
@@ -339,6 +346,9 @@ unsafe extern "system" fn debug_callback(
                 | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
         );
         if bad {
+            if !ordered.is_empty() {
+                state.ordered.fetch_add(1, Ordering::Relaxed);
+            }
             if let Ok(mut m) = state.messages.lock() {
                 if m.len() < 64 {
                     m.push(format!("{id_name}: {text}{at}"));

@@ -653,6 +653,22 @@ fn only_racing_hazards_against_the_submitting_queue_itself_are_set_aside() {
         ..report
     };
     common::assert_report_clean(&report);
+    // Past the 64 kept texts, the messenger's count of messages it marked as ordered by
+    // kiln's timeline waits decides: all of them, or it is not clean.
+    let many = kiln::ValidationReport {
+        enabled: true,
+        errors: 70,
+        ordered: 70,
+        messages: vec![msg("READ-AFTER-WRITE", "0x55d0c8a1f000"); 64],
+        ..Default::default()
+    };
+    common::assert_report_clean(&many);
+    let one_not = kiln::ValidationReport {
+        ordered: 69,
+        ..many
+    };
+    let r = std::panic::catch_unwind(|| common::assert_report_clean(&one_not));
+    assert!(r.is_err(), "one unmarked message among 70 must fail");
 }
 
 /// The emulated queues have the H200's families' capabilities (transfer: TRANSFER only, like
