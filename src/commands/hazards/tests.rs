@@ -1,0 +1,80 @@
+use super::*;
+
+const W: Use = Use {
+    stage: S::COMPUTE_SHADER,
+    read: A::NONE,
+    write: A::SHADER_STORAGE_WRITE,
+};
+const R: Use = Use {
+    stage: S::COMPUTE_SHADER,
+    read: A::SHADER_STORAGE_READ,
+    write: A::NONE,
+};
+
+fn run(t: &mut Tracker, uses: &[(Key, Use)]) -> Need {
+    let mut v = uses.to_vec();
+    t.apply(&mut v)
+}
+
+#[test]
+fn raw_war_waw_and_independent_ranges() {
+    let mut t = Tracker::default();
+    let a = Key::Buffer(1, 0, 64);
+    let b = Key::Buffer(1, 64, 128);
+    assert!(run(&mut t, &[(a, W)]).is_empty());
+    // Another range of the same buffer: independent.
+    assert!(run(&mut t, &[(b, W)]).is_empty());
+    // RAW on `a`.
+    let n = run(&mut t, &[(a, R)]);
+    assert_eq!(n.src_stage, S::COMPUTE_SHADER);
+    assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    assert_eq!(n.dst_access, A::SHADER_STORAGE_READ);
+    // Read after read, and a read of what is visible already: nothing.
+    assert!(run(&mut t, &[(a, R)]).is_empty());
+    // WAR on `a`: an execution dependency only.
+    let n = run(&mut t, &[(a, W)]);
+    assert_eq!(n.src_stage, S::COMPUTE_SHADER);
+    assert_eq!(n.src_access, A::NONE);
+    // A read of the whole buffer overlaps both writes: one merged barrier.
+    let whole = Key::Buffer(1, 0, 128);
+    let n = run(&mut t, &[(whole, R)]);
+    assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    let slot = t.slot_of[&1] as usize;
+    assert_eq!(t.slots[slot].spans.len(), 1, "equal neighbours merged");
+}
+
+#[test]
+fn one_command_reading_and_writing_a_buffer_does_not_wait_for_itself() {
+    let mut t = Tracker::default();
+    let a = Key::Buffer(7, 0, 16);
+    assert!(run(&mut t, &[(a, R), (a, W)]).is_empty());
+    assert!(!run(&mut t, &[(a, R), (a, W)]).is_empty());
+}
+
+#[test]
+fn a_flush_orders_earlier_work_for_the_rendering_scope() {
+    let mut t = Tracker::default();
+    let v = Key::Buffer(3, 0, 256);
+    run(&mut t, &[(v, W)]);
+    let f = t.flush().unwrap();
+    assert_eq!(f.src_stage, S::COMPUTE_SHADER);
+    assert_eq!(f.dst_stage, GRAPHICS_STAGES);
+    let vertex = Use {
+        stage: S::VERTEX_ATTRIBUTE_INPUT,
+        read: A::VERTEX_ATTRIBUTE_READ,
+        write: A::NONE,
+    };
+    assert!(run(&mut t, &[(v, vertex)]).is_empty());
+    assert!(run(&mut t, &[(v, vertex)]).is_empty(), "a second draw");
+    assert_eq!(t.uncovered, 0);
+    t.end_rendering();
+    // After the scope a compute write waits for the vertex-input read (WAR; the flush
+    // ordered the earlier compute write before that read already).
+    let n = run(&mut t, &[(v, W)]);
+    assert_eq!(n.src_stage, S::VERTEX_ATTRIBUTE_INPUT);
+    assert_eq!(n.src_access, A::NONE);
+    // A write with no read since: WAW, with the write's access.
+    let n = run(&mut t, &[(v, W)]);
+    assert_eq!(n.src_stage, S::COMPUTE_SHADER);
+    assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+}
