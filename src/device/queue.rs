@@ -252,11 +252,7 @@ impl Queue {
     /// it failed. (Every `vkQueueSubmit2` kiln makes signals the queue's next value.)
     pub(crate) fn layer_index_is_value(&self, all: &[Queue]) -> bool {
         !self.submit_failed.load(Ordering::Acquire)
-            && all
-                .iter()
-                .filter(|q| Arc::ptr_eq(&q.raw, &self.raw))
-                .count()
-                == 1
+            && all.iter().filter(|q| q.same_vk_queue(self)).count() == 1
     }
 
     /// The name kiln gives the `VkQueue` of kiln queue `index` (validation messages print
@@ -269,7 +265,7 @@ impl Queue {
         let sharing: Vec<String> = all
             .iter()
             .enumerate()
-            .filter(|(_, q)| Arc::ptr_eq(&q.raw, &me.raw))
+            .filter(|(_, q)| q.same_vk_queue(me))
             .map(|(i, q)| format!("{i} {:?}", q.planned.kind))
             .collect();
         if sharing.len() == 1 {
