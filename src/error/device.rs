@@ -1,0 +1,177 @@
+//! The variants of [`Error`](super::Error) with codes E100–E149: the Vulkan instance, device and driver (E140–E149: window, surface).
+//!
+//! Written as a link of the chain `errors!` is built from (see the module docs of
+//! [`error`](super)): the macro appends this range's variants to the ones it is given and
+//! hands them on to the next macro named.
+
+macro_rules! device_errors {
+    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
+        $next! { $($rest),* ; $($variants)*
+            // ------------------------------------------------------------ E100–E149 Vulkan / device
+            /// The Vulkan loader (libvulkan.so.1) could not be loaded.
+            #[code("KILN-E100")]
+            #[error("cannot load the Vulkan loader: {detail}; install it (Debian/Ubuntu: `apt-get install libvulkan1`)")]
+            LoaderMissing { detail: String },
+
+            /// No physical device (driver) is present.
+            #[code("KILN-E101")]
+            #[error("no Vulkan device found; install a driver (no GPU: `apt-get install mesa-vulkan-drivers` for lavapipe)")]
+            NoDevice,
+
+            /// `KILN_DEVICE` matched no device.
+            #[code("KILN-E102")]
+            #[error("KILN_DEVICE={wanted:?} matches no device; available: {available}")]
+            DeviceNotMatched { wanted: String, available: String },
+
+            /// No queue family supports compute.
+            #[code("KILN-E103")]
+            #[error("device `{device}` has no queue family with compute support")]
+            NoComputeQueue { device: String },
+
+            /// A Vulkan call failed with a result kiln has no specific variant for.
+            #[code("KILN-E104")]
+            #[error("{call} failed: {result:?}")]
+            Vulkan {
+                call: &'static str,
+                result: vk::Result,
+            },
+
+            /// VK_ERROR_DEVICE_LOST (Vulkan spec §5.2.3 "Lost Device"). `label` is the label of the
+            /// last submission when the failing call knows it (a submit or a wait), empty otherwise.
+            #[code("KILN-E105")]
+            #[error("device lost during {call}{}; the device must be recreated", last_submission(label))]
+            DeviceLost { call: &'static str, label: String },
+
+            /// VK_ERROR_OUT_OF_DEVICE_MEMORY / VK_ERROR_OUT_OF_HOST_MEMORY.
+            #[code("KILN-E106")]
+            #[error("out of {kind} memory during {call}; free resources and retry")]
+            OutOfMemory {
+                call: &'static str,
+                kind: &'static str,
+            },
+
+            /// A required device extension or feature is missing.
+            #[code("KILN-E107")]
+            #[error("device `{device}` lacks {what}")]
+            MissingFeature { device: String, what: String },
+
+            /// The GPU did not finish within the wait timeout (`ms`, the time waited;
+            /// `DeviceDesc::wait_timeout`, `KILN_WAIT_TIMEOUT_MS`). `label` names the submission
+            /// waited for and its scopes when the wait knows them, empty otherwise.
+            #[code("KILN-E108")]
+            #[error("timed out after {ms} ms waiting for the GPU during {call}{}", submission(label))]
+            Timeout {
+                call: &'static str,
+                ms: u64,
+                label: String,
+            },
+
+            /// An object of one device was used with another device (VUID-*-commonparent).
+            #[code("KILN-E109")]
+            #[error("{object} belongs to another kiln device; objects cannot be shared between devices")]
+            ForeignObject { object: String },
+
+            /// A SPIR-V capability that kiln's capability table (`device/capabilities.rs`) does not
+            /// list, so kiln cannot tell which feature it needs (the driver would see
+            /// VUID-VkShaderModuleCreateInfo-pCode-08740).
+            #[code("KILN-E110")]
+            #[error("module `{module}` declares SPIR-V capability {capability}, which kiln does not know; compile without the feature that uses it, or report it so kiln's capability table can map it to its Vulkan feature")]
+            UnknownCapability { module: String, capability: String },
+
+            /// A capability that only OpenCL environments have (`Kernel`, `Addresses`, `Linkage`, …;
+            /// Vulkan spec appendix "SPIR-V Capabilities" does not allow it).
+            #[code("KILN-E111")]
+            #[error("module `{module}` declares SPIR-V capability {capability}, which exists only for OpenCL kernels; compile the shader for Vulkan (glslc --target-env=vulkan1.3, clspv for OpenCL C)")]
+            CapabilityNotVulkan { module: String, capability: String },
+
+            /// A module uses cooperative matrices of a scope this device does not allow: `Workgroup`
+            /// needs VK_NV_cooperative_matrix2's `cooperativeMatrixWorkgroupScope` (Vulkan spec,
+            /// VK_NV_cooperative_matrix2; VUID-RuntimeSpirv-cooperativeMatrixWorkgroupScope-10164),
+            /// and no scope other than `Subgroup` or `Workgroup` is valid in Vulkan.
+            #[code("KILN-E112")]
+            #[error("module `{module}` uses cooperative matrices of scope {scope} on device `{device}`, which {why}; use subgroup-scope matrices (gl_ScopeSubgroup, a configuration from ComputeProperties::cooperative_matrix), or a device with VK_NV_cooperative_matrix2 enabled (Features::cooperative_matrix2; KILN_VALIDATION=0 where the validation layer predates it)")]
+            CooperativeMatrixScope {
+                module: String,
+                device: String,
+                scope: String,
+                why: String,
+            },
+
+            /// A command the queue's family cannot run: a pipeline of a bind point the queue lacks
+            /// (VUID-vkCmdBindPipeline-pipelineBindPoint-00777, -00778), rendering on a queue
+            /// without graphics (VUID-vkCmdBeginRendering-commandBuffer-cmdpool).
+            #[code("KILN-E120")]
+            #[error("a queue with capabilities {flags:?} cannot run {what}, which needs {needed:?}; record it on a queue that has them (QueueKind::Main, or QueueKind::Compute for compute work)")]
+            QueueUnsupported {
+                flags: vk::QueueFlags,
+                what: &'static str,
+                needed: vk::QueueFlags,
+            },
+
+            /// The validation layer reported errors while a submission was recorded, submitted or
+            /// waited for, and `DeviceDesc::validation_fail` (`KILN_VALIDATION_FAIL=1`) turns them
+            /// into an error. `messages` are the layer's texts (the last 32 at most), each with the
+            /// Rust line that recorded the command where the layer raised it at record time.
+            #[code("KILN-E121")]
+            #[error("the validation layer reported {count} error(s) during submission `{label}`:\n{messages}\n; fix the Vulkan usage the messages name (KILN_VALIDATION_FAIL=0 only logs them)")]
+            ValidationFailed {
+                label: String,
+                count: u32,
+                messages: String,
+            },
+
+            /// GPU timing on a queue whose family writes no timestamps (`timestampValidBits` is 0,
+            /// VUID-vkCmdWriteTimestamp2-timestamp-03863), or a device without `hostQueryReset`
+            /// (Vulkan 1.2), which kiln's reused query pools need.
+            #[code("KILN-E122")]
+            #[error("queue family {family} of `{device}` cannot time work: {what}; time the work on another queue (QueueKind::Main) or turn timing off")]
+            TimestampsUnsupported {
+                device: String,
+                family: u32,
+                what: &'static str,
+            },
+
+            /// `Recorder::end_scope` without an open scope, or a recording that ended with scopes
+            /// still open.
+            #[code("KILN-E123")]
+            #[error("GPU timing scopes do not nest: {what}; pair every begin_scope with one end_scope (or use Recorder::scope)")]
+            ScopeMismatch { what: String },
+
+            /// The timings of a submission cannot be read: it was not timed, the GPU has not
+            /// finished it, or a later submission of the same `Recording` overwrote them.
+            #[code("KILN-E124")]
+            #[error("no GPU timings for submission `{label}`: {why}")]
+            TimingsUnavailable { label: String, why: &'static str },
+
+            /// Validation-layer features the layer cannot run together (Khronos validation layer
+            /// 1.3.239: debug printf and GPU-assisted validation share the instrumentation).
+            #[code("KILN-E126")]
+            #[error("the validation layer cannot run {features} together; enable one of them (DeviceDesc::layer_features, KILN_VALIDATION)")]
+            LayerFeaturesConflict { features: &'static str },
+
+            /// `KILN_VALIDATION` holds a value kiln does not know.
+            #[code("KILN-E127")]
+            #[error("KILN_VALIDATION={value:?}: unknown setting `{token}`; use a comma-separated list of 0, 1, printf, gpu, sync, nosync")]
+            ValidationSetting { value: String, token: String },
+
+            /// `KILN_WAIT_TIMEOUT_MS` is not a number of milliseconds.
+            #[code("KILN-E128")]
+            #[error("KILN_WAIT_TIMEOUT_MS={value:?} is not a whole number of milliseconds; set it to e.g. 120000, or unset it")]
+            WaitTimeoutSetting { value: String },
+
+            /// The Chrome trace (`KILN_TRACE`, `Device::write_trace`) could not be written.
+            #[code("KILN-E129")]
+            #[error("cannot write the trace to {}: {source}; check that the directory exists and is writable", path.display())]
+            TraceWrite {
+                path: PathBuf,
+                #[source]
+                source: std::io::Error,
+            },
+
+            /// Creating a window surface or swapchain failed, or the window cannot be presented to.
+            #[code("KILN-E140")]
+            #[error("window/surface: {detail}")]
+            Surface { detail: String },
+        }
+    };
+}

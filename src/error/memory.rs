@@ -1,0 +1,173 @@
+//! The variants of [`Error`](super::Error) with codes E150–E199: memory, buffers and transfers (E180–E189: images, E190–E199: samplers).
+//!
+//! Written as a link of the chain `errors!` is built from (see the module docs of
+//! [`error`](super)): the macro appends this range's variants to the ones it is given and
+//! hands them on to the next macro named.
+
+macro_rules! memory_errors {
+    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
+        $next! { $($rest),* ; $($variants)*
+            // ------------------------------------------------------------ E150–E199 memory / images
+            /// gpu-allocator failed.
+            #[code("KILN-E150")]
+            #[error("memory allocation for `{object}` failed: {source}")]
+            Allocation {
+                object: String,
+                #[source]
+                source: gpu_allocator::AllocationError,
+            },
+
+            /// Host data does not fit the buffer.
+            #[code("KILN-E151")]
+            #[error("buffer `{object}` holds {capacity} bytes; {requested} bytes were requested at offset {offset}")]
+            BufferOverflow {
+                object: String,
+                capacity: u64,
+                offset: u64,
+                requested: u64,
+            },
+
+            /// A buffer of size 0 (VUID-VkBufferCreateInfo-size-00912).
+            #[code("KILN-E152")]
+            #[error("buffer `{object}` would have size 0; Vulkan needs at least 1 byte")]
+            ZeroSizedBuffer { object: String },
+
+            /// Readback as `T` where the byte size is not a multiple of `size_of::<T>()`.
+            #[code("KILN-E153")]
+            #[error("buffer `{object}` has {size} bytes, not a multiple of the element size {elem}")]
+            BufferElementMismatch {
+                object: String,
+                size: u64,
+                elem: usize,
+            },
+
+            /// The allocation would exceed the memory heap it comes from (kiln never over-commits
+            /// a heap: VUID-vkAllocateMemory-pAllocateInfo-01713 and the heap budget).
+            #[code("KILN-E154")]
+            #[error("buffer `{object}` needs {requested} bytes but heap {heap} has {available} of {heap_size} bytes left; free resources or use a smaller buffer")]
+            HeapExhausted {
+                object: String,
+                requested: u64,
+                available: u64,
+                heap_size: u64,
+                heap: usize,
+            },
+
+            /// A buffer copy Vulkan rejects: zero size or overlapping source and destination
+            /// (VUID-VkBufferCopy-size-01988, VUID-vkCmdCopyBuffer-pRegions-00117).
+            #[code("KILN-E155")]
+            #[error("copy of {size} bytes from `{src}` at {src_offset} to `{dst}` at {dst_offset}: {detail}")]
+            InvalidCopy {
+                src: String,
+                dst: String,
+                src_offset: u64,
+                dst_offset: u64,
+                size: u64,
+                detail: &'static str,
+            },
+
+            /// A byte size that does not fit in 64 bits (`len * size_of::<T>()`).
+            #[code("KILN-E156")]
+            #[error("buffer `{object}`: {len} elements of {elem} bytes overflow a 64-bit size")]
+            SizeOverflow {
+                object: String,
+                len: u64,
+                elem: usize,
+            },
+
+            /// A buffer used by a command its usage flags do not allow: a vertex buffer without
+            /// VERTEX_BUFFER (VUID-vkCmdBindVertexBuffers-pBuffers-00627), an index buffer without
+            /// INDEX_BUFFER (VUID-vkCmdBindIndexBuffer-buffer-00433). `call` is the kiln method.
+            #[code("KILN-E157")]
+            #[error("buffer `{object}` lacks usage {needed:?} needed for {call}; create it with that usage")]
+            BufferUsage {
+                object: String,
+                needed: vk::BufferUsageFlags,
+                call: &'static str,
+            },
+
+            /// `Buffer::device_address` of a buffer without SHADER_DEVICE_ADDRESS usage
+            /// (VUID-VkBufferDeviceAddressInfo-buffer-02601) or on a device without
+            /// `bufferDeviceAddress` (VUID-vkGetBufferDeviceAddress-bufferDeviceAddress-03324).
+            #[code("KILN-E158")]
+            #[error("buffer `{object}` has no device address: {reason}; create it with STORAGE_BUFFER, UNIFORM_BUFFER or SHADER_DEVICE_ADDRESS usage (kiln adds SHADER_DEVICE_ADDRESS to those) on a device with bufferDeviceAddress")]
+            NoDeviceAddress { object: String, reason: String },
+
+            /// A buffer larger than the device's `maxBufferSize` (VUID-VkBufferCreateInfo-size-06409).
+            #[code("KILN-E159")]
+            #[error("buffer `{object}` of {size} bytes exceeds maxBufferSize {max} of device `{device}`; split it into several buffers")]
+            BufferTooLarge {
+                object: String,
+                size: u64,
+                max: u64,
+                device: String,
+            },
+
+            /// Host memory to import whose address or size is not a multiple of the device's
+            /// `minImportedHostPointerAlignment` (VUID-VkImportMemoryHostPointerInfoEXT-pHostPointer-01749,
+            /// VUID-VkMemoryAllocateInfo-allocationSize-01745).
+            #[code("KILN-E160")]
+            #[error("host memory `{object}` at {address:#x} ({len} bytes) cannot be imported: address and size must be multiples of {alignment} bytes (minImportedHostPointerAlignment); import page-aligned memory of a whole number of pages, or use Device::host_buffer")]
+            HostMemoryMisaligned {
+                object: String,
+                address: u64,
+                len: u64,
+                alignment: u64,
+            },
+
+            /// A host buffer of imported memory used where it cannot be: after its import scope
+            /// ended, or for host access (the importer reads and writes its own slice).
+            #[code("KILN-E161")]
+            #[error("host buffer `{object}` is imported memory: {detail}")]
+            ImportedHostMemory {
+                object: String,
+                detail: &'static str,
+            },
+
+            /// Host pages for a host buffer (`HostBufferMemory::Imported`) could not be mapped
+            /// (`mmap` refused: out of memory or address space, or the device's import alignment
+            /// does not divide 2 MiB).
+            #[code("KILN-E166")]
+            #[error("host buffer `{object}`: kiln could not map {size} bytes of host pages to import ({detail}); free host memory, or create the device with HostBufferMemory::Driver")]
+            HostMemoryMap {
+                object: String,
+                size: u64,
+                detail: String,
+            },
+
+            /// An image description Vulkan would reject (zero extent, too many mips, unsupported
+            /// format/usage; VUID-VkImageCreateInfo-extent-00944, -mipLevels-00947, -usage-00964).
+            #[code("KILN-E180")]
+            #[error("image `{object}`: {detail}")]
+            InvalidImage { object: String, detail: String },
+
+            /// Host data for an image level has the wrong size.
+            #[code("KILN-E181")]
+            #[error("image `{object}` mip {level} is {width}x{height} of {format:?} = {expected} bytes, but {found} bytes were given")]
+            ImageDataSize {
+                object: String,
+                level: u32,
+                width: u32,
+                height: u32,
+                format: vk::Format,
+                expected: u64,
+                found: u64,
+            },
+
+            /// An image used in a way its usage flags do not allow
+            /// (VUID-VkWriteDescriptorSet-descriptorType-00337 ff.).
+            #[code("KILN-E182")]
+            #[error("image `{object}` lacks usage {needed:?} needed for {what}; create it with that usage")]
+            ImageUsage {
+                object: String,
+                needed: vk::ImageUsageFlags,
+                what: &'static str,
+            },
+
+            /// A sampler description Vulkan would reject (VUID-VkSamplerCreateInfo-*).
+            #[code("KILN-E190")]
+            #[error("sampler: {detail}")]
+            InvalidSampler { detail: String },
+        }
+    };
+}
