@@ -1,15 +1,18 @@
 //! Set-layout descriptions and their content-keyed interner, growing pools, descriptor
-//! sets and checked writes.
+//! sets and checked writes (`write.rs`: the buffer-write checks set writes and push
+//! descriptors share).
 
 mod device;
 mod layout;
 mod pool;
 mod set;
+mod write;
 
 pub(crate) use layout::{get_or_create as set_layout, SetLayoutCache};
 pub use layout::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use set::DescriptorSet;
-pub(crate) use set::{allocate_set_in, check_buffer_write_in, BufferWrite, SetResource};
+pub(crate) use set::{allocate_set_in, SetResource};
+pub(crate) use write::{check_buffer_write_in, BufferWrite};
 
 use crate::device::Shared;
 use crate::error::Result;
