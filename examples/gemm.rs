@@ -7,7 +7,8 @@
 //!
 //! Variants are built, checked and timed one after another, most important first, each
 //! printing its lines as it goes (a pipeline's creation time too: the driver's compile of
-//! these kernels takes seconds); `--only TEXT` keeps the variants whose name contains TEXT,
+//! these kernels takes seconds); `--only TEXT` keeps the variants whose name contains TEXT (or
+//! any of `A|B|...`),
 //! `--budget S` (default 70) starts no new variant after S seconds.
 //!
 //! Usage: `cargo run --release -p kiln-examples --example gemm` checks every variant at
@@ -16,7 +17,8 @@
 //! 0: the inputs are integers in −4..4, so every sum of products is exact in fp32, fp16
 //! and bf16 included. `--bench [N]` then times N×N×N (default 8192, 5 products per
 //! submission after a warm-up, best of 3 submissions) for each variant that passed, and
-//! checks 256 sampled entries of C exactly; `--json` adds the bench results as one JSON
+//! checks 256 sampled entries of C exactly (`--cublas fp16=X,bf16=Y` adds each line's ratio to
+//! cuBLAS's TFLOP/s of that input type, measured in the same lease); `--json` adds the bench results as one JSON
 //! array. `--peak` runs the cooperative-matrix ceiling (`examples/common/coopmat_peak.rs`):
 //! one line per fragment configuration and accumulator block, TFLOP/s and whether the sums
 //! were exact. The `coopmat-smem-noglobal` variants are the shared-memory kernels with no
@@ -29,7 +31,7 @@ use std::time::Instant;
 
 use kiln::vk;
 use kiln_examples::coopmat_peak::{self, PEAK_BLOCKS};
-use kiln_examples::gemm::{self, Gemm, Precision, SmemShape, SMEM_SHAPES};
+use kiln_examples::gemm::{self, Gemm, Precision, SmemShape, TensorVariant, SMEM_SHAPES};
 
 /// One variant to build: described before its pipeline exists, so that it can be
 /// filtered (`--only`), skipped when the time budget is spent, and named in progress lines.
@@ -37,8 +39,10 @@ use kiln_examples::gemm::{self, Gemm, Precision, SmemShape, SMEM_SHAPES};
 enum Spec {
     Tiled,
     Direct(Precision),
-    Smem(Precision, SmemShape, bool),
+    /// Shape, stream (false: the no-global variant), workgroup order group.
+    Smem(Precision, SmemShape, bool, u32),
     Wg(Precision, [u32; 3]),
+    Tensor(Precision, TensorVariant),
 }
 
 fn pname(p: Precision) -> &'static str {
@@ -54,17 +58,9 @@ impl Spec {
         match *self {
             Spec::Tiled => "tiled fp32".into(),
             Spec::Direct(p) => format!("coopmat {}", pname(p)),
-            Spec::Smem(p, s, stream) => format!(
-                "coopmat-smem{} {} {}x{}x{} w{}x{}",
-                if stream { "" } else { "-noglobal" },
-                pname(p),
-                s.bm,
-                s.bn,
-                s.bk,
-                s.wm,
-                s.wn
-            ),
+            Spec::Smem(p, s, stream, group) => gemm::smem_name(p, s, stream, group),
             Spec::Wg(p, [m, n, k]) => format!("coopmat-wg {} {m}x{n}x{k}", pname(p)),
+            Spec::Tensor(p, v) => v.name(p),
         }
     }
 
@@ -73,8 +69,11 @@ impl Spec {
         let r = match *self {
             Spec::Tiled => return gemm::tiled(device).map(Some),
             Spec::Direct(p) => gemm::coopmat(device, p)?,
-            Spec::Smem(p, s, stream) => gemm::coopmat_smem_with(device, p, s, stream)?,
+            Spec::Smem(p, s, stream, group) => {
+                gemm::coopmat_smem_grouped(device, p, s, stream, group)?
+            }
             Spec::Wg(p, tile) => gemm::coopmat_wg(device, p, tile)?,
+            Spec::Tensor(p, v) => gemm::coopmat_tensor(device, p, v)?,
         };
         Ok(
             r.map_err(|why| eprintln!("gemm: no {}: {why}", self.name()))
@@ -84,9 +83,12 @@ impl Spec {
 }
 
 /// Every variant, most important first (a kernel that hangs the compiler or loses the
-/// device then costs only the variants after it): tiled; the shared-memory kernel's first
-/// shape and the smallest workgroup-scope tile, fp16 and bf16; the direct kernel; the
-/// other shared-memory shapes; the no-global variants; the other workgroup-scope tiles.
+/// device then costs only the variants after it): tiled; the tensor-addressing kernel's
+/// first tile (bf16 row-major, grouped, grouped with the loads before the multiply-add;
+/// fp16); the shared-memory kernel's first shape and the smallest workgroup-scope tile,
+/// fp16 and bf16; the direct kernel; the other tensor-addressing tiles (bf16 in those three
+/// forms; 16-row groups and clamped layouts; then fp16 grouped); the other shared-memory shapes, row-major then grouped by 8 and 16 rows; the
+/// no-global variants; the other workgroup-scope tiles.
 fn specs(device: &kiln::Device) -> Vec<Spec> {
     let mut ps = Vec::new();
     for p in [Precision::F16, Precision::Bf16] {
@@ -95,15 +97,53 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
             Err(why) => eprintln!("gemm: no cooperative-matrix {p:?} paths: {why}"),
         }
     }
+    let bf16 = ps.contains(&Precision::Bf16);
+    let fp16 = ps.contains(&Precision::F16);
+    let tt = gemm::TENSOR_TILES;
+    let tv = |tile, group, clamp, pipe| TensorVariant {
+        tile,
+        group,
+        clamp,
+        pipe,
+    };
     let mut v = vec![Spec::Tiled];
-    v.extend(ps.iter().map(|&p| Spec::Smem(p, SMEM_SHAPES[0], true)));
+    if bf16 {
+        v.push(Spec::Tensor(Precision::Bf16, tv(tt[0], 1, false, false)));
+        v.push(Spec::Tensor(Precision::Bf16, tv(tt[0], 8, false, false)));
+        v.push(Spec::Tensor(Precision::Bf16, tv(tt[0], 8, false, true)));
+    }
+    if fp16 {
+        v.push(Spec::Tensor(Precision::F16, tv(tt[0], 1, false, false)));
+    }
+    v.extend(ps.iter().map(|&p| Spec::Smem(p, SMEM_SHAPES[0], true, 1)));
     v.extend(ps.iter().map(|&p| Spec::Wg(p, gemm::WG_TILES[0])));
     v.extend(ps.iter().map(|&p| Spec::Direct(p)));
+    if bf16 {
+        for &t in &tt[1..] {
+            v.push(Spec::Tensor(Precision::Bf16, tv(t, 1, false, false)));
+            v.push(Spec::Tensor(Precision::Bf16, tv(t, 8, false, false)));
+            v.push(Spec::Tensor(Precision::Bf16, tv(t, 8, false, true)));
+        }
+        v.push(Spec::Tensor(Precision::Bf16, tv(tt[0], 16, false, false)));
+        v.push(Spec::Tensor(Precision::Bf16, tv(tt[0], 8, true, false)));
+        v.push(Spec::Tensor(Precision::Bf16, tv(tt[1], 8, true, false)));
+    }
+    if fp16 {
+        for &t in &tt[..3] {
+            v.push(Spec::Tensor(Precision::F16, tv(t, 8, false, false)));
+            v.push(Spec::Tensor(Precision::F16, tv(t, 8, false, true)));
+        }
+    }
     for &s in &SMEM_SHAPES[1..] {
-        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, true)));
+        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, true, 1)));
+    }
+    for group in [8, 16] {
+        for &s in &SMEM_SHAPES[..4] {
+            v.extend(ps.iter().map(|&p| Spec::Smem(p, s, true, group)));
+        }
     }
     for &s in &SMEM_SHAPES[..3] {
-        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, false)));
+        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, false, 1)));
     }
     for &t in &gemm::WG_TILES[1..] {
         v.extend(ps.iter().map(|&p| Spec::Wg(p, t)));
@@ -353,6 +393,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .unwrap_or(8192),
         ),
     };
+    // `--cublas fp16=887.5,bf16=860.7,fp32=51.1`: cuBLAS's TFLOP/s measured in the same lease
+    // (scripts/cuda_gemm.py), for the ratio on each bench line.
+    let cublas: Vec<(String, f64)> = args
+        .iter()
+        .position(|a| a == "--cublas")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| {
+            s.split(',')
+                .filter_map(|kv| kv.split_once('='))
+                .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+                .collect()
+        })
+        .unwrap_or_default();
     let started = Instant::now();
     let mut failed = false;
     let mut rows = Vec::new();
@@ -370,7 +423,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     for spec in specs(&device) {
         let name = spec.name();
-        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split('|').any(|t| name.contains(t)))
+        {
             continue;
         }
         if started.elapsed().as_secs_f64() > budget {
@@ -421,9 +477,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(t) => {
                 let ok = t.max_err == 0.0;
                 failed |= !ok;
+                let ratio = cublas
+                    .iter()
+                    .find(|(k, _)| k == pname(p))
+                    .map(|(k, c)| format!("  {:.3}x cuBLAS {k} ({c:.1})", t.tflops / c))
+                    .unwrap_or_default();
                 println!(
                     "gemm {:<36} {n} {n} {n}: {:9.3} TFLOP/s  {:9.3} ms  max error {} \
-                     ({} sampled entries)  {}",
+                     ({} sampled entries)  {}{ratio}",
                     t.path,
                     t.tflops,
                     t.ms,

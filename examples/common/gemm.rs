@@ -21,6 +21,15 @@
 //!   multiples of a workgroup-scope flexible-dimension configuration's granularity, in
 //!   workgroups of its `workgroup_invocations` ([`wg_plan`]).
 //!
+//! - **cooperative matrix, workgroup scope with tensor addressing**
+//!   (`shaders/coopmat/gemm_coopmat_tensor.spvasm`, VK_NV_cooperative_matrix2's
+//!   `cooperativeMatrixTensorAddressing`): the same workgroup-scope accumulator, A and B
+//!   loaded and C stored through tensor layouts (`OpCooperativeMatrixLoadTensorNV`), so the
+//!   driver knows each matrix's extent and may use its own block copies; tiles from
+//!   [`TENSOR_TILES`] as [`wg_plan`] places them, a grouped workgroup order (`group` tile
+//!   rows at a time), the layouts' clamp mode and where the next step's loads stand as spec
+//!   constants ([`TensorVariant`], [`coopmat_tensor`]).
+//!
 //! M and N must be multiples of the workgroup tile (`Gemm::tile`), K of `Gemm::k_step`.
 //! Used by `examples/gemm.rs` (check and `--bench`) and the `gemm` tests.
 
@@ -159,6 +168,20 @@ pub const WG_TILES: [[u32; 3]; 4] = [
     [128, 256, 32],
     [128, 128, 64],
     [256, 128, 32],
+];
+
+/// The workgroup tiles (BM, BN, BK) the tensor-addressing kernel tries, most promising
+/// first: 128x256x64 and 128x128x64 at 256 invocations are the large and medium tiles
+/// llama.cpp's VK_NV_cooperative_matrix2 matmul uses; then BK 32, the tall tiles, and
+/// 256x256 (whose fp32 accumulator is 256 values per invocation).
+pub const TENSOR_TILES: [[u32; 3]; 7] = [
+    [128, 256, 64],
+    [128, 128, 64],
+    [128, 256, 32],
+    [256, 128, 64],
+    [256, 128, 32],
+    [128, 128, 32],
+    [256, 256, 32],
 ];
 
 /// The workgroup size for the workgroup-scope kernel at `tile` with input type `ab`
@@ -390,6 +413,22 @@ pub fn coopmat_smem_with(
     shape: SmemShape,
     stream: bool,
 ) -> kiln::Result<Result<Gemm, String>> {
+    coopmat_smem_grouped(device, precision, shape, stream, 1)
+}
+
+/// [`coopmat_smem_with`] with the workgroups ordered `group` tile rows at a time, column
+/// by column inside a group (1: row-major; more shares B's columns and A's rows in L2
+/// between the workgroups running together); `group` 0 is refused.
+pub fn coopmat_smem_grouped(
+    device: &Device,
+    precision: Precision,
+    shape: SmemShape,
+    stream: bool,
+    group: u32,
+) -> kiln::Result<Result<Gemm, String>> {
+    if group == 0 {
+        return Ok(Err("group must be at least 1 tile row".into()));
+    }
     let c = match coopmat_config(device, precision) {
         Ok(c) => c,
         Err(why) => return Ok(Err(why)),
@@ -416,6 +455,7 @@ pub fn coopmat_smem_with(
         (7, SpecValue::U32(wm)),
         (8, SpecValue::U32(wn)),
         (9, SpecValue::Bool(stream)),
+        (10, SpecValue::U32(group)),
     ];
     let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
         spec: &spec,
@@ -426,16 +466,32 @@ pub fn coopmat_smem_with(
     Ok(Ok(Gemm {
         pipeline,
         precision,
-        path: format!(
-            "coopmat-smem{} {} {bm}x{bn}x{bk} w{wm}x{wn}",
-            if stream { "" } else { "-noglobal" },
-            precision_name(precision)
-        ),
+        path: smem_name(precision, shape, stream, group),
         tile: [bm, bn],
         k_step: bk,
         fragment: Some([c.m, c.n, c.k]),
         reuses_first_slice: !stream,
     }))
+}
+
+/// The name of a shared-memory variant: `coopmat-smem fp16 128x256x16 w64x64`, with
+/// `-noglobal` for `stream` false and ` g8` for a grouped order.
+pub fn smem_name(precision: Precision, s: SmemShape, stream: bool, group: u32) -> String {
+    format!(
+        "coopmat-smem{} {} {}x{}x{} w{}x{}{}",
+        if stream { "" } else { "-noglobal" },
+        precision_name(precision),
+        s.bm,
+        s.bn,
+        s.bk,
+        s.wm,
+        s.wn,
+        if group > 1 {
+            format!(" g{group}")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// The workgroup-scope cooperative-matrix GEMM (VK_NV_cooperative_matrix2) for
@@ -491,6 +547,116 @@ pub fn coopmat_wg(
             "coopmat-wg {} {bm}x{bn}x{bk} wg{wg}",
             precision_name(precision)
         ),
+        tile: [bm, bn],
+        k_step: bk,
+        fragment: Some([bm, bn, bk]),
+        reuses_first_slice: false,
+    }))
+}
+
+/// One variant of the tensor-addressing kernel (its spec constants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorVariant {
+    /// BM, BN, BK.
+    pub tile: [u32; 3],
+    /// Workgroup order: `group` tile rows at a time, column by column inside a group (1:
+    /// row-major; more shares B's columns in L2 between the workgroups running together).
+    pub group: u32,
+    /// The tensor layouts' clamp mode `Constant` (else `Undefined`: every element is in
+    /// bounds for whole tiles).
+    pub clamp: bool,
+    /// The next step's loads before this step's multiply-add (else after it).
+    pub pipe: bool,
+}
+
+impl TensorVariant {
+    /// `tile` in row-major order, unclamped, loads after the multiply-add.
+    pub const fn plain(tile: [u32; 3]) -> Self {
+        TensorVariant {
+            tile,
+            group: 1,
+            clamp: false,
+            pipe: false,
+        }
+    }
+
+    /// The name of this variant for `precision` (before its workgroup size is known):
+    /// `coopmat-tensor bf16 128x256x64 g8 clamp pipe`.
+    pub fn name(&self, precision: Precision) -> String {
+        let [bm, bn, bk] = self.tile;
+        format!(
+            "coopmat-tensor {} {bm}x{bn}x{bk} g{}{}{}",
+            precision_name(precision),
+            self.group,
+            if self.clamp { " clamp" } else { "" },
+            if self.pipe { " pipe" } else { "" }
+        )
+    }
+}
+
+/// The workgroup-scope cooperative-matrix GEMM with tensor addressing
+/// (`gemm_coopmat_tensor.spvasm`) for `precision` (F16 or Bf16) and variant `v`; or why the
+/// device cannot run it (no workgroup scope, flexible dimensions or tensor addressing
+/// enabled, no fitting configuration: [`wg_plan`]; `group` 0).
+pub fn coopmat_tensor(
+    device: &Device,
+    precision: Precision,
+    v: TensorVariant,
+) -> kiln::Result<Result<Gemm, String>> {
+    let TensorVariant {
+        tile,
+        group,
+        clamp,
+        pipe,
+    } = v;
+    if let Err(why) = coopmat_config(device, precision) {
+        return Ok(Err(why));
+    }
+    let f = device.features().cooperative_matrix2;
+    if !(f.workgroup_scope && f.flexible_dimensions && f.tensor_addressing) {
+        return Ok(Err(format!(
+            "{} has no VK_NV_cooperative_matrix2 cooperativeMatrixWorkgroupScope + \
+             cooperativeMatrixFlexibleDimensions + cooperativeMatrixTensorAddressing enabled \
+             ({f:?}; absent, or the validation layer predates it: run with KILN_VALIDATION=0)",
+            device.info().name
+        )));
+    }
+    if group == 0 {
+        return Ok(Err("group must be at least 1 tile row".into()));
+    }
+    let ab = match precision {
+        Precision::Bf16 => COMPONENT_TYPE_BFLOAT16_KHR,
+        _ => vk::ComponentTypeKHR::FLOAT16,
+    };
+    let p = device.compute_properties();
+    let wg = match wg_plan(&p.cooperative_matrix2, ab, tile) {
+        Ok(wg) => wg,
+        Err(why) => return Ok(Err(why)),
+    };
+    let module = match precision {
+        Precision::Bf16 => kiln::include_spirv!("coopmat/gemm_coopmat_tensor_bf16.comp")?,
+        _ => kiln::include_spirv!("coopmat/gemm_coopmat_tensor.comp")?,
+    };
+    let [bm, bn, bk] = tile;
+    let spec = [
+        (3, SpecValue::U32(wg)),
+        (4, SpecValue::U32(bm)),
+        (5, SpecValue::U32(bn)),
+        (6, SpecValue::U32(bk)),
+        (7, SpecValue::U32(group)),
+        (8, SpecValue::U32(u32::from(clamp))),
+        (9, SpecValue::Bool(pipe)),
+    ];
+    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
+        spec: &spec,
+        required_subgroup_size: Some(p.subgroup_size),
+        full_subgroups: true,
+        ..ComputePipelineDesc::new(&module, "main")
+    })?;
+    Ok(Ok(Gemm {
+        pipeline,
+        precision,
+        path: format!("{} wg{wg}", v.name(precision)),
         tile: [bm, bn],
         k_step: bk,
         fragment: Some([bm, bn, bk]),

@@ -391,3 +391,189 @@ fn workgroup_scope_tiles_follow_the_flexible_dimension_configurations() {
     let e = gemm::wg_plan(&p, kiln::COMPONENT_TYPE_BFLOAT16_KHR, [128, 128, 32]).unwrap_err();
     assert!(e.contains("listed: []"), "{e}");
 }
+
+#[test]
+fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly() {
+    let device = device();
+    for (m, bf16) in [
+        (
+            kiln::include_spirv!("coopmat/gemm_coopmat_tensor.comp").unwrap(),
+            false,
+        ),
+        (
+            kiln::include_spirv!("coopmat/gemm_coopmat_tensor_bf16.comp").unwrap(),
+            true,
+        ),
+    ] {
+        // Reflection reads the SPIR-V assembly's module (tensor-layout types and
+        // instructions included): its capabilities, extensions, spec constants, the
+        // workgroup size from spec constant 3, three storage buffers and the 12-byte push
+        // constants, one workgroup-scope matrix scope.
+        let r = m.reflection();
+        for cap in [
+            "CooperativeMatrixKHR",
+            "CooperativeMatrixTensorAddressingNV",
+            "TensorAddressingNV",
+            "VulkanMemoryModel",
+        ] {
+            assert!(
+                r.capabilities.iter().any(|c| c == cap),
+                "{cap}: {:?}",
+                r.capabilities
+            );
+        }
+        assert_eq!(
+            r.capabilities
+                .iter()
+                .any(|c| c == "BFloat16CooperativeMatrixKHR"),
+            bf16,
+            "{:?}",
+            r.capabilities
+        );
+        for ext in ["SPV_NV_cooperative_matrix2", "SPV_NV_tensor_addressing"] {
+            assert!(r.extensions.iter().any(|e| e == ext), "{:?}", r.extensions);
+        }
+        let ids: Vec<(u32, Option<&str>)> = r
+            .spec_constants
+            .iter()
+            .map(|s| (s.id, s.name.as_deref()))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (3, Some("WG")),
+                (4, Some("BM")),
+                (5, Some("BN")),
+                (6, Some("BK")),
+                (7, Some("GROUP")),
+                (8, Some("CLAMP")),
+                (9, Some("PIPE"))
+            ]
+        );
+        assert_eq!(r.cooperative_matrix_scopes, [vk::ScopeKHR::WORKGROUP]);
+        let ep = r.entry_point("main").unwrap();
+        let ws = ep.workgroup_size.unwrap();
+        assert_eq!((ws.size, ws.spec_ids), ([256, 1, 1], [Some(3), None, None]));
+        let b: Vec<(u32, vk::DescriptorType, bool, bool)> = ep
+            .bindings
+            .iter()
+            .map(|b| (b.binding, b.descriptor_type, b.non_writable, b.non_readable))
+            .collect();
+        let sb = vk::DescriptorType::STORAGE_BUFFER;
+        assert_eq!(
+            b,
+            [
+                (0, sb, true, false),
+                (1, sb, true, false),
+                (2, sb, false, true)
+            ]
+        );
+        assert_eq!(ep.push_constants.as_ref().map(|p| p.size), Some(12));
+        if !device.features().cooperative_matrix2.tensor_addressing {
+            // Refused before the driver sees it (lavapipe: no cooperative matrices, E107).
+            let e = device.compute_pipeline(&m, "main").unwrap_err();
+            assert_eq!(e.code(), "KILN-E107", "{e}");
+            assert!(e.to_string().contains(&device.info().name), "{e}");
+        }
+    }
+    // The tiles in row-major and grouped order (3 tile rows: the grouped order's last group
+    // is partial), both clamp modes, the loads before and after the multiply-add: exact, or
+    // absent with a reason.
+    let mut ran = 0;
+    for prec in [Precision::F16, Precision::Bf16] {
+        for (i, tile) in gemm::TENSOR_TILES.into_iter().enumerate() {
+            // The first tile (llama.cpp's large one) in every form; the second (its medium
+            // one) grouped, bf16. The other tiles are exploratory (the driver may refuse to
+            // compile them): `gemm` checks each before timing it.
+            let orders: &[(u32, bool, bool)] = match (i, prec) {
+                (0, _) => &[(1, false, false), (2, false, true), (2, true, false)],
+                (1, Precision::Bf16) => &[(2, false, false)],
+                _ => &[],
+            };
+            for &(group, clamp, pipe) in orders {
+                let v = gemm::TensorVariant {
+                    tile,
+                    group,
+                    clamp,
+                    pipe,
+                };
+                match gemm::coopmat_tensor(&device, prec, v).unwrap() {
+                    Ok(g) => {
+                        assert!(g.path.starts_with(&v.name(prec)), "{}", g.path);
+                        let dims = [g.tile[0] * 3, g.tile[1] * 2, g.k_step * 3];
+                        let [m, n, k] = dims.map(|x| x as usize);
+                        let a = gemm::inputs(m * k, 61, 1.0);
+                        let b = gemm::inputs(k * n, 62, 1.0);
+                        let c = g.run(&device, &a, &b, dims).unwrap();
+                        assert_eq!(c, gemm::reference(&a, &b, dims), "{}", g.path);
+                        ran += 1;
+                    }
+                    Err(why) => {
+                        assert!(
+                            !device.features().cooperative_matrix2.tensor_addressing
+                                || why.contains("configuration"),
+                            "{why}"
+                        );
+                        assert!(!why.is_empty());
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(
+        ran > 0,
+        device.features().cooperative_matrix2.tensor_addressing
+    );
+    let mut v = gemm::TensorVariant::plain([128, 128, 32]);
+    v.group = 0;
+    let e = gemm::coopmat_tensor(&device, Precision::F16, v).unwrap();
+    assert!(e.is_err());
+    assert_clean(&device);
+}
+
+#[test]
+fn grouped_shared_memory_kernels_are_named_and_refuse_group_zero() {
+    let device = device();
+    let s = SMEM_SHAPES[2];
+    assert_eq!(
+        gemm::smem_name(Precision::Bf16, s, true, 8),
+        "coopmat-smem bf16 128x256x16 w64x64 g8"
+    );
+    assert_eq!(
+        gemm::smem_name(Precision::F16, s, false, 1),
+        "coopmat-smem-noglobal fp16 128x256x16 w64x64"
+    );
+    let v = gemm::TensorVariant {
+        tile: [128, 256, 64],
+        group: 8,
+        clamp: true,
+        pipe: true,
+    };
+    assert_eq!(
+        v.name(Precision::Bf16),
+        "coopmat-tensor bf16 128x256x64 g8 clamp pipe"
+    );
+    assert_eq!(
+        gemm::TensorVariant::plain([128, 128, 32]).name(Precision::F16),
+        "coopmat-tensor fp16 128x128x32 g1"
+    );
+    for group in [0, 1, 8] {
+        match gemm::coopmat_smem_grouped(&device, Precision::F16, s, true, group).unwrap() {
+            Ok(g) => {
+                assert!(group > 0);
+                // Three tile rows of 128: the last group of 8 rows is partial.
+                let dims = [g.tile[0] * 3, g.tile[1] * 2, g.k_step * 5];
+                let [m, n, k] = dims.map(|x| x as usize);
+                let a = gemm::inputs(m * k, 71, 1.0);
+                let b = gemm::inputs(k * n, 72, 1.0);
+                let c = g.run(&device, &a, &b, dims).unwrap();
+                assert_eq!(c, gemm::reference(&a, &b, dims), "{}", g.path);
+            }
+            Err(why) => assert!(
+                group == 0 && why.contains("group") || !device.features().cooperative_matrix,
+                "{why}"
+            ),
+        }
+    }
+    assert_clean(&device);
+}

@@ -20,7 +20,9 @@
 // workgroup size WG (subgroups × subgroup size); 4 BM, 5 BN, 6 BK; 7 WM, 8 WN; 9 STREAM
 // (true: the GEMM; false, for measuring where the time goes: only the first BK slice is
 // copied, and every step multiplies it again from shared memory, so C = (K/BK) · A[:, :BK] ·
-// B[:BK, :] and the loop has no global-memory traffic). The host
+// B[:BK, :] and the loop has no global-memory traffic); 10 GROUP, the workgroup order
+// (1: row-major over the C tiles; G > 1: G tile rows at a time, walked column by column,
+// so that the workgroups running together share B's columns and A's rows in L2). The host
 // checks: (BM/WM)·(BN/WN) subgroups of WG; BM·BK/8 and BK·BN/8 multiples of WG; shared
 // memory 16·2·(BM·(BK/8+1) + BK·(BN/8+1)) bytes within maxComputeSharedMemorySize; M, N
 // multiples of BM, BN and K of BK. Dispatch: (M/BM)·(N/BN) workgroups in x.
@@ -40,6 +42,7 @@ layout(constant_id = 6) const uint BK = 32;
 layout(constant_id = 7) const uint WM = 64;
 layout(constant_id = 8) const uint WN = 32;
 layout(constant_id = 9) const bool STREAM = true;
+layout(constant_id = 10) const uint GROUP = 1;
 layout(set = 0, binding = 0) readonly buffer A { uvec4 a[]; };
 layout(set = 0, binding = 1) readonly buffer B { uvec4 b[]; };
 layout(set = 0, binding = 2) writeonly buffer C { float c[]; };
@@ -64,9 +67,14 @@ shared uvec4 bs_[2u * BK * BS];
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID;
+    // Grouped workgroup order (GROUP tile rows per group; the last group may have fewer).
     uint tilesN = dims.N / BN;
-    uint m0 = (gl_WorkGroupID.x / tilesN) * BM;
-    uint n0 = (gl_WorkGroupID.x % tilesN) * BN;
+    uint perGroup = GROUP * tilesN;
+    uint firstM = (gl_WorkGroupID.x / perGroup) * GROUP;
+    uint gm = min(dims.M / BM - firstM, GROUP);
+    uint inGroup = gl_WorkGroupID.x % perGroup;
+    uint m0 = (firstM + inGroup % gm) * BM;
+    uint n0 = (inGroup / gm) * BN;
     uint wm = (sg / SN) * WM;
     uint wn = (sg % SN) * WN;
     uint kv = dims.K / 8u;
