@@ -39,8 +39,8 @@ use kiln_examples::gemm::{self, Gemm, Precision, SmemShape, TensorVariant, SMEM_
 enum Spec {
     Tiled,
     Direct(Precision),
-    /// Shape, stream (false: the no-global variant), workgroup order group.
-    Smem(Precision, SmemShape, bool, u32),
+    /// Shape, stream (false: the no-global variant), workgroup order group, loads ahead.
+    Smem(Precision, SmemShape, bool, u32, u32),
     Wg(Precision, [u32; 3]),
     Tensor(Precision, TensorVariant),
 }
@@ -58,7 +58,7 @@ impl Spec {
         match *self {
             Spec::Tiled => "tiled fp32".into(),
             Spec::Direct(p) => format!("coopmat {}", pname(p)),
-            Spec::Smem(p, s, stream, group) => gemm::smem_name(p, s, stream, group),
+            Spec::Smem(p, s, stream, group, ahead) => gemm::smem_name(p, s, stream, group, ahead),
             Spec::Wg(p, [m, n, k]) => format!("coopmat-wg {} {m}x{n}x{k}", pname(p)),
             Spec::Tensor(p, v) => v.name(p),
         }
@@ -69,8 +69,8 @@ impl Spec {
         let r = match *self {
             Spec::Tiled => return gemm::tiled(device).map(Some),
             Spec::Direct(p) => gemm::coopmat(device, p)?,
-            Spec::Smem(p, s, stream, group) => {
-                gemm::coopmat_smem_grouped(device, p, s, stream, group)?
+            Spec::Smem(p, s, stream, group, ahead) => {
+                gemm::coopmat_smem_grouped(device, p, s, stream, group, ahead)?
             }
             Spec::Wg(p, tile) => gemm::coopmat_wg(device, p, tile)?,
             Spec::Tensor(p, v) => gemm::coopmat_tensor(device, p, v)?,
@@ -87,7 +87,9 @@ impl Spec {
 /// first tile (bf16 row-major, grouped, grouped with the loads before the multiply-add;
 /// fp16); the shared-memory kernel's first shape and the smallest workgroup-scope tile,
 /// fp16 and bf16; the direct kernel; the other tensor-addressing tiles (bf16 in those three
-/// forms; 16-row groups and clamped layouts; then fp16 grouped); the other shared-memory shapes, row-major then grouped by 8 and 16 rows; the
+/// forms; 16-row groups and clamped layouts; then fp16 grouped); the other shared-memory
+/// shapes, row-major, then (bf16) grouped by 8 and 16 rows and with the loads two steps
+/// ahead; the
 /// no-global variants; the other workgroup-scope tiles.
 fn specs(device: &kiln::Device) -> Vec<Spec> {
     let mut ps = Vec::new();
@@ -115,7 +117,10 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
     if fp16 {
         v.push(Spec::Tensor(Precision::F16, tv(tt[0], 1, false, false)));
     }
-    v.extend(ps.iter().map(|&p| Spec::Smem(p, SMEM_SHAPES[0], true, 1)));
+    v.extend(
+        ps.iter()
+            .map(|&p| Spec::Smem(p, SMEM_SHAPES[0], true, 1, 1)),
+    );
     v.extend(ps.iter().map(|&p| Spec::Wg(p, gemm::WG_TILES[0])));
     v.extend(ps.iter().map(|&p| Spec::Direct(p)));
     if bf16 {
@@ -135,15 +140,25 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
         }
     }
     for &s in &SMEM_SHAPES[1..] {
-        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, true, 1)));
+        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, true, 1, 1)));
     }
-    for group in [8, 16] {
-        for &s in &SMEM_SHAPES[..4] {
-            v.extend(ps.iter().map(|&p| Spec::Smem(p, s, true, group)));
+    // Grouped order, loads two steps ahead, both, bf16 (the target type): the best
+    // row-major shape (128x256x16) first.
+    for (group, ahead) in [(8, 1), (1, 2), (8, 2), (16, 1), (16, 2)] {
+        for i in [2, 1, 3, 0] {
+            if bf16 {
+                v.push(Spec::Smem(
+                    Precision::Bf16,
+                    SMEM_SHAPES[i],
+                    true,
+                    group,
+                    ahead,
+                ));
+            }
         }
     }
     for &s in &SMEM_SHAPES[..3] {
-        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, false, 1)));
+        v.extend(ps.iter().map(|&p| Spec::Smem(p, s, false, 1, 1)));
     }
     for &t in &gemm::WG_TILES[1..] {
         v.extend(ps.iter().map(|&p| Spec::Wg(p, t)));

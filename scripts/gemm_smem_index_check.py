@@ -4,13 +4,13 @@
 buffer, and each subgroup's coopMatLoad from the uvec4 arrays (offset and stride in uvec4
 units, 8 16-bit elements each), for every shape in examples/common/gemm.rs SMEM_SHAPES, with
 STREAM on and off and the grouped workgroup order (GROUP 1 and 2 over 3 tile rows: the
-last group partial), against A.B (or (K/BK).A[:, :BK].B[:BK, :]). It checks the addressing
+last group partial) and the loads two steps ahead (AHEAD 2, odd and even step counts), against A.B (or (K/BK).A[:, :BK].B[:BK, :]). It checks the addressing
 only (sequentially: not barriers, not the driver), the part of the kernel that lavapipe,
 which has no cooperative matrices, cannot run. Prints max error and unwritten elements per
 shape (both 0 when right). Usage: python3 scripts/gemm_smem_index_check.py
 """
 import numpy as np
-def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True,GROUP=1):
+def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True,GROUP=1,AHEAD=1):
     lM,lN,lK=l
     rng=np.random.default_rng(1)
     A=rng.integers(-4,5,(M,K)).astype(np.float64); B=rng.integers(-4,5,(K,N)).astype(np.float64)
@@ -44,9 +44,7 @@ def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True,GROUP=1):
         acc={sg:[np.zeros((lM,lN)) for _ in range(FM*FN)] for sg in range(nsg)}
         steps=K//BK
         flatA=as_.reshape(-1); flatB=bs_.reshape(-1)
-        for s in range(steps):
-            cur=(s&1) if stream else 0; more=stream and s+1<steps
-            if more: ra,rb=gload(s+1)
+        def mma(cur):
             for sg in range(nsg):
                 wm=(sg//SN)*WM; wn=(sg%SN)*WN
                 for kk in range(0,BK,lK):
@@ -59,7 +57,20 @@ def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True,GROUP=1):
                         fb.append(np.array([[flatB[(off+r*BS)*8+c] for c in range(lN)] for r in range(lK)]))
                     for i in range(FM):
                         for j in range(FN): acc[sg][i*FN+j]+=fa[i]@fb[j]
-            if more: sstore(cur^1,ra,rb)
+        if AHEAD==2 and stream:
+            # two register sets: step s+2 loaded at step s into set s&1, step s+1's set
+            # (s+1)&1 stored into buffer (s+1)&1 after the multiply-adds of step s
+            regs=[(ra,rb),gload(1) if steps>1 else None]
+            for s in range(steps):
+                if s+2<steps: regs[s&1]=gload(s+2)
+                mma(s&1)
+                if s+1<steps: sstore((s+1)&1,*regs[(s+1)&1])
+        else:
+            for s in range(steps):
+                cur=(s&1) if stream else 0; more=stream and s+1<steps
+                if more: ra,rb=gload(s+1)
+                mma(cur)
+                if more: sstore(cur^1,ra,rb)
         for sg in range(nsg):
             wm=(sg//SN)*WM; wn=(sg%SN)*WN
             for i in range(FM):
@@ -74,3 +85,5 @@ for shape in [(128,128,32,64,32),(128,128,32,64,64),(128,256,16,64,64),(256,128,
     for st in (True,False):
         print(shape,st,run(M,N,K,*shape,stream=st))
     print(shape,"grouped by 2 over 3 tile rows",run(BM*3,BN*2,BK*3,*shape,GROUP=2))
+    for steps in (1,2,5,6):
+        print(shape,"AHEAD 2,",steps,"steps",run(BM*2,BN,BK*steps,*shape,AHEAD=2))

@@ -413,21 +413,29 @@ pub fn coopmat_smem_with(
     shape: SmemShape,
     stream: bool,
 ) -> kiln::Result<Result<Gemm, String>> {
-    coopmat_smem_grouped(device, precision, shape, stream, 1)
+    coopmat_smem_grouped(device, precision, shape, stream, 1, 1)
 }
 
 /// [`coopmat_smem_with`] with the workgroups ordered `group` tile rows at a time, column
 /// by column inside a group (1: row-major; more shares B's columns and A's rows in L2
-/// between the workgroups running together); `group` 0 is refused.
+/// between the workgroups running together), and the global loads issued `ahead` steps
+/// before their multiply-adds (1: one step, one register set; 2: two register sets);
+/// `group` 0 or `ahead` other than 1 and 2 is refused.
 pub fn coopmat_smem_grouped(
     device: &Device,
     precision: Precision,
     shape: SmemShape,
     stream: bool,
     group: u32,
+    ahead: u32,
 ) -> kiln::Result<Result<Gemm, String>> {
     if group == 0 {
         return Ok(Err("group must be at least 1 tile row".into()));
+    }
+    if !(1..=2).contains(&ahead) {
+        return Ok(Err(format!(
+            "ahead {ahead}: the kernel loads 1 or 2 steps ahead"
+        )));
     }
     let c = match coopmat_config(device, precision) {
         Ok(c) => c,
@@ -456,6 +464,7 @@ pub fn coopmat_smem_grouped(
         (8, SpecValue::U32(wn)),
         (9, SpecValue::Bool(stream)),
         (10, SpecValue::U32(group)),
+        (11, SpecValue::U32(ahead)),
     ];
     let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
         spec: &spec,
@@ -466,7 +475,7 @@ pub fn coopmat_smem_grouped(
     Ok(Ok(Gemm {
         pipeline,
         precision,
-        path: smem_name(precision, shape, stream, group),
+        path: smem_name(precision, shape, stream, group, ahead),
         tile: [bm, bn],
         k_step: bk,
         fragment: Some([c.m, c.n, c.k]),
@@ -475,23 +484,32 @@ pub fn coopmat_smem_grouped(
 }
 
 /// The name of a shared-memory variant: `coopmat-smem fp16 128x256x16 w64x64`, with
-/// `-noglobal` for `stream` false and ` g8` for a grouped order.
-pub fn smem_name(precision: Precision, s: SmemShape, stream: bool, group: u32) -> String {
-    format!(
-        "coopmat-smem{} {} {}x{}x{} w{}x{}{}",
+/// `-noglobal` for `stream` false, ` g8` for a grouped order and ` a2` for loads two steps
+/// ahead.
+pub fn smem_name(
+    precision: Precision,
+    s: SmemShape,
+    stream: bool,
+    group: u32,
+    ahead: u32,
+) -> String {
+    let mut name = format!(
+        "coopmat-smem{} {} {}x{}x{} w{}x{}",
         if stream { "" } else { "-noglobal" },
         precision_name(precision),
         s.bm,
         s.bn,
         s.bk,
         s.wm,
-        s.wn,
-        if group > 1 {
-            format!(" g{group}")
-        } else {
-            String::new()
-        }
-    )
+        s.wn
+    );
+    if group > 1 {
+        name += &format!(" g{group}");
+    }
+    if ahead > 1 {
+        name += &format!(" a{ahead}");
+    }
+    name
 }
 
 /// The workgroup-scope cooperative-matrix GEMM (VK_NV_cooperative_matrix2) for

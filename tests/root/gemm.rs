@@ -532,15 +532,19 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
 }
 
 #[test]
-fn grouped_shared_memory_kernels_are_named_and_refuse_group_zero() {
+fn grouped_and_two_ahead_shared_memory_kernels_are_named_refuse_bad_values_or_run_exactly() {
     let device = device();
     let s = SMEM_SHAPES[2];
     assert_eq!(
-        gemm::smem_name(Precision::Bf16, s, true, 8),
+        gemm::smem_name(Precision::Bf16, s, true, 8, 1),
         "coopmat-smem bf16 128x256x16 w64x64 g8"
     );
     assert_eq!(
-        gemm::smem_name(Precision::F16, s, false, 1),
+        gemm::smem_name(Precision::Bf16, s, true, 8, 2),
+        "coopmat-smem bf16 128x256x16 w64x64 g8 a2"
+    );
+    assert_eq!(
+        gemm::smem_name(Precision::F16, s, false, 1, 1),
         "coopmat-smem-noglobal fp16 128x256x16 w64x64"
     );
     let v = gemm::TensorVariant {
@@ -557,11 +561,17 @@ fn grouped_shared_memory_kernels_are_named_and_refuse_group_zero() {
         gemm::TensorVariant::plain([128, 128, 32]).name(Precision::F16),
         "coopmat-tensor fp16 128x128x32 g1"
     );
-    for group in [0, 1, 8] {
-        match gemm::coopmat_smem_grouped(&device, Precision::F16, s, true, group).unwrap() {
+    for (group, ahead) in [(0, 1), (1, 3), (1, 1), (8, 1), (1, 2), (8, 2)] {
+        let r = gemm::coopmat_smem_grouped(&device, Precision::F16, s, true, group, ahead);
+        match r.unwrap() {
             Ok(g) => {
-                assert!(group > 0);
-                // Three tile rows of 128: the last group of 8 rows is partial.
+                assert!(group > 0 && ahead <= 2);
+                assert_eq!(
+                    g.path,
+                    gemm::smem_name(Precision::F16, s, true, group, ahead)
+                );
+                // Three tile rows of 128: the last group of 8 rows is partial; 5 steps: the
+                // two-register-set loop ends on an odd step.
                 let dims = [g.tile[0] * 3, g.tile[1] * 2, g.k_step * 5];
                 let [m, n, k] = dims.map(|x| x as usize);
                 let a = gemm::inputs(m * k, 71, 1.0);
@@ -570,7 +580,9 @@ fn grouped_shared_memory_kernels_are_named_and_refuse_group_zero() {
                 assert_eq!(c, gemm::reference(&a, &b, dims), "{}", g.path);
             }
             Err(why) => assert!(
-                group == 0 && why.contains("group") || !device.features().cooperative_matrix,
+                group == 0 && why.contains("group")
+                    || ahead == 3 && why.contains("ahead 3")
+                    || !device.features().cooperative_matrix,
                 "{why}"
             ),
         }

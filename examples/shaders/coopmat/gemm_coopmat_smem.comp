@@ -22,7 +22,12 @@
 // copied, and every step multiplies it again from shared memory, so C = (K/BK) · A[:, :BK] ·
 // B[:BK, :] and the loop has no global-memory traffic); 10 GROUP, the workgroup order
 // (1: row-major over the C tiles; G > 1: G tile rows at a time, walked column by column,
-// so that the workgroups running together share B's columns and A's rows in L2). The host
+// so that the workgroups running together share B's columns and A's rows in L2); 11 AHEAD,
+// how many steps ahead the global loads are issued (1: the step after, stored into shared
+// memory at the end of this step; 2: two register sets, the loads for step s+2 issued at
+// step s, so that each load has two steps of multiply-adds to arrive; the same single
+// barrier per step and two shared buffers: step s+1's set is stored into the buffer no
+// one reads during step s). The host
 // checks: (BM/WM)·(BN/WN) subgroups of WG; BM·BK/8 and BK·BN/8 multiples of WG; shared
 // memory 16·2·(BM·(BK/8+1) + BK·(BN/8+1)) bytes within maxComputeSharedMemorySize; M, N
 // multiples of BM, BN and K of BK. Dispatch: (M/BM)·(N/BN) workgroups in x.
@@ -43,6 +48,7 @@ layout(constant_id = 7) const uint WM = 64;
 layout(constant_id = 8) const uint WN = 32;
 layout(constant_id = 9) const bool STREAM = true;
 layout(constant_id = 10) const uint GROUP = 1;
+layout(constant_id = 11) const uint AHEAD = 1;
 layout(set = 0, binding = 0) readonly buffer A { uvec4 a[]; };
 layout(set = 0, binding = 1) readonly buffer B { uvec4 b[]; };
 layout(set = 0, binding = 2) writeonly buffer C { float c[]; };
@@ -64,6 +70,52 @@ const uint SN = BN / WN;
 shared uvec4 as_[2u * BM * AS];
 shared uvec4 bs_[2u * BK * BS];
 
+// Global loads of step S into registers RA, RB; stores of RA, RB into shared buffer BUF.
+#define GLOAD(S, RA, RB) \
+    [[unroll]] for (uint i = 0u; i < AL; i++) { \
+        uint e = tid + i * WG; \
+        RA[i] = a[(m0 + e / AV) * kv + (S) * AV + e % AV]; \
+    } \
+    [[unroll]] for (uint i = 0u; i < BL; i++) { \
+        uint e = tid + i * WG; \
+        RB[i] = b[((S) * BK + e / BV) * nv + n0 / 8u + e % BV]; \
+    }
+#define SSTORE(BUF, RA, RB) \
+    [[unroll]] for (uint i = 0u; i < AL; i++) { \
+        uint e = tid + i * WG; \
+        as_[(BUF) * BM * AS + (e / AV) * AS + e % AV] = RA[i]; \
+    } \
+    [[unroll]] for (uint i = 0u; i < BL; i++) { \
+        uint e = tid + i * WG; \
+        bs_[(BUF) * BK * BS + (e / BV) * BS + e % BV] = RB[i]; \
+    }
+// The multiply-adds of one step from shared buffer BUF.
+#define MMA(BUF) \
+    [[unroll]] for (uint kk = 0u; kk < BK; kk += lK) { \
+        coopmat<float16_t, gl_ScopeSubgroup, lM, lK, gl_MatrixUseA> fa[FM]; \
+        coopmat<float16_t, gl_ScopeSubgroup, lK, lN, gl_MatrixUseB> fb[FN]; \
+        [[unroll]] for (uint i = 0u; i < FM; i++) { \
+            coopMatLoad(fa[i], as_, (BUF) * BM * AS + (wm + i * lM) * AS + kk / 8u, AS, \
+                        gl_CooperativeMatrixLayoutRowMajor); \
+        } \
+        [[unroll]] for (uint j = 0u; j < FN; j++) { \
+            coopMatLoad(fb[j], bs_, (BUF) * BK * BS + kk * BS + (wn + j * lN) / 8u, BS, \
+                        gl_CooperativeMatrixLayoutRowMajor); \
+        } \
+        [[unroll]] for (uint i = 0u; i < FM; i++) { \
+            [[unroll]] for (uint j = 0u; j < FN; j++) { \
+                acc[i * FN + j] = coopMatMulAdd(fa[i], fb[j], acc[i * FN + j]); \
+            } \
+        } \
+    }
+// AHEAD 2, step S: load step S+2 into RL (free: its step is in shared memory), multiply
+// from buffer S&1, store RS (step S+1) into the other buffer, barrier.
+#define STEP2(S, RLA, RLB, RSA, RSB) \
+    if ((S) + 2u < steps) { GLOAD((S) + 2u, RLA, RLB) } \
+    MMA((S) & 1u) \
+    if ((S) + 1u < steps) { SSTORE(((S) + 1u) & 1u, RSA, RSB) } \
+    barrier();
+
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID;
@@ -83,22 +135,8 @@ void main() {
     uvec4 ra[AL];
     uvec4 rb[BL];
     // Step 0 into buffer 0.
-    [[unroll]] for (uint i = 0u; i < AL; i++) {
-        uint e = tid + i * WG;
-        ra[i] = a[(m0 + e / AV) * kv + e % AV];
-    }
-    [[unroll]] for (uint i = 0u; i < BL; i++) {
-        uint e = tid + i * WG;
-        rb[i] = b[(e / BV) * nv + n0 / 8u + e % BV];
-    }
-    [[unroll]] for (uint i = 0u; i < AL; i++) {
-        uint e = tid + i * WG;
-        as_[(e / AV) * AS + e % AV] = ra[i];
-    }
-    [[unroll]] for (uint i = 0u; i < BL; i++) {
-        uint e = tid + i * WG;
-        bs_[(e / BV) * BS + e % BV] = rb[i];
-    }
+    GLOAD(0u, ra, rb)
+    SSTORE(0u, ra, rb)
     barrier();
 
     coopmat<float, gl_ScopeSubgroup, lM, lN, gl_MatrixUseAccumulator> acc[FM * FN];
@@ -107,53 +145,24 @@ void main() {
     }
 
     uint steps = dims.K / BK;
-    for (uint s = 0u; s < steps; s++) {
-        uint cur = STREAM ? (s & 1u) : 0u;
-        bool more = STREAM && s + 1u < steps;
-        if (more) {
-            uint k8 = (s + 1u) * AV;
-            [[unroll]] for (uint i = 0u; i < AL; i++) {
-                uint e = tid + i * WG;
-                ra[i] = a[(m0 + e / AV) * kv + k8 + e % AV];
-            }
-            uint kr = (s + 1u) * BK;
-            [[unroll]] for (uint i = 0u; i < BL; i++) {
-                uint e = tid + i * WG;
-                rb[i] = b[(kr + e / BV) * nv + n0 / 8u + e % BV];
-            }
+    if (AHEAD == 2u && STREAM) {
+        // Step 0 is in buffer 0 (above); step 1 into the second register set.
+        uvec4 ra1[AL];
+        uvec4 rb1[BL];
+        if (steps > 1u) { GLOAD(1u, ra1, rb1) }
+        for (uint s = 0u; s < steps; s += 2u) {
+            STEP2(s, ra, rb, ra1, rb1)
+            if (s + 1u < steps) { STEP2(s + 1u, ra1, rb1, ra, rb) }
         }
-        uint abase = cur * BM * AS;
-        uint bbase = cur * BK * BS;
-        [[unroll]] for (uint kk = 0u; kk < BK; kk += lK) {
-            coopmat<float16_t, gl_ScopeSubgroup, lM, lK, gl_MatrixUseA> fa[FM];
-            coopmat<float16_t, gl_ScopeSubgroup, lK, lN, gl_MatrixUseB> fb[FN];
-            [[unroll]] for (uint i = 0u; i < FM; i++) {
-                coopMatLoad(fa[i], as_, abase + (wm + i * lM) * AS + kk / 8u, AS,
-                            gl_CooperativeMatrixLayoutRowMajor);
-            }
-            [[unroll]] for (uint j = 0u; j < FN; j++) {
-                coopMatLoad(fb[j], bs_, bbase + kk * BS + (wn + j * lN) / 8u, BS,
-                            gl_CooperativeMatrixLayoutRowMajor);
-            }
-            [[unroll]] for (uint i = 0u; i < FM; i++) {
-                [[unroll]] for (uint j = 0u; j < FN; j++) {
-                    acc[i * FN + j] = coopMatMulAdd(fa[i], fb[j], acc[i * FN + j]);
-                }
-            }
+    } else {
+        for (uint s = 0u; s < steps; s++) {
+            uint cur = STREAM ? (s & 1u) : 0u;
+            bool more = STREAM && s + 1u < steps;
+            if (more) { GLOAD(s + 1u, ra, rb) }
+            MMA(cur)
+            if (more) { SSTORE(cur ^ 1u, ra, rb) }
+            barrier();
         }
-        if (more) {
-            uint nabase = (cur ^ 1u) * BM * AS;
-            uint nbbase = (cur ^ 1u) * BK * BS;
-            [[unroll]] for (uint i = 0u; i < AL; i++) {
-                uint e = tid + i * WG;
-                as_[nabase + (e / AV) * AS + e % AV] = ra[i];
-            }
-            [[unroll]] for (uint i = 0u; i < BL; i++) {
-                uint e = tid + i * WG;
-                bs_[nbbase + (e / BV) * BS + e % BV] = rb[i];
-            }
-        }
-        barrier();
     }
 
     [[unroll]] for (uint i = 0u; i < FM; i++) {
