@@ -3,9 +3,11 @@
 //! the same work serial (`stream`). Every row interleaves kiln and the raw-`ash` baseline
 //! round by round; GB/s of wall time (bytes / (end - start) of the blocking call).
 //!
-//! - pinned: kiln `Queue::upload_from_host` / `read_to_host` on its transfer queues (one DMA
-//!   copy between a `HostBuffer` and the device buffer); raw: the same copy between a
-//!   host-cached `VkBuffer` and the device buffer on the same `VkQueue`.
+//! - pinned: kiln `Queue::upload_from_host` / `read_to_host` on its transfer queues (DMA
+//!   copies between a `HostBuffer` and the device buffer, split over two queues from 64 MiB
+//!   by kiln's default `TransferSplit`); raw: one copy between a host-cached `VkBuffer` and
+//!   the device buffer on the same `VkQueue` (the hostmem sweep's split group has raw doing
+//!   the same split).
 //! - imported: the same, from and to page-aligned user memory imported with
 //!   `VK_EXT_external_memory_host` (kiln `Device::import_host_memory`, raw: its own import
 //!   of another allocation); absent when the device lacks the extension.

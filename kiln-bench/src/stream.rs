@@ -483,14 +483,56 @@ impl<'r> RawStream<'r> {
     }
 }
 
-/// The stream rows (see the module docs).
+/// The stream rows (see the module docs), for each configuration of `KILN_BENCH_STREAM`
+/// (a comma list of `MiB/chunks`; default `256/16,1024/64` on GPUs: 16 MiB chunks both, the
+/// larger array amortizing the ramp of the three stages; `64/8` on CPU devices, `16/4` with
+/// `--quick`). The first configuration's rows keep their names; the others' name the
+/// configuration.
 pub fn rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
     let cpu = device.info().device_type == vk::PhysicalDeviceType::CPU;
-    let (mib, chunks) = match (opts.quick, cpu) {
-        (true, _) => (16usize, 4usize),
-        (false, true) => (64, 8),
-        (false, false) => (256, 16),
+    let list = match std::env::var("KILN_BENCH_STREAM") {
+        Ok(v) => v,
+        Err(_) if opts.quick => "16/4".into(),
+        Err(_) if cpu => "64/8".into(),
+        Err(_) => "256/16,1024/64".into(),
     };
+    let mut configs = Vec::new();
+    for c in list.split(',') {
+        let parsed = c.trim().split_once('/').and_then(|(m, n)| {
+            let (m, n) = (
+                m.trim().parse::<usize>().ok()?,
+                n.trim().parse::<usize>().ok()?,
+            );
+            (m > 0 && n > 0 && (m << 20) / 4 / n > 0).then_some((m, n))
+        });
+        configs.push(
+            parsed.ok_or_else(|| {
+                format!("KILN_BENCH_STREAM: `{c}` is not MiB/chunks (e.g. 256/16)")
+            })?,
+        );
+    }
+    let mut rows = Vec::new();
+    for (i, &(mib, chunks)) in configs.iter().enumerate() {
+        let suffix = if i == 0 {
+            String::new()
+        } else {
+            format!(" in {chunks} chunks")
+        };
+        rows.extend(config_rows(device, raw, opts, mib, chunks, &suffix)?);
+    }
+    Ok(rows)
+}
+
+/// The rows of one configuration: `mib` MiB in `chunks` chunks; `suffix` follows the
+/// array size in the row names.
+fn config_rows(
+    device: &Device,
+    raw: &Raw,
+    opts: &Opts,
+    mib: usize,
+    chunks: usize,
+    suffix: &str,
+) -> BenchResult<Vec<Row>> {
     let chunk = (mib << 20) / 4 / chunks;
     let total = (chunk * chunks * 4) as u64;
     let words: Vec<u32> = (0..chunk * chunks).map(input).collect();
@@ -593,7 +635,12 @@ pub fn rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
     raw_side.finish();
     let t = result?;
     let [ks, rs] = t[Mode::Serial as usize];
-    let name = format!("stream {mib} MiB");
+    let name = format!("stream {mib} MiB{suffix}");
+    let speedup_of = if suffix.is_empty() {
+        String::new()
+    } else {
+        format!(" ({mib} MiB{suffix})")
+    };
     let mut rows = vec![Row::new(
         &format!("{name}, serial (one queue)"),
         "ms",
@@ -610,7 +657,7 @@ pub fn rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
                 r,
             ));
             rows.push(Row::new(
-                "stream overlap speedup (serial/overlapped)",
+                &format!("stream overlap speedup{speedup_of} (serial/overlapped)"),
                 "x",
                 ks / k,
                 rs / r,
@@ -618,7 +665,7 @@ pub fn rows(device: &Device, raw: &Raw, opts: &Opts) -> BenchResult<Vec<Row>> {
         } else {
             rows.push(Row::new(&format!("{name}, overlapped, {what}"), "ms", k, r));
             rows.push(Row::new(
-                &format!("stream overlap speedup, {what}"),
+                &format!("stream overlap speedup{speedup_of}, {what}"),
                 "x",
                 ks / k,
                 rs / r,

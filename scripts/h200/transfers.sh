@@ -1,38 +1,33 @@
-# Issue 12's open targets (sourced by scripts/h200-batch.sh; uses step, rows, $B, $W).
-# (a) why a 1 GiB upload from a HostBuffer runs at 38 GB/s while imported memory reaches 49:
-#     the `hostmem` sweep (memory types, imported huge / 4 KiB pages, NUMA, copy shapes);
-# (b) which queues copy at the same time (the hostmem duplex rows) and what CUDA gets for
-#     the same duplex copies and the same 3-stage stream (scripts/cuda_stream.py).
-# About 2.5 minutes in all. Needs .devbin/kiln and .devbin/stream_overlap.
-echo "-- transfers: host facts"
-cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag 2>&1
-grep -i huge /proc/meminfo | head -6
-lscpu 2>/dev/null | grep -i "numa\|model name\|socket" | head -8
-bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -1 | tr 'A-F' 'a-f')
-bus=${bus: -12}
-echo "GPU $bus: numa_node $(cat /sys/bus/pci/devices/$bus/numa_node 2>&1), local_cpulist $(cat /sys/bus/pci/devices/$bus/local_cpulist 2>&1)"
-echo "iommu: $(ls /sys/class/iommu 2>/dev/null | head -3 | tr '\n' ' ') groups $(ls /sys/kernel/iommu_groups 2>/dev/null | wc -l); cmdline: $(grep -o 'iommu[^ ]*\|intel_iommu[^ ]*\|amd_iommu[^ ]*' /proc/cmdline | tr '\n' ' ')"
-nvidia-smi topo -m 2>&1 | head -6
-which numactl >/dev/null 2>&1 && numactl -H | head -4
-
-echo "-- transfers: GPU state before the sweep (PCIe link, clocks, P-state)"
+# Issue 12's two open targets (sourced by scripts/h200-batch.sh; uses step, rows, $B, $W).
+# (a) 1 GiB pinned upload >= 50 GB/s: one DMA copy runs at ~38 or ~49 GB/s from one
+#     measurement to the next (runs A/B); kiln now splits copies of >= 64 MiB over two queues
+#     (TransferSplit). The hostmem sweep's split group measures one copy vs 2, 3, 4 parts,
+#     kiln interleaved with raw ash doing the same split, 9 rounds each, every round printed;
+#     twice, in two processes (the rate's mode may be fixed per process).
+#     The core step bench-queues has the pinned rows with kiln's default policy.
+# (b) stream >= 1.7x: the stream example at 256 MiB / 16 chunks (the core step `stream`) and
+#     1 GiB / 64 chunks (16 MiB chunks both), once with chunks split over queues too
+#     (KILN_TRANSFER_SPLIT=2:8: 16 MiB chunks in halves); CUDA's same stream, same configs.
+#     The core step bench-queues has the bench's stream rows for both configurations.
+# About 1.5 minutes in all. Needs .devbin/kiln and .devbin/stream_overlap.
+echo "-- transfers: GPU state (PCIe link, clocks, P-state)"
 nvidia-smi --query-gpu=pstate,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,clocks.sm,clocks.mem --format=csv 2>&1 | tail -2
-echo "-- transfers: hostmem sweep (1 GiB; one line per variant)"
-KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_MIB=1024 step hostmem 100 $B/kiln bench --json
-grep -h "hostmem:\|error\|Error" $W/hostmem.err | sed 's/^kiln bench: hostmem: //' | cut -c1-400 | head -130
-nvidia-smi --query-gpu=pstate,pcie.link.gen.current,pcie.link.width.current,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tail -1
-
-# (Run A: the machine has one NUMA node, node0, and the per-node rerun hit its cap; the sweep
-# runs once, at 1 GiB, where run A's 75 s cap cut it short after the memory variants.)
-echo "-- transfers: CUDA duplex copies and the 3-stage stream (PyTorch streams, pinned memory)"
-step cuda-stream 60 python3 scripts/cuda_stream.py; cat $W/cuda-stream.out; tail -3 $W/cuda-stream.err
-
-# The stream example with each readback placement (KILN_READBACK_QUEUE): transfer (the
-# second transfer queue, kiln's default), main, compute, compute-shader (readbacks by kiln's
-# copy shader on the main queue, beside the dispatches' async-compute queue, instead of a
-# copy engine).
-for rq in transfer main compute compute-shader; do
-  KILN_READBACK_QUEUE=$rq step stream-$rq 30 $B/stream_overlap
-  echo "-- stream_overlap, KILN_READBACK_QUEUE=$rq: $(grep -h 'overlapped stages\|serial\|FAILED' $W/stream-$rq.out | tr '\n' ' ')"
-  tail -2 $W/stream-$rq.err
+for p in a b; do
+  KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_GROUPS=split KILN_BENCH_HOSTMEM_MIB=256,1024 \
+    step split-$p 45 $B/kiln bench --json
+  echo "-- transfers: split copies, process $p (kiln vs raw, GB/s median (min..max) | every round)"
+  grep -h "hostmem:.*split\|error\|Error" $W/split-$p.err | sed 's/^kiln bench: hostmem: //' | cut -c1-420 | head -24
 done
+
+for cfg in 1024/64 256/16; do
+  m=${cfg%/*}; c=${cfg#*/}
+  step stream-$m 60 $B/stream_overlap $m $c
+  echo "-- stream_overlap $m MiB / $c chunks: $(grep -h 'one chunk\|serial\|FAILED' $W/stream-$m.out | tr '\n' ' ')"
+  tail -2 $W/stream-$m.err
+done
+KILN_TRANSFER_SPLIT=2:8 step stream-1024-split 60 $B/stream_overlap 1024 64
+echo "-- stream_overlap 1024 MiB / 64 chunks, chunks split in halves over queues (KILN_TRANSFER_SPLIT=2:8): $(grep -h 'serial\|FAILED' $W/stream-1024-split.out | tr '\n' ' ')"
+tail -2 $W/stream-1024-split.err
+
+echo "-- transfers: CUDA's same 3-stage stream (PyTorch streams, pinned memory), same configurations"
+step cuda-stream 90 python3 scripts/cuda_stream.py --stream-only 256/16 1024/64; cat $W/cuda-stream.out; tail -3 $W/cuda-stream.err

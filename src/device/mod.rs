@@ -29,6 +29,7 @@ mod queue;
 mod queue_order;
 mod sampler;
 mod slots;
+mod split;
 mod timestamps;
 
 use std::ffi::{CStr, CString};
@@ -67,6 +68,7 @@ pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub(crate) use queue_order::QueueOrder;
 pub use sampler::{Sampler, SamplerDesc};
 pub(crate) use slots::LayerSlot;
+pub use split::{TransferPart, TransferSplit, SPLIT_ALIGN};
 pub(crate) use timestamps::QueryLease;
 
 use crate::error::{Error, Result};
@@ -124,6 +126,11 @@ pub struct DeviceDesc {
     /// Which queue kiln's readbacks use ([`ReadbackQueue`]; default `Auto`: the
     /// `KILN_READBACK_QUEUE` environment variable where set, else kiln's policy).
     pub readback_queue: ReadbackQueue,
+    /// How large copies between host buffers (or imported memory) and device buffers are
+    /// split over queues ([`TransferSplit`]: by default copies of 64 MiB or more in two
+    /// parts on two queues); `None` = the `KILN_TRANSFER_SPLIT` environment variable where
+    /// set (`off`, `<parts>` or `<parts>:<min MiB>`), else [`TransferSplit::DEFAULT`].
+    pub transfer_split: Option<TransferSplit>,
     /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see
     /// `kiln::__private::FaultInjector`). Unstable.
     #[doc(hidden)]
@@ -146,6 +153,7 @@ impl Default for DeviceDesc {
             timing: None,
             host_buffer_memory: HostBufferMemory::Auto,
             readback_queue: ReadbackQueue::Auto,
+            transfer_split: None,
             faults: None,
         }
     }
@@ -237,6 +245,10 @@ pub(crate) struct Shared {
     pub host_buffer_memory: std::sync::atomic::AtomicU8,
     /// `DeviceDesc::readback_queue`.
     pub readback_queue: ReadbackQueue,
+    /// `DeviceDesc::transfer_split` (`min_bytes`, `max_parts`; the bench's sweep changes it
+    /// through `Device::debug_set_transfer_split`).
+    pub split_min_bytes: std::sync::atomic::AtomicU64,
+    pub split_max_parts: std::sync::atomic::AtomicU32,
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
@@ -393,6 +405,7 @@ impl Shared {
         let push_descriptor = features
             .push_descriptor
             .then(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw));
+        let split = split::from_desc(desc.transfer_split);
         let shared = Shared {
             slots: Default::default(),
             samplers: Default::default(),
@@ -407,6 +420,8 @@ impl Shared {
             host_import_alignment,
             host_buffer_memory: desc.host_buffer_memory.to_u8().into(),
             readback_queue: readback_queue(desc),
+            split_min_bytes: split.min_bytes.into(),
+            split_max_parts: split.max_parts.into(),
             physical,
             properties,
             features,

@@ -85,8 +85,9 @@ pub(crate) fn parallel_copy(dst: &mut [u8], src: &[u8], threads: usize) {
 }
 
 /// Submits one copy `region` from `src` to `dst` on queue `queue` (not waited for): kiln's
-/// own copies (staging, host buffers) are raw commands, so their `uses` are given. Returns
-/// the timeline value.
+/// own copies (staging, host buffers) are raw commands, so their `uses` are given;
+/// `siblings` are the parts of the same split copy submitted before (`Batch::siblings`).
+/// Returns the timeline value.
 pub(super) fn submit_raw_copy(
     shared: &Arc<Shared>,
     queue: usize,
@@ -94,6 +95,7 @@ pub(super) fn submit_raw_copy(
     (src, dst, region): (vk::Buffer, vk::Buffer, vk::BufferCopy),
     uses: &[(&ResourceStamps, bool)],
     after_all: bool,
+    siblings: &[(usize, u64)],
 ) -> Result<u64> {
     let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
     let raw = &shared.raw;
@@ -117,6 +119,7 @@ pub(super) fn submit_raw_copy(
     let batch = Batch {
         uses,
         after_all,
+        siblings,
         ..Batch::commands(label, ctx.cb())
     };
     let value = submit::submit(shared, queue, &batch, &work)?;
@@ -293,7 +296,7 @@ impl<'x> Plan<'x> {
         };
         let uses = [(self.buffer.stamps(), write)];
         let after_all = self.after_all.swap(false, Ordering::AcqRel);
-        let value = submit_raw_copy(self.shared, self.queue, label, copy, &uses, after_all)?;
+        let value = submit_raw_copy(self.shared, self.queue, label, copy, &uses, after_all, &[])?;
         self.lock().submitted[i] = value;
         self.cond.notify_all();
         Ok(())
@@ -579,6 +582,7 @@ pub(super) fn start_readback<'d>(
             copy,
             &uses,
             after_all && i == 0,
+            &[],
         )?;
         lease.busy(queue, value);
         submitted.push(value);

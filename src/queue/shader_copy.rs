@@ -184,7 +184,9 @@ fn create(shared: &Shared) -> Result<Objects> {
 
 /// Submits a shader copy of `size` bytes from `src` at `src_offset` to `dst` at
 /// `dst_offset` on `queue` (the callers checked [`ShaderCopies::eligible`] and the ranges),
-/// stamping `uses`; returns the timeline value. Errors: as a submission.
+/// stamping `uses`; `siblings` are the parts of the same split copy submitted before
+/// (`Batch::siblings`). Returns the timeline value. Errors: as a submission.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn submit_shader_copy(
     shared: &Arc<Shared>,
     queue: usize,
@@ -193,6 +195,7 @@ pub(super) fn submit_shader_copy(
     (dst, dst_offset): (vk::Buffer, u64),
     size: u64,
     uses: &[(&ResourceStamps, bool)],
+    siblings: &[(usize, u64)],
 ) -> Result<u64> {
     let copies = shared.slot::<ShaderCopies>()?;
     let (layout, pipeline) = copies.objects(shared)?;
@@ -248,7 +251,7 @@ pub(super) fn submit_shader_copy(
     })?;
     let batch = Batch {
         uses,
-        after_all: false,
+        siblings,
         ..Batch::commands(label, ctx.cb())
     };
     let value = submit::submit(shared, queue, &batch, &work)?;

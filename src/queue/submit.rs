@@ -152,6 +152,11 @@ pub(crate) struct Batch<'s> {
     /// Also wait for every submission made so far on every other queue (the blocking
     /// transfers' promise: every earlier submission is ordered before them).
     pub after_all: bool,
+    /// The other parts of one split copy submitted before this one (`(kiln queue, value)`;
+    /// `device::TransferSplit`): where a use's stamp on such a queue is that part's value,
+    /// this batch waits for the value before it instead (everything on that queue before
+    /// the copy), so the parts of one copy do not wait for each other.
+    pub siblings: &'s [(usize, u64)],
 }
 
 impl<'s> Batch<'s> {
@@ -165,6 +170,7 @@ impl<'s> Batch<'s> {
             fence: vk::Fence::null(),
             uses: &[],
             after_all: false,
+            siblings: &[],
         }
     }
 }
@@ -239,6 +245,15 @@ pub(crate) fn submit(
         for_each_use(work, batch.uses, |stamps, write| {
             stamps.add_waits(queue, write, &mut after)
         });
+        // A sibling part's stamp is the one this part must not wait for; the sibling's
+        // queue's value before it is at least every stamp the sibling replaced.
+        for &(p, v) in batch.siblings {
+            if let Some(a) = after.get_mut(p) {
+                if *a == v {
+                    *a = v - 1;
+                }
+            }
+        }
     }
     let timeline = q.timeline();
     // Fixed arrays: a submission allocates nothing.

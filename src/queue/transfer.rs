@@ -298,7 +298,9 @@ impl Image {
 /// A transfer in flight ([`Queue::upload`], [`Queue::read_into`],
 /// [`Queue::upload_from_host`], [`Queue::read_to_host`]). Its copies stamp the buffers they
 /// use, so later submissions on other queues that use them wait for it on the GPU; waiting
-/// on the host is [`wait`](Self::wait). Dropping an unwaited transfer waits for it (a
+/// on the host is [`wait`](Self::wait). A copy split over queues
+/// ([`TransferSplit`](crate::TransferSplit)) is one transfer: every wait covers every part
+/// ([`parts`](Self::parts) lists them). Dropping an unwaited transfer waits for it (a
 /// readback into a slice then still fills the slice).
 #[must_use = "a transfer runs asynchronously; wait() for it"]
 pub struct Transfer<'d> {
@@ -306,6 +308,8 @@ pub struct Transfer<'d> {
     queue: usize,
     /// The last copy's timeline value (0: nothing left to wait for).
     value: u64,
+    /// The other parts of a split copy (`TransferSplit`): `(kiln queue, value)` each.
+    others: Vec<(usize, u64)>,
     /// A staged readback still to copy into the caller's slice.
     drain: Option<Drain<'d>>,
 }
@@ -315,6 +319,7 @@ impl std::fmt::Debug for Transfer<'_> {
         f.debug_struct("Transfer")
             .field("queue", &self.queue)
             .field("value", &self.value)
+            .field("others", &self.others)
             .field("staged_readback", &self.drain.is_some())
             .finish()
     }
@@ -326,8 +331,24 @@ impl Transfer<'_> {
             shared: shared.clone(),
             queue,
             value,
+            others: Vec::new(),
             drain: None,
         }
+    }
+
+    /// Every copy of the transfer submitted so far: `(kiln queue index, timeline value)`,
+    /// the transfer's own queue first; a copy split over queues
+    /// ([`TransferSplit`](crate::TransferSplit)) has one entry per part. Empty when
+    /// nothing was submitted (mapped memory written directly, an empty range).
+    pub fn parts(&self) -> Vec<(usize, u64)> {
+        let first = match &self.drain {
+            Some(d) => (d.queue(), d.last().0),
+            None => (self.queue, self.value),
+        };
+        std::iter::once(first)
+            .filter(|p| p.1 > 0)
+            .chain(self.others.iter().copied())
+            .collect()
     }
 
     /// The timeline value of the last copy submitted so far, on the queue of the
@@ -347,6 +368,10 @@ impl Transfer<'_> {
             None => (self.value, true),
         };
         all && value <= self.shared.completed_value(self.queue)
+            && self
+                .others
+                .iter()
+                .all(|&(q, v)| v <= self.shared.completed_value(q))
     }
 
     /// Blocks until the transfer has finished: the device buffer holds what an upload
@@ -367,6 +392,9 @@ impl Transfer<'_> {
         if value > 0 {
             self.shared
                 .poll_value(self.queue, value, self.shared.wait_timeout)?;
+        }
+        for (q, v) in std::mem::take(&mut self.others) {
+            self.shared.poll_value(q, v, self.shared.wait_timeout)?;
         }
         Ok(())
     }
@@ -438,14 +466,19 @@ impl Queue {
             shared: self.shared.clone(),
             queue: self.index,
             value: 0,
+            others: Vec::new(),
             drain: Some(drain),
         })
     }
 
     /// Copies `size` bytes of `src` from byte `src_offset` into `dst` at `dst_offset` with
-    /// one DMA copy on this queue (no staging, no host copy): the upload of CUDA's pinned
-    /// memory. Returns once the copy is submitted. `src` may be read by the host meanwhile;
-    /// [`HostBuffer::as_mut_slice`] waits for the copy.
+    /// DMA copies (no staging, no host copy): the upload of CUDA's pinned memory. One copy
+    /// on this queue; a copy of at least `TransferSplit::min_bytes` (64 MiB by default) is
+    /// split into parts on this queue and its partners (the main queue first for uploads;
+    /// [`TransferSplit`](crate::TransferSplit), `DeviceDesc::transfer_split`), one
+    /// submission each, which the returned transfer, later users of `dst` (on any queue)
+    /// and host access to `src` all wait for. Returns once every part is submitted. `src`
+    /// may be read by the host meanwhile; [`HostBuffer::as_mut_slice`] waits for the copy.
     ///
     /// Errors: `KILN-E151` a range passes the end of either buffer, `KILN-E155` size 0,
     /// `KILN-E109` an object of another device, `KILN-E161` an import whose scope ended.
@@ -461,8 +494,10 @@ impl Queue {
     }
 
     /// Copies `size` bytes of `src` from byte `src_offset` into `dst` at `dst_offset` with
-    /// one DMA copy on this queue: the readback of CUDA's pinned memory. Returns once the
-    /// copy is submitted; [`HostBuffer::as_slice`] waits for it.
+    /// DMA copies: the readback of CUDA's pinned memory. Split over queues like
+    /// [`upload_from_host`](Self::upload_from_host) (for readbacks the other transfer
+    /// queue first). Returns once every part is submitted; [`HostBuffer::as_slice`] waits
+    /// for all of them.
     ///
     /// Errors: as [`upload_from_host`](Self::upload_from_host).
     pub fn read_to_host(
@@ -476,7 +511,10 @@ impl Queue {
         self.host_copy(dst, dst_offset, src, src_offset, size, false)
     }
 
-    /// One copy between a host buffer and a device buffer (`upload`: host → device).
+    /// One copy between a host buffer and a device buffer (`upload`: host → device), split
+    /// over queues as the device's [`TransferSplit`](crate::TransferSplit) says: the first
+    /// part on this queue, the others on its partners (`device/split.rs`), each a
+    /// submission that stamps both buffers, so later users wait for every part.
     fn host_copy(
         &self,
         host: &HostBuffer,
@@ -501,53 +539,59 @@ impl Queue {
         let len = usize::try_from(size).unwrap_or(usize::MAX);
         host.range(host_offset, len)?;
         device.check_transfer(device_offset, len)?;
-        let (copy, label, uses) = if upload {
-            let region = vk::BufferCopy {
-                src_offset: host_offset,
-                dst_offset: device_offset,
-                size,
-            };
+        let shared = &self.shared;
+        let parts = shared
+            .transfer_split()
+            .plan(&shared.queue_kinds(), self.index, upload, size);
+        let (label, uses) = if upload {
             (
-                (held.raw(), device.raw(), region),
                 "kiln upload from host buffer",
                 [(held.stamps(), false), (device.stamps(), true)],
             )
         } else {
-            let region = vk::BufferCopy {
-                src_offset: device_offset,
-                dst_offset: host_offset,
-                size,
-            };
             (
-                (device.raw(), held.raw(), region),
                 "kiln readback to host buffer",
                 [(held.stamps(), true), (device.stamps(), false)],
             )
         };
-        let shader = !upload
-            && shader_readbacks(&self.shared, self.index)
-            && ShaderCopies::eligible(
-                &self.shared,
-                self.index,
-                device.usage(),
-                (device_offset, host_offset, size),
-            );
-        let value = if shader {
-            let (src, dst, region) = copy;
-            shader_copy::submit_shader_copy(
-                &self.shared,
-                self.index,
-                "kiln shader readback to host buffer",
-                (src, region.src_offset),
-                (dst, region.dst_offset),
-                size,
-                &uses,
-            )?
-        } else {
-            chunks::submit_raw_copy(&self.shared, self.index, label, copy, &uses, false)?
-        };
+        let mut submitted: Vec<(usize, u64)> = Vec::with_capacity(parts.len());
+        for part in &parts {
+            let (h, d) = (host_offset + part.offset, device_offset + part.offset);
+            let ((src, src_offset), (dst, dst_offset)) = if upload {
+                ((held.raw(), h), (device.raw(), d))
+            } else {
+                ((device.raw(), d), (held.raw(), h))
+            };
+            let shader = !upload
+                && shader_readbacks(shared, part.queue)
+                && ShaderCopies::eligible(shared, part.queue, device.usage(), (d, h, part.len));
+            let value = if shader {
+                shader_copy::submit_shader_copy(
+                    shared,
+                    part.queue,
+                    "kiln shader readback to host buffer",
+                    (src, src_offset),
+                    (dst, dst_offset),
+                    part.len,
+                    &uses,
+                    &submitted,
+                )?
+            } else {
+                let region = vk::BufferCopy {
+                    src_offset,
+                    dst_offset,
+                    size: part.len,
+                };
+                let copy = (src, dst, region);
+                chunks::submit_raw_copy(shared, part.queue, label, copy, &uses, false, &submitted)?
+            };
+            submitted.push((part.queue, value));
+        }
         drop(held);
-        Ok(Transfer::done(&self.shared, self.index, value))
+        let value = submitted.first().map_or(0, |p| p.1);
+        let mut t = Transfer::done(shared, self.index, value);
+        t.others = submitted.split_off(1.min(submitted.len()));
+        Ok(t)
     }
 
     /// `KILN-E109` for a buffer of another device.

@@ -646,6 +646,7 @@ impl Presenter {
             fence,
             uses: &[],
             after_all: false,
+            siblings: &[],
         };
         if let Err(e) = queue::submit(shared, Queue::MAIN, &batch, &work) {
             // Nothing was submitted: no layout was committed, the fence is unsignalled and
@@ -717,6 +718,7 @@ impl Presenter {
             fence,
             uses: &[],
             after_all: false,
+            siblings: &[],
         };
         let done = queue::submit(
             &self.device.shared,

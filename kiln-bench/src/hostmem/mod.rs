@@ -37,7 +37,13 @@
 //! size (so `ratio` is variant / HostBuffer); the shape and duplex rows' `raw` is one copy of
 //! the same memory alone (a duplex ratio near 2 means the two copies ran concurrently at
 //! full speed, near 1 that they shared one engine).
-//! `KILN_BENCH_HOSTMEM_MIB` (a comma list) sets the sizes (default 256,1024 on GPUs).
+//! **Split copies** (`split.rs`): one copy from and to kiln's `HostBuffer` against the same
+//! copy split in 2–4 parts over queues (`TransferSplit`), kiln interleaved with raw doing
+//! the same split, every round printed.
+//!
+//! `KILN_BENCH_HOSTMEM_MIB` (a comma list) sets the sizes (default 256,1024 on GPUs);
+//! `KILN_BENCH_HOSTMEM_GROUPS` (a comma list of `memory`, `shapes`, `split`; default all)
+//! the groups (`shapes` needs `memory`'s variants).
 
 use std::time::Instant;
 
@@ -45,6 +51,7 @@ use ash::vk;
 use kiln::{Buffer, BufferDesc, Device, HostBufferMemory, MemoryLocation, QueueKind};
 
 mod memory;
+mod split;
 
 use memory::{describe_type, driver, import, mapping, transfer_buffer, Host, Region};
 
@@ -283,6 +290,17 @@ pub fn rows(
         Err(_) => vec![256 << 20, 1 << 30],
     };
     let rounds = if opts.quick { 2 } else { 7 };
+    let groups =
+        std::env::var("KILN_BENCH_HOSTMEM_GROUPS").unwrap_or_else(|_| "memory,shapes,split".into());
+    let groups: Vec<&str> = groups.split(',').map(str::trim).collect();
+    for g in &groups {
+        if !["memory", "shapes", "split"].contains(g) {
+            return Err(format!(
+                "KILN_BENCH_HOSTMEM_GROUPS: `{g}` is not one of memory, shapes, split"
+            )
+            .into());
+        }
+    }
     let props = raw.memory_properties();
     for i in 0..props.memory_type_count {
         note(format!("hostmem: {}", describe_type(raw, i)));
@@ -329,7 +347,16 @@ pub fn rows(
     let r = (|| -> BenchResult<Vec<Row>> {
         let mut rows = Vec::new();
         for &size in &sizes {
-            rows.extend(size_rows(device, raw, &lanes, &families, size, rounds)?);
+            if groups.contains(&"memory") {
+                let shapes = groups.contains(&"shapes");
+                rows.extend(size_rows(
+                    device, raw, &lanes, &families, size, rounds, shapes,
+                )?);
+            }
+            if groups.contains(&"split") {
+                let dst = device_buffer(device, "hostmem split target", size)?;
+                rows.extend(split::rows(device, raw, &dst, size, rounds.max(9))?);
+            }
         }
         Ok(rows)
     })();
@@ -356,6 +383,7 @@ fn size_rows(
     families: &[u32],
     size: u64,
     rounds: usize,
+    shapes_too: bool,
 ) -> BenchResult<Vec<Row>> {
     let name = size_name(size);
     let len = size as usize;
@@ -373,6 +401,9 @@ fn size_rows(
         .pop()
         .unwrap_or(up.clone());
     let mut base = [0.0; 2];
+    // One copy each (no split over queues): the figures earlier runs compare with.
+    let policy = device.transfer_split();
+    device.debug_set_transfer_split(kiln::TransferSplit::OFF);
     for memory in [HostBufferMemory::Driver, HostBufferMemory::Imported] {
         if memory == HostBufferMemory::Imported && !device.features().external_memory_host {
             continue;
@@ -433,6 +464,7 @@ fn size_rows(
         drop(host);
         device.wait_idle()?;
     }
+    device.debug_set_transfer_split(policy);
 
     // The variants.
     let mut variants: Vec<(String, BenchResult<Host>)> = Vec::new();
@@ -592,6 +624,9 @@ fn size_rows(
     }
     if let Some(i) = cached.and_then(|c| pick(&|l: &str| l == format!("driver type {c}"))) {
         subjects.push(i);
+    }
+    if !shapes_too {
+        subjects.clear();
     }
     for i in subjects {
         let (label, a, alone_up, alone_down) = (&hosts[i].0, &hosts[i].1, hosts[i].2, hosts[i].3);

@@ -11,6 +11,7 @@
 //! the cross-queue waits are really made and validated).
 
 mod host_memory;
+mod split;
 
 use common::add;
 use common::gate::Gate;
