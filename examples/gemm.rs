@@ -24,7 +24,8 @@
 //! were exact. The `coopmat-smem-noglobal` variants are the shared-memory kernels with no
 //! global-memory traffic in their loop (each step multiplies the first K slice again,
 //! checked against that product): between the ceiling and the GEMM, they show what the
-//! shared-memory-fed loop alone costs. A variant that fails its check is reported and skipped; the exit status is
+//! shared-memory-fed loop alone costs; `coopmat-tensor-noglobal` is the same for the
+//! tensor-addressing kernel (what its workgroup-scope multiply-adds cost alone). A variant that fails its check is reported and skipped; the exit status is
 //! then 1. Cooperative matrices need `KILN_VALIDATION=0` where the validation layer
 //! predates them (the Debian layer 1.3.239).
 use std::time::Instant;
@@ -85,7 +86,8 @@ impl Spec {
 /// Every variant, most important first (a kernel that hangs the compiler or loses the
 /// device then costs only the variants after it): tiled; the tensor-addressing kernel's
 /// first tile (bf16 row-major, grouped, grouped with the loads before the multiply-add;
-/// fp16); the shared-memory kernel's first shape and the smallest workgroup-scope tile,
+/// fp16; its no-global form, bf16, at the first two tiles); the shared-memory kernel's
+/// first shape and the smallest workgroup-scope tile,
 /// fp16 and bf16; the direct kernel; the other tensor-addressing tiles (bf16 in those three
 /// forms; 16-row groups and clamped layouts; then fp16 grouped); the other shared-memory
 /// shapes, row-major, then (bf16) grouped by 8 and 16 rows and with the loads two steps
@@ -107,6 +109,11 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
         group,
         clamp,
         pipe,
+        stream: true,
+    };
+    let noglobal = |tile| TensorVariant {
+        stream: false,
+        ..TensorVariant::plain(tile)
     };
     let mut v = vec![Spec::Tiled];
     if bf16 {
@@ -116,6 +123,10 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
     }
     if fp16 {
         v.push(Spec::Tensor(Precision::F16, tv(tt[0], 1, false, false)));
+    }
+    if bf16 {
+        v.push(Spec::Tensor(Precision::Bf16, noglobal(tt[0])));
+        v.push(Spec::Tensor(Precision::Bf16, noglobal(tt[1])));
     }
     v.extend(
         ps.iter()

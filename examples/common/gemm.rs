@@ -585,6 +585,10 @@ pub struct TensorVariant {
     pub clamp: bool,
     /// The next step's loads before this step's multiply-add (else after it).
     pub pipe: bool,
+    /// The GEMM; false: every step loads the first K slice again (what the workgroup-scope
+    /// multiply-adds cost without the global traffic; checked against
+    /// [`Gemm::expected`] with `reuses_first_slice`).
+    pub stream: bool,
 }
 
 impl TensorVariant {
@@ -595,15 +599,18 @@ impl TensorVariant {
             group: 1,
             clamp: false,
             pipe: false,
+            stream: true,
         }
     }
 
     /// The name of this variant for `precision` (before its workgroup size is known):
-    /// `coopmat-tensor bf16 128x256x64 g8 clamp pipe`.
+    /// `coopmat-tensor bf16 128x256x64 g8 clamp pipe` (`coopmat-tensor-noglobal …` without
+    /// `stream`).
     pub fn name(&self, precision: Precision) -> String {
         let [bm, bn, bk] = self.tile;
         format!(
-            "coopmat-tensor {} {bm}x{bn}x{bk} g{}{}{}",
+            "coopmat-tensor{} {} {bm}x{bn}x{bk} g{}{}{}",
+            if self.stream { "" } else { "-noglobal" },
             precision_name(precision),
             self.group,
             if self.clamp { " clamp" } else { "" },
@@ -626,6 +633,7 @@ pub fn coopmat_tensor(
         group,
         clamp,
         pipe,
+        stream,
     } = v;
     if let Err(why) = coopmat_config(device, precision) {
         return Ok(Err(why));
@@ -664,6 +672,7 @@ pub fn coopmat_tensor(
         (7, SpecValue::U32(group)),
         (8, SpecValue::U32(u32::from(clamp))),
         (9, SpecValue::Bool(pipe)),
+        (10, SpecValue::Bool(stream)),
     ];
     let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
         spec: &spec,
@@ -678,7 +687,7 @@ pub fn coopmat_tensor(
         tile: [bm, bn],
         k_step: bk,
         fragment: Some([bm, bn, bk]),
-        reuses_first_slice: false,
+        reuses_first_slice: !stream,
     }))
 }
 

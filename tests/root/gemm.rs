@@ -447,7 +447,8 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
                 (6, Some("BK")),
                 (7, Some("GROUP")),
                 (8, Some("CLAMP")),
-                (9, Some("PIPE"))
+                (9, Some("PIPE")),
+                (10, Some("STREAM"))
             ]
         );
         assert_eq!(r.cooperative_matrix_scopes, [vk::ScopeKHR::WORKGROUP]);
@@ -477,25 +478,32 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
         }
     }
     // The tiles in row-major and grouped order (3 tile rows: the grouped order's last group
-    // is partial), both clamp modes, the loads before and after the multiply-add: exact, or
-    // absent with a reason.
+    // is partial), both clamp modes, the loads before and after the multiply-add, the
+    // no-global form (against (K/BK)·A[:, :BK]·B[:BK, :]): exact, or absent with a reason.
     let mut ran = 0;
     for prec in [Precision::F16, Precision::Bf16] {
         for (i, tile) in gemm::TENSOR_TILES.into_iter().enumerate() {
             // The first tile (llama.cpp's large one) in every form; the second (its medium
             // one) grouped, bf16. The other tiles are exploratory (the driver may refuse to
             // compile them): `gemm` checks each before timing it.
-            let orders: &[(u32, bool, bool)] = match (i, prec) {
-                (0, _) => &[(1, false, false), (2, false, true), (2, true, false)],
-                (1, Precision::Bf16) => &[(2, false, false)],
+            let orders: &[(u32, bool, bool, bool)] = match (i, prec) {
+                (0, _) => &[
+                    (1, false, false, true),
+                    (2, false, true, true),
+                    (2, true, false, true),
+                    (1, false, false, false),
+                    (1, false, true, false),
+                ],
+                (1, Precision::Bf16) => &[(2, false, false, true)],
                 _ => &[],
             };
-            for &(group, clamp, pipe) in orders {
+            for &(group, clamp, pipe, stream) in orders {
                 let v = gemm::TensorVariant {
                     tile,
                     group,
                     clamp,
                     pipe,
+                    stream,
                 };
                 match gemm::coopmat_tensor(&device, prec, v).unwrap() {
                     Ok(g) => {
@@ -505,7 +513,8 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
                         let a = gemm::inputs(m * k, 61, 1.0);
                         let b = gemm::inputs(k * n, 62, 1.0);
                         let c = g.run(&device, &a, &b, dims).unwrap();
-                        assert_eq!(c, gemm::reference(&a, &b, dims), "{}", g.path);
+                        assert_eq!(g.reuses_first_slice, !stream);
+                        assert_eq!(c, g.expected(&a, &b, dims), "{}", g.path);
                         ran += 1;
                     }
                     Err(why) => {
@@ -552,7 +561,12 @@ fn grouped_and_two_ahead_shared_memory_kernels_are_named_refuse_bad_values_or_ru
         group: 8,
         clamp: true,
         pipe: true,
+        stream: true,
     };
+    assert_eq!(
+        gemm::TensorVariant { stream: false, ..v }.name(Precision::F16),
+        "coopmat-tensor-noglobal fp16 128x256x64 g8 clamp pipe"
+    );
     assert_eq!(
         v.name(Precision::Bf16),
         "coopmat-tensor bf16 128x256x64 g8 clamp pipe"
