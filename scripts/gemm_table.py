@@ -3,7 +3,8 @@
 output (gemm*.out in DIR and DIR/topics: the core step and scripts/h200/gemm.sh's), `gemm
 --peak` output (gemm-peak.out) and scripts/cuda_gemm.py's JSON lines (cuda-gemm.out), all
 from the same lease. Prints markdown: one row per GEMM variant timed (the best if several
-steps timed it: TFLOP/s, ratio to cuBLAS of the same input type, ok/FAIL), the failures,
+steps timed it: TFLOP/s, ratio to cuBLAS of the same input type, ok/FAIL), each no-global
+variant beside the best streaming variant of its kernel, type and tile, the failures,
 the pipeline creation times, then one row per ceiling run. Usage: gemm_table.py DIR."""
 import json
 import os
@@ -51,6 +52,27 @@ for (name, mm, nn, kk), (tf, ok) in best.items():
     ratio = f"{tf / c:.3f}" if c else "-"
     cs = f"{c:.1f}" if c else "-"
     print(f"| {name} | {mm} {nn} {kk} | {tf:.1f} | {cs} | {ratio} | {ok} |")
+# Where the time goes: each no-global variant beside the best streaming variant of the same
+# kernel, input type and tile (and subgroup tile; any workgroup order, load placement or clamp mode).
+def family(name):
+    w = name.replace("-noglobal", "").split()
+    return " ".join(w[:4] if len(w) > 3 and w[3].startswith("w") else w[:3])  # kernel, type, tile[, subgroup tile]
+
+
+pairs = []
+for (name, mm, nn, kk), (tf, ok) in best.items():
+    if "-noglobal" not in name:
+        continue
+    fam = family(name)
+    streams = [(t, n) for (n, *_), (t, _) in best.items() if "-noglobal" not in n and family(n) == fam]
+    if streams:
+        st, sn = max(streams)
+        pairs.append((fam, sn, st, name, tf))
+if pairs:
+    print("\n| where the time goes: kernel, type, tile | best GEMM variant | TFLOP/s | no global loads | TFLOP/s | GEMM / no-global |")
+    print("| --- | --- | ---: | --- | ---: | ---: |")
+    for fam, sn, st, ng, nt in sorted(pairs, key=lambda p: -p[2]):
+        print(f"| {fam} | {sn} | {st:.1f} | {ng} | {nt:.1f} | {st / nt:.2f} |")
 created = [l for l in bench_text.splitlines() if "pipeline created in" in l or "skipped" in l]
 if created:
     print("\nPipelines:\n" + "\n".join("    " + " ".join(l.split()) for l in created[:60]))
