@@ -86,7 +86,8 @@ impl Spec {
 /// Every variant, most important first (a kernel that hangs the compiler or loses the
 /// device then costs only the variants after it): tiled; the tensor-addressing kernel's
 /// first tile (bf16 row-major, grouped, grouped with the loads before the multiply-add;
-/// fp16; its no-global form, bf16, at the first two tiles); the shared-memory kernel's
+/// fp16; with aligned strides and unrolled by 8, bf16 and fp16; its no-global form, bf16,
+/// at the first two tiles); the shared-memory kernel's
 /// first shape and the smallest workgroup-scope tile,
 /// fp16 and bf16; the direct kernel; the other tensor-addressing tiles (bf16 in those three
 /// forms; 16-row groups and clamped layouts; then fp16 grouped); the other shared-memory
@@ -109,7 +110,15 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
         group,
         clamp,
         pipe,
-        stream: true,
+        ..TensorVariant::plain(tile)
+    };
+    // Aligned strides (as llama.cpp's mul_mm_cm2), unrolled `unroll` steps, loads first.
+    let aligned = |tile, unroll, pipe| TensorVariant {
+        group: 8,
+        pipe,
+        align: true,
+        unroll,
+        ..TensorVariant::plain(tile)
     };
     let noglobal = |tile| TensorVariant {
         stream: false,
@@ -125,8 +134,15 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
         v.push(Spec::Tensor(Precision::F16, tv(tt[0], 1, false, false)));
     }
     if bf16 {
+        v.push(Spec::Tensor(Precision::Bf16, aligned(tt[0], 1, false)));
+        v.push(Spec::Tensor(Precision::Bf16, aligned(tt[0], 8, false)));
+        v.push(Spec::Tensor(Precision::Bf16, aligned(tt[0], 8, true)));
+        v.push(Spec::Tensor(Precision::Bf16, aligned(tt[1], 8, false)));
         v.push(Spec::Tensor(Precision::Bf16, noglobal(tt[0])));
         v.push(Spec::Tensor(Precision::Bf16, noglobal(tt[1])));
+    }
+    if fp16 {
+        v.push(Spec::Tensor(Precision::F16, aligned(tt[0], 8, false)));
     }
     v.extend(
         ps.iter()

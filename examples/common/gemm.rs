@@ -589,6 +589,12 @@ pub struct TensorVariant {
     /// multiply-adds cost without the global traffic; checked against
     /// [`Gemm::expected`] with `reuses_first_slice`).
     pub stream: bool,
+    /// Row strides given as `K & !7` / `N & !7`, which tells the compiler that every row
+    /// starts 16-byte aligned (else K and N, which it cannot prove aligned).
+    pub align: bool,
+    /// K steps per trip of the outer loop (an inner loop of constant trip count the driver
+    /// can unroll); K must be a multiple of `BK · unroll` ([`Gemm::k_step`]). At least 1.
+    pub unroll: u32,
 }
 
 impl TensorVariant {
@@ -600,29 +606,43 @@ impl TensorVariant {
             clamp: false,
             pipe: false,
             stream: true,
+            align: false,
+            unroll: 1,
         }
     }
 
     /// The name of this variant for `precision` (before its workgroup size is known):
-    /// `coopmat-tensor bf16 128x256x64 g8 clamp pipe` (`coopmat-tensor-noglobal …` without
-    /// `stream`).
+    /// `coopmat-tensor bf16 128x256x64 g8 clamp pipe align u8` (`coopmat-tensor-noglobal …`
+    /// without `stream`).
     pub fn name(&self, precision: Precision) -> String {
         let [bm, bn, bk] = self.tile;
-        format!(
-            "coopmat-tensor{} {} {bm}x{bn}x{bk} g{}{}{}",
+        let mut name = format!(
+            "coopmat-tensor{} {} {bm}x{bn}x{bk} g{}",
             if self.stream { "" } else { "-noglobal" },
             precision_name(precision),
             self.group,
-            if self.clamp { " clamp" } else { "" },
-            if self.pipe { " pipe" } else { "" }
-        )
+        );
+        for (on, word) in [
+            (self.clamp, " clamp"),
+            (self.pipe, " pipe"),
+            (self.align, " align"),
+        ] {
+            if on {
+                name += word;
+            }
+        }
+        if self.unroll > 1 {
+            name += &format!(" u{}", self.unroll);
+        }
+        name
     }
 }
 
 /// The workgroup-scope cooperative-matrix GEMM with tensor addressing
 /// (`gemm_coopmat_tensor.spvasm`) for `precision` (F16 or Bf16) and variant `v`; or why the
 /// device cannot run it (no workgroup scope, flexible dimensions or tensor addressing
-/// enabled, no fitting configuration: [`wg_plan`]; `group` 0).
+/// enabled, no fitting configuration: [`wg_plan`]; `group` or `unroll` 0, `unroll` over 1
+/// without `stream`).
 pub fn coopmat_tensor(
     device: &Device,
     precision: Precision,
@@ -634,6 +654,8 @@ pub fn coopmat_tensor(
         clamp,
         pipe,
         stream,
+        align,
+        unroll,
     } = v;
     if let Err(why) = coopmat_config(device, precision) {
         return Ok(Err(why));
@@ -647,8 +669,11 @@ pub fn coopmat_tensor(
             device.info().name
         )));
     }
-    if group == 0 {
-        return Ok(Err("group must be at least 1 tile row".into()));
+    if group == 0 || unroll == 0 || (!stream && unroll > 1) {
+        return Ok(Err(format!(
+            "group {group}, unroll {unroll}: both must be at least 1, and unroll 1 without \
+             stream (the no-global reference multiplies one BK slice per step)"
+        )));
     }
     let ab = match precision {
         Precision::Bf16 => COMPONENT_TYPE_BFLOAT16_KHR,
@@ -673,6 +698,8 @@ pub fn coopmat_tensor(
         (8, SpecValue::U32(u32::from(clamp))),
         (9, SpecValue::Bool(pipe)),
         (10, SpecValue::Bool(stream)),
+        (11, SpecValue::Bool(align)),
+        (12, SpecValue::U32(unroll)),
     ];
     let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
         spec: &spec,
@@ -685,7 +712,7 @@ pub fn coopmat_tensor(
         precision,
         path: format!("{} wg{wg}", v.name(precision)),
         tile: [bm, bn],
-        k_step: bk,
+        k_step: bk * unroll,
         fragment: Some([bm, bn, bk]),
         reuses_first_slice: !stream,
     }))

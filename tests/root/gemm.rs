@@ -448,7 +448,9 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
                 (7, Some("GROUP")),
                 (8, Some("CLAMP")),
                 (9, Some("PIPE")),
-                (10, Some("STREAM"))
+                (10, Some("STREAM")),
+                (11, Some("ALIGN")),
+                (12, Some("UNROLL"))
             ]
         );
         assert_eq!(r.cooperative_matrix_scopes, [vk::ScopeKHR::WORKGROUP]);
@@ -486,24 +488,29 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
             // The first tile (llama.cpp's large one) in every form; the second (its medium
             // one) grouped, bf16. The other tiles are exploratory (the driver may refuse to
             // compile them): `gemm` checks each before timing it.
-            let orders: &[(u32, bool, bool, bool)] = match (i, prec) {
+            // (group, clamp, pipe, stream, align, unroll)
+            let orders: &[(u32, bool, bool, bool, bool, u32)] = match (i, prec) {
                 (0, _) => &[
-                    (1, false, false, true),
-                    (2, false, true, true),
-                    (2, true, false, true),
-                    (1, false, false, false),
-                    (1, false, true, false),
+                    (1, false, false, true, false, 1),
+                    (2, false, true, true, false, 1),
+                    (2, true, false, true, false, 1),
+                    (1, false, false, false, false, 1),
+                    (1, false, true, false, true, 1),
+                    (2, false, false, true, true, 2),
+                    (2, false, true, true, true, 3),
                 ],
-                (1, Precision::Bf16) => &[(2, false, false, true)],
+                (1, Precision::Bf16) => &[(2, false, false, true, true, 1)],
                 _ => &[],
             };
-            for &(group, clamp, pipe, stream) in orders {
+            for &(group, clamp, pipe, stream, align, unroll) in orders {
                 let v = gemm::TensorVariant {
                     tile,
                     group,
                     clamp,
                     pipe,
                     stream,
+                    align,
+                    unroll,
                 };
                 match gemm::coopmat_tensor(&device, prec, v).unwrap() {
                     Ok(g) => {
@@ -533,10 +540,24 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
         ran > 0,
         device.features().cooperative_matrix2.tensor_addressing
     );
-    let mut v = gemm::TensorVariant::plain([128, 128, 32]);
-    v.group = 0;
-    let e = gemm::coopmat_tensor(&device, Precision::F16, v).unwrap();
-    assert!(e.is_err());
+    for bad in [
+        gemm::TensorVariant {
+            group: 0,
+            ..gemm::TensorVariant::plain([128, 128, 32])
+        },
+        gemm::TensorVariant {
+            unroll: 0,
+            ..gemm::TensorVariant::plain([128, 128, 32])
+        },
+        gemm::TensorVariant {
+            unroll: 2,
+            stream: false,
+            ..gemm::TensorVariant::plain([128, 128, 32])
+        },
+    ] {
+        let e = gemm::coopmat_tensor(&device, Precision::F16, bad).unwrap();
+        assert!(e.is_err(), "{bad:?}");
+    }
     assert_clean(&device);
 }
 
@@ -562,14 +583,16 @@ fn grouped_and_two_ahead_shared_memory_kernels_are_named_refuse_bad_values_or_ru
         clamp: true,
         pipe: true,
         stream: true,
+        align: true,
+        unroll: 8,
     };
     assert_eq!(
         gemm::TensorVariant { stream: false, ..v }.name(Precision::F16),
-        "coopmat-tensor-noglobal fp16 128x256x64 g8 clamp pipe"
+        "coopmat-tensor-noglobal fp16 128x256x64 g8 clamp pipe align u8"
     );
     assert_eq!(
         v.name(Precision::Bf16),
-        "coopmat-tensor bf16 128x256x64 g8 clamp pipe"
+        "coopmat-tensor bf16 128x256x64 g8 clamp pipe align u8"
     );
     assert_eq!(
         gemm::TensorVariant::plain([128, 128, 32]).name(Precision::F16),
