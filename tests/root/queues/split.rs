@@ -204,3 +204,71 @@ fn one_queue_devices_small_copies_and_off_keep_one_copy() {
     assert_eq!(t.parts().len(), 1);
     t.wait().unwrap();
 }
+
+/// The stream example with every chunk's copies split over queues (what
+/// `KILN_TRANSFER_SPLIT=2:8` does to the H200's 16 MiB chunks), overlapped and serial,
+/// against the CPU reference; validation silent.
+#[test]
+fn a_stream_whose_chunk_copies_are_split_matches_the_cpu_reference() {
+    let device = device_with_desc(DeviceDesc {
+        emulate_queues: true,
+        transfer_split: Some(TransferSplit {
+            min_bytes: 16 << 10,
+            max_parts: 2,
+        }),
+        ..Default::default()
+    });
+    // A chunk of one SPLIT_ALIGN unit (16 Ki u32s = 64 KiB) stays one copy; one of 256 KiB
+    // (four units) is copied in two parts.
+    let up = device.upload_queue().info().index;
+    assert_eq!(planned(&device, up, true, 64 << 10).len(), 1);
+    let chunk = kiln::SPLIT_ALIGN as usize;
+    assert_eq!(planned(&device, up, true, (chunk * 4) as u64).len(), 2);
+    let mut stream = kiln_examples::stream::Stream::new(&device, chunk, 5, 3).unwrap();
+    for overlapped in [true, false] {
+        stream.run(&device, overlapped).unwrap();
+        assert_eq!(stream.check().unwrap(), None, "overlapped: {overlapped}");
+    }
+    assert_clean(&device);
+}
+
+/// The parts of one copy do not wait for each other (`Batch::siblings`), only for the
+/// other queues' earlier uses of the buffers: counted on a fresh emulated device (main 0,
+/// compute 1, transfer 2), where every wait is a known stamp.
+#[test]
+fn the_parts_of_one_copy_wait_for_earlier_work_not_for_each_other() {
+    let device = split_device(2);
+    let kinds: Vec<QueueKind> = device.queue_infos().iter().map(|q| q.kind).collect();
+    use QueueKind::{Compute, Main, Transfer};
+    assert_eq!(kinds, [Main, Compute, Transfer]);
+    let len = 1u64 << 20;
+    let x = gpu_buffer(&device, "x", len);
+    let data = pattern(len as usize, 5);
+    let src = device.host_buffer_from_slice("src", &data).unwrap();
+    let mut dst = device.host_buffer("dst", len).unwrap();
+    let waits = || device.debug_cross_queue_waits();
+    let w0 = waits();
+    // Upload: part 1 on transfer queue 2 (its first submission), part 2 on the main queue;
+    // nothing used x or src before, and part 2 does not wait for part 1 (it would wait for
+    // queue 2's value 1 if the sibling's stamps counted).
+    let t = device
+        .upload_queue()
+        .upload_from_host(&src, 0, &x, 0, len)
+        .unwrap();
+    assert_eq!(t.parts(), vec![(2, 1), (0, 1)]);
+    assert_eq!(waits() - w0, 0, "the upload's parts wait for nothing");
+    // Readback (one transfer queue: its partner is the main queue): part 1 on queue 2 waits
+    // for the upload's part on the main queue, part 2 on the main queue for the upload's
+    // part on queue 2 (x written there): one wait each.
+    let w1 = waits();
+    let r = device
+        .readback_queue()
+        .read_to_host(&x, 0, &mut dst, 0, len)
+        .unwrap();
+    assert_eq!(r.parts(), vec![(2, 2), (0, 2)]);
+    assert_eq!(waits() - w1, 2, "one wait for each part");
+    r.wait().unwrap();
+    t.wait().unwrap();
+    assert!(dst.as_slice().unwrap() == &data[..]);
+    assert_clean(&device);
+}
