@@ -42,7 +42,8 @@ enum Spec {
     Direct(Precision),
     /// Shape, stream (false: the no-global variant), workgroup order group, loads ahead.
     Smem(Precision, SmemShape, bool, u32, u32),
-    Wg(Precision, [u32; 3]),
+    /// Tile, aligned strides.
+    Wg(Precision, [u32; 3], bool),
     Tensor(Precision, TensorVariant),
 }
 
@@ -60,7 +61,11 @@ impl Spec {
             Spec::Tiled => "tiled fp32".into(),
             Spec::Direct(p) => format!("coopmat {}", pname(p)),
             Spec::Smem(p, s, stream, group, ahead) => gemm::smem_name(p, s, stream, group, ahead),
-            Spec::Wg(p, [m, n, k]) => format!("coopmat-wg {} {m}x{n}x{k}", pname(p)),
+            Spec::Wg(p, [m, n, k], align) => format!(
+                "coopmat-wg {} {m}x{n}x{k}{}",
+                pname(p),
+                if align { " align" } else { "" }
+            ),
             Spec::Tensor(p, v) => v.name(p),
         }
     }
@@ -73,7 +78,7 @@ impl Spec {
             Spec::Smem(p, s, stream, group, ahead) => {
                 gemm::coopmat_smem_grouped(device, p, s, stream, group, ahead)?
             }
-            Spec::Wg(p, tile) => gemm::coopmat_wg(device, p, tile)?,
+            Spec::Wg(p, tile, align) => gemm::coopmat_wg_with(device, p, tile, align)?,
             Spec::Tensor(p, v) => gemm::coopmat_tensor(device, p, v)?,
         };
         Ok(
@@ -89,7 +94,8 @@ impl Spec {
 /// fp16; with aligned strides and unrolled by 8, bf16 and fp16; its no-global form, bf16,
 /// at the first two tiles); the shared-memory kernel's
 /// first shape and the smallest workgroup-scope tile,
-/// fp16 and bf16; the direct kernel; the other tensor-addressing tiles (bf16 in those three
+/// fp16 and bf16 (and, bf16, two workgroup-scope tiles with aligned strides); the direct
+/// kernel; the other tensor-addressing tiles (bf16 in those three
 /// forms; 16-row groups and clamped layouts; then fp16 grouped); the other shared-memory
 /// shapes, row-major, then (bf16) grouped by 8 and 16 rows and with the loads two steps
 /// ahead; the
@@ -148,7 +154,11 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
         ps.iter()
             .map(|&p| Spec::Smem(p, SMEM_SHAPES[0], true, 1, 1)),
     );
-    v.extend(ps.iter().map(|&p| Spec::Wg(p, gemm::WG_TILES[0])));
+    v.extend(ps.iter().map(|&p| Spec::Wg(p, gemm::WG_TILES[0], false)));
+    if bf16 {
+        v.push(Spec::Wg(Precision::Bf16, gemm::WG_TILES[1], true));
+        v.push(Spec::Wg(Precision::Bf16, gemm::WG_TILES[0], true));
+    }
     v.extend(ps.iter().map(|&p| Spec::Direct(p)));
     if bf16 {
         for &t in &tt[1..] {
@@ -188,7 +198,7 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
         v.extend(ps.iter().map(|&p| Spec::Smem(p, s, false, 1, 1)));
     }
     for &t in &gemm::WG_TILES[1..] {
-        v.extend(ps.iter().map(|&p| Spec::Wg(p, t)));
+        v.extend(ps.iter().map(|&p| Spec::Wg(p, t, false)));
     }
     v
 }

@@ -520,6 +520,17 @@ pub fn coopmat_wg(
     precision: Precision,
     tile: [u32; 3],
 ) -> kiln::Result<Result<Gemm, String>> {
+    coopmat_wg_with(device, precision, tile, false)
+}
+
+/// [`coopmat_wg`], with `align` the strides and offsets computed from `K & !7` and `N & !7`
+/// (the compiler can then prove every row 16-byte aligned; the path name ends in ` align`).
+pub fn coopmat_wg_with(
+    device: &Device,
+    precision: Precision,
+    tile: [u32; 3],
+    align: bool,
+) -> kiln::Result<Result<Gemm, String>> {
     if let Err(why) = coopmat_config(device, precision) {
         return Ok(Err(why));
     }
@@ -551,6 +562,7 @@ pub fn coopmat_wg(
         (4, SpecValue::U32(bm)),
         (5, SpecValue::U32(bn)),
         (6, SpecValue::U32(bk)),
+        (7, SpecValue::Bool(align)),
     ];
     let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
         spec: &spec,
@@ -562,8 +574,9 @@ pub fn coopmat_wg(
         pipeline,
         precision,
         path: format!(
-            "coopmat-wg {} {bm}x{bn}x{bk} wg{wg}",
-            precision_name(precision)
+            "coopmat-wg {} {bm}x{bn}x{bk} wg{wg}{}",
+            precision_name(precision),
+            if align { " align" } else { "" }
         ),
         tile: [bm, bn],
         k_step: bk,

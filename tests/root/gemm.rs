@@ -317,7 +317,9 @@ fn workgroup_scope_kernels_need_cooperative_matrix2_or_run_exactly() {
     }
     for prec in [Precision::F16, Precision::Bf16] {
         for tile in gemm::WG_TILES {
-            match gemm::coopmat_wg(&device, prec, tile).unwrap() {
+            // The second tile with strides from K & !7, N & !7 (spec constant 7).
+            let align = tile == gemm::WG_TILES[1];
+            match gemm::coopmat_wg_with(&device, prec, tile, align).unwrap() {
                 Ok(g) => {
                     let dims = [g.tile[0] * 2, g.tile[1], g.k_step * 3];
                     let [m, n, k] = dims.map(|x| x as usize);
@@ -325,6 +327,7 @@ fn workgroup_scope_kernels_need_cooperative_matrix2_or_run_exactly() {
                     let b = gemm::inputs(k * n, 52, 1.0);
                     let c = g.run(&device, &a, &b, dims).unwrap();
                     assert_eq!(c, gemm::reference(&a, &b, dims), "{}", g.path);
+                    assert_eq!(g.path.ends_with(" align"), align, "{}", g.path);
                 }
                 Err(why) => assert!(!why.is_empty()),
             }
