@@ -26,9 +26,11 @@ pub const SPLIT_ALIGN: u64 = 64 << 10;
 ///   async-compute queues (the main queue first: its copies ran beside a transfer queue's
 ///   at full rate where the second transfer queue's did not);
 /// - a readback (device → host): the transfer queues, then the main queue, then the
-///   async-compute queues.
+///   async-compute queues;
 ///
-/// A device with one queue (lavapipe) has no partner: the copy stays one copy. The parts
+/// of those, only queues with no submission pending when the copy is submitted
+/// ([`plan_among`](Self::plan_among)): a part never waits in a queue behind other work, so
+/// an upload beside a long dispatch on the main queue still overlaps it. A device with one queue (lavapipe) has no partner: the copy stays one copy. The parts
 /// are contiguous, of equal size rounded up to [`SPLIT_ALIGN`] bytes (the last takes the
 /// rest), never empty; a copy too small for `max_parts` aligned parts gets fewer.
 /// [`plan`](Self::plan) is the policy as a pure function.
@@ -81,8 +83,24 @@ impl TransferSplit {
         upload: bool,
         size: u64,
     ) -> Vec<TransferPart> {
+        self.plan_among(kinds, &[], queue, upload, size)
+    }
+
+    /// [`plan`](Self::plan) where only the queues marked in `idle` (by kiln queue index;
+    /// an index past its end counts as idle) may take a part besides `queue`: kiln passes
+    /// the queues with no submission pending, so a part never queues behind other work (an
+    /// upload beside a long dispatch on the main queue takes the next partner, or stays
+    /// one copy).
+    pub fn plan_among(
+        &self,
+        kinds: &[QueueKind],
+        idle: &[bool],
+        queue: usize,
+        upload: bool,
+        size: u64,
+    ) -> Vec<TransferPart> {
         let queues = if size >= self.min_bytes && self.max_parts > 1 {
-            partners(kinds, queue, upload, self.max_parts as usize)
+            partners(kinds, idle, queue, upload, self.max_parts as usize)
         } else {
             vec![queue]
         };
@@ -111,8 +129,14 @@ pub struct TransferPart {
     pub len: u64,
 }
 
-/// `queue` and then up to `max - 1` partner queues (module docs), each once.
-fn partners(kinds: &[QueueKind], queue: usize, upload: bool, max: usize) -> Vec<usize> {
+/// `queue` and then up to `max - 1` idle partner queues ([`TransferSplit`]), each once.
+fn partners(
+    kinds: &[QueueKind],
+    idle: &[bool],
+    queue: usize,
+    upload: bool,
+    max: usize,
+) -> Vec<usize> {
     let order: [QueueKind; 3] = if upload {
         [QueueKind::Main, QueueKind::Transfer, QueueKind::Compute]
     } else {
@@ -124,7 +148,7 @@ fn partners(kinds: &[QueueKind], queue: usize, upload: bool, max: usize) -> Vec<
             if out.len() >= max {
                 return out;
             }
-            if k == kind && !out.contains(&i) {
+            if k == kind && !out.contains(&i) && idle.get(i).copied().unwrap_or(true) {
                 out.push(i);
             }
         }
@@ -211,6 +235,14 @@ impl Shared {
     /// chooses from).
     pub(crate) fn queue_kinds(&self) -> Vec<QueueKind> {
         self.queues.iter().map(|q| q.planned.kind).collect()
+    }
+
+    /// Per kiln queue: no submission pending (every value submitted has completed).
+    pub(crate) fn idle_queues(&self) -> Vec<bool> {
+        self.queues
+            .iter()
+            .map(|q| q.completed_value(&self.raw) >= q.submitted())
+            .collect()
     }
 }
 
@@ -321,6 +353,20 @@ mod tests {
         assert_eq!(queues(four, 3, false), vec![3, 2, 0, 1]);
         // An upload submitted on the main queue takes a transfer queue as its partner.
         assert_eq!(queues(s, 0, true), vec![0, 2]);
+        // Busy partners are passed over: the next idle one takes the part, else none.
+        let busy_main = [false, true, true, true];
+        let among = |s: TransferSplit, idle: &[bool], q, up| -> Vec<usize> {
+            s.plan_among(&H200, idle, q, up, 1 << 30)
+                .iter()
+                .map(|p| p.queue)
+                .collect()
+        };
+        assert_eq!(among(s, &busy_main, 2, true), vec![2, 3]);
+        assert_eq!(among(four, &busy_main, 2, true), vec![2, 3, 1]);
+        assert_eq!(among(s, &[true, true, false, true], 3, false), vec![3, 0]);
+        assert_eq!(among(s, &[false, false, false, false], 2, true), vec![2]);
+        // The queue the copy was submitted to takes the first part, busy or not.
+        assert_eq!(among(s, &[true, true, false, true], 2, true), vec![2, 0]);
         // More parts than queues: every queue once.
         let eight = TransferSplit { max_parts: 8, ..s };
         assert_eq!(queues(eight, 2, true), vec![2, 0, 3, 1]);

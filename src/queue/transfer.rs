@@ -513,7 +513,7 @@ impl Queue {
 
     /// One copy between a host buffer and a device buffer (`upload`: host → device), split
     /// over queues as the device's [`TransferSplit`](crate::TransferSplit) says: the first
-    /// part on this queue, the others on its partners (`device/split.rs`), each a
+    /// part on this queue, the others on its idle partners (`device/split.rs`), each a
     /// submission that stamps both buffers, so later users wait for every part.
     fn host_copy(
         &self,
@@ -540,9 +540,13 @@ impl Queue {
         host.range(host_offset, len)?;
         device.check_transfer(device_offset, len)?;
         let shared = &self.shared;
-        let parts = shared
-            .transfer_split()
-            .plan(&shared.queue_kinds(), self.index, upload, size);
+        let split = shared.transfer_split();
+        let parts = if size >= split.min_bytes && split.max_parts > 1 {
+            let idle = shared.idle_queues();
+            split.plan_among(&shared.queue_kinds(), &idle, self.index, upload, size)
+        } else {
+            split.plan(&[], self.index, upload, size)
+        };
         let (label, uses) = if upload {
             (
                 "kiln upload from host buffer",
