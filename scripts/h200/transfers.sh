@@ -5,11 +5,11 @@
 #     kiln interleaved with raw ash doing the same split, 9 rounds each, every round printed;
 #     twice, in two processes (the rate's mode may be fixed per process).
 #     The core step bench-queues has the pinned rows with kiln's default policy.
-# (b) stream >= 1.7x: the stream example at 256 MiB / 16 chunks (the core step `stream`) and
-#     1 GiB / 64 chunks (16 MiB chunks both), once with chunks split over queues too
+# (b) stream >= 1.7x: the stream example at 256 MiB / 16 chunks, 1 GiB / 64 chunks and
+#     2 GiB / 128 chunks (16 MiB chunks all: the ramp's share shrinks), once with chunks split over queues too
 #     (KILN_TRANSFER_SPLIT=2:8: 16 MiB chunks in halves); CUDA's same stream, same configs.
 #     The core step bench-queues has the bench's stream rows for both configurations.
-# About 1.5 minutes in all. Needs .devbin/kiln and .devbin/stream_overlap.
+# About 2.5 minutes in all. Needs .devbin/kiln and .devbin/stream_overlap.
 echo "-- transfers: GPU state (PCIe link, clocks, P-state)"
 nvidia-smi --query-gpu=pstate,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,clocks.sm,clocks.mem --format=csv 2>&1 | tail -2
 for p in a b; do
@@ -19,7 +19,7 @@ for p in a b; do
   grep -h "hostmem:.*split\|error\|Error" $W/split-$p.err | sed 's/^kiln bench: hostmem: //' | cut -c1-420 | head -24
 done
 
-for cfg in 1024/64 256/16; do
+for cfg in 1024/64 2048/128 256/16; do
   m=${cfg%/*}; c=${cfg#*/}
   step stream-$m 60 $B/stream_overlap $m $c
   echo "-- stream_overlap $m MiB / $c chunks: $(grep -h 'one chunk\|serial\|FAILED' $W/stream-$m.out | tr '\n' ' ')"
@@ -30,4 +30,4 @@ echo "-- stream_overlap 1024 MiB / 64 chunks, chunks split in halves over queues
 tail -2 $W/stream-1024-split.err
 
 echo "-- transfers: CUDA's same 3-stage stream (PyTorch streams, pinned memory), same configurations"
-step cuda-stream 90 python3 scripts/cuda_stream.py --stream-only 256/16 1024/64; cat $W/cuda-stream.out; tail -3 $W/cuda-stream.err
+step cuda-stream 120 python3 scripts/cuda_stream.py --stream-only 256/16 1024/64 2048/128; cat $W/cuda-stream.out; tail -3 $W/cuda-stream.err
