@@ -45,6 +45,8 @@ enum Spec {
     /// Tile, aligned strides.
     Wg(Precision, [u32; 3], bool),
     Tensor(Precision, TensorVariant),
+    /// The no-global shared-memory kernel with one half of its staging.
+    SmemPart(Precision, SmemShape, gemm::SmemPart),
 }
 
 fn pname(p: Precision) -> &'static str {
@@ -67,6 +69,7 @@ impl Spec {
                 if align { " align" } else { "" }
             ),
             Spec::Tensor(p, v) => v.name(p),
+            Spec::SmemPart(p, s, part) => gemm::smem_part_name(p, s, part),
         }
     }
 
@@ -80,6 +83,7 @@ impl Spec {
             }
             Spec::Wg(p, tile, align) => gemm::coopmat_wg_with(device, p, tile, align)?,
             Spec::Tensor(p, v) => gemm::coopmat_tensor(device, p, v)?,
+            Spec::SmemPart(p, s, part) => gemm::coopmat_smem_part(device, p, s, part)?,
         };
         Ok(
             r.map_err(|why| eprintln!("gemm: no {}: {why}", self.name()))
@@ -99,7 +103,8 @@ impl Spec {
 /// forms; 16-row groups and clamped layouts; then fp16 grouped); the other shared-memory
 /// shapes, row-major, then (bf16) grouped by 8 and 16 rows and with the loads two steps
 /// ahead; the
-/// no-global variants; the other workgroup-scope tiles.
+/// no-global variants, and (bf16) with their global loads alone or their shared-memory
+/// stores alone; the other workgroup-scope tiles.
 fn specs(device: &kiln::Device) -> Vec<Spec> {
     let mut ps = Vec::new();
     for p in [Precision::F16, Precision::Bf16] {
@@ -196,6 +201,16 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
     }
     for &s in &SMEM_SHAPES[..3] {
         v.extend(ps.iter().map(|&p| Spec::Smem(p, s, false, 1, 1)));
+    }
+    // Where the shared-memory kernel's time goes, bf16: its best shapes with the global
+    // loads alone and the shared-memory stores alone.
+    if bf16 {
+        for i in [2, 0, 3, 1] {
+            for part in [gemm::SmemPart::GlobalLoads, gemm::SmemPart::SharedStores] {
+                v.push(Spec::SmemPart(Precision::Bf16, SMEM_SHAPES[i], part));
+            }
+        }
+        v.push(Spec::Smem(Precision::Bf16, SMEM_SHAPES[3], false, 1, 1));
     }
     for &t in &gemm::WG_TILES[1..] {
         v.extend(ps.iter().map(|&p| Spec::Wg(p, t, false)));

@@ -1,5 +1,6 @@
 //! Code the examples share with the tests: GEMM on the tiled and cooperative-matrix paths
-//! (`gemm`: `examples/gemm.rs` and the `gemm` tests) and the cooperative-matrix ceiling
+//! (`gemm`, its workgroup-scope kernels in `gemm_wg`: `examples/gemm.rs` and the `gemm`
+//! tests) and the cooperative-matrix ceiling
 //! (`coopmat_peak`: `gemm --peak`), the seed scene (`scene`, rendered offscreen by
 //! `material_scene` and the golden-image test), the chunked stream over three queues
 //! (`stream`: the `stream_overlap` example and the `queues` tests) and the scene in a window
@@ -11,6 +12,8 @@
 pub mod coopmat_peak;
 #[path = "common/gemm.rs"]
 pub mod gemm;
+#[path = "common/gemm_wg.rs"]
+pub mod gemm_wg;
 #[path = "common/scene.rs"]
 pub mod scene;
 #[path = "common/stream.rs"]

@@ -31,11 +31,16 @@
 //!   constants ([`TensorVariant`], [`coopmat_tensor`]).
 //!
 //! M and N must be multiples of the workgroup tile (`Gemm::tile`), K of `Gemm::k_step`.
-//! Used by `examples/gemm.rs` (check and `--bench`) and the `gemm` tests.
+//! Used by `examples/gemm.rs` (check and `--bench`) and the `gemm` tests. The
+//! workgroup-scope kernels live in `gemm_wg.rs` (re-exported here).
 
 use kiln::{
     vk, Buffer, ComputePipeline, ComputePipelineDesc, ComputeProperties, CooperativeMatrixConfig,
     DescriptorSet, Device, Recorder, SpecValue, COMPONENT_TYPE_BFLOAT16_KHR,
+};
+
+pub use crate::gemm_wg::{
+    coopmat_tensor, coopmat_wg, coopmat_wg_with, wg_plan, TensorVariant, TENSOR_TILES, WG_TILES,
 };
 
 /// The input element type.
@@ -94,7 +99,7 @@ const TN: u32 = 4;
 
 /// A GEMM pipeline and its shape.
 pub struct Gemm {
-    pipeline: ComputePipeline,
+    pub(crate) pipeline: ComputePipeline,
     pub precision: Precision,
     /// `"tiled fp32"`, `"coopmat fp16"` / `"coopmat bf16"` (direct loads) or
     /// `"coopmat-smem fp16 128x128x32 w64x32"` (shared memory, workgroup and subgroup tile).
@@ -161,75 +166,6 @@ pub const SMEM_SHAPES: [SmemShape; 5] = [
         wn: 32,
     },
 ];
-
-/// The workgroup tiles (BM, BN, BK) the workgroup-scope kernel tries.
-pub const WG_TILES: [[u32; 3]; 4] = [
-    [128, 128, 32],
-    [128, 256, 32],
-    [128, 128, 64],
-    [256, 128, 32],
-];
-
-/// The workgroup tiles (BM, BN, BK) the tensor-addressing kernel tries, most promising
-/// first: 128x256x64 and 128x128x64 at 256 invocations are the large and medium tiles
-/// llama.cpp's VK_NV_cooperative_matrix2 matmul uses; then BK 32, the tall tiles, and
-/// 256x256 (whose fp32 accumulator is 256 values per invocation).
-pub const TENSOR_TILES: [[u32; 3]; 7] = [
-    [128, 256, 64],
-    [128, 128, 64],
-    [128, 256, 32],
-    [256, 128, 64],
-    [256, 128, 32],
-    [128, 128, 32],
-    [256, 256, 32],
-];
-
-/// The workgroup size for the workgroup-scope kernel at `tile` with input type `ab`
-/// (fp32 accumulate), from the device's VK_NV_cooperative_matrix2 properties `p`: the
-/// largest `workgroup_invocations` among the workgroup-scope flexible-dimension
-/// configurations of those types whose granularities divide the tile (within
-/// `flexible_dimensions_max_dimension` and `workgroup_scope_max_workgroup_size`), or why
-/// there is none. (The H200 lists 32, 64, 128 and 256 invocations, granularity 16x16x16
-/// up to 32x32x16; the first one, 32 invocations, made a 256x128 tile fail to compile.)
-pub fn wg_plan(
-    p: &kiln::CooperativeMatrix2Properties,
-    ab: vk::ComponentTypeKHR,
-    [bm, bn, bk]: [u32; 3],
-) -> Result<u32, String> {
-    let f32t = vk::ComponentTypeKHR::FLOAT32;
-    let mut seen = Vec::new();
-    let mut best: Option<u32> = None;
-    for c in &p.flexible_dimensions {
-        if c.scope != vk::ScopeKHR::WORKGROUP
-            || c.a_type != ab
-            || c.b_type != ab
-            || c.c_type != f32t
-            || c.result_type != f32t
-        {
-            continue;
-        }
-        seen.push(format!(
-            "{}x{}x{} granularity, {} invocations",
-            c.m_granularity, c.n_granularity, c.k_granularity, c.workgroup_invocations
-        ));
-        let max = p.flexible_dimensions_max_dimension;
-        let fits = |x: u32, g: u32| g > 0 && x.is_multiple_of(g) && x <= max;
-        if fits(bm, c.m_granularity)
-            && fits(bn, c.n_granularity)
-            && fits(bk, c.k_granularity)
-            && c.workgroup_invocations <= p.workgroup_scope_max_workgroup_size
-        {
-            best = best.max(Some(c.workgroup_invocations));
-        }
-    }
-    best.ok_or_else(|| {
-        format!(
-            "no workgroup-scope flexible-dimension configuration for {ab:?} x {ab:?} + FLOAT32 \
-         fits tile {bm}x{bn}x{bk} (max dimension {}, max workgroup {}; listed: {seen:?})",
-            p.flexible_dimensions_max_dimension, p.workgroup_scope_max_workgroup_size
-        )
-    })
-}
 
 /// How the shared-memory kernel runs a shape on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -351,7 +287,7 @@ pub fn coopmat_config(
     Ok(*c)
 }
 
-fn precision_name(p: Precision) -> &'static str {
+pub(crate) fn precision_name(p: Precision) -> &'static str {
     match p {
         Precision::F32 => "fp32",
         Precision::F16 => "fp16",
@@ -416,6 +352,47 @@ pub fn coopmat_smem_with(
     coopmat_smem_grouped(device, precision, shape, stream, 1, 1)
 }
 
+/// Which half of the shared-memory kernel's staging its no-global form keeps (spec
+/// constant 12): what each costs on its own (BENCHMARKS.md, "GEMM: where the time goes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmemPart {
+    /// Neither (`coopmat-smem-noglobal`).
+    None = 0,
+    /// The global loads of every step, into registers only (`-noglobal+loads`).
+    GlobalLoads = 1,
+    /// The shared-memory stores of every step, step 0's registers into the buffer the
+    /// next step reads (`-noglobal+stores`).
+    SharedStores = 2,
+}
+
+/// The no-global shared-memory kernel keeping `part` of the staging (checked like
+/// `coopmat-smem-noglobal`: every step multiplies the first K slice).
+pub fn coopmat_smem_part(
+    device: &Device,
+    precision: Precision,
+    shape: SmemShape,
+    part: SmemPart,
+) -> kiln::Result<Result<Gemm, String>> {
+    let r = smem_kernel(device, precision, shape, false, 1, 1, part as u32)?;
+    let Ok(mut g) = r else {
+        return Ok(r);
+    };
+    g.path = smem_part_name(precision, shape, part);
+    Ok(Ok(g))
+}
+
+/// `coopmat-smem-noglobal+loads bf16 128x256x16 w64x64` (`+stores`; no suffix for
+/// [`SmemPart::None`]).
+pub fn smem_part_name(precision: Precision, s: SmemShape, part: SmemPart) -> String {
+    let plain = smem_name(precision, s, false, 1, 1);
+    let suffix = match part {
+        SmemPart::None => "",
+        SmemPart::GlobalLoads => "+loads",
+        SmemPart::SharedStores => "+stores",
+    };
+    plain.replacen("-noglobal", &format!("-noglobal{suffix}"), 1)
+}
+
 /// [`coopmat_smem_with`] with the workgroups ordered `group` tile rows at a time, column
 /// by column inside a group (1: row-major; more shares B's columns and A's rows in L2
 /// between the workgroups running together), and the global loads issued `ahead` steps
@@ -428,6 +405,20 @@ pub fn coopmat_smem_grouped(
     stream: bool,
     group: u32,
     ahead: u32,
+) -> kiln::Result<Result<Gemm, String>> {
+    smem_kernel(device, precision, shape, stream, group, ahead, 0)
+}
+
+/// The shared-memory kernel with every spec constant (`part`: spec constant 12).
+#[allow(clippy::too_many_arguments)]
+fn smem_kernel(
+    device: &Device,
+    precision: Precision,
+    shape: SmemShape,
+    stream: bool,
+    group: u32,
+    ahead: u32,
+    part: u32,
 ) -> kiln::Result<Result<Gemm, String>> {
     if group == 0 {
         return Ok(Err("group must be at least 1 tile row".into()));
@@ -465,6 +456,7 @@ pub fn coopmat_smem_grouped(
         (9, SpecValue::Bool(stream)),
         (10, SpecValue::U32(group)),
         (11, SpecValue::U32(ahead)),
+        (12, SpecValue::U32(part)),
     ];
     let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
         spec: &spec,
@@ -510,225 +502,6 @@ pub fn smem_name(
         name += &format!(" a{ahead}");
     }
     name
-}
-
-/// The workgroup-scope cooperative-matrix GEMM (VK_NV_cooperative_matrix2) for
-/// `precision` (F16 or Bf16) and `tile` (BM, BN, BK), or why the device cannot run it (no
-/// workgroup scope or flexible dimensions enabled, no fitting configuration: [`wg_plan`]).
-pub fn coopmat_wg(
-    device: &Device,
-    precision: Precision,
-    tile: [u32; 3],
-) -> kiln::Result<Result<Gemm, String>> {
-    coopmat_wg_with(device, precision, tile, false)
-}
-
-/// [`coopmat_wg`], with `align` the strides and offsets computed from `K & !7` and `N & !7`
-/// (the compiler can then prove every row 16-byte aligned; the path name ends in ` align`).
-pub fn coopmat_wg_with(
-    device: &Device,
-    precision: Precision,
-    tile: [u32; 3],
-    align: bool,
-) -> kiln::Result<Result<Gemm, String>> {
-    if let Err(why) = coopmat_config(device, precision) {
-        return Ok(Err(why));
-    }
-    let f = device.features().cooperative_matrix2;
-    if !(f.workgroup_scope && f.flexible_dimensions) {
-        return Ok(Err(format!(
-            "{} has no VK_NV_cooperative_matrix2 cooperativeMatrixWorkgroupScope + \
-             cooperativeMatrixFlexibleDimensions enabled ({f:?}; absent, or the validation \
-             layer predates it: run with KILN_VALIDATION=0)",
-            device.info().name
-        )));
-    }
-    let ab = match precision {
-        Precision::Bf16 => COMPONENT_TYPE_BFLOAT16_KHR,
-        _ => vk::ComponentTypeKHR::FLOAT16,
-    };
-    let p = device.compute_properties();
-    let wg = match wg_plan(&p.cooperative_matrix2, ab, tile) {
-        Ok(wg) => wg,
-        Err(why) => return Ok(Err(why)),
-    };
-    let module = match precision {
-        Precision::Bf16 => kiln::include_spirv!("coopmat/gemm_coopmat_wg_bf16.comp")?,
-        _ => kiln::include_spirv!("coopmat/gemm_coopmat_wg.comp")?,
-    };
-    let [bm, bn, bk] = tile;
-    let spec = [
-        (3, SpecValue::U32(wg)),
-        (4, SpecValue::U32(bm)),
-        (5, SpecValue::U32(bn)),
-        (6, SpecValue::U32(bk)),
-        (7, SpecValue::Bool(align)),
-    ];
-    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
-        spec: &spec,
-        required_subgroup_size: Some(p.subgroup_size),
-        full_subgroups: true,
-        ..ComputePipelineDesc::new(&module, "main")
-    })?;
-    Ok(Ok(Gemm {
-        pipeline,
-        precision,
-        path: format!(
-            "coopmat-wg {} {bm}x{bn}x{bk} wg{wg}{}",
-            precision_name(precision),
-            if align { " align" } else { "" }
-        ),
-        tile: [bm, bn],
-        k_step: bk,
-        fragment: Some([bm, bn, bk]),
-        reuses_first_slice: false,
-    }))
-}
-
-/// One variant of the tensor-addressing kernel (its spec constants).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TensorVariant {
-    /// BM, BN, BK.
-    pub tile: [u32; 3],
-    /// Workgroup order: `group` tile rows at a time, column by column inside a group (1:
-    /// row-major; more shares B's columns in L2 between the workgroups running together).
-    pub group: u32,
-    /// The tensor layouts' clamp mode `Constant` (else `Undefined`: every element is in
-    /// bounds for whole tiles).
-    pub clamp: bool,
-    /// The next step's loads before this step's multiply-add (else after it).
-    pub pipe: bool,
-    /// The GEMM; false: every step loads the first K slice again (what the workgroup-scope
-    /// multiply-adds cost without the global traffic; checked against
-    /// [`Gemm::expected`] with `reuses_first_slice`).
-    pub stream: bool,
-    /// Row strides given as `K & !7` / `N & !7`, which tells the compiler that every row
-    /// starts 16-byte aligned (else K and N, which it cannot prove aligned).
-    pub align: bool,
-    /// K steps per trip of the outer loop (an inner loop of constant trip count the driver
-    /// can unroll); K must be a multiple of `BK · unroll` ([`Gemm::k_step`]). At least 1.
-    pub unroll: u32,
-}
-
-impl TensorVariant {
-    /// `tile` in row-major order, unclamped, loads after the multiply-add.
-    pub const fn plain(tile: [u32; 3]) -> Self {
-        TensorVariant {
-            tile,
-            group: 1,
-            clamp: false,
-            pipe: false,
-            stream: true,
-            align: false,
-            unroll: 1,
-        }
-    }
-
-    /// The name of this variant for `precision` (before its workgroup size is known):
-    /// `coopmat-tensor bf16 128x256x64 g8 clamp pipe align u8` (`coopmat-tensor-noglobal …`
-    /// without `stream`).
-    pub fn name(&self, precision: Precision) -> String {
-        let [bm, bn, bk] = self.tile;
-        let mut name = format!(
-            "coopmat-tensor{} {} {bm}x{bn}x{bk} g{}",
-            if self.stream { "" } else { "-noglobal" },
-            precision_name(precision),
-            self.group,
-        );
-        for (on, word) in [
-            (self.clamp, " clamp"),
-            (self.pipe, " pipe"),
-            (self.align, " align"),
-        ] {
-            if on {
-                name += word;
-            }
-        }
-        if self.unroll > 1 {
-            name += &format!(" u{}", self.unroll);
-        }
-        name
-    }
-}
-
-/// The workgroup-scope cooperative-matrix GEMM with tensor addressing
-/// (`gemm_coopmat_tensor.spvasm`) for `precision` (F16 or Bf16) and variant `v`; or why the
-/// device cannot run it (no workgroup scope, flexible dimensions or tensor addressing
-/// enabled, no fitting configuration: [`wg_plan`]; `group` or `unroll` 0, `unroll` over 1
-/// without `stream`).
-pub fn coopmat_tensor(
-    device: &Device,
-    precision: Precision,
-    v: TensorVariant,
-) -> kiln::Result<Result<Gemm, String>> {
-    let TensorVariant {
-        tile,
-        group,
-        clamp,
-        pipe,
-        stream,
-        align,
-        unroll,
-    } = v;
-    if let Err(why) = coopmat_config(device, precision) {
-        return Ok(Err(why));
-    }
-    let f = device.features().cooperative_matrix2;
-    if !(f.workgroup_scope && f.flexible_dimensions && f.tensor_addressing) {
-        return Ok(Err(format!(
-            "{} has no VK_NV_cooperative_matrix2 cooperativeMatrixWorkgroupScope + \
-             cooperativeMatrixFlexibleDimensions + cooperativeMatrixTensorAddressing enabled \
-             ({f:?}; absent, or the validation layer predates it: run with KILN_VALIDATION=0)",
-            device.info().name
-        )));
-    }
-    if group == 0 || unroll == 0 || (!stream && unroll > 1) {
-        return Ok(Err(format!(
-            "group {group}, unroll {unroll}: both must be at least 1, and unroll 1 without \
-             stream (the no-global reference multiplies one BK slice per step)"
-        )));
-    }
-    let ab = match precision {
-        Precision::Bf16 => COMPONENT_TYPE_BFLOAT16_KHR,
-        _ => vk::ComponentTypeKHR::FLOAT16,
-    };
-    let p = device.compute_properties();
-    let wg = match wg_plan(&p.cooperative_matrix2, ab, tile) {
-        Ok(wg) => wg,
-        Err(why) => return Ok(Err(why)),
-    };
-    let module = match precision {
-        Precision::Bf16 => kiln::include_spirv!("coopmat/gemm_coopmat_tensor_bf16.comp")?,
-        _ => kiln::include_spirv!("coopmat/gemm_coopmat_tensor.comp")?,
-    };
-    let [bm, bn, bk] = tile;
-    let spec = [
-        (3, SpecValue::U32(wg)),
-        (4, SpecValue::U32(bm)),
-        (5, SpecValue::U32(bn)),
-        (6, SpecValue::U32(bk)),
-        (7, SpecValue::U32(group)),
-        (8, SpecValue::U32(u32::from(clamp))),
-        (9, SpecValue::Bool(pipe)),
-        (10, SpecValue::Bool(stream)),
-        (11, SpecValue::Bool(align)),
-        (12, SpecValue::U32(unroll)),
-    ];
-    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
-        spec: &spec,
-        required_subgroup_size: Some(p.subgroup_size),
-        full_subgroups: true,
-        ..ComputePipelineDesc::new(&module, "main")
-    })?;
-    Ok(Ok(Gemm {
-        pipeline,
-        precision,
-        path: format!("{} wg{wg}", v.name(precision)),
-        tile: [bm, bn],
-        k_step: bk * unroll,
-        fragment: Some([bm, bn, bk]),
-        reuses_first_slice: !stream,
-    }))
 }
 
 impl Gemm {

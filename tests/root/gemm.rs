@@ -601,6 +601,35 @@ fn grouped_and_two_ahead_shared_memory_kernels_are_named_refuse_bad_values_or_ru
         gemm::TensorVariant::plain([128, 128, 32]).name(Precision::F16),
         "coopmat-tensor fp16 128x128x32 g1"
     );
+    // The no-global kernel with one half of its staging: named, and exact against the
+    // first-slice product.
+    assert_eq!(
+        gemm::smem_part_name(Precision::Bf16, s, gemm::SmemPart::GlobalLoads),
+        "coopmat-smem-noglobal+loads bf16 128x256x16 w64x64"
+    );
+    assert_eq!(
+        gemm::smem_part_name(Precision::Bf16, s, gemm::SmemPart::SharedStores),
+        "coopmat-smem-noglobal+stores bf16 128x256x16 w64x64"
+    );
+    for part in [
+        gemm::SmemPart::None,
+        gemm::SmemPart::GlobalLoads,
+        gemm::SmemPart::SharedStores,
+    ] {
+        match gemm::coopmat_smem_part(&device, Precision::Bf16, s, part).unwrap() {
+            Ok(g) => {
+                assert!(g.reuses_first_slice);
+                assert_eq!(g.path, gemm::smem_part_name(Precision::Bf16, s, part));
+                let dims = [g.tile[0] * 2, g.tile[1], g.k_step * 5];
+                let [m, n, k] = dims.map(|x| x as usize);
+                let a = gemm::inputs(m * k, 73, 1.0);
+                let b = gemm::inputs(k * n, 74, 1.0);
+                let c = g.run(&device, &a, &b, dims).unwrap();
+                assert_eq!(c, g.expected(&a, &b, dims), "{}", g.path);
+            }
+            Err(why) => assert!(!device.features().cooperative_matrix, "{why}"),
+        }
+    }
     for (group, ahead) in [(0, 1), (1, 3), (1, 1), (8, 1), (1, 2), (8, 2)] {
         let r = gemm::coopmat_smem_grouped(&device, Precision::F16, s, true, group, ahead);
         match r.unwrap() {

@@ -27,7 +27,12 @@
 // memory at the end of this step; 2: two register sets, the loads for step s+2 issued at
 // step s, so that each load has two steps of multiply-adds to arrive; the same single
 // barrier per step and two shared buffers: step s+1's set is stored into the buffer no
-// one reads during step s). The host
+// one reads during step s); 12 PART, with STREAM false, which half of the staging the
+// no-global loop keeps (0: neither; 1: the global loads of every step, into registers only,
+// their values folded into a word that is stored only if M is 0 (never: the compiler keeps
+// the loads); 2: the shared-memory stores of every step, step 0's registers stored into
+// the buffer the next step reads, the buffers alternating as in the GEMM; both compute
+// the no-global product). The host
 // checks: (BM/WM)·(BN/WN) subgroups of WG; BM·BK/8 and BK·BN/8 multiples of WG; shared
 // memory 16·2·(BM·(BK/8+1) + BK·(BN/8+1)) bytes within maxComputeSharedMemorySize; M, N
 // multiples of BM, BN and K of BK. Dispatch: (M/BM)·(N/BN) workgroups in x.
@@ -49,6 +54,7 @@ layout(constant_id = 8) const uint WN = 32;
 layout(constant_id = 9) const bool STREAM = true;
 layout(constant_id = 10) const uint GROUP = 1;
 layout(constant_id = 11) const uint AHEAD = 1;
+layout(constant_id = 12) const uint PART = 0;
 layout(set = 0, binding = 0) readonly buffer A { uvec4 a[]; };
 layout(set = 0, binding = 1) readonly buffer B { uvec4 b[]; };
 layout(set = 0, binding = 2) writeonly buffer C { float c[]; };
@@ -154,11 +160,27 @@ void main() {
             STEP2(s, ra, rb, ra1, rb1)
             if (s + 1u < steps) { STEP2(s + 1u, ra1, rb1, ra, rb) }
         }
-    } else {
+    } else if (!STREAM && PART == 1u) {
+        // The global loads of the GEMM without their shared-memory stores.
+        uvec4 sink = uvec4(0u);
+        uvec4 la[AL];
+        uvec4 lb[BL];
         for (uint s = 0u; s < steps; s++) {
-            uint cur = STREAM ? (s & 1u) : 0u;
-            bool more = STREAM && s + 1u < steps;
-            if (more) { GLOAD(s + 1u, ra, rb) }
+            if (s + 1u < steps) { GLOAD(s + 1u, la, lb) }
+            MMA(0u)
+            [[unroll]] for (uint i = 0u; i < AL; i++) { sink ^= la[i]; }
+            [[unroll]] for (uint i = 0u; i < BL; i++) { sink ^= lb[i]; }
+            barrier();
+        }
+        if (dims.M == 0u) { c[tid] = float(sink.x ^ sink.y ^ sink.z ^ sink.w); }
+    } else {
+        // PART 2: the shared-memory stores of the GEMM without its global loads (step 0's
+        // registers into the buffer the next step reads).
+        bool stores = !STREAM && PART == 2u;
+        for (uint s = 0u; s < steps; s++) {
+            uint cur = STREAM || stores ? (s & 1u) : 0u;
+            bool more = (STREAM || stores) && s + 1u < steps;
+            if (more && STREAM) { GLOAD(s + 1u, ra, rb) }
             MMA(cur)
             if (more) { SSTORE(cur ^ 1u, ra, rb) }
             barrier();
