@@ -165,9 +165,9 @@ pub struct TensorVariant {
     pub clamp: bool,
     /// The next step's loads before this step's multiply-add (else after it).
     pub pipe: bool,
-    /// The GEMM; false: every step loads the first K slice again (what the workgroup-scope
-    /// multiply-adds cost without the global traffic; checked against
-    /// [`Gemm::expected`] with `reuses_first_slice`).
+    /// The GEMM; false: step j loads K slice j & 1, the first two alternately (what the
+    /// workgroup-scope multiply-adds cost without the global traffic; checked against
+    /// [`Gemm::expected`] with `reuses_first_slice` and `k_step` 2·BK).
     pub stream: bool,
     /// Row strides given as `K & !7` / `N & !7`, which tells the compiler that every row
     /// starts 16-byte aligned (else K and N, which it cannot prove aligned).
@@ -249,10 +249,12 @@ pub fn coopmat_tensor(
             device.info().name
         )));
     }
-    if group == 0 || unroll == 0 || (!stream && unroll > 1) {
+    if group == 0 || unroll == 0 || (!stream && (unroll > 1 || !tile[2].is_power_of_two())) {
         return Ok(Err(format!(
-            "group {group}, unroll {unroll}: both must be at least 1, and unroll 1 without \
-             stream (the no-global reference multiplies one BK slice per step)"
+            "group {group}, unroll {unroll}, BK {}: group and unroll must be at least 1; \
+             without stream, unroll 1 and BK a power of two (the no-global form alternates \
+             between the first two BK slices)",
+            tile[2]
         )));
     }
     let ab = match precision {
@@ -292,7 +294,7 @@ pub fn coopmat_tensor(
         precision,
         path: format!("{} wg{wg}", v.name(precision)),
         tile: [bm, bn],
-        k_step: bk * unroll,
+        k_step: if stream { bk * unroll } else { 2 * bk },
         fragment: Some([bm, bn, bk]),
         reuses_first_slice: !stream,
     }))

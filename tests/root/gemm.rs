@@ -484,7 +484,8 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
     }
     // The tiles in row-major and grouped order (3 tile rows: the grouped order's last group
     // is partial), both clamp modes, the loads before and after the multiply-add, the
-    // no-global form (against (K/BK)·A[:, :BK]·B[:BK, :]): exact, or absent with a reason.
+    // no-global form (alternating the first two slices: against (K/2BK)·A[:, :2BK]·B[:2BK, :]):
+    // exact, or absent with a reason.
     let mut ran = 0;
     for prec in [Precision::F16, Precision::Bf16] {
         for (i, tile) in gemm::TENSOR_TILES.into_iter().enumerate() {
@@ -499,6 +500,7 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
                     (2, true, false, true, false, 1),
                     (1, false, false, false, false, 1),
                     (1, false, true, false, true, 1),
+                    (8, true, false, false, true, 1),
                     (2, false, false, true, true, 2),
                     (2, false, true, true, true, 3),
                 ],
@@ -524,6 +526,14 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
                         let b = gemm::inputs(k * n, 62, 1.0);
                         let c = g.run(&device, &a, &b, dims).unwrap();
                         assert_eq!(g.reuses_first_slice, !stream);
+                        assert_eq!(
+                            g.k_step,
+                            if stream {
+                                tile[2] * unroll
+                            } else {
+                                2 * tile[2]
+                            }
+                        );
                         assert_eq!(c, g.expected(&a, &b, dims), "{}", g.path);
                         ran += 1;
                     }
@@ -556,6 +566,10 @@ fn tensor_addressing_kernels_reflect_and_need_cooperative_matrix2_or_run_exactly
             unroll: 2,
             stream: false,
             ..gemm::TensorVariant::plain([128, 128, 32])
+        },
+        gemm::TensorVariant {
+            stream: false,
+            ..gemm::TensorVariant::plain([128, 128, 48])
         },
     ] {
         let e = gemm::coopmat_tensor(&device, Precision::F16, bad).unwrap();
