@@ -1,4 +1,5 @@
-//! Rows 1, 2 and 6: dispatch recording, round trip, descriptor sets. All use
+//! Rows 1 and 2: dispatch recording and round trip (row 6, descriptor sets, in
+//! `descriptor_sets.rs`, on this file's [`Fixture`]). All use
 //! `kiln-bench/shaders/six.comp` (one set of 6 bindings: 2 uniform + 4 storage buffers, 16 bytes
 //! of push constants) with several pipelines (specializations) and several sets.
 
@@ -7,13 +8,13 @@ use std::time::Instant;
 use ash::vk;
 use kiln::{
     Buffer, BufferDesc, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device,
-    MemoryLocation, PushWrite, SpecValue,
+    MemoryLocation, SpecValue,
 };
 
 use super::raw::{Ctx, Raw};
 use super::{best, median, ns_since, percentile, thread_cpu_ns, BenchResult, Opts, Peer, Row};
 
-const TYPES: [vk::DescriptorType; 6] = [
+pub(super) const TYPES: [vk::DescriptorType; 6] = [
     vk::DescriptorType::UNIFORM_BUFFER,
     vk::DescriptorType::UNIFORM_BUFFER,
     vk::DescriptorType::STORAGE_BUFFER,
@@ -37,20 +38,20 @@ pub(super) struct Params {
 /// The same objects made through kiln and through raw ash.
 pub(super) struct Fixture {
     pub pipes: Vec<ComputePipeline>,
-    bufs: Vec<Buffer>,
+    pub bufs: Vec<Buffer>,
     pub sets: Vec<DescriptorSet>,
-    r_set_layout: vk::DescriptorSetLayout,
+    pub r_set_layout: vk::DescriptorSetLayout,
     pub r_layout: vk::PipelineLayout,
     pub r_pipes: Vec<vk::Pipeline>,
     r_pool: vk::DescriptorPool,
     pub r_sets: Vec<vk::DescriptorSet>,
 }
 
-fn set_buffers(bufs: &[Buffer], s: usize) -> [vk::Buffer; 6] {
+pub(super) fn set_buffers(bufs: &[Buffer], s: usize) -> [vk::Buffer; 6] {
     std::array::from_fn(|j| bufs[(s + j) % BUFS].raw())
 }
 
-fn pool_sizes(sets: u32) -> [vk::DescriptorPoolSize; 2] {
+pub(super) fn pool_sizes(sets: u32) -> [vk::DescriptorPoolSize; 2] {
     [
         vk::DescriptorPoolSize {
             ty: vk::DescriptorType::UNIFORM_BUFFER,
@@ -175,7 +176,7 @@ pub fn rows(
         wait_variants(device, raw, &fx, &ctx, &p, m)?;
         let body = |cb: vk::CommandBuffer| record_body(raw, &fx, cb, &p);
         super::floors::run(raw, device.features().timeline_semaphore, &body, m)?;
-        rows.extend(descriptor_sets(device, raw, &fx, &ctx, opts)?);
+        rows.extend(super::descriptor_sets::rows(device, raw, &fx, &ctx, opts)?);
         rows.extend(super::scopes::rows(device, raw, &fx, &ctx, opts)?);
         Ok(rows)
     })();
@@ -682,199 +683,4 @@ fn wait_variants(
         unsafe { raw.d.destroy_semaphore(s, None) };
     }
     out
-}
-
-/// Row 6: allocate a set, write its 6 bindings, bind it; ns per set. With
-/// VK_KHR_push_descriptor also its push-descriptor variant: the 6 buffers given with one
-/// `push_descriptor_set` per "set" (no pool, no set object), against the same raw set
-/// path.
-fn descriptor_sets(
-    device: &Device,
-    raw: &Raw,
-    fx: &Fixture,
-    ctx: &Ctx,
-    opts: &Opts,
-) -> BenchResult<Vec<Row>> {
-    let k = if opts.quick { 256 } else { 2_000 };
-    let rounds = if opts.quick { 3 } else { 9 };
-    let pool = raw.pool(&pool_sizes(k as u32), k as u32)?;
-    let (mut kt, mut rt, mut pt) = (Vec::new(), Vec::new(), Vec::new());
-    let module = kiln::include_spirv!("six.comp")?;
-    let pushed = if device.features().push_descriptor {
-        Some(device.compute_pipeline_with(&ComputePipelineDesc {
-            spec: &[(0, SpecValue::U32(0))],
-            push_descriptor_set: Some(0),
-            ..ComputePipelineDesc::new(&module, "main")
-        })?)
-    } else {
-        None
-    };
-    // The raw push-descriptor path: the same pipeline with a push set layout.
-    let raw_push = if pushed.is_some() {
-        let set_layout = raw.set_layout_with(
-            &TYPES,
-            vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR,
-        )?;
-        let layout = raw.pipeline_layout(set_layout, 16)?;
-        let pipe = raw.pipeline(vk::PipelineCache::null(), layout, module.words(), &[(0, 0)])?;
-        Some((set_layout, layout, pipe, raw.push_descriptor()))
-    } else {
-        None
-    };
-    let mut rpt = Vec::new();
-    let result = (|| -> BenchResult<()> {
-        for _ in 0..rounds {
-            if let Some((_, layout, pipe, push)) = &raw_push {
-                raw.begin(ctx)?;
-                let d = &raw.d;
-                // SAFETY: `cb` is recording; the pipeline is alive.
-                unsafe { d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, *pipe) };
-                let t0 = Instant::now();
-                for i in 0..k {
-                    let bufs = set_buffers(&fx.bufs, i);
-                    let infos: [vk::DescriptorBufferInfo; 6] =
-                        std::array::from_fn(|j| vk::DescriptorBufferInfo {
-                            buffer: bufs[j],
-                            offset: 0,
-                            range: vk::WHOLE_SIZE,
-                        });
-                    let writes: [vk::WriteDescriptorSet<'_>; 6] = std::array::from_fn(|j| {
-                        vk::WriteDescriptorSet::default()
-                            .dst_binding(j as u32)
-                            .descriptor_type(TYPES[j])
-                            .buffer_info(std::slice::from_ref(&infos[j]))
-                    });
-                    // SAFETY: `cb` is recording with a pipeline of `layout` bound; set 0
-                    // is its push set; every binding is written with a live buffer.
-                    unsafe {
-                        push.cmd_push_descriptor_set(
-                            ctx.cb,
-                            vk::PipelineBindPoint::COMPUTE,
-                            *layout,
-                            0,
-                            &writes,
-                        )
-                    };
-                }
-                rpt.push(ns_since(t0) / k as f64);
-                raw.submit_wait(ctx)?;
-            }
-            if let Some(pushed) = &pushed {
-                let t = device.execute(|r| {
-                    r.bind_pipeline(pushed)?;
-                    let t0 = Instant::now();
-                    for i in 0..k {
-                        let b = |j: usize| &fx.bufs[(i + j) % BUFS];
-                        r.push_descriptor_set(
-                            0,
-                            &[
-                                PushWrite::buffer(0, b(0)),
-                                PushWrite::buffer(1, b(1)),
-                                PushWrite::buffer(2, b(2)),
-                                PushWrite::buffer(3, b(3)),
-                                PushWrite::buffer(4, b(4)),
-                                PushWrite::buffer(5, b(5)),
-                            ],
-                        )?;
-                    }
-                    Ok(ns_since(t0))
-                })?;
-                pt.push(t / k as f64);
-            }
-            let t0 = Instant::now();
-            let mut sets = Vec::with_capacity(k);
-            for i in 0..k {
-                let mut s = fx.pipes[0].descriptor_set(0)?;
-                // One batched update, like the raw side's single vkUpdateDescriptorSets.
-                let b = |j: usize| &fx.bufs[(i + j) % BUFS];
-                s.write_buffers(&[
-                    (0, b(0)),
-                    (1, b(1)),
-                    (2, b(2)),
-                    (3, b(3)),
-                    (4, b(4)),
-                    (5, b(5)),
-                ])?;
-                sets.push(s);
-            }
-            let alloc = ns_since(t0);
-            let bind = device.execute(|r| {
-                r.bind_pipeline(&fx.pipes[0])?;
-                let t0 = Instant::now();
-                for s in &sets {
-                    r.bind_set(0, s)?;
-                }
-                Ok(ns_since(t0))
-            })?;
-            drop(sets);
-            kt.push((alloc + bind) / k as f64);
-
-            // SAFETY: no set of the pool is in use (the last submission was waited on).
-            unsafe {
-                raw.d
-                    .reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty())?
-            };
-            let t0 = Instant::now();
-            let mut sets = Vec::with_capacity(k);
-            for i in 0..k {
-                let s = raw.alloc_set(pool, fx.r_set_layout)?;
-                raw.write_set(s, &TYPES, &set_buffers(&fx.bufs, i));
-                sets.push(s);
-            }
-            let alloc = ns_since(t0);
-            raw.begin(ctx)?;
-            let d = &raw.d;
-            // SAFETY: `cb` is recording; the pipeline is alive.
-            unsafe { d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]) };
-            let t0 = Instant::now();
-            for s in &sets {
-                // SAFETY: `cb` is recording; each set is fully written and compatible.
-                unsafe {
-                    d.cmd_bind_descriptor_sets(
-                        ctx.cb,
-                        vk::PipelineBindPoint::COMPUTE,
-                        fx.r_layout,
-                        0,
-                        &[*s],
-                        &[],
-                    )
-                };
-            }
-            let bind = ns_since(t0);
-            raw.submit_wait(ctx)?;
-            rt.push((alloc + bind) / k as f64);
-        }
-        Ok(())
-    })();
-    // SAFETY: every submission using the pool's sets and the raw push pipeline was waited on.
-    unsafe {
-        raw.d.destroy_descriptor_pool(pool, None);
-        if let Some((set_layout, layout, pipe, _)) = raw_push {
-            raw.d.destroy_pipeline(pipe, None);
-            raw.d.destroy_pipeline_layout(layout, None);
-            raw.d.destroy_descriptor_set_layout(set_layout, None);
-        }
-    }
-    result?;
-    let mut rows = vec![Row::new(
-        "descriptor set alloc+write+bind",
-        "ns",
-        best(&kt),
-        best(&rt),
-    )];
-    if !pt.is_empty() {
-        rows.push(Row::new(
-            "descriptor set alloc+write+bind (push descriptor)",
-            "ns",
-            best(&pt),
-            best(&rt),
-        ));
-        rows.push(Row::new(
-            "push descriptor set, 6 buffers",
-            "ns",
-            best(&pt),
-            best(&rpt),
-        ));
-    }
-    Ok(rows)
 }

@@ -29,6 +29,7 @@
 
 mod barriers;
 mod chain;
+mod descriptor_sets;
 mod dispatch;
 mod floors;
 mod hostmem;
