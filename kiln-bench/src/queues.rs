@@ -200,15 +200,20 @@ fn size_rows(
     unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), raw_host.ptr, size as usize) };
     let r = (|| -> BenchResult<[f64; 4]> {
         let (mut ku, mut kd, mut ru, mut rd) = (vec![], vec![], vec![], vec![]);
+        let (mut up_parts, mut down_parts) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
             let t = Instant::now();
-            up.upload_from_host(&host, 0, &dst, 0, size)?.wait()?;
+            let transfer = up.upload_from_host(&host, 0, &dst, 0, size)?;
+            up_parts.push(transfer.parts().iter().map(|p| p.0).collect::<Vec<_>>());
+            transfer.wait()?;
             ku.push(gbs(size, t));
             let t = Instant::now();
             queues.copy(raw_host.buf, dst.raw(), size, false)?;
             ru.push(gbs(size, t));
             let t = Instant::now();
-            down.read_to_host(&dst, 0, &mut host, 0, size)?.wait()?;
+            let transfer = down.read_to_host(&dst, 0, &mut host, 0, size)?;
+            down_parts.push(transfer.parts().iter().map(|p| p.0).collect::<Vec<_>>());
+            transfer.wait()?;
             kd.push(gbs(size, t));
             let t = Instant::now();
             queues.copy(dst.raw(), raw_host.buf, size, true)?;
@@ -217,6 +222,20 @@ fn size_rows(
         if host.as_slice()? != &data[..] {
             return Err("kiln pinned readback differs from the upload".into());
         }
+        let list = |v: &[f64]| {
+            v.iter()
+                .map(|x| format!("{x:.1}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        note(format!(
+            "pinned {name}: kiln upload rounds {} on kiln queues {up_parts:?}; raw (one copy) {} | \
+             kiln readback rounds {} on {down_parts:?}; raw {} (GB/s)",
+            list(&ku),
+            list(&ru),
+            list(&kd),
+            list(&rd)
+        ));
         Ok([
             median(&mut ku),
             median(&mut ru),

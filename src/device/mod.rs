@@ -127,8 +127,8 @@ pub struct DeviceDesc {
     /// `KILN_READBACK_QUEUE` environment variable where set, else kiln's policy).
     pub readback_queue: ReadbackQueue,
     /// How large copies between host buffers (or imported memory) and device buffers are
-    /// split over queues ([`TransferSplit`]: by default copies of 64 MiB or more in two
-    /// parts on two queues); `None` = the `KILN_TRANSFER_SPLIT` environment variable where
+    /// split over queues ([`TransferSplit`]: by default copies of 64 MiB or more in up to
+    /// three parts on three queues); `None` = the `KILN_TRANSFER_SPLIT` environment variable where
     /// set (`off`, `<parts>` or `<parts>:<min MiB>`), else [`TransferSplit::DEFAULT`].
     pub transfer_split: Option<TransferSplit>,
     /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see

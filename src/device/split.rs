@@ -43,7 +43,11 @@ pub const SPLIT_ALIGN: u64 = 64 << 10;
 /// over the two transfer queues); a readback at 37.0 alone ran at 49.8 in halves over the
 /// two transfer queues; at the fast rate, 1 GiB in halves gave 49.8–50.9 up and 51.4–51.7
 /// down (one copy: 48.8–49.2 / 51.0). Parts on different queues run on different engines
-/// at once, so the slow rate of one no longer sets the copy's rate.
+/// at once, so the slow rate of one no longer sets the copy's rate. Run D (2026-12-02, two
+/// processes, 9 rounds each, raw `ash` the same): uploads of 256 MiB / 1 GiB at 48.8–48.9 /
+/// 49.3–49.4 in one part, 49.8–49.9 / 50.2–50.3 in 2 ([transfer, main]), 50.6 / 51.0 in 3
+/// (+ the other transfer queue), 50.6 / 51.0–51.1 in 4 (+ compute); readbacks 50.8 / 51.2
+/// in one part, 51.0 / 51.4 in 2, 51.3–51.4 / 51.9 in 3, 51.5 / 52.0 in 4: hence 3 parts.
 ///
 /// **Ordering.** Each part is a submission that waits, like any other, for the pending
 /// work on other queues that uses its buffers (the stamps), but not for the copy's other
@@ -54,15 +58,16 @@ pub struct TransferSplit {
     /// Copies of at least this many bytes are split; default 64 MiB (smaller copies, such
     /// as a stream's chunks, stay on the queue they were submitted to).
     pub min_bytes: u64,
-    /// The most parts, hence queues, one copy is split into (1: never split); default 2.
+    /// The most parts, hence queues, one copy is split into (1: never split); default 3.
     pub max_parts: u32,
 }
 
 impl TransferSplit {
-    /// kiln's default: copies of 64 MiB or more in 2 parts.
+    /// kiln's default: copies of 64 MiB or more in up to 3 parts (H200 run D: 3 parts
+    /// held 50.6–51.0 GB/s up at 256 MiB and 1 GiB in two processes, 2 parts 49.8–50.3).
     pub const DEFAULT: TransferSplit = TransferSplit {
         min_bytes: 64 << 20,
-        max_parts: 2,
+        max_parts: 3,
     };
 
     /// Never split: every copy is one copy on the queue it was submitted to.
@@ -190,7 +195,7 @@ pub(super) fn from_desc(desc: Option<TransferSplit>) -> TransferSplit {
         Ok(v) => parse_transfer_split(&v).unwrap_or_else(|| {
             log::warn!(
                 "KILN-W015: KILN_TRANSFER_SPLIT=`{v}` is not `off`, `<parts>` or \
-                 `<parts>:<min MiB>` (e.g. `2:64`); kiln's default (2 parts from 64 MiB) is used"
+                 `<parts>:<min MiB>` (e.g. `2:64`); kiln's default (3 parts from 64 MiB) is used"
             );
             TransferSplit::DEFAULT
         }),
@@ -323,7 +328,30 @@ mod tests {
 
     #[test]
     fn h200_uploads_pair_the_transfer_queue_with_the_main_queue() {
-        let s = TransferSplit::DEFAULT;
+        // The default: 3 parts, uploads [transfer 0, main, transfer 1], readbacks
+        // [transfer 1, transfer 0, main].
+        let d = TransferSplit::DEFAULT;
+        let third = 357_913_942u64.next_multiple_of(SPLIT_ALIGN);
+        let parts: Vec<(usize, u64, u64)> = d
+            .plan(&H200, 2, true, 1 << 30)
+            .iter()
+            .map(|p| (p.queue, p.offset, p.len))
+            .collect();
+        assert_eq!(
+            parts,
+            vec![
+                (2, 0, third),
+                (0, third, third),
+                (3, 2 * third, (1 << 30) - 2 * third)
+            ]
+        );
+        let q: Vec<usize> = d
+            .plan(&H200, 3, false, 1 << 30)
+            .iter()
+            .map(|p| p.queue)
+            .collect();
+        assert_eq!(q, vec![3, 2, 0]);
+        let s = TransferSplit { max_parts: 2, ..d };
         let p = s.plan(&H200, 2, true, 1 << 30);
         assert_eq!(
             p,
@@ -395,7 +423,7 @@ mod tests {
         };
         one(max1.plan(&H200, 3, false, 1 << 30), 3, 1 << 30);
         // Exactly the threshold splits.
-        assert_eq!(s.plan(&H200, 2, true, 64 << 20).len(), 2);
+        assert_eq!(s.plan(&H200, 2, true, 64 << 20).len(), 3);
         // A device with a main and one transfer queue: the two share a copy.
         let two = [Main, Transfer];
         let q: Vec<usize> = s

@@ -92,9 +92,9 @@ impl ShaderCopy {
         let pipeline = raw.pipeline(vk::PipelineCache::null(), layout, module.words(), &[])?;
         let sizes = [vk::DescriptorPoolSize {
             ty: vk::DescriptorType::STORAGE_BUFFER,
-            descriptor_count: 32,
+            descriptor_count: 128,
         }];
-        let pool = raw.pool(&sizes, 16)?;
+        let pool = raw.pool(&sizes, 64)?;
         Ok(ShaderCopy {
             set_layout,
             layout,
@@ -754,7 +754,27 @@ fn size_rows(
                     2 * size,
                     alone_up.max(alone_down),
                 ));
+                // The upload by the shader cores (reading host memory over the bus) beside
+                // a copy-engine readback: does the pair beat the copy engines' ~61 GB/s?
+                shapes.push((
+                    format!("duplex: shader upload on {on} + readback on transfer1"),
+                    vec![
+                        (other, vec![sc.copy(raw, hb, db, size, false)?]),
+                        (t1, vec![whole(da, ha, size, true)]),
+                    ],
+                    2 * size,
+                    alone_up.max(alone_down),
+                ));
             }
+            shapes.push((
+                "duplex: shader upload on compute + shader readback on main".into(),
+                vec![
+                    (compute, vec![sc.copy(raw, hb, db, size, false)?]),
+                    (main, vec![sc.copy(raw, da, ha, size, true)?]),
+                ],
+                2 * size,
+                alone_up.max(alone_down),
+            ));
         }
         let short = if label.starts_with("import") {
             "import"
