@@ -1,33 +1,42 @@
 # Issue 12's two open targets (sourced by scripts/h200-batch.sh; uses step, rows, $B, $W).
-# (a) 1 GiB pinned upload >= 50 GB/s: one DMA copy runs at ~38 or ~49 GB/s from one
-#     measurement to the next (runs A/B); kiln now splits copies of >= 64 MiB over two queues
-#     (TransferSplit). The hostmem sweep's split group measures one copy vs 2, 3, 4 parts,
-#     kiln interleaved with raw ash doing the same split, 9 rounds each, every round printed;
-#     twice, in two processes (the rate's mode may be fixed per process).
-#     The core step bench-queues has the pinned rows with kiln's default policy.
-# (b) stream >= 1.7x: the stream example at 256 MiB / 16 chunks, 1 GiB / 64 chunks and
-#     2 GiB / 128 chunks (16 MiB chunks all: the ramp's share shrinks), once with chunks split over queues too
-#     (KILN_TRANSFER_SPLIT=2:8: 16 MiB chunks in halves); CUDA's same stream, same configs.
-#     The core step bench-queues has the bench's stream rows for both configurations.
+# (a) 1 GiB pinned upload >= 50 GB/s. kiln splits host-buffer copies of >= 64 MiB over up to
+#     3 idle queues (TransferSplit; run D: 1 part 49.3, 2 parts 50.2, 3 parts 51.0 at 1 GiB,
+#     yet the bench row "upload 1 GiB from pinned memory" gave 48.4). Here: the split group
+#     again (kiln vs raw doing the same split, 9 rounds, every round printed), then the
+#     queues group's transfer rows (with every round and the queues of each copy printed).
+# (b) stream >= 1.7x: run D found the 1 GiB / 64-chunk stream bound by Vulkan's duplex DMA
+#     rate (~55-61 GB/s up + down; CUDA 87). Here: the duplex shapes at 256 MiB, including
+#     an upload by the copy shader (SMs reading host memory) beside a DMA readback; the
+#     stream example at 1 GiB / 64 and 2 GiB / 128 chunks, and at 1 GiB from imported host
+#     memory (KILN_STREAM_HOST_MEMORY=imported: duplex 61 vs 57 GB/s in run A); CUDA's same
+#     stream at 256/16, 1024/64, 2048/128.
 # About 2.5 minutes in all. Needs .devbin/kiln and .devbin/stream_overlap.
 echo "-- transfers: GPU state (PCIe link, clocks, P-state)"
 nvidia-smi --query-gpu=pstate,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,clocks.sm,clocks.mem --format=csv 2>&1 | tail -2
-for p in a b; do
-  KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_GROUPS=split KILN_BENCH_HOSTMEM_MIB=256,1024 \
-    step split-$p 45 $B/kiln bench --json
-  echo "-- transfers: split copies, process $p (kiln vs raw, GB/s median (min..max) | every round)"
-  grep -h "hostmem:.*split\|error\|Error" $W/split-$p.err | sed 's/^kiln bench: hostmem: //' | cut -c1-420 | head -24
-done
+KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_GROUPS=split KILN_BENCH_HOSTMEM_MIB=256,1024 \
+  step split-a 45 $B/kiln bench --json
+echo "-- transfers: split copies (kiln vs raw, GB/s median (min..max) | every round)"
+grep -h "hostmem:.*split\|error\|Error" $W/split-a.err | sed 's/^kiln bench: hostmem: //' | cut -c1-420 | head -24
 
-for cfg in 1024/64 2048/128 256/16; do
+KILN_BENCH_ONLY=queues KILN_BENCH_STREAM=1024/64 step queues-rows 75 $B/kiln bench --json
+echo "-- transfers: queues group rows (kiln, raw), pinned rows' rounds and queues"
+rows $W/queues-rows.out
+grep -h "pinned\|error\|Error" $W/queues-rows.err | sed 's/^kiln bench: //' | cut -c1-500 | head -8
+
+KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_GROUPS=memory,shapes KILN_BENCH_HOSTMEM_MIB=256 \
+  step duplex 60 $B/kiln bench --json
+echo "-- transfers: duplex shapes at 256 MiB (aggregate GB/s)"
+grep -h "duplex\|shader\|halves\|error\|Error" $W/duplex.err | sed 's/^kiln bench: hostmem: //' | cut -c1-220 | head -40
+
+for cfg in 1024/64 2048/128; do
   m=${cfg%/*}; c=${cfg#*/}
   step stream-$m 60 $B/stream_overlap $m $c
   echo "-- stream_overlap $m MiB / $c chunks: $(grep -h 'one chunk\|serial\|FAILED' $W/stream-$m.out | tr '\n' ' ')"
   tail -2 $W/stream-$m.err
 done
-KILN_TRANSFER_SPLIT=2:8 step stream-1024-split 60 $B/stream_overlap 1024 64
-echo "-- stream_overlap 1024 MiB / 64 chunks, chunks split in halves over queues (KILN_TRANSFER_SPLIT=2:8): $(grep -h 'serial\|FAILED' $W/stream-1024-split.out | tr '\n' ' ')"
-tail -2 $W/stream-1024-split.err
+KILN_STREAM_HOST_MEMORY=imported step stream-1024-imported 60 $B/stream_overlap 1024 64
+echo "-- stream_overlap 1024 MiB / 64 chunks, imported host memory: $(grep -h 'host buffers\|serial\|FAILED' $W/stream-1024-imported.out | tr '\n' ' ')"
+tail -2 $W/stream-1024-imported.err
 
 echo "-- transfers: CUDA's same 3-stage stream (PyTorch streams, pinned memory), same configurations"
 step cuda-stream 120 python3 scripts/cuda_stream.py --stream-only 256/16 1024/64 2048/128; cat $W/cuda-stream.out; tail -3 $W/cuda-stream.err
