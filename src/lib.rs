@@ -110,8 +110,8 @@ pub use device::{
     DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
     ImageDesc, LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource,
     ReadbackQueue, Sampler, SamplerDesc, TransferPart, TransferSplit, UpdateAfterBindLimits,
-    ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
-    MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
+    UploadQueue, ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN,
+    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };
 pub use error::{Error, Result};
 pub use pipeline::{

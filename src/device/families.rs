@@ -55,6 +55,46 @@ pub enum ReadbackQueue {
     ComputeShader,
 }
 
+/// Which queue kiln's uploads use (`DeviceDesc::upload_queue`,
+/// [`Device::upload_queue`](crate::Device::upload_queue)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum UploadQueue {
+    /// kiln's policy: the first transfer queue.
+    #[default]
+    Auto,
+    /// The first transfer queue (the main queue on a device without transfer queues).
+    Transfer,
+    /// The main queue.
+    Main,
+    /// The compute-capable queue [`ReadbackQueue::ComputeShader`] names (the second
+    /// async-compute queue where kiln created one, else the main queue); an upload from a
+    /// host buffer there is a dispatch of kiln's copy shader (the shader cores read host
+    /// memory over the bus) instead of a copy-engine copy, where the copy allows it
+    /// (`queue/shader_copy.rs`): the upload stage of a stream beside copy-engine readbacks.
+    ComputeShader,
+}
+
+/// `desc` (`DeviceDesc::upload_queue`) unless `Auto`, else `KILN_UPLOAD_QUEUE` (`transfer`,
+/// `main`, `compute-shader`) where set; a value it does not know is logged as `KILN-W015`.
+pub(super) fn upload_queue_setting(desc: UploadQueue) -> UploadQueue {
+    if desc != UploadQueue::Auto {
+        return desc;
+    }
+    match std::env::var("KILN_UPLOAD_QUEUE").as_deref() {
+        Err(_) | Ok("") | Ok("auto") => UploadQueue::Auto,
+        Ok("transfer") => UploadQueue::Transfer,
+        Ok("main") => UploadQueue::Main,
+        Ok("compute-shader") => UploadQueue::ComputeShader,
+        Ok(other) => {
+            log::warn!(
+                "KILN-W015: KILN_UPLOAD_QUEUE=`{other}` is not one of auto, transfer, main, \
+                 compute-shader; kiln's policy (auto) is used"
+            );
+            UploadQueue::Auto
+        }
+    }
+}
+
 /// What a queue is for: [`Device::queue`](crate::Device::queue) hands out the queue of a
 /// kind, the main queue where the device has no queue of its own for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

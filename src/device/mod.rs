@@ -49,7 +49,8 @@ pub use coopmat2::{
 };
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{
-    QueueInfo, QueueKind, QueueSource, ReadbackQueue, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES,
+    QueueInfo, QueueKind, QueueSource, ReadbackQueue, UploadQueue, MAX_COMPUTE_QUEUES,
+    MAX_TRANSFER_QUEUES,
 };
 pub use faults::{FaultInjector, FaultSite};
 pub use features::{Features, UpdateAfterBindLimits};
@@ -126,6 +127,9 @@ pub struct DeviceDesc {
     /// Which queue kiln's readbacks use ([`ReadbackQueue`]; default `Auto`: the
     /// `KILN_READBACK_QUEUE` environment variable where set, else kiln's policy).
     pub readback_queue: ReadbackQueue,
+    /// Which queue kiln's uploads use ([`UploadQueue`]; default `Auto`: the
+    /// `KILN_UPLOAD_QUEUE` environment variable where set, else the first transfer queue).
+    pub upload_queue: UploadQueue,
     /// How large copies between host buffers (or imported memory) and device buffers are
     /// split over queues ([`TransferSplit`]: by default copies of 64 MiB or more in up to
     /// three parts on three queues); `None` = the `KILN_TRANSFER_SPLIT` environment variable where
@@ -153,6 +157,7 @@ impl Default for DeviceDesc {
             timing: None,
             host_buffer_memory: HostBufferMemory::Auto,
             readback_queue: ReadbackQueue::Auto,
+            upload_queue: UploadQueue::Auto,
             transfer_split: None,
             faults: None,
         }
@@ -245,6 +250,8 @@ pub(crate) struct Shared {
     pub host_buffer_memory: std::sync::atomic::AtomicU8,
     /// `DeviceDesc::readback_queue`.
     pub readback_queue: ReadbackQueue,
+    /// `DeviceDesc::upload_queue`.
+    pub upload_queue: UploadQueue,
     /// `DeviceDesc::transfer_split` (`min_bytes`, `max_parts`; the bench's sweep changes it
     /// through `Device::debug_set_transfer_split`).
     pub split_min_bytes: std::sync::atomic::AtomicU64,
@@ -420,6 +427,7 @@ impl Shared {
             host_import_alignment,
             host_buffer_memory: desc.host_buffer_memory.to_u8().into(),
             readback_queue: readback_queue(desc),
+            upload_queue: families::upload_queue_setting(desc.upload_queue),
             split_min_bytes: split.min_bytes.into(),
             split_max_parts: split.max_parts.into(),
             physical,

@@ -157,8 +157,9 @@ impl Device {
             .collect()
     }
 
-    /// The queue kiln's uploads use (`Buffer::upload`, staged chunks): the first transfer
-    /// queue, the main queue where the device has none.
+    /// The queue kiln's uploads use (`Buffer::upload`, staged chunks), as
+    /// `DeviceDesc::upload_queue` says ([`UploadQueue`](crate::UploadQueue)): by default
+    /// the first transfer queue, the main queue where the device has none.
     pub fn upload_queue(&self) -> Queue {
         let (index, kind) = super::transfer::transfer_queue_of(&self.shared, true);
         Queue {

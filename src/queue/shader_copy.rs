@@ -1,6 +1,7 @@
-//! Readbacks done by a shader: a dispatch of kiln's copy shader (`shaders/copy.comp`,
-//! prebuilt `copy.spv`) that reads the device buffer and writes the host buffer over the
-//! bus, instead of a `vkCmdCopyBuffer` on a copy engine (`ReadbackQueue::ComputeShader`).
+//! Readbacks and uploads done by a shader: a dispatch of kiln's copy shader
+//! (`shaders/copy.comp`, prebuilt `copy.spv`) that reads the device buffer and writes the
+//! host buffer over the bus, or the other way round, instead of a `vkCmdCopyBuffer` on a copy
+//! engine (`ReadbackQueue::ComputeShader`, `UploadQueue::ComputeShader`).
 //!
 //! Why: a queue's copies run on the device's copy engines; where one engine serves every
 //! queue (or both directions of the bus are driven by one engine at a time), an upload and a
@@ -10,9 +11,9 @@
 //!
 //! The pipeline takes one push-descriptor set (source, destination: storage buffers at the
 //! copy's offsets) and the count of 16-byte words as a push constant; it is created on first
-//! use and lives in a layer slot ([`ShaderCopies`]). A readback takes this path only where
+//! use and lives in a layer slot ([`ShaderCopies`]). A copy takes this path only where
 //! everything it needs holds ([`ShaderCopies::eligible`]): `VK_KHR_push_descriptor`, a queue
-//! with compute, a source buffer with storage usage, size and offsets multiples of 16 and of
+//! with compute, a device buffer with storage usage (host buffers always have it), size and offsets multiples of 16 and of
 //! `minStorageBufferOffsetAlignment`, size within `maxStorageBufferRange`; otherwise it is an
 //! ordinary copy.
 
@@ -68,8 +69,9 @@ impl LayerSlot for ShaderCopies {
 }
 
 impl ShaderCopies {
-    /// Whether a readback of `size` bytes from `src` at `src_offset` to host memory at
-    /// `dst_offset` on `queue` can be a shader copy (see the module docs).
+    /// Whether a copy of `size` bytes between a device buffer of usage `src_usage` at
+    /// `src_offset` and host memory at `dst_offset` (either direction) on `queue` can be a
+    /// shader copy (see the module docs).
     pub(crate) fn eligible(
         shared: &Shared,
         queue: usize,
@@ -229,7 +231,8 @@ pub(super) fn submit_shader_copy(
         });
         // SAFETY: the command buffer is recording on a queue with compute (`eligible`);
         // pipeline and layout are the slot's, alive until teardown; both buffers belong to
-        // this device and have storage usage (the host buffer always, the source checked),
+        // this device and have storage usage (the host buffer always, the device buffer
+        // checked by `eligible`),
         // the ranges lie inside them and their offsets are aligned (checked by the callers).
         // The submission waits for the queue's previous value and for other queues' pending
         // uses of `uses`; its closing barrier (all commands' writes → host) makes the shader's

@@ -16,7 +16,9 @@ use super::host::HostBuffer;
 use super::shader_copy::{self, ShaderCopies};
 use super::staging::StagingCache;
 use super::Queue;
-use crate::device::{Buffer, BufferDesc, Image, MemoryLocation, QueueKind, ReadbackQueue, Shared};
+use crate::device::{
+    Buffer, BufferDesc, Image, MemoryLocation, QueueKind, ReadbackQueue, Shared, UploadQueue,
+};
 use crate::error::{Error, Result};
 
 /// The queue that uploads use (the first transfer queue) or the one readbacks use
@@ -28,7 +30,13 @@ pub(crate) fn transfer_queue_of(shared: &Shared, dir_upload: bool) -> (usize, Qu
         (i.unwrap_or(0), kind)
     };
     if dir_upload {
-        return first(QueueKind::Transfer);
+        return match shared.upload_queue {
+            UploadQueue::Main => (0, QueueKind::Main),
+            UploadQueue::ComputeShader => {
+                transfer_queue_of_kind(shared, ReadbackQueue::ComputeShader)
+            }
+            UploadQueue::Transfer | UploadQueue::Auto => first(QueueKind::Transfer),
+        };
     }
     match shared.readback_queue {
         ReadbackQueue::Auto => transfer_queue_of_kind(shared, readback_policy(shared)),
@@ -80,6 +88,13 @@ fn shader_readbacks(shared: &Shared, queue: usize) -> bool {
         other => other,
     };
     which == ReadbackQueue::ComputeShader
+        && transfer_queue_of_kind(shared, ReadbackQueue::ComputeShader).0 == queue
+}
+
+/// Whether uploads from host buffers on `queue` are shader copies: the upload queue is
+/// `UploadQueue::ComputeShader` and `queue` is it.
+fn shader_uploads(shared: &Shared, queue: usize) -> bool {
+    shared.upload_queue == UploadQueue::ComputeShader
         && transfer_queue_of_kind(shared, ReadbackQueue::ComputeShader).0 == queue
 }
 
@@ -566,14 +581,21 @@ impl Queue {
             } else {
                 ((device.raw(), d), (held.raw(), h))
             };
-            let shader = !upload
-                && shader_readbacks(shared, part.queue)
-                && ShaderCopies::eligible(shared, part.queue, device.usage(), (d, h, part.len));
+            let shader =
+                if upload {
+                    shader_uploads(shared, part.queue)
+                } else {
+                    shader_readbacks(shared, part.queue)
+                } && ShaderCopies::eligible(shared, part.queue, device.usage(), (d, h, part.len));
             let value = if shader {
                 shader_copy::submit_shader_copy(
                     shared,
                     part.queue,
-                    "kiln shader readback to host buffer",
+                    if upload {
+                        "kiln shader upload from host buffer"
+                    } else {
+                        "kiln shader readback to host buffer"
+                    },
                     (src, src_offset),
                     (dst, dst_offset),
                     part.len,

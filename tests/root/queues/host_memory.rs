@@ -325,3 +325,74 @@ fn host_buffers_in_kiln_mapped_imported_memory_round_trip() {
         assert!(host.as_slice().unwrap().iter().all(|b| *b == 0));
     }
 }
+
+/// `UploadQueue::ComputeShader`: uploads from host buffers on the queue it names (the main
+/// queue beside the emulated device's one async-compute queue, or the second async-compute
+/// queue where kiln created two) are dispatches of kiln's copy shader where the copy is
+/// aligned, copy-engine copies where not; the stream example with its uploads there matches
+/// the CPU reference; bytes exact throughout.
+#[test]
+fn uploads_by_the_copy_shader_follow_the_upload_queue() {
+    use kiln::{DeviceDesc, UploadQueue};
+    for compute_queues in [1, 2] {
+        let device = common::device_with_desc(DeviceDesc {
+            emulate_queues: true,
+            compute_queues,
+            upload_queue: UploadQueue::ComputeShader,
+            ..Default::default()
+        });
+        let computes = device.queues(QueueKind::Compute);
+        let want = if computes.len() >= 2 && computes[1] != device.queue(QueueKind::Main) {
+            computes[1].clone()
+        } else {
+            device.queue(QueueKind::Main)
+        };
+        assert_eq!(
+            device.upload_queue(),
+            want,
+            "{compute_queues} compute queue(s)"
+        );
+        let len = 400_000usize;
+        let data = pattern(len, 3);
+        let src = device.host_buffer_from_slice("src", &data).unwrap();
+        let x = gpu_buffer(&device, "x", len as u64);
+        let before = device.debug_shader_copies();
+        // Aligned (offsets 0 and 256, size a multiple of 16): a shader copy.
+        device
+            .upload_queue()
+            .upload_from_host(&src, 256, &x, 256, 399_616)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert_eq!(device.debug_shader_copies(), before + 1, "aligned: shader");
+        // Unaligned offset: a copy-engine copy.
+        device
+            .upload_queue()
+            .upload_from_host(&src, 4, &x, 4, 252)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert_eq!(
+            device.debug_shader_copies(),
+            before + 1,
+            "unaligned: a copy"
+        );
+        let mut back = device.host_buffer("back", len as u64).unwrap();
+        device
+            .readback_queue()
+            .read_to_host(&x, 4, &mut back, 4, 399_868)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(back.as_slice().unwrap()[4..399_872] == data[4..399_872]);
+        let mut stream = kiln_examples::stream::Stream::new(&device, 4096, 5, 3).unwrap();
+        stream.run(&device, true).unwrap();
+        assert_eq!(stream.check().unwrap(), None, "stream with shader uploads");
+        assert_eq!(
+            device.debug_shader_copies(),
+            before + 1 + 5,
+            "one shader upload per chunk"
+        );
+        assert_clean(&device);
+    }
+}
