@@ -8,9 +8,10 @@
 #     rate (~55-61 GB/s up + down; CUDA 87). Here: the duplex shapes at 256 MiB, including
 #     an upload by the copy shader (SMs reading host memory) beside a DMA readback; the
 #     stream example at 1 GiB / 64 and 2 GiB / 128 chunks, and at 1 GiB from imported host
-#     memory (KILN_STREAM_HOST_MEMORY=imported: duplex 61 vs 57 GB/s in run A); CUDA's same
+#     memory (KILN_STREAM_HOST_MEMORY=imported: duplex 61 vs 57 GB/s in run A) and with its
+#     uploads by kiln's copy shader (KILN_UPLOAD_QUEUE=compute-shader); CUDA's same
 #     stream at 256/16, 1024/64, 2048/128.
-# About 2.5 minutes in all. Needs .devbin/kiln and .devbin/stream_overlap.
+# About 3 minutes in all. Needs .devbin/kiln and .devbin/stream_overlap.
 echo "-- transfers: GPU state (PCIe link, clocks, P-state)"
 nvidia-smi --query-gpu=pstate,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,clocks.sm,clocks.mem --format=csv 2>&1 | tail -2
 KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_GROUPS=split KILN_BENCH_HOSTMEM_MIB=256,1024 \
@@ -34,6 +35,11 @@ for cfg in 1024/64 2048/128; do
   echo "-- stream_overlap $m MiB / $c chunks: $(grep -h 'one chunk\|serial\|FAILED' $W/stream-$m.out | tr '\n' ' ')"
   tail -2 $W/stream-$m.err
 done
+# Uploads by kiln's copy shader on the main queue (UploadQueue::ComputeShader; the stream's
+# dispatches stay on the async-compute queue, readbacks on transfer queue 1).
+KILN_UPLOAD_QUEUE=compute-shader step stream-1024-shader-up 60 $B/stream_overlap 1024 64
+echo "-- stream_overlap 1024 MiB / 64 chunks, uploads by the copy shader (KILN_UPLOAD_QUEUE=compute-shader): $(grep -h 'overlapped stages\|serial\|FAILED' $W/stream-1024-shader-up.out | tr '\n' ' ')"
+tail -2 $W/stream-1024-shader-up.err
 KILN_STREAM_HOST_MEMORY=imported step stream-1024-imported 60 $B/stream_overlap 1024 64
 echo "-- stream_overlap 1024 MiB / 64 chunks, imported host memory: $(grep -h 'host buffers\|serial\|FAILED' $W/stream-1024-imported.out | tr '\n' ' ')"
 tail -2 $W/stream-1024-imported.err
