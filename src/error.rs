@@ -24,8 +24,8 @@
 //! not enabled because the validation layer predates them, `KILN-W006` the `KILN_TRACE`
 //! file could not be written at device drop, `KILN-W007` a layer feature was asked for but
 //! the layer lacks `VK_EXT_validation_features`, `KILN-W012` a `KILN_READBACK_QUEUE` value kiln does not know (the default
-//! policy is used), `KILN-W015` a `KILN_TRANSFER_SPLIT` value kiln cannot read (the default
-//! split is used), `KILN-W005` a draw uses through a descriptor
+//! policy is used), `KILN-W015` a `KILN_TRANSFER_SPLIT` or `KILN_UPLOAD_QUEUE` value kiln cannot
+//! read (the default is used), `KILN-W005` a draw uses through a descriptor
 //! set what an earlier draw of the same rendering scope wrote (no barrier can be recorded
 //! there). They are not [`Error`] variants.
 //!
