@@ -100,8 +100,9 @@ impl Spec {
 /// two workgroup-scope tiles with aligned strides); the direct kernel; the other
 /// tensor-addressing forms of run D (unaligned tiles, grouped, loads first, clamped); the
 /// other shared-memory shapes, row-major, then (bf16) grouped by 8 and 16 rows and with the
-/// loads two steps ahead; the no-global variants, and (bf16) with their global loads alone
-/// or their shared-memory stores alone; the other workgroup-scope tiles.
+/// loads two steps ahead; the no-global variants, and (bf16) with loads from two cached
+/// slices plus stores, the stores alone, the global loads alone; the other workgroup-scope
+/// tiles.
 fn specs(device: &kiln::Device) -> Vec<Spec> {
     let mut ps = Vec::new();
     for p in [Precision::F16, Precision::Bf16] {
@@ -217,7 +218,11 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
     // loads alone and the shared-memory stores alone.
     if bf16 {
         for i in [2, 0, 3, 1] {
-            for part in [gemm::SmemPart::GlobalLoads, gemm::SmemPart::SharedStores] {
+            for part in [
+                gemm::SmemPart::CachedLoads,
+                gemm::SmemPart::SharedStores,
+                gemm::SmemPart::GlobalLoads,
+            ] {
                 v.push(Spec::SmemPart(Precision::Bf16, SMEM_SHAPES[i], part));
             }
         }

@@ -4,13 +4,14 @@
 buffer, and each subgroup's coopMatLoad from the uvec4 arrays (offset and stride in uvec4
 units, 8 16-bit elements each), for every shape in examples/common/gemm.rs SMEM_SHAPES, with
 STREAM on and off and the grouped workgroup order (GROUP 1 and 2 over 3 tile rows: the
-last group partial) and the loads two steps ahead (AHEAD 2, odd and even step counts), against A.B (or (K/BK).A[:, :BK].B[:BK, :]). It checks the addressing
+last group partial) and the loads two steps ahead (AHEAD 2, odd and even step counts) and the no-global loop
+with loads from two cached slices (PART 3), against A.B (or (K/BK).A[:, :BK].B[:BK, :]). It checks the addressing
 only (sequentially: not barriers, not the driver), the part of the kernel that lavapipe,
 which has no cooperative matrices, cannot run. Prints max error and unwritten elements per
 shape (both 0 when right). Usage: python3 scripts/gemm_smem_index_check.py
 """
 import numpy as np
-def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True,GROUP=1,AHEAD=1):
+def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True,GROUP=1,AHEAD=1,CACHED=False):
     lM,lN,lK=l
     rng=np.random.default_rng(1)
     A=rng.integers(-4,5,(M,K)).astype(np.float64); B=rng.integers(-4,5,(K,N)).astype(np.float64)
@@ -67,8 +68,9 @@ def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True,GROUP=1,AHEAD=1):
                 if s+1<steps: sstore((s+1)&1,*regs[(s+1)&1])
         else:
             for s in range(steps):
-                cur=(s&1) if stream else 0; more=stream and s+1<steps
-                if more: ra,rb=gload(s+1)
+                loads=stream or CACHED
+                cur=(s&1) if loads else 0; more=loads and s+1<steps
+                if more: ra,rb=gload((s+1)&1 if CACHED else s+1)
                 mma(cur)
                 if more: sstore(cur^1,ra,rb)
         for sg in range(nsg):
@@ -78,6 +80,7 @@ def run(M,N,K,BM,BN,BK,WM,WN,SG=32,l=(16,16,16),stream=True,GROUP=1,AHEAD=1):
                     r0=m0+wm+i*lM; c0=n0+wn+j*lN
                     C[r0:r0+lM,c0:c0+lN]=acc[sg][i*FN+j]
     want=A@B if stream else (K//BK)*(A[:,:BK]@B[:BK,:])
+    if CACHED: want=(K//(2*BK))*(A[:,:2*BK]@B[:2*BK,:])
     return np.nanmax(np.abs(C-want)), np.isnan(C).sum()
 for shape in [(128,128,32,64,32),(128,128,32,64,64),(128,256,16,64,64),(256,128,16,64,64),(128,64,32,64,32)]:
     BM,BN,BK,WM,WN=shape
@@ -85,5 +88,6 @@ for shape in [(128,128,32,64,32),(128,128,32,64,64),(128,256,16,64,64),(256,128,
     for st in (True,False):
         print(shape,st,run(M,N,K,*shape,stream=st))
     print(shape,"grouped by 2 over 3 tile rows",run(BM*3,BN*2,BK*3,*shape,GROUP=2))
+    print(shape,"PART 3 (two cached slices), 6 steps",run(BM*2,BN,BK*6,*shape,stream=False,CACHED=True))
     for steps in (1,2,5,6):
         print(shape,"AHEAD 2,",steps,"steps",run(BM*2,BN,BK*steps,*shape,AHEAD=2))

@@ -363,6 +363,9 @@ pub enum SmemPart {
     /// The shared-memory stores of every step, step 0's registers into the buffer the
     /// next step reads (`-noglobal+stores`).
     SharedStores = 2,
+    /// The GEMM's loads and stores, the loads from the first two K slices alternately, which
+    /// stay in cache (`-noglobal+cached`; checked with `k_step` 2·BK).
+    CachedLoads = 3,
 }
 
 /// The no-global shared-memory kernel keeping `part` of the staging (checked like
@@ -377,6 +380,9 @@ pub fn coopmat_smem_part(
     let Ok(mut g) = r else {
         return Ok(r);
     };
+    if part == SmemPart::CachedLoads {
+        g.k_step = 2 * shape.bk;
+    }
     g.path = smem_part_name(precision, shape, part);
     Ok(Ok(g))
 }
@@ -389,6 +395,7 @@ pub fn smem_part_name(precision: Precision, s: SmemShape, part: SmemPart) -> Str
         SmemPart::None => "",
         SmemPart::GlobalLoads => "+loads",
         SmemPart::SharedStores => "+stores",
+        SmemPart::CachedLoads => "+cached",
     };
     plain.replacen("-noglobal", &format!("-noglobal{suffix}"), 1)
 }

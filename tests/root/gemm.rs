@@ -625,15 +625,22 @@ fn grouped_and_two_ahead_shared_memory_kernels_are_named_refuse_bad_values_or_ru
         gemm::smem_part_name(Precision::Bf16, s, gemm::SmemPart::SharedStores),
         "coopmat-smem-noglobal+stores bf16 128x256x16 w64x64"
     );
+    assert_eq!(
+        gemm::smem_part_name(Precision::F16, s, gemm::SmemPart::CachedLoads),
+        "coopmat-smem-noglobal+cached fp16 128x256x16 w64x64"
+    );
     for part in [
         gemm::SmemPart::None,
         gemm::SmemPart::GlobalLoads,
         gemm::SmemPart::SharedStores,
+        gemm::SmemPart::CachedLoads,
     ] {
         match gemm::coopmat_smem_part(&device, Precision::Bf16, s, part).unwrap() {
             Ok(g) => {
                 assert!(g.reuses_first_slice);
                 assert_eq!(g.path, gemm::smem_part_name(Precision::Bf16, s, part));
+                let two = part == gemm::SmemPart::CachedLoads;
+                assert_eq!(g.k_step, if two { 2 * s.bk } else { s.bk });
                 let dims = [g.tile[0] * 2, g.tile[1], g.k_step * 5];
                 let [m, n, k] = dims.map(|x| x as usize);
                 let a = gemm::inputs(m * k, 73, 1.0);

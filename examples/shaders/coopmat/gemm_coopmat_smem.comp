@@ -32,7 +32,9 @@
 // their values folded into a word that is stored only if M is 0 (never: the compiler keeps
 // the loads); 2: the shared-memory stores of every step, step 0's registers stored into
 // the buffer the next step reads, the buffers alternating as in the GEMM; both compute
-// the no-global product). The host
+// the no-global product; 3: the GEMM's loop, loads and stores, but step s+1 loads K slice
+// (s+1) & 1, the first two alternately, which stay in cache: C = (K/2BK)·A[:, :2BK]·
+// B[:2BK, :]). The host
 // checks: (BM/WM)·(BN/WN) subgroups of WG; BM·BK/8 and BK·BN/8 multiples of WG; shared
 // memory 16·2·(BM·(BK/8+1) + BK·(BN/8+1)) bytes within maxComputeSharedMemorySize; M, N
 // multiples of BM, BN and K of BK. Dispatch: (M/BM)·(N/BN) workgroups in x.
@@ -176,11 +178,14 @@ void main() {
     } else {
         // PART 2: the shared-memory stores of the GEMM without its global loads (step 0's
         // registers into the buffer the next step reads).
+        // PART 3: loads (from two cached slices) and stores.
         bool stores = !STREAM && PART == 2u;
+        bool cached = !STREAM && PART == 3u;
+        bool loads = STREAM || cached;
         for (uint s = 0u; s < steps; s++) {
-            uint cur = STREAM || stores ? (s & 1u) : 0u;
-            bool more = (STREAM || stores) && s + 1u < steps;
-            if (more && STREAM) { GLOAD(s + 1u, ra, rb) }
+            uint cur = loads || stores ? (s & 1u) : 0u;
+            bool more = (loads || stores) && s + 1u < steps;
+            if (more && loads) { GLOAD(cached ? (s + 1u) & 1u : s + 1u, ra, rb) }
             MMA(cur)
             if (more) { SSTORE(cur ^ 1u, ra, rb) }
             barrier();
