@@ -598,6 +598,15 @@ fn config_rows(
         }
         Ok((up, c))
     };
+    // Copies first for half a second: the H200's copy rate ramps up over the first few
+    // hundred ms of traffic (run D2), and the calibration must see the steady rate.
+    let warm = Instant::now();
+    while warm.elapsed() < std::time::Duration::from_millis(500) {
+        device
+            .queue(QueueKind::Transfer)
+            .upload_from_host(&kiln_side.input, 0, &ring.x[0], 0, shape.bytes())?
+            .wait()?;
+    }
     let (mut t_up, mut t_c) = measure(&shape, &kiln_side)?;
     for _ in 0..2 {
         shape.iters = ((shape.iters as f64 * t_up / t_c.max(1e-9)) as u32).clamp(1, 1 << 20);

@@ -48,6 +48,9 @@ pub const SPLIT_ALIGN: u64 = 64 << 10;
 /// 49.3–49.4 in one part, 49.8–49.9 / 50.2–50.3 in 2 ([transfer, main]), 50.6 / 51.0 in 3
 /// (+ the other transfer queue), 50.6 / 51.0–51.1 in 4 (+ compute); readbacks 50.8 / 51.2
 /// in one part, 51.0 / 51.4 in 2, 51.3–51.4 / 51.9 in 3, 51.5 / 52.0 in 4: hence 3 parts.
+/// Run D2 traced the ~38 GB/s copies to a warm-up: copies within the first few hundred ms of
+/// traffic after the GPU was idle run at ~38 (one copy) or ~43 (3 parts), later ones at 49
+/// / 51, for kiln and raw alike; the split raises both phases.
 ///
 /// **Ordering.** Each part is a submission that waits, like any other, for the pending
 /// work on other queues that uses its buffers (the stamps), but not for the copy's other
