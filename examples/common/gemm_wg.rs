@@ -32,6 +32,19 @@ pub const TENSOR_TILES: [[u32; 3]; 7] = [
     [256, 256, 32],
 ];
 
+/// [`wg_plan`] for A and B of `precision` (bf16 or fp16) on a device with `p`.
+fn wg_plan_for(
+    p: &kiln::ComputeProperties,
+    precision: Precision,
+    tile: [u32; 3],
+) -> Result<u32, String> {
+    let ab = match precision {
+        Precision::Bf16 => COMPONENT_TYPE_BFLOAT16_KHR,
+        _ => vk::ComponentTypeKHR::FLOAT16,
+    };
+    wg_plan(&p.cooperative_matrix2, ab, tile)
+}
+
 /// The workgroup size for the workgroup-scope kernel at `tile` with input type `ab`
 /// (fp32 accumulate), from the device's VK_NV_cooperative_matrix2 properties `p`: the
 /// largest `workgroup_invocations` among the workgroup-scope flexible-dimension
@@ -110,12 +123,8 @@ pub fn coopmat_wg_with(
             device.info().name
         )));
     }
-    let ab = match precision {
-        Precision::Bf16 => COMPONENT_TYPE_BFLOAT16_KHR,
-        _ => vk::ComponentTypeKHR::FLOAT16,
-    };
     let p = device.compute_properties();
-    let wg = match wg_plan(&p.cooperative_matrix2, ab, tile) {
+    let wg = match wg_plan_for(p, precision, tile) {
         Ok(wg) => wg,
         Err(why) => return Ok(Err(why)),
     };
@@ -257,12 +266,8 @@ pub fn coopmat_tensor(
             tile[2]
         )));
     }
-    let ab = match precision {
-        Precision::Bf16 => COMPONENT_TYPE_BFLOAT16_KHR,
-        _ => vk::ComponentTypeKHR::FLOAT16,
-    };
     let p = device.compute_properties();
-    let wg = match wg_plan(&p.cooperative_matrix2, ab, tile) {
+    let wg = match wg_plan_for(p, precision, tile) {
         Ok(wg) => wg,
         Err(why) => return Ok(Err(why)),
     };
