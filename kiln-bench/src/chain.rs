@@ -40,22 +40,7 @@ impl RawChain {
         }];
         let pool = raw.pool(&sizes, 1)?;
         let set = raw.alloc_set(pool, set_layout)?;
-        let infos = [x, y].map(|buffer| {
-            [vk::DescriptorBufferInfo {
-                buffer,
-                offset: 0,
-                range: vk::WHOLE_SIZE,
-            }]
-        });
-        let writes: [vk::WriteDescriptorSet; 2] = std::array::from_fn(|i| {
-            vk::WriteDescriptorSet::default()
-                .dst_set(set)
-                .dst_binding(i as u32)
-                .descriptor_type(TYPES[i])
-                .buffer_info(&infos[i])
-        });
-        // SAFETY: the set is new (not in use); both buffers are alive storage buffers.
-        unsafe { raw.d.update_descriptor_sets(&writes, &[]) };
+        raw.write_set(set, &TYPES, &[x, y]);
         Ok(RawChain {
             set_layout,
             layout,

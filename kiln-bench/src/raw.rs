@@ -194,20 +194,20 @@ impl Raw {
     }
 
     /// Writes `buffers[i]` (whole size) to binding i, in one vkUpdateDescriptorSets call.
-    pub fn write_set(
+    pub fn write_set<const N: usize>(
         &self,
         set: vk::DescriptorSet,
-        types: &[vk::DescriptorType; 6],
-        buffers: &[vk::Buffer; 6],
+        types: &[vk::DescriptorType; N],
+        buffers: &[vk::Buffer; N],
     ) {
-        let infos: [[vk::DescriptorBufferInfo; 1]; 6] = std::array::from_fn(|i| {
+        let infos: [[vk::DescriptorBufferInfo; 1]; N] = std::array::from_fn(|i| {
             [vk::DescriptorBufferInfo {
                 buffer: buffers[i],
                 offset: 0,
                 range: vk::WHOLE_SIZE,
             }]
         });
-        let writes: [vk::WriteDescriptorSet; 6] = std::array::from_fn(|i| {
+        let writes: [vk::WriteDescriptorSet; N] = std::array::from_fn(|i| {
             vk::WriteDescriptorSet::default()
                 .dst_set(set)
                 .dst_binding(i as u32)

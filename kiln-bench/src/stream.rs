@@ -236,24 +236,11 @@ impl<'r> RawStream<'r> {
         let mut sets = Vec::new();
         for slot in 0..RING {
             let set = raw.alloc_set(pool, set_layout)?;
-            let infos = [ring.x[slot].raw(), ring.y[slot].raw()].map(|b| {
-                [vk::DescriptorBufferInfo {
-                    buffer: b,
-                    offset: 0,
-                    range: vk::WHOLE_SIZE,
-                }]
-            });
-            let writes: Vec<_> = (0..2)
-                .map(|i| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(set)
-                        .dst_binding(i as u32)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(&infos[i])
-                })
-                .collect();
-            // SAFETY: a fresh set; both buffers are alive storage buffers.
-            unsafe { raw.d.update_descriptor_sets(&writes, &[]) };
+            raw.write_set(
+                set,
+                &[vk::DescriptorType::STORAGE_BUFFER; 2],
+                &[ring.x[slot].raw(), ring.y[slot].raw()],
+            );
             sets.push(set);
         }
         let infos = [
