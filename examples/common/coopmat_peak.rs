@@ -12,8 +12,7 @@
 use std::time::Instant;
 
 use kiln::{
-    vk, ComputePipeline, ComputePipelineDesc, CooperativeMatrixConfig, DescriptorSet, Device,
-    Recorder, SpecValue,
+    vk, ComputePipeline, CooperativeMatrixConfig, DescriptorSet, Device, Recorder, SpecValue,
 };
 
 use crate::gemm::Precision;
@@ -98,12 +97,7 @@ pub fn peak(
         (4, SpecValue::U32(tm)),
         (5, SpecValue::U32(tn)),
     ];
-    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
-        spec: &spec,
-        required_subgroup_size: Some(sg),
-        full_subgroups: true,
-        ..ComputePipelineDesc::new(&module, "main")
-    })?;
+    let pipeline = crate::gemm::subgroup_pipeline(device, &module, &spec, sg)?;
     let p = match precision {
         Precision::Bf16 => "bf16",
         _ => "fp16",

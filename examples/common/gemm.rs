@@ -179,6 +179,24 @@ pub struct SmemPlan {
     pub shared_bytes: u32,
 }
 
+/// The kernels' pipeline: entry `main` of `module` with `spec`, every subgroup of size
+/// `subgroup_size` and full (VK_EXT_subgroup_size_control; the kernels split their tiles
+/// by `gl_SubgroupID` and assume that size). Errors: those of
+/// [`Device::compute_pipeline_with`].
+pub fn subgroup_pipeline(
+    device: &Device,
+    module: &kiln::ShaderModule,
+    spec: &[(u32, SpecValue)],
+    subgroup_size: u32,
+) -> kiln::Result<ComputePipeline> {
+    device.compute_pipeline_with(&ComputePipelineDesc {
+        spec,
+        required_subgroup_size: Some(subgroup_size),
+        full_subgroups: true,
+        ..ComputePipelineDesc::new(module, "main")
+    })
+}
+
 /// Whether the shared-memory kernel can run `shape` with fragment `frag` (lM, lN, lK) at
 /// `subgroup_size` on a device with properties `p`, and how; or why not (each rule of the
 /// shader's header, with the values).
@@ -313,12 +331,7 @@ pub fn coopmat(device: &Device, precision: Precision) -> kiln::Result<Result<Gem
         (2, SpecValue::U32(c.k)),
         (3, SpecValue::U32(SUBGROUPS * sg)),
     ];
-    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
-        spec: &spec,
-        required_subgroup_size: Some(sg),
-        full_subgroups: true,
-        ..ComputePipelineDesc::new(&module, "main")
-    })?;
+    let pipeline = subgroup_pipeline(device, &module, &spec, sg)?;
     Ok(Ok(Gemm {
         pipeline,
         precision,
@@ -465,12 +478,7 @@ fn smem_kernel(
         (11, SpecValue::U32(ahead)),
         (12, SpecValue::U32(part)),
     ];
-    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
-        spec: &spec,
-        required_subgroup_size: Some(sg),
-        full_subgroups: true,
-        ..ComputePipelineDesc::new(&module, "main")
-    })?;
+    let pipeline = subgroup_pipeline(device, &module, &spec, sg)?;
     Ok(Ok(Gemm {
         pipeline,
         precision,

@@ -6,7 +6,7 @@
 //! multiples of a workgroup-scope flexible-dimension configuration's granularity, in
 //! workgroups of its `workgroup_invocations` ([`wg_plan`]).
 
-use kiln::{vk, ComputePipelineDesc, Device, SpecValue, COMPONENT_TYPE_BFLOAT16_KHR};
+use kiln::{vk, Device, SpecValue, COMPONENT_TYPE_BFLOAT16_KHR};
 
 use crate::gemm::{coopmat_config, precision_name, Gemm, Precision};
 
@@ -140,12 +140,7 @@ pub fn coopmat_wg_with(
         (6, SpecValue::U32(bk)),
         (7, SpecValue::Bool(align)),
     ];
-    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
-        spec: &spec,
-        required_subgroup_size: Some(p.subgroup_size),
-        full_subgroups: true,
-        ..ComputePipelineDesc::new(&module, "main")
-    })?;
+    let pipeline = crate::gemm::subgroup_pipeline(device, &module, &spec, p.subgroup_size)?;
     Ok(Ok(Gemm {
         pipeline,
         precision,
@@ -288,12 +283,7 @@ pub fn coopmat_tensor(
         (11, SpecValue::Bool(align)),
         (12, SpecValue::U32(unroll)),
     ];
-    let pipeline = device.compute_pipeline_with(&ComputePipelineDesc {
-        spec: &spec,
-        required_subgroup_size: Some(p.subgroup_size),
-        full_subgroups: true,
-        ..ComputePipelineDesc::new(&module, "main")
-    })?;
+    let pipeline = crate::gemm::subgroup_pipeline(device, &module, &spec, p.subgroup_size)?;
     Ok(Ok(Gemm {
         pipeline,
         precision,
