@@ -69,6 +69,26 @@ impl Raw {
         }
     }
 
+    /// Handles for a `VkDevice` the bench created itself on kiln's physical device (the
+    /// host-memory sweep's `families` group), `family` its queue 0's family.
+    pub fn for_device(device: &kiln::Device, d: ash::Device, family: u32) -> Raw {
+        // SAFETY: the caller destroys `d` only after every object made through it; the
+        // instance outlives it (kiln's device is alive for the whole bench).
+        let inst = unsafe { device.raw_instance().clone() };
+        // SAFETY: a plain query on kiln's live instance and physical device.
+        let mem =
+            unsafe { inst.get_physical_device_memory_properties(device.raw_physical_device()) };
+        // SAFETY: the caller created queue 0 of `family` on `d`.
+        let queue = unsafe { d.get_device_queue(family, 0) };
+        Raw {
+            d,
+            inst,
+            queue,
+            family,
+            mem,
+        }
+    }
+
     /// `VK_KHR_push_descriptor`'s functions (the caller checked it is enabled).
     pub fn push_descriptor(&self) -> ash::khr::push_descriptor::Device {
         ash::khr::push_descriptor::Device::new(&self.inst, &self.d)

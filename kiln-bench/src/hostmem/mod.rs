@@ -41,15 +41,20 @@
 //! copy split in 2–4 parts over queues (`TransferSplit`), kiln interleaved with raw doing
 //! the same split, every round printed.
 //!
+//! **Queue families** (`families.rs`, opt-in): copies on every queue family that can copy,
+//! kiln's or not (the video-decode family too), on a `VkDevice` of the group's own: each
+//! queue alone, every pair of an upload and a readback at once, two uploads, two readbacks.
+//!
 //! `KILN_BENCH_HOSTMEM_MIB` (a comma list) sets the sizes (default 256,1024 on GPUs);
-//! `KILN_BENCH_HOSTMEM_GROUPS` (a comma list of `memory`, `shapes`, `split`; default all)
-//! the groups (`shapes` needs `memory`'s variants).
+//! `KILN_BENCH_HOSTMEM_GROUPS` (a comma list of `memory`, `shapes`, `split`, `families`;
+//! default `memory,shapes,split`) the groups (`shapes` needs `memory`'s variants).
 
 use std::time::Instant;
 
 use ash::vk;
 use kiln::{Buffer, BufferDesc, Device, HostBufferMemory, MemoryLocation, QueueKind};
 
+mod families;
 mod memory;
 mod shader;
 mod split;
@@ -221,9 +226,9 @@ pub fn rows(
         std::env::var("KILN_BENCH_HOSTMEM_GROUPS").unwrap_or_else(|_| "memory,shapes,split".into());
     let groups: Vec<&str> = groups.split(',').map(str::trim).collect();
     for g in &groups {
-        if !["memory", "shapes", "split"].contains(g) {
+        if !["memory", "shapes", "split", "families"].contains(g) {
             return Err(format!(
-                "KILN_BENCH_HOSTMEM_GROUPS: `{g}` is not one of memory, shapes, split"
+                "KILN_BENCH_HOSTMEM_GROUPS: `{g}` is not one of memory, shapes, split, families"
             )
             .into());
         }
@@ -279,6 +284,9 @@ pub fn rows(
                 rows.extend(size_rows(
                     device, raw, &lanes, &families, size, rounds, shapes,
                 )?);
+            }
+            if groups.contains(&"families") {
+                rows.extend(families::rows(device, size, rounds)?);
             }
             if groups.contains(&"split") {
                 let dst = device_buffer(device, "hostmem split target", size)?;
