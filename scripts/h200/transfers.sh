@@ -8,6 +8,10 @@
 echo "-- transfers: GPU state (PCIe link, clocks, P-state) and topology"
 nvidia-smi --query-gpu=pstate,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,clocks.sm,clocks.mem --format=csv 2>&1 | tail -2
 nvidia-smi topo -m 2>&1 | head -8
+KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_GROUPS=bar KILN_BENCH_HOSTMEM_MIB=256 \
+  step bar 60 $B/kiln bench --json
+echo "-- transfers: uploads by host threads through the BAR, alone and beside DMA copies"
+grep -h "hostmem bar\|error\|Error" $W/bar.err | sed 's/^kiln bench: hostmem bar //' | cut -c1-260 | head -20
 KILN_BENCH_ONLY=hostmem KILN_BENCH_HOSTMEM_GROUPS=families KILN_BENCH_HOSTMEM_MIB=256 \
   step families 120 $B/kiln bench --json
 echo "-- transfers: copies on every queue family (GB/s median (min..max))"

@@ -41,12 +41,15 @@
 //! copy split in 2–4 parts over queues (`TransferSplit`), kiln interleaved with raw doing
 //! the same split, every round printed.
 //!
+//! **Uploads through the BAR** (`bar.rs`, opt-in): host threads writing `DEVICE_LOCAL |
+//! HOST_VISIBLE` memory, alone and beside a DMA readback or upload.
+//!
 //! **Queue families** (`families.rs`, opt-in): copies on every queue family that can copy,
 //! kiln's or not (the video-decode family too), on a `VkDevice` of the group's own: each
 //! queue alone, every pair of an upload and a readback at once, two uploads, two readbacks.
 //!
 //! `KILN_BENCH_HOSTMEM_MIB` (a comma list) sets the sizes (default 256,1024 on GPUs);
-//! `KILN_BENCH_HOSTMEM_GROUPS` (a comma list of `memory`, `shapes`, `split`, `families`;
+//! `KILN_BENCH_HOSTMEM_GROUPS` (a comma list of `memory`, `shapes`, `split`, `families`, `bar`;
 //! default `memory,shapes,split`) the groups (`shapes` needs `memory`'s variants).
 
 use std::time::Instant;
@@ -54,6 +57,7 @@ use std::time::Instant;
 use ash::vk;
 use kiln::{Buffer, BufferDesc, Device, HostBufferMemory, MemoryLocation, QueueKind};
 
+mod bar;
 mod families;
 mod memory;
 mod shader;
@@ -226,9 +230,9 @@ pub fn rows(
         std::env::var("KILN_BENCH_HOSTMEM_GROUPS").unwrap_or_else(|_| "memory,shapes,split".into());
     let groups: Vec<&str> = groups.split(',').map(str::trim).collect();
     for g in &groups {
-        if !["memory", "shapes", "split", "families"].contains(g) {
+        if !["memory", "shapes", "split", "families", "bar"].contains(g) {
             return Err(format!(
-                "KILN_BENCH_HOSTMEM_GROUPS: `{g}` is not one of memory, shapes, split, families"
+                "KILN_BENCH_HOSTMEM_GROUPS: `{g}` is not one of memory, shapes, split, families, bar"
             )
             .into());
         }
@@ -285,6 +289,9 @@ pub fn rows(
                     device, raw, &lanes, &families, size, rounds, shapes,
                 )?);
             }
+            if groups.contains(&"bar") {
+                rows.extend(bar_rows(device, raw, &lanes, &families, size, rounds)?);
+            }
             if groups.contains(&"families") {
                 rows.extend(families::rows(device, size, rounds)?);
             }
@@ -300,6 +307,36 @@ pub fn rows(
         raw.drop_ctx(l.ctx);
     }
     r
+}
+
+/// The BAR group (`bar.rs`) on the device's BAR and host-cached memory types.
+fn bar_rows(
+    device: &Device,
+    raw: &Raw,
+    lanes: &[Lane],
+    families: &[u32],
+    size: u64,
+    rounds: usize,
+) -> BenchResult<Vec<Row>> {
+    let probe = transfer_buffer(raw, size, families, false)?;
+    // SAFETY: `probe` is alive; destroyed right after.
+    let bits = unsafe { raw.d.get_buffer_memory_requirements(probe) }.memory_type_bits;
+    // SAFETY: unused, no memory bound.
+    unsafe { raw.d.destroy_buffer(probe, None) };
+    let visible = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+    let found = (
+        raw.memory_type(bits, visible | vk::MemoryPropertyFlags::DEVICE_LOCAL),
+        raw.memory_type(bits, visible | vk::MemoryPropertyFlags::HOST_CACHED),
+    );
+    let (Some(bar), Some(cached)) = found else {
+        note(format!(
+            "hostmem bar: not measured: no DEVICE_LOCAL | HOST_VISIBLE or no HOST_CACHED \
+             memory type for transfer buffers ({found:?})"
+        ));
+        return Ok(vec![]);
+    };
+    let dst = device_buffer(device, "hostmem bar target", size)?;
+    bar::rows(raw, lanes, families, dst.raw(), size, rounds, bar, cached)
 }
 
 fn device_buffer(device: &Device, label: &str, size: u64) -> BenchResult<Buffer> {
