@@ -28,11 +28,21 @@
 //! tensor-addressing kernel (what its workgroup-scope multiply-adds cost alone). A variant that fails its check is reported and skipped; the exit status is
 //! then 1. Cooperative matrices need `KILN_VALIDATION=0` where the validation layer
 //! predates them (the Debian layer 1.3.239).
+//!
+//! `--stats` builds every variant it would run (`--only`, `--budget` as above; with
+//! `--peak`, every ceiling kernel) with its pipeline capturing statistics
+//! (VK_KHR_pipeline_executable_properties) and prints one line per variant instead of
+//! checking and timing it: the driver's statistics as `name=value` (registers, shared
+//! memory, spills, … as the driver names them) and the workgroups per SM an H200 fits by
+//! those registers, that shared memory and the workgroup's threads
+//! (`examples/common/gemm_stats.rs`). On a device without the extension each line is the
+//! `KILN-E267` that creating the pipeline returned.
 use std::time::Instant;
 
 use kiln::vk;
 use kiln_examples::coopmat_peak::{self, PEAK_BLOCKS};
 use kiln_examples::gemm::{self, Gemm, Precision, SmemShape, TensorVariant, SMEM_SHAPES};
+use kiln_examples::gemm_stats;
 
 /// One variant to build: described before its pipeline exists, so that it can be
 /// filtered (`--only`), skipped when the time budget is spent, and named in progress lines.
@@ -355,8 +365,9 @@ fn bench(
     })
 }
 
-/// `--peak`: the cooperative-matrix ceiling for every configuration and block.
-fn peak(device: &kiln::Device) -> Result<bool, Box<dyn std::error::Error>> {
+/// `--peak`: the cooperative-matrix ceiling for every configuration and block (with
+/// `stats`, each kernel's statistics line instead of its run).
+fn peak(device: &kiln::Device, stats: bool) -> Result<bool, Box<dyn std::error::Error>> {
     let mut all_ok = true;
     let (workgroups, iters) = (4096u32, 2048u32);
     for p in [Precision::F16, Precision::Bf16] {
@@ -380,6 +391,10 @@ fn peak(device: &kiln::Device) -> Result<bool, Box<dyn std::error::Error>> {
                         continue;
                     }
                 };
+                if stats {
+                    println!("{}", gemm_stats::stats_line(&k.name, k.pipeline()));
+                    continue;
+                }
                 let r = k.run(device, workgroups, iters, 3)?;
                 let ok = r.wrong == 0;
                 all_ok &= ok;
@@ -406,6 +421,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let json = args.iter().any(|a| a == "--json");
     let bench_at = args.iter().position(|a| a == "--bench");
+    let stats = args.iter().any(|a| a == "--stats");
+    gemm_stats::capture_statistics(stats);
     let device = kiln::Device::new()?;
     eprintln!("gemm on {}", device.info());
     let props = device.compute_properties();
@@ -448,7 +465,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect::<Vec<_>>()
     );
     if args.iter().any(|a| a == "--peak") {
-        let ok = peak(&device)?;
+        let ok = peak(&device, stats)?;
         if !ok {
             std::process::exit(1);
         }
@@ -521,12 +538,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let g = match spec.build(&device) {
             Ok(Some(g)) => g,
             Ok(None) => continue,
+            Err(e) if stats => {
+                println!("stats {name:<40} FAIL: {e}");
+                failed = true;
+                continue;
+            }
             Err(e) => {
                 println!("gemm {name:<36} pipeline creation FAIL: {e}");
                 failed = true;
                 continue;
             }
         };
+        if stats {
+            println!("{}", gemm_stats::stats_line(&g.path, g.pipeline()));
+            continue;
+        }
         println!(
             "gemm {:<36} pipeline created in {:.2} s",
             g.path,

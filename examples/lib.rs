@@ -12,6 +12,8 @@
 pub mod coopmat_peak;
 #[path = "common/gemm.rs"]
 pub mod gemm;
+#[path = "common/gemm_stats.rs"]
+pub mod gemm_stats;
 #[path = "common/gemm_wg.rs"]
 pub mod gemm_wg;
 #[path = "common/scene.rs"]

@@ -116,9 +116,9 @@ pub use device::{
 pub use error::{Error, Result};
 pub use pipeline::{
     BindingAccess, BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
-    GraphicsPipelineDesc, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineLayout,
-    PipelineLayoutDesc, PushConstantRange, VertexAttribute, VertexBufferLayout, Visibility,
-    DEFAULT_BINDLESS_MAX,
+    GraphicsPipelineDesc, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineExecutable,
+    PipelineExecutableStatistic, PipelineLayout, PipelineLayoutDesc, PushConstantRange,
+    StatisticValue, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
 };
 #[cfg(feature = "hot-reload")]
 pub use pipeline::{HotComputePipeline, HotDesc, ReloadEvent};
@@ -145,6 +145,7 @@ pub mod reflect {
 pub mod __private {
     pub use crate::device::{FaultInjector, FaultSite};
     pub use crate::pipeline::cache::{cache_dir, check_header, file_name};
+    pub use crate::pipeline::statistics::check as check_executable_statistics;
     pub use crate::queue::STAGING_CHUNK;
     pub use crate::shaders::host::{field_size, Probe, ProbeKnown, ProbeUnknown};
     pub use kiln_macros::spirv_bytes;

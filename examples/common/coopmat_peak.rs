@@ -112,6 +112,11 @@ pub fn peak(
 }
 
 impl Peak {
+    /// The kernel's pipeline (for its executable statistics, `gemm --peak --stats`).
+    pub fn pipeline(&self) -> &ComputePipeline {
+        &self.pipeline
+    }
+
     /// FLOPs of one dispatch of `workgroups` workgroups and `iters` rounds.
     pub fn flops(&self, workgroups: u32, iters: u32) -> f64 {
         let [m, n, k] = self.fragment;

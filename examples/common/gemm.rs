@@ -181,8 +181,9 @@ pub struct SmemPlan {
 
 /// The kernels' pipeline: entry `main` of `module` with `spec`, every subgroup of size
 /// `subgroup_size` and full (VK_EXT_subgroup_size_control; the kernels split their tiles
-/// by `gl_SubgroupID` and assume that size). Errors: those of
-/// [`Device::compute_pipeline_with`].
+/// by `gl_SubgroupID` and assume that size), capturing its statistics while
+/// [`gemm_stats::capture_statistics`](crate::gemm_stats::capture_statistics) is on.
+/// Errors: those of [`Device::compute_pipeline_with`].
 pub fn subgroup_pipeline(
     device: &Device,
     module: &kiln::ShaderModule,
@@ -193,6 +194,7 @@ pub fn subgroup_pipeline(
         spec,
         required_subgroup_size: Some(subgroup_size),
         full_subgroups: true,
+        capture_statistics: crate::gemm_stats::capturing(),
         ..ComputePipelineDesc::new(module, "main")
     })
 }
@@ -256,7 +258,10 @@ pub fn smem_plan(
 pub fn tiled(device: &Device) -> kiln::Result<Gemm> {
     let module = kiln::include_spirv!("gemm_tiled.comp")?;
     Ok(Gemm {
-        pipeline: device.compute_pipeline(&module, "main")?,
+        pipeline: device.compute_pipeline_with(&ComputePipelineDesc {
+            capture_statistics: crate::gemm_stats::capturing(),
+            ..ComputePipelineDesc::new(&module, "main")
+        })?,
         precision: Precision::F32,
         path: "tiled fp32".into(),
         tile: [128, 128],
@@ -520,6 +525,11 @@ pub fn smem_name(
 }
 
 impl Gemm {
+    /// The kernel's pipeline (for its executable statistics, `gemm --stats`).
+    pub fn pipeline(&self) -> &ComputePipeline {
+        &self.pipeline
+    }
+
     /// Whether this path computes an M×N×K product (the cooperative-matrix path needs
     /// whole tiles), and if not why.
     pub fn check(&self, m: u32, n: u32, k: u32) -> Result<(), String> {

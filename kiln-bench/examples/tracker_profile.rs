@@ -37,6 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         })?);
     }
     let mut bufs = Vec::new();

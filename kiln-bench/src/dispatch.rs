@@ -77,6 +77,7 @@ impl Fixture {
                 required_subgroup_size: None,
                 full_subgroups: false,
                 push_descriptor_set: None,
+                capture_statistics: false,
             })?);
         }
         let mut bufs = Vec::new();

@@ -37,6 +37,7 @@ fn kiln_create(device: &Device, module: &ShaderModule, base: u32, n: u32) -> Ben
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         })?);
     }
     let ms = ns_since(t) / 1e6 / n as f64;

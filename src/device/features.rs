@@ -7,7 +7,10 @@
 //! `VK_EXT_external_memory_host` when present (importing host memory);
 //! `VK_KHR_cooperative_matrix`, `VK_KHR_shader_bfloat16` and `VK_NV_cooperative_matrix2`
 //! (with every feature the device reports; the NV one only on top of the KHR one) unless
-//! the validation layer predates them (`KILN-W004`).
+//! the validation layer predates them (`KILN-W004`);
+//! `VK_KHR_pipeline_executable_properties` with its `pipelineExecutableInfo` feature when
+//! present (pipelines may then capture their statistics: `capture_statistics` of the
+//! pipeline descriptions).
 
 use std::ffi::CStr;
 
@@ -146,6 +149,11 @@ pub struct Features {
     pub cooperative_matrix: bool,
     /// `shaderBFloat16Type` (VK_KHR_shader_bfloat16), enabled.
     pub shader_bfloat16: bool,
+    /// `pipelineExecutableInfo` (VK_KHR_pipeline_executable_properties), enabled: pipelines
+    /// created with `capture_statistics` report their executables' statistics (registers,
+    /// instruction counts, … as the driver names them;
+    /// [`ComputePipeline::executable_statistics`](crate::ComputePipeline::executable_statistics)).
+    pub pipeline_executable_info: bool,
     /// The VK_NV_cooperative_matrix2 features enabled (workgroup scope, flexible
     /// dimensions, tensor addressing, …; all false without the extension).
     pub cooperative_matrix2: CooperativeMatrix2Features,
@@ -236,12 +244,15 @@ pub(crate) fn create_device(
         }
     }
     let push_descriptor = has(ash::khr::push_descriptor::NAME);
+    let has_exec = has(ash::khr::pipeline_executable_properties::NAME);
     let mut f11: vk::PhysicalDeviceVulkan11Features<'static> = Default::default();
     let mut f12: vk::PhysicalDeviceVulkan12Features<'static> = Default::default();
     let mut f13: vk::PhysicalDeviceVulkan13Features<'static> = Default::default();
     let mut fcm: vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static> = Default::default();
     let mut fbf = Bfloat16Features::default();
     let mut fcm2 = coopmat2::RawFeatures::default();
+    let mut fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static> =
+        Default::default();
     let mut f10 = {
         let mut f2 = vk::PhysicalDeviceFeatures2::default();
         if v12 {
@@ -259,6 +270,9 @@ pub(crate) fn create_device(
         if has_coopmat2 {
             f2 = f2.push_next(&mut fcm2);
         }
+        if has_exec {
+            f2 = f2.push_next(&mut fpe);
+        }
         // SAFETY: the chain holds only locals alive for the call, each of the right sType,
         // the extension ones only when the device has the extension.
         unsafe { ir.get_physical_device_features2(physical, &mut f2) };
@@ -270,6 +284,7 @@ pub(crate) fn create_device(
     fcm.p_next = std::ptr::null_mut();
     fbf.p_next = std::ptr::null_mut();
     fcm2.p_next = std::ptr::null_mut();
+    fpe.p_next = std::ptr::null_mut();
     f10.robust_buffer_access = vk::FALSE;
     f13.robust_image_access = vk::FALSE;
     f12.buffer_device_address_capture_replay = vk::FALSE;
@@ -287,6 +302,7 @@ pub(crate) fn create_device(
         CooperativeMatrix2Features::default()
     };
     let any_coopmat2 = cooperative_matrix2 != CooperativeMatrix2Features::default();
+    let pipeline_executable_info = has_exec && b(fpe.pipeline_executable_info);
     let mut ext_names = Vec::new();
     let swapchain = instance.surface && has(ash::khr::swapchain::NAME);
     if swapchain {
@@ -321,6 +337,9 @@ pub(crate) fn create_device(
     }
     if any_coopmat2 {
         ext_names.push(coopmat2::NAME.as_ptr());
+    }
+    if pipeline_executable_info {
+        ext_names.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
     }
     let supported = Supported {
         f10,
@@ -381,6 +400,7 @@ pub(crate) fn create_device(
         compute_full_subgroups: v13 && b(f13.compute_full_subgroups),
         cooperative_matrix,
         shader_bfloat16: bfloat16[0],
+        pipeline_executable_info,
         cooperative_matrix2,
         update_after_bind_limits: if v12 {
             let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
@@ -429,8 +449,15 @@ pub(crate) fn create_device(
         fcm,
         fbf,
         fcm2,
+        fpe,
     };
-    let flags = (v12, v13, cooperative_matrix, bfloat16[0]);
+    let flags = (
+        v12,
+        v13,
+        cooperative_matrix,
+        bfloat16[0],
+        pipeline_executable_info,
+    );
     let raw = match try_create(
         ir,
         physical,
@@ -484,10 +511,11 @@ struct Chain {
     fcm: vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static>,
     fbf: Bfloat16Features,
     fcm2: coopmat2::RawFeatures,
+    fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>,
 }
 
 /// One `vkCreateDevice` with the structs of `chain` that `(v12, v13, cooperative matrix,
-/// bfloat16)` and `coopmat2` say, their `pNext` links reset first.
+/// bfloat16, pipeline executable info)` and `coopmat2` say, their `pNext` links reset first.
 #[allow(clippy::too_many_arguments)]
 fn try_create(
     ir: &ash::Instance,
@@ -496,7 +524,7 @@ fn try_create(
     ext_names: &[*const std::ffi::c_char],
     f10: &vk::PhysicalDeviceFeatures,
     chain: &mut Chain,
-    (v12, v13, coopmat, bf16): (bool, bool, bool, bool),
+    (v12, v13, coopmat, bf16, exec): (bool, bool, bool, bool, bool),
     coopmat2: bool,
 ) -> Result<ash::Device> {
     chain.f11.p_next = std::ptr::null_mut();
@@ -505,6 +533,7 @@ fn try_create(
     chain.fcm.p_next = std::ptr::null_mut();
     chain.fbf.p_next = std::ptr::null_mut();
     chain.fcm2.p_next = std::ptr::null_mut();
+    chain.fpe.p_next = std::ptr::null_mut();
     let mut info = vk::DeviceCreateInfo::default()
         .queue_create_infos(queue_infos)
         .enabled_extension_names(ext_names)
@@ -523,6 +552,9 @@ fn try_create(
     }
     if coopmat2 {
         info = info.push_next(&mut chain.fcm2);
+    }
+    if exec {
+        info = info.push_next(&mut chain.fpe);
     }
     // SAFETY: every pointer in `info` refers to `chain` and the caller's slices, alive for
     // this call, each struct's pNext reset above so the chain is exactly these; the

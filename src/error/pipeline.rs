@@ -85,6 +85,22 @@ macro_rules! pipeline_errors {
                 ranges: String,
             },
 
+            /// Pipeline executable statistics were asked for (or a pipeline was to capture
+            /// them) on a device without VK_KHR_pipeline_executable_properties'
+            /// `pipelineExecutableInfo` feature (Vulkan spec "Pipeline Executable
+            /// Properties"; VUID-vkGetPipelineExecutablePropertiesKHR-pipelineExecutableInfo-03270,
+            /// VUID-vkGetPipelineExecutableStatisticsKHR-pipelineExecutableInfo-03272).
+            #[code("KILN-E267")]
+            #[error("pipeline `{pipeline}`: device `{device}` lacks VK_KHR_pipeline_executable_properties (pipelineExecutableInfo, Features::pipeline_executable_info is false), so it reports no pipeline executable statistics; leave capture_statistics false on this device, or run on a driver that has the extension (NVIDIA, Mesa's RADV and ANV; not lavapipe)")]
+            ExecutableStatisticsUnsupported { pipeline: String, device: String },
+
+            /// Statistics were asked of a pipeline that was not created with
+            /// VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR
+            /// (VUID-vkGetPipelineExecutableStatisticsKHR-pipeline-03274).
+            #[code("KILN-E268")]
+            #[error("pipeline `{pipeline}` was not created to capture statistics (VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR); create it with capture_statistics: true in its ComputePipelineDesc or GraphicsPipelineDesc")]
+            ExecutableStatisticsNotCaptured { pipeline: String },
+
             /// A vertex input location whose buffer-layout format disagrees with the shader
             /// (VUID-VkGraphicsPipelineCreateInfo-Input-08733).
             #[code("KILN-E280")]

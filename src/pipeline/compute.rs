@@ -10,6 +10,7 @@ use super::access::{uses_addresses, PipelineAccess};
 use super::cache::PipelineCache;
 use super::checks::check_capabilities;
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
+use super::statistics::{self, PipelineExecutable};
 use crate::descriptors::DescriptorSet;
 use crate::device::{FaultSite, Shared};
 use crate::error::{vk_err, Error, Result};
@@ -44,6 +45,14 @@ pub struct ComputePipelineDesc<'a> {
     /// [`PipelineLayoutDesc::with_push_descriptor`]): its buffers are given per recording
     /// with [`Recorder::push_descriptor_set`](crate::Recorder::push_descriptor_set).
     pub push_descriptor_set: Option<u32>,
+    /// Create the pipeline with `VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR`, so that
+    /// [`ComputePipeline::executable_statistics`] reports what the driver compiled
+    /// (registers, spills, shared memory, instruction counts, … as the driver names them;
+    /// Vulkan spec "Pipeline Executable Properties"). Needs
+    /// [`Features::pipeline_executable_info`](crate::Features::pipeline_executable_info)
+    /// (`KILN-E267` without it). Default false: drivers may keep more per pipeline and
+    /// compile more slowly when capturing.
+    pub capture_statistics: bool,
 }
 
 impl<'a> ComputePipelineDesc<'a> {
@@ -59,6 +68,7 @@ impl<'a> ComputePipelineDesc<'a> {
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         }
     }
 }
@@ -148,6 +158,8 @@ pub struct ComputePipeline {
     label: String,
     /// The module declares `PhysicalStorageBufferAddresses` (see `Pipeline`).
     pub(crate) device_addresses: bool,
+    /// Created with CAPTURE_STATISTICS (`ComputePipelineDesc::capture_statistics`).
+    captures_statistics: bool,
 }
 
 impl std::fmt::Debug for ComputePipeline {
@@ -342,6 +354,14 @@ impl ComputePipeline {
             });
         }
         let label = format!("{} in {}", ep.name, desc.module.label());
+        if desc.capture_statistics {
+            statistics::check(
+                &label,
+                &shared.info.name,
+                shared.features.pipeline_executable_info,
+                true,
+            )?;
+        }
         check_spec(&label, desc.module, desc.spec)?;
         check_subgroup_size(shared, &label, desc, wg)?;
         let reflected;
@@ -409,7 +429,13 @@ impl ComputePipeline {
         if desc.required_subgroup_size.is_some() {
             stage = stage.push_next(&mut required);
         }
+        let flags = if desc.capture_statistics {
+            vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+        } else {
+            vk::PipelineCreateFlags::empty()
+        };
         let info = vk::ComputePipelineCreateInfo::default()
+            .flags(flags)
             .stage(stage)
             .layout(layout.raw());
         let created = match shared.inject(FaultSite::CreatePipeline) {
@@ -440,7 +466,29 @@ impl ComputePipeline {
             names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
             label,
             device_addresses: super::uses_device_addresses(desc.module),
+            captures_statistics: desc.capture_statistics,
         })
+    }
+
+    /// What the driver compiled this pipeline into: per executable, its name, description,
+    /// stages, subgroup size and every statistic the driver reports (names, meaning and
+    /// units are the driver's: e.g. registers, spills, shared memory, instruction counts;
+    /// vkGetPipelineExecutablePropertiesKHR and vkGetPipelineExecutableStatisticsKHR,
+    /// Vulkan spec "Pipeline Executable Properties"). The pipeline must have been created
+    /// with [`ComputePipelineDesc::capture_statistics`]
+    /// (VUID-vkGetPipelineExecutableStatisticsKHR-pipeline-03274).
+    ///
+    /// Errors: `KILN-E267` the device lacks `pipelineExecutableInfo`
+    /// (VUID-vkGetPipelineExecutableStatisticsKHR-pipelineExecutableInfo-03272), `KILN-E268`
+    /// the pipeline was not created to capture statistics, `KILN-E104`/`KILN-E111` a failed
+    /// query.
+    pub fn executable_statistics(&self) -> Result<Vec<PipelineExecutable>> {
+        statistics::executables(
+            &self.shared,
+            self.raw,
+            &self.label,
+            self.captures_statistics,
+        )
     }
 
     #[inline]

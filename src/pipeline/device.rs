@@ -42,15 +42,7 @@ impl Device {
 
     /// A compute pipeline for `entry` of `module`, layout from reflection.
     pub fn compute_pipeline(&self, module: &ShaderModule, entry: &str) -> Result<ComputePipeline> {
-        self.compute_pipeline_with(&ComputePipelineDesc {
-            module,
-            entry,
-            spec: &[],
-            layout: None,
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-        })
+        self.compute_pipeline_with(&ComputePipelineDesc::new(module, entry))
     }
 
     /// A compute pipeline with options.
@@ -60,7 +52,8 @@ impl Device {
     /// cooperative-matrix scope the device does not allow, `KILN-E058` a given
     /// layout that does not cover the shader, `KILN-E060` specialization values given twice
     /// or of the wrong size, `KILN-E054` workgroup size beyond the device limits,
-    /// `KILN-E053` push constants too large, `KILN-E104` Vulkan failures.
+    /// `KILN-E053` push constants too large, `KILN-E267` `capture_statistics` on a device
+    /// without `pipelineExecutableInfo`, `KILN-E104` Vulkan failures.
     pub fn compute_pipeline_with(&self, desc: &ComputePipelineDesc<'_>) -> Result<ComputePipeline> {
         ComputePipeline::new(&self.shared, desc)
     }
@@ -71,7 +64,8 @@ impl Device {
     /// conflicting bindings between the stages, `KILN-E281` a vertex input with no
     /// attribute, `KILN-E280` an attribute whose format disagrees with the shader,
     /// `KILN-E282` other inconsistencies (fragment output without a colour attachment,
-    /// bad attachment formats), `KILN-E107` no dynamic rendering, `KILN-E104` Vulkan failures.
+    /// bad attachment formats), `KILN-E107` no dynamic rendering, `KILN-E267`
+    /// `capture_statistics` without `pipelineExecutableInfo`, `KILN-E104` Vulkan failures.
     pub fn graphics_pipeline(&self, desc: &GraphicsPipelineDesc<'_>) -> Result<GraphicsPipeline> {
         GraphicsPipeline::new(&self.shared, desc)
     }

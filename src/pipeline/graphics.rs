@@ -13,6 +13,7 @@ use super::access::{uses_addresses, PipelineAccess};
 use super::checks::check_capabilities;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
+use super::statistics::{self, PipelineExecutable};
 use super::Pipeline;
 use crate::descriptors::DescriptorSet;
 use crate::device::{format_info, FaultSite, Image, NumClass, Shared};
@@ -136,6 +137,11 @@ pub struct GraphicsPipelineDesc<'a> {
     pub spec: &'a [(u32, SpecValue)],
     /// Use this layout instead of the reflected one (it must be a superset).
     pub layout: Option<&'a PipelineLayoutDesc>,
+    /// Create with `VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR`, for
+    /// [`GraphicsPipeline::executable_statistics`] (as
+    /// [`ComputePipelineDesc::capture_statistics`](super::ComputePipelineDesc::capture_statistics);
+    /// default false).
+    pub capture_statistics: bool,
 }
 
 impl<'a> GraphicsPipelineDesc<'a> {
@@ -159,6 +165,7 @@ impl<'a> GraphicsPipelineDesc<'a> {
             depth: DepthState::default(),
             spec: &[],
             layout: None,
+            capture_statistics: false,
         }
     }
 
@@ -188,6 +195,8 @@ pub struct GraphicsPipeline {
     label: String,
     /// A stage declares `PhysicalStorageBufferAddresses` (see `Pipeline`).
     device_addresses: bool,
+    /// Created with CAPTURE_STATISTICS (`GraphicsPipelineDesc::capture_statistics`).
+    captures_statistics: bool,
 }
 
 impl std::fmt::Debug for GraphicsPipeline {
@@ -330,6 +339,14 @@ impl GraphicsPipeline {
     /// [`Device::graphics_pipeline`](crate::Device::graphics_pipeline)).
     pub(crate) fn new(shared: &Arc<Shared>, desc: &GraphicsPipelineDesc<'_>) -> Result<Self> {
         let pipeline = desc.label.as_str();
+        if desc.capture_statistics {
+            statistics::check(
+                pipeline,
+                &shared.info.name,
+                shared.features.pipeline_executable_info,
+                true,
+            )?;
+        }
         let invalid = |detail: String| Error::InvalidGraphicsPipeline {
             pipeline: pipeline.to_string(),
             detail,
@@ -492,7 +509,13 @@ impl GraphicsPipeline {
         let mut rendering = vk::PipelineRenderingCreateInfo::default()
             .color_attachment_formats(&desc.color_formats)
             .depth_attachment_format(desc.depth_format.unwrap_or(vk::Format::UNDEFINED));
+        let flags = if desc.capture_statistics {
+            vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+        } else {
+            vk::PipelineCreateFlags::empty()
+        };
         let info = vk::GraphicsPipelineCreateInfo::default()
+            .flags(flags)
             .stages(&stage_infos)
             .vertex_input_state(&vertex_input)
             .input_assembly_state(&assembly)
@@ -532,7 +555,25 @@ impl GraphicsPipeline {
             label: pipeline.to_string(),
             device_addresses: super::uses_device_addresses(desc.vertex)
                 || desc.fragment.is_some_and(super::uses_device_addresses),
+            captures_statistics: desc.capture_statistics,
         })
+    }
+
+    /// What the driver compiled this pipeline into, per executable (one per stage or per
+    /// group of merged stages): as [`ComputePipeline::executable_statistics`](super::ComputePipeline::executable_statistics),
+    /// for a pipeline created with [`GraphicsPipelineDesc::capture_statistics`].
+    ///
+    /// Errors: `KILN-E267` the device lacks `pipelineExecutableInfo`, `KILN-E268` the
+    /// pipeline was not created to capture statistics
+    /// (VUID-vkGetPipelineExecutableStatisticsKHR-pipeline-03274), `KILN-E104`/`KILN-E111`
+    /// a failed query.
+    pub fn executable_statistics(&self) -> Result<Vec<PipelineExecutable>> {
+        statistics::executables(
+            &self.shared,
+            self.raw,
+            &self.label,
+            self.captures_statistics,
+        )
     }
 
     /// The raw handle (owned by this object; destroyed with it).

@@ -11,6 +11,7 @@ mod graphics;
 #[cfg(feature = "hot-reload")]
 mod hot;
 mod layout;
+pub(crate) mod statistics;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ pub use graphics::{
 #[cfg(feature = "hot-reload")]
 pub use hot::{HotComputePipeline, HotDesc, ReloadEvent};
 pub use layout::{PipelineLayout, PipelineLayoutDesc, PushConstantRange, Visibility};
+pub use statistics::{PipelineExecutable, PipelineExecutableStatistic, StatisticValue};
 
 use crate::device::Shared;
 use crate::error::Result;

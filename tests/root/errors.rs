@@ -188,6 +188,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         })
     };
     assert_eq!(code(with(&PipelineLayoutDesc::default())), "KILN-E058");
@@ -249,6 +250,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
         required_subgroup_size: None,
         full_subgroups: false,
         push_descriptor_set: None,
+        capture_statistics: false,
     });
     assert_eq!(code(r), "KILN-E058");
     assert_clean(&device);
@@ -268,6 +270,7 @@ fn specialization_values_twice_or_of_the_wrong_size_are_e060() {
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         })
     };
     assert_eq!(
@@ -518,6 +521,7 @@ fn limits_are_errors_not_validation_messages() {
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E054", "{e}");
@@ -531,6 +535,7 @@ fn limits_are_errors_not_validation_messages() {
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         })
         .unwrap();
     assert_eq!(p.workgroup_size(), [48, 1, 1]);

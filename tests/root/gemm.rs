@@ -9,6 +9,7 @@ use common::{assert_clean, device};
 use kiln::vk;
 use kiln_examples::coopmat_peak;
 use kiln_examples::gemm::{self, Precision, SmemShape, SMEM_SHAPES};
+use kiln_examples::gemm_stats;
 
 #[test]
 fn tiled_fp32_gemm_matches_the_cpu_reference_exactly() {
@@ -678,4 +679,64 @@ fn grouped_and_two_ahead_shared_memory_kernels_are_named_refuse_bad_values_or_ru
         }
     }
     assert_clean(&device);
+}
+
+/// `gemm --stats`'s workgroups per H200 SM from an executable's statistics (CUDA occupancy
+/// calculator arithmetic): registers per thread rounded to the warp's 256-register unit,
+/// shared memory plus the 1 KiB reserved per workgroup, threads, the 32-workgroup cap.
+#[test]
+fn gemm_stats_occupancy_on_the_h200() {
+    use gemm_stats::{occupancy, H200};
+    use kiln::{PipelineExecutable, PipelineExecutableStatistic, StatisticValue};
+    let exec = |stats: &[(&str, StatisticValue)]| PipelineExecutable {
+        name: "compute".into(),
+        description: String::new(),
+        stages: vk::ShaderStageFlags::COMPUTE,
+        subgroup_size: 32,
+        statistics: stats
+            .iter()
+            .map(|(n, v)| PipelineExecutableStatistic {
+                name: n.to_string(),
+                description: String::new(),
+                value: *v,
+            })
+            .collect(),
+    };
+    let u = StatisticValue::U64;
+    // 128 registers x 256 threads: 4096 per warp, 16 warps per SM, 8 per workgroup: 2.
+    // 48 KiB + 1 KiB shared memory: 4 in 228 KiB. Threads: 2048 / 256 = 8.
+    let e = exec(&[
+        ("Spill Count", u(0)),
+        ("Register Count", u(128)),
+        ("Shared Memory Size", u(48 * 1024)),
+    ]);
+    let o = occupancy(&e, 256, &H200);
+    assert_eq!(o.workgroups, 2, "{:?}", o.limits);
+    assert!(
+        o.limits[0].starts_with("registers=2 (\"Register Count\" 128"),
+        "{:?}",
+        o.limits
+    );
+    assert!(o.limits[1].starts_with("smem=4 "), "{:?}", o.limits);
+    assert_eq!(o.limits[2], "threads=8 (256/workgroup)");
+    // 255 registers round up to 256: one workgroup of 256 threads; 100 KiB of shared
+    // memory alone would allow 2.
+    let e = exec(&[
+        ("Register Count", u(255)),
+        ("Shared Memory Size", u(100 << 10)),
+    ]);
+    assert_eq!(occupancy(&e, 256, &H200).workgroups, 1);
+    // 33 registers round up to 40 (1280 per warp): 51 warps, 12 workgroups of 4 warps; 128
+    // threads allow 16; so 12.
+    let e = exec(&[("Register Count", u(33))]);
+    let o = occupancy(&e, 128, &H200);
+    assert_eq!(o.workgroups, 12, "{:?}", o.limits);
+    assert!(
+        o.limits[1].contains("no shared-memory statistic"),
+        "{:?}",
+        o.limits
+    );
+    // No statistics the calculator knows: threads and the cap only.
+    let e = exec(&[("Instruction count", StatisticValue::I64(12))]);
+    assert_eq!(occupancy(&e, 32, &H200).workgroups, 32);
 }

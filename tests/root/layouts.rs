@@ -75,6 +75,7 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         })
         .unwrap();
     assert_ne!(pc.layout().set_layouts()[1].id(), la.id());
@@ -133,6 +134,7 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         })
         .unwrap();
     let mut scene = device.descriptor_set(&g.set_layouts()[0], 0).unwrap();
@@ -196,6 +198,7 @@ fn bindless_runtime_array_with_variable_count() {
             required_subgroup_size: None,
             full_subgroups: false,
             push_descriptor_set: None,
+            capture_statistics: false,
         })
         .unwrap();
     let b = p.layout().set_layouts()[0]

@@ -14,6 +14,7 @@ mod descriptor_sets;
 mod device_address;
 mod dispatch;
 mod errors;
+mod executable_statistics;
 mod first_hour;
 mod gemm;
 mod graphics;

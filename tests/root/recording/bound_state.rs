@@ -41,6 +41,7 @@ fn fixture(device: &Device) -> Fx {
                 required_subgroup_size: None,
                 full_subgroups: false,
                 push_descriptor_set: None,
+                capture_statistics: false,
             })
             .unwrap()
     };
