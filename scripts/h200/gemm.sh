@@ -7,7 +7,7 @@
 #                shapes: the no-global loop; + the stores of every step (+stores); + loads
 #                from two cached K slices and the stores (+cached: the GEMM's loop minus its
 #                HBM/L2 traffic); and the GEMMs with loads two steps ahead;
-# then the GPU clocks. About 1 minute in all. (The register-only ceiling, `$B/gemm --peak`,
+# then the GPU clocks, then gemm-stats (below). About 2 minutes in all. (The register-only ceiling, `$B/gemm --peak`,
 # was measured in run A: 602.9 TFLOP/s fp16, 606.9 bf16.)
 CUBLAS=$(python3 -c "import json,sys
 r=[json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
@@ -17,3 +17,13 @@ step gemm-where 45 $B/gemm --bench 8192 --only "noglobal+cached|noglobal+stores|
 cat $W/gemm-where.out; tail -3 $W/gemm-where.err
 step gemm-clocks 10 nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv
 cat $W/gemm-clocks.out
+# gemm-stats: what the driver compiled each kernel into (VK_KHR_pipeline_executable_properties,
+# `gemm --stats`, no GEMM is run): per variant, every statistic the driver reports
+# (`name=value`: registers, shared memory, spills, ... as the driver names them) and the
+# workgroups per SM an H200 fits by them (65536 registers, 228 KiB shared memory, 2048
+# threads, 32 workgroups; which statistic each limit used is on the line). Every variant in
+# the order of the core step (budget 45 s of pipeline compiles), then the ceiling kernels.
+step gemm-stats 75 $B/gemm --stats --budget 45
+grep -h "^stats\|FAIL" $W/gemm-stats.out | cut -c1-400; tail -3 $W/gemm-stats.err
+step gemm-stats-peak 40 $B/gemm --peak --stats
+grep -h "^stats\|FAIL" $W/gemm-stats-peak.out | cut -c1-400; tail -3 $W/gemm-stats-peak.err
