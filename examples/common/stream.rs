@@ -70,12 +70,22 @@ pub fn input_value(i: usize) -> u32 {
     (i as u32).wrapping_mul(2_654_435_761) ^ 0x5bd1_e995
 }
 
+/// `fraction` of `chunk` elements, rounded down to a multiple of 1024.
+fn host_elements(chunk: usize, fraction: f64) -> usize {
+    ((chunk as f64 * fraction.clamp(0.0, 1.0)) as usize) / 1024 * 1024
+}
+
 /// A stream of `chunks` chunks of `chunk` u32 elements: host input and output, the device
 /// ring, the kernel.
 pub struct Stream {
     pub chunk: usize,
     pub chunks: usize,
     pub iters: u32,
+    /// Elements at the start of every chunk that the overlapped run writes from the host
+    /// into the ring buffer through its mapping (`Buffer::upload_at`: host threads writing
+    /// device-local, host-visible memory through the PCIe BAR) instead of copying them by
+    /// DMA; 0 (the default) copies the whole chunk by DMA. See [`Stream::with_host_writes`].
+    host_elements: usize,
     pipeline: ComputePipeline,
     input: HostBuffer,
     output: HostBuffer,
@@ -87,6 +97,30 @@ pub struct Stream {
 impl Stream {
     /// Allocates the stream and fills the input.
     pub fn new(device: &Device, chunk: usize, chunks: usize, iters: u32) -> kiln::Result<Stream> {
+        Self::with_host_writes(device, chunk, chunks, iters, 0.0)
+    }
+
+    /// [`new`](Self::new), with the overlapped run's uploads split: the first `fraction` of
+    /// every chunk (rounded down to 1024 elements) written by host threads through the ring
+    /// buffer's mapping, the rest copied by DMA on `Device::upload_queue` at the same time.
+    /// The ring's input buffers then live in `MemoryLocation::CpuToGpu` memory (on a GPU
+    /// with a resizable BAR, device-local and host-visible: the kernel reads it at device
+    /// speed). Why: on the H200 the DMA copies up and down at once share ~58 GB/s, and the
+    /// host's writes through the BAR are a second path into the device (BENCHMARKS.md, run
+    /// F). The serial run copies whole chunks by DMA, the faster serial path.
+    pub fn with_host_writes(
+        device: &Device,
+        chunk: usize,
+        chunks: usize,
+        iters: u32,
+        fraction: f64,
+    ) -> kiln::Result<Stream> {
+        let host_elements = host_elements(chunk, fraction);
+        let input_location = if host_elements > 0 {
+            kiln::MemoryLocation::CpuToGpu
+        } else {
+            kiln::MemoryLocation::GpuOnly
+        };
         let module = kiln::include_spirv!("stream.comp")?;
         let pipeline = device.compute_pipeline(&module, "main")?;
         let bytes = (chunk * chunks * 4) as u64;
@@ -102,15 +136,16 @@ impl Stream {
         let mut ring_out = Vec::new();
         let mut sets = Vec::new();
         for _ in 0..RING {
-            let make = |label| {
+            let make = |label, location| {
                 device.buffer(&kiln::BufferDesc {
                     label,
                     size: (chunk * 4) as u64,
                     usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                    location: kiln::MemoryLocation::GpuOnly,
+                    location,
                 })
             };
-            let (x, y) = (make("stream ring in")?, make("stream ring out")?);
+            let x = make("stream ring in", input_location)?;
+            let y = make("stream ring out", kiln::MemoryLocation::GpuOnly)?;
             let mut set = pipeline.descriptor_set(0)?;
             set.write_buffer(0, &x)?;
             set.write_buffer(1, &y)?;
@@ -122,6 +157,7 @@ impl Stream {
             chunk,
             chunks,
             iters,
+            host_elements,
             pipeline,
             input,
             output,
@@ -131,10 +167,34 @@ impl Stream {
         })
     }
 
+    /// Elements of every chunk the overlapped run writes through the mapping (0: none).
+    pub fn host_elements(&self) -> usize {
+        self.host_elements
+    }
+
+    /// Changes the host-written fraction of every chunk (see
+    /// [`with_host_writes`](Self::with_host_writes)); a stream made with none keeps none
+    /// (its ring is in `GpuOnly` memory): returns whether the fraction took effect.
+    pub fn set_host_writes(&mut self, fraction: f64) -> bool {
+        if self.ring_in[0].location() != kiln::MemoryLocation::CpuToGpu {
+            return fraction <= 0.0;
+        }
+        self.host_elements = host_elements(self.chunk, fraction);
+        true
+    }
+
+    /// The memory properties of the ring's input buffers (`DEVICE_LOCAL | HOST_VISIBLE`
+    /// where the host writes device memory through the BAR).
+    pub fn ring_in_memory(&self) -> vk::MemoryPropertyFlags {
+        self.ring_in[0].memory_properties()
+    }
+
     /// Streams every chunk through the kernel and waits for the last readback; returns the
-    /// wall time. `overlapped`: uploads on `Device::upload_queue`, dispatches on the
-    /// async-compute queue, readbacks on `Device::readback_queue` (kiln's policy,
-    /// `ReadbackQueue`); else all on the main queue (serial).
+    /// wall time. `overlapped`: uploads on `Device::upload_queue` (with
+    /// [`with_host_writes`](Self::with_host_writes), the chunk's first part written by the
+    /// host first, then the rest by DMA), dispatches on the async-compute queue, readbacks on
+    /// `Device::readback_queue` (kiln's policy, `ReadbackQueue`); else all on the main queue
+    /// (serial).
     pub fn run(&mut self, device: &Device, overlapped: bool) -> kiln::Result<Duration> {
         let (up, compute, down) = if overlapped {
             (
@@ -157,7 +217,26 @@ impl Stream {
         for i in 0..self.chunks {
             let slot = i % RING;
             let at = i as u64 * bytes;
-            pending.push(up.upload_from_host(&self.input, at, &self.ring_in[slot], 0, bytes)?);
+            // The host's part: written once every submission that used the slot has
+            // finished (kiln waits for the dispatch and the copy of chunk i - RING).
+            let host = if overlapped {
+                self.host_elements as u64 * 4
+            } else {
+                0
+            };
+            if host > 0 {
+                let src = &self.input.as_slice()?[at as usize..(at + host) as usize];
+                self.ring_in[slot].upload_at(0, src)?;
+            }
+            if host < bytes {
+                pending.push(up.upload_from_host(
+                    &self.input,
+                    at + host,
+                    &self.ring_in[slot],
+                    host,
+                    bytes - host,
+                )?);
+            }
             let (pipeline, set) = (&self.pipeline, &self.sets[slot]);
             dispatches.push(compute.submit(|r| {
                 r.bind_pipeline(pipeline)?;

@@ -213,6 +213,18 @@ impl Buffer {
         self.0.location
     }
 
+    /// The property flags of the memory type the buffer's memory came from (Vulkan spec
+    /// §11.2.1, "Device Memory Properties"): e.g. whether a `CpuToGpu` buffer is also
+    /// `DEVICE_LOCAL` (device memory the host writes through the PCIe BAR, read by shaders
+    /// at device speed) or plain host memory (read by shaders over the bus). Empty for a
+    /// buffer without memory of its own.
+    pub fn memory_properties(&self) -> vk::MemoryPropertyFlags {
+        self.0
+            .allocation
+            .as_ref()
+            .map_or(vk::MemoryPropertyFlags::empty(), |a| a.memory_properties())
+    }
+
     /// The label given at creation (shown in errors and validation messages).
     pub fn label(&self) -> &str {
         &self.0.label

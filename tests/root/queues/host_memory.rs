@@ -396,3 +396,40 @@ fn uploads_by_the_copy_shader_follow_the_upload_queue() {
         assert_clean(&device);
     }
 }
+
+/// The stream with part of every chunk written by the host through the ring buffer's
+/// mapping (`Stream::with_host_writes`, the H200's second path into the device beside the
+/// DMA copies): the ring's input is host-visible memory, the overlapped run (host part
+/// first, then the DMA part into the same buffer on another queue) and the serial run both
+/// match the CPU reference, with half, all and none of each chunk written by the host; a
+/// stream made without host writes refuses a fraction.
+#[test]
+fn a_stream_with_host_written_chunks_matches_the_cpu_reference() {
+    for device in [device(), emulated_device()] {
+        let mut stream =
+            kiln_examples::stream::Stream::with_host_writes(&device, 16_384, 7, 5, 0.5).unwrap();
+        assert_eq!(stream.host_elements(), 8192);
+        assert!(stream
+            .ring_in_memory()
+            .contains(vk::MemoryPropertyFlags::HOST_VISIBLE));
+        for (fraction, host) in [(0.5, 8192), (1.0, 16_384), (0.0, 0), (0.3, 4096)] {
+            assert!(stream.set_host_writes(fraction));
+            assert_eq!(stream.host_elements(), host, "fraction {fraction}");
+            for overlapped in [true, false] {
+                stream.run(&device, overlapped).unwrap();
+                assert_eq!(
+                    stream.check().unwrap(),
+                    None,
+                    "fraction {fraction}, overlapped: {overlapped}"
+                );
+            }
+        }
+        let mut plain = kiln_examples::stream::Stream::new(&device, 4096, 3, 2).unwrap();
+        assert!(
+            !plain.set_host_writes(0.5),
+            "a GpuOnly ring takes no host writes"
+        );
+        assert_eq!(plain.host_elements(), 0);
+        assert_clean(&device);
+    }
+}
