@@ -392,7 +392,7 @@ fn peak(device: &kiln::Device, stats: bool) -> Result<bool, Box<dyn std::error::
                     }
                 };
                 if stats {
-                    println!("{}", gemm_stats::stats_line(&k.name, k.pipeline()));
+                    println!("{}", gemm_stats::stats_line(&k.name, k.pipeline(), Some(0)));
                     continue;
                 }
                 let r = k.run(device, workgroups, iters, 3)?;
@@ -550,7 +550,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         };
         if stats {
-            println!("{}", gemm_stats::stats_line(&g.path, g.pipeline()));
+            println!(
+                "{}",
+                gemm_stats::stats_line(&g.path, g.pipeline(), g.shared_bytes)
+            );
             continue;
         }
         println!(

@@ -114,6 +114,10 @@ pub struct Gemm {
     /// every step multiplies the first K slice again, so C = (K / k_step) · A[:, :k_step] ·
     /// B[:k_step, :] ([`Gemm::expected`]).
     pub reuses_first_slice: bool,
+    /// Bytes of shared memory the kernel declares (`None`: workgroup-scope kernels, whose
+    /// staging the driver adds); `gemm --stats` uses it where the driver reports no
+    /// shared-memory statistic.
+    pub shared_bytes: Option<u32>,
 }
 
 /// A workgroup tile of the shared-memory cooperative-matrix kernel: the workgroup computes
@@ -268,6 +272,8 @@ pub fn tiled(device: &Device) -> kiln::Result<Gemm> {
         k_step: 1,
         fragment: None,
         reuses_first_slice: false,
+        // `shared float As[8][128], Bs[8][128]`.
+        shared_bytes: Some(2 * 8 * 128 * 4),
     })
 }
 
@@ -345,6 +351,7 @@ pub fn coopmat(device: &Device, precision: Precision) -> kiln::Result<Result<Gem
         k_step: c.k,
         fragment: Some([c.m, c.n, c.k]),
         reuses_first_slice: false,
+        shared_bytes: Some(0),
     }))
 }
 
@@ -492,6 +499,7 @@ fn smem_kernel(
         k_step: bk,
         fragment: Some([c.m, c.n, c.k]),
         reuses_first_slice: !stream,
+        shared_bytes: Some(plan.shared_bytes),
     }))
 }
 

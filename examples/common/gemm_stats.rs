@@ -82,8 +82,14 @@ fn find(e: &PipelineExecutable, word: &str, not: &[&str]) -> Option<(String, u64
 /// Workgroups of `threads` invocations of executable `e` per SM of `sm`: the registers
 /// per thread from the first statistic whose name contains "register" (NVIDIA: "Register
 /// Count"; not a spill count), the shared memory from the first whose name contains
-/// "shared" (bytes); a limit the driver names no statistic for is left out (and said so).
-pub fn occupancy(e: &PipelineExecutable, threads: u32, sm: &SmLimits) -> Occupancy {
+/// "shared" (bytes), else `declared` (the bytes the kernel declares, where known); a
+/// limit with neither is left out (and said so).
+pub fn occupancy(
+    e: &PipelineExecutable,
+    threads: u32,
+    declared: Option<u32>,
+    sm: &SmLimits,
+) -> Occupancy {
     let warps = threads.div_ceil(sm.warp).max(1);
     let mut limits = Vec::new();
     let mut n = sm.workgroups;
@@ -96,10 +102,13 @@ pub fn occupancy(e: &PipelineExecutable, threads: u32, sm: &SmLimits) -> Occupan
         }
         _ => limits.push("registers=? (no register statistic)".into()),
     }
-    match find(e, "shared", &[]) {
-        Some((name, bytes)) => {
+    let smem = find(e, "shared", &[])
+        .map(|(name, bytes)| (format!("\"{name}\""), bytes))
+        .or(declared.map(|b| ("declared".to_string(), b as u64)));
+    match smem {
+        Some((from, bytes)) => {
             let by_smem = sm.shared_bytes / (bytes as u32 + sm.shared_reserved);
-            limits.push(format!("smem={by_smem} (\"{name}\" {bytes} B)"));
+            limits.push(format!("smem={by_smem} ({from} {bytes} B)"));
             n = n.min(by_smem);
         }
         None => limits.push("smem=? (no shared-memory statistic)".into()),
@@ -114,9 +123,9 @@ pub fn occupancy(e: &PipelineExecutable, threads: u32, sm: &SmLimits) -> Occupan
 }
 
 /// One line for kernel `name`: each executable's statistics as `name=value` and its
-/// workgroups per H200 SM, or the error (e.g. `KILN-E267` on a device without the
-/// feature).
-pub fn stats_line(name: &str, pipeline: &ComputePipeline) -> String {
+/// workgroups per H200 SM (`declared`: the shared memory the kernel declares, where the
+/// driver names none), or the error (e.g. `KILN-E267` on a device without the feature).
+pub fn stats_line(name: &str, pipeline: &ComputePipeline, declared: Option<u32>) -> String {
     let threads: u32 = pipeline.workgroup_size().iter().product();
     match pipeline.executable_statistics() {
         Ok(execs) => execs
@@ -127,7 +136,7 @@ pub fn stats_line(name: &str, pipeline: &ComputePipeline) -> String {
                     .iter()
                     .map(|s| format!("{}={}", s.name.replace(' ', "_"), s.value))
                     .collect();
-                let o = occupancy(e, threads, &H200);
+                let o = occupancy(e, threads, declared, &H200);
                 format!(
                     "stats {name:<40} {threads} threads, subgroup {}: {}  | H200 workgroups/SM {} \
                      [{}]",

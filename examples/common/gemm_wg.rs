@@ -153,6 +153,7 @@ pub fn coopmat_wg_with(
         k_step: bk,
         fragment: Some([bm, bn, bk]),
         reuses_first_slice: false,
+        shared_bytes: None,
     }))
 }
 
@@ -292,5 +293,6 @@ pub fn coopmat_tensor(
         k_step: if stream { bk * unroll } else { 2 * bk },
         fragment: Some([bm, bn, bk]),
         reuses_first_slice: !stream,
+        shared_bytes: None,
     }))
 }

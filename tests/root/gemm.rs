@@ -710,7 +710,8 @@ fn gemm_stats_occupancy_on_the_h200() {
         ("Register Count", u(128)),
         ("Shared Memory Size", u(48 * 1024)),
     ]);
-    let o = occupancy(&e, 256, &H200);
+    // The driver's shared-memory statistic wins over the declared bytes.
+    let o = occupancy(&e, 256, Some(1), &H200);
     assert_eq!(o.workgroups, 2, "{:?}", o.limits);
     assert!(
         o.limits[0].starts_with("registers=2 (\"Register Count\" 128"),
@@ -725,18 +726,23 @@ fn gemm_stats_occupancy_on_the_h200() {
         ("Register Count", u(255)),
         ("Shared Memory Size", u(100 << 10)),
     ]);
-    assert_eq!(occupancy(&e, 256, &H200).workgroups, 1);
+    assert_eq!(occupancy(&e, 256, None, &H200).workgroups, 1);
     // 33 registers round up to 40 (1280 per warp): 51 warps, 12 workgroups of 4 warps; 128
     // threads allow 16; so 12.
     let e = exec(&[("Register Count", u(33))]);
-    let o = occupancy(&e, 128, &H200);
+    let o = occupancy(&e, 128, None, &H200);
     assert_eq!(o.workgroups, 12, "{:?}", o.limits);
     assert!(
         o.limits[1].contains("no shared-memory statistic"),
         "{:?}",
         o.limits
     );
+    // No shared-memory statistic: the declared bytes (the smem kernel's 37 888 at
+    // 128x128x32: 6 in 228 KiB with the reserved KiB each).
+    let o = occupancy(&e, 128, Some(37_888), &H200);
+    assert_eq!(o.limits[1], "smem=6 (declared 37888 B)");
+    assert_eq!(o.workgroups, 6);
     // No statistics the calculator knows: threads and the cap only.
     let e = exec(&[("Instruction count", StatisticValue::I64(12))]);
-    assert_eq!(occupancy(&e, 32, &H200).workgroups, 32);
+    assert_eq!(occupancy(&e, 32, None, &H200).workgroups, 32);
 }
