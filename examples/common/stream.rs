@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use kiln::{vk, Buffer, ComputePipeline, DescriptorSet, Device, HostBuffer, QueueKind};
 
-/// Device buffers in the ring (chunks in flight at once).
+/// Device buffers in the ring (chunks in flight at once) by default.
 pub const RING: usize = 3;
 
 /// The kernel's push constants.
@@ -86,6 +86,9 @@ pub struct Stream {
     /// device-local, host-visible memory through the PCIe BAR) instead of copying them by
     /// DMA; 0 (the default) copies the whole chunk by DMA. See [`Stream::with_host_writes`].
     host_elements: usize,
+    /// Time the last overlapped run spent in the host's writes (waiting for the ring slot,
+    /// then writing), summed over the chunks.
+    pub host_write_time: Duration,
     pipeline: ComputePipeline,
     input: HostBuffer,
     output: HostBuffer,
@@ -115,6 +118,19 @@ impl Stream {
         iters: u32,
         fraction: f64,
     ) -> kiln::Result<Stream> {
+        Self::with_ring(device, chunk, chunks, iters, fraction, RING)
+    }
+
+    /// [`with_host_writes`](Self::with_host_writes) with `ring` device buffer pairs (at
+    /// least 1; [`RING`] by default): how many chunks can be in flight at once.
+    pub fn with_ring(
+        device: &Device,
+        chunk: usize,
+        chunks: usize,
+        iters: u32,
+        fraction: f64,
+        ring: usize,
+    ) -> kiln::Result<Stream> {
         let host_elements = host_elements(chunk, fraction);
         let input_location = if host_elements > 0 {
             kiln::MemoryLocation::CpuToGpu
@@ -135,7 +151,7 @@ impl Stream {
         let mut ring_in = Vec::new();
         let mut ring_out = Vec::new();
         let mut sets = Vec::new();
-        for _ in 0..RING {
+        for _ in 0..ring.max(1) {
             let make = |label, location| {
                 device.buffer(&kiln::BufferDesc {
                     label,
@@ -158,6 +174,7 @@ impl Stream {
             chunks,
             iters,
             host_elements,
+            host_write_time: Duration::ZERO,
             pipeline,
             input,
             output,
@@ -212,21 +229,24 @@ impl Stream {
             n: self.chunk as u32,
         };
         let start = Instant::now();
+        let mut host_time = Duration::ZERO;
         let mut pending = Vec::with_capacity(2 * self.chunks);
         let mut dispatches = Vec::with_capacity(self.chunks);
         for i in 0..self.chunks {
-            let slot = i % RING;
+            let slot = i % self.ring_in.len();
             let at = i as u64 * bytes;
             // The host's part: written once every submission that used the slot has
-            // finished (kiln waits for the dispatch and the copy of chunk i - RING).
+            // finished (kiln waits for the dispatch and the copy of chunk i - ring).
             let host = if overlapped {
                 self.host_elements as u64 * 4
             } else {
                 0
             };
             if host > 0 {
+                let t = Instant::now();
                 let src = &self.input.as_slice()?[at as usize..(at + host) as usize];
                 self.ring_in[slot].upload_at(0, src)?;
+                host_time += t.elapsed();
             }
             if host < bytes {
                 pending.push(up.upload_from_host(
@@ -257,6 +277,9 @@ impl Stream {
         }
         for d in dispatches {
             d.wait()?;
+        }
+        if overlapped {
+            self.host_write_time = host_time;
         }
         Ok(start.elapsed())
     }

@@ -424,6 +424,11 @@ fn a_stream_with_host_written_chunks_matches_the_cpu_reference() {
                 );
             }
         }
+        // Five chunks in flight (a ring of five buffer pairs), 7 chunks: slots reused.
+        let mut five =
+            kiln_examples::stream::Stream::with_ring(&device, 16_384, 7, 5, 0.5, 5).unwrap();
+        five.run(&device, true).unwrap();
+        assert_eq!(five.check().unwrap(), None, "a ring of five");
         let mut plain = kiln_examples::stream::Stream::new(&device, 4096, 3, 2).unwrap();
         assert!(
             !plain.set_host_writes(0.5),
