@@ -11,13 +11,15 @@
 //! host pages kiln maps and imports (`HostBufferMemory::Imported`: the H200's duplex copies
 //! moved 61 GB/s from those against 57 from driver memory).
 //!
-//! Then the overlapped run once more for each fraction in `KILN_STREAM_HOST_WRITES` (a comma
-//! list, default `0.5`; `0` or empty: none): that part of every chunk is written by host
+//! Then, opt-in, the overlapped run once more for each fraction in `KILN_STREAM_HOST_WRITES`
+//! (a comma list; unset, empty or `0`: none): that part of every chunk is written by host
 //! threads into the ring buffer through its mapping (device-local, host-visible memory: the
 //! PCIe BAR) while the rest is copied by DMA, a second path into the device beside the DMA
 //! copies (on the H200 the DMA copies up and down at once share ~58 GB/s). The serial run
 //! stays all-DMA, the faster serial path, and the speedups are against it. Skipped, with a
-//! line saying so, where the host-visible memory is not device-local. `KILN_STREAM_RING`
+//! line saying so, where the host-visible memory is not device-local. On the H200 it does
+//! not pay: beside the stream's DMA copies the host's writes through the BAR crawl at
+//! 5–10 GB/s (BENCHMARKS.md, run F). `KILN_STREAM_RING`
 //! sets the ring's buffer pairs (chunks in flight; default 3).
 use std::time::Duration;
 
@@ -84,7 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|f| f.trim().parse::<f64>())
             .collect::<Result<_, _>>()
             .map_err(|e| format!("KILN_STREAM_HOST_WRITES=`{list}`: {e} (fractions 0..1)"))?,
-        Err(_) => vec![0.5],
+        Err(_) => vec![],
     };
     let fractions: Vec<f64> = fractions.into_iter().filter(|&f| f > 0.0).collect();
     let most = fractions.iter().copied().fold(0.0, f64::max);

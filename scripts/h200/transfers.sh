@@ -1,19 +1,15 @@
 # Issue 12's open target (sourced by scripts/h200-batch.sh; uses step, rows, $B, $W).
-# Run F2 (BENCHMARKS): every pair of DMA copies up and down at once moves at most ~58 GB/s
-# (every queue family); CUDA 95-98 from any pinned memory; host threads writing the BAR beside
-# a DMA readback: 22.7 + 49.2 GB/s at once. Run F3: the stream with part of every chunk
-# written by the host through the BAR got 1.60x at 0.2 (one host thread: below 4 MiB) but
-# 0.79x from 0.3 up (8 threads) against 1.69x all-DMA. Now: host threads (KILN_TRANSFER_THREADS
-# 1, 4, 8) x ring (3, 6 chunks in flight), the host-write time printed. ~2 minutes.
-# Needs .devbin/stream_overlap.
+# Runs F-F3 (BENCHMARKS): DMA up+down at once <= ~58 GB/s over every queue family; host writes
+# through the BAR beside the stream's DMA crawl at 5-10 GB/s. The all-DMA stream: 1.66-1.69x
+# at 1024/64 (overlapped ~38.5 ms: 37.0 the duplex bound + the fill and drain of ~1 ms). Fewer
+# bytes per chunk shrink the fill and drain: 1 GiB in 64, 128, 256 chunks; 2 GiB in 256; and
+# CUDA's stream for the same. ~1.5 minutes. Needs .devbin/stream_overlap.
 echo "-- transfers: GPU state (PCIe link, clocks, P-state)"
 nvidia-smi --query-gpu=pstate,pcie.link.gen.current,pcie.link.width.current,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tail -1
-for ring in 3 6; do for th in 1 4 8; do
-  KILN_STREAM_RING=$ring KILN_TRANSFER_THREADS=$th KILN_STREAM_HOST_WRITES=0.15,0.3,0.45,0.6 \
-    step stream-r$ring-t$th 40 $B/stream_overlap 1024 64
-  echo "-- stream_overlap 1024/64, ring $ring, $th host threads:"
-  grep -h 'one chunk\|serial\|overlapped with\|FAILED\|no host' $W/stream-r$ring-t$th.out | cut -c1-200
-  tail -1 $W/stream-r$ring-t$th.err
-done; done
-KILN_TRACE=$W/stream-trace.json KILN_STREAM_RING=3 KILN_STREAM_HOST_WRITES=0.3 step stream-trace 40 $B/stream_overlap 256 16
-grep -h 'serial\|overlapped with' $W/stream-trace.out; ls -la $W/stream-trace.json 2>&1 | tail -1
+for cfg in 1024/64 1024/128 1024/256 2048/256 1024/64; do
+  n=stream-${cfg/\//-}
+  step $n 40 $B/stream_overlap ${cfg%/*} ${cfg#*/}
+  echo "-- stream_overlap $cfg: $(grep -h 'one chunk\|serial\|FAILED' $W/$n.out | tr '\n' ' ')"
+  tail -1 $W/$n.err
+done
+step cuda-stream 60 python3 scripts/cuda_stream.py --stream-only 1024/64 1024/128 1024/256; cat $W/cuda-stream.out | grep -v calibration; tail -3 $W/cuda-stream.err
