@@ -37,13 +37,9 @@ impl Raw {
         // the kiln device drops, and uses the queue only from this thread while no kiln
         // call is in flight.
         let (d, inst) = unsafe { (device.raw().clone(), device.raw_instance().clone()) };
-        let pd = device.raw_physical_device();
-        // SAFETY: plain queries on kiln's live instance and physical device.
-        let (families, mem) = unsafe {
-            (
-                inst.get_physical_device_queue_family_properties(pd),
-                inst.get_physical_device_memory_properties(pd),
-            )
+        // SAFETY: a plain query on kiln's live instance and physical device.
+        let families = unsafe {
+            inst.get_physical_device_queue_family_properties(device.raw_physical_device())
         };
         // The same choice kiln makes: compute + graphics first, else compute alone.
         let family = families
@@ -58,15 +54,8 @@ impl Raw {
                     .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
             })
             .unwrap_or(0) as u32;
-        // SAFETY: kiln created queue 0 of this family.
-        let queue = unsafe { d.get_device_queue(family, 0) };
-        Raw {
-            d,
-            inst,
-            queue,
-            family,
-            mem,
-        }
+        // kiln created queue 0 of this family on its device.
+        Self::for_device(device, d, family)
     }
 
     /// Handles for a `VkDevice` the bench created itself on kiln's physical device (the
@@ -380,16 +369,7 @@ impl Raw {
         cached: bool,
         families: &[u32],
     ) -> BenchResult<HostBuf> {
-        let mut info = vk::BufferCreateInfo::default()
-            .size(size)
-            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
-        if families.len() > 1 {
-            info = info
-                .sharing_mode(vk::SharingMode::CONCURRENT)
-                .queue_family_indices(families);
-        }
-        // SAFETY: plain create; memory is bound below before any use.
-        let buf = unsafe { self.d.create_buffer(&info, None) }?;
+        let buf = self.copy_buffer(size, families)?;
         // SAFETY: `buf` is alive.
         let req = unsafe { self.d.get_buffer_memory_requirements(buf) };
         let coherent =
@@ -420,6 +400,22 @@ impl Raw {
                 ptr: ptr as *mut u8,
             })
         }
+    }
+
+    /// A buffer of `size` bytes for copies both ways (`TRANSFER_SRC | TRANSFER_DST`), shared
+    /// concurrently by the queue `families` (two or more; exclusive when fewer), no memory
+    /// bound yet.
+    pub fn copy_buffer(&self, size: u64, families: &[u32]) -> BenchResult<vk::Buffer> {
+        let mut info = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
+        if families.len() > 1 {
+            info = info
+                .sharing_mode(vk::SharingMode::CONCURRENT)
+                .queue_family_indices(families);
+        }
+        // SAFETY: plain create; the caller binds memory before any use.
+        Ok(unsafe { self.d.create_buffer(&info, None) }?)
     }
 
     pub fn drop_host_buffer(&self, b: HostBuf) {

@@ -52,16 +52,7 @@ fn flags(f: vk::QueueFlags) -> String {
 /// A device-local buffer (not host-visible where the device has such a type) of `size`
 /// bytes, usable for copies by every family in `families`.
 fn local(raw: &Raw, size: u64, families: &[u32]) -> BenchResult<(vk::Buffer, vk::DeviceMemory)> {
-    let mut info = vk::BufferCreateInfo::default()
-        .size(size)
-        .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
-    if families.len() > 1 {
-        info = info
-            .sharing_mode(vk::SharingMode::CONCURRENT)
-            .queue_family_indices(families);
-    }
-    // SAFETY: plain create; memory is bound below before any use.
-    let buf = unsafe { raw.d.create_buffer(&info, None) }?;
+    let buf = raw.copy_buffer(size, families)?;
     // SAFETY: `buf` is alive.
     let req = unsafe { raw.d.get_buffer_memory_requirements(buf) };
     let props = raw.memory_properties();

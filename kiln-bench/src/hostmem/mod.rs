@@ -309,6 +309,16 @@ pub fn rows(
     r
 }
 
+/// The memory types a transfer buffer of `size` bytes shared by `families` may use.
+fn memory_type_bits(raw: &Raw, size: u64, families: &[u32]) -> BenchResult<u32> {
+    let probe = transfer_buffer(raw, size, families, false)?;
+    // SAFETY: `probe` is alive; destroyed right after.
+    let bits = unsafe { raw.d.get_buffer_memory_requirements(probe) }.memory_type_bits;
+    // SAFETY: unused, no memory bound.
+    unsafe { raw.d.destroy_buffer(probe, None) };
+    Ok(bits)
+}
+
 /// The BAR group (`bar.rs`) on the device's BAR and host-cached memory types.
 fn bar_rows(
     device: &Device,
@@ -318,11 +328,7 @@ fn bar_rows(
     size: u64,
     rounds: usize,
 ) -> BenchResult<Vec<Row>> {
-    let probe = transfer_buffer(raw, size, families, false)?;
-    // SAFETY: `probe` is alive; destroyed right after.
-    let bits = unsafe { raw.d.get_buffer_memory_requirements(probe) }.memory_type_bits;
-    // SAFETY: unused, no memory bound.
-    unsafe { raw.d.destroy_buffer(probe, None) };
+    let bits = memory_type_bits(raw, size, families)?;
     let visible = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
     let found = (
         raw.memory_type(bits, visible | vk::MemoryPropertyFlags::DEVICE_LOCAL),
@@ -440,11 +446,7 @@ fn size_rows(
 
     // The variants.
     let mut variants: Vec<(String, BenchResult<Host>)> = Vec::new();
-    let probe = transfer_buffer(raw, size, &[], false)?;
-    // SAFETY: `probe` is alive; destroyed right after.
-    let bits = unsafe { raw.d.get_buffer_memory_requirements(probe) }.memory_type_bits;
-    // SAFETY: unused, no memory bound.
-    unsafe { raw.d.destroy_buffer(probe, None) };
+    let bits = memory_type_bits(raw, size, &[])?;
     let props = raw.memory_properties();
     let mut cached = None;
     for i in 0..props.memory_type_count {
