@@ -110,7 +110,8 @@ impl Spec {
 /// two workgroup-scope tiles with aligned strides); the direct kernel; the other
 /// tensor-addressing forms of run D (unaligned tiles, grouped, loads first, clamped); the
 /// other shared-memory shapes, row-major, then (bf16) grouped by 8 and 16 rows and with the
-/// loads two steps ahead; the no-global variants, and (bf16) with loads from two cached
+/// loads two steps ahead; (bf16) the 32x32 subgroup tiles for occupancy
+/// (`gemm::OCCUPANCY_SHAPES`); the no-global variants, and (bf16) with loads from two cached
 /// slices plus stores, the stores alone, the global loads alone; the other workgroup-scope
 /// tiles.
 fn specs(device: &kiln::Device) -> Vec<Spec> {
@@ -220,6 +221,20 @@ fn specs(device: &kiln::Device) -> Vec<Spec> {
                 ));
             }
         }
+    }
+    // Occupancy (run F's statistics: the best streaming kernels run one workgroup of 8
+    // warps per SM, limited by registers), bf16: 32x32 subgroup tiles, loads one and two
+    // steps ahead, in the best order (g16); 128x64x32 w64x32 (162 registers at 128
+    // invocations: 3 per SM) with loads two steps ahead; the no-global loop of the
+    // 512-invocation shape.
+    if bf16 {
+        let b = Precision::Bf16;
+        for s in gemm::OCCUPANCY_SHAPES {
+            v.push(Spec::Smem(b, s, true, 16, 1));
+            v.push(Spec::Smem(b, s, true, 16, 2));
+        }
+        v.push(Spec::Smem(b, SMEM_SHAPES[4], true, 16, 2));
+        v.push(Spec::Smem(b, gemm::OCCUPANCY_SHAPES[0], false, 1, 1));
     }
     for &s in &SMEM_SHAPES[..3] {
         v.extend(ps.iter().map(|&p| Spec::Smem(p, s, false, 1, 1)));

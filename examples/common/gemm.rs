@@ -171,6 +171,37 @@ pub const SMEM_SHAPES: [SmemShape; 5] = [
     },
 ];
 
+/// Shapes with 32x32 subgroup tiles (four accumulators per subgroup instead of eight or
+/// sixteen): fewer registers per invocation, for more warps per SM. Run F (2026-12-02,
+/// `gemm --stats`) found the best streaming kernel, 128x128x32 w64x32 a2, at 170 registers
+/// (150 with the loads one step ahead): one 256-invocation workgroup (8 warps) per H200 SM,
+/// where two need at most 128; its no-global loop, at 114 registers, fits two. These give
+/// 16 warps per SM at about 100 registers: 128x128x32 in one workgroup of 512 invocations,
+/// 128x64x32 and 64x128x32 in two of 256.
+pub const OCCUPANCY_SHAPES: [SmemShape; 3] = [
+    SmemShape {
+        bm: 128,
+        bn: 128,
+        bk: 32,
+        wm: 32,
+        wn: 32,
+    },
+    SmemShape {
+        bm: 128,
+        bn: 64,
+        bk: 32,
+        wm: 32,
+        wn: 32,
+    },
+    SmemShape {
+        bm: 64,
+        bn: 128,
+        bk: 32,
+        wm: 32,
+        wn: 32,
+    },
+];
+
 /// How the shared-memory kernel runs a shape on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SmemPlan {

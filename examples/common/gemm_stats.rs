@@ -122,6 +122,22 @@ pub fn occupancy(
     }
 }
 
+/// Bit 36 of NVIDIA's "Local Memory Size" (driver 580.159.04): run F reported every
+/// kernel's local memory as 2^36 plus a few hundred bytes at most.
+const NV_LOCAL_MEMORY_BIT: u64 = 1 << 36;
+
+/// `name=value`, spaces in the name as `_`; NVIDIA's "Local Memory Size" (the bytes per
+/// thread spilled or placed in local memory) without its bit 36, as `Local_Memory_Size=N+2^36`.
+fn stat(s: &kiln::PipelineExecutableStatistic) -> String {
+    let name = s.name.replace(' ', "_");
+    match s.value.as_u64() {
+        Some(v) if s.name == "Local Memory Size" && v & NV_LOCAL_MEMORY_BIT != 0 => {
+            format!("{name}={}+2^36", v & !NV_LOCAL_MEMORY_BIT)
+        }
+        _ => format!("{name}={}", s.value),
+    }
+}
+
 /// One line for kernel `name`: each executable's statistics as `name=value` and its
 /// workgroups per H200 SM (`declared`: the shared memory the kernel declares, where the
 /// driver names none), or the error (e.g. `KILN-E267` on a device without the feature).
@@ -131,11 +147,7 @@ pub fn stats_line(name: &str, pipeline: &ComputePipeline, declared: Option<u32>)
         Ok(execs) => execs
             .iter()
             .map(|e| {
-                let stats: Vec<String> = e
-                    .statistics
-                    .iter()
-                    .map(|s| format!("{}={}", s.name.replace(' ', "_"), s.value))
-                    .collect();
+                let stats: Vec<String> = e.statistics.iter().map(stat).collect();
                 let o = occupancy(e, threads, declared, &H200);
                 format!(
                     "stats {name:<40} {threads} threads, subgroup {}: {}  | H200 workgroups/SM {} \

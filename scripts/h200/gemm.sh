@@ -27,3 +27,12 @@ step gemm-stats 75 $B/gemm --stats --budget 45
 grep -h "^stats\|FAIL" $W/gemm-stats.out | cut -c1-400; tail -3 $W/gemm-stats.err
 step gemm-stats-peak 40 $B/gemm --peak --stats
 grep -h "^stats\|FAIL" $W/gemm-stats-peak.out | cut -c1-400; tail -3 $W/gemm-stats-peak.err
+# gemm-occupancy (run G): run F's statistics put the best streaming kernel (128x128x32 w64x32
+# a2, 170 registers) at one 8-warp workgroup per SM. The 32x32 subgroup tiles
+# (gemm::OCCUPANCY_SHAPES: four accumulators, about 100 registers, 16 warps per SM) with
+# loads one and two steps ahead, 128x64x32 w64x32 g16 a2, the 512-invocation no-global loop,
+# and the best kernel of run E for an A/B in this lease; then their statistics.
+step gemm-occupancy 75 $B/gemm --bench 8192 --only "w32x32|128x64x32 w64x32 g16 a2|bf16 128x128x32 w64x32 a2" --budget 50 --cublas "$CUBLAS"
+grep -h "8192 8192 8192\|FAIL\|differ" $W/gemm-occupancy.out; tail -3 $W/gemm-occupancy.err
+step gemm-occupancy-stats 30 $B/gemm --stats --only "w32x32|128x64x32 w64x32 g16 a2"
+grep -h "^stats" $W/gemm-occupancy-stats.out | cut -c1-400

@@ -125,6 +125,23 @@ fn shared_memory_tile_plans_follow_the_device_limits() {
         (plan.subgroups, plan.shared_bytes),
         (8, 16 * 2 * (128 * 3 + 16 * 33))
     );
+    // The 32x32 subgroup tiles: 16 subgroups (512 invocations) at 128x128x32, 8 at
+    // 128x64x32 and 64x128x32; the copies split (512 + 512, 512 + 256, 256 + 512 uvec4).
+    let occ: Vec<_> = gemm::OCCUPANCY_SHAPES
+        .iter()
+        .map(|&s| {
+            let p = gemm::smem_plan(&p, f, 32, s).unwrap();
+            (p.subgroups, p.workgroup_size, p.shared_bytes)
+        })
+        .collect();
+    assert_eq!(
+        occ,
+        [
+            (16, 512, 37888),
+            (8, 256, 16 * 2 * (128 * 5 + 32 * 9)),
+            (8, 256, 16 * 2 * (64 * 5 + 32 * 17)),
+        ]
+    );
     // Every listed shape fits the H200's 48 KiB.
     for s in SMEM_SHAPES {
         let plan = gemm::smem_plan(&p, f, 32, s).unwrap();
