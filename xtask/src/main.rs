@@ -134,6 +134,8 @@ fn can_sudo() -> bool {
 fn ensure(prereqs: &[&Prereq]) -> Result<(), String> {
     let missing: Vec<&&Prereq> = prereqs.iter().filter(|p| !(p.present)()).collect();
     if missing.is_empty() {
+        let have: Vec<&str> = prereqs.iter().map(|p| p.package).collect();
+        eprintln!("xtask: prerequisites present ({})", have.join(", "));
         return Ok(());
     }
     let packages: Vec<&str> = missing.iter().map(|p| p.package).collect();
