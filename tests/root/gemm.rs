@@ -245,7 +245,7 @@ fn shared_memory_and_ceiling_kernels_are_reported_absent_cleanly_or_run_exactly(
         }
     }
     for p in [Precision::F16, Precision::Bf16] {
-        for shape in SMEM_SHAPES {
+        for shape in SMEM_SHAPES.into_iter().chain(gemm::OCCUPANCY_SHAPES) {
             match gemm::coopmat_smem(&device, p, shape).unwrap() {
                 Ok(g) => {
                     let dims = [g.tile[0] * 2, g.tile[1] * 2, g.k_step * 3];
