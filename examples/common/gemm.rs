@@ -177,7 +177,10 @@ pub const SMEM_SHAPES: [SmemShape; 5] = [
 /// (150 with the loads one step ahead): one 256-invocation workgroup (8 warps) per H200 SM,
 /// where two need at most 128; its no-global loop, at 114 registers, fits two. These give
 /// 16 warps per SM at about 100 registers: 128x128x32 in one workgroup of 512 invocations,
-/// 128x64x32 and 64x128x32 in two of 256.
+/// 128x64x32 and 64x128x32 in two of 256. Run G measured them (89–110 registers, all
+/// exact): slower than the 8-warp best (183.4 / 165.5 TFLOP/s at 128x128x32 against 196.5;
+/// 91–119 at the half-size tiles): the global traffic per multiply-add limits, not the
+/// warps per SM (BENCHMARKS.md, "Run G").
 pub const OCCUPANCY_SHAPES: [SmemShape; 3] = [
     SmemShape {
         bm: 128,

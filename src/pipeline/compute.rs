@@ -354,14 +354,7 @@ impl ComputePipeline {
             });
         }
         let label = format!("{} in {}", ep.name, desc.module.label());
-        if desc.capture_statistics {
-            statistics::check(
-                &label,
-                &shared.info.name,
-                shared.features.pipeline_executable_info,
-                true,
-            )?;
-        }
+        let flags = statistics::create_flags(shared, &label, desc.capture_statistics)?;
         check_spec(&label, desc.module, desc.spec)?;
         check_subgroup_size(shared, &label, desc, wg)?;
         let reflected;
@@ -429,11 +422,6 @@ impl ComputePipeline {
         if desc.required_subgroup_size.is_some() {
             stage = stage.push_next(&mut required);
         }
-        let flags = if desc.capture_statistics {
-            vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
-        } else {
-            vk::PipelineCreateFlags::empty()
-        };
         let info = vk::ComputePipelineCreateInfo::default()
             .flags(flags)
             .stage(stage)
@@ -483,12 +471,8 @@ impl ComputePipeline {
     /// the pipeline was not created to capture statistics, `KILN-E104`/`KILN-E111` a failed
     /// query.
     pub fn executable_statistics(&self) -> Result<Vec<PipelineExecutable>> {
-        statistics::executables(
-            &self.shared,
-            self.raw,
-            &self.label,
-            self.captures_statistics,
-        )
+        let captured = self.captures_statistics;
+        statistics::executables(&self.shared, self.raw, &self.label, captured)
     }
 
     #[inline]

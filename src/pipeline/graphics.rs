@@ -339,14 +339,7 @@ impl GraphicsPipeline {
     /// [`Device::graphics_pipeline`](crate::Device::graphics_pipeline)).
     pub(crate) fn new(shared: &Arc<Shared>, desc: &GraphicsPipelineDesc<'_>) -> Result<Self> {
         let pipeline = desc.label.as_str();
-        if desc.capture_statistics {
-            statistics::check(
-                pipeline,
-                &shared.info.name,
-                shared.features.pipeline_executable_info,
-                true,
-            )?;
-        }
+        let flags = statistics::create_flags(shared, pipeline, desc.capture_statistics)?;
         let invalid = |detail: String| Error::InvalidGraphicsPipeline {
             pipeline: pipeline.to_string(),
             detail,
@@ -509,11 +502,6 @@ impl GraphicsPipeline {
         let mut rendering = vk::PipelineRenderingCreateInfo::default()
             .color_attachment_formats(&desc.color_formats)
             .depth_attachment_format(desc.depth_format.unwrap_or(vk::Format::UNDEFINED));
-        let flags = if desc.capture_statistics {
-            vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
-        } else {
-            vk::PipelineCreateFlags::empty()
-        };
         let info = vk::GraphicsPipelineCreateInfo::default()
             .flags(flags)
             .stages(&stage_infos)
@@ -559,21 +547,14 @@ impl GraphicsPipeline {
         })
     }
 
-    /// What the driver compiled this pipeline into, per executable (one per stage or per
-    /// group of merged stages): as [`ComputePipeline::executable_statistics`](super::ComputePipeline::executable_statistics),
-    /// for a pipeline created with [`GraphicsPipelineDesc::capture_statistics`].
+    /// Per executable (one per stage or group of merged stages), what the driver compiled
+    /// this pipeline into: see [`ComputePipeline::executable_statistics`](super::ComputePipeline::executable_statistics)
+    /// (created with [`GraphicsPipelineDesc::capture_statistics`]).
     ///
-    /// Errors: `KILN-E267` the device lacks `pipelineExecutableInfo`, `KILN-E268` the
-    /// pipeline was not created to capture statistics
-    /// (VUID-vkGetPipelineExecutableStatisticsKHR-pipeline-03274), `KILN-E104`/`KILN-E111`
-    /// a failed query.
+    /// Errors: `KILN-E267`, `KILN-E268`, `KILN-E104`/`KILN-E111`, as there.
     pub fn executable_statistics(&self) -> Result<Vec<PipelineExecutable>> {
-        statistics::executables(
-            &self.shared,
-            self.raw,
-            &self.label,
-            self.captures_statistics,
-        )
+        let captured = self.captures_statistics;
+        statistics::executables(&self.shared, self.raw, &self.label, captured)
     }
 
     /// The raw handle (owned by this object; destroyed with it).

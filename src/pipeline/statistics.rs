@@ -120,6 +120,27 @@ pub fn check(pipeline: &str, device: &str, feature: bool, captured: bool) -> Res
     Ok(())
 }
 
+/// The create flags of a pipeline named `pipeline` that is to capture statistics or not
+/// (`capture`): `CAPTURE_STATISTICS_KHR`, checked against the device's feature first.
+///
+/// Errors: `KILN-E267` capture without `pipelineExecutableInfo`.
+pub(crate) fn create_flags(
+    shared: &Shared,
+    pipeline: &str,
+    capture: bool,
+) -> Result<vk::PipelineCreateFlags> {
+    if !capture {
+        return Ok(vk::PipelineCreateFlags::empty());
+    }
+    check(
+        pipeline,
+        &shared.info.name,
+        shared.features.pipeline_executable_info,
+        true,
+    )?;
+    Ok(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR)
+}
+
 fn text(s: std::result::Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
     s.map(|c| c.to_string_lossy().into_owned())
         .unwrap_or_default()
