@@ -7,6 +7,7 @@
 //! a completed value forward, when an object is retired after its tag already completed,
 //! and at device teardown (after `vkDeviceWaitIdle`).
 
+use std::cell::Cell;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -19,6 +20,15 @@ type Garbage = Box<dyn FnOnce(&Shared) + Send>;
 #[derive(Default)]
 pub(crate) struct Graveyard {
     entries: Mutex<Vec<(Box<[u64]>, Garbage)>>,
+    /// Held while retired objects are destroyed and while a command buffer is reset
+    /// ([`Shared::exclusive_invalidation`]).
+    invalidation: Mutex<()>,
+}
+
+thread_local! {
+    /// The device (its `Shared`'s address) whose invalidation lock this thread holds, 0 if
+    /// none: a destroy that resets a command buffer (a dropped `Recording`) re-enters.
+    static HOLDING: Cell<usize> = const { Cell::new(0) };
 }
 
 impl Graveyard {
@@ -36,6 +46,39 @@ impl Graveyard {
 }
 
 impl Shared {
+    /// Runs `f` while no other thread of this device destroys retired objects or resets a
+    /// command buffer. Destroying an object and resetting a command buffer that recorded
+    /// it are both valid at any time once the command buffer's submission has completed
+    /// (Vulkan spec §6.1 "Command Buffer Lifecycle": the destroy makes it *invalid*, the
+    /// reset *initial*), but the Khronos validation layer updates its command-buffer state
+    /// for the two without a common lock: a destroy on one thread racing a reset on
+    /// another can leave the re-recorded command buffer marked invalid, and its next
+    /// submission is then reported as `UNASSIGNED-CoreValidation-DrawState-InvalidCommandBuffer`
+    /// / VUID-vkQueueSubmit-pCommandBuffers-00070 (seen with layer 1.3.239 in kiln's
+    /// `threads` test; KhronosGroup/Vulkan-ValidationLayers#8074, open). kiln serializes
+    /// them: an uncontended lock around work that is rare and cheap. Re-entrant on one
+    /// thread.
+    pub(crate) fn exclusive_invalidation<R>(&self, f: impl FnOnce() -> R) -> R {
+        let me = self as *const Shared as usize;
+        if HOLDING.with(Cell::get) == me {
+            return f();
+        }
+        let _guard = self
+            .graveyard
+            .invalidation
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        /// Restores the thread's previous holding on the way out (also on a panic).
+        struct Restore(usize);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                HOLDING.with(|h| h.set(self.0));
+            }
+        }
+        let _restore = Restore(HOLDING.with(|h| h.replace(me)));
+        f()
+    }
+
     /// Whether every queue has completed the values in `tag` (one per queue).
     fn reached(&self, tag: &[u64]) -> bool {
         self.queues
@@ -53,7 +96,7 @@ impl Shared {
             .iter()
             .all(|q| q.submitted() <= q.completed_value(&self.raw));
         if idle {
-            f(self);
+            self.exclusive_invalidation(|| f(self));
             return;
         }
         let tag: Box<[u64]> = self.queues.iter().map(Queue::submitted).collect();
@@ -91,9 +134,11 @@ impl Shared {
             *g = keep;
             ready.into_iter().map(|(_, f)| f).collect()
         };
-        for f in ready {
-            f(self);
-        }
+        self.exclusive_invalidation(|| {
+            for f in ready {
+                f(self);
+            }
+        });
     }
 
     /// Highest value known complete on queue `queue`.

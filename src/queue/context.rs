@@ -102,13 +102,17 @@ impl Contexts {
     /// or still recording) to the free list, reset. If the reset fails the context is
     /// destroyed instead of leaking its pool.
     pub(super) fn reset_and_free(&self, shared: &Shared, queue: usize, ctx: Context) {
-        // SAFETY: the caller guarantees the command buffer is not pending; its pool was
-        // created with RESET_COMMAND_BUFFER.
-        let reset = unsafe {
-            shared
-                .raw
-                .reset_command_buffer(ctx.cb, vk::CommandBufferResetFlags::empty())
-        };
+        // Not while another thread destroys what the command buffer recorded (the
+        // validation layer's race: `Shared::exclusive_invalidation`).
+        let reset = shared.exclusive_invalidation(|| {
+            // SAFETY: the caller guarantees the command buffer is not pending; its pool
+            // was created with RESET_COMMAND_BUFFER.
+            unsafe {
+                shared
+                    .raw
+                    .reset_command_buffer(ctx.cb, vk::CommandBufferResetFlags::empty())
+            }
+        });
         match self.queues.get(queue) {
             Some(qc) if reset.is_ok() => lock(&qc.free).push(ctx),
             _ => destroy(&shared.raw, ctx),
