@@ -299,6 +299,26 @@ impl Stream {
         Ok(bad)
     }
 
+    /// Copies chunks up and down for `time` (uploads on `Device::upload_queue`, readbacks on
+    /// `Device::readback_queue`, one at a time): on the H200 the copy rate ramps up over the
+    /// first few hundred ms of traffic after the GPU was idle (BENCHMARKS.md, run D2), so a
+    /// calibration made cold measures a slow upload and picks too few iterations.
+    pub fn warm_up(&mut self, device: &Device, time: Duration) -> kiln::Result<()> {
+        let bytes = (self.chunk * 4) as u64;
+        let start = Instant::now();
+        while start.elapsed() < time {
+            device
+                .upload_queue()
+                .upload_from_host(&self.input, 0, &self.ring_in[0], 0, bytes)?
+                .wait()?;
+            device
+                .readback_queue()
+                .read_to_host(&self.ring_out[0], 0, &mut self.output, 0, bytes)?
+                .wait()?;
+        }
+        Ok(())
+    }
+
     /// Times one chunk's upload alone and one dispatch of `iters` iterations alone (for
     /// choosing `iters` so that compute and transfer times are similar).
     pub fn calibrate(&mut self, device: &Device, iters: u32) -> kiln::Result<(Duration, Duration)> {
