@@ -48,10 +48,6 @@ fn write(dst: *mut u8, src: &[u8], threads: usize) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-fn med(v: &mut [f64]) -> f64 {
-    median(v)
-}
-
 /// The BAR rows of one size (see the module docs). `lanes`: transfer 0, transfer 1, ...
 /// (the sweep's lanes); `bar` the BAR memory type; `cached` the host-cached one.
 #[allow(clippy::too_many_arguments)]
@@ -96,7 +92,7 @@ pub(super) fn rows(
             let mut v: Vec<f64> = (0..rounds)
                 .map(|_| size as f64 / write(b, &data, threads) / 1e9)
                 .collect();
-            alone[threads] = med(&mut v);
+            alone[threads] = median(&mut v);
             note(format!(
                 "hostmem bar {name}: {threads} threads write {what}: {:.2} GB/s ({:.2}..{:.2})",
                 alone[threads],
@@ -121,7 +117,7 @@ pub(super) fn rows(
                 };
                 v.push(size as f64 / run(raw, &[work])? / 1e9);
             }
-            dma_alone[i] = med(&mut v);
+            dma_alone[i] = median(&mut v);
         }
         note(format!(
             "hostmem bar {name}: DMA alone: readback on transfer 1 {:.2} GB/s, upload on \
@@ -156,7 +152,7 @@ pub(super) fn rows(
                     own_w.push(size as f64 / w / 1e9);
                     own_d.push(size as f64 / d / 1e9);
                 }
-                let (a, w, d) = (med(&mut agg), med(&mut own_w), med(&mut own_d));
+                let (a, w, d) = (median(&mut agg), median(&mut own_w), median(&mut own_d));
                 note(format!(
                     "hostmem bar {name}: {threads} threads write the BAR + {label}: {a:.2} GB/s \
                      aggregate (BAR writes {w:.2}, DMA {d:.2} GB/s while both ran)"
