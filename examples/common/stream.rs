@@ -109,8 +109,10 @@ impl Stream {
     /// The ring's input buffers then live in `MemoryLocation::CpuToGpu` memory (on a GPU
     /// with a resizable BAR, device-local and host-visible: the kernel reads it at device
     /// speed). Why: on the H200 the DMA copies up and down at once share ~58 GB/s, and the
-    /// host's writes through the BAR are a second path into the device (BENCHMARKS.md, run
-    /// F). The serial run copies whole chunks by DMA, the faster serial path.
+    /// host's writes through the BAR are a second path into the device. It did not pay
+    /// there: beside the stream's DMA copies the host's writes crawled at 5–10 GB/s and the
+    /// overlapped run got slower from 30 % up (BENCHMARKS.md, runs F2–F4). The serial run
+    /// copies whole chunks by DMA, the faster serial path.
     pub fn with_host_writes(
         device: &Device,
         chunk: usize,
