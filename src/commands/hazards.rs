@@ -5,7 +5,8 @@
 //!
 //! - a read after a write (RAW) needs the write's stage and access → the read's, unless an
 //!   earlier barrier made the write visible to that stage and access already;
-//! - a write after a write (WAW) needs the same, with the write's access;
+//! - a write after a write (WAW) needs the same, with the write's access, also when reads
+//!   came in between (their barrier made the write visible to the readers only);
 //! - a write after reads (WAR) needs an execution dependency from the reading stages;
 //! - reads after reads need nothing, and neither do uses of disjoint byte ranges.
 //!
@@ -226,11 +227,13 @@ impl State {
                 if !self.war_ok.contains(u.stage) && !last_covers_reads {
                     mine.add(self.read_stage, A::NONE, u.stage, A::NONE);
                 }
-            } else if written
-                && !sees(self, u.write)
-                && (!last_covers_write(self) || !sees(self, u.write))
+            }
+            // WAW, also through reads in between: the barrier that ordered the reads made
+            // the write visible to the readers' stages and accesses only, and an execution
+            // dependency after it makes nothing visible to this write (§7.1 "Availability
+            // and visibility"; sync-val 1.4 reports it, 1.3.239 did not).
+            if written && !sees(self, u.write) && (!last_covers_write(self) || !sees(self, u.write))
             {
-                // WAW.
                 mine.add(self.write_stage, self.write_access, u.stage, u.write);
             }
         }

@@ -556,6 +556,9 @@ fn try_create(
     if exec {
         info = info.push_next(&mut chain.fpe);
     }
+    // Under the loader lock: vkCreateDevice and ash's loading of every device function
+    // (`loader` module docs).
+    let _loader = super::loader::exclusive();
     // SAFETY: every pointer in `info` refers to `chain` and the caller's slices, alive for
     // this call, each struct's pNext reset above so the chain is exactly these; the
     // features enabled are a subset of those the device reported, and the extension

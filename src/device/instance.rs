@@ -620,8 +620,12 @@ impl Instance {
         if sync_validation {
             info = info.push_next(&mut validation_features);
         }
-        // SAFETY: every pointer in `info` refers to locals alive for this call.
-        let raw = match unsafe { entry.create_instance(&info, None) } {
+        let created = {
+            let _loader = super::loader::exclusive();
+            // SAFETY: every pointer in `info` refers to locals alive for this call.
+            unsafe { entry.create_instance(&info, None) }
+        };
+        let raw = match created {
             Ok(r) => r,
             Err(vk::Result::ERROR_LAYER_NOT_PRESENT | vk::Result::ERROR_EXTENSION_NOT_PRESENT)
                 if validation =>
@@ -644,6 +648,7 @@ impl Instance {
             match unsafe { loader.create_debug_utils_messenger(&messenger_info, None) } {
                 Ok(m) => Some((loader, m)),
                 Err(e) => {
+                    let _loader = super::loader::exclusive();
                     // SAFETY: nothing was created from the instance yet.
                     unsafe { raw.destroy_instance(None) };
                     return Err(vk_err("vkCreateDebugUtilsMessengerEXT")(e));
@@ -678,6 +683,7 @@ impl Drop for Instance {
             if let Some((loader, m)) = self.debug.take() {
                 loader.destroy_debug_utils_messenger(m, None);
             }
+            let _loader = super::loader::exclusive();
             self.raw.destroy_instance(None);
         }
         self.messenger.destroyed.store(true, Ordering::Release);

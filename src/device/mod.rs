@@ -23,6 +23,7 @@ mod image;
 mod instance;
 mod interner;
 mod lifetime;
+pub(crate) mod loader;
 mod physical;
 mod properties;
 mod queue;
@@ -332,6 +333,7 @@ impl Shared {
             compute,
         } = features::create_device(&instance, physical, &plan.create, &info)?;
         let destroy = |raw: &ash::Device| {
+            let _loader = loader::exclusive();
             // SAFETY: nothing created from `raw` is alive (the callers say what they
             // destroyed first).
             unsafe { raw.destroy_device(None) }
@@ -396,7 +398,7 @@ impl Shared {
         };
         let debug_utils = instance
             .has_debug_utils()
-            .then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
+            .then(|| loader::walking(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw)));
         let labels =
             debug_utils.is_some() && (instance.validation || env_flag("KILN_LABELS") == Some(true));
         let timestamps = timestamps::Timestamps::new(
@@ -409,9 +411,9 @@ impl Shared {
             features.host_query_reset,
             features.calibrated_timestamps,
         );
-        let push_descriptor = features
-            .push_descriptor
-            .then(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw));
+        let push_descriptor = features.push_descriptor.then(|| {
+            loader::walking(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw))
+        });
         let split = split::from_desc(desc.transfer_split);
         let shared = Shared {
             slots: Default::default(),
@@ -488,6 +490,8 @@ impl Shared {
         let info = vk::DebugUtilsObjectNameInfoEXT::default()
             .object_handle(handle)
             .object_name(&cname);
+        // The loader's terminator walks every instance's drivers: `loader` module docs.
+        let _loader = loader::shared();
         // SAFETY: `handle` is a live object of this device; `cname` outlives the call.
         let _ = unsafe { du.set_debug_utils_object_name(&info) };
     }
@@ -615,6 +619,7 @@ impl Drop for Shared {
         }
         // SAFETY: the allocator is dropped exactly once, here, before the device.
         unsafe { ManuallyDrop::drop(&mut self.allocator) };
+        let _loader = loader::exclusive();
         // SAFETY: every child object was destroyed above or by its owner's Drop (each owner
         // holds an Arc<Shared>, so none is left).
         unsafe { self.raw.destroy_device(None) };

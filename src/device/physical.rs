@@ -61,9 +61,13 @@ pub(super) fn pick_physical(
     wanted: Option<&str>,
 ) -> Result<(vk::PhysicalDevice, DeviceInfo, vk::PhysicalDeviceProperties)> {
     let ir = &instance.raw;
-    // SAFETY: plain query on a live instance.
-    let devices =
-        unsafe { ir.enumerate_physical_devices() }.map_err(vk_err("vkEnumeratePhysicalDevices"))?;
+    let devices = {
+        // It may unload drivers: `loader` module docs.
+        let _loader = super::loader::exclusive();
+        // SAFETY: plain query on a live instance.
+        unsafe { ir.enumerate_physical_devices() }
+    }
+    .map_err(vk_err("vkEnumeratePhysicalDevices"))?;
     if devices.is_empty() {
         return Err(Error::NoDevice);
     }

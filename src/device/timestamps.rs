@@ -82,6 +82,7 @@ impl Timestamps {
                             .is_ok_and(|n| n == ash::ext::calibrated_timestamps::NAME)
                     })
                 });
+            let _loader = super::loader::shared();
             if ext {
                 Calibration::Ext(ash::ext::calibrated_timestamps::Device::new(
                     &instance.raw,

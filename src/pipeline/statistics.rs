@@ -162,8 +162,9 @@ pub(crate) fn executables(
         shared.features.pipeline_executable_info,
         captured,
     )?;
-    let ext =
-        ash::khr::pipeline_executable_properties::Device::new(&shared.instance.raw, &shared.raw);
+    let ext = crate::device::loader::walking(|| {
+        ash::khr::pipeline_executable_properties::Device::new(&shared.instance.raw, &shared.raw)
+    });
     let info = vk::PipelineInfoKHR::default().pipeline(raw);
     // SAFETY: the extension and its pipelineExecutableInfo feature are enabled (checked
     // above: VUID-vkGetPipelineExecutablePropertiesKHR-pipelineExecutableInfo-03270);

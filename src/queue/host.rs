@@ -555,7 +555,9 @@ fn import_raw(
 ) -> Result<(vk::Buffer, vk::DeviceMemory, vk::MemoryPropertyFlags)> {
     let d = &shared.raw;
     let handle_type = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
-    let ext = ash::ext::external_memory_host::Device::new(&shared.instance.raw, d);
+    let ext = crate::device::loader::walking(|| {
+        ash::ext::external_memory_host::Device::new(&shared.instance.raw, d)
+    });
     let mut host_props = vk::MemoryHostPointerPropertiesEXT::default();
     // SAFETY: the extension is enabled; `ptr` is a live host allocation of `len` bytes,
     // aligned as the device requires (checked by the callers); the out struct is a local.

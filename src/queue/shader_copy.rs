@@ -201,7 +201,9 @@ pub(super) fn submit_shader_copy(
 ) -> Result<u64> {
     let copies = shared.slot::<ShaderCopies>()?;
     let (layout, pipeline) = copies.objects(shared)?;
-    let push = ash::khr::push_descriptor::Device::new(&shared.instance.raw, &shared.raw);
+    let push = crate::device::loader::walking(|| {
+        ash::khr::push_descriptor::Device::new(&shared.instance.raw, &shared.raw)
+    });
     let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
     let raw = &shared.raw;
     let options = RecordOptions {

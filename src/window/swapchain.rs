@@ -192,7 +192,9 @@ impl Presenter {
             .iter()
             .find_map(|p| formats.iter().find(|f| f.format == *p).copied())
             .unwrap_or(formats[0]);
-        let swapchain_fn = ash::khr::swapchain::Device::new(&inst.raw, &shared.raw);
+        let swapchain_fn = crate::device::loader::walking(|| {
+            ash::khr::swapchain::Device::new(&inst.raw, &shared.raw)
+        });
         let mut p = Presenter {
             device: device.clone(),
             surface_fn,
@@ -397,10 +399,14 @@ impl Presenter {
             .present_mode(mode)
             .clipped(true)
             .old_swapchain(old);
-        // SAFETY: every field comes from the surface's reported capabilities; the device is
-        // idle, so the old swapchain's images are unused.
-        let new = unsafe { self.swapchain_fn.create_swapchain(&info, None) }
-            .map_err(vk_err("vkCreateSwapchainKHR"))?;
+        let new = {
+            // The loader's terminator walks every instance's drivers (`device::loader`).
+            let _loader = crate::device::loader::shared();
+            // SAFETY: every field comes from the surface's reported capabilities; the device
+            // is idle, so the old swapchain's images are unused.
+            unsafe { self.swapchain_fn.create_swapchain(&info, None) }
+        }
+        .map_err(vk_err("vkCreateSwapchainKHR"))?;
         self.images.clear();
         self.destroy_rendered();
         if old != vk::SwapchainKHR::null() {

@@ -31,16 +31,43 @@ fn raw_war_waw_and_independent_ranges() {
     assert_eq!(n.dst_access, A::SHADER_STORAGE_READ);
     // Read after read, and a read of what is visible already: nothing.
     assert!(run(&mut t, &[(a, R)]).is_empty());
-    // WAR on `a`: an execution dependency only.
+    // WAR on `a`: an execution dependency from the reads, and the earlier write made
+    // visible to this write (the reads' barrier made it visible to reads only).
     let n = run(&mut t, &[(a, W)]);
     assert_eq!(n.src_stage, S::COMPUTE_SHADER);
-    assert_eq!(n.src_access, A::NONE);
+    assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    assert_eq!(n.dst_access, A::SHADER_STORAGE_WRITE);
     // A read of the whole buffer overlaps both writes: one merged barrier.
     let whole = Key::Buffer(1, 0, 128);
     let n = run(&mut t, &[(whole, R)]);
     assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
     let slot = t.slot_of[&1] as usize;
     assert_eq!(t.slots[slot].spans.len(), 1, "equal neighbours merged");
+}
+
+/// A fill, a dispatch that reads the buffer, a second fill: the second fill needs the
+/// first one's write made visible to its own transfer write, not only the dispatch's read
+/// ordered before it (`SYNC-HAZARD-WRITE-AFTER-WRITE` under validation layer 1.4.309; the
+/// API fuzzer's case `KILN_FUZZ_SEED=2363b3f837b4ed18…`).
+#[test]
+fn a_write_after_reads_of_a_write_also_waits_for_that_write() {
+    let fill = Use {
+        stage: S::CLEAR,
+        read: A::NONE,
+        write: A::TRANSFER_WRITE,
+    };
+    let mut t = Tracker::default();
+    let a = Key::Buffer(9, 0, 256);
+    assert!(run(&mut t, &[(a, fill)]).is_empty());
+    let n = run(&mut t, &[(a, R)]);
+    assert_eq!((n.src_stage, n.src_access), (S::CLEAR, A::TRANSFER_WRITE));
+    let n = run(&mut t, &[(a, fill)]);
+    assert_eq!(n.src_stage, S::COMPUTE_SHADER | S::CLEAR);
+    assert_eq!(n.src_access, A::TRANSFER_WRITE);
+    assert_eq!((n.dst_stage, n.dst_access), (S::CLEAR, A::TRANSFER_WRITE));
+    // The same write again, now visible to a fill: a plain WAW.
+    let n = run(&mut t, &[(a, fill)]);
+    assert_eq!((n.src_stage, n.dst_access), (S::CLEAR, A::TRANSFER_WRITE));
 }
 
 #[test]
@@ -68,11 +95,13 @@ fn a_flush_orders_earlier_work_for_the_rendering_scope() {
     assert!(run(&mut t, &[(v, vertex)]).is_empty(), "a second draw");
     assert_eq!(t.uncovered, 0);
     t.end_rendering();
-    // After the scope a compute write waits for the vertex-input read (WAR; the flush
-    // ordered the earlier compute write before that read already).
+    // After the scope a compute write waits for the vertex-input read (WAR), and the
+    // earlier compute write, which the flush made visible to graphics stages only, is
+    // made visible to it (WAW).
     let n = run(&mut t, &[(v, W)]);
-    assert_eq!(n.src_stage, S::VERTEX_ATTRIBUTE_INPUT);
-    assert_eq!(n.src_access, A::NONE);
+    assert_eq!(n.src_stage, S::VERTEX_ATTRIBUTE_INPUT | S::COMPUTE_SHADER);
+    assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    assert_eq!(n.dst_stage, S::COMPUTE_SHADER);
     // A write with no read since: WAW, with the write's access.
     let n = run(&mut t, &[(v, W)]);
     assert_eq!(n.src_stage, S::COMPUTE_SHADER);
