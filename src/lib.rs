@@ -123,7 +123,8 @@ pub use pipeline::{
 #[cfg(feature = "hot-reload")]
 pub use pipeline::{HotComputePipeline, HotDesc, ReloadEvent};
 pub use queue::{
-    GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission, Transfer,
+    GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission,
+    TimelineSemaphore, Transfer, MAX_TIMELINE_WAITS,
 };
 pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};
 

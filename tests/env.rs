@@ -448,10 +448,7 @@ fn bad_observe_settings_are_coded_errors() {
     // A good value is taken: a gated submission times out after it.
     let device = device();
     let gate = common::gate::Gate::new(&device);
-    let sub = device.submit(|r| {
-        gate.wait_in(r);
-        Ok(())
-    });
+    let sub = gate.submit_on(&device.queue(kiln::QueueKind::Main), |_| Ok(()));
     let e = sub.unwrap().wait().unwrap_err();
     std::env::remove_var("KILN_WAIT_TIMEOUT_MS");
     assert_eq!(e.code(), "KILN-E108", "{e}");

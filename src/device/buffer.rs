@@ -74,6 +74,31 @@ impl std::fmt::Debug for Buffer {
     }
 }
 
+/// Refuses a buffer of `size` bytes beyond the device's limits before any Vulkan call:
+/// `maxBufferSize` (`KILN-E159`, VUID-VkBufferCreateInfo-size-06409), then
+/// `maxMemoryAllocationSize` (`KILN-E162`) unless the device allows allocations beyond it.
+pub(crate) fn check_size(shared: &Shared, label: &str, size: u64) -> Result<()> {
+    let max = shared.compute.max_buffer_size;
+    if max > 0 && size > max {
+        return Err(Error::BufferTooLarge {
+            object: label.to_string(),
+            size,
+            max,
+            device: shared.info.name.clone(),
+        });
+    }
+    let limit = shared.compute.max_memory_allocation_size;
+    if limit > 0 && size > limit && !shared.allocations_beyond_limit {
+        return Err(Error::AllocationTooLarge {
+            object: label.to_string(),
+            size,
+            max: limit,
+            device: shared.info.name.clone(),
+        });
+    }
+    Ok(())
+}
+
 impl Buffer {
     pub(crate) fn new(shared: &Arc<Shared>, desc: &BufferDesc<'_>) -> Result<Buffer> {
         if desc.size == 0 {
@@ -81,15 +106,7 @@ impl Buffer {
                 object: desc.label.to_string(),
             });
         }
-        let max = shared.compute.max_buffer_size;
-        if max > 0 && desc.size > max {
-            return Err(Error::BufferTooLarge {
-                object: desc.label.to_string(),
-                size: desc.size,
-                max,
-                device: shared.info.name.clone(),
-            });
-        }
+        check_size(shared, desc.label, desc.size)?;
         if desc
             .usage
             .contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)

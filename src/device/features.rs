@@ -665,6 +665,7 @@ fn query_properties(
         max_compute_work_group_invocations: limits.max_compute_work_group_invocations,
         max_storage_buffer_range: limits.max_storage_buffer_range,
         max_buffer_size: p13.max_buffer_size,
+        max_memory_allocation_size: p11.max_memory_allocation_size,
         buffer_device_address: b(supported.f12.buffer_device_address),
         push_descriptor,
         max_push_descriptors: if push_descriptor {

@@ -36,7 +36,7 @@ use ash::vk;
 use super::queue_order::{ordered_note, QueueOrder};
 use crate::error::{vk_err, Error, Result};
 
-const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+pub(super) const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
 /// Counts of validation-layer messages seen by one device's messenger.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,6 +57,10 @@ pub struct ValidationReport {
     /// The last shader printf lines (at most 1024), each `"<pipeline names>: <output>"`
     /// as logged under the target `kiln::printf` (not counted as errors or warnings).
     pub printf: Vec<String>,
+    /// The validation layer's `specVersion` (`VK_MAKE_API_VERSION`; e.g. 1.3.239, 1.4.309),
+    /// 0 when validation is off: which layer judged, so a caller can set aside a message
+    /// only for the layer versions known to raise it falsely.
+    pub layer_version: u32,
 }
 
 impl ValidationReport {
@@ -100,6 +104,11 @@ pub(crate) struct MessengerState {
     errors: AtomicU32,
     warnings: AtomicU32,
     ordered: AtomicU32,
+    /// The layer's `specVersion` (0: none), set once the instance exists.
+    pub layer_version: AtomicU32,
+    /// The device was made with `DeviceDesc::allocations_beyond_limit`: the layer's warning
+    /// about an allocation beyond `maxMemoryAllocationSize` is the user's documented choice.
+    pub beyond_allocation_limit: std::sync::atomic::AtomicBool,
     /// Set once `vkDestroyInstance` has run (so a watch can tell teardown happened).
     pub destroyed: std::sync::atomic::AtomicBool,
     messages: Mutex<Vec<String>>,
@@ -116,6 +125,7 @@ impl MessengerState {
             warnings: self.warnings.load(Ordering::Relaxed),
             messages: self.messages.lock().map(|m| m.clone()).unwrap_or_default(),
             ordered: self.ordered.load(Ordering::Relaxed),
+            layer_version: self.layer_version.load(Ordering::Relaxed),
             printf: self
                 .printf
                 .lock()
@@ -264,6 +274,64 @@ unsafe fn object_names(d: &vk::DebugUtilsMessengerCallbackDataEXT<'_>) -> String
     }
 }
 
+/// The named objects of a message as ` [objects: name = <name> (<type>), …]`, for layers
+/// whose message text no longer lists them (1.4: "VkBuffer 0x…[target]" inline, the
+/// objects only in the callback data); empty where the text lists them already (1.3's
+/// "Object 0: handle = …, name = …") or no object is named.
+///
+/// # Safety
+/// `d` is the callback data the layer passed (valid for the call).
+unsafe fn object_list(d: &vk::DebugUtilsMessengerCallbackDataEXT<'_>, text: &str) -> String {
+    if d.p_objects.is_null() || text.contains("Object 0: handle") {
+        return String::new();
+    }
+    // SAFETY: the layer passes `object_count` objects at `p_objects` (caller's contract).
+    let objects = unsafe { std::slice::from_raw_parts(d.p_objects, d.object_count as usize) };
+    let named: Vec<String> = objects
+        .iter()
+        .filter(|o| !o.p_object_name.is_null())
+        .map(|o| {
+            // SAFETY: a non-null name is NUL-terminated (VkDebugUtilsObjectNameInfoEXT).
+            let n = unsafe { CStr::from_ptr(o.p_object_name) }.to_string_lossy();
+            format!("name = {n} ({:?})", o.object_type)
+        })
+        .collect();
+    if named.is_empty() {
+        String::new()
+    } else {
+        format!(" [objects: {}]", named.join(", "))
+    }
+}
+
+/// What a layer message is (see [`classify`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Shader printf output.
+    Printf,
+    /// The layer's note about itself (an "Internal Warning" of its printf or GPU-AV
+    /// instrumentation), e.g. layer 1.4.309's "Setting
+    /// VkPhysicalDeviceVulkan12Properties::maxUpdateAfterBindDescriptorsInAllPools to 32"
+    /// (it lowers a limit it reports to keep descriptors for its own use) or "Ray Query
+    /// validation option was enabled, but the rayQuery feature was not supported": not
+    /// about the application, so neither printf output nor a counted warning.
+    LayerNote,
+    /// A validation message.
+    Message,
+}
+
+/// Classifies a message by its id name and text: `DEBUG-PRINTF` ids carry printf output
+/// and, from layer 1.4 on, the printf and GPU-AV instrumentation's internal notes.
+fn classify(id_name: &str, text: &str) -> Kind {
+    let layer_internal = id_name.contains("DEBUG-PRINTF") || id_name.contains("GPU-Assisted");
+    if layer_internal && text.contains("Internal Warning: ") {
+        Kind::LayerNote
+    } else if id_name.contains("DEBUG-PRINTF") {
+        Kind::Printf
+    } else {
+        Kind::Message
+    }
+}
+
 /// The printf output in a `DEBUG-PRINTF` message: the text after the layer's last `| `
 /// separator (its header lists objects and the message id), trimmed.
 fn printf_text(text: &str) -> &str {
@@ -278,7 +346,7 @@ unsafe extern "system" fn debug_callback(
 ) -> vk::Bool32 {
     // SAFETY: the layer passes a valid callback-data pointer for the duration of the call
     // (VUID-PFN_vkDebugUtilsMessengerCallbackEXT); its strings are NUL-terminated or null.
-    let (id_name, text, names) = unsafe {
+    let (id_name, text, names, objects) = unsafe {
         let Some(d) = data.as_ref() else {
             return vk::FALSE;
         };
@@ -289,13 +357,29 @@ unsafe extern "system" fn debug_callback(
                 CStr::from_ptr(p).to_string_lossy().into_owned()
             }
         };
-        (s(d.p_message_id_name), s(d.p_message), object_names(d))
+        let text = s(d.p_message);
+        let objects = object_list(d, &text);
+        (s(d.p_message_id_name), text, object_names(d), objects)
     };
     // SAFETY: `user` is the `MessengerState` in `Instance`'s Arc, which outlives the
     // messenger (destroyed first in `Instance::drop`).
     let state = unsafe { (user as *const MessengerState).as_ref() };
     let context = submission();
-    if id_name.contains("DEBUG-PRINTF") {
+    let mut kind = classify(&id_name, &text);
+    if id_name == "UNASSIGNED-vkAllocateMemory-maxMemoryAllocationSize"
+        && state.is_some_and(|s| s.beyond_allocation_limit.load(Ordering::Relaxed))
+    {
+        kind = Kind::LayerNote;
+    }
+    if kind == Kind::LayerNote {
+        emit(
+            log::Level::Info,
+            "kiln::validation",
+            &format!("{id_name}: {text} (the layer's own note, not counted)"),
+        );
+        return vk::FALSE;
+    }
+    if kind == Kind::Printf {
         // The layer's message lists the queue only: the pipelines of the submission it
         // completed are kiln's to add.
         let names = match &context {
@@ -321,6 +405,7 @@ unsafe extern "system" fn debug_callback(
         .with(|o| o.get())
         .and_then(|o| ordered_note(&text, &o))
         .unwrap_or_default();
+    let text = text + &objects;
     let at = match (caller(), &context) {
         (Some(l), _) => format!(" [recorded at {}:{}]", l.file(), l.line()),
         (None, Some((label, pipelines))) if !pipelines.is_empty() => {
@@ -563,19 +648,33 @@ impl Instance {
         if features.gpu_assisted {
             enabled_features.push(vk::ValidationFeatureEnableEXT::GPU_ASSISTED);
         }
-        let sync_validation = validation
-            && !enabled_features.is_empty()
+        let layer_exts = if validation {
             // SAFETY: plain query for the layer's own extensions.
-            && unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
-                .is_ok_and(|v| {
-                    v.iter().any(|e| {
-                        e.extension_name_as_c_str()
-                            .is_ok_and(|n| n == ash::ext::validation_features::NAME)
-                    })
-                });
+            unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let layer_has = |name: &CStr| {
+            layer_exts
+                .iter()
+                .any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
+        };
+        // Named settings where the layer reads them (`layer_settings`), else
+        // VkValidationFeaturesEXT.
+        let use_settings = validation && layer_has(ash::ext::layer_settings::NAME);
+        let settings = super::layer_settings::settings(&features);
+        let mut settings_info = vk::LayerSettingsCreateInfoEXT::default().settings(&settings);
+        if use_settings {
+            ext_names.push(ash::ext::layer_settings::NAME.as_ptr());
+        }
+        let sync_validation = validation
+            && !use_settings
+            && !enabled_features.is_empty()
+            && layer_has(ash::ext::validation_features::NAME);
         if sync_validation {
             ext_names.push(ash::ext::validation_features::NAME.as_ptr());
-        } else if validation && (features.shader_printf || features.gpu_assisted) {
+        } else if validation && !use_settings && (features.shader_printf || features.gpu_assisted) {
             log::warn!(
                 "KILN-W007: shader printf or GPU-assisted validation was asked for, but the \
                  validation layer lacks VK_EXT_validation_features; continuing without them \
@@ -620,6 +719,9 @@ impl Instance {
         if sync_validation {
             info = info.push_next(&mut validation_features);
         }
+        if use_settings {
+            info = info.push_next(&mut settings_info);
+        }
         let created = {
             let _loader = super::loader::exclusive();
             // SAFETY: every pointer in `info` refers to locals alive for this call.
@@ -657,6 +759,9 @@ impl Instance {
         } else {
             None
         };
+        messenger
+            .layer_version
+            .store(validation_layer_version, Ordering::Relaxed);
         Ok(Instance {
             entry,
             raw,
@@ -687,5 +792,28 @@ impl Drop for Instance {
             self.raw.destroy_instance(None);
         }
         self.messenger.destroyed.store(true, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printf_output_layer_notes_and_messages_are_told_apart() {
+        assert_eq!(classify("WARNING-DEBUG-PRINTF", "x = 3"), Kind::Printf);
+        assert_eq!(
+            classify(
+                "WARNING-DEBUG-PRINTF",
+                "vkGetPhysicalDeviceProperties2(): Internal Warning: Setting \
+                 VkPhysicalDeviceVulkan12Properties::maxUpdateAfterBindDescriptorsInAllPools to 32"
+            ),
+            Kind::LayerNote
+        );
+        assert_eq!(
+            classify("VUID-vkCmdDispatch-None-08600", "Internal Warning: Setting"),
+            Kind::Message,
+            "only the printf and GPU-AV ids carry layer notes"
+        );
     }
 }

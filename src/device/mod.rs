@@ -22,6 +22,7 @@ mod host_memory;
 mod image;
 mod instance;
 mod interner;
+mod layer_settings;
 mod lifetime;
 pub(crate) mod loader;
 mod physical;
@@ -42,7 +43,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 
 pub use budget::HeapUsage;
-pub(crate) use buffer::{allocate_bound, free_bound};
+pub(crate) use buffer::{allocate_bound, check_size as check_buffer_size, free_bound};
 pub use buffer::{Buffer, BufferDesc};
 pub use capabilities::{capability_requirement, known_capabilities};
 pub use coopmat2::{
@@ -136,6 +137,10 @@ pub struct DeviceDesc {
     /// three parts on three queues); `None` = the `KILN_TRANSFER_SPLIT` environment variable where
     /// set (`off`, `<parts>` or `<parts>:<min MiB>`), else [`TransferSplit::DEFAULT`].
     pub transfer_split: Option<TransferSplit>,
+    /// Allow one buffer larger than the device's `maxMemoryAllocationSize` (off: such a
+    /// buffer is `KILN-E162`). Only for drivers that document larger allocations (NVIDIA's
+    /// allocate beyond it); the validation layer's warning about it is then not counted.
+    pub allocations_beyond_limit: bool,
     /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see
     /// `kiln::__private::FaultInjector`). Unstable.
     #[doc(hidden)]
@@ -160,6 +165,7 @@ impl Default for DeviceDesc {
             readback_queue: ReadbackQueue::Auto,
             upload_queue: UploadQueue::Auto,
             transfer_split: None,
+            allocations_beyond_limit: false,
             faults: None,
         }
     }
@@ -283,6 +289,8 @@ pub(crate) struct Shared {
     pub validation_fail: bool,
     /// The timeout of kiln's waits (`DeviceDesc::wait_timeout`).
     pub wait_timeout: std::time::Duration,
+    /// `DeviceDesc::allocations_beyond_limit`.
+    pub allocations_beyond_limit: bool,
     /// Time every submission (`DeviceDesc::timing`; `Device::start_trace` turns it on).
     pub timing: std::sync::atomic::AtomicBool,
     /// Per kiln queue: timestamps and the reused query pools (`timestamps`).
@@ -306,6 +314,10 @@ impl Shared {
         let layer = instance::layer_features(desc.layer_features)?;
         let wait_timeout = wait_timeout(desc)?;
         let instance = Instance::new(&app, desc.validation, layer, &desc.instance_extensions)?;
+        (instance.messenger.beyond_allocation_limit).store(
+            desc.allocations_beyond_limit,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         let wanted = desc
             .device
             .clone()
@@ -449,6 +461,7 @@ impl Shared {
                 .or_else(|| env_flag("KILN_VALIDATION_FAIL"))
                 .unwrap_or(false),
             wait_timeout,
+            allocations_beyond_limit: desc.allocations_beyond_limit,
             timing: std::sync::atomic::AtomicBool::new(
                 desc.timing
                     .or_else(|| env_flag("KILN_TIMING"))
@@ -777,8 +790,10 @@ impl Device {
         self.shared.physical
     }
 
-    /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E150` out of memory for its
-    /// memory, `KILN-E106` out of memory for the buffer.
+    /// Creates a buffer. Errors: `KILN-E152` size 0, `KILN-E159` beyond `maxBufferSize`,
+    /// `KILN-E162` beyond `maxMemoryAllocationSize` (see
+    /// [`DeviceDesc::allocations_beyond_limit`]), `KILN-E154` more than the heap has left,
+    /// `KILN-E150` out of memory for its memory, `KILN-E106` out of memory for the buffer.
     pub fn buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
         Buffer::new(&self.shared, desc)
     }

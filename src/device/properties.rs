@@ -83,6 +83,10 @@ pub struct ComputeProperties {
     pub max_storage_buffer_range: u32,
     /// `maxBufferSize` (VkPhysicalDeviceVulkan13Properties, maintenance4).
     pub max_buffer_size: u64,
+    /// `maxMemoryAllocationSize` (VkPhysicalDeviceVulkan11Properties, maintenance3): the
+    /// largest single allocation the driver promises; a buffer beyond it is `KILN-E162`
+    /// unless `DeviceDesc::allocations_beyond_limit`.
+    pub max_memory_allocation_size: u64,
     /// Feature `bufferDeviceAddress`: `Buffer::device_address` works.
     pub buffer_device_address: bool,
     /// `VK_KHR_push_descriptor` is enabled.

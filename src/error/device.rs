@@ -168,6 +168,26 @@ macro_rules! device_errors {
                 source: std::io::Error,
             },
 
+            /// A host signal of a timeline semaphore to a value not greater than its current one
+            /// (VUID-VkSemaphoreSignalInfo-value-03258: a timeline only grows).
+            #[code("KILN-E130")]
+            #[error("timeline semaphore `{object}` cannot be signalled to {value}: its value is {current} already; signal a greater value")]
+            TimelineValue {
+                object: String,
+                value: u64,
+                current: u64,
+            },
+
+            /// A submission asked to wait for more application timeline semaphores than kiln
+            /// passes in one `vkQueueSubmit2` (`MAX_TIMELINE_WAITS`).
+            #[code("KILN-E131")]
+            #[error("submission `{label}` waits for {count} timeline semaphores, more than the {max} kiln allows; wait for fewer (one semaphore with a later value orders as much as several)")]
+            TooManyWaits {
+                label: String,
+                count: usize,
+                max: usize,
+            },
+
             /// Creating a window surface or swapchain failed, or the window cannot be presented to.
             #[code("KILN-E140")]
             #[error("window/surface: {detail}")]

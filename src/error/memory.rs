@@ -115,6 +115,18 @@ macro_rules! memory_errors {
                 alignment: u64,
             },
 
+            /// A buffer larger than the device's `maxMemoryAllocationSize` (Vulkan spec
+            /// `VkPhysicalDeviceMaintenance3Properties`: allocations beyond it may fail; the
+            /// validation layer warns, UNASSIGNED-vkAllocateMemory-maxMemoryAllocationSize).
+            #[code("KILN-E162")]
+            #[error("buffer `{object}` of {size} bytes exceeds maxMemoryAllocationSize {max} of device `{device}`; split it into several buffers, or set DeviceDesc::allocations_beyond_limit where the driver documents larger allocations")]
+            AllocationTooLarge {
+                object: String,
+                size: u64,
+                max: u64,
+                device: String,
+            },
+
             /// A host buffer of imported memory used where it cannot be: after its import scope
             /// ended, or for host access (the importer reads and writes its own slice).
             #[code("KILN-E161")]

@@ -26,6 +26,18 @@ pub(crate) fn submit_on<'a, R>(
     label: impl Into<Cow<'static, str>>,
     f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
 ) -> Result<(R, Submission)> {
+    submit_after_on(shared, queue, label, &[], f)
+}
+
+/// [`submit_on`], the submission also waiting for each timeline semaphore of
+/// `timeline_wait` to reach its value (`Queue::submit_after`).
+pub(crate) fn submit_after_on<'a, R>(
+    shared: &'a Arc<Shared>,
+    queue: usize,
+    label: impl Into<Cow<'static, str>>,
+    timeline_wait: &[(vk::Semaphore, u64)],
+    f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+) -> Result<(R, Submission)> {
     let label = label.into();
     let errors_from = timing::error_mark(shared);
     let trace = shared.slot::<Trace>()?;
@@ -43,7 +55,11 @@ pub(crate) fn submit_on<'a, R>(
     let span = trace.span("submit");
     let value = {
         let _t = tracing::trace_span!("kiln.submit", label = &*label).entered();
-        submit::submit(shared, queue, &Batch::commands(&label, ctx.cb()), &work)?
+        let batch = Batch {
+            timeline_wait,
+            ..Batch::commands(&label, ctx.cb())
+        };
+        submit::submit(shared, queue, &batch, &work)?
     };
     if let Some(span) = span {
         span.end(&label);

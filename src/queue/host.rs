@@ -314,7 +314,8 @@ impl Device {
     /// `DeviceDesc::host_buffer_memory` says ([`HostBufferMemory`]; `Auto` falls back to
     /// the driver's memory when mapping or importing fails).
     ///
-    /// Errors: `KILN-E152` size 0, `KILN-E154` more than the heap has left, `KILN-E150`
+    /// Errors: `KILN-E152` size 0, `KILN-E159` beyond `maxBufferSize`, `KILN-E162` beyond
+    /// `maxMemoryAllocationSize`, `KILN-E154` more than the heap has left, `KILN-E150`
     /// the allocation failed; with `HostBufferMemory::Imported`: `KILN-E107` the device
     /// lacks `VK_EXT_external_memory_host`, `KILN-E166` the host pages could not be
     /// mapped, `KILN-E106`/`KILN-E104` the driver refused the import.
@@ -325,6 +326,7 @@ impl Device {
             });
         }
         let shared = &self.shared;
+        crate::device::check_buffer_size(shared, label, size)?;
         let mode = HostBufferMemory::from_u8(
             shared
                 .host_buffer_memory

@@ -27,6 +27,7 @@ mod device;
 mod handle;
 mod host;
 mod recording;
+mod semaphore;
 mod shader_copy;
 mod staging;
 mod submit;
@@ -39,8 +40,10 @@ use ash::vk;
 pub use handle::Queue;
 pub use host::HostBuffer;
 pub use recording::Recording;
+pub use semaphore::TimelineSemaphore;
 pub use staging::{StagingUsage, STAGING_CHUNK};
 pub use submit::Submission;
+pub use submit::MAX_TIMELINE_WAITS;
 /// The one record and submit path, for the window presenter.
 #[cfg(feature = "window")]
 pub(crate) use submit::{record, submit, Batch, RecordOptions};

@@ -133,6 +133,10 @@ pub(crate) fn name_command_buffer(shared: &Shared, cb: vk::CommandBuffer, label:
 /// Binary semaphores a batch may wait for, and signal, besides its queue's timeline.
 pub(crate) const MAX_EXTRA: usize = 2;
 
+/// The most application timeline semaphores one submission waits for
+/// (`Queue::submit_after`).
+pub const MAX_TIMELINE_WAITS: usize = 4;
+
 /// One batch for [`submit`]: what it runs, and the presenter's extra synchronization.
 #[derive(Clone, Copy)]
 pub(crate) struct Batch<'s> {
@@ -142,6 +146,9 @@ pub(crate) struct Batch<'s> {
     pub command_buffer: Option<vk::CommandBuffer>,
     /// Binary semaphores to wait for, with the stages that wait (a swapchain acquire).
     pub wait: &'s [(vk::Semaphore, vk::PipelineStageFlags2)],
+    /// Timeline semaphores of the application to wait for, each until its value, at all
+    /// stages (`Queue::submit_after`; at most [`MAX_TIMELINE_WAITS`]).
+    pub timeline_wait: &'s [(vk::Semaphore, u64)],
     /// Binary semaphores to signal once the batch completes (a present waits for it).
     pub signal: &'s [vk::Semaphore],
     /// Signalled once the batch completes (a frame's fence), or null.
@@ -166,6 +173,7 @@ impl<'s> Batch<'s> {
             label,
             command_buffer: Some(cb),
             wait: &[],
+            timeline_wait: &[],
             signal: &[],
             fence: vk::Fence::null(),
             uses: &[],
@@ -226,6 +234,13 @@ pub(crate) fn submit(
             vk::Result::ERROR_INITIALIZATION_FAILED,
         ));
     }
+    if batch.timeline_wait.len() > MAX_TIMELINE_WAITS {
+        return Err(Error::TooManyWaits {
+            label: batch.label.to_string(),
+            count: batch.timeline_wait.len(),
+            max: MAX_TIMELINE_WAITS,
+        });
+    }
     shared.check_lost("vkQueueSubmit2")?;
     let multi = shared.queues.len() > 1;
     let guard = q.lock();
@@ -257,7 +272,8 @@ pub(crate) fn submit(
     }
     let timeline = q.timeline();
     // Fixed arrays: a submission allocates nothing.
-    let mut waits = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_QUEUES];
+    let mut waits =
+        [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_TIMELINE_WAITS + MAX_QUEUES];
     let mut signals = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA];
     waits[0] = waits[0]
         .semaphore(timeline)
@@ -270,6 +286,13 @@ pub(crate) fn submit(
     let mut n_waits = 1;
     for &(s, stages) in batch.wait {
         waits[n_waits] = waits[n_waits].semaphore(s).stage_mask(stages);
+        n_waits += 1;
+    }
+    for &(s, value) in batch.timeline_wait {
+        waits[n_waits] = waits[n_waits]
+            .semaphore(s)
+            .value(value)
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
         n_waits += 1;
     }
     for (p, &v) in after.iter().enumerate() {
@@ -293,7 +316,7 @@ pub(crate) fn submit(
             .semaphore(s)
             .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
     }
-    let cross = n_waits - 1 - batch.wait.len();
+    let cross = n_waits - 1 - batch.wait.len() - batch.timeline_wait.len();
     if cross > 0 {
         shared
             .cross_queue_waits

@@ -648,6 +648,7 @@ impl Presenter {
                 vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT
                     | vk::PipelineStageFlags2::ALL_TRANSFER,
             )],
+            timeline_wait: &[],
             signal: &[rendered],
             fence,
             uses: &[],
@@ -720,6 +721,7 @@ impl Presenter {
             label: "present (frame discarded)",
             command_buffer: None,
             wait: &[(acquired, vk::PipelineStageFlags2::ALL_COMMANDS)],
+            timeline_wait: &[],
             signal: &[],
             fence,
             uses: &[],

@@ -116,6 +116,27 @@ fn a_buffer_beyond_the_descriptor_range_is_filled_and_summed_through_its_address
             largest_heap
         );
     }
+    // 6 GiB is beyond the H200's maxMemoryAllocationSize (0xffe00000): refused by default
+    // (E162), allowed with the documented opt-in (NVIDIA allocates beyond it).
+    let device = if can && big > p.max_memory_allocation_size {
+        let e = device
+            .buffer(&BufferDesc {
+                label: "big",
+                size: big,
+                usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+                location: MemoryLocation::GpuOnly,
+            })
+            .unwrap_err();
+        assert_eq!(e.code(), "KILN-E162", "{e}");
+        assert!(e.to_string().contains("allocations_beyond_limit"), "{e}");
+        assert_clean(&device);
+        common::device_with_desc(kiln::DeviceDesc {
+            allocations_beyond_limit: true,
+            ..Default::default()
+        })
+    } else {
+        device
+    };
     let bytes = if can { big } else { 160 << 20 };
     if !can {
         eprintln!(

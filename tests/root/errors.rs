@@ -7,7 +7,7 @@
 
 use common::add;
 use common::add::{still_works, vector_add};
-use common::{assert_clean, code, device};
+use common::{assert_clean, code, device, device_with_desc};
 use kiln::PushConstantRange;
 use kiln::{vk, ComputePipelineDesc, PipelineLayoutDesc, SpecValue};
 
@@ -415,18 +415,67 @@ fn extension_capabilities_kiln_does_not_enable_are_e107() {
 
 #[test]
 fn a_single_allocation_beyond_the_heap_is_an_error_and_the_device_continues() {
-    let device = device();
+    // Beyond the heap, the buffer is refused by the first limit it passes: maxBufferSize
+    // (E159) where that is below the heap (Mesa 25's lavapipe: 4 GiB of a host-sized
+    // heap), else the heap (E154; Mesa 22.3's lavapipe, the H200's 1 TiB maxBufferSize).
+    // Opting in to allocations beyond maxMemoryAllocationSize so that it is not E162.
+    let device = device_with_desc(kiln::DeviceDesc {
+        allocations_beyond_limit: true,
+        ..Default::default()
+    });
     let heaps = device.heap_usage();
     let biggest = heaps.iter().map(|h| h.size).max().unwrap();
+    let size = biggest + (1 << 20);
     let err = device
         .buffer(&kiln::BufferDesc {
             label: "huge",
-            size: biggest + (1 << 20),
+            size,
             usage: vk::BufferUsageFlags::STORAGE_BUFFER,
             location: kiln::MemoryLocation::GpuOnly,
         })
         .unwrap_err();
-    assert_eq!(err.code(), "KILN-E154", "{err}");
+    let max_buffer = device.compute_properties().max_buffer_size;
+    let want = if size > max_buffer {
+        "KILN-E159"
+    } else {
+        "KILN-E154"
+    };
+    assert_eq!(err.code(), want, "{err}");
+    still_works(&device);
+    assert_clean(&device);
+}
+
+/// A buffer beyond `maxMemoryAllocationSize` (but within `maxBufferSize`) is `KILN-E162`
+/// before any Vulkan call, naming the limit and the opt-in; the host buffer path too.
+#[test]
+fn a_buffer_beyond_max_memory_allocation_size_is_e162() {
+    let device = device();
+    let p = device.compute_properties();
+    let size = p.max_memory_allocation_size + 1;
+    assert!(
+        size <= p.max_buffer_size,
+        "{}: maxMemoryAllocationSize {} is not below maxBufferSize {}",
+        device.info().name,
+        p.max_memory_allocation_size,
+        p.max_buffer_size
+    );
+    let err = device
+        .buffer(&kiln::BufferDesc {
+            label: "one too many",
+            size,
+            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+            location: kiln::MemoryLocation::GpuOnly,
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), "KILN-E162", "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("`one too many`")
+            && text.contains(&p.max_memory_allocation_size.to_string())
+            && text.contains("allocations_beyond_limit"),
+        "{text}"
+    );
+    assert_eq!(code(device.host_buffer("host too", size)), "KILN-E162");
     still_works(&device);
     assert_clean(&device);
 }

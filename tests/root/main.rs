@@ -27,6 +27,7 @@ mod queues;
 mod recording;
 mod reflection;
 mod reliability;
+mod semaphores;
 mod subgroups;
 mod threads;
 mod transfers;

@@ -1,16 +1,33 @@
 //! `cargo xtask demo` — runs the vector_add example (package `kiln-examples`, release).
-//! `cargo xtask test` — runs the whole test suite (`cargo test --workspace`), then builds
-//! and runs `examples/standalone`, the crate outside the workspace that uses kiln as an
-//! application does, and checks that a misspelt `include_spirv!` name fails to compile
-//! with the list of compiled shaders.
+//! `cargo xtask test` — runs the whole test suite in two tiers, then the standalone crate
+//! (below). Tier one is this machine's Vulkan stack: `cargo test --workspace`. Tier two is
+//! the current stack, Debian 13's (loader and validation layer 1.4.309, lavapipe 25.0.7,
+//! glslc 2025.2): the same test binaries run again inside a Debian 13 chroot that xtask
+//! makes with `mmdebstrap` under `target/stacks/trixie` and reuses while its stamp matches
+//! the package list (`stack.rs`, `chroot.rs`). Each stack's loader, layer and driver
+//! versions are printed first, each binary's result as it ends, a summary line per stack
+//! last. Where the chroot cannot be made (not root, no `mmdebstrap`, `mmdebstrap` failed)
+//! one line says so and tier two is skipped, unless `KILN_REQUIRE_CURRENT_STACK=1` (CI)
+//! makes that a failure. The standalone part builds and runs `examples/standalone`, the
+//! crate outside the workspace that uses kiln as an application does, and checks that a
+//! misspelt `include_spirv!` name fails to compile with the list of compiled shaders.
+//! `cargo xtask test-current` — only tier two (it builds the test binaries first).
 //! `cargo xtask standalone` — only the standalone crate's part of `test`.
 //! `cargo xtask check` — only checks (and installs) the system prerequisites.
+//!
+//! Arguments after the command go to cargo; for `test` and `test-current`, those after a
+//! `--` go to the test binaries (as with `cargo test`).
 //!
 //! Before running cargo, xtask checks the system prerequisites: the Vulkan loader, a
 //! driver (lavapipe from `mesa-vulkan-drivers` when there is no GPU), the Khronos
 //! validation layer and the `glslc` shader compiler. Missing Debian packages are installed
 //! with `apt-get` when running as root or with password-less sudo; otherwise the exact
 //! command is printed and xtask stops.
+
+mod chroot;
+mod json;
+mod results;
+mod stack;
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
@@ -235,6 +252,64 @@ fn standalone() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The first tier: `cargo test --workspace` on this machine's stack, its output echoed and
+/// its result lines added up for the summary line.
+fn host_tier(rest: &[&str]) -> stack::Outcome {
+    let label = chroot::os_label(None);
+    eprintln!(
+        "xtask: stack {label} (this machine): {}",
+        stack::describe(None)
+    );
+    let mut args = vec!["test", "--workspace"];
+    args.extend(rest);
+    eprintln!("xtask: cargo {}", args.join(" "));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let start = std::time::Instant::now();
+    let run = results::run_counting(Command::new(cargo).args(&args));
+    let secs = start.elapsed().as_secs_f64();
+    match run {
+        Ok((status, counts)) => stack::Outcome {
+            line: format!(
+                "xtask: stack {label} (this machine): {}: {counts} (cargo test, {secs:.1}s)",
+                if status.success() { "ok" } else { "FAILED" }
+            ),
+            ok: status.success(),
+        },
+        Err(e) => stack::Outcome {
+            line: format!("xtask: stack {label} (this machine): FAILED: {e}"),
+            ok: false,
+        },
+    }
+}
+
+/// `cargo xtask test`: both tiers (the second also after a failure of the first), the
+/// standalone crate after a passing first tier, then the summary lines.
+fn test(rest: &[&str]) -> ExitCode {
+    let (cargo_args, test_args) = split_args(rest);
+    let host = host_tier(rest);
+    let standalone_ok = host.ok && standalone() == ExitCode::SUCCESS;
+    let current = stack::run(cargo_args, test_args);
+    eprintln!("xtask: summary:");
+    eprintln!("{}", host.line);
+    eprintln!("{}", current.line);
+    if host.ok && !standalone_ok {
+        eprintln!("xtask: the standalone crate FAILED");
+    }
+    if host.ok && standalone_ok && current.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Cargo's arguments, and those after `--` for the test binaries.
+fn split_args<'a, 'b>(rest: &'b [&'a str]) -> (&'b [&'a str], &'b [&'a str]) {
+    match rest.iter().position(|a| *a == "--") {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &[]),
+    }
+}
+
 fn main() -> ExitCode {
     // Run from the workspace root whatever the caller's folder.
     if let Some(root) = Path::new(env!("CARGO_MANIFEST_DIR")).parent() {
@@ -242,14 +317,20 @@ fn main() -> ExitCode {
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cmd = args.first().map(String::as_str).unwrap_or("help");
+    if cmd == "__in-stack" {
+        return chroot::in_stack(&args[1..]);
+    }
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let base: Vec<&Prereq> = PREREQS.iter().collect();
     let with_test: Vec<&Prereq> = PREREQS.iter().chain(TEST_PREREQS).collect();
     let needs = match cmd {
         "demo" | "check" => &base,
-        "test" | "standalone" => &with_test,
+        "test" | "test-current" | "standalone" => &with_test,
         _ => {
-            eprintln!("usage: cargo xtask <demo|test|standalone|check> [args for cargo]");
+            eprintln!(
+                "usage: cargo xtask <demo|test|test-current|standalone|check> [args for cargo] \
+                 [-- args for the test binaries]"
+            );
             return if cmd == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -275,13 +356,16 @@ fn main() -> ExitCode {
             a.extend(rest);
             cargo(&a)
         }
-        "test" => {
-            let mut a = vec!["test", "--workspace"];
-            a.extend(rest);
-            if cargo(&a) != ExitCode::SUCCESS {
-                return ExitCode::FAILURE;
+        "test" => test(&rest),
+        "test-current" => {
+            let (cargo_args, test_args) = split_args(&rest);
+            let outcome = stack::run(cargo_args, test_args);
+            eprintln!("{}", outcome.line);
+            if outcome.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
             }
-            standalone()
         }
         "standalone" => standalone(),
         _ => ExitCode::SUCCESS,

@@ -125,12 +125,8 @@ fn a_buffer_dropped_during_a_split_copy_is_destroyed_after_every_part() {
     let len = 1u64 << 20;
     let x = gpu_buffer(&device, "x", len);
     let gate = Gate::new(&device);
-    let held = device
-        .queue(QueueKind::Compute)
-        .submit(|r| {
-            gate.wait_in(r);
-            r.fill_buffer(&x, 0)
-        })
+    let held = gate
+        .submit_on(&device.queue(QueueKind::Compute), |r| r.fill_buffer(&x, 0))
         .unwrap();
     let src = device
         .host_buffer_from_slice("split src", &pattern(len as usize, 3))

@@ -72,10 +72,7 @@ fn execute(d: &Device) -> kiln::Result<()> {
 /// A gated submission (so the wait really has to wait), waited for: the wait site.
 fn wait(d: &Device) -> kiln::Result<()> {
     let gate = Gate::new(d);
-    let sub = d.submit(|r| {
-        gate.wait_in(r);
-        Ok(())
-    })?;
+    let sub = gate.submit_on(&d.queue(kiln::QueueKind::Main), |_| Ok(()))?;
     ARM.with(|a| a.take().map(|f| f()));
     let r = sub.wait();
     gate.open();

@@ -151,9 +151,8 @@ fn mapped_host_access_waits_only_for_the_submissions_using_the_buffer() {
     let (a, c, other) = (mapped("a"), mapped("c"), mapped("other"));
     a.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let set = add::set(&p, &a, &a, &c);
-    let held = device
-        .submit(|r| {
-            gate.wait_in_naming_no_buffer(r);
+    let held = gate
+        .submit_on(&device.queue(kiln::QueueKind::Main), |r| {
             add::dispatch(r, &p, &set, 4)
         })
         .unwrap();

@@ -1,0 +1,177 @@
+//! [`TimelineSemaphore`]: a timeline semaphore the application owns (Vulkan spec §7.4.2),
+//! signalled from the host and waited for by submissions ([`Queue::submit_after`]).
+//!
+//! It is how work is held until the host says so — a test holding a queue still, a frame
+//! waiting for data another thread produces — without the spec's limits on host-set events
+//! (a `VkEvent` that a pending command buffer waits on must not be set from the host,
+//! VUID-vkSetEvent-event-09543; timeline waits have no such rule and may be submitted before
+//! their signal, §7.4.2 "wait-before-signal").
+//!
+//! Lifetime: dropping the semaphore destroys it once every submission made so far has
+//! completed (`Shared::retire`). A submission that waits for a value nobody signals never
+//! completes: signal every value waited for before waiting for the submission or dropping
+//! the device (waits end with `KILN-E108` after the device's wait timeout).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ash::vk;
+
+use super::device::submit_after_on;
+use super::{Queue, Submission};
+use crate::commands::Recorder;
+use crate::device::{Device, Shared};
+use crate::error::{vk_err, Error, Result};
+
+/// A timeline semaphore of one device: a `u64` counter that only grows. Made by
+/// [`Device::timeline_semaphore`].
+pub struct TimelineSemaphore {
+    shared: Arc<Shared>,
+    raw: vk::Semaphore,
+    label: String,
+}
+
+impl std::fmt::Debug for TimelineSemaphore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimelineSemaphore")
+            .field("label", &self.label)
+            .field("raw", &self.raw)
+            .finish()
+    }
+}
+
+impl Device {
+    /// A timeline semaphore with counter `initial` (`vkCreateSemaphore` with
+    /// `VkSemaphoreTypeCreateInfo`, §7.4.2), named `label` in validation messages.
+    ///
+    /// Errors: `KILN-E106` out of memory, `KILN-E104` other failures.
+    pub fn timeline_semaphore(&self, label: &str, initial: u64) -> Result<TimelineSemaphore> {
+        let shared = &self.shared;
+        let mut ty = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(initial);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
+        // SAFETY: a plain create on the live device (timeline semaphores are a feature every
+        // kiln device has, `Shared::create`); `ty` outlives the call.
+        let raw = unsafe { shared.raw.create_semaphore(&info, None) }
+            .map_err(vk_err("vkCreateSemaphore"))?;
+        shared.set_name(raw, label);
+        Ok(TimelineSemaphore {
+            shared: shared.clone(),
+            raw,
+            label: label.to_string(),
+        })
+    }
+}
+
+impl TimelineSemaphore {
+    /// The counter's current value (`vkGetSemaphoreCounterValue`).
+    ///
+    /// Errors: `KILN-E105` device lost, `KILN-E104` other failures.
+    pub fn value(&self) -> Result<u64> {
+        // SAFETY: the semaphore is a live timeline semaphore of this device.
+        unsafe { self.shared.raw.get_semaphore_counter_value(self.raw) }
+            .map_err(vk_err("vkGetSemaphoreCounterValue"))
+    }
+
+    /// Sets the counter to `value` from the host (`vkSignalSemaphore`): submissions waiting
+    /// for it or less may run.
+    ///
+    /// Errors: `KILN-E130` `value` is not greater than the current value
+    /// (VUID-VkSemaphoreSignalInfo-value-03258), `KILN-E105` device lost, `KILN-E104`
+    /// other failures.
+    pub fn signal(&self, value: u64) -> Result<()> {
+        let current = self.value()?;
+        if value <= current {
+            return Err(Error::TimelineValue {
+                object: self.label.clone(),
+                value,
+                current,
+            });
+        }
+        let info = vk::SemaphoreSignalInfo::default()
+            .semaphore(self.raw)
+            .value(value);
+        // SAFETY: the semaphore is a live timeline semaphore of this device and `value` is
+        // greater than its current value (checked above; kiln never signals it itself, so
+        // no pending signal can pass it meanwhile unless the caller submitted one through
+        // raw Vulkan, which the caller then orders).
+        unsafe { self.shared.raw.signal_semaphore(&info) }.map_err(vk_err("vkSignalSemaphore"))
+    }
+
+    /// Waits on the host until the counter reaches `value`; `Ok(false)` when `timeout`
+    /// passed first (`vkWaitSemaphores`).
+    ///
+    /// Errors: `KILN-E105` device lost, `KILN-E104` other failures.
+    pub fn wait(&self, value: u64, timeout: Duration) -> Result<bool> {
+        let semaphores = [self.raw];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&semaphores)
+            .values(&values);
+        let ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        // SAFETY: the semaphore is a live timeline semaphore of this device; the arrays
+        // outlive the call.
+        match unsafe { self.shared.raw.wait_semaphores(&info, ns) } {
+            Ok(()) => Ok(true),
+            Err(vk::Result::TIMEOUT) => Ok(false),
+            Err(e) => Err(vk_err("vkWaitSemaphores")(e)),
+        }
+    }
+
+    /// The Vulkan handle, for raw submissions of the caller's own. kiln keeps ownership.
+    pub fn raw(&self) -> vk::Semaphore {
+        self.raw
+    }
+
+    /// Whether this semaphore belongs to the device of `shared`.
+    pub(crate) fn is_of(&self, shared: &Arc<Shared>) -> bool {
+        Arc::ptr_eq(&self.shared, shared)
+    }
+}
+
+impl Drop for TimelineSemaphore {
+    fn drop(&mut self) {
+        let raw = self.raw;
+        self.shared.retire(move |s| {
+            // SAFETY: retired: every submission that could wait for it has completed.
+            unsafe { s.raw.destroy_semaphore(raw, None) }
+        });
+    }
+}
+
+impl Queue {
+    /// Like [`submit`](Self::submit), and the submission also waits on the GPU, before any
+    /// of its commands, until each semaphore of `waits` reaches its value (§7.4.2). The value may be signalled after this call (wait-before-signal).
+    ///
+    /// Errors: `KILN-E109` a semaphore of another device, `KILN-E131` more than
+    /// [`MAX_TIMELINE_WAITS`](crate::MAX_TIMELINE_WAITS) waits; then as
+    /// [`submit`](Self::submit).
+    pub fn submit_after<'a>(
+        &'a self,
+        waits: &[(&TimelineSemaphore, u64)],
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<()>,
+    ) -> Result<Submission> {
+        Ok(self.submit_labeled_after("submit", waits, f)?.1)
+    }
+
+    /// [`submit_after`](Self::submit_after) with a label reported by timeouts and a lost
+    /// device, and the closure's result returned beside the submission (as
+    /// [`submit_labeled`](Self::submit_labeled)).
+    ///
+    /// Errors: as [`submit_after`](Self::submit_after).
+    pub fn submit_labeled_after<'a, R>(
+        &'a self,
+        label: &str,
+        waits: &[(&TimelineSemaphore, u64)],
+        f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+    ) -> Result<(R, Submission)> {
+        if let Some((s, _)) = waits.iter().find(|(s, _)| !s.is_of(&self.shared)) {
+            return Err(Error::ForeignObject {
+                object: format!("timeline semaphore `{}`", s.label),
+            });
+        }
+        let raw: Vec<(vk::Semaphore, u64)> = waits.iter().map(|(s, v)| (s.raw, *v)).collect();
+        submit_after_on(&self.shared, self.index, label.to_string(), &raw, f)
+    }
+}
