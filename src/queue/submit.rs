@@ -275,15 +275,21 @@ pub(crate) fn submit(
     let mut waits =
         [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_TIMELINE_WAITS + MAX_QUEUES];
     let mut signals = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA];
-    waits[0] = waits[0]
-        .semaphore(timeline)
-        .value(value - 1)
-        .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
     signals[0] = signals[0]
         .semaphore(timeline)
         .value(value)
         .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-    let mut n_waits = 1;
+    // The queue's first submission has nothing of its own queue to wait for: value 0 is
+    // the timeline's initial value, which no operation signalled (a wait on it orders
+    // nothing, §7.4.2), so it is left out rather than passed as a dependency it is not.
+    let own = usize::from(value > 1);
+    if own == 1 {
+        waits[0] = waits[0]
+            .semaphore(timeline)
+            .value(value - 1)
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+    }
+    let mut n_waits = own;
     for &(s, stages) in batch.wait {
         waits[n_waits] = waits[n_waits].semaphore(s).stage_mask(stages);
         n_waits += 1;
@@ -316,7 +322,7 @@ pub(crate) fn submit(
             .semaphore(s)
             .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
     }
-    let cross = n_waits - 1 - batch.wait.len() - batch.timeline_wait.len();
+    let cross = n_waits - own - batch.wait.len() - batch.timeline_wait.len();
     if cross > 0 {
         shared
             .cross_queue_waits

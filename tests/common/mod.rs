@@ -312,3 +312,78 @@ fn install_logger() {
         }
     });
 }
+
+/// Proves that the validation layer's submit-time synchronization checks are on for
+/// `device`: two raw batches on its main `VkQueue`, a fill then a copy of the filled
+/// buffer, no synchronization between them and no host wait in between, must be reported
+/// as `SYNC-HAZARD-READ-AFTER-WRITE` at `vkQueueSubmit2` (layers 1.3.239 and 1.4.309 both
+/// do). Returns the hazard's text. The device must be the caller's alone, with no kiln
+/// submission pending (kiln's own submissions take the queue's lock; these bypass it).
+pub fn submit_time_hazard_of_raw_batches(device: &Device) -> String {
+    use kiln::vk;
+    let x = device.storage_buffer::<u32>("submit-time x", 1024).unwrap();
+    let y = device.storage_buffer::<u32>("submit-time y", 1024).unwrap();
+    let family = device.queue(kiln::QueueKind::Main).info().family;
+    let before = device.validation_report().messages.len();
+    // SAFETY: raw objects of this device, destroyed below after the queue is idle; no
+    // other thread uses the queue meanwhile (the caller's contract).
+    unsafe {
+        let d = device.raw();
+        let q = d.get_device_queue(family, 0);
+        let info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
+        let pool = d.create_command_pool(&info, None).unwrap();
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(pool)
+            .command_buffer_count(2);
+        let cbs = d.allocate_command_buffers(&alloc).unwrap();
+        for (i, &cb) in cbs.iter().enumerate() {
+            d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+                .unwrap();
+            if i == 0 {
+                d.cmd_fill_buffer(cb, x.raw(), 0, 4096, 7);
+            } else {
+                let region = vk::BufferCopy {
+                    src_offset: 0,
+                    dst_offset: 0,
+                    size: 4096,
+                };
+                d.cmd_copy_buffer(cb, x.raw(), y.raw(), &[region]);
+            }
+            d.end_command_buffer(cb).unwrap();
+            let c = [vk::CommandBufferSubmitInfo::default().command_buffer(cb)];
+            let submit = [vk::SubmitInfo2::default().command_buffer_infos(&c)];
+            d.queue_submit2(q, &submit, vk::Fence::null()).unwrap();
+        }
+        d.queue_wait_idle(q).unwrap();
+        d.destroy_command_pool(pool, None);
+    }
+    let report = device.validation_report();
+    report.messages[before.min(report.messages.len())..]
+        .iter()
+        .find(|m| m.contains("SYNC-HAZARD-READ-AFTER-WRITE") && m.contains("vkQueueSubmit2"))
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "submit-time synchronization validation is off: {:?}",
+                report.messages
+            )
+        })
+}
+
+/// Whether two kiln queues share one `VkQueue` and `report` comes from a layer 1.4 or later.
+/// There, layer 1.4.309 reports no submit-time hazard between two kiln submissions that
+/// nothing orders (a gated raw fill on one kiln queue, a raw copy of it on the other),
+/// though it reports the same two batches submitted raw
+/// ([`submit_time_hazard_of_raw_batches`]) and layer 1.3.239 reports kiln's: not
+/// understood yet (the closing note of the session that found it). The tests that provoke
+/// such hazards check the layer's submit-time checks with the raw batches there instead.
+pub fn one_vkqueue_under_layer_1_4(
+    report: &ValidationReport,
+    a: &kiln::Queue,
+    b: &kiln::Queue,
+) -> bool {
+    let (a, b) = (a.info(), b.info());
+    report.layer_version >= kiln::vk::make_api_version(0, 1, 4, 0)
+        && a.family == b.family
+        && a.queue_index == b.queue_index
+}

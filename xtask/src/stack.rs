@@ -28,7 +28,7 @@ const VERSIONED: &[(&str, &str)] = &[
     ("loader", "libvulkan1"),
     ("layer", "vulkan-validationlayers"),
     ("driver", "mesa-vulkan-drivers"),
-    ("glslc", "glslc"),
+    ("compiler", "glslc"),
 ];
 
 /// Prefixes of the caller's variables passed to the test binaries.
@@ -56,6 +56,9 @@ struct Workspace {
     root: PathBuf,
     target: PathBuf,
     packages: Vec<Value>,
+    /// `rustc --print target-libdir`: `libstd-….so`, which proc-macro crates' test
+    /// binaries link dynamically (cargo puts it on `LD_LIBRARY_PATH`).
+    rust_libdir: Option<PathBuf>,
 }
 
 fn cargo_bin() -> String {
@@ -86,7 +89,19 @@ fn workspace() -> Result<Workspace, String> {
             .get("packages")
             .map(|p| p.arr().to_vec())
             .unwrap_or_default(),
+        rust_libdir: rust_libdir(),
     })
+}
+
+fn rust_libdir() -> Option<PathBuf> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(rustc)
+        .args(["--print", "target-libdir"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    dir.is_dir().then_some(dir)
 }
 
 /// One test binary of the workspace.
@@ -242,7 +257,7 @@ fn config_env(root: &Path) -> Vec<(String, String)> {
 }
 
 /// The environment of one test binary (see the module's documentation).
-fn test_env(bin: &TestBin, config: &[(String, String)]) -> Vec<(String, String)> {
+fn test_env(bin: &TestBin, ws: &Workspace, config: &[(String, String)]) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = vec![
         (
             "PATH".into(),
@@ -278,7 +293,10 @@ fn test_env(bin: &TestBin, config: &[(String, String)]) -> Vec<(String, String)>
     ];
     if let Some(deps) = bin.exe.parent() {
         let profile = deps.parent().unwrap_or(deps);
-        let paths = format!("{}:{}", deps.display(), profile.display());
+        let mut paths = format!("{}:{}", deps.display(), profile.display());
+        if let Some(lib) = &ws.rust_libdir {
+            paths = format!("{paths}:{}", lib.display());
+        }
         cargo.push(("LD_LIBRARY_PATH", paths));
     }
     env.extend(cargo.into_iter().map(|(k, v)| (k.to_string(), v)));
@@ -305,6 +323,12 @@ fn binds(ws: &Workspace) -> Vec<PathBuf> {
         binds.push(ws.target.clone());
     }
     binds.extend(corpus.filter(|c| c.is_dir()));
+    binds.extend(
+        ws.rust_libdir
+            .iter()
+            .filter(|l| !l.starts_with(&ws.root))
+            .cloned(),
+    );
     binds.sort_by_key(|b| b.components().count());
     binds
 }
@@ -407,7 +431,7 @@ pub fn run(cargo_args: &[&str], test_args: &[&str]) -> Outcome {
     let mut total = Counts::default();
     let mut failures: Vec<String> = Vec::new();
     for bin in &bins {
-        match run_binary(&root, &binds, bin, test_env(bin, &config), test_args) {
+        match run_binary(&root, &binds, bin, test_env(bin, &ws, &config), test_args) {
             Ok((ok, counts)) => {
                 total.add(counts);
                 if !ok {
