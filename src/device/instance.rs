@@ -334,8 +334,20 @@ fn classify(id_name: &str, text: &str) -> Kind {
 
 /// The printf output in a `DEBUG-PRINTF` message: the text after the layer's last `| `
 /// separator (its header lists objects and the message id), trimmed.
-fn printf_text(text: &str) -> &str {
-    text.rsplit("| ").next().unwrap_or(text).trim()
+///
+/// Layer 1.4 writes `"vkQueueSubmit2(): pSubmits[0] DebugPrintf:\n<output>"` and, verbose
+/// (kiln's setting, `layer_settings`), then `"\nStage = …\nPipeline (<name>)(…)…"`: the
+/// output is the text between, and the pipeline's name is returned beside it.
+fn printf_text(text: &str) -> (&str, Option<&str>) {
+    if let Some((_, rest)) = text.split_once("DebugPrintf:\n") {
+        let output = rest.split("\nStage = ").next().unwrap_or(rest);
+        let pipeline = rest
+            .split_once("\nPipeline (")
+            .and_then(|(_, p)| p.split_once(")("))
+            .map(|(name, _)| name);
+        return (output.trim(), pipeline);
+    }
+    (text.rsplit("| ").next().unwrap_or(text).trim(), None)
 }
 
 unsafe extern "system" fn debug_callback(
@@ -389,7 +401,12 @@ unsafe extern "system" fn debug_callback(
             Some((label, _)) if names == "?" => format!("submission `{label}`"),
             _ => names,
         };
-        let line = format!("{names}: {}", printf_text(&text));
+        let (output, pipeline) = printf_text(&text);
+        let names = match pipeline {
+            Some(p) if names == "?" => p.to_string(),
+            _ => names,
+        };
+        let line = format!("{names}: {output}");
         emit(log::Level::Info, PRINTF_TARGET, &line);
         if let Some(state) = state {
             if let Ok(mut p) = state.printf.lock() {
@@ -798,6 +815,29 @@ impl Drop for Instance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printf_output_is_read_from_both_layer_formats() {
+        // 1.3.239: the output after the last "| ".
+        let old = "Validation Information: [ UNASSIGNED-DEBUG-PRINTF ] Object 0: handle = \
+                   0x1, type = VK_OBJECT_TYPE_QUEUE; | MessageID = 0x92394c89 | x = 3";
+        assert_eq!(printf_text(old), ("x = 3", None));
+        // 1.4.309, verbose.
+        let new = "vkQueueSubmit2(): pSubmits[0] DebugPrintf:\nkiln printf test: value 42 of \
+                   64\nStage = Compute.  Global invocation ID (x, y, z) = (0, 0, 0)\nCommand \
+                   buffer (execute)(0x7f9699c53030)\n\tCompute Dispatch Index 0\nPipeline \
+                   (test/printf.comp:main)(f000000000f)\nShader Module (d000000000d)";
+        assert_eq!(
+            printf_text(new),
+            (
+                "kiln printf test: value 42 of 64",
+                Some("test/printf.comp:main")
+            )
+        );
+        // 1.4.309, not verbose.
+        let short = "vkQueueSubmit2(): pSubmits[0] DebugPrintf:\nvalue 7";
+        assert_eq!(printf_text(short), ("value 7", None));
+    }
 
     #[test]
     fn printf_output_layer_notes_and_messages_are_told_apart() {

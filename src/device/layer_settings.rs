@@ -4,7 +4,8 @@
 //! every switch as a named setting chained into `VkInstanceCreateInfo`
 //! (`VkLayerSettingsCreateInfoEXT`): synchronization validation and its submit-time checks
 //! (`validate_sync`, `syncval_submit_time_validation`), shader printf to the debug messenger
-//! rather than stdout (`printf_enable`, `printf_to_stdout`), GPU-assisted validation
+//! rather than stdout, naming the pipeline (`printf_enable`, `printf_to_stdout`,
+//! `printf_verbose`), GPU-assisted validation
 //! (`gpuav_enable`), and no duplicate-message limit (`enable_message_limit`: kiln counts
 //! every message, and the layer would stop reporting an error after its tenth repeat). The
 //! names are the layer manifest's (`VkLayer_khronos_validation.json`, `features.settings`).
@@ -44,7 +45,8 @@ pub(crate) fn plan(features: &LayerFeatures) -> Vec<(&'static CStr, bool)> {
         (c"syncval_submit_time_validation", features.synchronization),
         (c"printf_enable", features.shader_printf),
         (c"printf_to_stdout", false),
-        (c"printf_verbose", false),
+        // Verbose: the message names the pipeline (kiln prefixes each line with it).
+        (c"printf_verbose", features.shader_printf),
         (c"gpuav_enable", features.gpu_assisted),
         (c"enable_message_limit", false),
     ]

@@ -167,7 +167,7 @@ impl Shared {
         label: &str,
     ) -> Result<()> {
         if let Some(q) = self.queues.get(queue) {
-            if value > q.completed_value(&self.raw) {
+            if q.layer_waits() || value > q.completed_value(&self.raw) {
                 self.check_lost("vkWaitSemaphores")?;
                 self.inject(super::FaultSite::Wait)
                     .map_err(|e| q.wait_error(timeout, label, e))

@@ -362,7 +362,8 @@ impl Shared {
         let spin = queue::spin_budget(&properties);
         let mut queues: Vec<Queue> = Vec::with_capacity(plan.queues.len());
         for planned in &plan.queues {
-            match Queue::create(&raw, *planned, queues.first(), spin) {
+            let layer_waits = instance.validation && (layer.shader_printf || layer.gpu_assisted);
+            match Queue::create(&raw, *planned, queues.first(), spin, layer_waits) {
                 Ok(q) => queues.push(q),
                 Err(e) => {
                     for q in &queues {

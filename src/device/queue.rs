@@ -149,6 +149,11 @@ pub(crate) struct Queue {
     last_label: Mutex<String>,
     /// Polling budget of waits (see the module docs).
     spin: Duration,
+    /// Every wait for a value blocks in `vkWaitSemaphores`, even for a value already
+    /// reached and without polling first: the validation layer (1.4) reads the shader
+    /// printf and GPU-AV output of a submission when the host waits for it there, not when
+    /// a counter read sees it complete.
+    layer_waits: bool,
     /// With validation on: per other kiln queue, the highest of its timeline values this
     /// queue's submissions have waited for (`SubmitContext`'s ordering facts).
     waited: QueueStamps,
@@ -195,6 +200,7 @@ impl Queue {
         planned: PlannedQueue,
         main: Option<&Queue>,
         spin: Duration,
+        layer_waits: bool,
     ) -> Result<Queue> {
         let mut ty = vk::SemaphoreTypeCreateInfo::default()
             .semaphore_type(vk::SemaphoreType::TIMELINE)
@@ -220,6 +226,7 @@ impl Queue {
             completed: AtomicU64::new(0),
             last_label: Mutex::new(String::new()),
             spin,
+            layer_waits,
             waited: QueueStamps::default(),
             submit_failed: AtomicBool::new(false),
         })
@@ -320,6 +327,11 @@ impl Queue {
     }
 
     /// Highest value known complete (queries the timeline when behind).
+    /// Whether every wait blocks in `vkWaitSemaphores` (see the field).
+    pub(crate) fn layer_waits(&self) -> bool {
+        self.layer_waits
+    }
+
     pub(crate) fn completed_value(&self, device: &ash::Device) -> u64 {
         let cached = self.completed.load(Ordering::Acquire);
         if cached >= self.submitted() {
@@ -406,12 +418,12 @@ impl Queue {
         timeout: Duration,
         label: &str,
     ) -> Result<()> {
-        if value <= self.completed_value(device) {
+        if !self.layer_waits && value <= self.completed_value(device) {
             return Ok(());
         }
         // Fast path: a short GPU job finishes sooner than a blocking wait's wake-up
         // (interrupt + scheduler), so poll the counter for a bounded time first.
-        if !self.spin.is_zero() {
+        if !self.spin.is_zero() && !self.layer_waits {
             let start = Instant::now();
             loop {
                 // SAFETY: the timeline semaphore belongs to this device.
