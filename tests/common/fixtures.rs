@@ -73,6 +73,10 @@ pub const REPROS: &[(&str, &[u8])] = &[
         include_bytes!("../fixtures/repros/decoration_group.spvasm.spv"),
     ),
     (
+        "repros/alias_unreferenced_other_type.comp.spv",
+        include_bytes!("../fixtures/repros/alias_unreferenced_other_type.comp.spv"),
+    ),
+    (
         "repros/alias_unused_other_type.comp.spv",
         include_bytes!("../fixtures/repros/alias_unused_other_type.comp.spv"),
     ),

@@ -86,13 +86,19 @@ fn namespaces_work() -> Result<(), String> {
     ))
 }
 
-/// Returns the up-to-date chroot `dir`, making it when its stamp is missing or stale.
-/// `Err` says why the chroot cannot be had (the tier is then not run).
-pub fn prepare(dir: &Path) -> Result<(), String> {
+/// What the tier needs before anything is built: root, and private namespaces.
+/// `Err` says why the tier cannot run.
+pub fn preflight() -> Result<(), String> {
     if !crate::is_root() {
         return Err("not root (mmdebstrap, mount and chroot need root)".into());
     }
-    namespaces_work()?;
+    namespaces_work()
+}
+
+/// Makes the chroot `dir` when its stamp is missing or stale (else reuses it).
+/// `Err` says why the chroot cannot be had (the tier is then not run).
+pub fn prepare(dir: &Path) -> Result<(), String> {
+    preflight()?;
     let want = stamp_text();
     if std::fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s == want) {
         eprintln!("xtask: reusing {} (its stamp matches)", dir.display());

@@ -271,7 +271,11 @@ fn host_tier(rest: &[&str]) -> stack::Outcome {
         Ok((status, counts)) => stack::Outcome {
             line: format!(
                 "xtask: stack {label} (this machine): {}: {counts} (cargo test, {secs:.1}s)",
-                if status.success() { "ok" } else { "FAILED" }
+                if status.success() {
+                    "ok".to_string()
+                } else {
+                    format!("FAILED ({})", results::describe(status))
+                }
             ),
             ok: status.success(),
         },

@@ -11,8 +11,41 @@ pub struct Counts {
     pub passed: u64,
     pub failed: u64,
     pub ignored: u64,
-    /// How many result lines were read (one per test binary or doc-test run).
+    /// How many result lines were counted (one per test binary or doc-test run).
     pub runs: u64,
+}
+
+/// Reads libtest output line by line and counts each run's own result line only: a test
+/// that runs a child libtest binary (the window and env tests do) shows the child's
+/// `running …` and `test result: …` lines inside its captured output, so runs are
+/// tracked as nested `running N tests` … `test result:` pairs and only the outermost
+/// result lines are counted.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub counts: Counts,
+    depth: u32,
+}
+
+impl Tally {
+    pub fn line(&mut self, line: &str) {
+        let t = line.trim();
+        let is_running = t.strip_prefix("running ").is_some_and(|r| {
+            let mut w = r.split(' ');
+            let n = w.next().is_some_and(|n| n.parse::<u64>().is_ok());
+            n && matches!(w.next(), Some("test" | "tests")) && w.next().is_none()
+        });
+        if is_running {
+            self.depth += 1;
+            return;
+        }
+        let mut one = Counts::default();
+        if one.add_line(line) {
+            self.depth = self.depth.saturating_sub(1);
+            if self.depth == 0 {
+                self.counts.add(one);
+            }
+        }
+    }
 }
 
 impl Counts {
@@ -70,7 +103,7 @@ pub fn run_counting(cmd: &mut Command) -> Result<(ExitStatus, Counts), String> {
         .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| format!("could not start {:?}: {e}", cmd.get_program()))?;
-    let mut counts = Counts::default();
+    let mut tally = Tally::default();
     if let Some(mut out) = child.stdout.take() {
         let mut buf = [0u8; 8192];
         let mut line: Vec<u8> = Vec::new();
@@ -87,19 +120,19 @@ pub fn run_counting(cmd: &mut Command) -> Result<(ExitStatus, Counts), String> {
             let _ = lock.flush();
             for &b in &buf[..n] {
                 if b == b'\n' {
-                    counts.add_line(&String::from_utf8_lossy(&line));
+                    tally.line(&String::from_utf8_lossy(&line));
                     line.clear();
                 } else {
                     line.push(b);
                 }
             }
         }
-        counts.add_line(&String::from_utf8_lossy(&line));
+        tally.line(&String::from_utf8_lossy(&line));
     }
     let status = child
         .wait()
         .map_err(|e| format!("waiting for {:?}: {e}", cmd.get_program()))?;
-    Ok((status, counts))
+    Ok((status, tally.counts))
 }
 
 /// `exit status: 101`, or the signal that ended the process.
@@ -135,5 +168,26 @@ mod tests {
             }
         );
         assert_eq!(c.to_string(), "226 passed, 18 failed, 4 ignored");
+    }
+
+    #[test]
+    fn a_child_run_inside_captured_output_is_not_counted() {
+        let out = "\nrunning 4 tests\ntest a ... FAILED\n\nfailures:\n\n---- a stdout ----\n\
+                   --- child stdout ---\n\nrunning 1 test\ntest child ... FAILED\n\n\
+                   test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured\n\n\
+                   failures:\n    a\n\n\
+                   test result: FAILED. 2 passed; 1 failed; 1 ignored; 0 measured\n\n\
+                   running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored\n";
+        let mut t = Tally::default();
+        out.lines().for_each(|l| t.line(l));
+        assert_eq!(
+            t.counts,
+            Counts {
+                passed: 2,
+                failed: 1,
+                ignored: 1,
+                runs: 2
+            }
+        );
     }
 }

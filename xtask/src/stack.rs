@@ -10,8 +10,13 @@
 //! `.cargo/config.toml`, and the caller's `KILN_*`, `RUST_*`, `VK_*`, `MESA_*`, `LP_*` and
 //! `GALLIUM_*` variables. Nothing else of the caller's environment goes in (no host
 //! `TMPDIR` or `PATH` that means nothing inside the chroot). The repository, the corpus
-//! (`$KILN_CORPUS`, else `../shared/corpus`) and a target folder outside the repository
-//! appear at the same absolute paths inside the chroot.
+//! (`$KILN_CORPUS`, else `../shared/corpus`), a target folder outside the repository and
+//! rustc's `target-libdir` (the `libstd` that proc-macro crates' test binaries load) appear
+//! at the same absolute paths inside the chroot.
+//!
+//! Compared with running a binary by hand (`chroot DIR env -C … BINARY`), the `[env]`
+//! section matters: `VK_LAYER_ENABLES` turns on queue-submit synchronization validation,
+//! which some tests expect and which changes results on validation layer 1.4.309.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -169,6 +174,16 @@ fn test_binaries(ws: &Workspace, cargo_args: &[&str]) -> Result<Vec<TestBin>, St
             }
         }
     }
+    // In cargo test's order: by package, then by target.
+    bins.sort_by(|a, b| {
+        let name = |t: &TestBin| {
+            t.package
+                .get("name")
+                .and_then(Value::str)
+                .map(str::to_owned)
+        };
+        (name(a), &a.src).cmp(&(name(b), &b.src))
+    });
     Ok(bins)
 }
 
@@ -396,16 +411,15 @@ fn failed(why: &str) -> Outcome {
     }
 }
 
-/// The tier: builds and lists the test binaries, makes (or reuses) the chroot, runs every
+/// The tier: makes (or reuses) the chroot, builds and lists the test binaries, runs every
 /// binary in it (all of them, also after a failure) and returns the summary line.
 pub fn run(cargo_args: &[&str], test_args: &[&str]) -> Outcome {
     let start = Instant::now();
+    if let Err(why) = chroot::preflight() {
+        return not_run(&why);
+    }
     let ws = match workspace() {
         Ok(ws) => ws,
-        Err(e) => return failed(&e),
-    };
-    let bins = match test_binaries(&ws, cargo_args) {
-        Ok(b) => b,
         Err(e) => return failed(&e),
     };
     let root = ws.target.join("stacks").join(chroot::SUITE);
@@ -414,6 +428,10 @@ pub fn run(cargo_args: &[&str], test_args: &[&str]) -> Outcome {
         return not_run(&why);
     }
     let made = made.elapsed().as_secs_f64();
+    let bins = match test_binaries(&ws, cargo_args) {
+        Ok(b) => b,
+        Err(e) => return failed(&e),
+    };
     eprintln!(
         "xtask: stack {} ({}): {}",
         chroot::os_label(Some(&root)),

@@ -264,12 +264,18 @@ pub(super) fn split_by_use(
             let all: Vec<&DescriptorBinding> = vars.iter().map(|(_, b)| *b).collect();
             unused.extend(merge_by_class(&all));
         } else {
-            let kept: Vec<&DescriptorBinding> = vars
-                .iter()
-                .filter(|(u, b)| *u || used_classes.contains(&class(b.descriptor_type)))
-                .map(|(_, b)| *b)
-                .collect();
+            // Aliases of a class no used alias has are unused bindings of their own
+            // (listed as SPIRV-Cross lists them), not dropped.
+            let (mut kept, mut rest) = (Vec::new(), Vec::new());
+            for &(u, b) in &vars {
+                if u || used_classes.contains(&class(b.descriptor_type)) {
+                    kept.push(b);
+                } else {
+                    rest.push(b);
+                }
+            }
             bindings.extend(merge_by_class(&kept));
+            unused.extend(merge_by_class(&rest));
         }
     }
     (bindings, unused)
