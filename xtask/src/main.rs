@@ -25,7 +25,6 @@
 //! command is printed and xtask stops.
 
 mod chroot;
-mod json;
 mod results;
 mod stack;
 

@@ -23,8 +23,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use crate::chroot;
-use crate::json::{self, Value};
 use crate::results::{self, Counts};
+use serde_json::Value;
 
 pub const LABEL: &str = "Debian 13";
 
@@ -79,11 +79,11 @@ fn workspace() -> Result<Workspace, String> {
     if !out.status.success() {
         return Err("cargo metadata failed".into());
     }
-    let meta = json::parse(&String::from_utf8_lossy(&out.stdout))
+    let meta = serde_json::from_slice::<Value>(&out.stdout)
         .map_err(|e| format!("cannot read cargo metadata's output: {e}"))?;
     let path = |k: &str| {
         meta.get(k)
-            .and_then(Value::str)
+            .and_then(Value::as_str)
             .map(PathBuf::from)
             .ok_or(format!("cargo metadata gave no {k}"))
     };
@@ -92,7 +92,8 @@ fn workspace() -> Result<Workspace, String> {
         target: path("target_directory")?,
         packages: meta
             .get("packages")
-            .map(|p| p.arr().to_vec())
+            .and_then(Value::as_array)
+            .cloned()
             .unwrap_or_default(),
         rust_libdir: rust_libdir(),
     })
@@ -119,29 +120,29 @@ struct TestBin {
 }
 
 fn artifact(msg: &Value, ws: &Workspace) -> Option<TestBin> {
-    if msg.get("reason").and_then(Value::str) != Some("compiler-artifact")
-        || msg.at(&["profile", "test"]).and_then(Value::bool) != Some(true)
+    if msg.get("reason").and_then(Value::as_str) != Some("compiler-artifact")
+        || msg.pointer("/profile/test").and_then(Value::as_bool) != Some(true)
     {
         return None;
     }
-    let exe = msg.get("executable").and_then(Value::str)?;
-    let id = msg.get("package_id").and_then(Value::str)?;
+    let exe = msg.get("executable").and_then(Value::as_str)?;
+    let id = msg.get("package_id").and_then(Value::as_str)?;
     let package = ws
         .packages
         .iter()
-        .find(|p| p.get("id").and_then(Value::str) == Some(id))?;
-    if package.get("name").and_then(Value::str) == Some("xtask") {
+        .find(|p| p.get("id").and_then(Value::as_str) == Some(id))?;
+    if package.get("name").and_then(Value::as_str) == Some("xtask") {
         return None;
     }
-    let src = msg.at(&["target", "src_path"]).and_then(Value::str)?;
+    let src = msg.pointer("/target/src_path").and_then(Value::as_str)?;
     let src = Path::new(src)
         .strip_prefix(&ws.root)
         .unwrap_or(Path::new(src));
     Some(TestBin {
         exe: PathBuf::from(exe),
-        manifest: PathBuf::from(msg.get("manifest_path").and_then(Value::str)?),
+        manifest: PathBuf::from(msg.get("manifest_path").and_then(Value::as_str)?),
         package: package.clone(),
-        crate_name: msg.at(&["target", "name"])?.str()?.replace('-', "_"),
+        crate_name: msg.pointer("/target/name")?.as_str()?.replace('-', "_"),
         src: src.display().to_string(),
     })
 }
@@ -167,7 +168,9 @@ fn test_binaries(ws: &Workspace, cargo_args: &[&str]) -> Result<Vec<TestBin>, St
     }
     let mut bins: Vec<TestBin> = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = json::parse(line) else { continue };
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
         if let Some(bin) = artifact(&msg, ws) {
             if !bins.iter().any(|b| b.exe == bin.exe) {
                 bins.push(bin);
@@ -179,62 +182,12 @@ fn test_binaries(ws: &Workspace, cargo_args: &[&str]) -> Result<Vec<TestBin>, St
         let name = |t: &TestBin| {
             t.package
                 .get("name")
-                .and_then(Value::str)
+                .and_then(Value::as_str)
                 .map(str::to_owned)
         };
         (name(a), &a.src).cmp(&(name(b), &b.src))
     });
     Ok(bins)
-}
-
-/// Reads a TOML basic (`"…"`) or literal (`'…'`) string at the start of `s`.
-fn toml_string(s: &str) -> Option<String> {
-    let s = s.trim_start();
-    if let Some(lit) = s.strip_prefix('\'') {
-        return lit.split_once('\'').map(|(v, _)| v.to_string());
-    }
-    let mut chars = s.strip_prefix('"')?.chars();
-    let mut out = String::new();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => return Some(out),
-            '\\' => match chars.next()? {
-                'n' => out.push('\n'),
-                't' => out.push('\t'),
-                c => out.push(c),
-            },
-            c => out.push(c),
-        }
-    }
-    None
-}
-
-/// One `[env]` entry: `KEY = "v"` or `KEY = { value = "v", force = true, relative = true }`.
-fn env_entry(line: &str, config_dir: &Path) -> Option<(String, String, bool)> {
-    let (key, rest) = line.split_once('=')?;
-    let (key, rest) = (key.trim().trim_matches('"').to_string(), rest.trim());
-    let Some(table) = rest.strip_prefix('{') else {
-        return Some((key, toml_string(rest)?, false));
-    };
-    let value = toml_string(
-        table
-            .split_once("value")?
-            .1
-            .trim_start()
-            .strip_prefix('=')?,
-    )?;
-    let flag = |name: &str| {
-        table.split(',').any(|p| {
-            p.split_once('=')
-                .is_some_and(|(k, v)| k.trim() == name && v.trim_matches([' ', '}']) == "true")
-        })
-    };
-    let value = if flag("relative") {
-        config_dir.join(value).display().to_string()
-    } else {
-        value
-    };
-    Some((key, value, flag("force")))
 }
 
 /// The `[env]` section of the workspace's `.cargo/config.toml`, as cargo applies it: a
@@ -244,31 +197,53 @@ fn config_env(root: &Path) -> Vec<(String, String)> {
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Vec::new();
     };
-    let mut in_env = false;
-    let mut vars = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line.starts_with('[') {
-            in_env = line == "[env]";
-            continue;
-        }
-        if !in_env || line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        match env_entry(line, root) {
-            Some((k, v, force)) => {
-                let v = match std::env::var(&k) {
-                    Ok(caller) if !force => caller,
-                    _ => v,
-                };
-                vars.push((k, v));
-            }
-            None => eprintln!(
-                "xtask: warning: cannot read this [env] line of {}: {line}",
+    match env_entries(&text, root) {
+        Ok(entries) => entries
+            .into_iter()
+            .map(|(k, v, force)| match std::env::var(&k) {
+                Ok(caller) if !force => (k, caller),
+                _ => (k, v),
+            })
+            .collect(),
+        Err(e) => {
+            eprintln!(
+                "xtask: warning: cannot read the [env] of {}: {e}",
                 path.display()
-            ),
+            );
+            Vec::new()
         }
     }
-    vars
+}
+
+/// The `[env]` entries of a cargo config: `KEY = "v"` or `KEY = { value = "v", force = true,
+/// relative = true }`, as (key, value, force); relative values are joined to `root`.
+fn env_entries(text: &str, root: &Path) -> Result<Vec<(String, String, bool)>, String> {
+    let config: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
+    let Some(env) = config.get("env").and_then(toml::Value::as_table) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (k, entry) in env {
+        let (value, force, relative) = match entry {
+            toml::Value::String(v) => (v.clone(), false, false),
+            toml::Value::Table(t) => {
+                let flag = |f: &str| t.get(f).and_then(toml::Value::as_bool) == Some(true);
+                let v = t
+                    .get("value")
+                    .and_then(toml::Value::as_str)
+                    .ok_or(format!("{k} has no string value"))?;
+                (v.to_string(), flag("force"), flag("relative"))
+            }
+            _ => return Err(format!("{k} is neither a string nor a table")),
+        };
+        let value = if relative {
+            root.join(value).display().to_string()
+        } else {
+            value
+        };
+        out.push((k.clone(), value, force));
+    }
+    Ok(out)
 }
 
 /// The environment of one test binary (see the module's documentation).
@@ -288,7 +263,7 @@ fn test_env(bin: &TestBin, ws: &Workspace, config: &[(String, String)]) -> Vec<(
         }
     }
     env.extend(config.iter().cloned());
-    let field = |k: &str| bin.package.get(k).and_then(Value::str).unwrap_or("");
+    let field = |k: &str| bin.package.get(k).and_then(Value::as_str).unwrap_or("");
     let version = field("version");
     let (core, pre) = version.split_once('-').unwrap_or((version, ""));
     let mut parts = core.split('.');
@@ -489,18 +464,22 @@ mod tests {
     #[test]
     fn reads_env_entries() {
         let dir = Path::new("/w");
+        let text = r#"
+[alias]
+xtask = "run"
+[env]
+VK_LAYER_ENABLES = "A:B"
+X = { value = "d", relative = true, force = true }
+Y = 'lit\eral'
+"#;
         assert_eq!(
-            env_entry(r#"VK_LAYER_ENABLES = "A_B""#, dir),
-            Some(("VK_LAYER_ENABLES".into(), "A_B".into(), false))
+            env_entries(text, dir).unwrap(),
+            vec![
+                ("VK_LAYER_ENABLES".into(), "A:B".into(), false),
+                ("X".into(), "/w/d".into(), true),
+                ("Y".into(), "lit\\eral".into(), false),
+            ]
         );
-        assert_eq!(
-            env_entry(r#"X = { value = "d", relative = true, force = true }"#, dir),
-            Some(("X".into(), "/w/d".into(), true))
-        );
-        assert_eq!(
-            env_entry("Y = 'lit\\eral'", dir),
-            Some(("Y".into(), "lit\\eral".into(), false))
-        );
-        assert_eq!(env_entry("Z = 3", dir), None);
+        assert!(env_entries("[env]\nZ = 3", dir).is_err());
     }
 }
