@@ -1,11 +1,13 @@
 #!/bin/bash
 # The GPU tests (`root`) on the H200 under two validation stacks, each loader with its own
 # layer (issue 24): Debian 12's (loader and layer 1.3.239) and Debian 13's (1.4.309). For
-# the device tool's `run`, carrying `.gl` (the four .debs, in .gl/d12 and .gl/d13, from
-# `apt-get download libvulkan1 vulkan-validationlayers` on each release) and `.devbin`
+# the device tool's `run`, carrying `.gl` (the stacks' .debs in .gl/d12 and .gl/d13, from
+# `apt-get download libvulkan1 vulkan-validationlayers` on each release; glvnd's in .gl) and `.devbin`
 # (`root.xz`: `cargo test --release -p kiln-tests --test root --no-run`, stripped, xz).
 # STACKS="d12 d13" by default; logs go to $OUT/root-<stack>.log.
 cd "$(dirname "$0")/.."
+# The NVIDIA ICD (libGLX_nvidia) needs glvnd: .gl/*.deb (libglvnd0, libgl1, libglx0, …).
+for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 # Tests that read repo files at run time find them where they were built.
 mkdir -p /work; [ -e /work/main ] || ln -sfn "$PWD" /work/main

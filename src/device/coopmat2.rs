@@ -20,8 +20,13 @@ use super::instance::Instance;
 
 /// The extension's name.
 pub(crate) const NAME: &CStr = c"VK_NV_cooperative_matrix2";
-/// The first validation-layer version whose headers have the extension (1.4.303).
-pub(crate) const LAYER_KNOWS: u32 = vk::make_api_version(0, 1, 4, 303);
+/// The first validation-layer version kiln enables the extension under. Headers have it
+/// from 1.4.303, but layer 1.4.309 rejects kiln's workgroup-scope matrices whose sizes are
+/// specialization constants (VUID-RuntimeSpirv-cooperativeMatrixFlexibleDimensions-10165,
+/// "rows: 1, cols: 0" / "cols: 128": the constants' default values, not the specialized
+/// ones; seen on the H200, 2026-12-03) though the driver runs them exactly: so not under
+/// layers up to 1.4.309 (`KILN-W004`).
+pub(crate) const LAYER_KNOWS: u32 = vk::make_api_version(0, 1, 4, 310);
 
 /// The features of VK_NV_cooperative_matrix2 that kiln enabled (all false without the
 /// extension). SPIR-V capabilities map to them (`capabilities.rs`): `CooperativeMatrix
