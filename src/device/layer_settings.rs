@@ -59,23 +59,25 @@ pub(crate) fn settings(features: &LayerFeatures) -> Vec<vk::LayerSettingEXT<'sta
         .into_iter()
         .map(|(name, on)| {
             let value: &'static [vk::Bool32; 1] = if on { &TRUE } else { &FALSE };
-            let mut s = vk::LayerSettingEXT::default();
-            s.p_layer_name = VALIDATION_LAYER.as_ptr();
-            s.p_setting_name = name.as_ptr();
-            s.ty = vk::LayerSettingTypeEXT::BOOL32;
-            s.value_count = 1;
-            s.p_values = value.as_ptr().cast();
-            s
+            vk::LayerSettingEXT {
+                p_layer_name: VALIDATION_LAYER.as_ptr(),
+                p_setting_name: name.as_ptr(),
+                ty: vk::LayerSettingTypeEXT::BOOL32,
+                value_count: 1,
+                p_values: value.as_ptr().cast(),
+                ..Default::default()
+            }
         })
         .collect();
     if features.shader_printf {
-        let mut s = vk::LayerSettingEXT::default();
-        s.p_layer_name = VALIDATION_LAYER.as_ptr();
-        s.p_setting_name = c"report_flags".as_ptr();
-        s.ty = vk::LayerSettingTypeEXT::STRING;
-        s.value_count = REPORT_WITH_INFO.0.len() as u32;
-        s.p_values = REPORT_WITH_INFO.0.as_ptr().cast();
-        out.push(s);
+        out.push(vk::LayerSettingEXT {
+            p_layer_name: VALIDATION_LAYER.as_ptr(),
+            p_setting_name: c"report_flags".as_ptr(),
+            ty: vk::LayerSettingTypeEXT::STRING,
+            value_count: REPORT_WITH_INFO.0.len() as u32,
+            p_values: REPORT_WITH_INFO.0.as_ptr().cast(),
+            ..Default::default()
+        });
     }
     out
 }

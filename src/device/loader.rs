@@ -29,19 +29,36 @@
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-static LOADER: RwLock<()> = RwLock::new(());
+/// The lock (a type of its own so that tests can make private ones).
+struct LoaderLock(RwLock<()>);
+
+impl LoaderLock {
+    const fn new() -> LoaderLock {
+        LoaderLock(RwLock::new(()))
+    }
+
+    fn exclusive(&self) -> RwLockWriteGuard<'_, ()> {
+        // A panic while the lock was held leaves no state behind it to repair.
+        self.0.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn shared(&self) -> RwLockReadGuard<'_, ()> {
+        self.0.read().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+static LOADER: LoaderLock = LoaderLock::new();
 
 /// Holds the loader lock alone until the guard drops: for calls that change the loader's
 /// lists (module docs).
 pub(crate) fn exclusive() -> RwLockWriteGuard<'static, ()> {
-    // A panic while the lock was held leaves no state behind it to repair.
-    LOADER.write().unwrap_or_else(|p| p.into_inner())
+    LOADER.exclusive()
 }
 
 /// Holds the loader lock beside other walkers until the guard drops: for calls that walk
 /// the loader's lists (module docs).
 pub(crate) fn shared() -> RwLockReadGuard<'static, ()> {
-    LOADER.read().unwrap_or_else(|p| p.into_inner())
+    LOADER.shared()
 }
 
 /// `f` under [`shared`]: for the `vkGetDeviceProcAddr` calls of extension loaders
@@ -57,23 +74,33 @@ mod tests {
 
     #[test]
     fn a_poisoned_lock_is_still_taken() {
-        let r = std::thread::spawn(|| {
-            let _g = exclusive();
-            panic!("poison the lock");
-        })
-        .join();
-        assert!(r.is_err());
+        let lock = LoaderLock::new();
+        std::thread::scope(|s| {
+            let r = s
+                .spawn(|| {
+                    let _g = lock.exclusive();
+                    panic!("poison the lock");
+                })
+                .join();
+            assert!(r.is_err());
+        });
+        assert!(lock.0.is_poisoned());
         // The next callers get the lock, not a panic.
-        drop(exclusive());
-        assert_eq!(walking(|| 7), 7);
+        drop(lock.exclusive());
+        drop(lock.shared());
     }
 
     #[test]
-    fn walkers_run_beside_each_other() {
-        let a = shared();
-        // A second walker on another thread is not blocked by the first.
-        let t = std::thread::spawn(|| walking(|| 1));
-        assert_eq!(t.join().ok(), Some(1));
+    fn walkers_run_beside_each_other_and_exclude_a_writer() {
+        let lock = LoaderLock::new();
+        let a = lock.shared();
+        std::thread::scope(|s| {
+            // A second walker on another thread is not blocked by the first,
+            assert!(s.spawn(|| drop(lock.shared())).join().is_ok());
+            // but a writer is.
+            assert!(lock.0.try_write().is_err());
+        });
         drop(a);
+        assert!(lock.0.try_write().is_ok());
     }
 }
