@@ -251,6 +251,46 @@ fn standalone() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The submit-time synchronization checks for a validation layer that cannot take them from
+/// kiln: a layer without `VK_EXT_layer_settings` (1.3.239, Debian 12's) turns them on only
+/// through `VK_LAYER_ENABLES`, while a newer one (1.4.309) takes kiln's layer settings and
+/// would let this variable *replace* its `enables` list, turning synchronization validation
+/// off: so it is set only for the former, from the layer manifest's instance extensions.
+/// `None` where the caller set the variable, no manifest is found, or the layer has
+/// `VK_EXT_layer_settings`.
+fn legacy_layer_enables() -> Option<(&'static str, &'static str)> {
+    if std::env::var_os("VK_LAYER_ENABLES").is_some() {
+        return None;
+    }
+    let mut dirs: Vec<String> = std::env::var("VK_LAYER_PATH")
+        .map(|p| p.split(':').map(str::to_string).collect())
+        .unwrap_or_default();
+    dirs.extend(
+        [
+            "/usr/share/vulkan/explicit_layer.d",
+            "/etc/vulkan/explicit_layer.d",
+            "/usr/local/share/vulkan/explicit_layer.d",
+        ]
+        .map(String::from),
+    );
+    let manifest = dirs
+        .iter()
+        .find_map(|d| std::fs::read(Path::new(d).join("VkLayer_khronos_validation.json")).ok())?;
+    let json: serde_json::Value = serde_json::from_slice(&manifest).ok()?;
+    let has_settings = json
+        .pointer("/layer/instance_extensions")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|exts| {
+            exts.iter().any(|e| {
+                e.get("name").and_then(serde_json::Value::as_str) == Some("VK_EXT_layer_settings")
+            })
+        });
+    (!has_settings).then_some((
+        "VK_LAYER_ENABLES",
+        "VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT",
+    ))
+}
+
 /// The first tier: `cargo test --workspace` on this machine's stack, its output echoed and
 /// its result lines added up for the summary line.
 fn host_tier(rest: &[&str]) -> stack::Outcome {
@@ -264,7 +304,13 @@ fn host_tier(rest: &[&str]) -> stack::Outcome {
     eprintln!("xtask: cargo {}", args.join(" "));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let start = std::time::Instant::now();
-    let run = results::run_counting(Command::new(cargo).args(&args));
+    let mut command = Command::new(cargo);
+    command.args(&args);
+    if let Some((k, v)) = legacy_layer_enables() {
+        eprintln!("xtask: {k}={v} (this layer predates VK_EXT_layer_settings)");
+        command.env(k, v);
+    }
+    let run = results::run_counting(&mut command);
     let secs = start.elapsed().as_secs_f64();
     match run {
         Ok((status, counts)) => stack::Outcome {

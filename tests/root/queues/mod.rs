@@ -562,7 +562,9 @@ fn untracked_raw_copies_on_two_queues_are_reported_by_synchronization_validation
     }
     assert!(
         report.messages.iter().any(|m| hazard(&m)),
-        "submit-time synchronization validation is off: {:?}",
+        "submit-time synchronization validation is off (a layer without VK_EXT_layer_settings \
+         needs VK_LAYER_ENABLES=VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT, \
+         which `cargo xtask test` sets): {:?}",
         report.messages
     );
 }
