@@ -23,7 +23,7 @@ for s in ${STACKS:-d12 d13}; do
   }
   # As `cargo xtask test` runs them: VK_LAYER_ENABLES only for the layer without
   # VK_EXT_layer_settings (.cargo/config.toml says why).
-  extra=(KILN_STACK=$s)
+  extra=()
   [ $s = d12 ] && extra=(VK_LAYER_ENABLES=VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT)
   L=$OUT/root-$s.log
   echo "== $s: $(ls .gl/$s)"
