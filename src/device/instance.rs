@@ -315,15 +315,21 @@ enum Kind {
     /// validation option was enabled, but the rayQuery feature was not supported": not
     /// about the application, so neither printf output nor a counted warning.
     LayerNote,
+    /// The warning about an allocation beyond `maxMemoryAllocationSize` on a device made
+    /// with `DeviceDesc::allocations_beyond_limit`: the user's documented choice.
+    Allowed,
     /// A validation message.
     Message,
 }
 
 /// Classifies a message by its id name and text: `DEBUG-PRINTF` ids carry printf output
-/// and, from layer 1.4 on, the printf and GPU-AV instrumentation's internal notes.
-fn classify(id_name: &str, text: &str) -> Kind {
+/// and, from layer 1.4 on, the printf and GPU-AV instrumentation's internal notes;
+/// `beyond_limit`: the device allows allocations beyond `maxMemoryAllocationSize`.
+fn classify(id_name: &str, text: &str, beyond_limit: bool) -> Kind {
     let layer_internal = id_name.contains("DEBUG-PRINTF") || id_name.contains("GPU-Assisted");
-    if layer_internal && text.contains("Internal Warning: ") {
+    if beyond_limit && id_name == "UNASSIGNED-vkAllocateMemory-maxMemoryAllocationSize" {
+        Kind::Allowed
+    } else if layer_internal && text.contains("Internal Warning: ") {
         Kind::LayerNote
     } else if id_name.contains("DEBUG-PRINTF") {
         Kind::Printf
@@ -377,17 +383,18 @@ unsafe extern "system" fn debug_callback(
     // messenger (destroyed first in `Instance::drop`).
     let state = unsafe { (user as *const MessengerState).as_ref() };
     let context = submission();
-    let mut kind = classify(&id_name, &text);
-    if id_name == "UNASSIGNED-vkAllocateMemory-maxMemoryAllocationSize"
-        && state.is_some_and(|s| s.beyond_allocation_limit.load(Ordering::Relaxed))
-    {
-        kind = Kind::LayerNote;
-    }
-    if kind == Kind::LayerNote {
+    let beyond_limit = state.is_some_and(|s| s.beyond_allocation_limit.load(Ordering::Relaxed));
+    let kind = classify(&id_name, &text, beyond_limit);
+    let why = match kind {
+        Kind::LayerNote => Some("the layer's own note"),
+        Kind::Allowed => Some("allowed by DeviceDesc::allocations_beyond_limit"),
+        Kind::Printf | Kind::Message => None,
+    };
+    if let Some(why) = why {
         emit(
             log::Level::Info,
             "kiln::validation",
-            &format!("{id_name}: {text} (the layer's own note, not counted)"),
+            &format!("{id_name}: {text} ({why}, not counted)"),
         );
         return vk::FALSE;
     }
@@ -841,19 +848,34 @@ mod tests {
 
     #[test]
     fn printf_output_layer_notes_and_messages_are_told_apart() {
-        assert_eq!(classify("WARNING-DEBUG-PRINTF", "x = 3"), Kind::Printf);
+        assert_eq!(
+            classify("WARNING-DEBUG-PRINTF", "x = 3", false),
+            Kind::Printf
+        );
         assert_eq!(
             classify(
                 "WARNING-DEBUG-PRINTF",
                 "vkGetPhysicalDeviceProperties2(): Internal Warning: Setting \
-                 VkPhysicalDeviceVulkan12Properties::maxUpdateAfterBindDescriptorsInAllPools to 32"
+                 VkPhysicalDeviceVulkan12Properties::maxUpdateAfterBindDescriptorsInAllPools to 32",
+                false
             ),
             Kind::LayerNote
         );
         assert_eq!(
-            classify("VUID-vkCmdDispatch-None-08600", "Internal Warning: Setting"),
+            classify(
+                "VUID-vkCmdDispatch-None-08600",
+                "Internal Warning: Setting",
+                false
+            ),
             Kind::Message,
             "only the printf and GPU-AV ids carry layer notes"
+        );
+        let big = "UNASSIGNED-vkAllocateMemory-maxMemoryAllocationSize";
+        assert_eq!(classify(big, "6442450944 bytes", true), Kind::Allowed);
+        assert_eq!(
+            classify(big, "6442450944 bytes", false),
+            Kind::Message,
+            "counted unless the device opted in"
         );
     }
 }

@@ -11,8 +11,9 @@
 //! names are the layer manifest's (`VkLayer_khronos_validation.json`, `features.settings`).
 //!
 //! Older layers (Debian 12's 1.3.239) know only `VkValidationFeaturesEXT`, which has no
-//! switch for submit-time checks: those come from the `VK_LAYER_ENABLES` variable that
-//! `.cargo/config.toml` sets for kiln's own tests (`instance.rs` chooses the path).
+//! switch for submit-time checks: those come from the `VK_LAYER_ENABLES` variable, which
+//! `cargo xtask test` sets for kiln's own tests on such a layer (`instance.rs` chooses the
+//! path).
 
 use std::ffi::CStr;
 

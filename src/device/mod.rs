@@ -66,7 +66,7 @@ pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
 pub use properties::{ComputeProperties, CooperativeMatrixConfig, COMPONENT_TYPE_BFLOAT16_KHR};
-pub(crate) use queue::{Queue, QueueStamps, ResourceStamps};
+pub(crate) use queue::{create_timeline, Queue, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub(crate) use queue_order::QueueOrder;
 pub use sampler::{Sampler, SamplerDesc};

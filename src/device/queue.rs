@@ -127,6 +127,20 @@ pub(crate) fn spin_budget(props: &vk::PhysicalDeviceProperties) -> Duration {
     }
 }
 
+/// A timeline semaphore of `device` with counter `initial` (§7.4.2): each kiln queue's,
+/// and the application's (`TimelineSemaphore`).
+///
+/// Errors: `KILN-E106` out of memory, `KILN-E104` other failures.
+pub(crate) fn create_timeline(device: &ash::Device, initial: u64) -> Result<vk::Semaphore> {
+    let mut ty = vk::SemaphoreTypeCreateInfo::default()
+        .semaphore_type(vk::SemaphoreType::TIMELINE)
+        .initial_value(initial);
+    let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
+    // SAFETY: a plain create on a live device with timeline semaphores enabled (every kiln
+    // device: `Shared::create` refuses a device without them); `ty` outlives the call.
+    unsafe { device.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore"))
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -202,13 +216,7 @@ impl Queue {
         spin: Duration,
         layer_waits: bool,
     ) -> Result<Queue> {
-        let mut ty = vk::SemaphoreTypeCreateInfo::default()
-            .semaphore_type(vk::SemaphoreType::TIMELINE)
-            .initial_value(0);
-        let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
-        // SAFETY: timeline semaphores are enabled on this device (checked at creation).
-        let timeline =
-            unsafe { device.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore"))?;
+        let timeline = create_timeline(device, 0)?;
         let raw = match (planned.source, main) {
             (QueueSource::Emulated, Some(m)) => m.raw.clone(),
             // SAFETY: the device was created with queue `queue_index` of `family` (the

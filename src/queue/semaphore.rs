@@ -20,7 +20,7 @@ use ash::vk;
 use super::device::submit_after_on;
 use super::{Queue, Submission};
 use crate::commands::Recorder;
-use crate::device::{Device, Shared};
+use crate::device::{create_timeline, Device, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// A timeline semaphore of one device: a `u64` counter that only grows. Made by
@@ -47,14 +47,7 @@ impl Device {
     /// Errors: `KILN-E106` out of memory, `KILN-E104` other failures.
     pub fn timeline_semaphore(&self, label: &str, initial: u64) -> Result<TimelineSemaphore> {
         let shared = &self.shared;
-        let mut ty = vk::SemaphoreTypeCreateInfo::default()
-            .semaphore_type(vk::SemaphoreType::TIMELINE)
-            .initial_value(initial);
-        let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
-        // SAFETY: a plain create on the live device (timeline semaphores are a feature every
-        // kiln device has, `Shared::create`); `ty` outlives the call.
-        let raw = unsafe { shared.raw.create_semaphore(&info, None) }
-            .map_err(vk_err("vkCreateSemaphore"))?;
+        let raw = create_timeline(&shared.raw, initial)?;
         shared.set_name(raw, label);
         Ok(TimelineSemaphore {
             shared: shared.clone(),

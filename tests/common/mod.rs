@@ -370,7 +370,7 @@ pub fn submit_time_hazard_of_raw_batches(device: &Device) -> String {
         })
 }
 
-/// Whether `report` comes from a layer 1.4 or later. There, layer 1.4.309 reports no
+/// Under a layer 1.4 or later, layer 1.4.309 reports no
 /// submit-time hazard between two kiln submissions on two kiln queues that nothing orders
 /// (a raw fill on one, a raw copy of it on the other; on lavapipe's one `VkQueue` and on
 /// the H200's separate queues alike), though it reports the same two batches submitted
@@ -380,7 +380,17 @@ pub fn submit_time_hazard_of_raw_batches(device: &Device) -> String {
 /// fill held behind a gate instead is a batch waiting for an unsignalled value, which the
 /// layer checks only once it is signalled (and then reported nothing either). The tests
 /// that provoke such hazards check the layer's submit-time checks with the raw batches
-/// there instead.
-pub fn under_layer_1_4(report: &ValidationReport) -> bool {
-    report.layer_version >= kiln::vk::make_api_version(0, 1, 4, 0)
+/// there instead: this returns true (after proving them on `device`) where `report` is a
+/// layer 1.4's and kiln's hazard was not `found`; the caller's own check is then moot.
+pub fn proved_by_raw_batches_under_layer_1_4(
+    device: &Device,
+    report: &ValidationReport,
+    found: bool,
+) -> bool {
+    if found || report.layer_version < kiln::vk::make_api_version(0, 1, 4, 0) {
+        return false;
+    }
+    let raw = submit_time_hazard_of_raw_batches(device);
+    eprintln!("note: layer 1.4; its submit-time checks are on: {raw:.80}");
+    true
 }

@@ -417,9 +417,8 @@ fn submit_time_hazards_name_the_submission_and_the_raw_calls_line() {
         file!()
     );
     let report = device.validation_report();
-    if common::under_layer_1_4(&report) && !report.messages.iter().any(|m| m.contains(&at)) {
-        let raw = common::submit_time_hazard_of_raw_batches(&device);
-        eprintln!("note: layer 1.4; its submit-time checks are on: {raw:.80}");
+    let found = report.messages.iter().any(|m| m.contains(&at));
+    if common::proved_by_raw_batches_under_layer_1_4(&device, &report, found) {
         return;
     }
     assert!(

@@ -200,7 +200,7 @@ fn ensure(prereqs: &[&Prereq]) -> Result<(), String> {
 }
 
 fn cargo(args: &[&str]) -> ExitCode {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let cargo = stack::cargo_bin();
     eprintln!("xtask: cargo {}", args.join(" "));
     match Command::new(cargo).args(args).status() {
         Ok(s) if s.success() => ExitCode::SUCCESS,
@@ -216,7 +216,7 @@ fn standalone() -> ExitCode {
     let target = std::env::current_dir()
         .map(|d| d.join("target"))
         .unwrap_or_else(|_| "target".into());
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let cargo = stack::cargo_bin();
     eprintln!("xtask: the standalone crate: cargo run --manifest-path {manifest}");
     let run = Command::new(&cargo)
         .args(["run", "--manifest-path", manifest])
@@ -302,7 +302,7 @@ fn host_tier(rest: &[&str]) -> stack::Outcome {
     let mut args = vec!["test", "--workspace"];
     args.extend(rest);
     eprintln!("xtask: cargo {}", args.join(" "));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let cargo = stack::cargo_bin();
     let start = std::time::Instant::now();
     let mut command = Command::new(cargo);
     command.args(&args);

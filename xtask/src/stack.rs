@@ -66,7 +66,8 @@ struct Workspace {
     rust_libdir: Option<PathBuf>,
 }
 
-fn cargo_bin() -> String {
+/// The cargo that runs xtask (`$CARGO`), else `cargo`.
+pub fn cargo_bin() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
