@@ -25,6 +25,7 @@ mod interner;
 mod layer_settings;
 mod lifetime;
 pub(crate) mod loader;
+mod messages;
 mod physical;
 mod properties;
 mod queue;
