@@ -4,7 +4,7 @@
 
 use ash::vk;
 
-use super::automatic::buffer_key;
+use super::command::{BufferAccess, Command};
 use super::hazards::Use;
 use super::Recorder;
 use crate::device::Buffer;
@@ -34,50 +34,26 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E253` beyond maxComputeWorkGroupCount,
     /// `KILN-E254` a set of the pipeline's layout is not bound (VUID-vkCmdDispatch-None-08600),
-    /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602).
+    /// `KILN-E255` push constants never pushed (VUID-vkCmdDispatch-maintenance4-08602),
+    /// `KILN-E283` inside a rendering scope.
     #[inline(always)]
     #[track_caller]
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
-        self.at(std::panic::Location::caller());
-        // One branch while nothing changed since the last successful check.
-        if !matches!(&self.bound[0], Some(b) if b.ready) {
-            if self.bound[0].is_none() {
-                return Err(Error::NoPipelineBound { what: "dispatch" });
-            }
-            self.check_bound_state(0)?;
-        }
         let limit = self.max_groups;
-        if self.rendering | (x > limit[0]) | (y > limit[1]) | (z > limit[2]) {
+        if (x > limit[0]) | (y > limit[1]) | (z > limit[2]) {
             return Err(self.dispatch_error([x, y, z]));
         }
-        if self.automatic {
-            // A dispatch repeated with nothing else changed needs what the previous one
-            // needed: two compares instead of the bound sets' resources.
-            if self.bind_gen == self.repeat.0 && self.tracker.epoch == self.repeat.1 {
-                if !self.repeat.2.is_empty() {
-                    let _ = self.emit(self.repeat.2);
-                }
-            } else {
-                self.track_dispatch()?;
-            }
-        }
-        self.flush_scopes();
-        // SAFETY: a compute pipeline is bound; counts are within limits.
-        unsafe { self.shared.raw.cmd_dispatch(self.cb, x, y, z) };
-        self.dirty = true;
-        Ok(())
+        self.record(Command::dispatch("dispatch", &[]), |raw, cb| {
+            // SAFETY: a compute pipeline is bound with its sets and push constants
+            // (checked by `record`); the counts are within maxComputeWorkGroupCount.
+            unsafe { raw.cmd_dispatch(cb, x, y, z) }
+        })
     }
 
-    /// The error of a dispatch inside a rendering scope (`KILN-E283`) or beyond
-    /// maxComputeWorkGroupCount (`KILN-E253`), in that order.
+    /// The error of a dispatch beyond maxComputeWorkGroupCount (`KILN-E253`).
     #[cold]
     #[inline(never)]
     fn dispatch_error(&self, groups: [u32; 3]) -> Error {
-        if self.rendering {
-            return Error::RenderingState {
-                what: "dispatch inside a rendering scope; call end_rendering first",
-            };
-        }
         Error::DispatchTooLarge {
             groups,
             limit: self.max_groups,
@@ -93,7 +69,6 @@ impl Recorder<'_, '_> {
     #[inline]
     #[track_caller]
     pub fn dispatch_threads(&mut self, n: u32) -> Result<()> {
-        self.at(std::panic::Location::caller());
         let wg = self.bound[0].as_ref().map_or(1, |b| b.workgroup[0].max(1));
         self.dispatch(n.div_ceil(wg).max(1), 1, 1)
     }
@@ -104,6 +79,7 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: as [`dispatch`](Self::dispatch).
     #[inline]
+    #[track_caller]
     pub fn dispatch_threads_2d(&mut self, width: u32, height: u32) -> Result<()> {
         self.dispatch_threads_3d(width, height, 1)
     }
@@ -113,6 +89,7 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: as [`dispatch`](Self::dispatch).
     #[inline]
+    #[track_caller]
     pub fn dispatch_threads_3d(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
         let wg = self.bound[0].as_ref().map_or([1; 3], |b| b.workgroup);
         let groups = |n: u32, w: u32| n.div_ceil(w.max(1)).max(1);
@@ -132,8 +109,8 @@ impl Recorder<'_, '_> {
     /// of 4 or the command does not end inside the buffer (-offset-02710, -offset-00407),
     /// `KILN-E109` a buffer of another device, and the errors of [`dispatch`](Self::dispatch)
     /// other than `KILN-E253`.
+    #[track_caller]
     pub fn dispatch_indirect(&mut self, buffer: &Buffer, offset: u64) -> Result<()> {
-        self.own(buffer)?;
         if !buffer
             .usage()
             .contains(vk::BufferUsageFlags::INDIRECT_BUFFER)
@@ -152,39 +129,26 @@ impl Recorder<'_, '_> {
                 size: buffer.size(),
             });
         }
-        if self.bound[0].is_none() {
-            return Err(Error::NoPipelineBound {
-                what: "dispatch_indirect",
-            });
-        }
-        self.check_bound_state(0)?;
-        if self.rendering {
-            return Err(self.dispatch_error([0; 3]));
-        }
-        if self.automatic {
-            // The sets' uses and the indirect read of the 12-byte command.
-            self.set_uses(0, "a dispatch")?;
-            let indirect = Use {
-                stage: vk::PipelineStageFlags2::DRAW_INDIRECT,
-                read: vk::AccessFlags2::INDIRECT_COMMAND_READ,
-                write: vk::AccessFlags2::NONE,
-            };
-            self.uses
-                .push((buffer_key(buffer, offset, DISPATCH_INDIRECT_SIZE), indirect));
-            self.track_uses();
-        }
-        // SAFETY: a compute pipeline is bound; the buffer is of this device, has
-        // INDIRECT_BUFFER usage and holds the 12-byte command at the aligned offset; it is
-        // kept alive until the submission completes.
-        unsafe {
-            self.shared
-                .raw
-                .cmd_dispatch_indirect(self.cb, buffer.raw(), offset)
+        let indirect = Use {
+            stage: vk::PipelineStageFlags2::DRAW_INDIRECT,
+            read: vk::AccessFlags2::INDIRECT_COMMAND_READ,
+            write: vk::AccessFlags2::NONE,
         };
-        if buffer.mark_kept(self.id) {
-            self.kept.push(buffer.clone());
-        }
-        self.dirty = true;
-        Ok(())
+        let command = [BufferAccess::new(
+            buffer,
+            offset,
+            DISPATCH_INDIRECT_SIZE,
+            indirect,
+        )];
+        self.record(
+            Command::dispatch("dispatch_indirect", &command),
+            |raw, cb| {
+                // SAFETY: a compute pipeline is bound with its sets and push constants; the
+                // buffer is of this device, has INDIRECT_BUFFER usage and holds the 12-byte
+                // command at the aligned offset; it is kept alive until the submission
+                // completes (`record`).
+                unsafe { raw.cmd_dispatch_indirect(cb, buffer.raw(), offset) }
+            },
+        )
     }
 }

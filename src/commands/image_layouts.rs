@@ -87,10 +87,17 @@ impl Recorder<'_, '_> {
     /// checks it at every submission, `KILN-E285`). The image is kept alive until the
     /// submission.
     ///
-    /// Errors: `KILN-E283` inside a rendering scope.
+    /// Errors: `KILN-E109` an image of another device, `KILN-E283` inside a rendering scope.
     #[track_caller]
     pub fn transition(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
         self.at(std::panic::Location::caller());
+        self.own_image(image)?;
+        self.transition_now(image, new)
+    }
+
+    /// [`transition`](Self::transition) of an image of this device, for kiln's own
+    /// commands (the caller's location is theirs).
+    pub(crate) fn transition_now(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
         let old = self.image_layout(image);
         if old == new {
             self.touch(image);
@@ -105,7 +112,7 @@ impl Recorder<'_, '_> {
     /// relies on no layout of the image: a reusable recording may then leave it in `new`
     /// (such a barrier is valid from every layout, so no `KILN-E284`/`KILN-E285`).
     ///
-    /// Errors: `KILN-E283` inside a rendering scope.
+    /// Errors: `KILN-E109` an image of another device, `KILN-E283` inside a rendering scope.
     #[track_caller]
     pub fn transition_from(
         &mut self,
@@ -114,13 +121,14 @@ impl Recorder<'_, '_> {
         new: vk::ImageLayout,
     ) -> Result<()> {
         self.at(std::panic::Location::caller());
+        self.own_image(image)?;
         self.layout_barrier(image, old, new, true)
     }
 
     /// The barrier of [`transition_from`](Self::transition_from); `explicit`: the caller
     /// chose `old` (an `UNDEFINED` one then discards on purpose, rather than because the
     /// image happened to be in no layout yet).
-    fn layout_barrier(
+    pub(crate) fn layout_barrier(
         &mut self,
         image: &Image,
         old: vk::ImageLayout,
@@ -183,7 +191,7 @@ impl Recorder<'_, '_> {
         dst_access: vk::AccessFlags2,
     ) -> Result<()> {
         if !self.automatic {
-            return self.transition(image, new);
+            return self.transition_now(image, new);
         }
         self.outside_rendering(
             "image layout transition inside a rendering scope; transition before begin_rendering",

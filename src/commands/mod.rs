@@ -14,6 +14,19 @@
 //! records nothing and returns the coded error; nothing is deferred, so `?` stops the
 //! recording at the first error and the submission layer then submits nothing.
 //!
+//! **One recording path.** A command that uses resources (dispatches, draws, copies, fills,
+//! `raw_using`) is a value: a `Command` naming what it reads and writes, and a closure that
+//! records its `vkCmd*`, given to `Recorder::record` (`command.rs`), which does the caller
+//! location, the same-device checks of buffers and images, the rendering-scope check, the
+//! bound-state check, the layout transitions, the automatic barrier (or manual mode's),
+//! the pending scope start and the kept buffers, once, in that order. A command checks its
+//! arguments before it. The other commands (binds, pushes, barriers, transitions,
+//! rendering scopes, timing scopes) record their caller first and write a pending scope
+//! start right before their own Vulkan command; every public command is
+//! `#[track_caller]` (`tests/root/recording/callers.rs` checks each one names the user's
+//! line), and one calling another goes through a crate-internal form (`transition_now`),
+//! never through a public command, whose location would be kiln's.
+//!
 //! **Arguments.** Binding commands (pipelines, descriptor sets, vertex and index buffers)
 //! borrow their object for `'a`, the lifetime of the whole recording: nothing to count or
 //! keep per call. Commands that use a buffer or an image only for the call (copies, fills,
@@ -28,7 +41,7 @@
 //! | `used_sets` | `bind_set`, once per set per recording (`listed_by`) |
 //! | `kept`, `images`, `used_sets` (uses) | the submission layer derives from them which other queues' work a submission waits for (`queue::submit`) |
 //! | `images` (`ImageUse`: first/last layout, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
-//! | `kept` | a command that uses a buffer for the call only (`copy_image_to_buffer`, copies, fills, `dispatch_indirect`, the buffers of `push_descriptor_set`) |
+//! | `kept` | `record` for the buffers of a `Command`, and `push_descriptor_set`, through `keep` (each buffer once per recording: `Buffer::mark_kept`) |
 //! | `dirty` | manual mode: set by `dispatch`; cleared by every barrier; a copy or fill records a barrier first when it is set |
 //! | `tracker`, `uses`, `pending_images` | automatic mode (the default): every dispatch, draw, copy and fill lists what it reads and writes in `uses` (bound sets × the pipeline's reflected access, vertex/index buffers, copy source and destination, by byte range and image) and the layout transitions it needs in `pending_images`; `track_uses` asks the tracker (`hazards`) for the one barrier they need and records it with the transitions (`automatic`), then tells the tracker what it recorded (`Tracker::recorded`) |
 //! | `set_cache`, `pre`, `pre_sources` | automatic mode: the first dispatch with a (set, pipeline access) pair compiles the set's buffer uses into `set_cache` (resolved to tracker slots); later ones copy them into `pre` (or, one set bound, apply them straight from the cache) |
@@ -65,6 +78,7 @@
 mod automatic;
 mod barrier;
 mod bind;
+mod command;
 mod dispatch;
 mod hazards;
 mod image_layouts;
@@ -89,6 +103,7 @@ use crate::descriptors::DescriptorSet;
 use crate::device::{supported_stages, Buffer, Shared};
 use crate::error::{Error, Result};
 use crate::pipeline::{PipelineAccess, PipelineLayout};
+use command::{BufferAccess, Command};
 use hazards::{Key, Need, Tracker, Use};
 use work::ImageUse;
 
@@ -400,25 +415,26 @@ impl<'a> Recorder<'a, '_> {
     /// As [`raw`](Self::raw); moreover the raw commands must use no buffer, image or
     /// descriptor set of kiln other than `buffers` and what kiln commands of this
     /// recording bind.
+    #[track_caller]
     pub unsafe fn raw_using(&mut self, buffers: &[&Buffer]) -> Result<vk::CommandBuffer> {
-        for b in buffers {
-            self.own(b)?;
-        }
-        if self.automatic {
-            // The raw commands read and write `buffers` at any stage: ordered after what
-            // the recording did with them, and what follows is ordered after them.
-            let u = Use {
-                stage: vk::PipelineStageFlags2::ALL_COMMANDS,
-                read: vk::AccessFlags2::MEMORY_READ,
-                write: vk::AccessFlags2::MEMORY_WRITE,
-            };
-            for b in buffers {
-                self.uses.push((automatic::buffer_key(b, 0, b.size()), u));
-            }
-            self.track_uses();
-        }
-        self.kept.extend(buffers.iter().map(|b| (*b).clone()));
-        self.flush_scopes();
+        // The raw commands read and write `buffers` at any stage: ordered after what the
+        // recording did with them, and what follows is ordered after them.
+        let u = Use {
+            stage: vk::PipelineStageFlags2::ALL_COMMANDS,
+            read: vk::AccessFlags2::MEMORY_READ,
+            write: vk::AccessFlags2::MEMORY_WRITE,
+        };
+        let mut uses = Vec::with_capacity(buffers.len());
+        uses.extend(buffers.iter().map(|b| BufferAccess::new(b, 0, b.size(), u)));
+        let command = Command {
+            place: command::Place::Anywhere,
+            bound: command::Bound::None,
+            buffers: &uses,
+            images: &[],
+            manual: command::Manual::Caller,
+        };
+        self.record(command, |_, _| {})?;
+        self.raw_call(std::panic::Location::caller());
         Ok(self.cb)
     }
 
@@ -448,15 +464,5 @@ impl<'a> Recorder<'a, '_> {
             what,
             needed,
         }
-    }
-
-    /// Checks that `buffer` was made by this recorder's device. Errors: `KILN-E109`.
-    fn own(&self, buffer: &Buffer) -> Result<()> {
-        if std::ptr::eq(&**buffer.shared(), self.shared) {
-            return Ok(());
-        }
-        Err(Error::ForeignObject {
-            object: format!("buffer `{}`", buffer.label()),
-        })
     }
 }

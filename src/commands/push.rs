@@ -98,6 +98,7 @@ impl Recorder<'_, '_> {
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E266` the block's bytes are not the
     /// pipeline's push-constant range, `KILN-E250`.
     #[inline]
+    #[track_caller]
     pub fn push_block<T: crate::ShaderBlock>(&mut self, value: &T) -> Result<()> {
         let Some(bound) = self.bound[usize::from(self.current_graphics)].as_ref() else {
             return Err(Error::NoPipelineBound { what: "push_block" });

@@ -81,7 +81,9 @@ impl Recorder<'_, '_> {
     /// beyond the buffer, `KILN-E206` a range beyond maxStorageBufferRange /
     /// maxUniformBufferRange, `KILN-E208` a misaligned offset, `KILN-E109` a buffer of
     /// another device, `KILN-E207` a descriptor of the set not given.
+    #[track_caller]
     pub fn push_descriptor_set(&mut self, set: u32, writes: &[PushWrite<'_>]) -> Result<()> {
+        self.at(std::panic::Location::caller());
         let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
             return Err(Error::NoPipelineBound {
                 what: "push_descriptor_set",
@@ -198,34 +200,28 @@ impl Recorder<'_, '_> {
                 .descriptor_type(ty)
                 .buffer_info(std::slice::from_ref(&infos[k]));
         }
-        // SAFETY: `cb` is recording with a pipeline of `bound.layout` bound at this bind
+        let (bind_point, layout) = (bound.bind_point, bound.layout.raw());
+        self.flush_scopes();
+        // SAFETY: `cb` is recording with a pipeline of layout `layout` bound at this bind
         // point; `set` is that layout's push-descriptor set; every write was checked against
         // its layout (binding, type, usage, range, alignment, same device) and every
         // descriptor of the set is written; the buffers are kept until the submission
         // completes (below).
-        unsafe {
-            push.cmd_push_descriptor_set(
-                self.cb,
-                bound.bind_point,
-                bound.layout.raw(),
-                set,
-                vk_writes,
-            )
-        };
-        let i = set as usize;
-        if bound.sets.len() <= i {
-            bound.sets.resize(i + 1, Slot::Empty);
-        }
-        bound.sets[i] = Slot::Pushed;
+        unsafe { push.cmd_push_descriptor_set(self.cb, bind_point, layout, set, vk_writes) };
         let point = usize::from(self.current_graphics);
+        if let Some(bound) = self.bound[point].as_mut() {
+            let i = set as usize;
+            if bound.sets.len() <= i {
+                bound.sets.resize(i + 1, Slot::Empty);
+            }
+            bound.sets[i] = Slot::Pushed;
+        }
         // The automatic barriers read what this set now holds.
         self.pushed[point].retain(|(s, _, _)| *s != set);
         for (k, w) in writes.iter().enumerate() {
             let size = infos[k].range;
             self.pushed[point].push((set, idxs[k], buffer_key(w.buffer, w.offset, size)));
-            if w.buffer.mark_kept(self.id) {
-                self.kept.push(w.buffer.clone());
-            }
+            self.keep(w.buffer);
         }
         self.bind_gen += 1;
         Ok(())

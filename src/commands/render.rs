@@ -3,6 +3,7 @@
 
 use ash::vk;
 
+use super::command::Command;
 use super::image_layouts::stage_access;
 use super::Recorder;
 use crate::device::{Buffer, Image};
@@ -77,7 +78,7 @@ impl<'a> Recorder<'a, '_> {
     ///
     /// Errors: `KILN-E283` already rendering or no attachment, `KILN-E182` an attachment
     /// without the attachment usage, `KILN-E180` attachments of different extents,
-    /// `KILN-E120` a queue without graphics.
+    /// `KILN-E120` a queue without graphics, `KILN-E109` an image of another device.
     #[track_caller]
     pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
         self.at(std::panic::Location::caller());
@@ -107,6 +108,7 @@ impl<'a> Recorder<'a, '_> {
             .map(|c| c.image)
             .chain(desc.depth.as_ref().map(|d| d.image))
         {
+            self.own_image(img)?;
             if img.extent() != extent {
                 return Err(Error::InvalidImage {
                     object: img.label().to_string(),
@@ -252,15 +254,21 @@ impl<'a> Recorder<'a, '_> {
         // makes graphics objects for.
         unsafe { self.shared.raw.cmd_begin_rendering(self.cb, &info) };
         self.rendering = true;
-        self.set_viewport(vk::Viewport {
+        let viewport = vk::Viewport {
             x: 0.0,
             y: 0.0,
             width: extent.width as f32,
             height: extent.height as f32,
             min_depth: 0.0,
             max_depth: 1.0,
-        })?;
-        self.set_scissor(area)
+        };
+        // SAFETY: `cb` is recording; one viewport and one scissor (kiln pipelines use
+        // viewportCount and scissorCount 1).
+        unsafe {
+            self.shared.raw.cmd_set_viewport(self.cb, 0, &[viewport]);
+            self.shared.raw.cmd_set_scissor(self.cb, 0, &[area]);
+        }
+        Ok(())
     }
 
     /// Ends the rendering scope. Errors: `KILN-E283` no scope is open.
@@ -311,7 +319,8 @@ impl<'a> Recorder<'a, '_> {
     /// Binds `buffer` (from byte `offset`) as vertex buffer `binding` — the index of the
     /// layout in `GraphicsPipelineDesc::vertex_buffers`.
     ///
-    /// Errors: `KILN-E157` the buffer lacks VERTEX_BUFFER usage.
+    /// Errors: `KILN-E109` a buffer of another device, `KILN-E157` the buffer lacks
+    /// VERTEX_BUFFER usage.
     #[track_caller]
     pub fn bind_vertex_buffer(
         &mut self,
@@ -320,6 +329,7 @@ impl<'a> Recorder<'a, '_> {
         offset: u64,
     ) -> Result<()> {
         self.at(std::panic::Location::caller());
+        self.own(buffer)?;
         if !buffer.usage().contains(vk::BufferUsageFlags::VERTEX_BUFFER) {
             return Err(Error::BufferUsage {
                 object: buffer.label().to_string(),
@@ -345,7 +355,8 @@ impl<'a> Recorder<'a, '_> {
 
     /// Binds `buffer` as the index buffer (`UINT16` or `UINT32` indices).
     ///
-    /// Errors: `KILN-E157` the buffer lacks INDEX_BUFFER usage.
+    /// Errors: `KILN-E109` a buffer of another device, `KILN-E157` the buffer lacks
+    /// INDEX_BUFFER usage.
     #[track_caller]
     pub fn bind_index_buffer(
         &mut self,
@@ -354,6 +365,7 @@ impl<'a> Recorder<'a, '_> {
         index_type: vk::IndexType,
     ) -> Result<()> {
         self.at(std::panic::Location::caller());
+        self.own(buffer)?;
         if !buffer.usage().contains(vk::BufferUsageFlags::INDEX_BUFFER) {
             return Err(Error::BufferUsage {
                 object: buffer.label().to_string(),
@@ -372,24 +384,6 @@ impl<'a> Recorder<'a, '_> {
         Ok(())
     }
 
-    /// Checks a draw's state; in automatic mode, tracks its uses (`indexed`: the index
-    /// buffer is read too).
-    fn check_draw(&mut self, what: &'static str, indexed: bool) -> Result<()> {
-        if self.bound[1].is_none() {
-            return Err(Error::NoPipelineBound { what });
-        }
-        if !self.rendering {
-            return Err(Error::RenderingState {
-                what: "draw outside a rendering scope; call begin_rendering first",
-            });
-        }
-        self.check_bound_state(1)?;
-        if self.automatic {
-            self.track_draw(indexed)?;
-        }
-        Ok(())
-    }
-
     /// Moves an attachment from `old` to `new` before the scope: in manual mode as
     /// `transition` (or `transition_from` when `always`) records it; in automatic mode
     /// joined to the scope's barrier, after what the recording did with the image.
@@ -402,9 +396,9 @@ impl<'a> Recorder<'a, '_> {
     ) -> Result<()> {
         if !self.automatic {
             return if always {
-                self.transition_from(image, old, new)
+                self.layout_barrier(image, old, new, true)
             } else {
-                self.transition(image, new)
+                self.transition_now(image, new)
             };
         }
         let current = self.image_layout(image);
@@ -430,23 +424,23 @@ impl<'a> Recorder<'a, '_> {
         first_vertex: u32,
         first_instance: u32,
     ) -> Result<()> {
-        self.at(std::panic::Location::caller());
-        self.check_draw("draw", false)?;
-        self.flush_scopes();
-        // SAFETY: a graphics pipeline is bound inside a rendering scope.
-        unsafe {
-            self.shared.raw.cmd_draw(
-                self.cb,
-                vertex_count,
-                instance_count,
-                first_vertex,
-                first_instance,
-            )
-        };
-        Ok(())
+        self.record(Command::draw("draw", false), |raw, cb| {
+            // SAFETY: a graphics pipeline is bound with its sets and push constants inside
+            // a rendering scope (checked by `record`).
+            unsafe {
+                raw.cmd_draw(
+                    cb,
+                    vertex_count,
+                    instance_count,
+                    first_vertex,
+                    first_instance,
+                )
+            }
+        })
     }
 
-    /// `vkCmdDrawIndexed` (same errors as [`draw`](Self::draw)).
+    /// `vkCmdDrawIndexed`. Errors: as [`draw`](Self::draw); `KILN-E283` also without an
+    /// index buffer bound.
     #[track_caller]
     pub fn draw_indexed(
         &mut self,
@@ -456,20 +450,24 @@ impl<'a> Recorder<'a, '_> {
         vertex_offset: i32,
         first_instance: u32,
     ) -> Result<()> {
-        self.at(std::panic::Location::caller());
-        self.check_draw("draw_indexed", true)?;
-        self.flush_scopes();
-        // SAFETY: a graphics pipeline is bound inside a rendering scope.
-        unsafe {
-            self.shared.raw.cmd_draw_indexed(
-                self.cb,
-                index_count,
-                instance_count,
-                first_index,
-                vertex_offset,
-                first_instance,
-            )
-        };
-        Ok(())
+        if self.index_buffer.is_none() {
+            return Err(Error::RenderingState {
+                what: "draw_indexed without an index buffer; call bind_index_buffer first",
+            });
+        }
+        self.record(Command::draw("draw_indexed", true), |raw, cb| {
+            // SAFETY: as in `draw`; an index buffer is bound (checked above,
+            // VUID-vkCmdDrawIndexed-None-07312).
+            unsafe {
+                raw.cmd_draw_indexed(
+                    cb,
+                    index_count,
+                    instance_count,
+                    first_index,
+                    vertex_offset,
+                    first_instance,
+                )
+            }
+        })
     }
 }

@@ -7,7 +7,8 @@
 
 use ash::vk;
 
-use super::automatic::{buffer_key, TRANSFER_READ, TRANSFER_WRITE};
+use super::automatic::{TRANSFER_READ, TRANSFER_WRITE};
+use super::command::{BufferAccess, Command, ImageAccess};
 use super::Recorder;
 use crate::device::{Buffer, Image};
 use crate::error::{Error, Result};
@@ -30,9 +31,6 @@ impl Recorder<'_, '_> {
         dst_offset: u64,
         size: u64,
     ) -> Result<()> {
-        self.at(std::panic::Location::caller());
-        self.own(src)?;
-        self.own(dst)?;
         for (b, offset) in [(src, src_offset), (dst, dst_offset)] {
             if offset.checked_add(size).is_none_or(|e| e > b.size()) {
                 return Err(Error::BufferOverflow {
@@ -60,37 +58,22 @@ impl Recorder<'_, '_> {
                 },
             });
         }
-        self.outside_rendering("copy_buffer inside a rendering scope; call end_rendering first")?;
-        if self.automatic {
-            self.uses
-                .push((buffer_key(src, src_offset, size), TRANSFER_READ));
-            self.uses
-                .push((buffer_key(dst, dst_offset, size), TRANSFER_WRITE));
-            self.track_uses();
-        } else if self.dirty {
-            // Earlier dispatches may write what this copy reads or writes.
-            self.record_full_barrier();
-        }
-        self.flush_scopes();
-        let region = vk::BufferCopy {
-            src_offset,
-            dst_offset,
-            size,
-        };
-        // SAFETY: both buffers belong to this device, have TRANSFER usage (kiln adds it) and
-        // are kept alive until the submission exists (then retired after it); the region is
-        // in range and does not overlap (checked above).
-        unsafe {
-            self.shared
-                .raw
-                .cmd_copy_buffer(self.cb, src.raw(), dst.raw(), &[region])
-        };
-        if !self.automatic {
-            self.record_full_barrier();
-        }
-        self.kept.push(src.clone());
-        self.kept.push(dst.clone());
-        Ok(())
+        let uses = [
+            BufferAccess::new(src, src_offset, size, TRANSFER_READ),
+            BufferAccess::new(dst, dst_offset, size, TRANSFER_WRITE),
+        ];
+        let what = "copy_buffer inside a rendering scope; call end_rendering first";
+        self.record(Command::transfer(what, &uses, &[]), |raw, cb| {
+            let region = vk::BufferCopy {
+                src_offset,
+                dst_offset,
+                size,
+            };
+            // SAFETY: both buffers belong to this device (`record` checked), have TRANSFER
+            // usage (kiln adds it) and are kept alive until the submission completes; the
+            // region is in range and does not overlap (checked above).
+            unsafe { raw.cmd_copy_buffer(cb, src.raw(), dst.raw(), &[region]) }
+        })
     }
 
     /// Fills the whole buffer with the 32-bit `value` (its size rounded down to 4 bytes).
@@ -98,31 +81,19 @@ impl Recorder<'_, '_> {
     /// Errors: `KILN-E109` a buffer of another device, `KILN-E283` inside a rendering scope.
     #[track_caller]
     pub fn fill_buffer(&mut self, buffer: &Buffer, value: u32) -> Result<()> {
-        self.at(std::panic::Location::caller());
-        self.own(buffer)?;
-        self.outside_rendering("fill_buffer inside a rendering scope; call end_rendering first")?;
-        if self.automatic {
-            let size = buffer.size() & !3;
-            self.uses
-                .push((buffer_key(buffer, 0, size), TRANSFER_WRITE));
-            self.track_uses();
-        } else if self.dirty {
-            // Earlier dispatches may write the buffer (write-after-write).
-            self.record_full_barrier();
-        }
-        self.flush_scopes();
-        // SAFETY: TRANSFER_DST usage is always present; WHOLE_SIZE rounds down to 4 bytes;
-        // the buffer is kept alive until the submission exists.
-        unsafe {
-            self.shared
-                .raw
-                .cmd_fill_buffer(self.cb, buffer.raw(), 0, vk::WHOLE_SIZE, value)
-        };
-        if !self.automatic {
-            self.record_full_barrier();
-        }
-        self.kept.push(buffer.clone());
-        Ok(())
+        let uses = [BufferAccess::new(
+            buffer,
+            0,
+            buffer.size() & !3,
+            TRANSFER_WRITE,
+        )];
+        let what = "fill_buffer inside a rendering scope; call end_rendering first";
+        self.record(Command::transfer(what, &uses, &[]), |raw, cb| {
+            // SAFETY: TRANSFER_DST usage is always present; WHOLE_SIZE rounds down to 4
+            // bytes; the buffer is of this device and kept alive until the submission
+            // completes (`record`).
+            unsafe { raw.cmd_fill_buffer(cb, buffer.raw(), 0, vk::WHOLE_SIZE, value) }
+        })
     }
 
     /// Copies tightly packed texels from `src` (offset 0) into mip `level` of `dst`,
@@ -132,50 +103,32 @@ impl Recorder<'_, '_> {
     /// rendering scope.
     #[track_caller]
     pub fn copy_buffer_to_image(&mut self, src: &Buffer, dst: &Image, level: u32) -> Result<()> {
-        self.at(std::panic::Location::caller());
         dst.check_level(level, dst.level_size(level))?;
         if src.size() < dst.level_size(level) {
             dst.check_level(level, src.size())?;
         }
-        self.outside_rendering(
-            "copy_buffer_to_image inside a rendering scope; call end_rendering first",
-        )?;
-        self.transition_for(
-            dst,
-            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            TRANSFER_WRITE.stage,
-            TRANSFER_WRITE.write,
-        )?;
-        if self.automatic {
-            let size = dst.level_size(level);
-            self.uses.push((buffer_key(src, 0, size), TRANSFER_READ));
-            self.uses.push((image_key(dst), TRANSFER_WRITE));
-            self.track_uses();
-        } else if self.dirty {
-            // Earlier dispatches may write the buffer this copy reads (the image's
-            // transition orders only the image): found by the API-sequence fuzzer.
-            self.record_full_barrier();
-        }
-        self.flush_scopes();
-        // SAFETY: the image is in TRANSFER_DST_OPTIMAL; the buffer holds the level (checked)
-        // and both have transfer usage (kiln adds it); both are kept alive until the
-        // submission exists (the image by its transition).
-        unsafe {
-            self.shared.raw.cmd_copy_buffer_to_image(
-                self.cb,
-                src.raw(),
-                dst.raw(),
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &[dst.copy_region(level)],
-            )
-        };
-        // Manual mode: later commands may write the buffer this copy read (write after
-        // read), as after every other copy (found by the API-sequence fuzzer).
-        if !self.automatic {
-            self.record_full_barrier();
-        }
-        self.kept.push(src.clone());
-        Ok(())
+        let size = dst.level_size(level);
+        let buffers = [BufferAccess::new(src, 0, size, TRANSFER_READ)];
+        let images = [ImageAccess {
+            image: dst,
+            layout: vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            use_: TRANSFER_WRITE,
+        }];
+        let what = "copy_buffer_to_image inside a rendering scope; call end_rendering first";
+        self.record(Command::transfer(what, &buffers, &images), |raw, cb| {
+            // SAFETY: the image is in TRANSFER_DST_OPTIMAL (`record` moved it); the buffer
+            // holds the level (checked) and both have transfer usage (kiln adds it); both
+            // are of this device and kept alive until the submission completes.
+            unsafe {
+                raw.cmd_copy_buffer_to_image(
+                    cb,
+                    src.raw(),
+                    dst.raw(),
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    &[dst.copy_region(level)],
+                )
+            }
+        })
     }
 
     /// Copies mip `level` of `src` into `dst` (offset 0, tightly packed), moving `src` to
@@ -185,7 +138,6 @@ impl Recorder<'_, '_> {
     /// buffer is smaller than the level, `KILN-E283` inside a rendering scope.
     #[track_caller]
     pub fn copy_image_to_buffer(&mut self, src: &Image, level: u32, dst: &Buffer) -> Result<()> {
-        self.at(std::panic::Location::caller());
         let size = src.level_size(level);
         src.check_level(level, size)?;
         if dst.size() < size {
@@ -196,45 +148,24 @@ impl Recorder<'_, '_> {
                 requested: size,
             });
         }
-        self.outside_rendering(
-            "copy_image_to_buffer inside a rendering scope; call end_rendering first",
-        )?;
-        self.transition_for(
-            src,
-            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-            TRANSFER_READ.stage,
-            TRANSFER_READ.read,
-        )?;
-        if self.automatic {
-            self.uses.push((image_key(src), TRANSFER_READ));
-            self.uses.push((buffer_key(dst, 0, size), TRANSFER_WRITE));
-            self.track_uses();
-        } else if self.dirty {
-            // Earlier dispatches may read or write the buffer this copy writes (the image's
-            // transition orders only the image): found by the API-sequence fuzzer.
-            self.record_full_barrier();
-        }
-        self.flush_scopes();
-        // SAFETY: as in copy_buffer_to_image, with the roles swapped.
-        unsafe {
-            self.shared.raw.cmd_copy_image_to_buffer(
-                self.cb,
-                src.raw(),
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                dst.raw(),
-                &[src.copy_region(level)],
-            )
-        };
-        if !self.automatic {
-            self.record_full_barrier();
-        }
-        self.kept.push(dst.clone());
-        Ok(())
+        let buffers = [BufferAccess::new(dst, 0, size, TRANSFER_WRITE)];
+        let images = [ImageAccess {
+            image: src,
+            layout: vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            use_: TRANSFER_READ,
+        }];
+        let what = "copy_image_to_buffer inside a rendering scope; call end_rendering first";
+        self.record(Command::transfer(what, &buffers, &images), |raw, cb| {
+            // SAFETY: as in copy_buffer_to_image, with the roles swapped.
+            unsafe {
+                raw.cmd_copy_image_to_buffer(
+                    cb,
+                    src.raw(),
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    dst.raw(),
+                    &[src.copy_region(level)],
+                )
+            }
+        })
     }
-}
-
-/// The tracker's key of an image.
-fn image_key(image: &Image) -> super::hazards::Key {
-    use vk::Handle;
-    super::hazards::Key::Image(image.raw().as_raw())
 }

@@ -481,7 +481,8 @@ impl DescriptorSet {
     /// matching usage (VUID-VkWriteDescriptorSet-descriptorType-00337, -00339).
     ///
     /// Errors: `KILN-E200` no such binding, `KILN-E202` wrong descriptor type, `KILN-E203`
-    /// element out of range, `KILN-E182` image without SAMPLED/STORAGE usage.
+    /// element out of range, `KILN-E182` image without SAMPLED/STORAGE usage, `KILN-E109`
+    /// an image or sampler of another device.
     pub fn write_image_element(
         &mut self,
         binding: u32,
@@ -542,6 +543,19 @@ impl DescriptorSet {
                 count: actual,
                 element,
             });
+        }
+        // A descriptor written with another VkDevice's image view or sampler is invalid.
+        let foreign = |kind: &str, label: &str| Error::ForeignObject {
+            object: format!(
+                "{kind} `{label}` (written to set {} binding {binding})",
+                self.set
+            ),
+        };
+        if let Some(img) = image.filter(|i| !Arc::ptr_eq(i.shared(), &self.layout.shared)) {
+            return Err(foreign("image", img.label()));
+        }
+        if let Some(s) = sampler.filter(|s| !Arc::ptr_eq(s.shared(), &self.layout.shared)) {
+            return Err(foreign("sampler", &format!("id {}", s.id())));
         }
         let (layout, usage) = if expected == T::STORAGE_IMAGE {
             (vk::ImageLayout::GENERAL, vk::ImageUsageFlags::STORAGE)

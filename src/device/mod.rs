@@ -62,7 +62,7 @@ pub use host_memory::HostBufferMemory;
 pub(crate) use host_memory::HostRegion;
 pub(crate) use image::{format_info, NumClass};
 pub use image::{Image, ImageDesc};
-pub(crate) use instance::{set_caller, SubmitContext};
+pub(crate) use instance::{caller, set_caller, SubmitContext};
 pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;

@@ -153,6 +153,10 @@ impl Sampler {
     pub fn raw(&self) -> vk::Sampler {
         self.0.raw
     }
+    /// The device state this sampler belongs to.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.0.shared
+    }
 }
 
 impl Drop for SamplerInner {

@@ -33,6 +33,16 @@ pub fn flat_pipeline(device: &Device, fmt: vk::Format) -> kiln::Result<kiln::Gra
     device.graphics_pipeline(&desc)
 }
 
+/// `test/textured.{vert,frag}` drawing into RGBA8: set 0 binding 0 is the fragment
+/// stage's combined image sampler.
+pub fn textured_pipeline(device: &Device) -> GraphicsPipeline {
+    let vs = kiln::include_spirv!("test/textured.vert").unwrap();
+    let fs = kiln::include_spirv!("test/textured.frag").unwrap();
+    let mut desc = GraphicsPipelineDesc::new(&vs, &fs).vertex_buffer(quad_vertex_layout());
+    desc.color_formats = vec![RGBA8];
+    device.graphics_pipeline(&desc).unwrap()
+}
+
 /// The textured quad's vertex buffer layout: position and uv, two `vec2`s.
 pub fn quad_vertex_layout() -> VertexBufferLayout {
     VertexBufferLayout::packed(&[

@@ -161,6 +161,105 @@ fn objects_of_another_device_are_e109() {
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E109");
 
+    // Images, vertex and index buffers, through every command that takes one (the
+    // commands used to check no image's device at all).
+    let img_b = b
+        .image(&ImageDesc::color_target(
+            "b's image",
+            4,
+            4,
+            vk::Format::R8G8B8A8_UNORM,
+        ))
+        .unwrap();
+    let img_a = a
+        .image(&ImageDesc::color_target(
+            "a's image",
+            4,
+            4,
+            vk::Format::R8G8B8A8_UNORM,
+        ))
+        .unwrap();
+    let staging_a = a.storage_buffer::<u8>("a's texels", 64).unwrap();
+    let texels_b = b.storage_buffer::<u8>("b's texels", 64).unwrap();
+    let vb_b = b
+        .buffer_from_slice(
+            "b's vertices",
+            vk::BufferUsageFlags::VERTEX_BUFFER,
+            &[0f32; 8],
+        )
+        .unwrap();
+    let ib_b = b
+        .buffer_from_slice(
+            "b's indices",
+            vk::BufferUsageFlags::INDEX_BUFFER,
+            &[0u32; 4],
+        )
+        .unwrap();
+    let foreign = |e: kiln::Error, what: &str| {
+        assert_eq!(e.code(), "KILN-E109", "{what}: {e}");
+        assert!(e.to_string().contains("b's"), "{what}: {e}");
+    };
+    let general = vk::ImageLayout::GENERAL;
+    type Case<'c> = &'c dyn Fn(&mut kiln::Recorder) -> kiln::Result<()>;
+    let cases: [(&str, Case); 6] = [
+        ("transition", &|r| r.transition(&img_b, general)),
+        ("transition_from", &|r| {
+            r.transition_from(&img_b, vk::ImageLayout::UNDEFINED, general)
+        }),
+        ("copy_buffer_to_image (image)", &|r| {
+            r.copy_buffer_to_image(&staging_a, &img_b, 0)
+        }),
+        ("copy_image_to_buffer (image)", &|r| {
+            r.copy_image_to_buffer(&img_b, 0, &staging_a)
+        }),
+        ("copy_buffer_to_image (buffer)", &|r| {
+            r.copy_buffer_to_image(&texels_b, &img_a, 0)
+        }),
+        ("begin_rendering", &|r| {
+            r.begin_rendering(&kiln::RenderingDesc {
+                color: &[kiln::ColorAttachment::clear(&img_b, [0.0; 4])],
+                depth: None,
+            })
+        }),
+    ];
+    for (what, case) in cases {
+        foreign(a.execute(|r| case(r)).unwrap_err(), what);
+    }
+    let e = a
+        .execute(|r| r.bind_vertex_buffer(0, &vb_b, 0))
+        .unwrap_err();
+    foreign(e, "bind_vertex_buffer");
+    let e = a
+        .execute(|r| r.bind_index_buffer(&ib_b, 0, vk::IndexType::UINT32))
+        .unwrap_err();
+    foreign(e, "bind_index_buffer");
+    let e = a
+        .execute(|r| {
+            // SAFETY (test): refused before any command buffer is handed out.
+            unsafe { r.raw_using(&[&buf_b]) }?;
+            Ok(())
+        })
+        .unwrap_err();
+    foreign(e, "raw_using");
+    let sampler_b = b.sampler(&kiln::SamplerDesc::nearest_clamp()).unwrap();
+    let texture_a = a
+        .texture_from_bytes("a's texture", 1, 1, vk::Format::R8G8B8A8_UNORM, &[0u8; 4])
+        .unwrap();
+    let textured = common::draw::textured_pipeline(&a);
+    let mut tset = textured.descriptor_set(0).unwrap();
+    let e = tset.write_combined(0, &texture_a, &sampler_b).unwrap_err();
+    assert_eq!(e.code(), "KILN-E109", "{e}");
+    assert!(e.to_string().contains("sampler"), "{e}");
+    let texture_b = b
+        .texture_from_bytes("b's texture", 1, 1, vk::Format::R8G8B8A8_UNORM, &[0u8; 4])
+        .unwrap();
+    let sampler_a = a.sampler(&kiln::SamplerDesc::nearest_clamp()).unwrap();
+    foreign(
+        tset.write_combined(0, &texture_b, &sampler_a).unwrap_err(),
+        "image",
+    );
+    drop(tset);
+
     // Both devices still work.
     for (d, p, buf) in [(&a, &pa, &buf_a), (&b, &pb, &buf_b)] {
         let one = add::storage(d, "one", &[1.0f32; 4]);

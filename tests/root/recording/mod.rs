@@ -4,6 +4,7 @@
 
 mod automatic;
 mod bound_state;
+mod callers;
 mod reusable;
 mod sync;
 mod tracker;

@@ -1,0 +1,302 @@
+//! The one recording path: a command as a value.
+//!
+//! A command that uses resources declares them in a [`Command`] (the buffers and images it
+//! reads and writes, with their byte ranges, layouts, stages and accesses; whether it uses
+//! the bound state of a bind point; where it may be recorded; how manual mode orders it)
+//! and hands [`Recorder::record`] a closure that records its `vkCmd*`. `record` does, once
+//! and in this order, what the contract in the `commands` module docs asks of every
+//! command:
+//!
+//! 1. the caller's location (`#[track_caller]` through `record`): a validation message the
+//!    layer raises from here on names the user's `file:line`;
+//! 2. same-device checks of every buffer and image (`KILN-E109`,
+//!    VUID-vkCmdCopyBuffer-commonparent and the like);
+//! 3. the rendering-scope check (`KILN-E283`);
+//! 4. for a dispatch or a draw, the bound state: a pipeline, its sets, its push constants
+//!    (`KILN-E252`, `KILN-E254`, `KILN-E255`, `KILN-E265`);
+//! 5. the images moved to the layouts the command uses them in;
+//! 6. barriers: in automatic mode the uses go to the hazard tracker and the one barrier
+//!    they need is recorded with the layout transitions; in manual mode a
+//!    [`Manual::Fenced`] command waits for the dispatches recorded since the last barrier;
+//! 7. a pending timing-scope start (`flush_scopes`);
+//! 8. the closure: the command's own Vulkan command;
+//! 9. manual mode: a fenced command ends with a full barrier, a dispatch marks the
+//!    recording as having one since the last barrier;
+//! 10. the buffers kept alive until the submission completes, each once per recording.
+//!
+//! Checks of the arguments alone (sizes, offsets, usages) come before `record`, in the
+//! command: a command whose arguments are invalid records nothing and says so whatever
+//! the recorder's state. A new command is its checks, one `Command` and one closure.
+
+use std::panic::Location;
+
+use ash::vk;
+
+use super::automatic::buffer_key;
+use super::hazards::{Key, Use};
+use super::Recorder;
+use crate::device::{Buffer, Image};
+use crate::error::{Error, Result};
+
+/// A byte range of a buffer a command uses, and how.
+#[derive(Clone, Copy)]
+pub(crate) struct BufferAccess<'c> {
+    pub buffer: &'c Buffer,
+    pub offset: u64,
+    pub size: u64,
+    pub use_: Use,
+}
+
+impl<'c> BufferAccess<'c> {
+    /// `[offset, offset + size)` of `buffer`, used as `use_`.
+    pub fn new(buffer: &'c Buffer, offset: u64, size: u64, use_: Use) -> Self {
+        BufferAccess {
+            buffer,
+            offset,
+            size,
+            use_,
+        }
+    }
+}
+
+/// An image a command uses (every mip), the layout it uses it in, and how.
+#[derive(Clone, Copy)]
+pub(crate) struct ImageAccess<'c> {
+    pub image: &'c Image,
+    pub layout: vk::ImageLayout,
+    pub use_: Use,
+}
+
+/// Where a command may be recorded; the text is the `KILN-E283` message elsewhere.
+#[derive(Clone, Copy)]
+pub(crate) enum Place {
+    /// Outside a rendering scope (copies, fills, dispatches).
+    Outside(&'static str),
+    /// Inside a rendering scope (draws).
+    Inside(&'static str),
+    /// Either (commands kiln cannot see into).
+    Anywhere,
+}
+
+/// The bound state a command uses.
+#[derive(Clone, Copy)]
+pub(crate) enum Bound {
+    /// None: the command names all it uses.
+    None,
+    /// The compute pipeline and its sets (dispatches); the text names the command in
+    /// `KILN-E252`.
+    Compute(&'static str),
+    /// The graphics pipeline, its sets and the vertex buffers (draws); `indexed`: the index
+    /// buffer too.
+    Graphics { what: &'static str, indexed: bool },
+}
+
+/// How manual mode (`Recorder::manual_barriers`) orders a command.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Manual {
+    /// As the caller orders it (draws, commands recorded through `raw_using`).
+    Caller,
+    /// A dispatch: the caller places barriers between dispatches; copies and fills after
+    /// it wait for it.
+    Dispatch,
+    /// A copy or fill: after the dispatches recorded before it, and a full barrier after
+    /// it (as kiln did before automatic mode).
+    Fenced,
+}
+
+/// What one command uses and where it may be recorded (see the module docs).
+#[derive(Clone, Copy)]
+pub(crate) struct Command<'c> {
+    pub place: Place,
+    pub bound: Bound,
+    pub buffers: &'c [BufferAccess<'c>],
+    pub images: &'c [ImageAccess<'c>],
+    pub manual: Manual,
+}
+
+impl<'c> Command<'c> {
+    /// A copy or fill of `buffers` and `images`, outside rendering scopes (`what` is the
+    /// `KILN-E283` message inside one).
+    pub fn transfer(
+        what: &'static str,
+        buffers: &'c [BufferAccess<'c>],
+        images: &'c [ImageAccess<'c>],
+    ) -> Self {
+        Command {
+            place: Place::Outside(what),
+            bound: Bound::None,
+            buffers,
+            images,
+            manual: Manual::Fenced,
+        }
+    }
+
+    /// A dispatch of the bound compute pipeline reading and writing, besides what its sets
+    /// hold, `buffers` (`what` names it in `KILN-E252`).
+    pub fn dispatch(what: &'static str, buffers: &'c [BufferAccess<'c>]) -> Self {
+        Command {
+            place: Place::Outside("dispatch inside a rendering scope; call end_rendering first"),
+            bound: Bound::Compute(what),
+            buffers,
+            images: &[],
+            manual: Manual::Dispatch,
+        }
+    }
+
+    /// A draw of the bound graphics pipeline (`indexed`: it reads the index buffer).
+    pub fn draw(what: &'static str, indexed: bool) -> Self {
+        Command {
+            place: Place::Inside("draw outside a rendering scope; call begin_rendering first"),
+            bound: Bound::Graphics { what, indexed },
+            buffers: &[],
+            images: &[],
+            manual: Manual::Caller,
+        }
+    }
+}
+
+impl Recorder<'_, '_> {
+    /// Records `cmd` with `vk_cmd` as its Vulkan command (see the module docs). On an error
+    /// nothing was recorded and nothing the recorder tracks changed, but for layout
+    /// transitions of a failed command's images in manual mode, which are recorded and
+    /// tracked as [`transition`](Self::transition) records them.
+    ///
+    /// Errors: `KILN-E109`, `KILN-E283`, `KILN-E252`, `KILN-E254`, `KILN-E255`,
+    /// `KILN-E265`, `KILN-E286` (an image of a bound set cannot be moved).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn record(
+        &mut self,
+        cmd: Command<'_>,
+        vk_cmd: impl FnOnce(&ash::Device, vk::CommandBuffer),
+    ) -> Result<()> {
+        self.at(Location::caller());
+        for b in cmd.buffers {
+            self.own(b.buffer)?;
+        }
+        for i in cmd.images {
+            self.own_image(i.image)?;
+        }
+        match cmd.place {
+            Place::Outside(what) if self.rendering => return Err(Error::RenderingState { what }),
+            Place::Inside(what) if !self.rendering => return Err(Error::RenderingState { what }),
+            _ => {}
+        }
+        match cmd.bound {
+            Bound::None => {}
+            Bound::Compute(what) => self.ready_to_use(0, what)?,
+            Bound::Graphics { what, .. } => self.ready_to_use(1, what)?,
+        }
+        for i in cmd.images {
+            let access = i.use_.read | i.use_.write;
+            self.transition_for(i.image, i.layout, i.use_.stage, access)?;
+        }
+        if self.automatic {
+            self.track_command(&cmd)?;
+        } else if cmd.manual == Manual::Fenced && self.dirty {
+            // Earlier dispatches may write what this command reads or writes (an image's
+            // transition orders only the image).
+            self.record_full_barrier();
+        }
+        self.flush_scopes();
+        vk_cmd(&self.shared.raw, self.cb);
+        match cmd.manual {
+            Manual::Fenced if !self.automatic => self.record_full_barrier(),
+            Manual::Dispatch => self.dirty = true,
+            _ => {}
+        }
+        for b in cmd.buffers {
+            self.keep(b.buffer);
+        }
+        Ok(())
+    }
+
+    /// Checks the bound state of bind point `slot` for a command named `what`: a pipeline
+    /// is bound, and (cached until a layout change, `Bound::ready`) its sets and push
+    /// constants. One branch while nothing changed since the last successful check.
+    #[inline(always)]
+    fn ready_to_use(&mut self, slot: usize, what: &'static str) -> Result<()> {
+        if matches!(&self.bound[slot], Some(b) if b.ready) {
+            return Ok(());
+        }
+        if self.bound[slot].is_none() {
+            return Err(Error::NoPipelineBound { what });
+        }
+        self.check_bound_state(slot)
+    }
+
+    /// Automatic mode: lists the uses of `cmd` and records the barrier they need.
+    #[inline(always)]
+    fn track_command(&mut self, cmd: &Command<'_>) -> Result<()> {
+        match cmd.bound {
+            Bound::Compute(_) if cmd.buffers.is_empty() => return self.track_plain_dispatch(),
+            Bound::Compute(what) => self.set_uses(0, what)?,
+            Bound::Graphics { indexed, .. } => return self.track_draw(indexed),
+            Bound::None => {}
+        }
+        for b in cmd.buffers {
+            let key = buffer_key(b.buffer, b.offset, b.size);
+            self.uses.push((key, b.use_));
+        }
+        for i in cmd.images {
+            self.uses.push((image_key(i.image), i.use_));
+        }
+        self.track_uses();
+        Ok(())
+    }
+
+    /// A dispatch that uses only its bound sets: one repeated with nothing else changed
+    /// needs what the previous one needed (two compares instead of the sets' resources).
+    #[inline(always)]
+    fn track_plain_dispatch(&mut self) -> Result<()> {
+        if self.bind_gen == self.repeat.0 && self.tracker.epoch == self.repeat.1 {
+            if !self.repeat.2.is_empty() {
+                let _ = self.emit(self.repeat.2);
+            }
+            return Ok(());
+        }
+        self.track_dispatch()
+    }
+
+    /// Keeps `buffer` alive until the submission completes (once per recording).
+    #[inline]
+    pub(crate) fn keep(&mut self, buffer: &Buffer) {
+        if buffer.mark_kept(self.id) {
+            self.kept.push(buffer.clone());
+        }
+    }
+
+    /// Checks that `buffer` was made by this recorder's device. Errors: `KILN-E109`.
+    #[inline]
+    pub(crate) fn own(&self, buffer: &Buffer) -> Result<()> {
+        if std::ptr::eq(&**buffer.shared(), self.shared) {
+            return Ok(());
+        }
+        Err(foreign("buffer", buffer.label()))
+    }
+
+    /// Checks that `image` was made by this recorder's device. Errors: `KILN-E109`.
+    #[inline]
+    pub(crate) fn own_image(&self, image: &Image) -> Result<()> {
+        if std::ptr::eq(&**image.shared(), self.shared) {
+            return Ok(());
+        }
+        Err(foreign("image", image.label()))
+    }
+}
+
+/// `KILN-E109` for the `kind` labelled `label`.
+#[cold]
+#[inline(never)]
+fn foreign(kind: &str, label: &str) -> Error {
+    Error::ForeignObject {
+        object: format!("{kind} `{label}`"),
+    }
+}
+
+/// The tracker's key of an image.
+#[inline]
+pub(crate) fn image_key(image: &Image) -> Key {
+    use vk::Handle;
+    Key::Image(image.raw().as_raw())
+}

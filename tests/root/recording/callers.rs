@@ -1,0 +1,219 @@
+//! Every public recorder command names the user's line: after each one, the location a
+//! validation message would name (`Recorder::debug_caller`, what the messenger appends as
+//! "recorded at file:line") is the line of that call in this file, not a line of kiln's
+//! own (a command calling another public command through kiln's code, or one that set no
+//! caller, named kiln's file or the previous command's line). One real validation message,
+//! raised by raw commands after `raw_using`, closes the loop.
+
+use common::add;
+use common::draw::{flat_pipeline, target, RGBA8};
+use common::{device, device_with_desc};
+use kiln::{vk, ColorAttachment, DeviceDesc, PushWrite, Recorder, RenderingDesc};
+
+/// Asserts that the last command was recorded at a line of the `named!` invocation that
+/// starts at line `from` of this file (rustfmt may split one over up to 6 lines); the
+/// previous command's line is before it.
+#[track_caller]
+fn named_from(r: &Recorder, what: &str, from: u32) {
+    let (file, line) = r
+        .debug_caller()
+        .unwrap_or_else(|| panic!("{what}: no caller (validation is on in the tests)"));
+    assert_eq!(file, file!(), "{what} named {file}:{line}");
+    assert!(
+        (from..from + 6).contains(&line),
+        "{what} named line {line}, not one of the call's from line {from}"
+    );
+}
+
+/// Records `$call` and checks that it named its own line.
+macro_rules! named {
+    ($r:ident, $what:literal, $call:expr) => {{
+        $call?;
+        named_from($r, $what, line!());
+    }};
+}
+
+#[test]
+fn compute_and_transfer_commands_name_the_users_line() {
+    let device = device();
+    let p = add::vector_add(&device);
+    let x = add::storage(&device, "x", &[1.0f32; 256]);
+    let out = device.storage_buffer::<f32>("out", 256).unwrap();
+    let set = add::set(&p, &x, &x, &out);
+    let indirect = device
+        .buffer_from_slice(
+            "groups",
+            vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
+            &[1u32, 1, 1],
+        )
+        .unwrap();
+    let img = target(&device, 4, 4);
+    let texels = device.storage_buffer::<u8>("texels", 64).unwrap();
+    let pushed = device
+        .compute_pipeline_with(&kiln::ComputePipelineDesc {
+            push_descriptor_set: Some(0),
+            ..kiln::ComputePipelineDesc::new(
+                &kiln::include_spirv!("vector_add.comp").unwrap(),
+                "main",
+            )
+        })
+        .unwrap();
+    device
+        .execute(|r| {
+            named!(r, "bind_pipeline", r.bind_pipeline(&p));
+            named!(r, "bind_set", r.bind_set(0, &set));
+            named!(r, "dispatch", r.dispatch(1, 1, 1));
+            named!(r, "dispatch_threads", r.dispatch_threads(256));
+            named!(r, "dispatch_threads_2d", r.dispatch_threads_2d(256, 1));
+            named!(r, "dispatch_threads_3d", r.dispatch_threads_3d(256, 1, 1));
+            named!(r, "dispatch_indirect", r.dispatch_indirect(&indirect, 0));
+            named!(r, "barrier", r.barrier());
+            named!(r, "copy_buffer", r.copy_buffer(&x, 0, &out, 0, 64));
+            named!(r, "fill_buffer", r.fill_buffer(&texels, 0));
+            named!(
+                r,
+                "copy_buffer_to_image",
+                r.copy_buffer_to_image(&texels, &img, 0)
+            );
+            named!(
+                r,
+                "copy_image_to_buffer",
+                r.copy_image_to_buffer(&img, 0, &texels)
+            );
+            named!(
+                r,
+                "transition",
+                r.transition(&img, vk::ImageLayout::GENERAL)
+            );
+            named!(
+                r,
+                "transition_from",
+                r.transition_from(&img, vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL)
+            );
+            named!(r, "full_barrier", r.full_barrier());
+            named!(r, "begin_scope", r.begin_scope("outer"));
+            named!(r, "end_scope", r.end_scope());
+            named!(r, "scope", r.scope("inner", |_| Ok(())));
+            named!(r, "bind_pipeline (push set)", r.bind_pipeline(&pushed));
+            let writes = [
+                PushWrite::buffer(0, &x),
+                PushWrite::buffer(1, &x),
+                PushWrite::buffer(2, &out),
+            ];
+            named!(r, "push_descriptor_set", r.push_descriptor_set(0, &writes));
+            // SAFETY (test): nothing is recorded through the command buffers.
+            named!(r, "raw", Ok::<_, kiln::Error>(unsafe { r.raw() }));
+            // SAFETY (test): as above.
+            named!(r, "raw_using", unsafe { r.raw_using(&[&out]) });
+            Ok(())
+        })
+        .unwrap();
+    // The dispatches wrote 2.0 everywhere, then the copy 16 floats of 1.0.
+    let mut expected = vec![1.0f32; 16];
+    expected.resize(256, 2.0);
+    assert_eq!(out.read::<f32>().unwrap(), expected);
+    common::assert_clean(&device);
+}
+
+#[test]
+fn graphics_commands_name_the_users_line() {
+    let device = device();
+    let p = flat_pipeline(&device, RGBA8).unwrap();
+    let img = target(&device, 8, 8);
+    let vb = device
+        .buffer_from_slice(
+            "triangle",
+            vk::BufferUsageFlags::VERTEX_BUFFER,
+            &[[-1.0f32, -1.0], [3.0, -1.0], [-1.0, 3.0]],
+        )
+        .unwrap();
+    let ib = device
+        .buffer_from_slice("indices", vk::BufferUsageFlags::INDEX_BUFFER, &[0u32, 1, 2])
+        .unwrap();
+    let full = vk::Rect2D {
+        offset: vk::Offset2D::default(),
+        extent: vk::Extent2D {
+            width: 8,
+            height: 8,
+        },
+    };
+    let viewport = vk::Viewport {
+        width: 8.0,
+        height: 8.0,
+        max_depth: 1.0,
+        ..Default::default()
+    };
+    device
+        .execute(|r| {
+            let color = [ColorAttachment::clear(&img, [0.0; 4])];
+            let desc = RenderingDesc {
+                color: &color,
+                depth: None,
+            };
+            named!(r, "begin_rendering", r.begin_rendering(&desc));
+            named!(r, "set_viewport", r.set_viewport(viewport));
+            named!(r, "set_scissor", r.set_scissor(full));
+            named!(r, "bind_pipeline", r.bind_pipeline(&p));
+            named!(r, "push_constants", r.push_constants(0, &[0u8; 16]));
+            named!(r, "push", r.push(0, &[0.0f32, 1.0, 0.0, 1.0]));
+            named!(r, "bind_vertex_buffer", r.bind_vertex_buffer(0, &vb, 0));
+            named!(r, "draw", r.draw(3, 1, 0, 0));
+            named!(
+                r,
+                "bind_index_buffer",
+                r.bind_index_buffer(&ib, 0, vk::IndexType::UINT32)
+            );
+            named!(r, "draw_indexed", r.draw_indexed(3, 1, 0, 0, 0));
+            named!(r, "end_rendering", r.end_rendering());
+            Ok(())
+        })
+        .unwrap();
+    // The triangle covers every pixel green.
+    let data = img.read().unwrap();
+    assert!(
+        data.chunks(4).all(|p| p == [0, 255, 0, 255]),
+        "{:?}",
+        &data[..8]
+    );
+    common::assert_clean(&device);
+}
+
+/// The case the issue found as a new user would: a validation message for raw commands
+/// recorded after `raw_using` named the line of the command before it.
+#[test]
+fn a_message_for_raw_using_commands_names_its_line() {
+    let device = device_with_desc(DeviceDesc {
+        validation_fail: Some(true),
+        ..Default::default()
+    });
+    let buf = device.storage_buffer::<u32>("target", 64).unwrap();
+    let mut line = 0;
+    let e = device
+        .execute(|r| {
+            r.fill_buffer(&buf, 1)?;
+            // SAFETY (test): a deliberately invalid but harmless command: a copy between
+            // overlapping ranges of one live buffer (VUID-vkCmdCopyBuffer-pRegions-00117).
+            let (cb, at_line) = (unsafe { r.raw_using(&[&buf]) }?, line!());
+            line = at_line;
+            let region = vk::BufferCopy {
+                src_offset: 0,
+                dst_offset: 4,
+                size: 8,
+            };
+            unsafe {
+                device
+                    .raw()
+                    .cmd_copy_buffer(cb, buf.raw(), buf.raw(), &[region])
+            };
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E121", "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("VUID-vkCmdCopyBuffer-pRegions-00117"),
+        "{text}"
+    );
+    let at = format!("recorded at {}:{line}", file!());
+    assert!(text.contains(&at), "{at} not in {text}");
+}
