@@ -267,9 +267,8 @@ impl Buffer {
 }
 
 fn poisoned() -> Error {
-    Error::Vulkan {
-        call: "gpu-allocator (poisoned lock)",
-        result: vk::Result::ERROR_UNKNOWN,
+    Error::Internal {
+        what: "the allocator's lock is poisoned (a thread panicked holding it)",
     }
 }
 

@@ -331,9 +331,8 @@ impl Image {
                     source,
                 })
             }),
-            Err(_) => Err(Error::Vulkan {
-                call: "gpu-allocator (poisoned lock)",
-                result: vk::Result::ERROR_UNKNOWN,
+            Err(_) => Err(Error::Internal {
+                what: "the allocator's lock is poisoned (a thread panicked holding it)",
             }),
         };
         let allocation = match alloc {

@@ -23,8 +23,6 @@
 
 use std::any::Any;
 
-use ash::vk;
-
 use super::Shared;
 use crate::error::{Error, Result};
 
@@ -48,9 +46,8 @@ pub(crate) struct Slots {
 }
 
 /// A lookup of a slot that was never registered: a bug in device creation.
-const UNREGISTERED: Error = Error::Vulkan {
-    call: "kiln layer slot lookup (the slot was not registered at device creation)",
-    result: vk::Result::ERROR_INITIALIZATION_FAILED,
+const UNREGISTERED: Error = Error::Internal {
+    what: "a layer slot was looked up that device creation did not register",
 };
 
 impl Slots {
@@ -66,9 +63,8 @@ impl Shared {
     /// this type exists already.
     pub(crate) fn register_slot<T: LayerSlot>(&mut self, slot: T) -> Result<()> {
         if self.slots.find::<T>().is_some() {
-            return Err(Error::Vulkan {
-                call: "kiln layer slot registration (registered twice)",
-                result: vk::Result::ERROR_INITIALIZATION_FAILED,
+            return Err(Error::Internal {
+                what: "a layer slot was registered twice",
             });
         }
         self.slots.entries.push(Box::new(slot));

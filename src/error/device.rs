@@ -97,6 +97,12 @@ macro_rules! device_errors {
                 why: String,
             },
 
+            /// kiln broke an invariant of its own: a bug in kiln, not in the caller's use of it nor
+            /// in the driver. Nothing was recorded or submitted by the failing call.
+            #[code("KILN-E113")]
+            #[error("kiln internal error: {what}; this is a bug in kiln: please report it with this message")]
+            Internal { what: &'static str },
+
             /// A command the queue's family cannot run: a pipeline of a bind point the queue lacks
             /// (VUID-vkCmdBindPipeline-pipelineBindPoint-00777, -00778), rendering on a queue
             /// without graphics (VUID-vkCmdBeginRendering-commandBuffer-cmdpool).

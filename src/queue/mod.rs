@@ -55,9 +55,8 @@ use crate::error::{Error, Result};
 use context::{Context, Contexts};
 
 /// A context that has not been handed to a queue (or kept by a recording) yet.
-const NO_CONTEXT: Error = Error::Vulkan {
-    call: "kiln command context (already given back)",
-    result: vk::Result::ERROR_UNKNOWN,
+const NO_CONTEXT: Error = Error::Internal {
+    what: "a command context was used after it was given back",
 };
 
 /// A context taken for one recording. Unless [`keep`](Self::keep) or

@@ -433,9 +433,8 @@ impl Lease {
     }
 }
 
-const LEASE_EMPTY: Error = Error::Vulkan {
-    call: "kiln staging (mapping smaller than the transfer)",
-    result: vk::Result::ERROR_UNKNOWN,
+const LEASE_EMPTY: Error = Error::Internal {
+    what: "a staging lease's mapping is smaller than its transfer",
 };
 
 impl Drop for Lease {
