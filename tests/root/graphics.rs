@@ -253,6 +253,25 @@ fn recording_errors_are_coded() {
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "draw outside rendering: {err}");
+    // An indexed draw with no index buffer bound (VUID-vkCmdDrawIndexed-None-07312) was
+    // handed to Vulkan as it was.
+    let err = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.0; 4])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&pipeline)?;
+            r.push(0, &[0.0f32; 4])?;
+            r.draw_indexed(3, 1, 0, 0, 0)
+        })
+        .unwrap_err();
+    assert_eq!(
+        err.code(),
+        "KILN-E283",
+        "draw_indexed without indices: {err}"
+    );
+    assert!(err.to_string().contains("bind_index_buffer"), "{err}");
     let err = device
         .execute(|r| {
             r.begin_rendering(&RenderingDesc {
