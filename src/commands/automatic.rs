@@ -32,6 +32,7 @@ use vk::AccessFlags2 as A;
 use vk::Handle;
 use vk::PipelineStageFlags2 as S;
 
+use super::command::image_key;
 use super::hazards::{merge_uses, Key, Map, Need, Res, Use};
 use super::{work::ImageUse, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetResource};
@@ -484,8 +485,7 @@ impl<'a> Recorder<'a, '_> {
                 out = Err(e);
                 break;
             }
-            self.uses
-                .push((Key::Image(si.image.raw().as_raw()), si.use_));
+            self.uses.push((image_key(si.image), si.use_));
         }
         images.clear();
         self.set_images = images;

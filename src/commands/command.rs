@@ -13,7 +13,8 @@
 //!    VUID-vkCmdCopyBuffer-commonparent and the like);
 //! 3. the rendering-scope check (`KILN-E283`);
 //! 4. for a dispatch or a draw, the bound state: a pipeline, its sets, its push constants
-//!    (`KILN-E252`, `KILN-E254`, `KILN-E255`, `KILN-E265`);
+//!    (`KILN-E252`, `KILN-E254`, `KILN-E255`, `KILN-E265`), an indexed draw's index buffer
+//!    (`KILN-E283`);
 //! 5. the images moved to the layouts the command uses them in;
 //! 6. barriers: in automatic mode the uses go to the hazard tracker and the one barrier
 //!    they need is recorded with the layout transitions; in manual mode a
@@ -87,7 +88,7 @@ pub(crate) enum Bound {
     /// `KILN-E252`.
     Compute(&'static str),
     /// The graphics pipeline, its sets and the vertex buffers (draws); `indexed`: the index
-    /// buffer too.
+    /// buffer too, which must be bound (`KILN-E283`).
     Graphics { what: &'static str, indexed: bool },
 }
 
@@ -178,14 +179,23 @@ impl Recorder<'_, '_> {
             self.own_image(i.image)?;
         }
         match cmd.place {
-            Place::Outside(what) if self.rendering => return Err(Error::RenderingState { what }),
+            Place::Outside(what) => self.outside_rendering(what)?,
             Place::Inside(what) if !self.rendering => return Err(Error::RenderingState { what }),
             _ => {}
         }
         match cmd.bound {
             Bound::None => {}
             Bound::Compute(what) => self.ready_to_use(0, what)?,
-            Bound::Graphics { what, .. } => self.ready_to_use(1, what)?,
+            Bound::Graphics { what, indexed } => {
+                self.ready_to_use(1, what)?;
+                if indexed && self.index_buffer.is_none() {
+                    // VUID-vkCmdDrawIndexed-None-07312 and its twins of the indexed draws.
+                    return Err(Error::RenderingState {
+                        what:
+                            "an indexed draw without an index buffer; call bind_index_buffer first",
+                    });
+                }
+            }
         }
         for i in cmd.images {
             let access = i.use_.read | i.use_.write;

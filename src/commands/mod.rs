@@ -424,8 +424,10 @@ impl<'a> Recorder<'a, '_> {
             read: vk::AccessFlags2::MEMORY_READ,
             write: vk::AccessFlags2::MEMORY_WRITE,
         };
-        let mut uses = Vec::with_capacity(buffers.len());
-        uses.extend(buffers.iter().map(|b| BufferAccess::new(b, 0, b.size(), u)));
+        let uses: Vec<_> = buffers
+            .iter()
+            .map(|b| BufferAccess::new(b, 0, b.size(), u))
+            .collect();
         let command = Command {
             place: command::Place::Anywhere,
             bound: command::Bound::None,

@@ -450,13 +450,8 @@ impl<'a> Recorder<'a, '_> {
         vertex_offset: i32,
         first_instance: u32,
     ) -> Result<()> {
-        if self.index_buffer.is_none() {
-            return Err(Error::RenderingState {
-                what: "draw_indexed without an index buffer; call bind_index_buffer first",
-            });
-        }
         self.record(Command::draw("draw_indexed", true), |raw, cb| {
-            // SAFETY: as in `draw`; an index buffer is bound (checked above,
+            // SAFETY: as in `draw`; an index buffer is bound (checked by `record`,
             // VUID-vkCmdDrawIndexed-None-07312).
             unsafe {
                 raw.cmd_draw_indexed(

@@ -394,3 +394,50 @@ pub fn proved_by_raw_batches_under_layer_1_4(
     eprintln!("note: layer 1.4; its submit-time checks are on: {raw:.80}");
     true
 }
+
+/// Records into `cb` a deliberately invalid but harmless command: a copy between the
+/// overlapping ranges `[0, 8)` and `[4, 12)` of `buffer` (VUID-vkCmdCopyBuffer-pRegions-00117),
+/// for tests of the messages the layer raises about it.
+///
+/// # Safety
+/// `cb` is a command buffer of `device` in the recording state (from `Recorder::raw` or
+/// `raw_using`), and `buffer`, at least 12 bytes, stays alive until its submission
+/// completes.
+pub unsafe fn record_overlapping_copy(
+    device: &Device,
+    cb: kiln::vk::CommandBuffer,
+    buffer: &kiln::Buffer,
+) {
+    let region = kiln::vk::BufferCopy {
+        src_offset: 0,
+        dst_offset: 4,
+        size: 8,
+    };
+    // SAFETY: the caller's; the region is in range of a live buffer, invalid only by its
+    // overlap.
+    unsafe {
+        device
+            .raw()
+            .cmd_copy_buffer(cb, buffer.raw(), buffer.raw(), &[region])
+    };
+}
+
+/// Asserts that `e` failed the submission of a [`record_overlapping_copy`] recorded at
+/// `file:line` (`KILN-E121`, the VUID, "recorded at file:line"); returns its message and
+/// the "recorded at" text.
+#[track_caller]
+pub fn assert_overlapping_copy_reported(
+    e: &kiln::Error,
+    file: &str,
+    line: u32,
+) -> (String, String) {
+    assert_eq!(e.code(), "KILN-E121", "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("VUID-vkCmdCopyBuffer-pRegions-00117"),
+        "{text}"
+    );
+    let at = format!("recorded at {file}:{line}");
+    assert!(text.contains(&at), "{at} not in {text}");
+    (text, at)
+}

@@ -245,6 +245,11 @@ fn recording_errors_are_coded() {
     let device = device();
     let pipeline = flat_pipeline(&device, RGBA8).unwrap();
     let img = target(&device, 4, 4);
+    let cleared = [ColorAttachment::clear(&img, [0.0; 4])];
+    let clear = RenderingDesc {
+        color: &cleared,
+        depth: None,
+    };
     let plain = add::storage(&device, "not a vertex buffer", &[0f32; 6]);
     let err = device
         .execute(|r| {
@@ -257,10 +262,7 @@ fn recording_errors_are_coded() {
     // handed to Vulkan as it was.
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&clear)?;
             r.bind_pipeline(&pipeline)?;
             r.push(0, &[0.0f32; 4])?;
             r.draw_indexed(3, 1, 0, 0, 0)
@@ -274,20 +276,14 @@ fn recording_errors_are_coded() {
     assert!(err.to_string().contains("bind_index_buffer"), "{err}");
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&clear)?;
             r.draw(3, 1, 0, 0)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E252", "draw without pipeline: {err}");
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&clear)?;
             r.bind_vertex_buffer(0, &plain, 0)
         })
         .unwrap_err();
@@ -300,10 +296,7 @@ fn recording_errors_are_coded() {
     );
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&clear)?;
             r.bind_index_buffer(&plain, 0, vk::IndexType::UINT16)
         })
         .unwrap_err();
@@ -313,14 +306,7 @@ fn recording_errors_are_coded() {
             .contains("INDEX_BUFFER needed for bind_index_buffer"),
         "{err}"
     );
-    let err = device
-        .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })
-        })
-        .unwrap_err();
+    let err = device.execute(|r| r.begin_rendering(&clear)).unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "rendering left open: {err}");
     let texture = device
         .image(&ImageDesc::texture("texture only", 4, 4, RGBA8))
