@@ -101,7 +101,7 @@ pub use bytemuck;
 
 pub use commands::{
     ColorAttachment, DepthAttachment, LoadOp, PushWrite, Recorder, RenderingDesc,
-    DISPATCH_INDIRECT_SIZE,
+    DISPATCH_INDIRECT_SIZE, DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE,
 };
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{

@@ -32,7 +32,7 @@ use vk::AccessFlags2 as A;
 use vk::Handle;
 use vk::PipelineStageFlags2 as S;
 
-use super::command::image_key;
+use super::command::{image_key, BufferAccess};
 use super::hazards::{merge_uses, Key, Map, Need, Res, Use};
 use super::{work::ImageUse, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetResource};
@@ -257,7 +257,7 @@ impl<'a> Recorder<'a, '_> {
     /// The automatic tracking of a draw (inside a rendering scope: no barrier; the uses
     /// update the state later commands are ordered against).
     #[inline(never)]
-    pub(crate) fn track_draw(&mut self, indexed: bool) -> Result<()> {
+    pub(crate) fn track_draw(&mut self, indexed: bool, buffers: &[BufferAccess<'_>]) -> Result<()> {
         self.set_uses(1, "a draw inside a rendering scope")?;
         let vertex = Use {
             stage: S::VERTEX_ATTRIBUTE_INPUT,
@@ -276,6 +276,10 @@ impl<'a> Recorder<'a, '_> {
             };
             let size = b.size().saturating_sub(offset);
             self.uses.push((buffer_key(b, offset, size), index));
+        }
+        for b in buffers {
+            self.uses
+                .push((buffer_key(b.buffer, b.offset, b.size), b.use_));
         }
         let uncovered = self.tracker.uncovered;
         self.track_uses();

@@ -146,10 +146,15 @@ impl<'c> Command<'c> {
 
     /// A draw of the bound graphics pipeline (`indexed`: it reads the index buffer).
     pub fn draw(what: &'static str, indexed: bool) -> Self {
+        Self::draw_using(what, indexed, &[])
+    }
+
+    /// A draw that also reads `buffers` (an indirect draw's commands and count).
+    pub fn draw_using(what: &'static str, indexed: bool, buffers: &'c [BufferAccess<'c>]) -> Self {
         Command {
             place: Place::Inside("draw outside a rendering scope; call begin_rendering first"),
             bound: Bound::Graphics { what, indexed },
-            buffers: &[],
+            buffers,
             images: &[],
             manual: Manual::Caller,
         }
@@ -241,7 +246,7 @@ impl Recorder<'_, '_> {
         match cmd.bound {
             Bound::Compute(_) if cmd.buffers.is_empty() => return self.track_plain_dispatch(),
             Bound::Compute(what) => self.set_uses(0, what)?,
-            Bound::Graphics { indexed, .. } => return self.track_draw(indexed),
+            Bound::Graphics { indexed, .. } => return self.track_draw(indexed, cmd.buffers),
             Bound::None => {}
         }
         for b in cmd.buffers {

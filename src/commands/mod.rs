@@ -82,6 +82,7 @@ mod command;
 mod dispatch;
 mod hazards;
 mod image_layouts;
+mod indirect;
 mod push;
 mod push_descriptor;
 mod render;
@@ -94,6 +95,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use ash::vk;
 
 pub use dispatch::DISPATCH_INDIRECT_SIZE;
+pub use indirect::{DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE};
 pub use push_descriptor::PushWrite;
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
 pub(crate) use scope::TimedWork;

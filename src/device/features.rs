@@ -128,6 +128,11 @@ pub struct Features {
     pub fragment_stores_and_atomics: bool,
     /// Anisotropic filtering.
     pub sampler_anisotropy: bool,
+    /// `multiDrawIndirect`: indirect draws with a draw count above 1.
+    pub multi_draw_indirect: bool,
+    /// `drawIndirectCount` (Vulkan 1.2): `draw_indirect_count` and
+    /// `draw_indexed_indirect_count`.
+    pub draw_indirect_count: bool,
     /// `VK_KHR_swapchain` was enabled (the instance had `VK_KHR_surface`).
     pub swapchain: bool,
     /// `VK_EXT_external_memory_host`: host memory can be imported
@@ -391,6 +396,8 @@ pub(crate) fn create_device(
         vertex_pipeline_stores_and_atomics: b(f10.vertex_pipeline_stores_and_atomics),
         fragment_stores_and_atomics: b(f10.fragment_stores_and_atomics),
         sampler_anisotropy: b(f10.sampler_anisotropy),
+        multi_draw_indirect: b(f10.multi_draw_indirect),
+        draw_indirect_count: v12 && b(f12.draw_indirect_count),
         swapchain,
         external_memory_host,
         host_query_reset: v12 && b(f12.host_query_reset),

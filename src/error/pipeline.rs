@@ -54,10 +54,12 @@ macro_rules! pipeline_errors {
             #[error("compute pipeline `{pipeline}`: {detail}")]
             SubgroupSize { pipeline: String, detail: String },
 
-            /// An indirect dispatch from a buffer without INDIRECT_BUFFER usage
-            /// (VUID-vkCmdDispatchIndirect-buffer-02709).
+            /// An indirect dispatch or draw (its commands or its count) from a buffer without
+            /// INDIRECT_BUFFER usage (VUID-vkCmdDispatchIndirect-buffer-02709,
+            /// VUID-vkCmdDrawIndirect-buffer-02709, VUID-vkCmdDrawIndirectCount-countBuffer-02715
+            /// and their twins).
             #[code("KILN-E257")]
-            #[error("buffer `{object}` is used for an indirect dispatch but lacks usage INDIRECT_BUFFER; create it with vk::BufferUsageFlags::INDIRECT_BUFFER")]
+            #[error("buffer `{object}` is used for an indirect command but lacks usage INDIRECT_BUFFER; create it with vk::BufferUsageFlags::INDIRECT_BUFFER")]
             IndirectUsage { object: String },
 
             /// An indirect dispatch whose 12-byte `VkDispatchIndirectCommand` at `offset` is not
@@ -66,6 +68,17 @@ macro_rules! pipeline_errors {
             #[code("KILN-E258")]
             #[error("indirect dispatch at offset {offset} of buffer `{object}` ({size} bytes): the 12-byte command must be 4-byte aligned and end inside the buffer; pass an offset that is a multiple of 4 and at most size - 12")]
             IndirectOutOfBounds { object: String, offset: u64, size: u64 },
+
+            /// An indirect draw whose arguments Vulkan rejects: an offset not a multiple of 4,
+            /// a stride below the command's size or not a multiple of 4, commands that do not
+            /// end inside the buffer, a draw count above `maxDrawIndirectCount` or above 1
+            /// without `multiDrawIndirect` (VUID-vkCmdDrawIndirect-offset-02710,
+            /// -drawCount-00476, -drawCount-00488, -drawCount-02718, -drawCount-02719,
+            /// VUID-vkCmdDrawIndirectCount-countBufferOffset-02716, -countBufferOffset-04129,
+            /// -stride-03110, -maxDrawCount-03142 and their indexed twins).
+            #[code("KILN-E259")]
+            #[error("{what} from buffer `{object}`: {detail}")]
+            IndirectDraw { what: &'static str, object: String, detail: String },
             /// Push constants pushed for part of the bound pipeline's ranges only: the shader
             /// would read bytes nobody set (VUID-vkCmdDispatch-maintenance4-08602 and the same
             /// VUIDs of vkCmdDraw*).

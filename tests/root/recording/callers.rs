@@ -130,6 +130,15 @@ fn graphics_commands_name_the_users_line() {
     let ib = device
         .buffer_from_slice("indices", vk::BufferUsageFlags::INDEX_BUFFER, &[0u32, 1, 2])
         .unwrap();
+    // A VkDrawIndexedIndirectCommand (its first 16 bytes are also a VkDrawIndirectCommand
+    // of 3 vertices, one instance, from vertex 0), then a draw count of 1.
+    let commands = device
+        .buffer_from_slice(
+            "commands",
+            vk::BufferUsageFlags::INDIRECT_BUFFER,
+            &[3u32, 1, 0, 0, 0, 1],
+        )
+        .unwrap();
     let full = vk::Rect2D {
         offset: vk::Offset2D::default(),
         extent: vk::Extent2D {
@@ -164,6 +173,22 @@ fn graphics_commands_name_the_users_line() {
                 r.bind_index_buffer(&ib, 0, vk::IndexType::UINT32)
             );
             named!(r, "draw_indexed", r.draw_indexed(3, 1, 0, 0, 0));
+            named!(r, "draw_indirect", r.draw_indirect(&commands, 0, 1, 16));
+            named!(
+                r,
+                "draw_indexed_indirect",
+                r.draw_indexed_indirect(&commands, 0, 1, 20)
+            );
+            named!(
+                r,
+                "draw_indirect_count",
+                r.draw_indirect_count(&commands, 0, &commands, 20, 1, 16)
+            );
+            named!(
+                r,
+                "draw_indexed_indirect_count",
+                r.draw_indexed_indirect_count(&commands, 0, &commands, 20, 1, 20)
+            );
             named!(r, "end_rendering", r.end_rendering());
             Ok(())
         })
