@@ -118,7 +118,8 @@ pub use pipeline::{
     BindingAccess, BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
     GraphicsPipelineDesc, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineExecutable,
     PipelineExecutableStatistic, PipelineLayout, PipelineLayoutDesc, PushConstantRange,
-    StatisticValue, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
+    RenderingFormats, StatisticValue, VertexAttribute, VertexBufferLayout, Visibility,
+    DEFAULT_BINDLESS_MAX,
 };
 #[cfg(feature = "hot-reload")]
 pub use pipeline::{HotComputePipeline, HotDesc, ReloadEvent};

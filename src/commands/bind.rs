@@ -81,6 +81,11 @@ impl<'a> Recorder<'a, '_> {
                 })
             }
         }
+        if i == 1 {
+            self.pipeline_formats = pipeline.rendering_formats().map(|f| (f, pipeline.label()));
+            self.vertex_bindings = pipeline.vertex_bindings();
+            self.formats_ok = false;
+        }
         self.bind_gen += 1;
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
         unsafe { self.shared.raw.cmd_bind_pipeline(self.cb, bind_point, raw) };

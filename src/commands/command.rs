@@ -200,6 +200,9 @@ impl Recorder<'_, '_> {
                             "an indexed draw without an index buffer; call bind_index_buffer first",
                     });
                 }
+                if !self.formats_ok {
+                    self.check_formats(what)?;
+                }
             }
         }
         for i in cmd.images {
@@ -238,6 +241,33 @@ impl Recorder<'_, '_> {
             return Err(Error::NoPipelineBound { what });
         }
         self.check_bound_state(slot)
+    }
+
+    /// Checks that the bound graphics pipeline draws into the scope's attachments and
+    /// that each of its vertex buffer bindings has a buffer (VUID-vkCmdDraw-None-04007).
+    /// Errors: `KILN-E287`, `KILN-E283`.
+    #[cold]
+    #[inline(never)]
+    fn check_formats(&mut self, what: &'static str) -> Result<()> {
+        let n = self.vertex_bindings as usize;
+        if (0..n).any(|i| self.vertex_buffers.get(i).is_none_or(Option::is_none)) {
+            return Err(Error::RenderingState {
+                what: "a draw with a vertex buffer binding of the bound pipeline unbound; call \
+                       bind_vertex_buffer for each of its vertex buffer layouts",
+            });
+        }
+        if let Some((formats, label)) = self.pipeline_formats {
+            if *formats != self.scope_formats {
+                return Err(Error::RenderingFormats {
+                    what,
+                    pipeline: label.to_string(),
+                    built: formats.to_string(),
+                    scope: self.scope_formats.to_string(),
+                });
+            }
+        }
+        self.formats_ok = true;
+        Ok(())
     }
 
     /// Automatic mode: lists the uses of `cmd` and records the barrier they need.

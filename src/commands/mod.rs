@@ -75,6 +75,7 @@
 //! cannot run at all (binding a compute pipeline on a transfer queue, rendering on a
 //! compute queue) fail with `KILN-E120`.
 
+mod attachments;
 mod automatic;
 mod barrier;
 mod bind;
@@ -83,6 +84,7 @@ mod dispatch;
 mod hazards;
 mod image_layouts;
 mod indirect;
+mod mips;
 mod push;
 mod push_descriptor;
 mod render;
@@ -104,7 +106,7 @@ pub(crate) use work::RecordedWork;
 use crate::descriptors::DescriptorSet;
 use crate::device::{supported_stages, Buffer, Shared};
 use crate::error::{Error, Result};
-use crate::pipeline::{PipelineAccess, PipelineLayout};
+use crate::pipeline::{PipelineAccess, PipelineLayout, RenderingFormats};
 use command::{BufferAccess, Command};
 use hazards::{Key, Need, Tracker, Use};
 use work::ImageUse;
@@ -209,6 +211,16 @@ pub struct Recorder<'a, 'r> {
     images: Vec<ImageUse>,
     /// Inside `begin_rendering` … `end_rendering`.
     rendering: bool,
+    /// The attachments of the open (or last) rendering scope.
+    scope_formats: RenderingFormats,
+    /// The bound graphics pipeline's attachments and its label.
+    pipeline_formats: Option<(&'a RenderingFormats, &'a str)>,
+    /// Vertex buffer bindings the bound graphics pipeline reads (0 ..).
+    vertex_bindings: u32,
+    /// `pipeline_formats` equals `scope_formats` and every binding of `vertex_bindings` has
+    /// a vertex buffer: checked by the first draw after any of them changed (`KILN-E287`,
+    /// `KILN-E283`).
+    formats_ok: bool,
     /// Every set bound, stamped with the submission value; each set is listed once (its
     /// `listed_by` holds the id of the recording that listed it).
     used_sets: Vec<&'a DescriptorSet>,
@@ -300,6 +312,10 @@ impl<'a> Recorder<'a, '_> {
             current_graphics: false,
             images: Vec::new(),
             rendering: false,
+            scope_formats: RenderingFormats::default(),
+            pipeline_formats: None,
+            vertex_bindings: 0,
+            formats_ok: false,
             used_sets: Vec::new(),
             kept: Vec::new(),
             read: Vec::new(),

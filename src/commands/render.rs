@@ -3,6 +3,7 @@
 
 use ash::vk;
 
+use super::attachments;
 use super::command::Command;
 use super::image_layouts::stage_access;
 use super::Recorder;
@@ -23,12 +24,16 @@ pub enum LoadOp {
 /// One colour attachment of a rendering scope.
 #[derive(Clone, Copy, Debug)]
 pub struct ColorAttachment<'a> {
-    /// A 2D image with COLOR_ATTACHMENT usage.
+    /// A one-mip 2D image with COLOR_ATTACHMENT usage.
     pub image: &'a Image,
     /// What the attachment holds when rendering begins (clear or load).
     pub load: LoadOp,
     /// Keep what was rendered (`false` = STORE_OP_DONT_CARE).
     pub store: bool,
+    /// A multisampled `image` is resolved into this single-sampled image of its format and
+    /// extent at the end of the scope (the samples' average for float formats, sample 0
+    /// for integer ones); its previous contents are replaced.
+    pub resolve: Option<&'a Image>,
 }
 
 impl<'a> ColorAttachment<'a> {
@@ -38,6 +43,18 @@ impl<'a> ColorAttachment<'a> {
             image,
             load: LoadOp::Clear(rgba),
             store: true,
+            resolve: None,
+        }
+    }
+
+    /// Resolves the (multisampled) attachment into `target` and discards its samples
+    /// (`store: false`, which tile-based GPUs never write to memory; set `store` to keep
+    /// them).
+    pub fn resolve_into(self, target: &'a Image) -> Self {
+        ColorAttachment {
+            resolve: Some(target),
+            store: false,
+            ..self
         }
     }
 }
@@ -62,22 +79,24 @@ pub struct RenderingDesc<'a> {
     pub depth: Option<DepthAttachment<'a>>,
 }
 
-fn usage_error(image: &Image, needed: vk::ImageUsageFlags, what: &'static str) -> Error {
-    Error::ImageUsage {
-        object: image.label().to_string(),
-        needed,
-        what,
+fn store_op(store: bool) -> vk::AttachmentStoreOp {
+    if store {
+        vk::AttachmentStoreOp::STORE
+    } else {
+        vk::AttachmentStoreOp::DONT_CARE
     }
 }
 
 impl<'a> Recorder<'a, '_> {
     /// Begins a rendering scope (`vkCmdBeginRendering`) over the attachments' full extent.
-    /// Attachments are moved to COLOR_ATTACHMENT_OPTIMAL / DEPTH_ATTACHMENT_OPTIMAL first;
-    /// the viewport and scissor are set to the whole extent (depth range 0..1, +Y down as
-    /// in Vulkan's framebuffer coordinates).
+    /// Attachments (and resolve targets) are moved to COLOR_ATTACHMENT_OPTIMAL /
+    /// DEPTH_ATTACHMENT_OPTIMAL first; the viewport and scissor are set to the whole extent
+    /// (depth range 0..1, +Y down as in Vulkan's framebuffer coordinates). Draws in the
+    /// scope need a pipeline built for its attachments (`KILN-E287`).
     ///
     /// Errors: `KILN-E283` already rendering or no attachment, `KILN-E182` an attachment
-    /// without the attachment usage, `KILN-E180` attachments of different extents,
+    /// without the attachment usage, `KILN-E180` attachments of different extents or
+    /// sample counts, one that is not a one-mip 2D image, a resolve target Vulkan rejects,
     /// `KILN-E120` a queue without graphics, `KILN-E109` an image of another device.
     #[track_caller]
     pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
@@ -90,136 +109,21 @@ impl<'a> Recorder<'a, '_> {
                 what: "begin_rendering inside a rendering scope; call end_rendering first",
             });
         }
+        for img in attachments::images(desc) {
+            self.own_image(img)?;
+        }
+        let (extent, formats) = attachments::check(desc)?;
         // The attachments are borrowed only for this call: their transitions below keep
         // them alive until the recording is submitted (their drop is then deferred past
         // the submission).
-        let first = desc
-            .color
-            .first()
-            .map(|c| c.image)
-            .or(desc.depth.as_ref().map(|d| d.image))
-            .ok_or(Error::RenderingState {
-                what: "begin_rendering without any attachment",
-            })?;
-        let extent = first.extent();
-        for img in desc
-            .color
-            .iter()
-            .map(|c| c.image)
-            .chain(desc.depth.as_ref().map(|d| d.image))
-        {
-            self.own_image(img)?;
-            if img.extent() != extent {
-                return Err(Error::InvalidImage {
-                    object: img.label().to_string(),
-                    detail: format!(
-                        "attachment is {}x{} but `{}` is {}x{}; attachments of one rendering scope share an extent",
-                        img.width(),
-                        img.height(),
-                        first.label(),
-                        extent.width,
-                        extent.height
-                    ),
-                });
-            }
-        }
         let mut colors = Vec::with_capacity(desc.color.len());
         for c in desc.color {
-            if !c
-                .image
-                .usage()
-                .contains(vk::ImageUsageFlags::COLOR_ATTACHMENT)
-            {
-                return Err(usage_error(
-                    c.image,
-                    vk::ImageUsageFlags::COLOR_ATTACHMENT,
-                    "a colour attachment",
-                ));
-            }
-            if c.image.aspect() != vk::ImageAspectFlags::COLOR {
-                return Err(usage_error(
-                    c.image,
-                    vk::ImageUsageFlags::COLOR_ATTACHMENT,
-                    "a colour attachment (this image has a depth format)",
-                ));
-            }
-            let (load_op, clear) = match c.load {
-                LoadOp::Clear(v) => (vk::AttachmentLoadOp::CLEAR, v),
-                LoadOp::Load => (vk::AttachmentLoadOp::LOAD, [0.0; 4]),
-                LoadOp::DontCare => (vk::AttachmentLoadOp::DONT_CARE, [0.0; 4]),
-            };
-            let old = self.image_layout(c.image);
-            let always = load_op != vk::AttachmentLoadOp::LOAD;
-            self.attach(
-                c.image,
-                old,
-                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-                always,
-            )?;
-            colors.push(
-                vk::RenderingAttachmentInfo::default()
-                    .image_view(c.image.view())
-                    .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                    .load_op(load_op)
-                    .store_op(if c.store {
-                        vk::AttachmentStoreOp::STORE
-                    } else {
-                        vk::AttachmentStoreOp::DONT_CARE
-                    })
-                    .clear_value(vk::ClearValue {
-                        color: vk::ClearColorValue { float32: clear },
-                    }),
-            );
+            colors.push(self.color_attachment(c)?);
         }
-        let mut depth = None;
-        if let Some(d) = &desc.depth {
-            if !d
-                .image
-                .usage()
-                .contains(vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT)
-                || !d.image.aspect().contains(vk::ImageAspectFlags::DEPTH)
-            {
-                return Err(usage_error(
-                    d.image,
-                    vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT,
-                    "a depth attachment (with a depth format)",
-                ));
-            }
-            let layout = if d.image.aspect().contains(vk::ImageAspectFlags::STENCIL) {
-                vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL
-            } else {
-                vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL
-            };
-            if d.clear.is_some() {
-                // Discard the old contents; the barrier also orders this scope's depth
-                // writes after earlier ones (e.g. a previous frame's).
-                self.attach(d.image, vk::ImageLayout::UNDEFINED, layout, true)?;
-            } else {
-                let old = self.image_layout(d.image);
-                self.attach(d.image, old, layout, false)?;
-            }
-            depth = Some(
-                vk::RenderingAttachmentInfo::default()
-                    .image_view(d.image.view())
-                    .image_layout(layout)
-                    .load_op(if d.clear.is_some() {
-                        vk::AttachmentLoadOp::CLEAR
-                    } else {
-                        vk::AttachmentLoadOp::LOAD
-                    })
-                    .store_op(if d.store {
-                        vk::AttachmentStoreOp::STORE
-                    } else {
-                        vk::AttachmentStoreOp::DONT_CARE
-                    })
-                    .clear_value(vk::ClearValue {
-                        depth_stencil: vk::ClearDepthStencilValue {
-                            depth: d.clear.unwrap_or(1.0),
-                            stencil: 0,
-                        },
-                    }),
-            );
-        }
+        let depth = match &desc.depth {
+            Some(d) => Some(self.depth_attachment(d)?),
+            None => None,
+        };
         let area = vk::Rect2D {
             offset: vk::Offset2D::default(),
             extent,
@@ -232,28 +136,20 @@ impl<'a> Recorder<'a, '_> {
             info = info.depth_attachment(d);
         }
         if self.automatic {
-            // The sets bound for draws: their images move now (no barrier may be recorded
-            // inside the scope), and one barrier orders everything recorded since the last
-            // scope before the draws (`hazards`: rendering scopes).
-            self.set_layouts_only(1, "a draw")?;
-            let mut need = self.tracker.flush();
-            let addresses = self.address_barriers();
-            if !addresses.is_empty() {
-                need.get_or_insert_with(Default::default).merge(addresses);
-            }
-            match need {
-                Some(need) => {
-                    let _ = self.emit(need);
-                }
-                None => self.emit_transitions(),
-            }
+            self.scope_barrier()?;
         }
         self.flush_scopes();
-        // SAFETY: attachments are in the layouts named above, have the attachment usage and
-        // one extent (checked); dynamic rendering is enabled on every Vulkan 1.3 device kiln
-        // makes graphics objects for.
+        // SAFETY: attachments are one-mip 2D images of this device in the layouts named
+        // above, with the attachment usage, one extent and one sample count; resolve
+        // targets are single-sampled images of their attachment's format (checked);
+        // dynamic rendering is enabled on every Vulkan 1.3 device kiln makes graphics
+        // objects for.
         unsafe { self.shared.raw.cmd_begin_rendering(self.cb, &info) };
         self.rendering = true;
+        if formats != self.scope_formats {
+            self.scope_formats = formats;
+            self.formats_ok = false;
+        }
         let viewport = vk::Viewport {
             x: 0.0,
             y: 0.0,
@@ -269,6 +165,92 @@ impl<'a> Recorder<'a, '_> {
             self.shared.raw.cmd_set_scissor(self.cb, 0, &[area]);
         }
         Ok(())
+    }
+
+    /// Automatic mode, before a scope: the sets bound for draws move their images now (no
+    /// barrier may be recorded inside the scope), and one barrier orders everything
+    /// recorded since the last scope before the draws (`hazards`: rendering scopes).
+    fn scope_barrier(&mut self) -> Result<()> {
+        self.set_layouts_only(1, "a draw")?;
+        let mut need = self.tracker.flush();
+        let addresses = self.address_barriers();
+        if !addresses.is_empty() {
+            need.get_or_insert_with(Default::default).merge(addresses);
+        }
+        match need {
+            Some(need) => {
+                let _ = self.emit(need);
+            }
+            None => self.emit_transitions(),
+        }
+        Ok(())
+    }
+
+    /// Moves a checked colour attachment (and its resolve target, whose contents the
+    /// resolve replaces) to COLOR_ATTACHMENT_OPTIMAL; returns its attachment info.
+    fn color_attachment(
+        &mut self,
+        c: &ColorAttachment<'_>,
+    ) -> Result<vk::RenderingAttachmentInfo<'static>> {
+        let (load_op, clear) = match c.load {
+            LoadOp::Clear(v) => (vk::AttachmentLoadOp::CLEAR, v),
+            LoadOp::Load => (vk::AttachmentLoadOp::LOAD, [0.0; 4]),
+            LoadOp::DontCare => (vk::AttachmentLoadOp::DONT_CARE, [0.0; 4]),
+        };
+        let layout = vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL;
+        let old = self.image_layout(c.image);
+        self.attach(c.image, old, layout, load_op != vk::AttachmentLoadOp::LOAD)?;
+        let mut info = vk::RenderingAttachmentInfo::default()
+            .image_view(c.image.view())
+            .image_layout(layout)
+            .load_op(load_op)
+            .store_op(store_op(c.store))
+            .clear_value(vk::ClearValue {
+                color: vk::ClearColorValue { float32: clear },
+            });
+        if let Some(r) = c.resolve {
+            self.attach(r, vk::ImageLayout::UNDEFINED, layout, true)?;
+            info = info
+                .resolve_mode(attachments::resolve_mode(c.image.format()))
+                .resolve_image_view(r.view())
+                .resolve_image_layout(layout);
+        }
+        Ok(info)
+    }
+
+    /// Moves a checked depth attachment to its attachment layout; returns its info.
+    fn depth_attachment(
+        &mut self,
+        d: &DepthAttachment<'_>,
+    ) -> Result<vk::RenderingAttachmentInfo<'static>> {
+        let layout = if d.image.aspect().contains(vk::ImageAspectFlags::STENCIL) {
+            vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL
+        } else {
+            vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL
+        };
+        if d.clear.is_some() {
+            // Discard the old contents; the barrier also orders this scope's depth
+            // writes after earlier ones (e.g. a previous frame's).
+            self.attach(d.image, vk::ImageLayout::UNDEFINED, layout, true)?;
+        } else {
+            let old = self.image_layout(d.image);
+            self.attach(d.image, old, layout, false)?;
+        }
+        Ok(vk::RenderingAttachmentInfo::default()
+            .image_view(d.image.view())
+            .image_layout(layout)
+            .load_op(if d.clear.is_some() {
+                vk::AttachmentLoadOp::CLEAR
+            } else {
+                vk::AttachmentLoadOp::LOAD
+            })
+            .store_op(store_op(d.store))
+            .clear_value(vk::ClearValue {
+                depth_stencil: vk::ClearDepthStencilValue {
+                    depth: d.clear.unwrap_or(1.0),
+                    stencil: 0,
+                },
+            }))
     }
 
     /// Ends the rendering scope. Errors: `KILN-E283` no scope is open.
@@ -348,6 +330,7 @@ impl<'a> Recorder<'a, '_> {
             self.vertex_buffers.resize(i + 1, None);
         }
         self.vertex_buffers[i] = Some((buffer, offset));
+        self.formats_ok = false;
         // A use of the submission (host writes to the buffer wait for it).
         self.read.push(buffer);
         Ok(())

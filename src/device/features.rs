@@ -128,6 +128,8 @@ pub struct Features {
     pub fragment_stores_and_atomics: bool,
     /// Anisotropic filtering.
     pub sampler_anisotropy: bool,
+    /// `imageCubeArray`: images with a CUBE_ARRAY view.
+    pub image_cube_array: bool,
     /// `multiDrawIndirect`: indirect draws with a draw count above 1.
     pub multi_draw_indirect: bool,
     /// `drawIndirectCount` (Vulkan 1.2): `draw_indirect_count` and
@@ -396,6 +398,7 @@ pub(crate) fn create_device(
         vertex_pipeline_stores_and_atomics: b(f10.vertex_pipeline_stores_and_atomics),
         fragment_stores_and_atomics: b(f10.fragment_stores_and_atomics),
         sampler_anisotropy: b(f10.sampler_anisotropy),
+        image_cube_array: b(f10.image_cube_array),
         multi_draw_indirect: b(f10.multi_draw_indirect),
         draw_indirect_count: v12 && b(f12.draw_indirect_count),
         swapchain,

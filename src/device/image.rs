@@ -1,7 +1,8 @@
-//! 2D images with a view and memory from `gpu-allocator` (staged uploads and readbacks live
-//! in the submission layer).
+//! Images (1D, 2D, 3D, arrays, cubes; mip chains; multisampled targets) with a view and
+//! memory from `gpu-allocator` (staged uploads and readbacks live in the submission layer;
+//! the description's checks in `image_desc`).
 //!
-//! kiln tracks each image's layout (one layout for all mips): the layout after the last
+//! kiln tracks each image's layout (one layout for all mips and layers): the layout after the last
 //! finished execution lives in the image, and a [`Recorder`](crate::Recorder) keeps the
 //! layouts it has recorded transitions to until its command buffer has been submitted.
 //! Transitions use `vkCmdPipelineBarrier2` (synchronization2, Vulkan spec §7.6.2).
@@ -12,163 +13,13 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
+use super::format::format_info;
+use super::image_desc::{plan, ImageDesc, ImageLimits, ImagePlan};
 use super::{FaultSite, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
 
-/// Numeric class of a format's components, as shaders see them (Vulkan spec §34.1.2
-/// "Numeric Format" / the "Interpretation of Numeric Format" table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum NumClass {
-    /// SFLOAT, UNORM, SNORM, USCALED, SSCALED, SRGB: the shader sees floats.
-    Float,
-    Uint,
-    Sint,
-}
-
-/// What kiln knows about a format: bytes per texel, components, numeric class, aspect.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct FormatInfo {
-    pub bytes: u32,
-    pub components: u32,
-    pub class: NumClass,
-    /// 64-bit components (need 64-bit shader types).
-    pub wide: bool,
-    pub aspect: vk::ImageAspectFlags,
-}
-
-/// Format facts for the formats kiln creates images and vertex attributes with. `None` for
-/// compressed and exotic formats.
-pub(crate) fn format_info(f: vk::Format) -> Option<FormatInfo> {
-    use vk::Format as F;
-    use NumClass::*;
-    let c = vk::ImageAspectFlags::COLOR;
-    let (bytes, components, class, wide, aspect) = match f {
-        F::R8_UNORM | F::R8_SNORM | F::R8_SRGB => (1, 1, Float, false, c),
-        F::R8_UINT => (1, 1, Uint, false, c),
-        F::R8_SINT => (1, 1, Sint, false, c),
-        F::R8G8_UNORM | F::R8G8_SNORM => (2, 2, Float, false, c),
-        F::R8G8_UINT => (2, 2, Uint, false, c),
-        F::R8G8_SINT => (2, 2, Sint, false, c),
-        F::R8G8B8A8_UNORM
-        | F::R8G8B8A8_SNORM
-        | F::R8G8B8A8_SRGB
-        | F::B8G8R8A8_UNORM
-        | F::B8G8R8A8_SRGB
-        | F::A2B10G10R10_UNORM_PACK32
-        | F::A2R10G10B10_UNORM_PACK32 => (4, 4, Float, false, c),
-        F::R8G8B8A8_UINT => (4, 4, Uint, false, c),
-        F::R8G8B8A8_SINT => (4, 4, Sint, false, c),
-        F::R16_SFLOAT | F::R16_UNORM | F::R16_SNORM => (2, 1, Float, false, c),
-        F::R16_UINT => (2, 1, Uint, false, c),
-        F::R16_SINT => (2, 1, Sint, false, c),
-        F::R16G16_SFLOAT | F::R16G16_UNORM | F::R16G16_SNORM => (4, 2, Float, false, c),
-        F::R16G16_UINT => (4, 2, Uint, false, c),
-        F::R16G16_SINT => (4, 2, Sint, false, c),
-        F::R16G16B16A16_SFLOAT | F::R16G16B16A16_UNORM | F::R16G16B16A16_SNORM => {
-            (8, 4, Float, false, c)
-        }
-        F::R16G16B16A16_UINT => (8, 4, Uint, false, c),
-        F::R16G16B16A16_SINT => (8, 4, Sint, false, c),
-        F::R32_SFLOAT => (4, 1, Float, false, c),
-        F::R32_UINT => (4, 1, Uint, false, c),
-        F::R32_SINT => (4, 1, Sint, false, c),
-        F::R32G32_SFLOAT => (8, 2, Float, false, c),
-        F::R32G32_UINT => (8, 2, Uint, false, c),
-        F::R32G32_SINT => (8, 2, Sint, false, c),
-        F::R32G32B32_SFLOAT => (12, 3, Float, false, c),
-        F::R32G32B32_UINT => (12, 3, Uint, false, c),
-        F::R32G32B32_SINT => (12, 3, Sint, false, c),
-        F::R32G32B32A32_SFLOAT => (16, 4, Float, false, c),
-        F::R32G32B32A32_UINT => (16, 4, Uint, false, c),
-        F::R32G32B32A32_SINT => (16, 4, Sint, false, c),
-        F::R64_SFLOAT => (8, 1, Float, true, c),
-        F::R64G64_SFLOAT => (16, 2, Float, true, c),
-        F::R64G64B64_SFLOAT => (24, 3, Float, true, c),
-        F::R64G64B64A64_SFLOAT => (32, 4, Float, true, c),
-        F::D16_UNORM => (2, 1, Float, false, vk::ImageAspectFlags::DEPTH),
-        F::D32_SFLOAT => (4, 1, Float, false, vk::ImageAspectFlags::DEPTH),
-        F::X8_D24_UNORM_PACK32 => (4, 1, Float, false, vk::ImageAspectFlags::DEPTH),
-        F::D24_UNORM_S8_UINT => (
-            4,
-            2,
-            Float,
-            false,
-            vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL,
-        ),
-        F::D32_SFLOAT_S8_UINT => (
-            8,
-            2,
-            Float,
-            false,
-            vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL,
-        ),
-        _ => return None,
-    };
-    Some(FormatInfo {
-        bytes,
-        components,
-        class,
-        wide,
-        aspect,
-    })
-}
-
-/// How to create an [`Image`]: a 2D image with one array layer.
-#[derive(Clone, Debug)]
-pub struct ImageDesc<'a> {
-    /// Name shown in errors and validation messages.
-    pub label: &'a str,
-    /// Width and height in texels (each ≥ 1 and ≤ `maxImageDimension2D`).
-    pub width: u32,
-    /// Height in texels (≥ 1 and ≤ `maxImageDimension2D`).
-    pub height: u32,
-    /// The texel format.
-    pub format: vk::Format,
-    /// Usage; kiln adds TRANSFER_SRC | TRANSFER_DST so upload and readback always work.
-    pub usage: vk::ImageUsageFlags,
-    /// Mip levels, 1 ..= ⌊log2(max(width, height))⌋ + 1.
-    pub mip_levels: u32,
-}
-
-impl Default for ImageDesc<'_> {
-    /// An unlabelled 1x1 RGBA8 sampled texture with one mip: set at least the size
-    /// (`ImageDesc { width: 64, height: 64, ..Default::default() }`).
-    fn default() -> Self {
-        ImageDesc::texture("", 1, 1, vk::Format::R8G8B8A8_UNORM)
-    }
-}
-
-impl<'a> ImageDesc<'a> {
-    /// A sampled texture with one mip.
-    pub fn texture(label: &'a str, width: u32, height: u32, format: vk::Format) -> Self {
-        ImageDesc {
-            label,
-            width,
-            height,
-            format,
-            usage: vk::ImageUsageFlags::SAMPLED,
-            mip_levels: 1,
-        }
-    }
-
-    /// A colour render target (colour attachment, also sampleable).
-    pub fn color_target(label: &'a str, width: u32, height: u32, format: vk::Format) -> Self {
-        ImageDesc {
-            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::SAMPLED,
-            ..Self::texture(label, width, height, format)
-        }
-    }
-
-    /// A depth(-stencil) attachment.
-    pub fn depth_target(label: &'a str, width: u32, height: u32, format: vk::Format) -> Self {
-        ImageDesc {
-            usage: vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT,
-            ..Self::texture(label, width, height, format)
-        }
-    }
-}
-
-/// A 2D `VkImage`, its `VkImageView` (all mips) and memory: a cheap-to-clone handle,
+/// A `VkImage`, its `VkImageView` (all mips and layers, of the description's
+/// `view_type`) and memory: a cheap-to-clone handle,
 /// destroyed when the last handle (including those descriptor sets hold) drops.
 #[derive(Clone)]
 pub struct Image(Arc<ImageInner>);
@@ -183,6 +34,10 @@ struct ImageInner {
     format: vk::Format,
     width: u32,
     height: u32,
+    depth: u32,
+    array_layers: u32,
+    view_type: vk::ImageViewType,
+    samples: vk::SampleCountFlags,
     mip_levels: u32,
     usage: vk::ImageUsageFlags,
     aspect: vk::ImageAspectFlags,
@@ -199,9 +54,12 @@ impl std::fmt::Debug for Image {
         let s = &self.0;
         f.debug_struct("Image")
             .field("label", &s.label)
-            .field("extent", &(s.width, s.height))
+            .field("extent", &(s.width, s.height, s.depth))
+            .field("view_type", &s.view_type)
+            .field("array_layers", &s.array_layers)
             .field("format", &s.format)
             .field("mip_levels", &s.mip_levels)
+            .field("samples", &s.samples)
             .field("usage", &s.usage)
             .finish()
     }
@@ -233,74 +91,25 @@ impl Image {
                 ),
             )
         })?;
-        let max = shared.limits().max_image_dimension2_d;
-        if desc.width == 0 || desc.height == 0 || desc.width > max || desc.height > max {
-            return Err(invalid(
-                label,
-                format!(
-                    "extent {}x{} is outside 1..={max} (maxImageDimension2D)",
-                    desc.width, desc.height
-                ),
-            ));
-        }
-        let max_mips = 32 - desc.width.max(desc.height).leading_zeros();
-        if desc.mip_levels == 0 || desc.mip_levels > max_mips {
-            return Err(invalid(
-                label,
-                format!(
-                    "{} mip levels; a {}x{} image has 1..={max_mips}",
-                    desc.mip_levels, desc.width, desc.height
-                ),
-            ));
-        }
+        let cube_array = shared.features.image_cube_array;
+        let planned = plan(desc, &ImageLimits::of(shared.limits(), cube_array))
+            .map_err(|detail| invalid(label, detail))?;
         let usage =
             desc.usage | vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
-        let ir = &shared.instance.raw;
-        // SAFETY: plain query on this instance's physical device.
-        let props = unsafe {
-            ir.get_physical_device_image_format_properties(
-                shared.physical,
-                desc.format,
-                vk::ImageType::TYPE_2D,
-                vk::ImageTiling::OPTIMAL,
-                usage,
-                vk::ImageCreateFlags::empty(),
-            )
-        };
-        match props {
-            Ok(p) if p.max_mip_levels >= desc.mip_levels => {}
-            Ok(p) => {
-                return Err(invalid(
-                    label,
-                    format!(
-                        "{:?} allows {} mip levels, {} requested",
-                        desc.format, p.max_mip_levels, desc.mip_levels
-                    ),
-                ))
-            }
-            Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED) => {
-                return Err(invalid(
-                    label,
-                    format!(
-                        "the device does not support {:?} with usage {usage:?} (optimal tiling)",
-                        desc.format
-                    ),
-                ))
-            }
-            Err(e) => return Err(vk_err("vkGetPhysicalDeviceImageFormatProperties")(e)),
-        }
+        check_format(shared, desc, usage, planned)?;
         let d = &shared.raw;
         let create = vk::ImageCreateInfo::default()
-            .image_type(vk::ImageType::TYPE_2D)
+            .flags(planned.flags)
+            .image_type(planned.image_type)
             .format(desc.format)
             .extent(vk::Extent3D {
                 width: desc.width,
                 height: desc.height,
-                depth: 1,
+                depth: desc.depth,
             })
             .mip_levels(desc.mip_levels)
-            .array_layers(1)
-            .samples(vk::SampleCountFlags::TYPE_1)
+            .array_layers(desc.array_layers)
+            .samples(desc.samples)
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
             // Concurrent over kiln's queue families when there are several (see `Sharing`).
@@ -349,7 +158,14 @@ impl Image {
         // serve (VUID-VkImageViewCreateInfo-image-04441).
         let view = bound.map_err(vk_err("vkBindImageMemory")).and_then(|_| {
             if usage.intersects(VIEW_USAGE) {
-                make_view(shared, raw, desc.format, info.aspect, desc.mip_levels)
+                let range = vk::ImageSubresourceRange {
+                    aspect_mask: info.aspect,
+                    base_mip_level: 0,
+                    level_count: desc.mip_levels,
+                    base_array_layer: 0,
+                    layer_count: desc.array_layers,
+                };
+                make_view(shared, raw, desc.format, desc.view_type, range)
             } else {
                 Ok(vk::ImageView::null())
             }
@@ -376,6 +192,10 @@ impl Image {
             format: desc.format,
             width: desc.width,
             height: desc.height,
+            depth: desc.depth,
+            array_layers: desc.array_layers,
+            view_type: desc.view_type,
+            samples: desc.samples,
             mip_levels: desc.mip_levels,
             usage,
             aspect: info.aspect,
@@ -397,7 +217,15 @@ impl Image {
         label: &str,
     ) -> Result<Image> {
         let aspect = vk::ImageAspectFlags::COLOR;
-        let view = make_view(shared, raw, format, aspect, 1)?;
+        let range = vk::ImageSubresourceRange {
+            aspect_mask: aspect,
+            base_mip_level: 0,
+            level_count: 1,
+            base_array_layer: 0,
+            layer_count: 1,
+        };
+        let view_type = vk::ImageViewType::TYPE_2D;
+        let view = make_view(shared, raw, format, view_type, range)?;
         shared.set_name(view, label);
         Ok(Image(Arc::new(ImageInner {
             shared: shared.clone(),
@@ -408,6 +236,10 @@ impl Image {
             format,
             width: extent.width,
             height: extent.height,
+            depth: 1,
+            array_layers: 1,
+            view_type,
+            samples: vk::SampleCountFlags::TYPE_1,
             mip_levels: 1,
             usage,
             aspect,
@@ -446,6 +278,22 @@ impl Image {
     pub fn mip_levels(&self) -> u32 {
         self.0.mip_levels
     }
+    /// Depth of mip level 0, texels (1 but for 3D images).
+    pub fn depth(&self) -> u32 {
+        self.0.depth
+    }
+    /// Number of array layers (6 per cube).
+    pub fn array_layers(&self) -> u32 {
+        self.0.array_layers
+    }
+    /// The type of [`view`](Self::view) (which decided the image's type).
+    pub fn view_type(&self) -> vk::ImageViewType {
+        self.0.view_type
+    }
+    /// Samples per texel (TYPE_1 but for multisampled targets).
+    pub fn samples(&self) -> vk::SampleCountFlags {
+        self.0.samples
+    }
     /// Usage flags the image was created with (including the added transfer bits).
     pub fn usage(&self) -> vk::ImageUsageFlags {
         self.0.usage
@@ -474,18 +322,18 @@ impl Image {
         *self.0.layout.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Tightly packed byte size of mip `level`.
+    /// Tightly packed byte size of mip `level`, every layer: layer after layer, each depth
+    /// slice after slice, row after row.
     pub fn level_size(&self, level: u32) -> u64 {
-        let (w, h) = self.level_extent(level);
+        let (w, h, d) = self.level_extent(level);
         let bytes = format_info(self.0.format).map_or(0, |i| i.bytes) as u64;
-        w as u64 * h as u64 * bytes
+        w as u64 * h as u64 * d as u64 * bytes * self.0.array_layers as u64
     }
 
-    fn level_extent(&self, level: u32) -> (u32, u32) {
-        (
-            (self.0.width >> level).max(1),
-            (self.0.height >> level).max(1),
-        )
+    /// The extent of mip `level`: each dimension halved per level, at least 1.
+    pub fn level_extent(&self, level: u32) -> (u32, u32, u32) {
+        let half = |x: u32| x.checked_shr(level).unwrap_or(0).max(1);
+        (half(self.0.width), half(self.0.height), half(self.0.depth))
     }
 
     /// The device state this image belongs to.
@@ -499,11 +347,23 @@ impl Image {
         *self.0.layout.lock().unwrap_or_else(|p| p.into_inner()) = layout;
     }
 
-    /// Checks that mip `level` exists, is a colour level (kiln copies colour images only)
-    /// and holds `found` bytes tightly packed.
+    /// Checks that mip `level` exists, is a single-sampled colour level (kiln copies
+    /// those only; a multisampled image cannot be copied, VUID-vkCmdCopyBufferToImage-
+    /// dstImage-07973) and holds `found` bytes tightly packed.
     ///
-    /// Errors: `KILN-E180` no such level or not a colour image, `KILN-E181` wrong size.
+    /// Errors: `KILN-E180` no such level, not a colour image or multisampled, `KILN-E181`
+    /// wrong size.
     pub(crate) fn check_level(&self, level: u32, found: u64) -> Result<()> {
+        if self.0.samples != vk::SampleCountFlags::TYPE_1 {
+            return Err(invalid(
+                &self.0.label,
+                format!(
+                    "a multisampled image ({:?}) cannot be copied; resolve it into a \
+                     single-sampled image (ColorAttachment::resolve) and copy that",
+                    self.0.samples
+                ),
+            ));
+        }
         if level >= self.0.mip_levels {
             return Err(invalid(
                 &self.0.label,
@@ -518,12 +378,14 @@ impl Image {
         }
         let expected = self.level_size(level);
         if expected != found {
-            let (width, height) = self.level_extent(level);
+            let (width, height, depth) = self.level_extent(level);
             return Err(Error::ImageDataSize {
                 object: self.0.label.clone(),
                 level,
                 width,
                 height,
+                depth,
+                layers: self.0.array_layers,
                 format: self.0.format,
                 expected,
                 found,
@@ -534,7 +396,7 @@ impl Image {
 
     /// The extent of `level` as a copy region for the whole level.
     pub(crate) fn copy_region(&self, level: u32) -> vk::BufferImageCopy {
-        let (w, h) = self.level_extent(level);
+        let (w, h, d) = self.level_extent(level);
         vk::BufferImageCopy {
             buffer_offset: 0,
             buffer_row_length: 0,
@@ -543,27 +405,95 @@ impl Image {
                 aspect_mask: self.0.aspect,
                 mip_level: level,
                 base_array_layer: 0,
-                layer_count: 1,
+                layer_count: self.0.array_layers,
             },
             image_offset: vk::Offset3D::default(),
             image_extent: vk::Extent3D {
                 width: w,
                 height: h,
-                depth: 1,
+                depth: d,
             },
         }
     }
 
-    /// The subresource range of every mip.
+    /// The subresource range of every mip and layer.
     pub(crate) fn full_range(&self) -> vk::ImageSubresourceRange {
         vk::ImageSubresourceRange {
             aspect_mask: self.0.aspect,
             base_mip_level: 0,
             level_count: self.0.mip_levels,
             base_array_layer: 0,
-            layer_count: 1,
+            layer_count: self.0.array_layers,
         }
     }
+}
+
+/// Checks that the device supports `desc` as planned with `usage` (optimal tiling): the
+/// format, mips, layers, extent and sample count `vkGetPhysicalDeviceImageFormatProperties`
+/// allows (VUID-VkImageCreateInfo-extent-02252, -mipLevels-02255, -arrayLayers-02256,
+/// -samples-02258, -imageCreateMaxMipLevels-02251).
+///
+/// Errors: `KILN-E180`.
+fn check_format(
+    shared: &Shared,
+    desc: &ImageDesc<'_>,
+    usage: vk::ImageUsageFlags,
+    planned: ImagePlan,
+) -> Result<()> {
+    let label = desc.label;
+    // SAFETY: plain query on this instance's physical device.
+    let props = unsafe {
+        shared
+            .instance
+            .raw
+            .get_physical_device_image_format_properties(
+                shared.physical,
+                desc.format,
+                planned.image_type,
+                vk::ImageTiling::OPTIMAL,
+                usage,
+                planned.flags,
+            )
+    };
+    let p = match props {
+        Ok(p) => p,
+        Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED) => {
+            return Err(invalid(
+                label,
+                format!(
+                    "the device does not support {:?} as a {:?} image with usage {usage:?} \
+                     (optimal tiling)",
+                    desc.format, planned.image_type
+                ),
+            ))
+        }
+        Err(e) => return Err(vk_err("vkGetPhysicalDeviceImageFormatProperties")(e)),
+    };
+    let e = p.max_extent;
+    let detail = if p.max_mip_levels < desc.mip_levels {
+        format!(
+            "{:?} allows {} mip levels, {} requested",
+            desc.format, p.max_mip_levels, desc.mip_levels
+        )
+    } else if p.max_array_layers < desc.array_layers {
+        format!(
+            "{:?} allows {} layers, {} requested",
+            desc.format, p.max_array_layers, desc.array_layers
+        )
+    } else if desc.width > e.width || desc.height > e.height || desc.depth > e.depth {
+        format!(
+            "{:?} allows at most {}x{}x{}",
+            desc.format, e.width, e.height, e.depth
+        )
+    } else if !p.sample_counts.contains(desc.samples) {
+        format!(
+            "{:?} with usage {usage:?} allows sample counts {:?}, not {:?}",
+            desc.format, p.sample_counts, desc.samples
+        )
+    } else {
+        return Ok(());
+    };
+    Err(invalid(label, detail))
 }
 
 /// Usages served by an image view: an image with none of them gets no view
@@ -581,21 +511,16 @@ fn make_view(
     shared: &Shared,
     raw: vk::Image,
     format: vk::Format,
-    aspect: vk::ImageAspectFlags,
-    mips: u32,
+    view_type: vk::ImageViewType,
+    range: vk::ImageSubresourceRange,
 ) -> Result<vk::ImageView> {
     let info = vk::ImageViewCreateInfo::default()
         .image(raw)
-        .view_type(vk::ImageViewType::TYPE_2D)
+        .view_type(view_type)
         .format(format)
-        .subresource_range(vk::ImageSubresourceRange {
-            aspect_mask: aspect,
-            base_mip_level: 0,
-            level_count: mips,
-            base_array_layer: 0,
-            layer_count: 1,
-        });
-    // SAFETY: `raw` is a live 2D image of `format` with `mips` levels and memory bound.
+        .subresource_range(range);
+    // SAFETY: `raw` is a live image of `format` with memory bound, whose type, flags,
+    // levels and layers admit `view_type` and `range` (`image_desc::plan`).
     unsafe { shared.raw.create_image_view(&info, None) }.map_err(vk_err("vkCreateImageView"))
 }
 

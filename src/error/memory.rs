@@ -155,12 +155,14 @@ macro_rules! memory_errors {
 
             /// Host data for an image level has the wrong size.
             #[code("KILN-E181")]
-            #[error("image `{object}` mip {level} is {width}x{height} of {format:?} = {expected} bytes, but {found} bytes were given")]
+            #[error("image `{object}` mip {level} is {width}x{height}x{depth}, {layers} layer(s), of {format:?} = {expected} bytes, but {found} bytes were given")]
             ImageDataSize {
                 object: String,
                 level: u32,
                 width: u32,
                 height: u32,
+                depth: u32,
+                layers: u32,
                 format: vk::Format,
                 expected: u64,
                 found: u64,
@@ -173,6 +175,20 @@ macro_rules! memory_errors {
             ImageUsage {
                 object: String,
                 needed: vk::ImageUsageFlags,
+                what: &'static str,
+            },
+
+            /// A command needs format features the device lacks for the image's format with
+            /// optimal tiling (`vkGetPhysicalDeviceFormatProperties`): mip generation needs
+            /// BLIT_SRC, BLIT_DST and SAMPLED_IMAGE_FILTER_LINEAR
+            /// (VUID-vkCmdBlitImage-srcImage-01999, -dstImage-02000, -filter-02001).
+            #[code("KILN-E183")]
+            #[error("image `{object}`: {what} needs format features {needed:?} of {format:?}, but the device gives it {found:?}; use a format with them (e.g. R8G8B8A8_UNORM, R16G16B16A16_SFLOAT) or generate the mips elsewhere and upload each level")]
+            FormatFeature {
+                object: String,
+                format: vk::Format,
+                needed: vk::FormatFeatureFlags,
+                found: vk::FormatFeatureFlags,
                 what: &'static str,
             },
 

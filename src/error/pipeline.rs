@@ -171,6 +171,19 @@ macro_rules! pipeline_errors {
                 now: vk::ImageLayout,
             },
 
+            /// A draw with a graphics pipeline built for other attachments than the rendering
+            /// scope's: colour formats, depth format or sample count differ
+            /// (VUID-vkCmdDraw-colorAttachmentCount-06180, -pDepthAttachment-06181,
+            /// -multisampledRenderToSingleSampled-07285 and the same VUIDs of every draw).
+            #[code("KILN-E287")]
+            #[error("{what} with pipeline `{pipeline}`, built for {built}, in a rendering scope of {scope}; build the pipeline for the scope's attachments (GraphicsPipelineDesc::targets) or draw it in a scope that has its attachments")]
+            RenderingFormats {
+                what: &'static str,
+                pipeline: String,
+                built: String,
+                scope: String,
+            },
+
             /// An image bound through a descriptor set is not in the layout its descriptor needs
             /// (storage image: GENERAL, sampled image: SHADER_READ_ONLY_OPTIMAL;
             /// VUID-vkCmdDraw-imageLayout-00344, VUID-vkCmdDispatch-imageLayout-00344) and kiln

@@ -37,6 +37,7 @@ samples! {
     vk::DescriptorType => vk::DescriptorType::STORAGE_BUFFER,
     vk::ShaderStageFlags => vk::ShaderStageFlags::COMPUTE,
     vk::ImageUsageFlags => vk::ImageUsageFlags::SAMPLED,
+    vk::FormatFeatureFlags => vk::FormatFeatureFlags::BLIT_SRC,
     vk::BufferUsageFlags => vk::BufferUsageFlags::VERTEX_BUFFER,
     vk::QueueFlags => vk::QueueFlags::TRANSFER,
 }

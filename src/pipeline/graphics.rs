@@ -121,6 +121,9 @@ pub struct GraphicsPipelineDesc<'a> {
     pub color_formats: Vec<vk::Format>,
     /// The depth attachment format, if any.
     pub depth_format: Option<vk::Format>,
+    /// Samples per pixel of the attachments (`rasterizationSamples`; default TYPE_1; at
+    /// most the device's `framebufferColorSampleCounts` / `framebufferDepthSampleCounts`).
+    pub samples: vk::SampleCountFlags,
     /// Primitive topology (default TRIANGLE_LIST).
     pub topology: vk::PrimitiveTopology,
     /// Fill, line or point (default FILL).
@@ -157,6 +160,7 @@ impl<'a> GraphicsPipelineDesc<'a> {
             vertex_buffers: Vec::new(),
             color_formats: Vec::new(),
             depth_format: None,
+            samples: vk::SampleCountFlags::TYPE_1,
             topology: vk::PrimitiveTopology::TRIANGLE_LIST,
             polygon_mode: vk::PolygonMode::FILL,
             cull_mode: vk::CullModeFlags::NONE,
@@ -169,10 +173,13 @@ impl<'a> GraphicsPipelineDesc<'a> {
         }
     }
 
-    /// Takes the attachment formats from the render targets.
+    /// Takes the attachment formats and the sample count from the render targets.
     pub fn targets(mut self, color: &[&Image], depth: Option<&Image>) -> Self {
         self.color_formats = color.iter().map(|i| i.format()).collect();
         self.depth_format = depth.map(|d| d.format());
+        if let Some(first) = color.first().or(depth.as_ref()) {
+            self.samples = first.samples();
+        }
         self
     }
 
@@ -190,8 +197,9 @@ pub struct GraphicsPipeline {
     layout: Arc<PipelineLayout>,
     access: PipelineAccess,
     names: Vec<Arc<BTreeMap<String, u32>>>,
-    color_formats: Vec<vk::Format>,
-    depth_format: Option<vk::Format>,
+    formats: RenderingFormats,
+    /// `desc.vertex_buffers.len()`.
+    vertex_bindings: u32,
     label: String,
     /// A stage declares `PhysicalStorageBufferAddresses` (see `Pipeline`).
     device_addresses: bool,
@@ -204,8 +212,7 @@ impl std::fmt::Debug for GraphicsPipeline {
         f.debug_struct("GraphicsPipeline")
             .field("label", &self.label)
             .field("layout", &self.layout)
-            .field("color_formats", &self.color_formats)
-            .field("depth_format", &self.depth_format)
+            .field("formats", &self.formats)
             .finish()
     }
 }
@@ -409,6 +416,7 @@ impl GraphicsPipeline {
                 )));
             }
         }
+        check_samples(shared, desc).map_err(invalid)?;
         let max_bindings = shared.limits().max_vertex_input_bindings as usize;
         if desc.vertex_buffers.len() > max_bindings {
             return Err(invalid(format!(
@@ -487,8 +495,8 @@ impl GraphicsPipeline {
             .cull_mode(desc.cull_mode)
             .front_face(desc.front_face)
             .line_width(1.0);
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
-            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let multisample =
+            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(desc.samples);
         let has_depth = desc.depth_format.is_some();
         let depth = vk::PipelineDepthStencilStateCreateInfo::default()
             .depth_test_enable(has_depth && desc.depth.test)
@@ -538,8 +546,13 @@ impl GraphicsPipeline {
             layout,
             access,
             names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
-            color_formats: desc.color_formats.clone(),
-            depth_format: desc.depth_format,
+            formats: RenderingFormats {
+                color: desc.color_formats.clone(),
+                depth: desc.depth_format,
+                samples: desc.samples,
+            },
+            // At most maxVertexInputBindings (checked above).
+            vertex_bindings: desc.vertex_buffers.len() as u32,
             label: pipeline.to_string(),
             device_addresses: super::uses_device_addresses(desc.vertex)
                 || desc.fragment.is_some_and(super::uses_device_addresses),
@@ -575,12 +588,18 @@ impl GraphicsPipeline {
 
     /// The colour attachment formats the pipeline was built for.
     pub fn color_formats(&self) -> &[vk::Format] {
-        &self.color_formats
+        &self.formats.color
     }
 
     /// The depth attachment format the pipeline was built for.
     pub fn depth_format(&self) -> Option<vk::Format> {
-        self.depth_format
+        self.formats.depth
+    }
+
+    /// The attachment formats and sample count the pipeline draws into: a rendering scope
+    /// it draws in must have exactly these (`KILN-E287`).
+    pub fn rendering_formats(&self) -> &RenderingFormats {
+        &self.formats
     }
 
     /// The label (shown in errors and validation messages).
@@ -628,6 +647,66 @@ impl Pipeline for GraphicsPipeline {
     fn label(&self) -> &str {
         GraphicsPipeline::label(self)
     }
+    fn rendering_formats(&self) -> Option<&RenderingFormats> {
+        Some(&self.formats)
+    }
+    fn vertex_bindings(&self) -> u32 {
+        self.vertex_bindings
+    }
+}
+
+/// The attachments a graphics pipeline draws into, or a rendering scope has: colour formats
+/// by location, the depth format and the samples per pixel (`VkPipelineRenderingCreateInfo`
+/// and `rasterizationSamples`; a draw needs them equal, VUID-vkCmdDraw-colorAttachmentCount-06180,
+/// -pDepthAttachment-06181, -multisampledRenderToSingleSampled-07285).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenderingFormats {
+    /// Colour attachment formats, by fragment output location.
+    pub color: Vec<vk::Format>,
+    /// The depth attachment's format, if any.
+    pub depth: Option<vk::Format>,
+    /// Samples per pixel (empty in a scope with no attachment yet).
+    pub samples: vk::SampleCountFlags,
+}
+
+impl std::fmt::Display for RenderingFormats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "colour {:?}, depth ", self.color)?;
+        match self.depth {
+            Some(d) => write!(f, "{d:?}")?,
+            None => f.write_str("none")?,
+        }
+        write!(f, ", {:?}", self.samples)
+    }
+}
+
+/// The pipeline's sample count is one count the device's framebuffers allow for its
+/// attachments (VUID-VkGraphicsPipelineCreateInfo-multisampledRenderToSingleSampled-06853,
+/// the limits `framebufferColorSampleCounts` and `framebufferDepthSampleCounts`).
+fn check_samples(
+    shared: &Shared,
+    desc: &GraphicsPipelineDesc<'_>,
+) -> std::result::Result<(), String> {
+    let n = desc.samples;
+    if n.as_raw().count_ones() != 1 || n.as_raw() > 64 {
+        return Err(format!(
+            "samples {n:?} is not one sample count (TYPE_1 … TYPE_64)"
+        ));
+    }
+    let limits = shared.limits();
+    if !desc.color_formats.is_empty() && !limits.framebuffer_color_sample_counts.contains(n) {
+        return Err(format!(
+            "{n:?} colour attachments: the device allows {:?} (framebufferColorSampleCounts)",
+            limits.framebuffer_color_sample_counts
+        ));
+    }
+    if desc.depth_format.is_some() && !limits.framebuffer_depth_sample_counts.contains(n) {
+        return Err(format!(
+            "{n:?} depth attachments: the device allows {:?} (framebufferDepthSampleCounts)",
+            limits.framebuffer_depth_sample_counts
+        ));
+    }
+    Ok(())
 }
 
 impl Drop for GraphicsPipeline {

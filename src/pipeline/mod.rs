@@ -22,8 +22,8 @@ pub use bindless::DEFAULT_BINDLESS_MAX;
 pub use cache::PipelineCacheStatus;
 pub use compute::{ComputePipeline, ComputePipelineDesc};
 pub use graphics::{
-    BlendMode, DepthState, GraphicsPipeline, GraphicsPipelineDesc, VertexAttribute,
-    VertexBufferLayout,
+    BlendMode, DepthState, GraphicsPipeline, GraphicsPipelineDesc, RenderingFormats,
+    VertexAttribute, VertexBufferLayout,
 };
 #[cfg(feature = "hot-reload")]
 pub use hot::{HotComputePipeline, HotDesc, ReloadEvent};
@@ -58,6 +58,14 @@ pub trait Pipeline {
     /// pipelines), which shader printf lines and submission-time messages are tagged with.
     fn label(&self) -> &str {
         ""
+    }
+    /// Vertex buffer bindings a graphics pipeline reads (0 for compute).
+    fn vertex_bindings(&self) -> u32 {
+        0
+    }
+    /// A graphics pipeline's attachment formats and sample count (`None` for compute).
+    fn rendering_formats(&self) -> Option<&RenderingFormats> {
+        None
     }
 }
 

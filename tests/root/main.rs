@@ -19,6 +19,7 @@ mod first_hour;
 mod gemm;
 mod graphics;
 mod hot_reload;
+mod images;
 mod indirect_draws;
 mod layouts;
 mod lifetime;
