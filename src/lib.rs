@@ -115,11 +115,11 @@ pub use device::{
 };
 pub use error::{Error, Result};
 pub use pipeline::{
-    BindingAccess, BlendMode, ComputePipeline, ComputePipelineDesc, DepthState, GraphicsPipeline,
-    GraphicsPipelineDesc, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineExecutable,
-    PipelineExecutableStatistic, PipelineLayout, PipelineLayoutDesc, PushConstantRange,
-    RenderingFormats, StatisticValue, VertexAttribute, VertexBufferLayout, Visibility,
-    DEFAULT_BINDLESS_MAX,
+    BindingAccess, BlendMode, ColorBlendAttachment, ComputePipeline, ComputePipelineDesc,
+    DepthBias, DepthState, GraphicsPipeline, GraphicsPipelineDesc, Pipeline, PipelineAccess,
+    PipelineCacheStatus, PipelineExecutable, PipelineExecutableStatistic, PipelineLayout,
+    PipelineLayoutDesc, PushConstantRange, RenderingFormats, StatisticValue, StencilState,
+    VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
 };
 #[cfg(feature = "hot-reload")]
 pub use pipeline::{HotComputePipeline, HotDesc, ReloadEvent};

@@ -349,6 +349,7 @@ pub fn render_offscreen(device: &Device, width: u32, height: u32) -> kiln::Resul
                 image: &depth,
                 clear: Some(1.0),
                 store: false,
+                stencil_clear: None,
             }),
         })?;
         scene.draw(r, &camera_set)?;

@@ -288,6 +288,7 @@ impl App {
                         image: depth_image,
                         clear: Some(1.0),
                         store: false,
+                        stencil_clear: None,
                     }),
                 })?;
                 scene.draw(r, cam_set)?;

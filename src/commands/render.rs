@@ -66,8 +66,23 @@ pub struct DepthAttachment<'a> {
     pub image: &'a Image,
     /// Clear to this depth (0.0..=1.0), or `None` to load.
     pub clear: Option<f32>,
-    /// Keep what was rendered (`false` = STORE_OP_DONT_CARE).
+    /// Keep what was rendered, depth and stencil (`false` = STORE_OP_DONT_CARE).
     pub store: bool,
+    /// A format with stencil: clear the stencil to this value, or `None` to load it
+    /// (ignored without stencil).
+    pub stencil_clear: Option<u32>,
+}
+
+impl<'a> DepthAttachment<'a> {
+    /// Clear depth to `depth` (and any stencil to 0), then store.
+    pub fn clear(image: &'a Image, depth: f32) -> Self {
+        DepthAttachment {
+            image,
+            clear: Some(depth),
+            store: true,
+            stencil_clear: Some(0),
+        }
+    }
 }
 
 /// Attachments of one rendering scope ([`Recorder::begin_rendering`]).
@@ -120,9 +135,12 @@ impl<'a> Recorder<'a, '_> {
         for c in desc.color {
             colors.push(self.color_attachment(c)?);
         }
-        let depth = match &desc.depth {
-            Some(d) => Some(self.depth_attachment(d)?),
-            None => None,
+        let (depth, stencil) = match &desc.depth {
+            Some(d) => {
+                let (depth, stencil) = self.depth_attachment(d)?;
+                (Some(depth), stencil)
+            }
+            None => (None, None),
         };
         let area = vk::Rect2D {
             offset: vk::Offset2D::default(),
@@ -135,12 +153,16 @@ impl<'a> Recorder<'a, '_> {
         if let Some(d) = depth.as_ref() {
             info = info.depth_attachment(d);
         }
+        if let Some(st) = stencil.as_ref() {
+            info = info.stencil_attachment(st);
+        }
         if self.automatic {
             self.scope_barrier()?;
         }
         self.flush_scopes();
         // SAFETY: attachments are one-mip 2D images of this device in the layouts named
-        // above, with the attachment usage, one extent and one sample count; resolve
+        // above (a depth-stencil image is both the depth and the stencil attachment,
+        // through one view, in one layout), with the attachment usage, one extent and one sample count; resolve
         // targets are single-sampled images of their attachment's format (checked);
         // dynamic rendering is enabled on every Vulkan 1.3 device kiln makes graphics
         // objects for.
@@ -159,10 +181,13 @@ impl<'a> Recorder<'a, '_> {
             max_depth: 1.0,
         };
         // SAFETY: `cb` is recording; one viewport and one scissor (kiln pipelines use
-        // viewportCount and scissorCount 1).
+        // viewportCount and scissorCount 1); the stencil reference is dynamic in every kiln
+        // pipeline.
         unsafe {
-            self.shared.raw.cmd_set_viewport(self.cb, 0, &[viewport]);
-            self.shared.raw.cmd_set_scissor(self.cb, 0, &[area]);
+            let raw = &self.shared.raw;
+            raw.cmd_set_viewport(self.cb, 0, &[viewport]);
+            raw.cmd_set_scissor(self.cb, 0, &[area]);
+            raw.cmd_set_stencil_reference(self.cb, vk::StencilFaceFlags::FRONT_AND_BACK, 0);
         }
         Ok(())
     }
@@ -218,17 +243,23 @@ impl<'a> Recorder<'a, '_> {
         Ok(info)
     }
 
-    /// Moves a checked depth attachment to its attachment layout; returns its info.
+    /// Moves a checked depth attachment to its attachment layout; returns its depth info
+    /// and, for a format with stencil, its stencil info (the same view).
     fn depth_attachment(
         &mut self,
         d: &DepthAttachment<'_>,
-    ) -> Result<vk::RenderingAttachmentInfo<'static>> {
-        let layout = if d.image.aspect().contains(vk::ImageAspectFlags::STENCIL) {
+    ) -> Result<(
+        vk::RenderingAttachmentInfo<'static>,
+        Option<vk::RenderingAttachmentInfo<'static>>,
+    )> {
+        let stencil = d.image.aspect().contains(vk::ImageAspectFlags::STENCIL);
+        let layout = if stencil {
             vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL
         } else {
             vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL
         };
-        if d.clear.is_some() {
+        // Both aspects are discarded only when both are cleared.
+        if d.clear.is_some() && (!stencil || d.stencil_clear.is_some()) {
             // Discard the old contents; the barrier also orders this scope's depth
             // writes after earlier ones (e.g. a previous frame's).
             self.attach(d.image, vk::ImageLayout::UNDEFINED, layout, true)?;
@@ -236,21 +267,26 @@ impl<'a> Recorder<'a, '_> {
             let old = self.image_layout(d.image);
             self.attach(d.image, old, layout, false)?;
         }
-        Ok(vk::RenderingAttachmentInfo::default()
-            .image_view(d.image.view())
-            .image_layout(layout)
-            .load_op(if d.clear.is_some() {
+        let load = |clear: bool| {
+            if clear {
                 vk::AttachmentLoadOp::CLEAR
             } else {
                 vk::AttachmentLoadOp::LOAD
-            })
+            }
+        };
+        let clear_value = vk::ClearValue {
+            depth_stencil: vk::ClearDepthStencilValue {
+                depth: d.clear.unwrap_or(1.0),
+                stencil: d.stencil_clear.unwrap_or(0),
+            },
+        };
+        let info = vk::RenderingAttachmentInfo::default()
+            .image_view(d.image.view())
+            .image_layout(layout)
             .store_op(store_op(d.store))
-            .clear_value(vk::ClearValue {
-                depth_stencil: vk::ClearDepthStencilValue {
-                    depth: d.clear.unwrap_or(1.0),
-                    stencil: 0,
-                },
-            }))
+            .clear_value(clear_value);
+        let stencil_info = stencil.then(|| info.load_op(load(d.stencil_clear.is_some())));
+        Ok((info.load_op(load(d.clear.is_some())), stencil_info))
     }
 
     /// Ends the rendering scope. Errors: `KILN-E283` no scope is open.
@@ -295,6 +331,26 @@ impl<'a> Recorder<'a, '_> {
         self.at(std::panic::Location::caller());
         // SAFETY: `cb` is recording; one scissor (kiln pipelines use scissorCount 1).
         unsafe { self.shared.raw.cmd_set_scissor(self.cb, 0, &[scissor]) };
+        Ok(())
+    }
+
+    /// Sets the stencil reference of `faces` (`vkCmdSetStencilReference`; dynamic in every
+    /// kiln pipeline, 0 at each `begin_rendering`), compared and written by the bound
+    /// pipeline's stencil test. Never fails.
+    #[track_caller]
+    pub fn set_stencil_reference(
+        &mut self,
+        faces: vk::StencilFaceFlags,
+        reference: u32,
+    ) -> Result<()> {
+        self.at(std::panic::Location::caller());
+        self.flush_scopes();
+        // SAFETY: `cb` is recording; the state is dynamic in every kiln graphics pipeline.
+        unsafe {
+            self.shared
+                .raw
+                .cmd_set_stencil_reference(self.cb, faces, reference)
+        };
         Ok(())
     }
 

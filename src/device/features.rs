@@ -128,6 +128,10 @@ pub struct Features {
     pub fragment_stores_and_atomics: bool,
     /// Anisotropic filtering.
     pub sampler_anisotropy: bool,
+    /// `independentBlend`: colour attachments of one pipeline with different blend states.
+    pub independent_blend: bool,
+    /// `depthBiasClamp`: a non-zero depth bias clamp.
+    pub depth_bias_clamp: bool,
     /// `imageCubeArray`: images with a CUBE_ARRAY view.
     pub image_cube_array: bool,
     /// `multiDrawIndirect`: indirect draws with a draw count above 1.
@@ -398,6 +402,8 @@ pub(crate) fn create_device(
         vertex_pipeline_stores_and_atomics: b(f10.vertex_pipeline_stores_and_atomics),
         fragment_stores_and_atomics: b(f10.fragment_stores_and_atomics),
         sampler_anisotropy: b(f10.sampler_anisotropy),
+        independent_blend: b(f10.independent_blend),
+        depth_bias_clamp: b(f10.depth_bias_clamp),
         image_cube_array: b(f10.image_cube_array),
         multi_draw_indirect: b(f10.multi_draw_indirect),
         draw_indirect_count: v12 && b(f12.draw_indirect_count),

@@ -13,6 +13,7 @@ use super::access::{uses_addresses, PipelineAccess};
 use super::checks::check_capabilities;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
+use super::state::{self, BlendMode, ColorBlendAttachment, DepthBias, DepthState, StencilState};
 use super::statistics::{self, PipelineExecutable};
 use super::Pipeline;
 use crate::descriptors::DescriptorSet;
@@ -66,42 +67,6 @@ impl VertexBufferLayout {
     }
 }
 
-/// Colour blending, the same for every colour attachment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum BlendMode {
-    /// No blending: the fragment replaces the attachment.
-    #[default]
-    Opaque,
-    /// `src.rgb * src.a + dst.rgb * (1 - src.a)`.
-    Alpha,
-    /// `src.rgb + dst.rgb * (1 - src.a)`.
-    Premultiplied,
-    /// `src.rgb + dst.rgb`.
-    Additive,
-}
-
-/// Depth test and write (used only when the pipeline has a depth format).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DepthState {
-    /// Depth test on.
-    pub test: bool,
-    /// Depth writes on.
-    pub write: bool,
-    /// The depth comparison (LESS by default).
-    pub compare: vk::CompareOp,
-}
-
-impl Default for DepthState {
-    /// Test and write, LESS (clear depth to 1.0).
-    fn default() -> Self {
-        DepthState {
-            test: true,
-            write: true,
-            compare: vk::CompareOp::LESS,
-        }
-    }
-}
-
 /// How to build a [`GraphicsPipeline`]. Start from [`new`](Self::new) and set fields.
 #[derive(Clone, Debug)]
 pub struct GraphicsPipelineDesc<'a> {
@@ -132,10 +97,17 @@ pub struct GraphicsPipelineDesc<'a> {
     pub cull_mode: vk::CullModeFlags,
     /// Default: counter-clockwise is front.
     pub front_face: vk::FrontFace,
-    /// Colour blending of every attachment (default opaque).
+    /// Colour blending of every attachment (default opaque), unless `color_blend` is given.
     pub blend: BlendMode,
+    /// Blending and write mask per colour attachment, in order (default empty: `blend`
+    /// and every component for each).
+    pub color_blend: Vec<ColorBlendAttachment>,
     /// Depth test and write (default: test and write, LESS).
     pub depth: DepthState,
+    /// The stencil test (default off).
+    pub stencil: StencilState,
+    /// Depth bias (default none).
+    pub depth_bias: Option<DepthBias>,
     /// Specialization constants (SpecId, value), given to both stages.
     pub spec: &'a [(u32, SpecValue)],
     /// Use this layout instead of the reflected one (it must be a superset).
@@ -166,7 +138,10 @@ impl<'a> GraphicsPipelineDesc<'a> {
             cull_mode: vk::CullModeFlags::NONE,
             front_face: vk::FrontFace::COUNTER_CLOCKWISE,
             blend: BlendMode::Opaque,
+            color_blend: Vec::new(),
             depth: DepthState::default(),
+            stencil: StencilState::default(),
+            depth_bias: None,
             spec: &[],
             layout: None,
             capture_statistics: false,
@@ -322,25 +297,6 @@ fn vertex_input(
     Ok((bindings, attributes))
 }
 
-fn blend_state(mode: BlendMode) -> vk::PipelineColorBlendAttachmentState {
-    use vk::BlendFactor as F;
-    let base = vk::PipelineColorBlendAttachmentState::default()
-        .color_write_mask(vk::ColorComponentFlags::RGBA)
-        .color_blend_op(vk::BlendOp::ADD)
-        .alpha_blend_op(vk::BlendOp::ADD);
-    let (src, dst) = match mode {
-        BlendMode::Opaque => return base.blend_enable(false),
-        BlendMode::Alpha => (F::SRC_ALPHA, F::ONE_MINUS_SRC_ALPHA),
-        BlendMode::Premultiplied => (F::ONE, F::ONE_MINUS_SRC_ALPHA),
-        BlendMode::Additive => (F::ONE, F::ONE),
-    };
-    base.blend_enable(true)
-        .src_color_blend_factor(src)
-        .dst_color_blend_factor(dst)
-        .src_alpha_blend_factor(F::ONE)
-        .dst_alpha_blend_factor(F::ONE_MINUS_SRC_ALPHA)
-}
-
 impl GraphicsPipeline {
     /// Creates the pipeline on the device `shared` (see
     /// [`Device::graphics_pipeline`](crate::Device::graphics_pipeline)).
@@ -490,26 +446,41 @@ impl GraphicsPipeline {
         let viewport = vk::PipelineViewportStateCreateInfo::default()
             .viewport_count(1)
             .scissor_count(1);
+        state::check_depth_bias(desc.depth_bias, &shared.features).map_err(invalid)?;
+        let bias = desc.depth_bias.unwrap_or_default();
         let raster = vk::PipelineRasterizationStateCreateInfo::default()
             .polygon_mode(desc.polygon_mode)
             .cull_mode(desc.cull_mode)
             .front_face(desc.front_face)
+            .depth_bias_enable(desc.depth_bias.is_some())
+            .depth_bias_constant_factor(bias.constant_factor)
+            .depth_bias_clamp(bias.clamp)
+            .depth_bias_slope_factor(bias.slope_factor)
             .line_width(1.0);
         let multisample =
             vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(desc.samples);
-        let has_depth = desc.depth_format.is_some();
-        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
-            .depth_test_enable(has_depth && desc.depth.test)
-            .depth_write_enable(has_depth && desc.depth.write)
-            .depth_compare_op(desc.depth.compare)
-            .max_depth_bounds(1.0);
-        let attachments = vec![blend_state(desc.blend); desc.color_formats.len()];
+        let depth =
+            state::depth_stencil(&desc.depth, &desc.stencil, desc.depth_format).map_err(invalid)?;
+        let attachments = state::color_blend(
+            desc.blend,
+            &desc.color_blend,
+            &desc.color_formats,
+            &shared.features,
+        )
+        .map_err(invalid)?;
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
-        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        // The stencil reference is dynamic in every kiln pipeline: begin_rendering sets it
+        // to 0 with the viewport and scissor, so no pipeline bind invalidates it.
+        let dynamic_states = [
+            vk::DynamicState::VIEWPORT,
+            vk::DynamicState::SCISSOR,
+            vk::DynamicState::STENCIL_REFERENCE,
+        ];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
         let mut rendering = vk::PipelineRenderingCreateInfo::default()
             .color_attachment_formats(&desc.color_formats)
-            .depth_attachment_format(desc.depth_format.unwrap_or(vk::Format::UNDEFINED));
+            .depth_attachment_format(desc.depth_format.unwrap_or(vk::Format::UNDEFINED))
+            .stencil_attachment_format(stencil_format(desc.depth_format));
         let info = vk::GraphicsPipelineCreateInfo::default()
             .flags(flags)
             .stages(&stage_infos)
@@ -677,6 +648,16 @@ impl std::fmt::Display for RenderingFormats {
             None => f.write_str("none")?,
         }
         write!(f, ", {:?}", self.samples)
+    }
+}
+
+/// The stencil attachment format of a depth attachment of `depth`: itself when it has a
+/// stencil aspect (VUID-VkGraphicsPipelineCreateInfo-renderPass-06589 wants both formats
+/// named for a combined depth-stencil attachment), else UNDEFINED.
+pub(crate) fn stencil_format(depth: Option<vk::Format>) -> vk::Format {
+    match depth.and_then(format_info) {
+        Some(f) if f.aspect.contains(vk::ImageAspectFlags::STENCIL) => depth.unwrap_or_default(),
+        _ => vk::Format::UNDEFINED,
     }
 }
 

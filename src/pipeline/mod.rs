@@ -11,6 +11,7 @@ mod graphics;
 #[cfg(feature = "hot-reload")]
 mod hot;
 mod layout;
+mod state;
 pub(crate) mod statistics;
 
 use std::sync::Arc;
@@ -22,12 +23,12 @@ pub use bindless::DEFAULT_BINDLESS_MAX;
 pub use cache::PipelineCacheStatus;
 pub use compute::{ComputePipeline, ComputePipelineDesc};
 pub use graphics::{
-    BlendMode, DepthState, GraphicsPipeline, GraphicsPipelineDesc, RenderingFormats,
-    VertexAttribute, VertexBufferLayout,
+    GraphicsPipeline, GraphicsPipelineDesc, RenderingFormats, VertexAttribute, VertexBufferLayout,
 };
 #[cfg(feature = "hot-reload")]
 pub use hot::{HotComputePipeline, HotDesc, ReloadEvent};
 pub use layout::{PipelineLayout, PipelineLayoutDesc, PushConstantRange, Visibility};
+pub use state::{BlendMode, ColorBlendAttachment, DepthBias, DepthState, StencilState};
 pub use statistics::{PipelineExecutable, PipelineExecutableStatistic, StatisticValue};
 
 use crate::device::Shared;

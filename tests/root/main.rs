@@ -24,6 +24,7 @@ mod indirect_draws;
 mod layouts;
 mod lifetime;
 mod observe;
+mod pipeline_state;
 mod push_descriptors;
 mod queues;
 mod recording;

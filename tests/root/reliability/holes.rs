@@ -86,6 +86,7 @@ fn a_reusable_recording_may_clear_depth_from_undefined() {
                     image: &depth,
                     clear: Some(0.5),
                     store: true,
+                    stencil_clear: None,
                 }),
             })?;
             r.bind_pipeline(&pipeline)?;
