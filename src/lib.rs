@@ -105,7 +105,7 @@ pub use commands::{
 };
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
-    capability_requirement, known_capabilities, Buffer, BufferDesc, ComputeProperties,
+    capability_requirement, known_capabilities, Buffer, BufferDesc, BufferView, ComputeProperties,
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
     DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
     ImageDesc, LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource,

@@ -102,11 +102,11 @@ impl Recorder<'_, '_> {
         .optimal_tiling_features;
         if !found.contains(BLIT_FEATURES) {
             return Err(Error::FormatFeature {
-                object: image.label().to_string(),
+                object: format!("image `{}`", image.label()),
                 format: image.format(),
                 needed: BLIT_FEATURES,
                 found: found & BLIT_FEATURES,
-                what: "generate_mips",
+                what: "generate_mips (linear blits; generate integer or depth mips elsewhere and upload each level)",
             });
         }
         let images = [ImageAccess {

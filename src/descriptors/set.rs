@@ -18,7 +18,7 @@ use ash::vk::Handle;
 
 use super::layout::{SetLayout, SetLayoutBinding};
 use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
-use crate::device::{Buffer, Image, QueueStamps, ResourceStamps, Sampler, Shared};
+use crate::device::{Buffer, BufferView, Image, QueueStamps, ResourceStamps, Sampler, Shared};
 use crate::error::{Error, Result};
 
 /// A resource a set refers to, kept alive as long as the set is.
@@ -30,6 +30,8 @@ enum Held {
     Image(Image),
     Sampler(Sampler),
     ImageSampler(Image, Sampler),
+    /// A uniform or storage texel buffer: a view of a byte range of a buffer.
+    TexelBuffer(BufferView),
     /// A SAMPLER descriptor filled by the layout's immutable sampler.
     Immutable,
 }
@@ -209,6 +211,10 @@ impl DescriptorSet {
             for h in self.held[self.slots(i)].iter().flatten() {
                 match h {
                     Held::Buffer(buf, ..) => f(buf.stamps(), write, buf.raw().as_raw()),
+                    Held::TexelBuffer(v) => {
+                        let buf = v.buffer();
+                        f(buf.stamps(), write, buf.raw().as_raw())
+                    }
                     Held::Image(img) | Held::ImageSampler(img, _) => {
                         f(img.stamps(), write, img.raw().as_raw())
                     }
@@ -233,6 +239,11 @@ impl DescriptorSet {
                     offset: *offset,
                     size: *size,
                 }),
+                Held::TexelBuffer(v) => f(SetResource::Buffer {
+                    buffer: v.buffer(),
+                    offset: v.offset(),
+                    size: v.range(),
+                }),
                 Held::Image(img) | Held::ImageSampler(img, _) => f(SetResource::Image(img)),
                 Held::Sampler(_) | Held::Immutable => {}
             }
@@ -247,6 +258,7 @@ impl DescriptorSet {
         let slots = self.slots(idx);
         match self.held[slots].get(element as usize)? {
             Some(Held::Buffer(b, offset, size)) => Some((b, *offset, *size)),
+            Some(Held::TexelBuffer(v)) => Some((v.buffer(), v.offset(), v.range())),
             _ => None,
         }
     }
@@ -600,6 +612,84 @@ impl DescriptorSet {
             (None, None) => return Ok(()),
         };
         self.store(idx, element, held);
+        Ok(())
+    }
+
+    /// Writes `view` to a UNIFORM_TEXEL_BUFFER or STORAGE_TEXEL_BUFFER `binding`
+    /// (`samplerBuffer`/`textureBuffer` or `imageBuffer` in GLSL).
+    pub fn write_texel_buffer(&mut self, binding: u32, view: &BufferView) -> Result<()> {
+        self.write_texel_buffer_at(binding, 0, view)
+    }
+
+    /// Writes `view` to array element `element` of a texel-buffer `binding`: the layout's
+    /// type must be a texel buffer (VUID-VkWriteDescriptorSet-descriptorType-00325 ff.) and
+    /// the view's buffer have that texel usage (VUID-VkWriteDescriptorSet-descriptorType-08765,
+    /// -08766). The automatic barriers track the view's byte range of its buffer.
+    ///
+    /// Errors: `KILN-E200` no such binding, `KILN-E202` not a texel-buffer binding,
+    /// `KILN-E203` element out of range, `KILN-E157` the buffer lacks the binding's texel
+    /// usage, `KILN-E109` a view of another device.
+    pub fn write_texel_buffer_at(
+        &mut self,
+        binding: u32,
+        element: u32,
+        view: &BufferView,
+    ) -> Result<()> {
+        use vk::DescriptorType as T;
+        let idx = self.binding_index(binding)?;
+        let expected = self.layout.desc().bindings()[idx].descriptor_type;
+        let usage = match expected {
+            T::UNIFORM_TEXEL_BUFFER => vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER,
+            T::STORAGE_TEXEL_BUFFER => vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
+            _ => {
+                return Err(Error::DescriptorTypeMismatch {
+                    set: self.set,
+                    binding,
+                    expected,
+                    found: T::UNIFORM_TEXEL_BUFFER,
+                    hint: "this binding is not a texel buffer; write what its type takes",
+                })
+            }
+        };
+        let actual = self.slots(idx).len() as u32;
+        if element >= actual {
+            return Err(Error::ArrayElementOutOfRange {
+                set: self.set,
+                binding,
+                count: actual,
+                element,
+            });
+        }
+        let buffer = view.buffer();
+        if !Arc::ptr_eq(buffer.shared(), &self.layout.shared) {
+            return Err(Error::ForeignObject {
+                object: format!(
+                    "buffer view of `{}` (written to set {} binding {binding})",
+                    buffer.label(),
+                    self.set
+                ),
+            });
+        }
+        if !buffer.usage().contains(usage) {
+            return Err(Error::BufferUsage {
+                object: buffer.label().to_string(),
+                needed: usage,
+                call: "write_texel_buffer (a view for this binding's texel-buffer type)",
+            });
+        }
+        self.wait_unused()?;
+        let views = [view.raw()];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(self.raw)
+            .dst_binding(binding)
+            .dst_array_element(element)
+            .descriptor_type(expected)
+            .texel_buffer_view(&views);
+        // SAFETY: type, element, device and usage were checked against the layout above;
+        // the set is not in use by a pending command buffer and `&mut self` synchronizes
+        // the update; the view is kept alive by the set (`store`).
+        unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
+        self.store(idx, element, Held::TexelBuffer(view.clone()));
         Ok(())
     }
 

@@ -13,6 +13,7 @@
 
 mod budget;
 mod buffer;
+mod buffer_view;
 mod capabilities;
 mod coopmat2;
 mod families;
@@ -48,6 +49,7 @@ use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, check_size as check_buffer_size, free_bound};
 pub use buffer::{Buffer, BufferDesc};
+pub use buffer_view::BufferView;
 pub use capabilities::{capability_requirement, known_capabilities};
 pub use coopmat2::{
     CooperativeMatrix2Features, CooperativeMatrix2Properties, FlexibleDimensionsConfig,

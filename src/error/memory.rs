@@ -183,7 +183,7 @@ macro_rules! memory_errors {
             /// BLIT_SRC, BLIT_DST and SAMPLED_IMAGE_FILTER_LINEAR
             /// (VUID-vkCmdBlitImage-srcImage-01999, -dstImage-02000, -filter-02001).
             #[code("KILN-E183")]
-            #[error("image `{object}`: {what} needs format features {needed:?} of {format:?}, but the device gives it {found:?}; use a format with them (e.g. R8G8B8A8_UNORM, R16G16B16A16_SFLOAT) or generate the mips elsewhere and upload each level")]
+            #[error("{object}: {what} needs format features {needed:?} of {format:?}, but the device gives it {found:?}; use a format that has them (vkGetPhysicalDeviceFormatProperties lists them per format)")]
             FormatFeature {
                 object: String,
                 format: vk::Format,
@@ -191,6 +191,14 @@ macro_rules! memory_errors {
                 found: vk::FormatFeatureFlags,
                 what: &'static str,
             },
+
+            /// A buffer view Vulkan would reject: an offset not a multiple of
+            /// `minTexelBufferOffsetAlignment`, a range outside the buffer, not a whole
+            /// number of texels or beyond `maxTexelBufferElements`
+            /// (VUID-VkBufferViewCreateInfo-offset-00926, -range-00928 … -00931).
+            #[code("KILN-E167")]
+            #[error("buffer view of `{object}`: {detail}")]
+            InvalidBufferView { object: String, detail: String },
 
             /// A sampler description Vulkan would reject (VUID-VkSamplerCreateInfo-*).
             #[code("KILN-E190")]

@@ -32,6 +32,7 @@ mod reflection;
 mod reliability;
 mod semaphores;
 mod subgroups;
+mod texel_buffers;
 mod threads;
 mod transfers;
 mod typed_bindings;
