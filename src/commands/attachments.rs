@@ -124,7 +124,13 @@ pub(super) fn check(desc: &RenderingDesc<'_>) -> Result<(vk::Extent2D, Rendering
         check_shape(d.image, extent, first, usage, "a depth attachment")?;
         formats.depth = Some(d.image.format());
     }
-    if let Some(other) = images(desc).find(|i| i.samples() != samples && !is_resolve(desc, i)) {
+    let attachments = desc
+        .color
+        .iter()
+        .map(|c| c.image)
+        .chain(desc.depth.as_ref().map(|d| d.image));
+    if let Some(other) = attachments.clone().find(|i| i.samples() != samples) {
+        // VUID-VkRenderingInfo-multisampledRenderToSingleSampled-06857.
         return Err(invalid(
             other,
             format!(
@@ -135,13 +141,20 @@ pub(super) fn check(desc: &RenderingDesc<'_>) -> Result<(vk::Extent2D, Rendering
             ),
         ));
     }
+    // One image twice (two attachments, an attachment and a resolve target, two resolve
+    // targets) would be written twice by one scope.
+    let all: Vec<&Image> = images(desc).collect();
+    for (i, a) in all.iter().enumerate() {
+        if all[..i].iter().any(|b| b.raw() == a.raw()) {
+            return Err(invalid(
+                a,
+                "the image is named twice in one rendering scope (as attachments or resolve \
+                 targets); give each attachment and resolve target its own image"
+                    .into(),
+            ));
+        }
+    }
     Ok((extent, formats))
-}
-
-fn is_resolve(desc: &RenderingDesc<'_>, image: &Image) -> bool {
-    desc.color
-        .iter()
-        .any(|c| c.resolve.is_some_and(|r| std::ptr::eq(r, image)))
 }
 
 /// A colour attachment's resolve target, if any: the attachment is multisampled, the

@@ -81,6 +81,7 @@ impl<'a> Recorder<'a, '_> {
                 })
             }
         }
+        self.views_ok[i] = false;
         if i == 1 {
             self.pipeline_formats = pipeline.rendering_formats().map(|f| (f, pipeline.label()));
             self.vertex_bindings = pipeline.vertex_bindings();
@@ -154,6 +155,7 @@ impl<'a> Recorder<'a, '_> {
             bound.sets.resize(i + 1, Slot::Empty);
         }
         bound.sets[i] = Slot::Set(set);
+        self.views_ok[usize::from(self.current_graphics)] = false;
         self.bind_gen += 1;
         if self.current_graphics && self.automatic && !self.rendering {
             // Move the set's images to the layouts the draws will need now: no barrier can

@@ -35,9 +35,11 @@ use ash::vk;
 
 use super::automatic::buffer_key;
 use super::hazards::{Key, Use};
-use super::Recorder;
+use super::{Recorder, Slot};
+use crate::descriptors::SetResource;
 use crate::device::{Buffer, Image};
 use crate::error::{Error, Result};
+use crate::shaders::{Dim, ImageTy};
 
 /// A byte range of a buffer a command uses, and how.
 #[derive(Clone, Copy)]
@@ -167,8 +169,10 @@ impl Recorder<'_, '_> {
     /// transitions of a failed command's images in manual mode, which are recorded and
     /// tracked as [`transition`](Self::transition) records them.
     ///
-    /// Errors: `KILN-E109`, `KILN-E283`, `KILN-E252`, `KILN-E254`, `KILN-E255`,
-    /// `KILN-E265`, `KILN-E286` (an image of a bound set cannot be moved).
+    /// Errors: `KILN-E109`, `KILN-E283` (also a draw with a vertex binding of the pipeline
+    /// unbound), `KILN-E252`, `KILN-E254`, `KILN-E255`, `KILN-E265`, `KILN-E287` (a draw
+    /// whose pipeline was built for other attachments than the scope's), `KILN-E286` (an
+    /// image of a bound set cannot be moved).
     #[inline(always)]
     #[track_caller]
     pub(crate) fn record(
@@ -190,9 +194,17 @@ impl Recorder<'_, '_> {
         }
         match cmd.bound {
             Bound::None => {}
-            Bound::Compute(what) => self.ready_to_use(0, what)?,
+            Bound::Compute(what) => {
+                self.ready_to_use(0, what)?;
+                if !self.views_ok[0] {
+                    self.check_views(0)?;
+                }
+            }
             Bound::Graphics { what, indexed } => {
                 self.ready_to_use(1, what)?;
+                if !self.views_ok[1] {
+                    self.check_views(1)?;
+                }
                 if indexed && self.index_buffer.is_none() {
                     // VUID-vkCmdDrawIndexed-None-07312 and its twins of the indexed draws.
                     return Err(Error::RenderingState {
@@ -241,6 +253,42 @@ impl Recorder<'_, '_> {
             return Err(Error::NoPipelineBound { what });
         }
         self.check_bound_state(slot)
+    }
+
+    /// Checks that every image of the sets bound at bind point `slot` matches the image
+    /// type the bound pipeline's shaders declare for its binding. Errors: `KILN-E214`.
+    #[cold]
+    #[inline(never)]
+    fn check_views(&mut self, slot: usize) -> Result<()> {
+        let Some(bound) = self.bound[slot].as_ref() else {
+            return Ok(());
+        };
+        for (si, s) in bound.sets.iter().enumerate() {
+            let Slot::Set(set) = s else { continue };
+            for (idx, b) in bound.access.set(si).iter().enumerate() {
+                let Some(ty) = b.image else { continue };
+                let mut bad = None;
+                set.for_each_at(idx, |r| {
+                    if let (SetResource::Image(img), None) = (r, &bad) {
+                        if !view_matches(&ty, img) {
+                            bad = Some(img.clone());
+                        }
+                    }
+                });
+                if let Some(img) = bad {
+                    return Err(Error::ImageViewMismatch {
+                        image: img.label().to_string(),
+                        set: si as u32,
+                        binding: b.binding,
+                        view: img.view_type(),
+                        samples: img.samples(),
+                        shader: describe(&ty),
+                    });
+                }
+            }
+        }
+        self.views_ok[slot] = true;
+        Ok(())
     }
 
     /// Checks that the bound graphics pipeline draws into the scope's attachments and
@@ -328,6 +376,35 @@ impl Recorder<'_, '_> {
         }
         Err(foreign("image", image.label()))
     }
+}
+
+/// Whether `image`'s view type and samples fit the shader's image type `ty` (Vulkan spec
+/// §12.5, table "Image type and image view type compatibility requirements"; texel buffers
+/// and subpass inputs are not images of sets and always fit).
+fn view_matches(ty: &ImageTy, image: &Image) -> bool {
+    use vk::ImageViewType as V;
+    let view = match (ty.dim, ty.arrayed) {
+        (Dim::Dim1D, false) => V::TYPE_1D,
+        (Dim::Dim1D, true) => V::TYPE_1D_ARRAY,
+        (Dim::Dim2D | Dim::DimRect, false) => V::TYPE_2D,
+        (Dim::Dim2D | Dim::DimRect, true) => V::TYPE_2D_ARRAY,
+        (Dim::DimCube, false) => V::CUBE,
+        (Dim::DimCube, true) => V::CUBE_ARRAY,
+        (Dim::Dim3D, _) => V::TYPE_3D,
+        _ => return true,
+    };
+    let multisampled = image.samples() != vk::SampleCountFlags::TYPE_1;
+    image.view_type() == view && multisampled == ty.multisampled
+}
+
+/// The shader's image type as GLSL would name its dimensionality.
+fn describe(ty: &ImageTy) -> String {
+    format!(
+        "a {:?}{}{} image",
+        ty.dim,
+        if ty.arrayed { " arrayed" } else { "" },
+        if ty.multisampled { " multisampled" } else { "" }
+    )
 }
 
 /// `KILN-E109` for the `kind` labelled `label`.

@@ -83,8 +83,10 @@ impl Commands<'_> {
                 format!("offset {} is not a multiple of 4", self.offset),
             ));
         }
-        if self.count > 1 && (u64::from(self.stride) < self.size || !self.stride.is_multiple_of(4))
-        {
+        // One host-counted draw ignores the stride (VUID-vkCmdDrawIndirect-drawCount-00476 is
+        // for more); the counted forms check it whatever the count (-stride-03110, -03142).
+        let stride_used = self.count > 1 || counted;
+        if stride_used && (u64::from(self.stride) < self.size || !self.stride.is_multiple_of(4)) {
             return Err(bad(
                 what,
                 b,

@@ -56,6 +56,8 @@ fn level_barrier(
         .dst_access_mask(dst_access)
         .old_layout(old)
         .new_layout(new)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .image(image.raw())
         .subresource_range(vk::ImageSubresourceRange {
             aspect_mask: image.aspect(),
@@ -79,7 +81,11 @@ impl Recorder<'_, '_> {
     #[track_caller]
     pub fn generate_mips(&mut self, image: &Image) -> Result<()> {
         if image.mip_levels() == 1 {
-            return Ok(());
+            // Nothing to record, but a call that could not be recorded is still an error.
+            self.own_image(image)?;
+            return self.outside_rendering(
+                "generate_mips inside a rendering scope; call end_rendering first",
+            );
         }
         if image.aspect() != vk::ImageAspectFlags::COLOR {
             return Err(Error::InvalidImage {

@@ -215,6 +215,10 @@ pub struct Recorder<'a, 'r> {
     scope_formats: RenderingFormats,
     /// The bound graphics pipeline's attachments and its label.
     pipeline_formats: Option<(&'a RenderingFormats, &'a str)>,
+    /// Per bind point (compute, graphics): the images of the bound sets match the bound
+    /// pipeline's image types (`KILN-E214`), checked by the first dispatch or draw after a
+    /// pipeline or set bind.
+    views_ok: [bool; 2],
     /// Vertex buffer bindings the bound graphics pipeline reads (0 ..).
     vertex_bindings: u32,
     /// `pipeline_formats` equals `scope_formats` and every binding of `vertex_bindings` has
@@ -314,6 +318,7 @@ impl<'a> Recorder<'a, '_> {
             rendering: false,
             scope_formats: RenderingFormats::default(),
             pipeline_formats: None,
+            views_ok: [false; 2],
             vertex_bindings: 0,
             formats_ok: false,
             used_sets: Vec::new(),

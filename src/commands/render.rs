@@ -453,8 +453,9 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// `vkCmdDraw`. Errors: `KILN-E252` no graphics pipeline bound, `KILN-E283` outside a
-    /// rendering scope, `KILN-E254` a set of the layout not bound, `KILN-E255` push constants
-    /// never pushed.
+    /// rendering scope or with a vertex binding of the pipeline unbound, `KILN-E254` a set
+    /// of the layout not bound, `KILN-E255` push constants never pushed, `KILN-E287` the
+    /// pipeline was built for other attachments than the scope's.
     #[track_caller]
     pub fn draw(
         &mut self,

@@ -310,7 +310,8 @@ impl Image {
     pub fn raw(&self) -> vk::Image {
         self.0.raw
     }
-    /// The raw view of all mips (owned by this object); `VK_NULL_HANDLE` for an image
+    /// The raw view of all mips and layers, of type [`view_type`](Self::view_type) (owned
+    /// by this object); `VK_NULL_HANDLE` for an image
     /// created with transfer usage only, which no view may be made for
     /// (VUID-VkImageViewCreateInfo-image-04441): sampling, storage and attachment usage
     /// each need one.

@@ -46,7 +46,7 @@ pub struct ImageDesc<'a> {
     /// ([`full_mip_chain`](Self::full_mip_chain) gives the most).
     pub mip_levels: u32,
     /// Samples per texel: TYPE_1, or TYPE_2 … TYPE_64 for a multisampled render target
-    /// (one mip, resolved with [`ColorAttachment::resolve`](crate::ColorAttachment)).
+    /// (one mip, resolved with [`ColorAttachment::resolve_into`](crate::ColorAttachment::resolve_into)).
     pub samples: vk::SampleCountFlags,
 }
 

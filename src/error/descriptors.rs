@@ -93,6 +93,22 @@ macro_rules! descriptors_errors {
             #[error("invalid set layout: {detail}")]
             InvalidSetLayout { detail: String },
 
+            /// An image bound through a set whose view does not match the shader's image type:
+            /// the view type must be the `OpTypeImage` dimensionality (a `sampler2D` a 2D view,
+            /// `samplerCube` a cube view, …, arrayed an array view) and the image multisampled
+            /// exactly when the type is (VUID-vkCmdDispatch-viewType-07752, -OpTypeImage-07468,
+            /// VUID-vkCmdDraw-viewType-07752 and their twins).
+            #[code("KILN-E214")]
+            #[error("image `{image}` (set {set}, binding {binding}) has a {view:?} view with {samples:?} but the shader declares {shader}; write an image of that type (ImageDesc::view_type, samples)")]
+            ImageViewMismatch {
+                image: String,
+                set: u32,
+                binding: u32,
+                view: vk::ImageViewType,
+                samples: vk::SampleCountFlags,
+                shader: String,
+            },
+
             // ------------------------------------------------------------ E210–E214 push descriptors
             /// A push-descriptor command on a set that is not the pipeline's push-descriptor set,
             /// or a pipeline asked for a push-descriptor set the device or the layout cannot have

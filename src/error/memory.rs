@@ -181,7 +181,9 @@ macro_rules! memory_errors {
             /// A command needs format features the device lacks for the image's format with
             /// optimal tiling (`vkGetPhysicalDeviceFormatProperties`): mip generation needs
             /// BLIT_SRC, BLIT_DST and SAMPLED_IMAGE_FILTER_LINEAR
-            /// (VUID-vkCmdBlitImage-srcImage-01999, -dstImage-02000, -filter-02001).
+            /// (VUID-VkBlitImageInfo2-srcImage-01999, -dstImage-02000, -filter-02001), a
+            /// buffer view the texel-buffer features its usages need
+            /// (VUID-VkBufferViewCreateInfo-buffer-00933, -00934).
             #[code("KILN-E183")]
             #[error("{object}: {what} needs format features {needed:?} of {format:?}, but the device gives it {found:?}; use a format that has them (vkGetPhysicalDeviceFormatProperties lists them per format)")]
             FormatFeature {

@@ -38,6 +38,8 @@ samples! {
     vk::ShaderStageFlags => vk::ShaderStageFlags::COMPUTE,
     vk::ImageUsageFlags => vk::ImageUsageFlags::SAMPLED,
     vk::FormatFeatureFlags => vk::FormatFeatureFlags::BLIT_SRC,
+    vk::ImageViewType => vk::ImageViewType::CUBE,
+    vk::SampleCountFlags => vk::SampleCountFlags::TYPE_4,
     vk::BufferUsageFlags => vk::BufferUsageFlags::VERTEX_BUFFER,
     vk::QueueFlags => vk::QueueFlags::TRANSFER,
 }

@@ -6,7 +6,7 @@
 use ash::vk;
 
 use super::layout::PipelineLayout;
-use crate::shaders::{Access, EntryPoint};
+use crate::shaders::{Access, EntryPoint, ImageTy};
 
 /// How a pipeline's shaders use one binding of its layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +21,10 @@ pub struct BindingAccess {
     /// The shader stages that use it, as synchronization2 stages (`COMPUTE_SHADER`,
     /// `VERTEX_SHADER`, `FRAGMENT_SHADER`, ...); empty when unused.
     pub stages: vk::PipelineStageFlags2,
+    /// For an image, texel buffer or input attachment a stage uses: its reflected
+    /// `OpTypeImage` (dimensionality, arrayed, multisampled), which the image written to
+    /// the binding must match.
+    pub image: Option<ImageTy>,
 }
 
 /// The access of every binding of a pipeline's layout, per set number, in the set layout's
@@ -86,6 +90,7 @@ impl PipelineAccess {
                             descriptor_type: b.descriptor_type,
                             access: Access::NONE,
                             stages: vk::PipelineStageFlags2::NONE,
+                            image: None,
                         };
                         for ep in stages.clone() {
                             let used = ep
@@ -95,6 +100,7 @@ impl PipelineAccess {
                             if let Some(r) = used.filter(|r| r.access().any()) {
                                 out.access = out.access.union(r.access());
                                 out.stages |= pipeline_stage(ep.stage);
+                                out.image = out.image.or(r.image);
                             }
                         }
                         out

@@ -244,7 +244,9 @@ impl Image {
         self.upload_level(0, bytes)
     }
 
-    /// Uploads tightly packed texels (row after row, no padding) to mip `level` through a
+    /// Uploads tightly packed texels of every layer (layer after layer, each depth slice
+    /// after slice, row after row, no padding; [`level_size`](Self::level_size) bytes) to
+    /// mip `level` through a
     /// staging buffer: UNDEFINED/current → TRANSFER_DST_OPTIMAL → copy → the layout its
     /// usage suggests: GENERAL for a storage image, else SHADER_READ_ONLY_OPTIMAL for a
     /// sampled one (else it stays TRANSFER_DST_OPTIMAL).

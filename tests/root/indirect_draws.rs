@@ -1,8 +1,10 @@
 //! Indirect draws on a real device under validation: a dispatch writes the draw commands
 //! and the draw count, the draws of the same recording read them with no barrier of the
 //! test's (the rendering scope's barrier orders the dispatch's writes before the indirect
-//! reads; synchronization validation would report the hazard otherwise), each checked by
-//! which of three triangles it drew; and the coded errors of bad indirect arguments.
+//! reads), a second dispatch rewrites them after the draws read them (the draws' indirect
+//! reads are tracked uses: synchronization validation reports the write-after-read
+//! otherwise), each draw checked by which of three triangles it drew; and the coded errors
+//! of bad indirect arguments.
 
 use common::add;
 use common::draw::{flat_pipeline, pixel, RGBA8};
@@ -73,7 +75,7 @@ fn indirect_draws_read_the_commands_a_dispatch_wrote() {
             &[0u16, 1, 2, 3, 4, 5, 6, 7, 8],
         )
         .unwrap();
-    let targets: Vec<_> = (0..4)
+    let targets: Vec<_> = (0..5)
         .map(|i| {
             device
                 .image(&ImageDesc::color_target(
@@ -92,6 +94,13 @@ fn indirect_draws_read_the_commands_a_dispatch_wrote() {
             r.push(0, &2u32)?;
             r.dispatch(1, 1, 1)?;
             for (i, img) in targets.iter().enumerate() {
+                if i == 4 {
+                    // The commands rewritten after the draws read them (write-after-read),
+                    // with a count of 1, for a fifth scope.
+                    r.bind_pipeline(&writer)?;
+                    r.push(0, &1u32)?;
+                    r.dispatch(1, 1, 1)?;
+                }
                 r.begin_rendering(&RenderingDesc {
                     color: &[ColorAttachment::clear(img, [0.0, 0.0, 0.0, 1.0])],
                     depth: None,
@@ -104,6 +113,7 @@ fn indirect_draws_read_the_commands_a_dispatch_wrote() {
                     0 => r.draw_indirect(&commands, 0, 3, 16)?,
                     1 => r.draw_indirect_count(&commands, 0, &commands, COUNT, 3, 16)?,
                     2 => r.draw_indexed_indirect(&commands, INDEXED + 20, 2, 20)?,
+                    4 => r.draw_indirect_count(&commands, 0, &commands, COUNT, 3, 16)?,
                     _ => {
                         r.draw_indexed_indirect_count(&commands, INDEXED, &commands, COUNT, 3, 20)?
                     }
@@ -119,10 +129,90 @@ fn indirect_draws_read_the_commands_a_dispatch_wrote() {
         ("draw_indirect_count, count 2 of 3", [true, true, false]),
         ("draw_indexed_indirect from the second", [false, true, true]),
         ("draw_indexed_indirect_count, 2 of 3", [true, true, false]),
+        (
+            "draw_indirect_count after the rewrite, 1 of 3",
+            [true, false, false],
+        ),
     ];
     for (img, (what, columns)) in targets.iter().zip(want) {
         assert_eq!(drawn(&img.read().unwrap()), columns, "{what}");
     }
+    assert_clean(&device);
+}
+
+/// Commands the host wrote are read by a draw, then rewritten by a dispatch, then read by
+/// another draw, in one recording: the first draw's indirect read is a tracked use, so
+/// the dispatch waits for it (write-after-read; nothing before the first scope touched
+/// the buffer, so only that use orders it; synchronization validation reports the hazard
+/// otherwise).
+#[test]
+fn a_dispatch_rewriting_commands_a_draw_read_waits_for_the_draw() {
+    let device = device();
+    let writer = device
+        .compute_pipeline(
+            &kiln::include_spirv!("test/draw_commands.comp").unwrap(),
+            "main",
+        )
+        .unwrap();
+    // Before the dispatch: one draw of triangle 1 at word 0, a count of 1 at word 27.
+    let mut words = [0u32; 28];
+    words[..4].copy_from_slice(&[3, 1, 3, 0]);
+    words[27] = 1;
+    let commands = device
+        .buffer_from_slice(
+            "draw commands",
+            vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
+            &words,
+        )
+        .unwrap();
+    let mut set = writer.descriptor_set(0).unwrap();
+    set.write_buffer(0, &commands).unwrap();
+    let draw = flat_pipeline(&device, RGBA8).unwrap();
+    let vb = triangles(&device);
+    let targets: Vec<_> = (0..2)
+        .map(|i| {
+            device
+                .image(&ImageDesc::color_target(
+                    &format!("target {i}"),
+                    W,
+                    H,
+                    RGBA8,
+                ))
+                .unwrap()
+        })
+        .collect();
+    device
+        .execute(|r| {
+            for (i, img) in targets.iter().enumerate() {
+                if i == 1 {
+                    r.bind_pipeline(&writer)?;
+                    r.bind_set(0, &set)?;
+                    r.push(0, &3u32)?;
+                    r.dispatch(1, 1, 1)?;
+                }
+                r.begin_rendering(&RenderingDesc {
+                    color: &[ColorAttachment::clear(img, [0.0, 0.0, 0.0, 1.0])],
+                    depth: None,
+                })?;
+                r.bind_pipeline(&draw)?;
+                r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
+                r.bind_vertex_buffer(0, &vb, 0)?;
+                r.draw_indirect_count(&commands, 0, &commands, COUNT, 3, 16)?;
+                r.end_rendering()?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(
+        drawn(&targets[0].read().unwrap()),
+        [false, true, false],
+        "the host's"
+    );
+    assert_eq!(
+        drawn(&targets[1].read().unwrap()),
+        [true, true, true],
+        "the dispatch's"
+    );
     assert_clean(&device);
 }
 
@@ -160,7 +250,13 @@ fn indirect_draw_errors_are_coded() {
             })
             .unwrap_err()
     };
-    let cases: [(&str, &str, &str, &Draw<'_>); 9] = [
+    let cases: [(&str, &str, &str, &Draw<'_>); 10] = [
+        (
+            "a counted draw's stride, whatever its count",
+            "KILN-E259",
+            "stride 0",
+            &|r| r.draw_indirect_count(&commands, 0, &commands, 20, 1, 0),
+        ),
         ("no INDIRECT usage", "KILN-E257", "not indirect", &|r| {
             r.draw_indirect(&plain, 0, 1, 16)
         }),
