@@ -80,10 +80,20 @@ fn check_shape(
 /// Checks `desc`'s attachments (but their device); returns the scope's extent and
 /// formats.
 ///
-/// Errors: `KILN-E283` no attachment, `KILN-E182` an attachment without its usage or with
+/// Errors: `KILN-E283` no attachment or more colour attachments than `max_colors`
+/// (`maxColorAttachments`), `KILN-E182` an attachment without its usage or with
 /// the wrong aspect, `KILN-E180` attachments of other extents or sample counts, one that is
 /// not a one-mip 2D image, a resolve Vulkan rejects.
-pub(super) fn check(desc: &RenderingDesc<'_>) -> Result<(vk::Extent2D, RenderingFormats)> {
+pub(super) fn check(
+    desc: &RenderingDesc<'_>,
+    max_colors: u32,
+) -> Result<(vk::Extent2D, RenderingFormats)> {
+    if desc.color.len() > max_colors as usize {
+        // VUID-VkRenderingInfo-colorAttachmentCount-06106.
+        return Err(Error::RenderingState {
+            what: "more colour attachments than maxColorAttachments; split the scope",
+        });
+    }
     let first = desc
         .color
         .first()

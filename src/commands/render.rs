@@ -127,7 +127,8 @@ impl<'a> Recorder<'a, '_> {
         for img in attachments::images(desc) {
             self.own_image(img)?;
         }
-        let (extent, formats) = attachments::check(desc)?;
+        let max_colors = self.shared.limits().max_color_attachments;
+        let (extent, formats) = attachments::check(desc, max_colors)?;
         // The attachments are borrowed only for this call: their transitions below keep
         // them alive until the recording is submitted (their drop is then deferred past
         // the submission).

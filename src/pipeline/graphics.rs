@@ -358,6 +358,14 @@ impl GraphicsPipeline {
             let label = format!("{} in {}", fs.name, fm.label());
             stages.push((label, fs, fm, desc.fragment_entry));
         }
+        let max_colors = shared.limits().max_color_attachments as usize;
+        if desc.color_formats.len() > max_colors {
+            // VUID-VkPipelineRenderingCreateInfo-colorAttachmentCount-09533.
+            return Err(invalid(format!(
+                "{} colour attachments exceed maxColorAttachments ({max_colors})",
+                desc.color_formats.len()
+            )));
+        }
         for cf in &desc.color_formats {
             if format_info(*cf).is_none_or(|i| i.aspect != vk::ImageAspectFlags::COLOR) {
                 return Err(invalid(format!(

@@ -265,5 +265,25 @@ fn pipeline_state_errors_are_coded() {
         let err = pipeline(&device, colors, depth, edit).unwrap_err();
         assert_eq!(err.code(), "KILN-E282", "{what}: {err}");
     }
+    // One colour attachment more than the device has, in a pipeline and in a scope.
+    let max = device.limits().max_color_attachments as usize;
+    let err = pipeline(&device, 1, None, |d| d.color_formats = vec![RGBA8; max + 1]).unwrap_err();
+    assert_eq!(err.code(), "KILN-E282", "{err}");
+    assert!(err.to_string().contains("maxColorAttachments"), "{err}");
+    let images: Vec<Image> = (0..=max).map(|_| target(&device, 4, 4)).collect();
+    let colors: Vec<ColorAttachment> = images
+        .iter()
+        .map(|i| ColorAttachment::clear(i, [0.0; 4]))
+        .collect();
+    let err = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &colors,
+                depth: None,
+            })
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), "KILN-E283", "{err}");
+    assert!(err.to_string().contains("maxColorAttachments"), "{err}");
     assert_clean(&device);
 }
