@@ -314,124 +314,27 @@ impl GraphicsPipeline {
                 what: "dynamicRendering and synchronization2 (Vulkan 1.3), which kiln's graphics pipelines use".into(),
             });
         }
-        let vs = desc.vertex.reflection().entry_point(desc.vertex_entry)?;
-        if vs.stage != vk::ShaderStageFlags::VERTEX {
-            return Err(Error::WrongStage {
-                entry: vs.name.clone(),
-                stage: vs.stage,
-                what: "the vertex stage of a graphics pipeline needs a Vertex entry point",
-            });
-        }
-        check_capabilities(shared, desc.vertex, vs.stage)?;
-        let vs_label = format!("{} in {}", vs.name, desc.vertex.label());
-        let mut stages: Vec<(String, &EntryPoint, &ShaderModule, &str)> =
-            vec![(vs_label.clone(), vs, desc.vertex, desc.vertex_entry)];
-        if let Some(fm) = desc.fragment {
-            let fs = fm.reflection().entry_point(desc.fragment_entry)?;
-            if fs.stage != vk::ShaderStageFlags::FRAGMENT {
-                return Err(Error::WrongStage {
-                    entry: fs.name.clone(),
-                    stage: fs.stage,
-                    what: "the fragment stage of a graphics pipeline needs a Fragment entry point",
-                });
-            }
-            check_capabilities(shared, fm, fs.stage)?;
-            for out in &fs.outputs {
-                let name = out.name.as_deref().unwrap_or("<unnamed>");
-                let Some(&cf) = desc.color_formats.get(out.location as usize) else {
-                    return Err(invalid(format!(
-                        "fragment output `{name}` at location {} has no colour attachment ({} colour format(s) given)",
-                        out.location,
-                        desc.color_formats.len()
-                    )));
-                };
-                if let (Some(o), Some(c)) = (format_info(out.format), format_info(cf)) {
-                    if o.class != c.class {
-                        return Err(invalid(format!(
-                            "fragment output `{name}` at location {} writes {} values but its attachment is {cf:?}",
-                            out.location,
-                            class_name(o.class)
-                        )));
-                    }
-                }
-            }
-            let label = format!("{} in {}", fs.name, fm.label());
-            stages.push((label, fs, fm, desc.fragment_entry));
-        }
-        let max_colors = shared.limits().max_color_attachments as usize;
-        if desc.color_formats.len() > max_colors {
-            // VUID-VkPipelineRenderingCreateInfo-colorAttachmentCount-09533.
-            return Err(invalid(format!(
-                "{} colour attachments exceed maxColorAttachments ({max_colors})",
-                desc.color_formats.len()
-            )));
-        }
-        for cf in &desc.color_formats {
-            if format_info(*cf).is_none_or(|i| i.aspect != vk::ImageAspectFlags::COLOR) {
-                return Err(invalid(format!(
-                    "colour attachment format {cf:?} is not a colour format kiln knows"
-                )));
-            }
-        }
-        if let Some(df) = desc.depth_format {
-            if format_info(df).is_none_or(|i| !i.aspect.contains(vk::ImageAspectFlags::DEPTH)) {
-                return Err(invalid(format!(
-                    "depth attachment format {df:?} is not a depth format"
-                )));
-            }
-        }
-        check_samples(shared, desc).map_err(invalid)?;
-        let max_bindings = shared.limits().max_vertex_input_bindings as usize;
-        if desc.vertex_buffers.len() > max_bindings {
-            return Err(invalid(format!(
-                "{} vertex buffers exceed maxVertexInputBindings {max_bindings}",
-                desc.vertex_buffers.len()
-            )));
-        }
+        let (vs, vs_label, stages) = checked_stages(shared, desc)?;
+        check_targets(shared, desc).map_err(invalid)?;
         let (vi_bindings, vi_attributes) =
             vertex_input(&vs_label, vs, &desc.vertex_buffers, pipeline)?;
 
-        let reflected;
-        let layout_desc = match desc.layout {
-            Some(d) => d,
-            None => {
-                let eps: Vec<(&str, &EntryPoint)> =
-                    stages.iter().map(|(l, e, _, _)| (l.as_str(), *e)).collect();
-                reflected = PipelineLayoutDesc::from_entry_points(&eps)?;
-                &reflected
-            }
-        };
-        let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
-        let addresses = stages
-            .iter()
-            .filter(|(_, _, m, _)| uses_addresses(&m.reflection().capabilities))
-            .fold(vk::ShaderStageFlags::empty(), |acc, (_, e, _, _)| {
-                acc | e.stage
-            });
-        let access = PipelineAccess::new(&layout, stages.iter().map(|(_, e, _, _)| *e), addresses);
-
+        let (layout, access, set_names) = layout_and_access(shared, desc, &stages)?;
+        state::check_depth_bias(desc.depth_bias, &shared.features).map_err(invalid)?;
+        let depth =
+            state::depth_stencil(&desc.depth, &desc.stencil, desc.depth_format).map_err(invalid)?;
+        let attachments = state::color_blend(
+            desc.blend,
+            &desc.color_blend,
+            &desc.color_formats,
+            &shared.features,
+        )
+        .map_err(invalid)?;
         let (entries, data) = spec_data(desc.spec);
         let spec_info = vk::SpecializationInfo::default()
             .map_entries(&entries)
             .data(&data);
-        let mut modules = Vec::new();
-        let mut names = Vec::new();
-        for (_, ep, m, entry) in &stages {
-            names.push(CString::new(*entry).map_err(|_| Error::EntryPointNotFound {
-                name: entry.to_string(),
-                available: String::new(),
-            })?);
-            match shader_module(shared, m) {
-                Ok(sm) => modules.push((ep.stage, sm)),
-                Err(e) => {
-                    for (_, sm) in modules {
-                        // SAFETY: created above, used by nothing.
-                        unsafe { shared.raw.destroy_shader_module(sm, None) };
-                    }
-                    return Err(e);
-                }
-            }
-        }
+        let (modules, names) = create_modules(shared, &stages)?;
         let stage_infos: Vec<vk::PipelineShaderStageCreateInfo> = modules
             .iter()
             .zip(&names)
@@ -447,72 +350,19 @@ impl GraphicsPipeline {
                 }
             })
             .collect();
-        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
-            .vertex_binding_descriptions(&vi_bindings)
-            .vertex_attribute_descriptions(&vi_attributes);
-        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(desc.topology);
-        let viewport = vk::PipelineViewportStateCreateInfo::default()
-            .viewport_count(1)
-            .scissor_count(1);
-        state::check_depth_bias(desc.depth_bias, &shared.features).map_err(invalid)?;
-        let bias = desc.depth_bias.unwrap_or_default();
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(desc.polygon_mode)
-            .cull_mode(desc.cull_mode)
-            .front_face(desc.front_face)
-            .depth_bias_enable(desc.depth_bias.is_some())
-            .depth_bias_constant_factor(bias.constant_factor)
-            .depth_bias_clamp(bias.clamp)
-            .depth_bias_slope_factor(bias.slope_factor)
-            .line_width(1.0);
-        let multisample =
-            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(desc.samples);
-        let depth =
-            state::depth_stencil(&desc.depth, &desc.stencil, desc.depth_format).map_err(invalid)?;
-        let attachments = state::color_blend(
-            desc.blend,
-            &desc.color_blend,
-            &desc.color_formats,
-            &shared.features,
-        )
-        .map_err(invalid)?;
-        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
-        // The stencil reference is dynamic in every kiln pipeline: begin_rendering sets it
-        // to 0 with the viewport and scissor, so no pipeline bind invalidates it.
-        let dynamic_states = [
-            vk::DynamicState::VIEWPORT,
-            vk::DynamicState::SCISSOR,
-            vk::DynamicState::STENCIL_REFERENCE,
-        ];
-        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let mut rendering = vk::PipelineRenderingCreateInfo::default()
-            .color_attachment_formats(&desc.color_formats)
-            .depth_attachment_format(desc.depth_format.unwrap_or(vk::Format::UNDEFINED))
-            .stencil_attachment_format(stencil_format(desc.depth_format));
-        let info = vk::GraphicsPipelineCreateInfo::default()
-            .flags(flags)
-            .stages(&stage_infos)
-            .vertex_input_state(&vertex_input)
-            .input_assembly_state(&assembly)
-            .viewport_state(&viewport)
-            .rasterization_state(&raster)
-            .multisample_state(&multisample)
-            .depth_stencil_state(&depth)
-            .color_blend_state(&blend)
-            .dynamic_state(&dynamic)
-            .layout(layout.raw())
-            .push_next(&mut rendering);
-        let created = match shared.inject(FaultSite::CreatePipeline) {
-            // SAFETY: modules and layout are alive; every pointer refers to locals alive
-            // for the call; the vertex input state was checked against the vertex shader's
-            // inputs and the attachment formats against the fragment outputs.
-            Ok(()) => unsafe {
-                shared
-                    .raw
-                    .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+        let created = create_raw(
+            shared,
+            desc,
+            &Parts {
+                flags,
+                layout: layout.raw(),
+                stages: &stage_infos,
+                vertex_bindings: &vi_bindings,
+                vertex_attributes: &vi_attributes,
+                depth,
+                blend: &attachments,
             },
-            Err(e) => Err((Vec::new(), e)),
-        };
+        );
         for (_, sm) in modules {
             // SAFETY: modules are not needed once the pipeline exists (or failed).
             unsafe { shared.raw.destroy_shader_module(sm, None) };
@@ -524,7 +374,7 @@ impl GraphicsPipeline {
             raw,
             layout,
             access,
-            names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
+            names: set_names,
             formats: RenderingFormats {
                 color: desc.color_formats.clone(),
                 depth: desc.depth_format,
@@ -656,6 +506,245 @@ impl std::fmt::Display for RenderingFormats {
             None => f.write_str("none")?,
         }
         write!(f, ", {:?}", self.samples)
+    }
+}
+
+/// A stage of a graphics pipeline: its label (`entry in module`), entry point, module and
+/// entry name.
+type Stage<'d> = (String, &'d EntryPoint, &'d ShaderModule, &'d str);
+
+fn invalid(pipeline: &str, detail: String) -> Error {
+    Error::InvalidGraphicsPipeline {
+        pipeline: pipeline.to_string(),
+        detail,
+    }
+}
+
+/// The vertex and fragment entry points of `desc`, checked: their stages, capabilities,
+/// and each fragment output against its colour attachment. Returns the vertex entry
+/// point, its label and every stage.
+fn checked_stages<'d>(
+    shared: &Shared,
+    desc: &'d GraphicsPipelineDesc<'_>,
+) -> Result<(&'d EntryPoint, String, Vec<Stage<'d>>)> {
+    let pipeline = desc.label.as_str();
+    let vs = desc.vertex.reflection().entry_point(desc.vertex_entry)?;
+    if vs.stage != vk::ShaderStageFlags::VERTEX {
+        return Err(Error::WrongStage {
+            entry: vs.name.clone(),
+            stage: vs.stage,
+            what: "the vertex stage of a graphics pipeline needs a Vertex entry point",
+        });
+    }
+    check_capabilities(shared, desc.vertex, vs.stage)?;
+    let vs_label = format!("{} in {}", vs.name, desc.vertex.label());
+    let mut stages: Vec<(String, &EntryPoint, &ShaderModule, &str)> =
+        vec![(vs_label.clone(), vs, desc.vertex, desc.vertex_entry)];
+    if let Some(fm) = desc.fragment {
+        let fs = fm.reflection().entry_point(desc.fragment_entry)?;
+        if fs.stage != vk::ShaderStageFlags::FRAGMENT {
+            return Err(Error::WrongStage {
+                entry: fs.name.clone(),
+                stage: fs.stage,
+                what: "the fragment stage of a graphics pipeline needs a Fragment entry point",
+            });
+        }
+        check_capabilities(shared, fm, fs.stage)?;
+        for out in &fs.outputs {
+            let name = out.name.as_deref().unwrap_or("<unnamed>");
+            let Some(&cf) = desc.color_formats.get(out.location as usize) else {
+                return Err(invalid(pipeline, format!(
+                    "fragment output `{name}` at location {} has no colour attachment ({} colour format(s) given)",
+                    out.location,
+                    desc.color_formats.len()
+                )));
+            };
+            if let (Some(o), Some(c)) = (format_info(out.format), format_info(cf)) {
+                if o.class != c.class {
+                    return Err(invalid(pipeline, format!(
+                        "fragment output `{name}` at location {} writes {} values but its attachment is {cf:?}",
+                        out.location,
+                        class_name(o.class)
+                    )));
+                }
+            }
+        }
+        let label = format!("{} in {}", fs.name, fm.label());
+        stages.push((label, fs, fm, desc.fragment_entry));
+    }
+    Ok((vs, vs_label, stages))
+}
+
+/// The attachment formats, sample count and vertex buffer count of `desc` against the
+/// device; the error text is the detail of `KILN-E282`.
+fn check_targets(
+    shared: &Shared,
+    desc: &GraphicsPipelineDesc<'_>,
+) -> std::result::Result<(), String> {
+    let max_colors = shared.limits().max_color_attachments as usize;
+    if desc.color_formats.len() > max_colors {
+        // VUID-VkPipelineRenderingCreateInfo-colorAttachmentCount-09533.
+        return Err(format!(
+            "{} colour attachments exceed maxColorAttachments ({max_colors})",
+            desc.color_formats.len()
+        ));
+    }
+    for cf in &desc.color_formats {
+        if format_info(*cf).is_none_or(|i| i.aspect != vk::ImageAspectFlags::COLOR) {
+            return Err(format!(
+                "colour attachment format {cf:?} is not a colour format kiln knows"
+            ));
+        }
+    }
+    if let Some(df) = desc.depth_format {
+        if format_info(df).is_none_or(|i| !i.aspect.contains(vk::ImageAspectFlags::DEPTH)) {
+            return Err(format!(
+                "depth attachment format {df:?} is not a depth format"
+            ));
+        }
+    }
+    check_samples(shared, desc)?;
+    let max_bindings = shared.limits().max_vertex_input_bindings as usize;
+    if desc.vertex_buffers.len() > max_bindings {
+        return Err(format!(
+            "{} vertex buffers exceed maxVertexInputBindings {max_bindings}",
+            desc.vertex_buffers.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Shader modules by stage.
+type Modules = Vec<(vk::ShaderStageFlags, vk::ShaderModule)>;
+
+/// The shader modules of `stages` (destroyed again if one fails) and their entry names.
+fn create_modules(shared: &Shared, stages: &[Stage<'_>]) -> Result<(Modules, Vec<CString>)> {
+    let mut modules = Vec::new();
+    let mut names = Vec::new();
+    for (_, ep, m, entry) in stages {
+        names.push(CString::new(*entry).map_err(|_| Error::EntryPointNotFound {
+            name: entry.to_string(),
+            available: String::new(),
+        })?);
+        match shader_module(shared, m) {
+            Ok(sm) => modules.push((ep.stage, sm)),
+            Err(e) => {
+                for (_, sm) in modules {
+                    // SAFETY: created above, used by nothing.
+                    unsafe { shared.raw.destroy_shader_module(sm, None) };
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok((modules, names))
+}
+
+/// The binding names of each set of a layout.
+type SetNames = Vec<Arc<BTreeMap<String, u32>>>;
+
+/// The pipeline's layout (the given one, or reflected from `stages`), interned; the
+/// reflected access of its bindings; the binding names of each set.
+fn layout_and_access(
+    shared: &Arc<Shared>,
+    desc: &GraphicsPipelineDesc<'_>,
+    stages: &[Stage<'_>],
+) -> Result<(Arc<PipelineLayout>, PipelineAccess, SetNames)> {
+    let reflected;
+    let layout_desc = match desc.layout {
+        Some(d) => d,
+        None => {
+            let eps: Vec<(&str, &EntryPoint)> =
+                stages.iter().map(|(l, e, _, _)| (l.as_str(), *e)).collect();
+            reflected = PipelineLayoutDesc::from_entry_points(&eps)?;
+            &reflected
+        }
+    };
+    let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
+    let addresses = stages
+        .iter()
+        .filter(|(_, _, m, _)| uses_addresses(&m.reflection().capabilities))
+        .fold(vk::ShaderStageFlags::empty(), |acc, (_, e, _, _)| {
+            acc | e.stage
+        });
+    let access = PipelineAccess::new(&layout, stages.iter().map(|(_, e, _, _)| *e), addresses);
+    let names = layout_desc.names.iter().cloned().map(Arc::new).collect();
+    Ok((layout, access, names))
+}
+
+/// What `create_raw` builds a pipeline from besides its description.
+struct Parts<'p> {
+    flags: vk::PipelineCreateFlags,
+    layout: vk::PipelineLayout,
+    stages: &'p [vk::PipelineShaderStageCreateInfo<'p>],
+    vertex_bindings: &'p [vk::VertexInputBindingDescription],
+    vertex_attributes: &'p [vk::VertexInputAttributeDescription],
+    depth: vk::PipelineDepthStencilStateCreateInfo<'static>,
+    blend: &'p [vk::PipelineColorBlendAttachmentState],
+}
+
+/// `vkCreateGraphicsPipelines` for a checked `desc` and its `p`arts: the fixed-function
+/// state, dynamic rendering's formats and the dynamic states every kiln pipeline has.
+fn create_raw(
+    shared: &Shared,
+    desc: &GraphicsPipelineDesc<'_>,
+    p: &Parts<'_>,
+) -> std::result::Result<Vec<vk::Pipeline>, (Vec<vk::Pipeline>, vk::Result)> {
+    let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
+        .vertex_binding_descriptions(p.vertex_bindings)
+        .vertex_attribute_descriptions(p.vertex_attributes);
+    let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(desc.topology);
+    let viewport = vk::PipelineViewportStateCreateInfo::default()
+        .viewport_count(1)
+        .scissor_count(1);
+    let bias = desc.depth_bias.unwrap_or_default();
+    let raster = vk::PipelineRasterizationStateCreateInfo::default()
+        .polygon_mode(desc.polygon_mode)
+        .cull_mode(desc.cull_mode)
+        .front_face(desc.front_face)
+        .depth_bias_enable(desc.depth_bias.is_some())
+        .depth_bias_constant_factor(bias.constant_factor)
+        .depth_bias_clamp(bias.clamp)
+        .depth_bias_slope_factor(bias.slope_factor)
+        .line_width(1.0);
+    let multisample =
+        vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(desc.samples);
+    let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(p.blend);
+    // The stencil reference is dynamic in every kiln pipeline: begin_rendering sets it
+    // to 0 with the viewport and scissor, so no pipeline bind invalidates it.
+    let dynamic_states = [
+        vk::DynamicState::VIEWPORT,
+        vk::DynamicState::SCISSOR,
+        vk::DynamicState::STENCIL_REFERENCE,
+    ];
+    let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+    let mut rendering = vk::PipelineRenderingCreateInfo::default()
+        .color_attachment_formats(&desc.color_formats)
+        .depth_attachment_format(desc.depth_format.unwrap_or(vk::Format::UNDEFINED))
+        .stencil_attachment_format(stencil_format(desc.depth_format));
+    let info = vk::GraphicsPipelineCreateInfo::default()
+        .flags(p.flags)
+        .stages(p.stages)
+        .vertex_input_state(&vertex_input)
+        .input_assembly_state(&assembly)
+        .viewport_state(&viewport)
+        .rasterization_state(&raster)
+        .multisample_state(&multisample)
+        .depth_stencil_state(&p.depth)
+        .color_blend_state(&blend)
+        .dynamic_state(&dynamic)
+        .layout(p.layout)
+        .push_next(&mut rendering);
+    match shared.inject(FaultSite::CreatePipeline) {
+        // SAFETY: modules and layout are alive; every pointer refers to locals alive
+        // for the call; the vertex input state was checked against the vertex shader's
+        // inputs and the attachment formats against the fragment outputs.
+        Ok(()) => unsafe {
+            shared
+                .raw
+                .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+        },
+        Err(e) => Err((Vec::new(), e)),
     }
 }
 
