@@ -124,60 +124,11 @@ impl Image {
                 unsafe { d.create_image(&create, None) }
             })
             .map_err(vk_err("vkCreateImage"))?;
-        // SAFETY: `raw` was just created on this device.
-        let requirements = unsafe { d.get_image_memory_requirements(raw) };
-        let alloc = match shared.allocator.lock() {
-            Ok(mut a) => shared.inject_allocation(label).and_then(|()| {
-                a.allocate(&AllocationCreateDesc {
-                    name: label,
-                    requirements,
-                    location: MemoryLocation::GpuOnly,
-                    linear: false,
-                    allocation_scheme: AllocationScheme::GpuAllocatorManaged,
-                })
-                .map_err(|source| Error::Allocation {
-                    object: label.to_string(),
-                    source,
-                })
-            }),
-            Err(_) => Err(Error::Internal {
-                what: "the allocator's lock is poisoned (a thread panicked holding it)",
-            }),
-        };
-        let allocation = match alloc {
-            Ok(a) => a,
+        let (allocation, view) = match memory_and_view(shared, raw, desc, usage, info.aspect) {
+            Ok(done) => done,
             Err(e) => {
-                // SAFETY: unused image without memory.
+                // SAFETY: unused image; its memory (if any) was returned.
                 unsafe { d.destroy_image(raw, None) };
-                return Err(e);
-            }
-        };
-        // SAFETY: the allocation satisfies `requirements` (gpu-allocator's contract).
-        let bound = unsafe { d.bind_image_memory(raw, allocation.memory(), allocation.offset()) };
-        // An image used only for copies gets no view: a view needs a usage that views
-        // serve (VUID-VkImageViewCreateInfo-image-04441).
-        let view = bound.map_err(vk_err("vkBindImageMemory")).and_then(|_| {
-            if usage.intersects(VIEW_USAGE) {
-                let range = vk::ImageSubresourceRange {
-                    aspect_mask: info.aspect,
-                    base_mip_level: 0,
-                    level_count: desc.mip_levels,
-                    base_array_layer: 0,
-                    layer_count: desc.array_layers,
-                };
-                make_view(shared, raw, desc.format, desc.view_type, range)
-            } else {
-                Ok(vk::ImageView::null())
-            }
-        });
-        let view = match view {
-            Ok(v) => v,
-            Err(e) => {
-                // SAFETY: unused image; its allocation is returned below.
-                unsafe { d.destroy_image(raw, None) };
-                if let Ok(mut a) = shared.allocator.lock() {
-                    let _ = a.free(allocation);
-                }
                 return Err(e);
             }
         };
@@ -427,6 +378,68 @@ impl Image {
             layer_count: self.0.array_layers,
         }
     }
+}
+
+/// Memory from gpu-allocator bound to the new image `raw`, and its view of every mip and
+/// layer (none for a transfer-only image). On an error nothing is left allocated; the
+/// caller destroys `raw`.
+fn memory_and_view(
+    shared: &Shared,
+    raw: vk::Image,
+    desc: &ImageDesc<'_>,
+    usage: vk::ImageUsageFlags,
+    aspect: vk::ImageAspectFlags,
+) -> Result<(Allocation, vk::ImageView)> {
+    let (d, label) = (&shared.raw, desc.label);
+    // SAFETY: `raw` was just created on this device.
+    let requirements = unsafe { d.get_image_memory_requirements(raw) };
+    let alloc = match shared.allocator.lock() {
+        Ok(mut a) => shared.inject_allocation(label).and_then(|()| {
+            a.allocate(&AllocationCreateDesc {
+                name: label,
+                requirements,
+                location: MemoryLocation::GpuOnly,
+                linear: false,
+                allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+            })
+            .map_err(|source| Error::Allocation {
+                object: label.to_string(),
+                source,
+            })
+        }),
+        Err(_) => Err(Error::Internal {
+            what: "the allocator's lock is poisoned (a thread panicked holding it)",
+        }),
+    };
+    let allocation = alloc?;
+    // SAFETY: the allocation satisfies `requirements` (gpu-allocator's contract).
+    let bound = unsafe { d.bind_image_memory(raw, allocation.memory(), allocation.offset()) };
+    // An image used only for copies gets no view: a view needs a usage that views
+    // serve (VUID-VkImageViewCreateInfo-image-04441).
+    let view = bound.map_err(vk_err("vkBindImageMemory")).and_then(|_| {
+        if usage.intersects(VIEW_USAGE) {
+            let range = vk::ImageSubresourceRange {
+                aspect_mask: aspect,
+                base_mip_level: 0,
+                level_count: desc.mip_levels,
+                base_array_layer: 0,
+                layer_count: desc.array_layers,
+            };
+            make_view(shared, raw, desc.format, desc.view_type, range)
+        } else {
+            Ok(vk::ImageView::null())
+        }
+    });
+    let view = match view {
+        Ok(v) => v,
+        Err(e) => {
+            if let Ok(mut a) = shared.allocator.lock() {
+                let _ = a.free(allocation);
+            }
+            return Err(e);
+        }
+    };
+    Ok((allocation, view))
 }
 
 /// Checks that the device supports `desc` as planned with `usage` (optimal tiling): the
