@@ -108,10 +108,11 @@ pub use device::{
     capability_requirement, known_capabilities, Buffer, BufferDesc, BufferView, ComputeProperties,
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
     DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
-    ImageDesc, LayerFeatures, MemoryLocation, MemoryReport, QueueInfo, QueueKind, QueueSource,
-    ReadbackQueue, Sampler, SamplerDesc, TransferPart, TransferSplit, UpdateAfterBindLimits,
-    UploadQueue, ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN,
-    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
+    ImageDesc, ImageView, ImageViewDesc, LayerFeatures, MemoryLocation, MemoryReport, QueueInfo,
+    QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc, TransferPart, TransferSplit,
+    UpdateAfterBindLimits, UploadQueue, ValidationReport, ValidationWatch,
+    COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES,
+    MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };
 pub use error::{Error, Result};
 pub use pipeline::{

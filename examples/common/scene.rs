@@ -350,6 +350,7 @@ pub fn render_offscreen(device: &Device, width: u32, height: u32) -> kiln::Resul
                 clear: Some(1.0),
                 store: false,
                 stencil_clear: None,
+                view: None,
             }),
         })?;
         scene.draw(r, &camera_set)?;

@@ -289,6 +289,7 @@ impl App {
                         clear: Some(1.0),
                         store: false,
                         stencil_clear: None,
+                        view: None,
                     }),
                 })?;
                 scene.draw(r, cam_set)?;

@@ -11,7 +11,7 @@
 use ash::vk;
 
 use super::render::{ColorAttachment, RenderingDesc};
-use crate::device::{format_info, Image, NumClass};
+use crate::device::{format_info, Image, ImageView, NumClass};
 use crate::error::{Error, Result};
 use crate::pipeline::RenderingFormats;
 
@@ -38,10 +38,16 @@ pub(super) fn images<'d>(desc: &'d RenderingDesc<'_>) -> impl Iterator<Item = &'
         .chain(desc.depth.as_ref().map(|d| d.image))
 }
 
-/// One image as an attachment `what` of a scope of `extent`: a one-mip, one-layer 2D image
-/// of that extent with `usage`.
+/// The extent an attachment renders: its view's (one mip of one layer) or its image's.
+fn attachment_extent(image: &Image, view: Option<&ImageView>) -> vk::Extent2D {
+    view.map_or(image.extent(), ImageView::extent)
+}
+
+/// One image (through `view`, if given) as an attachment `what` of a scope of `extent`:
+/// a one-mip, one-layer 2D image or view of that extent with `usage`.
 fn check_shape(
     image: &Image,
+    view: Option<&ImageView>,
     extent: vk::Extent2D,
     first: &Image,
     usage: vk::ImageUsageFlags,
@@ -50,24 +56,42 @@ fn check_shape(
     if !image.usage().contains(usage) {
         return Err(usage_error(image, usage, what));
     }
-    if image.view_type() != vk::ImageViewType::TYPE_2D || image.mip_levels() != 1 {
+    let (view_type, mips, layers) = match view {
+        Some(v) if !std::ptr::eq(v.image(), image) && v.image().raw() != image.raw() => {
+            return Err(invalid(
+                image,
+                format!(
+                    "{what}'s view is of `{}`, not of this image",
+                    v.image().label()
+                ),
+            ))
+        }
+        Some(v) => (
+            v.desc().view_type,
+            v.desc().level_count,
+            v.desc().layer_count,
+        ),
+        None => (image.view_type(), image.mip_levels(), image.array_layers()),
+    };
+    if view_type != vk::ImageViewType::TYPE_2D || mips != 1 || layers != 1 {
         return Err(invalid(
             image,
             format!(
-                "{what} is a one-mip 2D image; this one is {:?} with {} mips",
-                image.view_type(),
-                image.mip_levels()
+                "{what} is a one-mip, one-layer 2D image or view; this one is {view_type:?} \
+                 with {mips} mips and {layers} layers (render into one mip and layer through \
+                 image.view_of(&ImageViewDesc::layer(layer, mip)))"
             ),
         ));
     }
-    if image.extent() != extent {
+    let own = attachment_extent(image, view);
+    if own != extent {
         return Err(invalid(
             image,
             format!(
                 "attachment is {}x{} but `{}` is {}x{}; attachments of one rendering scope \
                  share an extent",
-                image.width(),
-                image.height(),
+                own.width,
+                own.height,
                 first.label(),
                 extent.width,
                 extent.height
@@ -102,7 +126,15 @@ pub(super) fn check(
         .ok_or(Error::RenderingState {
             what: "begin_rendering without any attachment",
         })?;
-    let extent = first.extent();
+    let extent = desc
+        .color
+        .first()
+        .map(|c| attachment_extent(c.image, c.view))
+        .or(desc
+            .depth
+            .as_ref()
+            .map(|d| attachment_extent(d.image, d.view)))
+        .unwrap_or_default();
     let samples = first.samples();
     let mut formats = RenderingFormats {
         color: Vec::with_capacity(desc.color.len()),
@@ -111,7 +143,14 @@ pub(super) fn check(
     };
     let color_usage = vk::ImageUsageFlags::COLOR_ATTACHMENT;
     for c in desc.color {
-        check_shape(c.image, extent, first, color_usage, "a colour attachment")?;
+        check_shape(
+            c.image,
+            c.view,
+            extent,
+            first,
+            color_usage,
+            "a colour attachment",
+        )?;
         if c.image.aspect() != vk::ImageAspectFlags::COLOR {
             return Err(usage_error(
                 c.image,
@@ -131,7 +170,7 @@ pub(super) fn check(
                 "a depth attachment (with a depth format)",
             ));
         }
-        check_shape(d.image, extent, first, usage, "a depth attachment")?;
+        check_shape(d.image, d.view, extent, first, usage, "a depth attachment")?;
         formats.depth = Some(d.image.format());
     }
     let attachments = desc
@@ -151,15 +190,25 @@ pub(super) fn check(
             ),
         ));
     }
-    // One image twice (two attachments, an attachment and a resolve target, two resolve
-    // targets) would be written twice by one scope.
-    let all: Vec<&Image> = images(desc).collect();
-    for (i, a) in all.iter().enumerate() {
-        if all[..i].iter().any(|b| b.raw() == a.raw()) {
+    // One image (or one view of it) twice (two attachments, an attachment and a resolve
+    // target, two resolve targets) would be written twice by one scope.
+    use ash::vk::Handle;
+    let key = |i: &Image, v: Option<&ImageView>| (i.raw().as_raw(), v.map(|v| v.raw().as_raw()));
+    let all: Vec<(&Image, (u64, Option<u64>))> = desc
+        .color
+        .iter()
+        .flat_map(|c| {
+            std::iter::once((c.image, key(c.image, c.view)))
+                .chain(c.resolve.map(|r| (r, key(r, None))))
+        })
+        .chain(desc.depth.as_ref().map(|d| (d.image, key(d.image, d.view))))
+        .collect();
+    for (i, (a, k)) in all.iter().enumerate() {
+        if all[..i].iter().any(|(_, other)| other == k) {
             return Err(invalid(
                 a,
                 "the image is named twice in one rendering scope (as attachments or resolve \
-                 targets); give each attachment and resolve target its own image"
+                 targets); give each attachment and resolve target its own image or view"
                     .into(),
             ));
         }
@@ -174,7 +223,7 @@ fn check_resolve(c: &ColorAttachment<'_>, extent: vk::Extent2D) -> Result<()> {
         return Ok(());
     };
     let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT;
-    check_shape(r, extent, c.image, usage, "a resolve target")?;
+    check_shape(r, None, extent, c.image, usage, "a resolve target")?;
     let detail = if c.image.samples() == vk::SampleCountFlags::TYPE_1 {
         // VUID-VkRenderingAttachmentInfo-imageView-06861 (a resolve needs samples).
         format!(

@@ -450,7 +450,7 @@ impl<'a> Recorder<'a, '_> {
                             cache.push((tracker.resolve(key), u));
                         }
                     }
-                    SetResource::Image(image) => {
+                    SetResource::Image(image, _) => {
                         images = true;
                         set_images.push(SetImage {
                             image,

@@ -267,20 +267,20 @@ impl Recorder<'_, '_> {
             let Slot::Set(set) = s else { continue };
             for (idx, b) in bound.access.set(si).iter().enumerate() {
                 let Some(ty) = b.image else { continue };
-                let mut bad = None;
+                let mut bad: Option<(Image, vk::ImageViewType)> = None;
                 set.for_each_at(idx, |r| {
-                    if let (SetResource::Image(img), None) = (r, &bad) {
-                        if !view_matches(&ty, img) {
-                            bad = Some(img.clone());
+                    if let (SetResource::Image(img, view), None) = (r, &bad) {
+                        if !view_matches(&ty, img, view) {
+                            bad = Some((img.clone(), view));
                         }
                     }
                 });
-                if let Some(img) = bad {
+                if let Some((img, view)) = bad {
                     return Err(Error::ImageViewMismatch {
                         image: img.label().to_string(),
                         set: si as u32,
                         binding: b.binding,
-                        view: img.view_type(),
+                        view,
                         samples: img.samples(),
                         shader: describe(&ty),
                     });
@@ -378,10 +378,11 @@ impl Recorder<'_, '_> {
     }
 }
 
-/// Whether `image`'s view type and samples fit the shader's image type `ty` (Vulkan spec
+/// Whether a view of type `written` of `image` (and its samples) fits the shader's image
+/// type `ty` (Vulkan spec
 /// §12.5, table "Image type and image view type compatibility requirements"; texel buffers
 /// and subpass inputs are not images of sets and always fit).
-fn view_matches(ty: &ImageTy, image: &Image) -> bool {
+fn view_matches(ty: &ImageTy, image: &Image, written: vk::ImageViewType) -> bool {
     use vk::ImageViewType as V;
     let view = match (ty.dim, ty.arrayed) {
         (Dim::Dim1D, false) => V::TYPE_1D,
@@ -394,7 +395,7 @@ fn view_matches(ty: &ImageTy, image: &Image) -> bool {
         _ => return true,
     };
     let multisampled = image.samples() != vk::SampleCountFlags::TYPE_1;
-    image.view_type() == view && multisampled == ty.multisampled
+    written == view && multisampled == ty.multisampled
 }
 
 /// The shader's image type as GLSL would name its dimensionality.

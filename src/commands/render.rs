@@ -7,7 +7,7 @@ use super::attachments;
 use super::command::Command;
 use super::image_layouts::stage_access;
 use super::Recorder;
-use crate::device::{Buffer, Image};
+use crate::device::{Buffer, Image, ImageView};
 use crate::error::{Error, Result};
 
 /// What happens to an attachment's contents when rendering begins.
@@ -34,6 +34,9 @@ pub struct ColorAttachment<'a> {
     /// extent at the end of the scope (the samples' average for float formats, sample 0
     /// for integer ones); its previous contents are replaced.
     pub resolve: Option<&'a Image>,
+    /// Render into this 2D view of one mip and layer of `image` (a cube face, an array
+    /// layer, a mip) instead of the whole image (see [`ColorAttachment::view`]).
+    pub view: Option<&'a ImageView>,
 }
 
 impl<'a> ColorAttachment<'a> {
@@ -44,6 +47,16 @@ impl<'a> ColorAttachment<'a> {
             load: LoadOp::Clear(rgba),
             store: true,
             resolve: None,
+            view: None,
+        }
+    }
+
+    /// Clear one mip and layer of an image, through `view` (a 2D view of one mip and one
+    /// layer: [`ImageViewDesc::layer`](crate::ImageViewDesc::layer)), then store.
+    pub fn view(view: &'a ImageView, rgba: [f32; 4]) -> Self {
+        ColorAttachment {
+            view: Some(view),
+            ..Self::clear(view.image(), rgba)
         }
     }
 
@@ -71,6 +84,9 @@ pub struct DepthAttachment<'a> {
     /// A format with stencil: clear the stencil to this value, or `None` to load it
     /// (ignored without stencil).
     pub stencil_clear: Option<u32>,
+    /// Render into this 2D view of one mip and layer of `image` (a face of a shadow cube)
+    /// instead of the whole image.
+    pub view: Option<&'a ImageView>,
 }
 
 impl<'a> DepthAttachment<'a> {
@@ -81,6 +97,15 @@ impl<'a> DepthAttachment<'a> {
             clear: Some(depth),
             store: true,
             stencil_clear: Some(0),
+            view: None,
+        }
+    }
+
+    /// Clear one layer (or face) of a depth image through `view` to `depth`, then store.
+    pub fn view(view: &'a ImageView, depth: f32) -> Self {
+        DepthAttachment {
+            view: Some(view),
+            ..Self::clear(view.image(), depth)
         }
     }
 }
@@ -227,7 +252,7 @@ impl<'a> Recorder<'a, '_> {
         let old = self.image_layout(c.image);
         self.attach(c.image, old, layout, load_op != vk::AttachmentLoadOp::LOAD)?;
         let mut info = vk::RenderingAttachmentInfo::default()
-            .image_view(c.image.view())
+            .image_view(c.view.map_or(c.image.view(), |v| v.raw()))
             .image_layout(layout)
             .load_op(load_op)
             .store_op(store_op(c.store))
@@ -282,7 +307,7 @@ impl<'a> Recorder<'a, '_> {
             },
         };
         let info = vk::RenderingAttachmentInfo::default()
-            .image_view(d.image.view())
+            .image_view(d.view.map_or(d.image.view(), |v| v.raw()))
             .image_layout(layout)
             .store_op(store_op(d.store))
             .clear_value(clear_value);

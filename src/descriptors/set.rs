@@ -18,7 +18,9 @@ use ash::vk::Handle;
 
 use super::layout::{SetLayout, SetLayoutBinding};
 use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
-use crate::device::{Buffer, BufferView, Image, QueueStamps, ResourceStamps, Sampler, Shared};
+use crate::device::{
+    Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps, Sampler, Shared,
+};
 use crate::error::{Error, Result};
 
 /// A resource a set refers to, kept alive as long as the set is.
@@ -32,6 +34,8 @@ enum Held {
     ImageSampler(Image, Sampler),
     /// A uniform or storage texel buffer: a view of a byte range of a buffer.
     TexelBuffer(BufferView),
+    /// A view of part of an image, alone or with a sampler.
+    View(ImageView, Option<Sampler>),
     /// A SAMPLER descriptor filled by the layout's immutable sampler.
     Immutable,
 }
@@ -46,8 +50,9 @@ pub(crate) enum SetResource<'s> {
         offset: u64,
         size: u64,
     },
-    /// An image descriptor (alone or with a sampler).
-    Image(&'s Image),
+    /// An image descriptor (alone or with a sampler): the image and the type of the view
+    /// written (its own, or an [`ImageView`]'s).
+    Image(&'s Image, vk::ImageViewType),
 }
 
 /// A descriptor set allocated from its layout's growing pool. Returned to the pool on drop
@@ -218,6 +223,10 @@ impl DescriptorSet {
                     Held::Image(img) | Held::ImageSampler(img, _) => {
                         f(img.stamps(), write, img.raw().as_raw())
                     }
+                    Held::View(v, _) => {
+                        let img = v.image();
+                        f(img.stamps(), write, img.raw().as_raw())
+                    }
                     Held::Sampler(_) | Held::Immutable => {}
                 }
             }
@@ -244,7 +253,10 @@ impl DescriptorSet {
                     offset: v.offset(),
                     size: v.range(),
                 }),
-                Held::Image(img) | Held::ImageSampler(img, _) => f(SetResource::Image(img)),
+                Held::Image(img) | Held::ImageSampler(img, _) => {
+                    f(SetResource::Image(img, img.view_type()))
+                }
+                Held::View(v, _) => f(SetResource::Image(v.image(), v.desc().view_type)),
                 Held::Sampler(_) | Held::Immutable => {}
             }
         }
@@ -270,6 +282,7 @@ impl DescriptorSet {
         let slots = self.slots(idx);
         match self.held[slots].get(element as usize)? {
             Some(Held::Image(i) | Held::ImageSampler(i, _)) => Some(i),
+            Some(Held::View(v, _)) => Some(v.image()),
             _ => None,
         }
     }
@@ -502,6 +515,32 @@ impl DescriptorSet {
         image: Option<&Image>,
         sampler: Option<&Sampler>,
     ) -> Result<()> {
+        self.write_image_inner(binding, element, image, None, sampler)
+    }
+
+    /// Writes `view` (part of an image: one mip or layer, [`Image::view_of`]) to array
+    /// element `element` of a SAMPLED_IMAGE or STORAGE_IMAGE binding, or with `sampler` of a
+    /// COMBINED_IMAGE_SAMPLER binding; checked as
+    /// [`write_image_element`](Self::write_image_element). The automatic barriers and
+    /// layouts treat the view as its whole image.
+    pub fn write_image_view(
+        &mut self,
+        binding: u32,
+        element: u32,
+        view: &ImageView,
+        sampler: Option<&Sampler>,
+    ) -> Result<()> {
+        self.write_image_inner(binding, element, Some(view.image()), Some(view), sampler)
+    }
+
+    fn write_image_inner(
+        &mut self,
+        binding: u32,
+        element: u32,
+        image: Option<&Image>,
+        view: Option<&ImageView>,
+        sampler: Option<&Sampler>,
+    ) -> Result<()> {
         let desc = self.layout.desc();
         let idx = self.binding_index(binding)?;
         let b = &desc.bindings()[idx];
@@ -588,7 +627,11 @@ impl DescriptorSet {
         }
         let info = [vk::DescriptorImageInfo {
             sampler: sampler.map_or(vk::Sampler::null(), |s| s.raw()),
-            image_view: image.map_or(vk::ImageView::null(), |i| i.view()),
+            image_view: match (view, image) {
+                (Some(v), _) => v.raw(),
+                (None, Some(i)) => i.view(),
+                (None, None) => vk::ImageView::null(),
+            },
             image_layout: if image.is_some() {
                 layout
             } else {
@@ -605,11 +648,12 @@ impl DescriptorSet {
         // SAFETY: type, element and usage were checked against the layout above; the set is
         // not in use by a pending command buffer and `&mut self` synchronizes the update.
         unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
-        let held = match (image, sampler) {
-            (Some(i), Some(s)) => Held::ImageSampler(i.clone(), s.clone()),
-            (Some(i), None) => Held::Image(i.clone()),
-            (None, Some(s)) => Held::Sampler(s.clone()),
-            (None, None) => return Ok(()),
+        let held = match (view, image, sampler) {
+            (Some(v), _, s) => Held::View(v.clone(), s.cloned()),
+            (None, Some(i), Some(s)) => Held::ImageSampler(i.clone(), s.clone()),
+            (None, Some(i), None) => Held::Image(i.clone()),
+            (None, None, Some(s)) => Held::Sampler(s.clone()),
+            (None, None, None) => return Ok(()),
         };
         self.store(idx, element, held);
         Ok(())

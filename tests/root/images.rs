@@ -6,8 +6,8 @@
 use common::draw::{pixel, RGBA8};
 use common::{assert_clean, device};
 use kiln::{
-    vk, ColorAttachment, Device, GraphicsPipelineDesc, Image, ImageDesc, RenderingDesc,
-    SamplerDesc, VertexBufferLayout,
+    vk, ColorAttachment, Device, GraphicsPipelineDesc, Image, ImageDesc, ImageView, ImageViewDesc,
+    RenderingDesc, SamplerDesc, VertexBufferLayout,
 };
 
 /// The colour of layer (or slice) `i`: distinct per layer in every channel.
@@ -413,7 +413,7 @@ fn image_descriptions_beyond_the_device_are_coded() {
         assert_eq!(err.code(), "KILN-E180", "{}: {err}", desc.label);
         assert!(err.to_string().contains(desc.label), "{err}");
     }
-    // An array image is not an attachment (no per-layer views yet).
+    // A whole array image is not an attachment (one layer of it, through a view, is).
     let layers = device
         .image(&ImageDesc {
             usage: vk::ImageUsageFlags::COLOR_ATTACHMENT,
@@ -429,7 +429,7 @@ fn image_descriptions_beyond_the_device_are_coded() {
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E180", "{err}");
-    assert!(err.to_string().contains("one-mip 2D image"), "{err}");
+    assert!(err.to_string().contains("one-layer 2D image or view"), "{err}");
     assert_clean(&device);
 }
 
@@ -486,5 +486,186 @@ fn an_image_whose_view_the_shader_does_not_declare_is_e214() {
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E214", "{err}");
+    assert_clean(&device);
+}
+
+/// `shade(i)` as the floats of a clear colour.
+fn shade_f(i: u32) -> [f32; 4] {
+    shade(i).map(|c| f32::from(c) / 255.0)
+}
+
+#[test]
+fn faces_layers_and_mips_render_and_sample_through_views() {
+    let device = device();
+    let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
+    let cube = device
+        .image(&ImageDesc {
+            usage,
+            ..ImageDesc::cube("faces", 4, RGBA8)
+        })
+        .unwrap();
+    let faces: Vec<ImageView> = (0..6)
+        .map(|f| cube.view_of(&ImageViewDesc::layer(f, 0)).unwrap())
+        .collect();
+    // Mip 1 of a two-mip texture is rendered; mip 0 keeps its upload.
+    let mipped = device
+        .image(&ImageDesc {
+            usage,
+            mip_levels: 2,
+            ..ImageDesc::texture("mipped", 8, 8, RGBA8)
+        })
+        .unwrap();
+    mipped.upload(&shade(9).repeat(64)).unwrap();
+    let mip1 = mipped.view_of(&ImageViewDesc::layer(0, 1)).unwrap();
+    assert_eq!(
+        mip1.extent(),
+        vk::Extent2D {
+            width: 4,
+            height: 4
+        }
+    );
+    device
+        .execute(|r| {
+            for (f, view) in faces.iter().enumerate() {
+                r.begin_rendering(&RenderingDesc {
+                    color: &[ColorAttachment::view(view, shade_f(f as u32))],
+                    depth: None,
+                })?;
+                r.end_rendering()?;
+            }
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::view(&mip1, shade_f(7))],
+                depth: None,
+            })?;
+            r.end_rendering()
+        })
+        .unwrap();
+    assert_eq!(
+        mipped.read_level(0).unwrap(),
+        shade(9).repeat(64),
+        "mip 0 kept"
+    );
+    assert_eq!(
+        mipped.read_level(1).unwrap(),
+        shade(7).repeat(16),
+        "mip 1 rendered"
+    );
+    // The rendered faces sampled as a cube; layer 2 of an array sampled as a 2D texture.
+    let p = device
+        .compute_pipeline(
+            &kiln::include_spirv!("test/image_kinds.comp").unwrap(),
+            "main",
+        )
+        .unwrap();
+    let sampler = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
+    let array = make(&device, ImageDesc::array("array", 4, 2, 3, RGBA8));
+    let volume = make(&device, ImageDesc::volume("volume", 2, 2, 4, RGBA8));
+    let out = device.storage_buffer::<[f32; 4]>("out", 13).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
+    set.write_combined(0, &cube, &sampler).unwrap();
+    set.write_combined(1, &array, &sampler).unwrap();
+    set.write_combined(2, &volume, &sampler).unwrap();
+    set.write_buffer(3, &out).unwrap();
+    device
+        .execute(|r| {
+            r.bind_pipeline(&p)?;
+            r.bind_set(0, &set)?;
+            r.dispatch(1, 1, 1)
+        })
+        .unwrap();
+    let got: Vec<[f32; 4]> = out.read().unwrap();
+    for (f, g) in got[..6].iter().enumerate() {
+        assert_eq!(
+            g.map(|c| (c * 255.0).round() as u8),
+            shade(f as u32),
+            "face {f}"
+        );
+    }
+    let textured = common::draw::textured_pipeline(&device);
+    let layer2 = array.view_of(&ImageViewDesc::layer(2, 0)).unwrap();
+    let mut quad = textured.descriptor_set(0).unwrap();
+    quad.write_image_view(0, 0, &layer2, Some(&sampler))
+        .unwrap();
+    let img = common::draw::target(&device, 8, 8);
+    let data = common::draw::draw_quad(&device, &textured, &quad, &img);
+    assert!(data.chunks(4).all(|p| p == shade(2)), "{:?}", &data[..8]);
+    // The whole array through a 2D binding is KILN-E214; the layer view was not.
+    let mut whole = textured.descriptor_set(0).unwrap();
+    whole.write_combined(0, &array, &sampler).unwrap();
+    let err = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.0; 4])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&textured)?;
+            r.bind_set(0, &whole)?;
+            r.draw(0, 1, 0, 0)
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), "KILN-E214", "{err}");
+    assert_clean(&device);
+}
+
+#[test]
+fn view_errors_are_coded() {
+    let device = device();
+    let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
+    let cube = device
+        .image(&ImageDesc {
+            usage,
+            ..ImageDesc::cube("cube", 4, RGBA8)
+        })
+        .unwrap();
+    for (what, desc, text) in [
+        (
+            "layer 6 of a cube",
+            ImageViewDesc::layer(6, 0),
+            "layers 6..+1",
+        ),
+        ("mip 1 of one mip", ImageViewDesc::layer(0, 1), "mips 1..+1"),
+        (
+            "a 3D view of a cube",
+            ImageViewDesc {
+                view_type: vk::ImageViewType::TYPE_3D,
+                ..ImageViewDesc::layer(0, 0)
+            },
+            "not one Vulkan allows",
+        ),
+    ] {
+        let err = cube.view_of(&desc).unwrap_err();
+        assert_eq!(err.code(), "KILN-E180", "{what}: {err}");
+        assert!(err.to_string().contains(text), "{what}: {err}");
+    }
+    let other = common::draw::target(&device, 4, 4);
+    let face = cube.view_of(&ImageViewDesc::layer(0, 0)).unwrap();
+    let scope = |c: ColorAttachment| {
+        device.execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[c],
+                depth: None,
+            })?;
+            r.end_rendering()
+        })
+    };
+    for (what, c, text) in [
+        (
+            "a whole cube",
+            ColorAttachment::clear(&cube, [0.0; 4]),
+            "ImageViewDesc::layer",
+        ),
+        (
+            "a view of another image",
+            ColorAttachment {
+                view: Some(&face),
+                ..ColorAttachment::clear(&other, [0.0; 4])
+            },
+            "view is of `cube`",
+        ),
+    ] {
+        let err = scope(c).unwrap_err();
+        assert_eq!(err.code(), "KILN-E180", "{what}: {err}");
+        assert!(err.to_string().contains(text), "{what}: {err}");
+    }
     assert_clean(&device);
 }

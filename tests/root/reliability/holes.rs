@@ -87,6 +87,7 @@ fn a_reusable_recording_may_clear_depth_from_undefined() {
                     clear: Some(0.5),
                     store: true,
                     stencil_clear: None,
+                    view: None,
                 }),
             })?;
             r.bind_pipeline(&pipeline)?;
