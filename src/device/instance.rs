@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, Once};
 use ash::vk;
 
 use super::messages::{classify, object_list, object_names, printf_text, Kind};
-use super::queue_order::{ordered_note, QueueOrder};
+use super::queue_order::{ordered_note, QueueOrder, LAYER_FOLLOWS_TIMELINES};
 use crate::error::{vk_err, Error, Result};
 
 pub(super) const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
@@ -315,8 +315,12 @@ unsafe extern "system" fn debug_callback(
         }
         return vk::FALSE;
     }
+    // Only for layers that need the note (`queue_order::LAYER_FOLLOWS_TIMELINES`).
+    let old_layer =
+        state.is_some_and(|s| s.layer_version.load(Ordering::Relaxed) < LAYER_FOLLOWS_TIMELINES);
     let ordered = ORDER
         .with(|o| o.get())
+        .filter(|_| old_layer)
         .and_then(|o| ordered_note(&text, &o))
         .unwrap_or_default();
     let text = text + &objects;

@@ -12,7 +12,15 @@
 //! adds facts (which wait orders the two accesses); the message is still counted and
 //! logged as the layer reported it.
 
+use ash::vk;
+
 use super::queue::{MAX_QUEUES, QUEUE_NAME};
+
+/// The first validation layer whose submit-time synchronization validation follows
+/// timeline semaphores (Vulkan-ValidationLayers#7600, closed by the timeline support of
+/// 1.3.296): from it on, kiln adds no [`ordered_note`], since a hazard such a layer reports
+/// between kiln's submissions is one kiln's waits do not order.
+pub(crate) const LAYER_FOLLOWS_TIMELINES: u32 = vk::make_api_version(0, 1, 3, 296);
 
 /// The timeline waits that order a submission after earlier ones, as far as the validation
 /// layer's submit-time messages can name them: a hazard message whose earlier access was
