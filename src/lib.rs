@@ -102,17 +102,18 @@ pub use bytemuck;
 pub use commands::{
     ColorAttachment, DepthAttachment, LoadOp, PushWrite, Recorder, RenderingDesc,
     DISPATCH_INDIRECT_SIZE, DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE,
+    DRAW_MESH_TASKS_INDIRECT_SIZE,
 };
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
     capability_requirement, known_capabilities, Buffer, BufferDesc, BufferView, ComputeProperties,
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
     DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
-    ImageDesc, ImageView, ImageViewDesc, LayerFeatures, MemoryLocation, MemoryReport, QueueInfo,
-    QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc, TransferPart, TransferSplit,
-    UpdateAfterBindLimits, UploadQueue, ValidationReport, ValidationWatch,
-    COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES,
-    MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
+    ImageDesc, ImageView, ImageViewDesc, LayerFeatures, MemoryLocation, MemoryReport,
+    MeshShaderLimits, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc,
+    TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue, ValidationReport,
+    ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
+    MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
@@ -120,7 +121,7 @@ pub use pipeline::{
     DepthBias, DepthState, GraphicsPipeline, GraphicsPipelineDesc, Pipeline, PipelineAccess,
     PipelineCacheStatus, PipelineExecutable, PipelineExecutableStatistic, PipelineLayout,
     PipelineLayoutDesc, PushConstantRange, RenderingFormats, StatisticValue, StencilState,
-    VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
+    Tessellation, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
 };
 #[cfg(feature = "hot-reload")]
 pub use pipeline::{HotComputePipeline, HotDesc, ReloadEvent};

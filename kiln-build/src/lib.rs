@@ -37,6 +37,15 @@
 //! - **per folder**: [`Options::folder_target_env`] for every file under a subfolder;
 //! - **for the whole call**: [`Options::target_env`], then [`compile_dir_with`].
 //!
+//! # Debug info
+//!
+//! A line `// kiln: debug-info` in a source, or [`Options::debug_info`] for the whole call,
+//! compiles with `glslc -g`: the SPIR-V keeps the source file's name (`OpString`), its text
+//! (`OpSource`) and `OpLine`s. The validation layer then reports a GPU-assisted validation
+//! error, or a shader printf, with the file and line of the shader statement
+//! (`KILN_VALIDATION=gpu`; kiln's `LayerFeatures::gpu_assisted`). The module grows (the
+//! source text is inside it) but runs the same; kiln reflects it the same.
+//!
 //! # Prebuilt SPIR-V
 //!
 //! A source that this glslc cannot compile (a newer extension such as
@@ -217,6 +226,7 @@ pub const DEFAULT_TARGET_ENV: &str = "vulkan1.3";
 pub struct Options {
     target_env: String,
     folders: Vec<(PathBuf, String)>,
+    debug_info: bool,
 }
 
 impl Default for Options {
@@ -224,6 +234,7 @@ impl Default for Options {
         Options {
             target_env: DEFAULT_TARGET_ENV.to_string(),
             folders: Vec::new(),
+            debug_info: false,
         }
     }
 }
@@ -249,6 +260,13 @@ impl Options {
         self
     }
 
+    /// Debug info (`glslc -g`: source file name, text and line numbers in the SPIR-V) for
+    /// every file, as a `// kiln: debug-info` line does for one (see the crate docs).
+    pub fn debug_info(mut self, on: bool) -> Self {
+        self.debug_info = on;
+        self
+    }
+
     /// The target environment for `rel`, a file path relative to the compiled folder,
     /// before the file's own marker: the deepest folder override containing it, else the
     /// default.
@@ -268,9 +286,12 @@ pub struct Markers {
     pub target_env: Option<String>,
     /// `// kiln: prebuilt`: copy `<file>.spv` instead of compiling.
     pub prebuilt: bool,
+    /// `// kiln: debug-info`: compile with `glslc -g` (see the crate docs).
+    pub debug_info: bool,
 }
 
-/// Reads the `// kiln: target-env=<env>` and `// kiln: prebuilt` lines of a source.
+/// Reads the `// kiln: target-env=<env>`, `// kiln: prebuilt` and `// kiln: debug-info`
+/// lines of a source.
 pub fn markers(source: &str) -> Markers {
     let mut m = Markers::default();
     for line in source.lines() {
@@ -285,6 +306,8 @@ pub fn markers(source: &str) -> Markers {
             m.target_env = Some(env.trim().to_string());
         } else if rest == "prebuilt" {
             m.prebuilt = true;
+        } else if rest == "debug-info" {
+            m.debug_info = true;
         }
     }
     m
@@ -294,7 +317,18 @@ pub fn markers(source: &str) -> Markers {
 /// [`DEFAULT_TARGET_ENV`]), unless the file says otherwise in a
 /// `// kiln: target-env=...` line, which wins. A file marked `// kiln: prebuilt` is not
 /// compiled: the bytes of `<file>.spv` beside it are returned (`KILN-B006` when missing).
+/// A `// kiln: debug-info` line adds debug info (see the crate docs).
 pub fn compile_file(path: &Path, target_env: &str) -> Result<Vec<u8>, BuildError> {
+    compile_file_with(path, target_env, false)
+}
+
+/// [`compile_file`], with debug info also when `debug_info` is set
+/// ([`Options::debug_info`]).
+pub fn compile_file_with(
+    path: &Path,
+    target_env: &str,
+    debug_info: bool,
+) -> Result<Vec<u8>, BuildError> {
     let (stage, hlsl) = stage_of(path).ok_or_else(|| BuildError::UnknownStage {
         file: path.to_path_buf(),
     })?;
@@ -324,6 +358,9 @@ pub fn compile_file(path: &Path, target_env: &str) -> Result<Vec<u8>, BuildError
         .arg(format!("-fshader-stage={stage}"))
         .arg("-o")
         .arg("-");
+    if debug_info || marks.debug_info {
+        cmd.arg("-g");
+    }
     if hlsl {
         cmd.arg("-x").arg("hlsl").arg("-fentry-point=main");
     }
@@ -407,7 +444,7 @@ pub fn compile_dir_to_with(
             compile_wgsl(&file)
         } else {
             track_includes(&file);
-            compile_file(&file, options.env_for(rel))
+            compile_file_with(&file, options.env_for(rel), options.debug_info)
         };
         let bytes = match bytes {
             Ok(bytes) => bytes,
@@ -653,9 +690,57 @@ mod tests {
             m,
             Markers {
                 target_env: None,
-                prebuilt: true
+                prebuilt: true,
+                debug_info: false,
             }
         );
+        assert!(markers("// kiln: debug-info\n").debug_info);
+    }
+
+    /// Whether `spirv` holds an instruction of `opcode` (`OpLine` 8, `OpString` 7).
+    fn has_op(spirv: &[u8], opcode: u16) -> bool {
+        let words: Vec<u32> = spirv
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let mut i = 5;
+        while i < words.len() {
+            let (count, op) = ((words[i] >> 16) as usize, (words[i] & 0xffff) as u16);
+            if op == opcode {
+                return true;
+            }
+            i += count.max(1);
+        }
+        false
+    }
+
+    #[test]
+    fn debug_info_keeps_the_file_name_and_lines() {
+        let dir = std::env::temp_dir().join(format!("kiln-build-debug-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n";
+        std::fs::write(dir.join("plain.comp"), body).unwrap();
+        std::fs::write(
+            dir.join("marked.comp"),
+            format!("// kiln: debug-info\n{body}"),
+        )
+        .unwrap();
+        let out = dir.join("out");
+        compile_dir_to(&dir, &out).unwrap();
+        let read = |name: &str| std::fs::read(out.join(name)).unwrap();
+        let contains = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+        assert!(!has_op(&read("plain.comp.spv"), 8));
+        assert!(!contains(&read("plain.comp.spv"), b"plain.comp"));
+        assert!(has_op(&read("marked.comp.spv"), 8), "OpLine");
+        assert!(
+            contains(&read("marked.comp.spv"), b"marked.comp"),
+            "OpString"
+        );
+        // The whole call.
+        compile_dir_to_with(&dir, &out, &Options::new().debug_info(true)).unwrap();
+        assert!(has_op(&read("plain.comp.spv"), 8));
+        assert!(contains(&read("plain.comp.spv"), b"plain.comp"));
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

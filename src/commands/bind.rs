@@ -85,6 +85,8 @@ impl<'a> Recorder<'a, '_> {
         if i == 1 {
             self.pipeline_formats = pipeline.rendering_formats().map(|f| (f, pipeline.label()));
             self.vertex_bindings = pipeline.vertex_bindings();
+            self.pipeline_mesh = pipeline.mesh_shading();
+            self.pipeline_task = pipeline.task_stage();
             self.formats_ok = false;
         }
         self.bind_gen += 1;

@@ -90,8 +90,13 @@ pub(crate) enum Bound {
     /// `KILN-E252`.
     Compute(&'static str),
     /// The graphics pipeline, its sets and the vertex buffers (draws); `indexed`: the index
-    /// buffer too, which must be bound (`KILN-E283`).
-    Graphics { what: &'static str, indexed: bool },
+    /// buffer too, which must be bound (`KILN-E283`); `mesh`: a mesh-task draw, which needs
+    /// a mesh-shading pipeline (and the other draws one that is not).
+    Graphics {
+        what: &'static str,
+        indexed: bool,
+        mesh: bool,
+    },
 }
 
 /// How manual mode (`Recorder::manual_barriers`) orders a command.
@@ -151,11 +156,28 @@ impl<'c> Command<'c> {
         Self::draw_using(what, indexed, &[])
     }
 
+    /// A mesh-task draw of the bound mesh-shading pipeline, reading `buffers` (an indirect
+    /// draw's commands and count).
+    pub fn mesh_draw(what: &'static str, buffers: &'c [BufferAccess<'c>]) -> Self {
+        Command {
+            bound: Bound::Graphics {
+                what,
+                indexed: false,
+                mesh: true,
+            },
+            ..Self::draw_using(what, false, buffers)
+        }
+    }
+
     /// A draw that also reads `buffers` (an indirect draw's commands and count).
     pub fn draw_using(what: &'static str, indexed: bool, buffers: &'c [BufferAccess<'c>]) -> Self {
         Command {
             place: Place::Inside("draw outside a rendering scope; call begin_rendering first"),
-            bound: Bound::Graphics { what, indexed },
+            bound: Bound::Graphics {
+                what,
+                indexed,
+                mesh: false,
+            },
             buffers,
             images: &[],
             manual: Manual::Caller,
@@ -200,8 +222,24 @@ impl Recorder<'_, '_> {
                     self.check_views(0)?;
                 }
             }
-            Bound::Graphics { what, indexed } => {
+            Bound::Graphics {
+                what,
+                indexed,
+                mesh,
+            } => {
                 self.ready_to_use(1, what)?;
+                if mesh != self.pipeline_mesh {
+                    // VUID-vkCmdDrawMeshTasksEXT-stage-06480, VUID-vkCmdDraw-stage-06481.
+                    return Err(Error::RenderingState {
+                        what: if mesh {
+                            "draw_mesh_tasks with a pipeline without a mesh stage; bind a \
+                             mesh-shading pipeline (GraphicsPipelineDesc::mesh_shading)"
+                        } else {
+                            "a vertex draw with a mesh-shading pipeline; draw it with \
+                             draw_mesh_tasks"
+                        },
+                    });
+                }
                 if !self.views_ok[1] {
                     self.check_views(1)?;
                 }

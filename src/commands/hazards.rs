@@ -79,6 +79,11 @@ pub(crate) const GRAPHICS_STAGES: S = S::from_raw(
         | S::INDEX_INPUT.as_raw()
         | S::VERTEX_ATTRIBUTE_INPUT.as_raw()
         | S::VERTEX_SHADER.as_raw()
+        | S::TESSELLATION_CONTROL_SHADER.as_raw()
+        | S::TESSELLATION_EVALUATION_SHADER.as_raw()
+        | S::GEOMETRY_SHADER.as_raw()
+        | S::TASK_SHADER_EXT.as_raw()
+        | S::MESH_SHADER_EXT.as_raw()
         | S::FRAGMENT_SHADER.as_raw(),
 );
 pub(crate) const GRAPHICS_ACCESS: A = A::from_raw(

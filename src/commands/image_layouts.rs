@@ -29,8 +29,16 @@ pub(super) fn stage_access(layout: vk::ImageLayout) -> (vk::PipelineStageFlags2,
         L::UNDEFINED | L::PREINITIALIZED => (S::ALL_COMMANDS, A::MEMORY_WRITE),
         L::TRANSFER_DST_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_WRITE),
         L::TRANSFER_SRC_OPTIMAL => (S::ALL_TRANSFER, A::TRANSFER_READ),
+        // Every shader stage; `Recorder::supported` drops those the device lacks.
         L::SHADER_READ_ONLY_OPTIMAL => (
-            S::VERTEX_SHADER | S::FRAGMENT_SHADER | S::COMPUTE_SHADER,
+            S::VERTEX_SHADER
+                | S::TESSELLATION_CONTROL_SHADER
+                | S::TESSELLATION_EVALUATION_SHADER
+                | S::GEOMETRY_SHADER
+                | S::TASK_SHADER_EXT
+                | S::MESH_SHADER_EXT
+                | S::FRAGMENT_SHADER
+                | S::COMPUTE_SHADER,
             A::SHADER_SAMPLED_READ | A::SHADER_READ,
         ),
         L::COLOR_ATTACHMENT_OPTIMAL => (

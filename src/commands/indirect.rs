@@ -39,13 +39,13 @@ const INDIRECT: Use = Use {
 
 /// Where a draw's commands are: `count` commands of `size` bytes, `stride` apart from
 /// `offset` of `buffer`.
-struct Commands<'b> {
-    what: &'static str,
-    buffer: &'b Buffer,
-    offset: u64,
-    count: u32,
-    stride: u32,
-    size: u64,
+pub(super) struct Commands<'b> {
+    pub what: &'static str,
+    pub buffer: &'b Buffer,
+    pub offset: u64,
+    pub count: u32,
+    pub stride: u32,
+    pub size: u64,
 }
 
 fn bad(what: &'static str, buffer: &Buffer, detail: String) -> Error {
@@ -305,7 +305,11 @@ impl Recorder<'_, '_> {
 
     /// Checks a draw's commands (and, for `counted`, the `drawIndirectCount` feature);
     /// returns their use.
-    fn indirect_access<'b>(&self, cmds: &Commands<'b>, counted: bool) -> Result<BufferAccess<'b>> {
+    pub(super) fn indirect_access<'b>(
+        &self,
+        cmds: &Commands<'b>,
+        counted: bool,
+    ) -> Result<BufferAccess<'b>> {
         let features = &self.shared.features;
         if counted && !features.draw_indirect_count {
             return Err(Error::MissingFeature {
@@ -323,7 +327,7 @@ impl Recorder<'_, '_> {
     }
 
     /// Checks the draw count's place in `buffer`; returns its use.
-    fn count_access<'b>(
+    pub(super) fn count_access<'b>(
         &self,
         what: &'static str,
         buffer: &'b Buffer,

@@ -84,6 +84,7 @@ mod dispatch;
 mod hazards;
 mod image_layouts;
 mod indirect;
+mod mesh;
 mod mips;
 mod push;
 mod push_descriptor;
@@ -98,6 +99,7 @@ use ash::vk;
 
 pub use dispatch::DISPATCH_INDIRECT_SIZE;
 pub use indirect::{DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE};
+pub use mesh::DRAW_MESH_TASKS_INDIRECT_SIZE;
 pub use push_descriptor::PushWrite;
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
 pub(crate) use scope::TimedWork;
@@ -219,6 +221,11 @@ pub struct Recorder<'a, 'r> {
     /// pipeline's image types (`KILN-E214`), checked by the first dispatch or draw after a
     /// pipeline or set bind.
     views_ok: [bool; 2],
+    /// The bound graphics pipeline is a mesh-shading one (`draw_mesh_tasks` draws it, the
+    /// other draws do not).
+    pipeline_mesh: bool,
+    /// ... with a task stage (its workgroup limits apply).
+    pipeline_task: bool,
     /// Vertex buffer bindings the bound graphics pipeline reads (0 ..).
     vertex_bindings: u32,
     /// `pipeline_formats` equals `scope_formats` and every binding of `vertex_bindings` has
@@ -295,6 +302,29 @@ pub struct Recorder<'a, 'r> {
     _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
 }
 
+/// The stages barriers on a queue of `queue_flags` may name: the family's, less the
+/// shader stages whose feature the device lacks (`geometryShader`, `tessellationShader`,
+/// VUID-VkMemoryBarrier2-srcStageMask-03929 ff.), plus the task and mesh stages where
+/// VK_EXT_mesh_shader is enabled (…-07076 ff.).
+fn barrier_stages(shared: &Shared, queue_flags: vk::QueueFlags) -> vk::PipelineStageFlags2 {
+    use vk::PipelineStageFlags2 as S;
+    let f = &shared.features;
+    let mut s = supported_stages(queue_flags);
+    if !f.geometry_shader {
+        s &= !S::GEOMETRY_SHADER;
+    }
+    if !f.tessellation_shader {
+        s &= !(S::TESSELLATION_CONTROL_SHADER | S::TESSELLATION_EVALUATION_SHADER);
+    }
+    if queue_flags.contains(vk::QueueFlags::GRAPHICS) && f.mesh_shader {
+        s |= S::MESH_SHADER_EXT;
+        if f.task_shader {
+            s |= S::TASK_SHADER_EXT;
+        }
+    }
+    s
+}
+
 /// Next recording id (0 is "listed by no recording").
 static NEXT_RECORDING: AtomicU64 = AtomicU64::new(1);
 
@@ -319,6 +349,8 @@ impl<'a> Recorder<'a, '_> {
             scope_formats: RenderingFormats::default(),
             pipeline_formats: None,
             views_ok: [false; 2],
+            pipeline_mesh: false,
+            pipeline_task: false,
             vertex_bindings: 0,
             formats_ok: false,
             used_sets: Vec::new(),
@@ -348,7 +380,7 @@ impl<'a> Recorder<'a, '_> {
             barriers: 0,
             warned: false,
             queue_flags,
-            stages: supported_stages(queue_flags),
+            stages: barrier_stages(shared, queue_flags),
             unsupported_bind: [
                 !queue_flags.contains(vk::QueueFlags::COMPUTE),
                 !queue_flags.contains(vk::QueueFlags::GRAPHICS),

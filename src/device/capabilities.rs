@@ -50,6 +50,8 @@ pub(crate) struct Supported {
     pub bfloat16: [bool; 3],
     /// VK_NV_cooperative_matrix2's features, when kiln enabled the extension.
     pub cooperative_matrix2: super::coopmat2::CooperativeMatrix2Features,
+    /// VK_EXT_mesh_shader's `meshShader` and `taskShader`, when kiln enabled the extension.
+    pub mesh_shader: [bool; 2],
 }
 
 /// The float-controls booleans of `VkPhysicalDeviceVulkan12Properties` that capabilities
@@ -220,7 +222,13 @@ const TABLE: &[(&str, Need)] = &[
     ("RayTracingKHR", Need::Extension("VK_KHR_ray_tracing_pipeline")),
     ("RayTraversalPrimitiveCullingKHR", Need::Extension("VK_KHR_ray_tracing_pipeline")),
     ("RayCullMaskKHR", Need::Extension("VK_KHR_ray_tracing_maintenance1")),
-    ("MeshShadingEXT", Need::Extension("VK_EXT_mesh_shader")),
+    (
+        "MeshShadingEXT",
+        Need::Feature(
+            "meshShader (VkPhysicalDeviceMeshShaderFeaturesEXT, VK_EXT_mesh_shader)",
+            |s| s.mesh_shader[0],
+        ),
+    ),
     ("MeshShadingNV", Need::Extension("VK_NV_mesh_shader")),
     ("CooperativeMatrixNV", Need::Extension("VK_NV_cooperative_matrix")),
     ("CooperativeMatrixReductionsNV", Need::Feature("cooperativeMatrixReductions (VK_NV_cooperative_matrix2)", |d| d.cooperative_matrix2.reductions)),

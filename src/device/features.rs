@@ -132,6 +132,13 @@ pub struct Features {
     pub independent_blend: bool,
     /// `depthBiasClamp`: a non-zero depth bias clamp.
     pub depth_bias_clamp: bool,
+    /// `meshShader` (VK_EXT_mesh_shader): graphics pipelines of mesh (and task) shaders,
+    /// drawn with `draw_mesh_tasks`.
+    pub mesh_shader: bool,
+    /// `taskShader` (VK_EXT_mesh_shader): a task stage before the mesh stage.
+    pub task_shader: bool,
+    /// VK_EXT_mesh_shader's workgroup-count limits (zero without the extension).
+    pub mesh_shader_limits: MeshShaderLimits,
     /// `imageCubeArray`: images with a CUBE_ARRAY view.
     pub image_cube_array: bool,
     /// `multiDrawIndirect`: indirect draws with a draw count above 1.
@@ -171,6 +178,19 @@ pub struct Features {
     /// Update-after-bind descriptor limits (Vulkan 1.2 descriptor indexing properties);
     /// zero when descriptor indexing is unsupported.
     pub update_after_bind_limits: UpdateAfterBindLimits,
+}
+
+/// The workgroup-count limits of `draw_mesh_tasks` (`VkPhysicalDeviceMeshShaderPropertiesEXT`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MeshShaderLimits {
+    /// `maxTaskWorkGroupCount`: per dimension, with a task stage.
+    pub max_task_work_group_count: [u32; 3],
+    /// `maxTaskWorkGroupTotalCount`: their product, with a task stage.
+    pub max_task_work_group_total_count: u32,
+    /// `maxMeshWorkGroupCount`: per dimension, without a task stage.
+    pub max_mesh_work_group_count: [u32; 3],
+    /// `maxMeshWorkGroupTotalCount`: their product, without a task stage.
+    pub max_mesh_work_group_total_count: u32,
 }
 
 /// `maxDescriptorSetUpdateAfterBind*` and `maxPerStageDescriptorUpdateAfterBind*`
@@ -256,6 +276,8 @@ pub(crate) fn create_device(
     }
     let push_descriptor = has(ash::khr::push_descriptor::NAME);
     let has_exec = has(ash::khr::pipeline_executable_properties::NAME);
+    let has_mesh = has(ash::ext::mesh_shader::NAME);
+    let mut fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static> = Default::default();
     let mut f11: vk::PhysicalDeviceVulkan11Features<'static> = Default::default();
     let mut f12: vk::PhysicalDeviceVulkan12Features<'static> = Default::default();
     let mut f13: vk::PhysicalDeviceVulkan13Features<'static> = Default::default();
@@ -284,6 +306,9 @@ pub(crate) fn create_device(
         if has_exec {
             f2 = f2.push_next(&mut fpe);
         }
+        if has_mesh {
+            f2 = f2.push_next(&mut fms);
+        }
         // SAFETY: the chain holds only locals alive for the call, each of the right sType,
         // the extension ones only when the device has the extension.
         unsafe { ir.get_physical_device_features2(physical, &mut f2) };
@@ -296,6 +321,12 @@ pub(crate) fn create_device(
     fbf.p_next = std::ptr::null_mut();
     fcm2.p_next = std::ptr::null_mut();
     fpe.p_next = std::ptr::null_mut();
+    fms.p_next = std::ptr::null_mut();
+    // Multiview and fragment-shading-rate mesh shading need features kiln does not
+    // enable; mesh queries, queries kiln does not make.
+    fms.multiview_mesh_shader = vk::FALSE;
+    fms.primitive_fragment_shading_rate_mesh_shader = vk::FALSE;
+    fms.mesh_shader_queries = vk::FALSE;
     f10.robust_buffer_access = vk::FALSE;
     f13.robust_image_access = vk::FALSE;
     f12.buffer_device_address_capture_replay = vk::FALSE;
@@ -352,6 +383,12 @@ pub(crate) fn create_device(
     if pipeline_executable_info {
         ext_names.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
     }
+    let mesh_shader = has_mesh && b(fms.mesh_shader);
+    if mesh_shader {
+        ext_names.push(ash::ext::mesh_shader::NAME.as_ptr());
+    } else {
+        fms = Default::default();
+    }
     let supported = Supported {
         f10,
         f11,
@@ -361,6 +398,7 @@ pub(crate) fn create_device(
         cooperative_matrix,
         bfloat16,
         cooperative_matrix2,
+        mesh_shader: [mesh_shader, mesh_shader && b(fms.task_shader)],
     };
     let (mut supported, mut compute) =
         query_properties(instance, physical, supported, push_descriptor);
@@ -404,6 +442,13 @@ pub(crate) fn create_device(
         sampler_anisotropy: b(f10.sampler_anisotropy),
         independent_blend: b(f10.independent_blend),
         depth_bias_clamp: b(f10.depth_bias_clamp),
+        mesh_shader,
+        task_shader: mesh_shader && b(fms.task_shader),
+        mesh_shader_limits: if mesh_shader {
+            mesh_limits(ir, physical)
+        } else {
+            MeshShaderLimits::default()
+        },
         image_cube_array: b(f10.image_cube_array),
         multi_draw_indirect: b(f10.multi_draw_indirect),
         draw_indirect_count: v12 && b(f12.draw_indirect_count),
@@ -466,6 +511,7 @@ pub(crate) fn create_device(
         fbf,
         fcm2,
         fpe,
+        fms,
     };
     let flags = (
         v12,
@@ -473,6 +519,7 @@ pub(crate) fn create_device(
         cooperative_matrix,
         bfloat16[0],
         pipeline_executable_info,
+        mesh_shader,
     );
     let raw = match try_create(
         ir,
@@ -528,10 +575,12 @@ struct Chain {
     fbf: Bfloat16Features,
     fcm2: coopmat2::RawFeatures,
     fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>,
+    fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static>,
 }
 
 /// One `vkCreateDevice` with the structs of `chain` that `(v12, v13, cooperative matrix,
-/// bfloat16, pipeline executable info)` and `coopmat2` say, their `pNext` links reset first.
+/// bfloat16, pipeline executable info, mesh shader)` and `coopmat2` say, their `pNext`
+/// links reset first.
 #[allow(clippy::too_many_arguments)]
 fn try_create(
     ir: &ash::Instance,
@@ -540,7 +589,7 @@ fn try_create(
     ext_names: &[*const std::ffi::c_char],
     f10: &vk::PhysicalDeviceFeatures,
     chain: &mut Chain,
-    (v12, v13, coopmat, bf16, exec): (bool, bool, bool, bool, bool),
+    (v12, v13, coopmat, bf16, exec, mesh): (bool, bool, bool, bool, bool, bool),
     coopmat2: bool,
 ) -> Result<ash::Device> {
     chain.f11.p_next = std::ptr::null_mut();
@@ -550,6 +599,7 @@ fn try_create(
     chain.fbf.p_next = std::ptr::null_mut();
     chain.fcm2.p_next = std::ptr::null_mut();
     chain.fpe.p_next = std::ptr::null_mut();
+    chain.fms.p_next = std::ptr::null_mut();
     let mut info = vk::DeviceCreateInfo::default()
         .queue_create_infos(queue_infos)
         .enabled_extension_names(ext_names)
@@ -572,6 +622,9 @@ fn try_create(
     if exec {
         info = info.push_next(&mut chain.fpe);
     }
+    if mesh {
+        info = info.push_next(&mut chain.fms);
+    }
     // Under the loader lock: vkCreateDevice and ash's loading of every device function
     // (`loader` module docs).
     let _loader = super::loader::exclusive();
@@ -580,6 +633,21 @@ fn try_create(
     // features enabled are a subset of those the device reported, and the extension
     // structs are chained only with their extensions enabled.
     unsafe { ir.create_device(physical, &info, None) }.map_err(vk_err("vkCreateDevice"))
+}
+
+/// VK_EXT_mesh_shader's workgroup-count limits of `physical` (which has the extension).
+fn mesh_limits(ir: &ash::Instance, physical: vk::PhysicalDevice) -> MeshShaderLimits {
+    let mut pm = vk::PhysicalDeviceMeshShaderPropertiesEXT::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut pm);
+    // SAFETY: the chain holds one local struct of the right sType; the device has the
+    // extension.
+    unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
+    MeshShaderLimits {
+        max_task_work_group_count: pm.max_task_work_group_count,
+        max_task_work_group_total_count: pm.max_task_work_group_total_count,
+        max_mesh_work_group_count: pm.max_mesh_work_group_count,
+        max_mesh_work_group_total_count: pm.max_mesh_work_group_total_count,
+    }
 }
 
 /// Queries the compute properties (and the float controls of `supported`) of `physical`.

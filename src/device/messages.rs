@@ -88,6 +88,12 @@ pub(super) enum Kind {
     Message,
 }
 
+/// Layer 1.4's advice, at instance creation, when GPU-assisted validation runs beside the
+/// core checks: that is what `LayerFeatures::gpu_assisted` asks for (GPU-AV added to the
+/// usual validation), so the advice is a note, not a warning about the application.
+const GPU_AV_WITH_CORE_CHECKS: &str =
+    "Both GPU Assisted Validation and Normal Core Check Validation are enabled";
+
 /// Classifies a message by its id name and text: `DEBUG-PRINTF` ids carry printf output
 /// and, from layer 1.4 on, the printf and GPU-AV instrumentation's internal notes;
 /// `beyond_limit`: the device allows allocations beyond `maxMemoryAllocationSize`.
@@ -95,7 +101,9 @@ pub(super) fn classify(id_name: &str, text: &str, beyond_limit: bool) -> Kind {
     let layer_internal = id_name.contains("DEBUG-PRINTF") || id_name.contains("GPU-Assisted");
     if beyond_limit && id_name == "UNASSIGNED-vkAllocateMemory-maxMemoryAllocationSize" {
         Kind::Allowed
-    } else if layer_internal && text.contains("Internal Warning: ") {
+    } else if (layer_internal && text.contains("Internal Warning: "))
+        || (id_name == "VALIDATION-SETTINGS" && text.contains(GPU_AV_WITH_CORE_CHECKS))
+    {
         Kind::LayerNote
     } else if id_name.contains("DEBUG-PRINTF") {
         Kind::Printf
@@ -179,6 +187,21 @@ mod tests {
             classify(big, "6442450944 bytes", false),
             Kind::Message,
             "counted unless the device opted in"
+        );
+        let advice = "vkCreateInstance(): Both GPU Assisted Validation and Normal Core Check \
+                      Validation are enabled, this is not recommend as it  will be very slow.";
+        assert_eq!(
+            classify("VALIDATION-SETTINGS", advice, false),
+            Kind::LayerNote
+        );
+        assert_eq!(
+            classify(
+                "VALIDATION-SETTINGS",
+                "printf_to_stdout is not a setting",
+                false
+            ),
+            Kind::Message,
+            "other settings warnings count"
         );
     }
 }

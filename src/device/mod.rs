@@ -61,7 +61,7 @@ pub use families::{
     MAX_TRANSFER_QUEUES,
 };
 pub use faults::{FaultInjector, FaultSite};
-pub use features::{Features, UpdateAfterBindLimits};
+pub use features::{Features, MeshShaderLimits, UpdateAfterBindLimits};
 pub(crate) use format::{format_info, NumClass};
 pub use gpu_allocator::MemoryLocation;
 pub use host_memory::HostBufferMemory;
@@ -305,6 +305,8 @@ pub(crate) struct Shared {
     pub timestamps: timestamps::Timestamps,
     /// `vkCmdPushDescriptorSetKHR` & co. when VK_KHR_push_descriptor is enabled.
     pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
+    /// `vkCmdDrawMeshTasksEXT` & co. when VK_EXT_mesh_shader is enabled.
+    pub mesh_shader: Option<ash::ext::mesh_shader::Device>,
     pub instance: Instance,
 }
 
@@ -435,6 +437,9 @@ impl Shared {
         let push_descriptor = features.push_descriptor.then(|| {
             loader::walking(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw))
         });
+        let mesh_shader = features
+            .mesh_shader
+            .then(|| loader::walking(|| ash::ext::mesh_shader::Device::new(&instance.raw, &raw)));
         let split = split::from_desc(desc.transfer_split);
         let shared = Shared {
             slots: Default::default(),
@@ -479,6 +484,7 @@ impl Shared {
             ),
             timestamps,
             push_descriptor,
+            mesh_shader,
             instance,
         };
         // Validation messages name kiln's queues (`VkQueue 0x..[kiln queue 2 (Transfer)]`),

@@ -36,6 +36,20 @@ macro_rules! pipeline_errors {
             #[error("dispatch of {groups:?} groups exceeds maxComputeWorkGroupCount {limit:?}; fold a large 1-D count into 2-D (Recorder::dispatch_threads_2d(width, ceil(n / width)) with width a multiple of the workgroup size, and in the shader i = gl_GlobalInvocationID.y * width + gl_GlobalInvocationID.x, checked against n), or loop in the shader over i += gl_NumWorkGroups.x * gl_WorkGroupSize.x")]
             DispatchTooLarge { groups: [u32; 3], limit: [u32; 3] },
 
+            /// A mesh-task draw of more workgroups than the device allows: per dimension
+            /// `maxTaskWorkGroupCount` / `maxMeshWorkGroupCount` (with / without a task stage),
+            /// in all `maxTaskWorkGroupTotalCount` / `maxMeshWorkGroupTotalCount`
+            /// (VUID-vkCmdDrawMeshTasksEXT-TaskEXT-07322 … -07327).
+            #[code("KILN-E260")]
+            #[error("draw_mesh_tasks of {groups:?} workgroups exceeds {limit_name} {limit:?} (at most {total} in all); split the draw, or loop in the {stage} shader")]
+            MeshTasksTooLarge {
+                groups: [u32; 3],
+                limit: [u32; 3],
+                total: u32,
+                limit_name: &'static str,
+                stage: &'static str,
+            },
+
             /// A set the pipeline layout declares was not bound before a dispatch (or was
             /// disturbed by binding a pipeline with an incompatible layout, Vulkan spec §14.2.2).
             #[code("KILN-E254")]

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::access::{uses_addresses, PipelineAccess};
-use super::checks::check_capabilities;
 use super::compute::{shader_module, spec_data};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
+use super::stages::{self, Stage, Tessellation};
 use super::state::{self, BlendMode, ColorBlendAttachment, DepthBias, DepthState, StencilState};
 use super::statistics::{self, PipelineExecutable};
 use super::Pipeline;
@@ -72,10 +72,28 @@ impl VertexBufferLayout {
 pub struct GraphicsPipelineDesc<'a> {
     /// Name in errors and validation messages (default: the modules' labels).
     pub label: String,
-    /// The module holding the vertex entry point.
+    /// The module holding the vertex entry point (ignored when `mesh` is set).
     pub vertex: &'a ShaderModule,
     /// The vertex entry point (default `main`).
     pub vertex_entry: &'a str,
+    /// Tessellation control and evaluation stages after the vertex stage (the
+    /// `tessellationShader` feature; topology `PATCH_LIST`): set it with
+    /// [`tessellation`](Self::tessellation), which sets the topology too.
+    pub tessellation: Option<Tessellation<'a>>,
+    /// A geometry stage before rasterization (the `geometryShader` feature).
+    pub geometry: Option<&'a ShaderModule>,
+    /// The geometry entry point (default `main`).
+    pub geometry_entry: &'a str,
+    /// A task stage before the mesh stage (mesh-shading pipelines only; the `taskShader`
+    /// feature).
+    pub task: Option<&'a ShaderModule>,
+    /// The task entry point (default `main`).
+    pub task_entry: &'a str,
+    /// The mesh stage: set, the pipeline is a mesh-shading one (VK_EXT_mesh_shader, the
+    /// `meshShader` feature), with no vertex input, drawn with `draw_mesh_tasks`.
+    pub mesh: Option<&'a ShaderModule>,
+    /// The mesh entry point (default `main`).
+    pub mesh_entry: &'a str,
     /// `None` for depth-only pipelines.
     pub fragment: Option<&'a ShaderModule>,
     /// The fragment entry point (default `main`).
@@ -127,6 +145,13 @@ impl<'a> GraphicsPipelineDesc<'a> {
             label: format!("{}+{}", vertex.label(), fragment.label()),
             vertex,
             vertex_entry: "main",
+            tessellation: None,
+            geometry: None,
+            geometry_entry: "main",
+            task: None,
+            task_entry: "main",
+            mesh: None,
+            mesh_entry: "main",
             fragment: Some(fragment),
             fragment_entry: "main",
             vertex_buffers: Vec::new(),
@@ -146,6 +171,23 @@ impl<'a> GraphicsPipelineDesc<'a> {
             layout: None,
             capture_statistics: false,
         }
+    }
+
+    /// A mesh-shading pipeline of `mesh` and `fragment` (entry points `main`; add a task
+    /// stage with `task`), otherwise as [`new`](Self::new).
+    pub fn mesh_shading(mesh: &'a ShaderModule, fragment: &'a ShaderModule) -> Self {
+        GraphicsPipelineDesc {
+            label: format!("{}+{}", mesh.label(), fragment.label()),
+            mesh: Some(mesh),
+            ..Self::new(mesh, fragment)
+        }
+    }
+
+    /// Adds tessellation stages: `tessellation`, with topology `PATCH_LIST`.
+    pub fn tessellation(mut self, tessellation: Tessellation<'a>) -> Self {
+        self.tessellation = Some(tessellation);
+        self.topology = vk::PrimitiveTopology::PATCH_LIST;
+        self
     }
 
     /// Takes the attachment formats and the sample count from the render targets.
@@ -180,6 +222,10 @@ pub struct GraphicsPipeline {
     device_addresses: bool,
     /// Created with CAPTURE_STATISTICS (`GraphicsPipelineDesc::capture_statistics`).
     captures_statistics: bool,
+    /// Task and mesh stages instead of vertex input (`GraphicsPipelineDesc::mesh`).
+    mesh_shading: bool,
+    /// A task stage before the mesh stage.
+    task_stage: bool,
 }
 
 impl std::fmt::Debug for GraphicsPipeline {
@@ -189,14 +235,6 @@ impl std::fmt::Debug for GraphicsPipeline {
             .field("layout", &self.layout)
             .field("formats", &self.formats)
             .finish()
-    }
-}
-
-fn class_name(c: NumClass) -> &'static str {
-    match c {
-        NumClass::Float => "float",
-        NumClass::Uint => "unsigned integer",
-        NumClass::Sint => "signed integer",
     }
 }
 
@@ -263,9 +301,9 @@ fn vertex_input(
             if let Some(hint) = hint {
                 log::debug!(
                     "kiln: vertex input {name} is {} x{}, format gives {} x{}",
-                    class_name(s.class),
+                    stages::class_name(s.class),
                     s.components,
-                    class_name(g.class),
+                    stages::class_name(g.class),
                     g.components
                 );
                 return Err(Error::VertexFormatMismatch {
@@ -314,10 +352,12 @@ impl GraphicsPipeline {
                 what: "dynamicRendering and synchronization2 (Vulkan 1.3), which kiln's graphics pipelines use".into(),
             });
         }
-        let (vs, vs_label, stages) = checked_stages(shared, desc)?;
+        let (vertex, stages) = stages::checked(shared, desc)?;
         check_targets(shared, desc).map_err(invalid)?;
-        let (vi_bindings, vi_attributes) =
-            vertex_input(&vs_label, vs, &desc.vertex_buffers, pipeline)?;
+        let (vi_bindings, vi_attributes) = match vertex {
+            Some(vs) => vertex_input(&stages[0].0, vs, &desc.vertex_buffers, pipeline)?,
+            None => Default::default(),
+        };
 
         let (layout, access, set_names) = layout_and_access(shared, desc, &stages)?;
         state::check_depth_bias(desc.depth_bias, &shared.features).map_err(invalid)?;
@@ -383,8 +423,11 @@ impl GraphicsPipeline {
             // At most maxVertexInputBindings (checked above).
             vertex_bindings: desc.vertex_buffers.len() as u32,
             label: pipeline.to_string(),
-            device_addresses: super::uses_device_addresses(desc.vertex)
-                || desc.fragment.is_some_and(super::uses_device_addresses),
+            device_addresses: stages
+                .iter()
+                .any(|(_, _, m, _)| super::uses_device_addresses(m)),
+            mesh_shading: desc.mesh.is_some(),
+            task_stage: desc.mesh.is_some() && desc.task.is_some(),
             captures_statistics: desc.capture_statistics,
         })
     }
@@ -482,6 +525,12 @@ impl Pipeline for GraphicsPipeline {
     fn vertex_bindings(&self) -> u32 {
         self.vertex_bindings
     }
+    fn mesh_shading(&self) -> bool {
+        self.mesh_shading
+    }
+    fn task_stage(&self) -> bool {
+        self.task_stage
+    }
 }
 
 /// The attachments a graphics pipeline draws into, or a rendering scope has: colour formats
@@ -507,72 +556,6 @@ impl std::fmt::Display for RenderingFormats {
         }
         write!(f, ", {:?}", self.samples)
     }
-}
-
-/// A stage of a graphics pipeline: its label (`entry in module`), entry point, module and
-/// entry name.
-type Stage<'d> = (String, &'d EntryPoint, &'d ShaderModule, &'d str);
-
-fn invalid(pipeline: &str, detail: String) -> Error {
-    Error::InvalidGraphicsPipeline {
-        pipeline: pipeline.to_string(),
-        detail,
-    }
-}
-
-/// The vertex and fragment entry points of `desc`, checked: their stages, capabilities,
-/// and each fragment output against its colour attachment. Returns the vertex entry
-/// point, its label and every stage.
-fn checked_stages<'d>(
-    shared: &Shared,
-    desc: &'d GraphicsPipelineDesc<'_>,
-) -> Result<(&'d EntryPoint, String, Vec<Stage<'d>>)> {
-    let pipeline = desc.label.as_str();
-    let vs = desc.vertex.reflection().entry_point(desc.vertex_entry)?;
-    if vs.stage != vk::ShaderStageFlags::VERTEX {
-        return Err(Error::WrongStage {
-            entry: vs.name.clone(),
-            stage: vs.stage,
-            what: "the vertex stage of a graphics pipeline needs a Vertex entry point",
-        });
-    }
-    check_capabilities(shared, desc.vertex, vs.stage)?;
-    let vs_label = format!("{} in {}", vs.name, desc.vertex.label());
-    let mut stages: Vec<(String, &EntryPoint, &ShaderModule, &str)> =
-        vec![(vs_label.clone(), vs, desc.vertex, desc.vertex_entry)];
-    if let Some(fm) = desc.fragment {
-        let fs = fm.reflection().entry_point(desc.fragment_entry)?;
-        if fs.stage != vk::ShaderStageFlags::FRAGMENT {
-            return Err(Error::WrongStage {
-                entry: fs.name.clone(),
-                stage: fs.stage,
-                what: "the fragment stage of a graphics pipeline needs a Fragment entry point",
-            });
-        }
-        check_capabilities(shared, fm, fs.stage)?;
-        for out in &fs.outputs {
-            let name = out.name.as_deref().unwrap_or("<unnamed>");
-            let Some(&cf) = desc.color_formats.get(out.location as usize) else {
-                return Err(invalid(pipeline, format!(
-                    "fragment output `{name}` at location {} has no colour attachment ({} colour format(s) given)",
-                    out.location,
-                    desc.color_formats.len()
-                )));
-            };
-            if let (Some(o), Some(c)) = (format_info(out.format), format_info(cf)) {
-                if o.class != c.class {
-                    return Err(invalid(pipeline, format!(
-                        "fragment output `{name}` at location {} writes {} values but its attachment is {cf:?}",
-                        out.location,
-                        class_name(o.class)
-                    )));
-                }
-            }
-        }
-        let label = format!("{} in {}", fs.name, fm.label());
-        stages.push((label, fs, fm, desc.fragment_entry));
-    }
-    Ok((vs, vs_label, stages))
 }
 
 /// The attachment formats, sample count and vertex buffer count of `desc` against the
@@ -603,7 +586,7 @@ fn check_targets(
             ));
         }
     }
-    check_samples(shared, desc)?;
+    state::check_samples(shared, desc)?;
     let max_bindings = shared.limits().max_vertex_input_bindings as usize;
     if desc.vertex_buffers.len() > max_bindings {
         return Err(format!(
@@ -694,6 +677,11 @@ fn create_raw(
         .vertex_binding_descriptions(p.vertex_bindings)
         .vertex_attribute_descriptions(p.vertex_attributes);
     let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(desc.topology);
+    let tessellation = vk::PipelineTessellationStateCreateInfo::default().patch_control_points(
+        desc.tessellation
+            .as_ref()
+            .map_or(0, |t| t.patch_control_points),
+    );
     let viewport = vk::PipelineViewportStateCreateInfo::default()
         .viewport_count(1)
         .scissor_count(1);
@@ -721,12 +709,10 @@ fn create_raw(
     let mut rendering = vk::PipelineRenderingCreateInfo::default()
         .color_attachment_formats(&desc.color_formats)
         .depth_attachment_format(desc.depth_format.unwrap_or(vk::Format::UNDEFINED))
-        .stencil_attachment_format(stencil_format(desc.depth_format));
-    let info = vk::GraphicsPipelineCreateInfo::default()
+        .stencil_attachment_format(state::stencil_format(desc.depth_format));
+    let mut info = vk::GraphicsPipelineCreateInfo::default()
         .flags(p.flags)
         .stages(p.stages)
-        .vertex_input_state(&vertex_input)
-        .input_assembly_state(&assembly)
         .viewport_state(&viewport)
         .rasterization_state(&raster)
         .multisample_state(&multisample)
@@ -735,6 +721,17 @@ fn create_raw(
         .dynamic_state(&dynamic)
         .layout(p.layout)
         .push_next(&mut rendering);
+    if desc.mesh.is_none() {
+        // A mesh-shading pipeline has neither (VUID-VkGraphicsPipelineCreateInfo-pStages-02098
+        // is for pipelines with a vertex stage).
+        info = info
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&assembly);
+    }
+    if desc.tessellation.is_some() {
+        // Checked: 1 ..= maxTessellationPatchSize control points (`stages`).
+        info = info.tessellation_state(&tessellation);
+    }
     match shared.inject(FaultSite::CreatePipeline) {
         // SAFETY: modules and layout are alive; every pointer refers to locals alive
         // for the call; the vertex input state was checked against the vertex shader's
@@ -746,45 +743,6 @@ fn create_raw(
         },
         Err(e) => Err((Vec::new(), e)),
     }
-}
-
-/// The stencil attachment format of a depth attachment of `depth`: itself when it has a
-/// stencil aspect (VUID-VkGraphicsPipelineCreateInfo-renderPass-06589 wants both formats
-/// named for a combined depth-stencil attachment), else UNDEFINED.
-pub(crate) fn stencil_format(depth: Option<vk::Format>) -> vk::Format {
-    match depth.and_then(format_info) {
-        Some(f) if f.aspect.contains(vk::ImageAspectFlags::STENCIL) => depth.unwrap_or_default(),
-        _ => vk::Format::UNDEFINED,
-    }
-}
-
-/// The pipeline's sample count is one count the device's framebuffers allow for its
-/// attachments (VUID-VkGraphicsPipelineCreateInfo-multisampledRenderToSingleSampled-06853,
-/// the limits `framebufferColorSampleCounts` and `framebufferDepthSampleCounts`).
-fn check_samples(
-    shared: &Shared,
-    desc: &GraphicsPipelineDesc<'_>,
-) -> std::result::Result<(), String> {
-    let n = desc.samples;
-    if n.as_raw().count_ones() != 1 || n.as_raw() > 64 {
-        return Err(format!(
-            "samples {n:?} is not one sample count (TYPE_1 … TYPE_64)"
-        ));
-    }
-    let limits = shared.limits();
-    if !desc.color_formats.is_empty() && !limits.framebuffer_color_sample_counts.contains(n) {
-        return Err(format!(
-            "{n:?} colour attachments: the device allows {:?} (framebufferColorSampleCounts)",
-            limits.framebuffer_color_sample_counts
-        ));
-    }
-    if desc.depth_format.is_some() && !limits.framebuffer_depth_sample_counts.contains(n) {
-        return Err(format!(
-            "{n:?} depth attachments: the device allows {:?} (framebufferDepthSampleCounts)",
-            limits.framebuffer_depth_sample_counts
-        ));
-    }
-    Ok(())
 }
 
 impl Drop for GraphicsPipeline {

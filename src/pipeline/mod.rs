@@ -11,6 +11,8 @@ mod graphics;
 #[cfg(feature = "hot-reload")]
 mod hot;
 mod layout;
+mod mesh;
+mod stages;
 mod state;
 pub(crate) mod statistics;
 
@@ -28,6 +30,7 @@ pub use graphics::{
 #[cfg(feature = "hot-reload")]
 pub use hot::{HotComputePipeline, HotDesc, ReloadEvent};
 pub use layout::{PipelineLayout, PipelineLayoutDesc, PushConstantRange, Visibility};
+pub use stages::Tessellation;
 pub use state::{BlendMode, ColorBlendAttachment, DepthBias, DepthState, StencilState};
 pub use statistics::{PipelineExecutable, PipelineExecutableStatistic, StatisticValue};
 
@@ -59,6 +62,14 @@ pub trait Pipeline {
     /// pipelines), which shader printf lines and submission-time messages are tagged with.
     fn label(&self) -> &str {
         ""
+    }
+    /// A mesh-shading graphics pipeline (drawn with `draw_mesh_tasks`).
+    fn mesh_shading(&self) -> bool {
+        false
+    }
+    /// A mesh-shading pipeline with a task stage.
+    fn task_stage(&self) -> bool {
+        false
     }
     /// Vertex buffer bindings a graphics pipeline reads (0 for compute).
     fn vertex_bindings(&self) -> u32 {

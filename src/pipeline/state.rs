@@ -214,3 +214,42 @@ fn blend_state(mode: BlendMode) -> vk::PipelineColorBlendAttachmentState {
         .src_alpha_blend_factor(F::ONE)
         .dst_alpha_blend_factor(F::ONE_MINUS_SRC_ALPHA)
 }
+
+/// The stencil attachment format of a depth attachment of `depth`: itself when it has a
+/// stencil aspect (VUID-VkGraphicsPipelineCreateInfo-renderPass-06589 wants both formats
+/// named for a combined depth-stencil attachment), else UNDEFINED.
+pub(crate) fn stencil_format(depth: Option<vk::Format>) -> vk::Format {
+    match depth.and_then(crate::device::format_info) {
+        Some(f) if f.aspect.contains(vk::ImageAspectFlags::STENCIL) => depth.unwrap_or_default(),
+        _ => vk::Format::UNDEFINED,
+    }
+}
+
+/// The pipeline's sample count is one count the device's framebuffers allow for its
+/// attachments (VUID-VkGraphicsPipelineCreateInfo-multisampledRenderToSingleSampled-06853,
+/// the limits `framebufferColorSampleCounts` and `framebufferDepthSampleCounts`).
+pub(crate) fn check_samples(
+    shared: &crate::device::Shared,
+    desc: &super::GraphicsPipelineDesc<'_>,
+) -> std::result::Result<(), String> {
+    let n = desc.samples;
+    if n.as_raw().count_ones() != 1 || n.as_raw() > 64 {
+        return Err(format!(
+            "samples {n:?} is not one sample count (TYPE_1 … TYPE_64)"
+        ));
+    }
+    let limits = shared.limits();
+    if !desc.color_formats.is_empty() && !limits.framebuffer_color_sample_counts.contains(n) {
+        return Err(format!(
+            "{n:?} colour attachments: the device allows {:?} (framebufferColorSampleCounts)",
+            limits.framebuffer_color_sample_counts
+        ));
+    }
+    if desc.depth_format.is_some() && !limits.framebuffer_depth_sample_counts.contains(n) {
+        return Err(format!(
+            "{n:?} depth attachments: the device allows {:?} (framebufferDepthSampleCounts)",
+            limits.framebuffer_depth_sample_counts
+        ));
+    }
+    Ok(())
+}

@@ -429,7 +429,10 @@ fn image_descriptions_beyond_the_device_are_coded() {
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E180", "{err}");
-    assert!(err.to_string().contains("one-layer 2D image or view"), "{err}");
+    assert!(
+        err.to_string().contains("one-layer 2D image or view"),
+        "{err}"
+    );
     assert_clean(&device);
 }
 

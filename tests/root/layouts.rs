@@ -211,6 +211,18 @@ fn bindless_runtime_array_with_variable_count() {
         vk::DescriptorBindingFlags::PARTIALLY_BOUND
             | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT
     ));
+    // Update-after-bind where the device has it for storage buffers (lavapipe 25, the
+    // H200; not lavapipe 22.3).
+    let uab = device.features().update_after_bind_storage_buffer;
+    assert_eq!(
+        b.flags
+            .contains(vk::DescriptorBindingFlags::UPDATE_AFTER_BIND),
+        uab
+    );
+    eprintln!(
+        "bindless: {} has descriptor indexing (update-after-bind: {uab}); ran the real path",
+        device.info().name
+    );
     // Allocate with 5 of the 64, write 5 buffers holding 1, 2, 4, 8, 16.
     let mut set = p.descriptor_set_with_count(0, Some(5)).unwrap();
     let inputs: Vec<_> = (0..5)

@@ -325,9 +325,7 @@ fn the_trace_has_cpu_spans_and_gpu_scopes_with_positive_durations() {
 
 /// Printf and synchronization validation run together (the printf line itself is checked
 /// in `tests/env.rs`, through `KILN_VALIDATION=printf`); printf with GPU-assisted validation
-/// is refused. (GPU-assisted validation alone is not run here: layer 1.3.239 reports
-/// `UNASSIGNED-VkSemaphore-state-timeout`, "most likely a validation bug", for every
-/// timeline-semaphore wait under it, after a one-second timeout each.)
+/// is refused. (GPU-assisted validation runs in `gpu_av.rs`.)
 #[test]
 fn layer_features_combine_where_the_layer_allows() {
     let device = device_with_desc(DeviceDesc {
