@@ -75,6 +75,7 @@
 //! cannot run at all (binding a compute pipeline on a transfer queue, rendering on a
 //! compute queue) fail with `KILN-E120`.
 
+mod access_scope;
 mod attachments;
 mod automatic;
 mod barrier;
@@ -497,7 +498,9 @@ impl<'a> Recorder<'a, '_> {
 
     /// `(stage, access)` restricted to the stages the queue supports; an access whose
     /// stages are all unsupported is dropped (work of those stages cannot be on this queue:
-    /// other queues' work is ordered by semaphores).
+    /// other queues' work is ordered by semaphores), and so are the accesses the remaining
+    /// stages do not perform (`access_scope`: a shader read beside `BOTTOM_OF_PIPE` on a
+    /// transfer queue, found by the API fuzzer).
     #[inline]
     pub(crate) fn supported(
         &self,
@@ -505,10 +508,12 @@ impl<'a> Recorder<'a, '_> {
         access: vk::AccessFlags2,
     ) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
         let masked = stage & self.stages;
-        if masked.is_empty() && !stage.is_empty() {
+        if masked == stage {
+            (stage, access)
+        } else if masked.is_empty() {
             (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE)
         } else {
-            (masked, access)
+            (masked, access & access_scope::accesses_of(masked))
         }
     }
 
