@@ -1,28 +1,35 @@
 //! One program run against the device: the objects it made ([`World`]) and each step
-//! ([`World::step`]) with its checks against the model.
+//! ([`World::step`]) with its checks against the model (the `Run` step is `run.rs`'s).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 
 use common::add::vector_add;
-use kiln::{vk, BufferDesc, ComputePipeline, Device, ImageDesc, MemoryLocation, Submission};
+use kiln::{vk, BufferDesc, Device, ImageDesc, MemoryLocation, Queue, QueueKind, Submission};
 use proptest::test_runner::TestCaseError;
 
-use super::model::{apply, bytes_of, float, Buf, Img, Set};
-use super::program::{Loc, Mode, Op, Program};
-use super::record::{record, RUN_CODES};
-use super::{expect, BUFS, CHECKED_READS, IMGS, LEN, SETS, STEPS};
+use super::model::{bytes_of, ramp, Buf, Img, Set};
+use super::program::{Loc, Op, Program};
+use super::{expect, Pipelines, BUFS, CHECKED_READS, IMGS, LEN, SETS, STEPS};
 
 /// What one program has made so far.
 pub(super) struct World<'d> {
     pub(super) device: &'d Device,
-    pub(super) pipeline: &'d ComputePipeline,
-    pub(super) own_pipelines: Vec<ComputePipeline>,
+    pub(super) pipes: &'d Pipelines,
+    /// The device's compute and transfer queues (emulated on a device with one queue).
+    pub(super) compute: Queue,
+    pub(super) transfer: Queue,
+    pub(super) own_pipelines: Vec<kiln::ComputePipeline>,
     pub(super) bufs: [Option<Buf>; BUFS],
     pub(super) sets: [Option<Set>; SETS],
     pub(super) imgs: [Option<Img>; IMGS],
     pub(super) pending: Vec<Submission>,
+}
+
+/// A step's failure, with the step and what went wrong.
+pub(super) fn fail(step: &str, what: impl std::fmt::Display) -> TestCaseError {
+    TestCaseError::fail(format!("{step}: {what}"))
 }
 
 impl World<'_> {
@@ -53,37 +60,17 @@ impl World<'_> {
         Ok(())
     }
 
+    /// Runs step `n`, then checks that validation stayed silent.
     fn step(&mut self, op: &Op, n: usize) -> Result<(), TestCaseError> {
         let step = format!("step {n} {op:?}");
-        let d = self.device;
         match op {
-            Op::NewBuffer(slot, l) => {
-                let location = match l {
-                    Loc::GpuOnly => MemoryLocation::GpuOnly,
-                    Loc::CpuToGpu => MemoryLocation::CpuToGpu,
-                    Loc::GpuToCpu => MemoryLocation::GpuToCpu,
-                };
-                let buffer = d
-                    .buffer(&BufferDesc {
-                        label: "fuzz",
-                        size: 4 * LEN as u64,
-                        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                        location,
-                    })
-                    .map_err(|e| TestCaseError::fail(format!("{step}: {e}")))?;
-                buffer
-                    .upload(&[0u32; LEN])
-                    .map_err(|e| TestCaseError::fail(format!("{step}: {e}")))?;
-                self.bufs[*slot] = Some(Buf {
-                    buffer,
-                    model: Rc::new(RefCell::new(vec![0; LEN])),
-                });
-            }
+            Op::NewBuffer(slot, l) => self.new_buffer(*slot, *l, &step)?,
             Op::DropBuffer(slot) => self.bufs[*slot] = None,
             Op::Upload(slot, v) => {
                 if let Some(b) = &self.bufs[*slot] {
-                    expect(b.buffer.upload(&[float(*v); LEN]), &[], &step)?;
-                    *b.model.borrow_mut() = vec![float(*v); LEN];
+                    let words = ramp(*v);
+                    expect(b.buffer.upload(&words), &[], &step)?;
+                    *b.model.borrow_mut() = words;
                 }
             }
             Op::Read(slot) => {
@@ -92,9 +79,8 @@ impl World<'_> {
                     let want = b.model.borrow().clone();
                     CHECKED_READS.fetch_add(1, Ordering::Relaxed);
                     if got.as_ref() != Some(&want) {
-                        return Err(TestCaseError::fail(format!(
-                            "{step}: read {got:?}, the model says {want:?}"
-                        )));
+                        let what = format!("read {got:?}, the model says {want:?}");
+                        return Err(fail(&step, what));
                     }
                 }
             }
@@ -102,131 +88,20 @@ impl World<'_> {
                 set,
                 abc,
                 own_pipeline,
-            } => {
-                let bufs: Option<Vec<Buf>> = abc.iter().map(|i| self.bufs[*i].clone()).collect();
-                let Some(bufs) = bufs else { return Ok(()) };
-                let mut s = if *own_pipeline {
-                    let p = vector_add(d);
-                    let s = p.descriptor_set(0);
-                    self.own_pipelines.push(p);
-                    s
-                } else {
-                    self.pipeline.descriptor_set(0)
-                }
-                .map_err(|e| TestCaseError::fail(format!("{step}: {e}")))?;
-                for (binding, b) in bufs.iter().enumerate() {
-                    expect(s.write_buffer(binding as u32, &b.buffer), &[], &step)?;
-                }
-                let abc = [bufs[0].clone(), bufs[1].clone(), bufs[2].clone()];
-                self.sets[*set] = Some(Set { set: s, abc });
-            }
-            Op::WrongWrite(set, binding) => {
-                let Some(buf) = self.bufs.iter().flatten().next().cloned() else {
-                    return Ok(());
-                };
-                if let Some(s) = &mut self.sets[*set] {
-                    if expect(
-                        s.set.write_buffer(*binding, &buf.buffer),
-                        &["KILN-E200"],
-                        &step,
-                    )?
-                    .is_some()
-                    {
-                        return Err(TestCaseError::fail(format!(
-                            "{step}: a write to binding {binding} of vector_add's set was accepted"
-                        )));
-                    }
-                }
-            }
-            Op::Unwritten(slot) => {
-                let Some(b) = &self.bufs[*slot] else {
-                    return Ok(());
-                };
-                let mut s = self
-                    .pipeline
-                    .descriptor_set(0)
-                    .map_err(|e| TestCaseError::fail(format!("{step}: {e}")))?;
-                expect(s.write_buffer(0, &b.buffer), &[], &step)?;
-                expect(s.write_buffer(1, &b.buffer), &[], &step)?;
-                let p = self.pipeline;
-                let r = d.execute(|r| {
-                    r.bind_pipeline(p)?;
-                    r.bind_set(0, &s)?;
-                    r.dispatch_threads(LEN as u32)
-                });
-                if expect(r, &["KILN-E207", "KILN-E254"], &step)?.is_some() {
-                    return Err(TestCaseError::fail(format!(
-                        "{step}: a dispatch with binding 2 unwritten was accepted"
-                    )));
-                }
-            }
+            } => self.new_set(*set, abc, *own_pipeline, &step)?,
+            Op::WrongWrite(set, binding) => self.wrong_write(*set, *binding, &step)?,
+            Op::Unwritten(slot) => self.unwritten(*slot, &step)?,
             Op::DropSet(set) => self.sets[*set] = None,
-            Op::NewImage(slot) => {
-                let image = d
-                    .image(&ImageDesc {
-                        usage: vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::STORAGE,
-                        ..ImageDesc::texture("fuzz", 8, 8, vk::Format::R8G8B8A8_UNORM)
-                    })
-                    .map_err(|e| TestCaseError::fail(format!("{step}: {e}")))?;
-                // Zeroed, so that every image has defined contents (a copy out of an
-                // undefined image would give whatever the memory held).
-                let zeros = vec![0u8; 4 * LEN];
-                image
-                    .upload(&zeros)
-                    .map_err(|e| TestCaseError::fail(format!("{step}: {e}")))?;
-                self.imgs[*slot] = Some(Img {
-                    image,
-                    model: Rc::new(RefCell::new(Some(zeros))),
-                });
-            }
+            Op::NewImage(slot) => self.new_image(*slot, &step)?,
             Op::UploadImage(slot, v) => {
                 if let Some(i) = &self.imgs[*slot] {
-                    let px = bytes_of(&[float(*v); LEN]);
+                    let px = bytes_of(&ramp(*v));
                     expect(i.image.upload(&px), &[], &step)?;
                     *i.model.borrow_mut() = Some(px);
                 }
             }
-            Op::ReadImage(slot) => {
-                if let Some(i) = &self.imgs[*slot] {
-                    let got = expect(i.image.read(), &[], &step)?;
-                    if let Some(want) = i.model.borrow().as_ref() {
-                        CHECKED_READS.fetch_add(1, Ordering::Relaxed);
-                        if got.as_ref() != Some(want) {
-                            return Err(TestCaseError::fail(format!(
-                                "{step}: image read {got:?}, the model says {want:?}"
-                            )));
-                        }
-                    }
-                }
-            }
-            Op::Run(cmds, mode) => {
-                let mut effects = Vec::new();
-                match mode {
-                    Mode::Execute => {
-                        let r = d.execute(|r| record(r, self, cmds, &mut effects));
-                        if expect(r, RUN_CODES, &step)?.is_some() {
-                            apply(&effects);
-                        }
-                    }
-                    Mode::Submit => {
-                        let r = d.submit(|r| record(r, self, cmds, &mut effects));
-                        if let Some(sub) = expect(r, RUN_CODES, &step)? {
-                            apply(&effects);
-                            self.pending.push(sub);
-                        }
-                    }
-                    Mode::Record(times) => {
-                        let rec = d.record(|r| record(r, self, cmds, &mut effects));
-                        if let Some(mut rec) = expect(rec, RUN_CODES, &step)? {
-                            for _ in 0..*times {
-                                if expect(rec.execute(), RUN_CODES, &step)?.is_some() {
-                                    apply(&effects);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            Op::ReadImage(slot) => self.read_image(*slot, &step)?,
+            Op::Run(cmds, mode, on) => self.run(cmds, *mode, *on, &step)?,
             Op::Settle(wait) => {
                 if !self.pending.is_empty() {
                     let sub = self.pending.remove(0);
@@ -237,14 +112,151 @@ impl World<'_> {
             }
         }
         STEPS.fetch_add(1, Ordering::Relaxed);
-        let report = d.validation_report();
+        let report = self.device.validation_report();
         if !report.is_clean() && !common::only_known_false_positives(&report) {
             // Messages of a device stay counted: the next case gets a new device (so the
             // shrinking runs each smaller program on a clean one).
-            return Err(TestCaseError::fail(format!(
-                "{step}: validation reported:\n{}",
-                report.messages.join("\n")
-            )));
+            let what = format!("validation reported:\n{}", report.messages.join("\n"));
+            return Err(fail(&step, what));
+        }
+        Ok(())
+    }
+
+    /// A zeroed buffer (storage and vertex usage) and its set of the storage-word draw.
+    fn new_buffer(&mut self, slot: usize, l: Loc, step: &str) -> Result<(), TestCaseError> {
+        let location = match l {
+            Loc::GpuOnly => MemoryLocation::GpuOnly,
+            Loc::CpuToGpu => MemoryLocation::CpuToGpu,
+            Loc::GpuToCpu => MemoryLocation::GpuToCpu,
+        };
+        let buffer = self
+            .device
+            .buffer(&BufferDesc {
+                label: "fuzz",
+                size: 4 * LEN as u64,
+                usage: vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::VERTEX_BUFFER,
+                location,
+            })
+            .map_err(|e| fail(step, e))?;
+        buffer.upload(&[0u32; LEN]).map_err(|e| fail(step, e))?;
+        let mut word_set = self
+            .pipes
+            .storage_word
+            .descriptor_set(0)
+            .map_err(|e| fail(step, e))?;
+        word_set
+            .write_buffer(0, &buffer)
+            .map_err(|e| fail(step, e))?;
+        self.bufs[slot] = Some(Buf {
+            buffer,
+            model: Rc::new(RefCell::new(vec![0; LEN])),
+            word_set: Rc::new(word_set),
+        });
+        Ok(())
+    }
+
+    fn new_set(
+        &mut self,
+        set: usize,
+        abc: &[usize; 3],
+        own_pipeline: bool,
+        step: &str,
+    ) -> Result<(), TestCaseError> {
+        let bufs: Option<Vec<Buf>> = abc.iter().map(|i| self.bufs[*i].clone()).collect();
+        let Some(bufs) = bufs else { return Ok(()) };
+        let mut s = if own_pipeline {
+            let p = vector_add(self.device);
+            let s = p.descriptor_set(0);
+            self.own_pipelines.push(p);
+            s
+        } else {
+            self.pipes.add.descriptor_set(0)
+        }
+        .map_err(|e| fail(step, e))?;
+        for (binding, b) in bufs.iter().enumerate() {
+            expect(s.write_buffer(binding as u32, &b.buffer), &[], step)?;
+        }
+        let abc = [bufs[0].clone(), bufs[1].clone(), bufs[2].clone()];
+        self.sets[set] = Some(Set { set: s, abc });
+        Ok(())
+    }
+
+    /// A write to a binding vector_add's set lacks: `KILN-E200`, never accepted.
+    fn wrong_write(&mut self, set: usize, binding: u32, step: &str) -> Result<(), TestCaseError> {
+        let Some(buf) = self.bufs.iter().flatten().next().cloned() else {
+            return Ok(());
+        };
+        if let Some(s) = &mut self.sets[set] {
+            let r = s.set.write_buffer(binding, &buf.buffer);
+            if expect(r, &["KILN-E200"], step)?.is_some() {
+                let what = format!("a write to binding {binding} of vector_add's set was accepted");
+                return Err(fail(step, what));
+            }
+        }
+        Ok(())
+    }
+
+    /// A dispatch with binding 2 of its set unwritten: refused, never run.
+    fn unwritten(&mut self, slot: usize, step: &str) -> Result<(), TestCaseError> {
+        let Some(b) = &self.bufs[slot] else {
+            return Ok(());
+        };
+        let mut s = self
+            .pipes
+            .add
+            .descriptor_set(0)
+            .map_err(|e| fail(step, e))?;
+        expect(s.write_buffer(0, &b.buffer), &[], step)?;
+        expect(s.write_buffer(1, &b.buffer), &[], step)?;
+        let p = &self.pipes.add;
+        let r = self.device.execute(|r| {
+            r.bind_pipeline(p)?;
+            r.bind_set(0, &s)?;
+            r.dispatch_threads(LEN as u32)
+        });
+        if expect(r, &["KILN-E207", "KILN-E254"], step)?.is_some() {
+            return Err(fail(
+                step,
+                "a dispatch with binding 2 unwritten was accepted",
+            ));
+        }
+        Ok(())
+    }
+
+    /// An 8×8 RGBA8 image a dispatch could store to, a copy read or write and a rendering
+    /// scope draw into, zeroed.
+    fn new_image(&mut self, slot: usize, step: &str) -> Result<(), TestCaseError> {
+        let usage = vk::ImageUsageFlags::SAMPLED
+            | vk::ImageUsageFlags::STORAGE
+            | vk::ImageUsageFlags::COLOR_ATTACHMENT;
+        let image = self
+            .device
+            .image(&ImageDesc {
+                usage,
+                ..ImageDesc::texture("fuzz", 8, 8, vk::Format::R8G8B8A8_UNORM)
+            })
+            .map_err(|e| fail(step, e))?;
+        // Zeroed, so that every image has defined contents (a copy out of an undefined
+        // image would give whatever the memory held).
+        let zeros = vec![0u8; 4 * LEN];
+        image.upload(&zeros).map_err(|e| fail(step, e))?;
+        self.imgs[slot] = Some(Img {
+            image,
+            model: Rc::new(RefCell::new(Some(zeros))),
+        });
+        Ok(())
+    }
+
+    fn read_image(&mut self, slot: usize, step: &str) -> Result<(), TestCaseError> {
+        if let Some(i) = &self.imgs[slot] {
+            let got = expect(i.image.read(), &[], step)?;
+            if let Some(want) = i.model.borrow().as_ref() {
+                CHECKED_READS.fetch_add(1, Ordering::Relaxed);
+                if got.as_ref() != Some(want) {
+                    let what = format!("image read {got:?}, the model says {want:?}");
+                    return Err(fail(step, what));
+                }
+            }
         }
         Ok(())
     }
@@ -253,12 +265,14 @@ impl World<'_> {
 /// Runs one program on its own objects.
 pub(super) fn run_program(
     device: &Device,
-    pipeline: &ComputePipeline,
+    pipes: &Pipelines,
     (locs, program): &Program,
 ) -> Result<(), TestCaseError> {
     let mut w = World {
         device,
-        pipeline,
+        pipes,
+        compute: device.queue(QueueKind::Compute),
+        transfer: device.queue(QueueKind::Transfer),
         own_pipelines: Vec::new(),
         bufs: Default::default(),
         sets: Default::default(),
