@@ -112,7 +112,7 @@ impl Recorder<'_, '_> {
                 format: image.format(),
                 needed: BLIT_FEATURES,
                 found: found & BLIT_FEATURES,
-                what: "generate_mips (linear blits; generate integer or depth mips elsewhere and upload each level)",
+                what: "generate_mips (linear blits; generate integer, depth or compressed mips elsewhere, as a KTX2 file carries them, and upload each level)",
             });
         }
         let images = [ImageAccess {

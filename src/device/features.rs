@@ -139,6 +139,12 @@ pub struct Features {
     pub task_shader: bool,
     /// VK_EXT_mesh_shader's workgroup-count limits (zero without the extension).
     pub mesh_shader_limits: MeshShaderLimits,
+    /// `textureCompressionBC`: BC1–BC7 images (sampled, copied).
+    pub texture_compression_bc: bool,
+    /// `textureCompressionETC2`: ETC2 and EAC images.
+    pub texture_compression_etc2: bool,
+    /// `textureCompressionASTC_LDR`: ASTC LDR images.
+    pub texture_compression_astc_ldr: bool,
     /// `imageCubeArray`: images with a CUBE_ARRAY view.
     pub image_cube_array: bool,
     /// `multiDrawIndirect`: indirect draws with a draw count above 1.
@@ -449,6 +455,9 @@ pub(crate) fn create_device(
         } else {
             MeshShaderLimits::default()
         },
+        texture_compression_bc: b(f10.texture_compression_bc),
+        texture_compression_etc2: b(f10.texture_compression_etc2),
+        texture_compression_astc_ldr: b(f10.texture_compression_astc_ldr),
         image_cube_array: b(f10.image_cube_array),
         multi_draw_indirect: b(f10.multi_draw_indirect),
         draw_indirect_count: v12 && b(f12.draw_indirect_count),

@@ -13,8 +13,8 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use super::format::format_info;
 use super::image_desc::{plan, ImageDesc, ImageLimits, ImagePlan};
+use super::texel_block::texel_block;
 use super::{FaultSite, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
 
@@ -82,7 +82,7 @@ impl Image {
                     .into(),
             });
         }
-        let info = format_info(desc.format).ok_or_else(|| {
+        let info = texel_block(desc.format).ok_or_else(|| {
             invalid(
                 label,
                 format!(
@@ -275,11 +275,12 @@ impl Image {
     }
 
     /// Tightly packed byte size of mip `level`, every layer: layer after layer, each depth
-    /// slice after slice, row after row.
+    /// slice after slice, row after row; for a block-compressed format, rows of whole 4×4
+    /// (or ASTC's) texel blocks, a partial block at an edge counted whole.
     pub fn level_size(&self, level: u32) -> u64 {
         let (w, h, d) = self.level_extent(level);
-        let bytes = format_info(self.0.format).map_or(0, |i| i.bytes) as u64;
-        w as u64 * h as u64 * d as u64 * bytes * self.0.array_layers as u64
+        texel_block(self.0.format).map_or(0, |b| b.bytes_of(w, h, d))
+            * u64::from(self.0.array_layers)
     }
 
     /// The extent of mip `level`: each dimension halved per level, at least 1.

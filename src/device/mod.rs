@@ -37,6 +37,7 @@ mod queue_order;
 mod sampler;
 mod slots;
 mod split;
+mod texel_block;
 mod timestamps;
 
 use std::ffi::{CStr, CString};

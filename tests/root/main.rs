@@ -9,6 +9,7 @@
 //! the driver or the layer from the loader), `window` (it runs itself under `xvfb-run`).
 
 mod capabilities;
+mod compressed;
 mod compute;
 mod descriptor_sets;
 mod device_address;

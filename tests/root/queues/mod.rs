@@ -353,6 +353,31 @@ fn image_layouts_follow_an_image_across_queues() {
     }
 }
 
+/// Two transitions of one image in one recording on a transfer queue, the first to a shader
+/// layout whose stages the queue lacks: the second barrier names only accesses its stages
+/// perform (was VUID-VkImageMemoryBarrier2-srcAccessMask-03908/-07454 and -03905, a shader
+/// read beside BOTTOM_OF_PIPE; found by the API fuzzer). The texels survive both.
+#[test]
+fn transitions_on_a_transfer_queue_name_only_its_accesses() {
+    let device = emulated_device();
+    let (w, h) = (8u32, 8u32);
+    let texels: Vec<u8> = (0..w * h * 4).map(|i| (i * 5) as u8).collect();
+    let img = device
+        .texture_from_bytes("img", w, h, vk::Format::R8G8B8A8_UNORM, &texels)
+        .unwrap();
+    device
+        .queue(QueueKind::Transfer)
+        .execute(|r| {
+            r.transition(&img, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
+            r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?;
+            r.transition(&img, vk::ImageLayout::GENERAL)
+        })
+        .unwrap();
+    assert_eq!(img.layout(), vk::ImageLayout::GENERAL);
+    assert_eq!(img.read().unwrap(), texels);
+    assert_clean(&device);
+}
+
 /// A transfer queue cannot bind a compute pipeline, a compute queue cannot render: coded
 /// errors, nothing submitted. Where the kind falls back to the main queue, the same
 /// commands run there.
