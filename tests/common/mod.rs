@@ -150,7 +150,7 @@ pub fn only_known_false_positives(r: &ValidationReport) -> bool {
 /// support; kiln's `queue_order::LAYER_FOLLOWS_TIMELINES`) and checks that an asynchronous
 /// write was made on the other queue: from it on, neither [`kiln_ordered`] nor
 /// [`syncval_self_race`] is set aside.
-const LAYER_FOLLOWS_TIMELINES: u32 = kiln::vk::make_api_version(0, 1, 3, 296);
+pub const LAYER_FOLLOWS_TIMELINES: u32 = kiln::vk::make_api_version(0, 1, 3, 296);
 
 /// The first validation layer whose timeline tracking no longer deadlocks when the host
 /// signals a timeline semaphore while another thread waits on the host for work behind it

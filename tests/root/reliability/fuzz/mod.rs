@@ -6,9 +6,15 @@
 //! once (`execute`), asynchronously (`submit`, waited for later or dropped) or recorded
 //! once and resubmitted; some cases run two programs on two threads at once.
 //!
-//! **Several queues.** The device is `common::emulated_device()`: a compute and a
-//! transfer queue of their own (on a device with one queue, lavapipe's, kiln queues with
-//! timelines of their own on the main `VkQueue`), so kiln's cross-queue ordering runs:
+//! **Several queues.** Under a validation layer that follows timeline semaphores (1.3.296
+//! and later: Debian 13's 1.4.309) the device is `common::emulated_device()`: a compute and
+//! a transfer queue of their own (on a device with one queue, lavapipe's, kiln queues with
+//! timelines of their own on the main `VkQueue`), so kiln's cross-queue ordering runs.
+//! An older layer (Debian 12's 1.3.239) reports the accesses kiln's timeline waits order as
+//! submit-time hazards, and where the emulated queues share one `VkQueue` its messages
+//! cannot be matched to the waits (`[kiln: ordered]` needs a `VkQueue` per kiln queue):
+//! there the device is `common::device()`, whose kinds fall back to the main queue where
+//! the device has no family for them (lavapipe; the H200 keeps its queues). Then:
 //! each recording goes to the device's own path (the main queue), to
 //! `Device::queue(QueueKind::Compute)` or to `QueueKind::Transfer`, and kiln's uploads and
 //! readbacks go to the transfer queue. A command the queue cannot run (a dispatch on the
@@ -142,7 +148,7 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
-        let device = emulated_device();
+        let device = fuzz_device();
         let watch = device.validation_watch();
         let pipes = Pipelines::new(&device);
         device.release_staging_memory();
@@ -154,6 +160,16 @@ impl Fixture {
             watch,
         }
     }
+}
+
+/// The fuzzer's device (module docs: several queues).
+fn fuzz_device() -> Device {
+    let device = emulated_device();
+    if device.validation_report().layer_version >= common::LAYER_FOLLOWS_TIMELINES {
+        return device;
+    }
+    drop(device);
+    common::device()
 }
 
 /// Runs a case (one program, or two on two threads), then checks that everything the
@@ -222,14 +238,17 @@ fn print_summary(programs: u32, devices: u64, cross_waits: u64, secs: f64) {
 }
 
 /// A batch of 1 000 cases or more ran what the fuzzer is for: recordings on every queue,
-/// refusals, draws and (on a device with several kiln queues) submissions ordered after
+/// draws and (on a device with several kiln queues) refusals and submissions ordered after
 /// another queue's, so a change to the generator that stops making one of them fails.
 fn assert_coverage(cross_waits: u64, several_queues: bool) {
     let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
     for (queue, runs) in ["main", "compute", "transfer"].iter().zip(&RUNS) {
         assert!(n(runs) > 0, "no recording ran on the {queue} queue");
     }
-    assert!(n(&REFUSED) > 0, "no recording was refused by its queue");
+    assert!(
+        n(&REFUSED) > 0 || !several_queues,
+        "no recording was refused by its queue"
+    );
     assert!(n(&DRAWS) > 0, "no draw ran");
     assert!(
         cross_waits > 0 || !several_queues,
