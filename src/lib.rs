@@ -118,10 +118,11 @@ pub use device::{
 pub use error::{Error, Result};
 pub use pipeline::{
     BindingAccess, BlendMode, ColorBlendAttachment, ComputePipeline, ComputePipelineDesc,
-    DepthBias, DepthState, GraphicsPipeline, GraphicsPipelineDesc, Pipeline, PipelineAccess,
-    PipelineCacheStatus, PipelineExecutable, PipelineExecutableStatistic, PipelineLayout,
-    PipelineLayoutDesc, PushConstantRange, RenderingFormats, StatisticValue, StencilState,
-    Tessellation, VertexAttribute, VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
+    DepthBias, DepthState, DynamicState, GraphicsPipeline, GraphicsPipelineDesc, Pipeline,
+    PipelineAccess, PipelineCacheStatus, PipelineExecutable, PipelineExecutableStatistic,
+    PipelineLayout, PipelineLayoutDesc, PushConstantRange, RenderingFormats, StatisticValue,
+    StencilOps, StencilState, Tessellation, VertexAttribute, VertexBufferLayout, Visibility,
+    DEFAULT_BINDLESS_MAX,
 };
 #[cfg(feature = "hot-reload")]
 pub use pipeline::{HotComputePipeline, HotDesc, ReloadEvent};

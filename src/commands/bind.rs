@@ -52,6 +52,12 @@ impl<'a> Recorder<'a, '_> {
         if pipeline.device_addresses() {
             *self.opaque.get_mut() = true;
         }
+        if let Some(d) = pipeline.dynamic_state() {
+            // Also for the pipeline already bound: a bind resets what `set_cull_mode` & co.
+            // changed.
+            let d = *d;
+            self.bind_dynamic_state(&d);
+        }
         match &mut self.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {

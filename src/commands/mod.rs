@@ -82,6 +82,7 @@ mod barrier;
 mod bind;
 mod command;
 mod dispatch;
+mod dynamic_state;
 mod hazards;
 mod image_layouts;
 mod indirect;
@@ -222,6 +223,11 @@ pub struct Recorder<'a, 'r> {
     /// pipeline's image types (`KILN-E214`), checked by the first dispatch or draw after a
     /// pipeline or set bind.
     views_ok: [bool; 2],
+    /// The command buffer's values of the state kiln pipelines keep dynamic (`None` before
+    /// the first graphics pipeline bind; `dynamic_state.rs`).
+    dynamic: Option<crate::pipeline::DynamicState>,
+    /// The bound graphics pipeline's topology (`None`: mesh shading, or none bound).
+    pipeline_topology: Option<vk::PrimitiveTopology>,
     /// The bound graphics pipeline is a mesh-shading one (`draw_mesh_tasks` draws it, the
     /// other draws do not).
     pipeline_mesh: bool,
@@ -350,6 +356,8 @@ impl<'a> Recorder<'a, '_> {
             scope_formats: RenderingFormats::default(),
             pipeline_formats: None,
             views_ok: [false; 2],
+            dynamic: None,
+            pipeline_topology: None,
             pipeline_mesh: false,
             pipeline_task: false,
             vertex_bindings: 0,

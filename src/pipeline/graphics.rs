@@ -11,6 +11,7 @@ use ash::vk;
 
 use super::access::{uses_addresses, PipelineAccess};
 use super::compute::{shader_module, spec_data};
+use super::dynamic::DynamicState;
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::stages::{self, Stage, Tessellation};
 use super::state::{self, BlendMode, ColorBlendAttachment, DepthBias, DepthState, StencilState};
@@ -226,6 +227,8 @@ pub struct GraphicsPipeline {
     mesh_shading: bool,
     /// A task stage before the mesh stage.
     task_stage: bool,
+    /// The state recorded at each bind (`dynamic.rs`).
+    dynamic: DynamicState,
 }
 
 impl std::fmt::Debug for GraphicsPipeline {
@@ -426,6 +429,7 @@ impl GraphicsPipeline {
             device_addresses: stages
                 .iter()
                 .any(|(_, _, m, _)| super::uses_device_addresses(m)),
+            dynamic: DynamicState::of(desc, &depth),
             mesh_shading: desc.mesh.is_some(),
             task_stage: desc.mesh.is_some() && desc.task.is_some(),
             captures_statistics: desc.capture_statistics,
@@ -530,6 +534,9 @@ impl Pipeline for GraphicsPipeline {
     }
     fn task_stage(&self) -> bool {
         self.task_stage
+    }
+    fn dynamic_state(&self) -> Option<&DynamicState> {
+        Some(&self.dynamic)
     }
 }
 
@@ -699,12 +706,9 @@ fn create_raw(
         vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(desc.samples);
     let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(p.blend);
     // The stencil reference is dynamic in every kiln pipeline: begin_rendering sets it
-    // to 0 with the viewport and scissor, so no pipeline bind invalidates it.
-    let dynamic_states = [
-        vk::DynamicState::VIEWPORT,
-        vk::DynamicState::SCISSOR,
-        vk::DynamicState::STENCIL_REFERENCE,
-    ];
+    // to 0 with the viewport and scissor, so no pipeline bind invalidates it; the
+    // rasterization and depth/stencil state `dynamic.rs` lists is recorded at each bind.
+    let dynamic_states = DynamicState::declared(desc.mesh.is_some());
     let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
     let mut rendering = vk::PipelineRenderingCreateInfo::default()
         .color_attachment_formats(&desc.color_formats)

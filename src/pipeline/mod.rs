@@ -7,6 +7,7 @@ pub(crate) mod cache;
 mod checks;
 mod compute;
 mod device;
+mod dynamic;
 mod graphics;
 #[cfg(feature = "hot-reload")]
 mod hot;
@@ -24,6 +25,8 @@ pub use access::{BindingAccess, PipelineAccess};
 pub use bindless::DEFAULT_BINDLESS_MAX;
 pub use cache::PipelineCacheStatus;
 pub use compute::{ComputePipeline, ComputePipelineDesc};
+pub(crate) use dynamic::topology_class;
+pub use dynamic::{DynamicState, StencilOps};
 pub use graphics::{
     GraphicsPipeline, GraphicsPipelineDesc, RenderingFormats, VertexAttribute, VertexBufferLayout,
 };
@@ -70,6 +73,11 @@ pub trait Pipeline {
     /// A mesh-shading pipeline with a task stage.
     fn task_stage(&self) -> bool {
         false
+    }
+    /// A graphics pipeline's values of the rasterization and depth/stencil state kiln keeps
+    /// dynamic, recorded when it is bound (`None` for compute).
+    fn dynamic_state(&self) -> Option<&DynamicState> {
+        None
     }
     /// Vertex buffer bindings a graphics pipeline reads (0 for compute).
     fn vertex_bindings(&self) -> u32 {

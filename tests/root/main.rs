@@ -14,6 +14,7 @@ mod compute;
 mod descriptor_sets;
 mod device_address;
 mod dispatch;
+mod dynamic_state;
 mod errors;
 mod executable_statistics;
 mod first_hour;
