@@ -7,12 +7,15 @@
 # STACKS="d12 d13" by default; logs go to $OUT/root-<stack>.log.
 cd "$(dirname "$0")/.."
 # The NVIDIA ICD (libGLX_nvidia) needs glvnd: .gl/*.deb (libglvnd0, libgl1, libglx0, …).
+# The hot-reload tests run glslc at run time and the device machine has none: Debian 12's
+# `glslc` and `libshaderc1` .debs go in .gl too (`apt-get download glslc libshaderc1`).
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 # Tests that read repo files at run time find them where they were built.
 mkdir -p /work; [ -e /work/main ] || ln -sfn "$PWD" /work/main
 B=/tmp/devbin; mkdir -p $B; xz -dc .devbin/root.xz > $B/root; chmod +x $B/root
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
+command -v glslc >/dev/null && glslc --version | head -1 || echo "no glslc: hot_reload tests will fail (E013)"
 FILL=errors::allocate_until_the_heap_is_full_then_free_and_continue
 for s in ${STACKS:-d12 d13}; do
   X=/tmp/stack-$s; mkdir -p $X
