@@ -220,3 +220,100 @@ fn a_graphics_stage_that_does_not_compile_first_is_e013() {
     assert_eq!(err.code(), "KILN-E013");
     assert!(err.to_string().contains("none.frag"), "{err}");
 }
+
+const TESC: &str = "#version 450\nlayout(vertices = 3) out;\nvoid main() {\n\
+    gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;\n\
+    gl_TessLevelOuter[0] = 1.0; gl_TessLevelOuter[1] = 1.0; gl_TessLevelOuter[2] = 1.0;\n\
+    gl_TessLevelInner[0] = 1.0;\n}\n";
+
+const TESE: &str = "#version 450\n#include \"shift.glsl\"\n\
+    layout(triangles, equal_spacing, ccw) in;\nvoid main() {\n\
+    gl_Position = gl_TessCoord.x * gl_in[0].gl_Position + gl_TessCoord.y * gl_in[1].gl_Position\n\
+    + gl_TessCoord.z * gl_in[2].gl_Position + vec4(SHIFT, 0.0, 0.0, 0.0);\n}\n";
+
+/// A pass-through geometry stage that gives the fragment stage its colour.
+fn geometry(colour: &str) -> String {
+    format!(
+        "#version 450\nlayout(triangles) in;\nlayout(triangle_strip, max_vertices = 3) out;\n\
+         layout(location = 0) flat out vec4 c;\nvoid main() {{\n\
+         for (int i = 0; i < 3; i++) {{ gl_Position = gl_in[i].gl_Position; c = {colour}; EmitVertex(); }}\n\
+         EndPrimitive();\n}}\n"
+    )
+}
+
+#[test]
+fn tessellation_and_geometry_stages_reload_too() {
+    let device = device();
+    let dir = Dir::new("kiln-hot-graphics-stages");
+    let p = |name: &str| dir.0.join(name);
+    std::fs::write(p("full.vert"), VERTEX).unwrap();
+    std::fs::write(p("pass.tesc"), TESC).unwrap();
+    std::fs::write(p("shift.tese"), TESE).unwrap();
+    std::fs::write(p("shift.glsl"), "const float SHIFT = 0.0;\n").unwrap();
+    // Not named *.geom: compiled as the geometry stage because of its field.
+    std::fs::write(p("colour.glsl"), geometry("vec4(0.2, 0.4, 0.6, 1.0)")).unwrap();
+    std::fs::write(
+        p("colour.frag"),
+        "#version 450\nlayout(location = 0) flat in vec4 c;\n\
+         layout(location = 0) out vec4 o;\nvoid main() { o = c; }\n",
+    )
+    .unwrap();
+    let mut desc = HotGraphicsDesc::new(p("full.vert"), p("colour.frag")).tessellation(
+        kiln::HotTessellation {
+            control: p("pass.tesc"),
+            evaluation: p("shift.tese"),
+            patch_control_points: 3,
+        },
+    );
+    desc.geometry = Some(p("colour.glsl"));
+    desc.color_formats = vec![RGBA8];
+    desc.poll_interval = Duration::from_millis(20);
+    let mut hot = HotGraphicsPipeline::new(&device, &desc).unwrap();
+    assert_eq!(
+        hot.watched(),
+        [
+            "full.vert",
+            "pass.tesc",
+            "shift.tese",
+            "shift.glsl",
+            "colour.glsl",
+            "colour.frag"
+        ]
+        .map(p)
+    );
+    let img = target(&device, 8, 8);
+    let draw = |hot: &HotGraphicsPipeline| {
+        device
+            .execute(|r| {
+                r.begin_rendering(&RenderingDesc {
+                    color: &[ColorAttachment::clear(&img, [0.0; 4])],
+                    depth: None,
+                })?;
+                r.bind_pipeline(hot.pipeline())?;
+                r.draw(3, 1, 0, 0)?;
+                r.end_rendering()
+            })
+            .unwrap();
+        img.read().unwrap()
+    };
+    assert_all(&draw(&hot), [51, 102, 153, 255]);
+
+    // The geometry stage's colour.
+    save(&p("colour.glsl"), &geometry("vec4(0.8, 0.4, 0.2, 1.0)"));
+    swapped(&mut hot);
+    assert_all(&draw(&hot), [204, 102, 51, 255]);
+
+    // The header of the tessellation evaluation stage: the triangle moves right by half
+    // the target, so the left half is no longer drawn.
+    save(&p("shift.glsl"), "const float SHIFT = 1.0;\n");
+    swapped(&mut hot);
+    let now = draw(&hot);
+    for y in 0..8 {
+        for x in 0..8 {
+            let want = if x < 4 { [0; 4] } else { [204, 102, 51, 255] };
+            assert_eq!(pixel(&now, 8, x, y), want, "pixel ({x}, {y})");
+        }
+    }
+    drop(hot);
+    assert_clean(&device);
+}
