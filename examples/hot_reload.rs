@@ -1,6 +1,6 @@
 //! Shader hot reload in a compute loop: edit `examples/shaders/hot_fill.comp` (change the
-//! value it writes) while this runs and watch the result follow; a compile error or a
-//! changed layout is reported and the old shader keeps running.
+//! value it writes, or a file it includes) while this runs and watch the result follow; a
+//! compile error or a changed layout is reported and the old shader keeps running.
 //!
 //! `cargo run -p kiln-examples --features hot-reload --example hot_reload [-- SECONDS]`
 //! (default 30 seconds; `-- 0` runs one step, as the tests do).
@@ -23,7 +23,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Made once: a reloaded shader with the same layout keeps using it.
     let mut set = hot.pipeline().descriptor_set(0)?;
     set.write_buffer(0, &out)?;
-    println!("watching {source} for {seconds} s: edit the value it writes");
+    // The source and every file it `#include`s: editing any of them reloads.
+    println!(
+        "watching {:?} for {seconds} s: edit the value it writes",
+        hot.watched()
+    );
     let end = Instant::now() + Duration::from_secs(seconds);
     loop {
         // The safe point: no recording borrows the pipeline here.

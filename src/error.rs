@@ -18,8 +18,8 @@
 //!
 //! The warnings so far: `KILN-W001` validation requested but the layer is missing,
 //! `KILN-W008` a hot reload refused because the layout changed, `KILN-W009` a hot reload
-//! that failed to compile (both logged by `HotComputePipeline::poll`, feature
-//! `hot-reload`), `KILN-W002` a pipeline cache file or its data is ignored, `KILN-W003` the pipeline cache
+//! that failed to compile (both logged by `poll` of `HotComputePipeline` and
+//! `HotGraphicsPipeline`, feature `hot-reload`), `KILN-W002` a pipeline cache file or its data is ignored, `KILN-W003` the pipeline cache
 //! is not saved, `KILN-W004` cooperative-matrix (KHR, NV 2) or bfloat16 extensions the device has are
 //! not enabled because the validation layer predates them, `KILN-W006` the `KILN_TRACE`
 //! file could not be written at device drop, `KILN-W007` a layer feature was asked for but

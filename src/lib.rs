@@ -125,7 +125,9 @@ pub use pipeline::{
     DEFAULT_BINDLESS_MAX,
 };
 #[cfg(feature = "hot-reload")]
-pub use pipeline::{HotComputePipeline, HotDesc, ReloadEvent};
+pub use pipeline::{
+    HotComputePipeline, HotDesc, HotGraphicsDesc, HotGraphicsPipeline, HotTessellation, ReloadEvent,
+};
 pub use queue::{
     GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission,
     TimelineSemaphore, Transfer, MAX_TIMELINE_WAITS,

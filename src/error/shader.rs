@@ -78,8 +78,8 @@ macro_rules! shader_errors {
                 source: std::io::Error,
             },
 
-            /// The first version of a hot-reloaded shader (`HotComputePipeline`, feature
-            /// `hot-reload`) cannot be read or compiled.
+            /// The first version of a hot-reloaded shader (`HotComputePipeline`,
+            /// `HotGraphicsPipeline`, feature `hot-reload`) cannot be read or compiled.
             #[code("KILN-E013")]
             #[error("hot-reload source `{}` does not compile: {detail}; fix the shader (later failures are reported by poll and change nothing)", source_file.display())]
             HotReloadCompile { source_file: PathBuf, detail: String },

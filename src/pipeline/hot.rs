@@ -1,36 +1,49 @@
-//! Shader hot reload (feature `hot-reload`): a compute pipeline whose GLSL/HLSL source is
-//! watched, recompiled on change and swapped in at a point the caller chooses.
+//! Shader hot reload (feature `hot-reload`): compute and graphics pipelines whose GLSL/HLSL
+//! sources are watched, recompiled on change and swapped in at a point the caller chooses.
 //!
-//! - **Watching** is a background thread per pipeline that reads the source file every
-//!   [`HotDesc::poll_interval`] and compares its bytes with the last ones compiled (bytes,
-//!   not mtimes: two saves within one timestamp tick still count). Included files are not
-//!   watched; save the file that includes them.
+//! - **Watching** is a background thread per pipeline that reads every watched file every
+//!   [`HotDesc::poll_interval`] and compares its bytes with those of the last compile
+//!   (bytes, not mtimes: two saves within one timestamp tick still count). The watched
+//!   files of a stage are its source and every file the compile read: `glslc -MD` writes
+//!   them to a depfile (`hot/compile.rs` parses it), so editing an `#include`d header
+//!   reloads every stage that includes it. The list is renewed by each compile (a failed
+//!   one adds to it); [`HotComputePipeline::watched`] shows it.
 //! - **Recompiling** happens on that thread, off the dispatch thread: `glslc` (or
 //!   `$KILN_GLSLC`) with the command line kiln-build uses (`--target-env=vulkan1.3`, the
-//!   stage from the file name, `-I` the file's folder, a `// kiln: target-env=…` line
-//!   honoured), then reflection and `vkCreateComputePipelines` through
-//!   [`Device::compute_pipeline`].
-//! - **Swapping** happens only in [`HotComputePipeline::poll`], which takes `&mut self`:
+//!   stage from the file name or, for graphics, from the stage's role, `-I` the file's
+//!   folder, a `// kiln: target-env=…` line honoured), then reflection and pipeline
+//!   creation ([`Device::compute_pipeline`], [`Device::graphics_pipeline`]). A graphics
+//!   pipeline recompiles only the stages whose files changed and keeps the others' modules.
+//! - **Swapping** happens only in `poll` (and `wait_for_reload`), which take `&mut self`:
 //!   no recording can borrow the pipeline while it runs, so the safe point is wherever the
 //!   caller calls it (between frames or dispatch batches). Work already submitted keeps
 //!   the old `VkPipeline` alive: dropping it retires it until those submissions finish.
-//! - A reloaded shader whose **pipeline layout is equal** (interned: the same
-//!   `VkPipelineLayout`, so the same set layouts) is swapped in, and every descriptor set
-//!   made for the old pipeline binds to the new one. One whose **layout changed** is
-//!   refused: the event carries the layout diff and the old pipeline keeps running
-//!   (`KILN-W008` is logged). A **compile error** changes nothing: the event carries the
-//!   compiler's messages (`KILN-W009` is logged).
+//! - A reloaded shader whose **pipeline layout is equal** (interned by content: the same
+//!   `VkPipelineLayout`, so set layouts equal binding by binding and the same push-constant
+//!   ranges) is swapped in, and every descriptor set made for the old pipeline binds to the
+//!   new one. One whose **layout changed** is refused: the event carries the layout diff
+//!   and the old pipeline keeps running (`KILN-W008` is logged). A **compile error** (in
+//!   any stage: while one stage does not compile, nothing is built) or a pipeline kiln
+//!   refuses changes nothing: the event carries the compiler's messages or kiln's coded
+//!   error (`KILN-W009` is logged).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use super::{ComputePipeline, PipelineLayout};
+use super::{ComputePipeline, Pipeline, PipelineLayout};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::shaders::ShaderModule;
+use watch::{Built, StageWatch, Watched};
+
+mod compile;
+mod graphics;
+mod watch;
+
+pub use graphics::{HotGraphicsDesc, HotGraphicsPipeline, HotTessellation};
 
 /// How a [`HotComputePipeline`] watches its source.
 #[derive(Clone, Debug)]
@@ -39,7 +52,7 @@ pub struct HotDesc {
     pub source: PathBuf,
     /// Entry point (usually `"main"`).
     pub entry: String,
-    /// How often the watcher reads the source (default 100 ms).
+    /// How often the watcher reads the source and the files it includes (default 100 ms).
     pub poll_interval: Duration,
 }
 
@@ -54,7 +67,7 @@ impl HotDesc {
     }
 }
 
-/// What [`HotComputePipeline::poll`] did.
+/// What `poll` of a [`HotComputePipeline`] or [`HotGraphicsPipeline`] did.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ReloadEvent {
@@ -75,27 +88,21 @@ pub enum ReloadEvent {
     },
 }
 
-/// A result of the watcher thread.
-enum Built {
-    Pipeline(Box<ComputePipeline>),
-    Failed(String),
-}
-
-/// A compute pipeline that follows its source file (feature `hot-reload`; see the module
-/// docs). Bind [`pipeline`](Self::pipeline) as usual; call [`poll`](Self::poll) at a safe
-/// point to take a reloaded version. Dropping it stops and joins the watcher thread
-/// (waiting for a compile in progress).
-pub struct HotComputePipeline {
-    current: ComputePipeline,
-    source: PathBuf,
-    rx: Receiver<Built>,
+/// What compute and graphics hot pipelines share: the running pipeline, the watcher thread
+/// and its channel, and the swap rule.
+pub(crate) struct Hot<P> {
+    current: P,
+    label: String,
+    rx: Receiver<Built<P>>,
+    /// The files the watcher reads (sources and what they include).
+    watched: Watched,
     /// Set on drop: the watcher thread ends at its next wake-up.
     stop: Arc<AtomicBool>,
     /// Joined on drop, so the watcher's device handle is gone when the pipeline is.
     watcher: Option<std::thread::JoinHandle<()>>,
 }
 
-impl Drop for HotComputePipeline {
+impl<P> Drop for Hot<P> {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(w) = self.watcher.take() {
@@ -104,92 +111,49 @@ impl Drop for HotComputePipeline {
     }
 }
 
-impl std::fmt::Debug for HotComputePipeline {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HotComputePipeline")
-            .field("source", &self.source)
-            .field("current", &self.current)
-            .finish()
-    }
-}
-
-impl HotComputePipeline {
-    /// Compiles `desc.source` now (the first version must compile) and starts watching it.
+impl<P: Pipeline + Send + 'static> Hot<P> {
+    /// Runs `current` and starts watching `stages` (compiled once already), building each
+    /// new version with `build`.
     ///
-    /// Errors: `KILN-E013` the source cannot be read or compiled (the compiler's messages
-    /// in the error), then those of [`Device::compute_pipeline`].
-    pub fn new(device: &Device, desc: &HotDesc) -> Result<Self> {
-        let bytes = read_source(&desc.source)?;
-        let module = compile(&desc.source, &bytes).map_err(|detail| Error::HotReloadCompile {
-            source_file: desc.source.clone(),
-            detail,
-        })?;
-        let current = device.compute_pipeline(&module, &desc.entry)?;
+    /// Errors: `KILN-E013` the thread cannot start.
+    pub(crate) fn start(
+        current: P,
+        label: String,
+        stages: Vec<StageWatch>,
+        every: Duration,
+        build: impl FnMut(&[&ShaderModule]) -> std::result::Result<P, String> + Send + 'static,
+    ) -> Result<Self> {
         let (tx, rx) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
-        let (device, path, entry, every) = (
-            device.clone(),
-            desc.source.clone(),
-            desc.entry.clone(),
-            desc.poll_interval,
-        );
-        let watcher = std::thread::Builder::new()
-            .name("kiln-hot-reload".into())
-            .spawn(move || {
-                let mut last = bytes;
-                loop {
-                    std::thread::sleep(every);
-                    if stopped.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let Ok(now) = std::fs::read(&path) else {
-                        continue; // mid-save or removed: try again
-                    };
-                    if now == last {
-                        continue;
-                    }
-                    last = now;
-                    let built = match compile(&path, &last) {
-                        Ok(m) => match device.compute_pipeline(&m, &entry) {
-                            Ok(p) => Built::Pipeline(Box::new(p)),
-                            Err(e) => Built::Failed(e.to_string()),
-                        },
-                        Err(message) => Built::Failed(message),
-                    };
-                    if tx.send(built).is_err() {
-                        break;
-                    }
-                }
-            })
+        let watched = Watched::default();
+        let source_file = stages.first().map(|s| s.source().to_path_buf());
+        let watcher = watch::spawn(stages, every, stop.clone(), watched.clone(), tx, build)
             .map_err(|e| Error::HotReloadCompile {
-                source_file: desc.source.clone(),
+                source_file: source_file.unwrap_or_default(),
                 detail: format!("cannot start the watcher thread: {e}"),
             })?;
-        Ok(HotComputePipeline {
+        Ok(Hot {
             current,
-            source: desc.source.clone(),
+            label,
             rx,
+            watched,
             stop,
             watcher: Some(watcher),
         })
     }
 
-    /// The pipeline to bind now.
-    pub fn pipeline(&self) -> &ComputePipeline {
+    pub(crate) fn pipeline(&self) -> &P {
         &self.current
     }
 
-    /// The watched source.
-    pub fn source(&self) -> &Path {
-        &self.source
+    pub(crate) fn watched(&self) -> Vec<PathBuf> {
+        self.watched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
-    /// Takes what the watcher built since the last call, if anything: swaps in a new
-    /// pipeline whose layout is equal to the running one, refuses one whose layout
-    /// changed, reports a failed compile. Of several versions built since the last call,
-    /// each is handled in order, and the event of the last is returned. Never blocks.
-    pub fn poll(&mut self) -> Option<ReloadEvent> {
+    pub(crate) fn poll(&mut self) -> Option<ReloadEvent> {
         let mut event = None;
         while let Ok(built) = self.rx.try_recv() {
             event = Some(self.take(built));
@@ -197,16 +161,14 @@ impl HotComputePipeline {
         event
     }
 
-    /// Like [`poll`](Self::poll), but waits up to `timeout` for the watcher to build
-    /// something (e.g. in a tool that waits for the next save).
-    pub fn wait_for_reload(&mut self, timeout: Duration) -> Option<ReloadEvent> {
+    pub(crate) fn wait_for_reload(&mut self, timeout: Duration) -> Option<ReloadEvent> {
         let built = self.rx.recv_timeout(timeout).ok()?;
         let first = self.take(built);
         Some(self.poll().unwrap_or(first))
     }
 
-    fn take(&mut self, built: Built) -> ReloadEvent {
-        let label = self.source.display().to_string();
+    fn take(&mut self, built: Built<P>) -> ReloadEvent {
+        let label = &self.label;
         match built {
             Built::Failed(message) => {
                 log::warn!("KILN-W009: hot reload of `{label}` failed; the running pipeline stays:\n{message}");
@@ -214,6 +176,8 @@ impl HotComputePipeline {
             }
             Built::Pipeline(p) => {
                 if Arc::ptr_eq(p.layout(), self.current.layout()) {
+                    // The old pipeline drops here: retired until the submissions that
+                    // bound it finish (`device/lifetime.rs`).
                     self.current = *p;
                     log::info!("hot reload: `{label}` swapped in");
                     ReloadEvent::Swapped
@@ -227,6 +191,87 @@ impl HotComputePipeline {
                 }
             }
         }
+    }
+}
+
+/// A compute pipeline that follows its source file and the files it includes (feature
+/// `hot-reload`). Bind [`pipeline`](Self::pipeline) as usual; call [`poll`](Self::poll) at
+/// a safe point to take a reloaded version. Dropping it stops and joins the watcher thread
+/// (waiting for a compile in progress).
+///
+/// A thread reads the source and every file its last compile read (`glslc -MD`'s depfile:
+/// the `#include`d files, directly or not) every [`HotDesc::poll_interval`], compares their
+/// bytes, and on a change recompiles and creates the new pipeline. `poll` swaps it in when
+/// its pipeline layout equals the running one (interned by content), so descriptor sets
+/// made for the old one bind to it, and submitted work keeps the old one alive (retired
+/// until it finishes); a changed layout is refused ([`ReloadEvent::LayoutChanged`],
+/// `KILN-W008` logged), a compile error or a pipeline kiln refuses is reported
+/// ([`ReloadEvent::CompileFailed`], `KILN-W009`), the old pipeline running on.
+pub struct HotComputePipeline {
+    hot: Hot<ComputePipeline>,
+    source: PathBuf,
+}
+
+impl std::fmt::Debug for HotComputePipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HotComputePipeline")
+            .field("source", &self.source)
+            .field("current", self.hot.pipeline())
+            .finish()
+    }
+}
+
+impl HotComputePipeline {
+    /// Compiles `desc.source` now (the first version must compile) and starts watching it
+    /// and the files it includes.
+    ///
+    /// Errors: `KILN-E013` the source cannot be read or compiled (the compiler's messages
+    /// in the error), then those of [`Device::compute_pipeline`].
+    pub fn new(device: &Device, desc: &HotDesc) -> Result<Self> {
+        let (stage, module) = StageWatch::first(&desc.source, None)?;
+        let current = device.compute_pipeline(&module, &desc.entry)?;
+        let (device, entry) = (device.clone(), desc.entry.clone());
+        let build = move |m: &[&ShaderModule]| match m {
+            [m] => device
+                .compute_pipeline(m, &entry)
+                .map_err(|e| e.to_string()),
+            _ => Err(format!("{} modules for one compute stage", m.len())),
+        };
+        let label = desc.source.display().to_string();
+        Ok(HotComputePipeline {
+            hot: Hot::start(current, label, vec![stage], desc.poll_interval, build)?,
+            source: desc.source.clone(),
+        })
+    }
+
+    /// The pipeline to bind now.
+    pub fn pipeline(&self) -> &ComputePipeline {
+        self.hot.pipeline()
+    }
+
+    /// The watched source.
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
+    /// The files watched now: the source, then the files its last compile included
+    /// (directly or not), as the compiler named them.
+    pub fn watched(&self) -> Vec<PathBuf> {
+        self.hot.watched()
+    }
+
+    /// Takes what the watcher built since the last call, if anything: swaps in a new
+    /// pipeline whose layout is equal to the running one, refuses one whose layout
+    /// changed, reports a failed compile. Of several versions built since the last call,
+    /// each is handled in order, and the event of the last is returned. Never blocks.
+    pub fn poll(&mut self) -> Option<ReloadEvent> {
+        self.hot.poll()
+    }
+
+    /// Like [`poll`](Self::poll), but waits up to `timeout` for the watcher to build
+    /// something (e.g. in a tool that waits for the next save).
+    pub fn wait_for_reload(&mut self, timeout: Duration) -> Option<ReloadEvent> {
+        self.hot.wait_for_reload(timeout)
     }
 }
 
@@ -268,59 +313,4 @@ fn layout_diff(old: &PipelineLayout, new: &PipelineLayout) -> String {
         lines.push("the layouts differ".into());
     }
     lines.join("\n")
-}
-
-fn read_source(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::HotReloadCompile {
-        source_file: path.to_path_buf(),
-        detail: format!("cannot read it: {e}"),
-    })
-}
-
-/// `glslc` on `bytes` (the source as read): kiln-build's command line.
-fn compile(path: &Path, bytes: &[u8]) -> std::result::Result<ShaderModule, String> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let (stage, hlsl) = match name.rsplit('.').collect::<Vec<_>>().as_slice() {
-        ["hlsl", stage, ..] => (*stage, true),
-        [stage, ..] => (*stage, false),
-        [] => ("", false),
-    };
-    const STAGES: &[&str] = &[
-        "comp", "vert", "frag", "geom", "tesc", "tese", "mesh", "task",
-    ];
-    if !STAGES.contains(&stage) {
-        return Err(format!(
-            "cannot tell the stage of {}; name it *.comp (or *.comp.hlsl)",
-            path.display()
-        ));
-    }
-    let text = String::from_utf8_lossy(bytes);
-    let env = text
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("//"))
-        .filter_map(|l| l.trim().strip_prefix("kiln:"))
-        .find_map(|l| l.trim().strip_prefix("target-env="))
-        .map_or("vulkan1.3".to_string(), |e| e.trim().to_string());
-    let compiler = std::env::var("KILN_GLSLC").unwrap_or_else(|_| "glslc".into());
-    let mut cmd = std::process::Command::new(&compiler);
-    cmd.arg(format!("--target-env={env}"))
-        .arg(format!("-fshader-stage={stage}"))
-        .arg("-o")
-        .arg("-");
-    if hlsl {
-        cmd.arg("-x").arg("hlsl").arg("-fentry-point=main");
-    }
-    if let Some(dir) = path.parent() {
-        cmd.arg("-I").arg(dir);
-    }
-    let out = cmd
-        .arg(path)
-        .output()
-        .map_err(|e| format!("cannot run `{compiler}` ({e}); install glslc or set KILN_GLSLC"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim_end().to_string());
-    }
-    ShaderModule::from_bytes(&out.stdout)
-        .map(|m| m.with_label(name))
-        .map_err(|e| e.to_string())
 }

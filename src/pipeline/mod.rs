@@ -31,7 +31,9 @@ pub use graphics::{
     GraphicsPipeline, GraphicsPipelineDesc, RenderingFormats, VertexAttribute, VertexBufferLayout,
 };
 #[cfg(feature = "hot-reload")]
-pub use hot::{HotComputePipeline, HotDesc, ReloadEvent};
+pub use hot::{
+    HotComputePipeline, HotDesc, HotGraphicsDesc, HotGraphicsPipeline, HotTessellation, ReloadEvent,
+};
 pub use layout::{PipelineLayout, PipelineLayoutDesc, PushConstantRange, Visibility};
 pub use stages::Tessellation;
 pub use state::{BlendMode, ColorBlendAttachment, DepthBias, DepthState, StencilState};
