@@ -502,7 +502,7 @@ pub struct Offscreen {
 }
 
 /// Renders `scene` at `width`×`height` with `samples` per pixel (checked with
-/// [`choose_samples`]).
+/// [`choose_samples`]), on the device's [`IndirectPath`].
 pub fn render_offscreen(
     device: &Device,
     scene: &SceneData,
@@ -511,8 +511,24 @@ pub fn render_offscreen(
     samples: vk::SampleCountFlags,
     view: View,
 ) -> kiln::Result<Offscreen> {
+    render_offscreen_on(device, scene, [width, height], samples, view, None)
+}
+
+/// [`render_offscreen`] on `path` where given (`IndirectPath::Full` runs the fallback on a
+/// device that has `drawIndirectCount`; `Count` on one without it is kiln's `KILN-E107`).
+pub fn render_offscreen_on(
+    device: &Device,
+    scene: &SceneData,
+    [width, height]: [u32; 2],
+    samples: vk::SampleCountFlags,
+    view: View,
+    path: Option<IndirectPath>,
+) -> kiln::Result<Offscreen> {
     let samples = choose_samples(device, samples);
-    let renderer = Renderer::new(device, scene, COLOR_FORMAT, samples)?;
+    let mut renderer = Renderer::new(device, scene, COLOR_FORMAT, samples)?;
+    if let Some(p) = path {
+        renderer.path = p;
+    }
     let target = device.image(&ImageDesc::color_target(
         "gltf colour",
         width,

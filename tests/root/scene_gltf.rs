@@ -277,3 +277,34 @@ fn gltf_scene_texture_mips_are_generated_on_the_gpu() {
     }
     assert_clean(&device);
 }
+
+/// The fallback for devices without `drawIndirectCount` (`draw_indexed_indirect` over every
+/// object, culled ones with no instances), forced on a device that has it: the same
+/// counts and the same picture as the counted draws.
+#[test]
+fn gltf_scene_full_indirect_fallback_draws_the_same_picture() {
+    let device = device();
+    let s = scene();
+    let view = View::new(W, H);
+    let counted = gltf_render::render_offscreen(&device, &s, W, H, X4, view).unwrap();
+    let full =
+        gltf_render::render_offscreen_on(&device, &s, [W, H], X4, view, Some(IndirectPath::Full))
+            .unwrap();
+    println!(
+        "paths: {} and {}; counts {:?} and {:?}",
+        path_name(counted.path),
+        path_name(full.path),
+        counted.counts,
+        full.counts
+    );
+    assert_eq!(full.path, IndirectPath::Full);
+    assert_eq!(full.counts, [CAMERA_VISIBLE, LIGHT_VISIBLE]);
+    let differ = counted
+        .pixels
+        .chunks(4)
+        .zip(full.pixels.chunks(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(differ, 0, "{differ} pixels differ between the two paths");
+    assert_clean(&device);
+}
