@@ -238,6 +238,53 @@ fn texture_array(
     Ok(image)
 }
 
+/// The culling, shadow and main pipelines (the main one for `color_format` × `samples`).
+fn pipelines(
+    device: &Device,
+    color_format: vk::Format,
+    samples: vk::SampleCountFlags,
+) -> kiln::Result<(ComputePipeline, GraphicsPipeline, GraphicsPipeline)> {
+    let cull = device.compute_pipeline(&kiln::include_spirv!("gltf/cull.comp")?, "main")?;
+    let vs = kiln::include_spirv!("gltf/scene.vert")?;
+    let fs = kiln::include_spirv!("gltf/scene.frag")?;
+    let layout = VertexBufferLayout::packed(&[
+        (0, vk::Format::R32G32B32_SFLOAT),
+        (1, vk::Format::R32G32B32_SFLOAT),
+        (2, vk::Format::R32G32B32A32_SFLOAT),
+        (3, vk::Format::R32G32_SFLOAT),
+    ]);
+    let mut desc = GraphicsPipelineDesc::new(&vs, &fs).vertex_buffer(layout);
+    desc.color_formats = vec![color_format];
+    desc.depth_format = Some(DEPTH_FORMAT);
+    desc.samples = samples;
+    desc.cull_mode = vk::CullModeFlags::BACK;
+    let main = device.graphics_pipeline(&desc)?;
+
+    let svs = kiln::include_spirv!("gltf/shadow.vert")?;
+    let mut sdesc = GraphicsPipelineDesc::new(&svs, &fs).vertex_buffer(VertexBufferLayout {
+        stride: std::mem::size_of::<Vertex>() as u32,
+        input_rate: vk::VertexInputRate::VERTEX,
+        attributes: vec![VertexAttribute {
+            location: 0,
+            format: vk::Format::R32G32B32_SFLOAT,
+            offset: 0,
+        }],
+    });
+    sdesc.label = "gltf shadow".into();
+    sdesc.fragment = None;
+    sdesc.depth_format = Some(DEPTH_FORMAT);
+    // Back faces into the map (closed meshes): lit front faces never shadow themselves.
+    sdesc.cull_mode = vk::CullModeFlags::FRONT;
+    sdesc.depth_bias = Some(DepthBias {
+        constant_factor: 1.0,
+        clamp: 0.0,
+        slope_factor: 1.5,
+    });
+    let shadow = device.graphics_pipeline(&sdesc)?;
+
+    Ok((cull, shadow, main))
+}
+
 impl Renderer {
     /// Uploads `scene` and builds the pipelines for `color_format` with `samples` per
     /// pixel (check them with [`choose_samples`]); the textures' mips are generated here.
@@ -247,44 +294,7 @@ impl Renderer {
         color_format: vk::Format,
         samples: vk::SampleCountFlags,
     ) -> kiln::Result<Renderer> {
-        let cull = device.compute_pipeline(&kiln::include_spirv!("gltf/cull.comp")?, "main")?;
-        let vs = kiln::include_spirv!("gltf/scene.vert")?;
-        let fs = kiln::include_spirv!("gltf/scene.frag")?;
-        let layout = VertexBufferLayout::packed(&[
-            (0, vk::Format::R32G32B32_SFLOAT),
-            (1, vk::Format::R32G32B32_SFLOAT),
-            (2, vk::Format::R32G32B32A32_SFLOAT),
-            (3, vk::Format::R32G32_SFLOAT),
-        ]);
-        let mut desc = GraphicsPipelineDesc::new(&vs, &fs).vertex_buffer(layout);
-        desc.color_formats = vec![color_format];
-        desc.depth_format = Some(DEPTH_FORMAT);
-        desc.samples = samples;
-        desc.cull_mode = vk::CullModeFlags::BACK;
-        let main = device.graphics_pipeline(&desc)?;
-
-        let svs = kiln::include_spirv!("gltf/shadow.vert")?;
-        let mut sdesc = GraphicsPipelineDesc::new(&svs, &fs).vertex_buffer(VertexBufferLayout {
-            stride: std::mem::size_of::<Vertex>() as u32,
-            input_rate: vk::VertexInputRate::VERTEX,
-            attributes: vec![VertexAttribute {
-                location: 0,
-                format: vk::Format::R32G32B32_SFLOAT,
-                offset: 0,
-            }],
-        });
-        sdesc.label = "gltf shadow".into();
-        sdesc.fragment = None;
-        sdesc.depth_format = Some(DEPTH_FORMAT);
-        // Back faces into the map (closed meshes): lit front faces never shadow themselves.
-        sdesc.cull_mode = vk::CullModeFlags::FRONT;
-        sdesc.depth_bias = Some(DepthBias {
-            constant_factor: 1.0,
-            clamp: 0.0,
-            slope_factor: 1.5,
-        });
-        let shadow = device.graphics_pipeline(&sdesc)?;
-
+        let (cull, shadow, main) = pipelines(device, color_format, samples)?;
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let base_color = texture_array(
             device,
