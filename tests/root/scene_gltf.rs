@@ -317,3 +317,27 @@ fn gltf_scene_full_indirect_fallback_draws_the_same_picture() {
     assert_eq!(differ, 0, "{differ} pixels differ between the two paths");
     assert_clean(&device);
 }
+
+/// The loader's errors name what is wrong: a file it cannot find, a buffer shorter than
+/// the document says, a document that is not glTF.
+#[test]
+fn gltf_scene_loader_reports_bad_files() {
+    let gltf = include_bytes!("../../examples/assets/scene.gltf");
+    let bin = include_bytes!("../../examples/assets/scene.bin");
+    let err = |r: Result<gltf_scene::SceneData, gltf_scene::LoadError>| match r {
+        Ok(_) => panic!("a bad scene loaded"),
+        Err(e) => e.to_string(),
+    };
+    let missing = err(gltf_scene::load(gltf, |uri| {
+        Err(format!("no `{uri}` here").into())
+    }));
+    assert!(missing.contains("no `scene.bin` here"), "{missing}");
+    let short = err(gltf_scene::load(gltf, |uri| match uri {
+        "scene.bin" => Ok(bin[..1000].to_vec()),
+        _ => Err("unused".into()),
+    }));
+    assert!(short.contains("has 1000 bytes, not 39972"), "{short}");
+    let not_gltf = err(gltf_scene::load(b"{\"asset\": 3}", |_| Ok(Vec::new())));
+    println!("errors: {missing}; {short}; {not_gltf}");
+    assert!(!not_gltf.is_empty());
+}
