@@ -34,6 +34,7 @@ mod queues;
 mod recording;
 mod reflection;
 mod reliability;
+mod scene_gltf;
 mod semaphores;
 mod subgroups;
 mod tessellation_geometry;
