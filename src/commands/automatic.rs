@@ -180,8 +180,8 @@ impl<'a> Recorder<'a, '_> {
         self.barriers
     }
 
-    /// Accesses inside rendering scopes that needed a barrier kiln cannot record there (a
-    /// draw using what an earlier draw of the same scope wrote through a descriptor set;
+    /// Draws inside rendering scopes that needed a barrier against an earlier draw of the
+    /// same scope which kiln could not record (the scope could not be split: `split`;
     /// logged once as `KILN-W005`). Unstable: for kiln's tests.
     #[doc(hidden)]
     pub fn debug_uncovered(&self) -> u32 {
@@ -281,21 +281,16 @@ impl<'a> Recorder<'a, '_> {
             self.uses
                 .push((buffer_key(b.buffer, b.offset, b.size), b.use_));
         }
-        let uncovered = self.tracker.uncovered;
-        self.track_uses();
-        if self.tracker.uncovered > uncovered && !self.warned {
-            self.warned = true;
-            log::warn!(
-                "KILN-W005: a draw uses, through a descriptor set, what an earlier draw of \
-                 the same rendering scope wrote; kiln cannot record a barrier inside a \
-                 rendering scope; end the scope between the two draws"
-            );
+        let need = self.track_uses();
+        if self.rendering && !need.is_empty() {
+            // A hazard against an earlier draw of the scope (`split`).
+            self.split_scope(need);
         }
         Ok(())
     }
 
     /// Applies `self.uses` (and the pending layout transitions) to the tracker and records
-    /// the barrier they need; returns it.
+    /// the barrier they need (inside a rendering scope: records nothing); returns it.
     pub(crate) fn track_uses(&mut self) -> Need {
         // Uses from more than one source may name one resource twice.
         let merge = !(self.uses.is_empty() && self.pre_sources <= 1);
@@ -307,6 +302,10 @@ impl<'a> Recorder<'a, '_> {
         }
         let now = std::mem::take(&mut self.addresses_now);
         self.after_addresses |= now;
+        if self.rendering {
+            // No barrier inside a scope: a draw's need is the caller's (`split`).
+            return need;
+        }
         if !need.is_empty() || !self.pending_images.is_empty() {
             if let Some(recorded) = self.emit(need) {
                 self.tracker.recorded(recorded);

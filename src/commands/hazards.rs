@@ -35,8 +35,10 @@
 //! barrier from every write and read recorded since the last flush to every graphics stage
 //! ([`Tracker::flush`]); inside the scope, uses of resources last touched before the flush
 //! need nothing. A use that conflicts with an earlier draw of the same scope (a fragment
-//! shader writing a storage buffer a later draw reads) cannot be ordered there and is
-//! counted in [`Tracker::uncovered`] (`KILN-W005`).
+//! shader writing a storage buffer a later draw reads) cannot be ordered there: the
+//! tracker returns the barrier it needs as outside a scope, and the recorder splits the
+//! scope around it (`split`: end, barrier, begin again with every attachment loaded), or,
+//! where the scope cannot be split, counts it in [`Tracker::uncovered`] (`KILN-W005`).
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -337,7 +339,8 @@ pub(crate) struct Tracker {
     unflushed_read: S,
     flush: u32,
     rendering: bool,
-    /// Uses inside rendering scopes that needed a barrier kiln could not record.
+    /// Draws inside rendering scopes that needed a barrier kiln could not record (the
+    /// recorder counts them: the scope could not be split).
     pub uncovered: u32,
     /// Every buffer and image a command of the recording wrote (the submission's writes,
     /// for the cross-queue waits).
@@ -450,14 +453,12 @@ impl Tracker {
                     apply_range(&mut b.spans, start, end, u, &mut need, &ctx)
                 }
             };
-            if !ok {
-                self.uncovered += 1;
-            }
+            // `ok` false: a barrier inside a rendering scope (in `need`, see below).
+            let _ = ok;
         }
-        if self.rendering {
-            // Nothing can be recorded inside the scope: the flush ordered the rest.
-            return Need::default();
-        }
+        // Inside a rendering scope `need` is not empty only where a use conflicts with an
+        // earlier draw of the scope (the flush ordered the rest): the recorder splits the
+        // scope around it, or counts it in `uncovered`.
         need
     }
 

@@ -49,6 +49,7 @@
 //! | `vertex_buffers`, `index_buffer` | `bind_vertex_buffer`, `bind_index_buffer`: what a draw reads |
 //! | `barriers` | every barrier kiln records on its own or by `barrier`/`full_barrier` (`barrier_count`) |
 //! | `rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
+//! | `resume` | `begin_rendering` keeps the scope's attachment infos; a draw whose hazard against an earlier draw of the scope splits it (`split`) begins it again from them |
 //! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; every command calls `flush_scopes` right before its own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
 //!
 //! **What the submission layer does with it.** The recording ends in one
@@ -92,6 +93,7 @@ mod push;
 mod push_descriptor;
 mod render;
 mod scope;
+mod split;
 mod transfer;
 mod work;
 
@@ -296,6 +298,9 @@ pub struct Recorder<'a, 'r> {
     barriers: u32,
     /// `KILN-W005` was logged by this recording.
     warned: bool,
+    /// The open rendering scope's attachments as begun, to begin it again when a draw's
+    /// hazard against an earlier draw splits it (`split`), and the splits made.
+    resume: split::Resume,
     /// The capabilities of the queue the command buffer is for (its pool's family).
     queue_flags: vk::QueueFlags,
     /// The pipeline stages that queue supports: every barrier's stages are masked to them
@@ -388,6 +393,7 @@ impl<'a> Recorder<'a, '_> {
             after_addresses: vk::PipelineStageFlags2::NONE,
             barriers: 0,
             warned: false,
+            resume: split::Resume::default(),
             queue_flags,
             stages: barrier_stages(shared, queue_flags),
             unsupported_bind: [

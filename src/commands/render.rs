@@ -194,6 +194,11 @@ impl<'a> Recorder<'a, '_> {
         // objects for.
         unsafe { self.shared.raw.cmd_begin_rendering(self.cb, &info) };
         self.rendering = true;
+        // Kept to begin the scope again where a draw's hazard splits it (`split`).
+        self.resume.area = area;
+        self.resume.depth = depth;
+        self.resume.stencil = stencil;
+        self.resume.colors = colors;
         if formats != self.scope_formats {
             self.scope_formats = formats;
             self.formats_ok = false;

@@ -93,7 +93,6 @@ fn a_flush_orders_earlier_work_for_the_rendering_scope() {
     };
     assert!(run(&mut t, &[(v, vertex)]).is_empty());
     assert!(run(&mut t, &[(v, vertex)]).is_empty(), "a second draw");
-    assert_eq!(t.uncovered, 0);
     t.end_rendering();
     // After the scope a compute write waits for the vertex-input read (WAR), and the
     // earlier compute write, which the flush made visible to graphics stages only, is
@@ -106,4 +105,42 @@ fn a_flush_orders_earlier_work_for_the_rendering_scope() {
     let n = run(&mut t, &[(v, W)]);
     assert_eq!(n.src_stage, S::COMPUTE_SHADER);
     assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+}
+
+#[test]
+fn a_hazard_between_draws_of_one_scope_is_returned_for_a_split() {
+    let frag = |read, write| Use {
+        stage: S::FRAGMENT_SHADER,
+        read,
+        write,
+    };
+    let mut t = Tracker::default();
+    let b = Key::Buffer(4, 0, 64);
+    let other = Key::Buffer(5, 0, 64);
+    run(&mut t, &[(other, W)]);
+    assert!(t.flush().is_some());
+    // Draw A writes `b`; `other`, written before the scope, is covered by the flush.
+    assert!(run(&mut t, &[(b, frag(A::NONE, A::SHADER_STORAGE_WRITE))]).is_empty());
+    assert!(run(&mut t, &[(other, frag(A::SHADER_STORAGE_READ, A::NONE))]).is_empty());
+    // Draw B reads `b`: RAW against draw A, the barrier of the split.
+    let n = run(&mut t, &[(b, frag(A::SHADER_STORAGE_READ, A::NONE))]);
+    assert_eq!(
+        n,
+        Need {
+            src_stage: S::FRAGMENT_SHADER,
+            src_access: A::SHADER_STORAGE_WRITE,
+            dst_stage: S::FRAGMENT_SHADER,
+            dst_access: A::SHADER_STORAGE_READ,
+        }
+    );
+    t.recorded(n);
+    // A third draw reading `b` needs nothing more; a fourth writing it waits for the reads
+    // (WAR) and for draw A's write (WAW: the split's barrier made it visible to reads
+    // only): another split.
+    assert!(run(&mut t, &[(b, frag(A::SHADER_STORAGE_READ, A::NONE))]).is_empty());
+    let n = run(&mut t, &[(b, frag(A::NONE, A::SHADER_STORAGE_WRITE))]);
+    assert_eq!(n.src_stage, S::FRAGMENT_SHADER);
+    assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    assert_eq!(n.dst_access, A::SHADER_STORAGE_WRITE);
+    t.end_rendering();
 }

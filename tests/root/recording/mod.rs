@@ -6,5 +6,6 @@ mod automatic;
 mod bound_state;
 mod callers;
 mod reusable;
+mod scope_split;
 mod sync;
 mod tracker;
