@@ -34,15 +34,17 @@ use vk::PipelineStageFlags2 as S;
 
 use super::command::{image_key, BufferAccess};
 use super::hazards::{merge_uses, Key, Map, Need, Res, Use};
+use super::image_layouts::Move;
 use super::{work::ImageUse, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetResource};
-use crate::device::{Buffer, Image};
+use crate::device::{Buffer, Image, Subresources};
 use crate::error::{Error, Result};
 use crate::pipeline::BindingAccess;
 
-/// An image a command uses through a bound set.
+/// An image a command uses through a bound set (the mips and layers of its view).
 pub(crate) struct SetImage<'a> {
     image: &'a Image,
+    range: Subresources,
     use_: Use,
     layout: vk::ImageLayout,
     set: u32,
@@ -180,8 +182,8 @@ impl<'a> Recorder<'a, '_> {
         self.barriers
     }
 
-    /// Draws inside rendering scopes that needed a barrier against an earlier draw of the
-    /// same scope which kiln could not record (the scope could not be split: `split`;
+    /// Accesses inside rendering scopes that needed a barrier kiln cannot record there (a
+    /// draw using what an earlier draw of the same scope wrote through a descriptor set;
     /// logged once as `KILN-W005`). Unstable: for kiln's tests.
     #[doc(hidden)]
     pub fn debug_uncovered(&self) -> u32 {
@@ -449,10 +451,11 @@ impl<'a> Recorder<'a, '_> {
                             cache.push((tracker.resolve(key), u));
                         }
                     }
-                    SetResource::Image(image, _) => {
+                    SetResource::Image(image, _, range) => {
                         images = true;
                         set_images.push(SetImage {
                             image,
+                            range,
                             use_: u,
                             layout,
                             set: si as u32,
@@ -488,7 +491,7 @@ impl<'a> Recorder<'a, '_> {
                 out = Err(e);
                 break;
             }
-            self.uses.push((image_key(si.image), si.use_));
+            self.uses.push((image_key(si.image, si.range), si.use_));
         }
         images.clear();
         self.set_images = images;
@@ -513,10 +516,9 @@ impl<'a> Recorder<'a, '_> {
         if needed == vk::ImageLayout::UNDEFINED {
             return Ok(());
         }
-        let found = self.image_layout(si.image);
-        if found == needed {
+        let Some(found) = self.layout_other_than(si.image, si.range, needed) else {
             return Ok(());
-        }
+        };
         let err = |what: &'static str, hint: &'static str| Error::DescriptorImageLayout {
             image: si.image.label().to_string(),
             set: si.set,
@@ -526,13 +528,15 @@ impl<'a> Recorder<'a, '_> {
             what,
             hint,
         };
-        if earlier
-            .iter()
-            .any(|e| e.image.raw() == si.image.raw() && e.layout != needed)
-        {
+        let (levels, layers) = (si.image.mip_levels(), si.image.array_layers());
+        if earlier.iter().any(|e| {
+            e.image.raw() == si.image.raw()
+                && e.layout != needed
+                && e.range.overlaps(&si.range, levels, layers)
+        }) {
             return Err(err(
                 what,
-                "one command cannot use an image as a storage image and as a sampled image; use two images",
+                "one command cannot use a subresource as a storage image and as a sampled image; use two images, or views of other mips or layers",
             ));
         }
         if self.rendering {
@@ -543,12 +547,14 @@ impl<'a> Recorder<'a, '_> {
         }
         let first_touch = !self.images.iter().any(|u| u.image.raw() == si.image.raw());
         if self.reusable && first_touch {
-            // Every submission starts with the image in `needed` (the submission layer
-            // moves it there once).
+            // Every submission starts with the view's subresources in `needed` (the
+            // submission layer moves them there once).
+            let mut layouts = si.image.layouts();
+            layouts.set(si.range, needed);
             self.images.push(ImageUse {
                 image: si.image.clone(),
-                first: needed,
-                last: needed,
+                first: layouts.clone(),
+                last: layouts,
                 moved: false,
                 prepare: true,
                 discards: false,
@@ -556,13 +562,12 @@ impl<'a> Recorder<'a, '_> {
             return Ok(());
         }
         let dst = si.use_;
-        let src = self.transition_src(si.image, found);
-        self.defer_transition(
+        self.move_range(
             si.image,
-            found,
+            si.range,
             needed,
-            src,
             (dst.stage, dst.read | dst.write),
+            Move::FOR_COMMAND,
         );
         Ok(())
     }

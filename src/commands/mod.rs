@@ -40,7 +40,7 @@
 //! | `bound[bind point]` (pipeline, layout, sets, `pushed`, `ready`) | `bind_pipeline`, `bind_set`, `push_constants`, `push_descriptor_set` (marks its set as given); a draw or dispatch checks it (`check_bound_state`) |
 //! | `used_sets` | `bind_set`, once per set per recording (`listed_by`) |
 //! | `kept`, `images`, `used_sets` (uses) | the submission layer derives from them which other queues' work a submission waits for (`queue::submit`) |
-//! | `images` (`ImageUse`: first/last layout, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
+//! | `images` (`ImageUse`: first/last layouts per mip and layer, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
 //! | `kept` | `record` for the buffers of a `Command`, and `push_descriptor_set`, through `keep` (each buffer once per recording: `Buffer::mark_kept`) |
 //! | `dirty` | manual mode: set by `dispatch`; cleared by every barrier; a copy or fill records a barrier first when it is set |
 //! | `tracker`, `uses`, `pending_images` | automatic mode (the default): every dispatch, draw, copy and fill lists what it reads and writes in `uses` (bound sets × the pipeline's reflected access, vertex/index buffers, copy source and destination, by byte range and image) and the layout transitions it needs in `pending_images`; `track_uses` asks the tracker (`hazards`) for the one barrier they need and records it with the transitions (`automatic`), then tells the tracker what it recorded (`Tracker::recorded`) |
@@ -277,6 +277,9 @@ pub struct Recorder<'a, 'r> {
     set_images: Vec<automatic::SetImage<'a>>,
     /// Layout transitions to record with the command's barrier.
     pending_images: Vec<vk::ImageMemoryBarrier2<'static>>,
+    /// The pieces of a range in one layout each (scratch of `move_range`, for images whose
+    /// subresources are in several layouts).
+    layout_pieces: Vec<(crate::device::Subresources, vk::ImageLayout)>,
     /// Bumped by every bind that changes what a dispatch uses.
     bind_gen: u64,
     /// (bind_gen, tracker epoch) after the last tracked dispatch.
@@ -383,6 +386,7 @@ impl<'a> Recorder<'a, '_> {
             set_cache: automatic::SetUses::default(),
             set_images: Vec::new(),
             pending_images: Vec::new(),
+            layout_pieces: Vec::new(),
             bind_gen: 1,
             last_dispatch: (0, 0),
             repeat: (0, 0, Need::default()),

@@ -7,5 +7,6 @@ mod bound_state;
 mod callers;
 mod reusable;
 mod scope_split;
+mod subresources;
 mod sync;
 mod tracker;
