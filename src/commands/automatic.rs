@@ -6,9 +6,10 @@
 //! ([`PipelineAccess`](crate::PipelineAccess)); the bound vertex and index buffers; a copy's
 //! source and destination. The hazard tracker (`hazards`) answers with the one barrier the
 //! command needs, if any, which is recorded (merged with the layout transitions the command
-//! needs) right before it. Images bound through sets are moved to the layout their
-//! descriptor type needs (storage image: GENERAL, sampled image and combined image sampler:
-//! SHADER_READ_ONLY_OPTIMAL) in that same barrier.
+//! needs) right before it. Images bound through sets (the mip levels and layers of the
+//! descriptor's view) are moved to the layout their descriptor type needs (storage image:
+//! GENERAL, sampled image and combined image sampler: SHADER_READ_ONLY_OPTIMAL) in that
+//! same barrier.
 //!
 //! Draws are recorded inside rendering scopes, where no barrier may be: their images are
 //! moved when the set is bound outside a scope, or when the scope begins (for the sets
