@@ -26,8 +26,8 @@
 //! the layer lacks `VK_EXT_validation_features`, `KILN-W012` a `KILN_READBACK_QUEUE` value kiln does not know (the default
 //! policy is used), `KILN-W015` a `KILN_TRANSFER_SPLIT` or `KILN_UPLOAD_QUEUE` value kiln cannot
 //! read (the default is used), `KILN-W005` a draw uses through a descriptor
-//! set what an earlier draw of the same rendering scope wrote (no barrier can be recorded
-//! there). They are not [`Error`] variants.
+//! set what an earlier draw of the same rendering scope wrote, in a scope kiln cannot
+//! split (an attachment not stored; `commands/split.rs`). They are not [`Error`] variants.
 //!
 //! # How a variant is written
 //!

@@ -111,8 +111,8 @@ pub use device::{
     DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
     ImageDesc, ImageView, ImageViewDesc, LayerFeatures, MemoryLocation, MemoryReport,
     MeshShaderLimits, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc,
-    TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue, ValidationReport,
-    ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
+    Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
+    ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
     MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };
 pub use error::{Error, Result};

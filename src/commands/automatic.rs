@@ -6,9 +6,10 @@
 //! ([`PipelineAccess`](crate::PipelineAccess)); the bound vertex and index buffers; a copy's
 //! source and destination. The hazard tracker (`hazards`) answers with the one barrier the
 //! command needs, if any, which is recorded (merged with the layout transitions the command
-//! needs) right before it. Images bound through sets are moved to the layout their
-//! descriptor type needs (storage image: GENERAL, sampled image and combined image sampler:
-//! SHADER_READ_ONLY_OPTIMAL) in that same barrier.
+//! needs) right before it. Images bound through sets (the mip levels and layers of the
+//! descriptor's view) are moved to the layout their descriptor type needs (storage image:
+//! GENERAL, sampled image and combined image sampler: SHADER_READ_ONLY_OPTIMAL) in that
+//! same barrier.
 //!
 //! Draws are recorded inside rendering scopes, where no barrier may be: their images are
 //! moved when the set is bound outside a scope, or when the scope begins (for the sets
@@ -34,15 +35,17 @@ use vk::PipelineStageFlags2 as S;
 
 use super::command::{image_key, BufferAccess};
 use super::hazards::{merge_uses, Key, Map, Need, Res, Use};
+use super::image_layouts::Move;
 use super::{work::ImageUse, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetResource};
-use crate::device::{Buffer, Image};
+use crate::device::{Buffer, Image, Subresources};
 use crate::error::{Error, Result};
 use crate::pipeline::BindingAccess;
 
-/// An image a command uses through a bound set.
+/// An image a command uses through a bound set (the mips and layers of its view).
 pub(crate) struct SetImage<'a> {
     image: &'a Image,
+    range: Subresources,
     use_: Use,
     layout: vk::ImageLayout,
     set: u32,
@@ -281,21 +284,16 @@ impl<'a> Recorder<'a, '_> {
             self.uses
                 .push((buffer_key(b.buffer, b.offset, b.size), b.use_));
         }
-        let uncovered = self.tracker.uncovered;
-        self.track_uses();
-        if self.tracker.uncovered > uncovered && !self.warned {
-            self.warned = true;
-            log::warn!(
-                "KILN-W005: a draw uses, through a descriptor set, what an earlier draw of \
-                 the same rendering scope wrote; kiln cannot record a barrier inside a \
-                 rendering scope; end the scope between the two draws"
-            );
+        let need = self.track_uses();
+        if self.rendering && !need.is_empty() {
+            // A hazard against an earlier draw of the scope (`split`).
+            self.split_scope(need);
         }
         Ok(())
     }
 
     /// Applies `self.uses` (and the pending layout transitions) to the tracker and records
-    /// the barrier they need; returns it.
+    /// the barrier they need (inside a rendering scope: records nothing); returns it.
     pub(crate) fn track_uses(&mut self) -> Need {
         // Uses from more than one source may name one resource twice.
         let merge = !(self.uses.is_empty() && self.pre_sources <= 1);
@@ -307,6 +305,10 @@ impl<'a> Recorder<'a, '_> {
         }
         let now = std::mem::take(&mut self.addresses_now);
         self.after_addresses |= now;
+        if self.rendering {
+            // No barrier inside a scope: a draw's need is the caller's (`split`).
+            return need;
+        }
         if !need.is_empty() || !self.pending_images.is_empty() {
             if let Some(recorded) = self.emit(need) {
                 self.tracker.recorded(recorded);
@@ -450,10 +452,11 @@ impl<'a> Recorder<'a, '_> {
                             cache.push((tracker.resolve(key), u));
                         }
                     }
-                    SetResource::Image(image, _) => {
+                    SetResource::Image(image, _, range) => {
                         images = true;
                         set_images.push(SetImage {
                             image,
+                            range,
                             use_: u,
                             layout,
                             set: si as u32,
@@ -489,7 +492,7 @@ impl<'a> Recorder<'a, '_> {
                 out = Err(e);
                 break;
             }
-            self.uses.push((image_key(si.image), si.use_));
+            self.uses.push((image_key(si.image, si.range), si.use_));
         }
         images.clear();
         self.set_images = images;
@@ -514,10 +517,9 @@ impl<'a> Recorder<'a, '_> {
         if needed == vk::ImageLayout::UNDEFINED {
             return Ok(());
         }
-        let found = self.image_layout(si.image);
-        if found == needed {
+        let Some(found) = self.layout_other_than(si.image, si.range, needed) else {
             return Ok(());
-        }
+        };
         let err = |what: &'static str, hint: &'static str| Error::DescriptorImageLayout {
             image: si.image.label().to_string(),
             set: si.set,
@@ -527,13 +529,15 @@ impl<'a> Recorder<'a, '_> {
             what,
             hint,
         };
-        if earlier
-            .iter()
-            .any(|e| e.image.raw() == si.image.raw() && e.layout != needed)
-        {
+        let (levels, layers) = (si.image.mip_levels(), si.image.array_layers());
+        if earlier.iter().any(|e| {
+            e.image.raw() == si.image.raw()
+                && e.layout != needed
+                && e.range.overlaps(&si.range, levels, layers)
+        }) {
             return Err(err(
                 what,
-                "one command cannot use an image as a storage image and as a sampled image; use two images",
+                "one command cannot use a subresource as a storage image and as a sampled image; use two images, or views of other mips or layers",
             ));
         }
         if self.rendering {
@@ -544,12 +548,14 @@ impl<'a> Recorder<'a, '_> {
         }
         let first_touch = !self.images.iter().any(|u| u.image.raw() == si.image.raw());
         if self.reusable && first_touch {
-            // Every submission starts with the image in `needed` (the submission layer
-            // moves it there once).
+            // Every submission starts with the view's subresources in `needed` (the
+            // submission layer moves them there once).
+            let mut layouts = si.image.layouts();
+            layouts.set(si.range, needed);
             self.images.push(ImageUse {
                 image: si.image.clone(),
-                first: needed,
-                last: needed,
+                first: layouts.clone(),
+                last: layouts,
                 moved: false,
                 prepare: true,
                 discards: false,
@@ -557,13 +563,12 @@ impl<'a> Recorder<'a, '_> {
             return Ok(());
         }
         let dst = si.use_;
-        let src = self.transition_src(si.image, found);
-        self.defer_transition(
+        self.move_range(
             si.image,
-            found,
+            si.range,
             needed,
-            src,
             (dst.stage, dst.read | dst.write),
+            Move::FOR_COMMAND,
         );
         Ok(())
     }

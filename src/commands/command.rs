@@ -34,10 +34,10 @@ use std::panic::Location;
 use ash::vk;
 
 use super::automatic::buffer_key;
-use super::hazards::{Key, Use};
+use super::hazards::{ImageRange, Key, Use};
 use super::{Recorder, Slot};
 use crate::descriptors::SetResource;
-use crate::device::{Buffer, Image};
+use crate::device::{Buffer, Image, Subresources};
 use crate::error::{Error, Result};
 use crate::shaders::{Dim, ImageTy};
 
@@ -62,10 +62,12 @@ impl<'c> BufferAccess<'c> {
     }
 }
 
-/// An image a command uses (every mip), the layout it uses it in, and how.
+/// The subresources of an image a command uses (a mip level of a copy, every level of a
+/// blit chain), the layout it uses them in, and how.
 #[derive(Clone, Copy)]
 pub(crate) struct ImageAccess<'c> {
     pub image: &'c Image,
+    pub range: Subresources,
     pub layout: vk::ImageLayout,
     pub use_: Use,
 }
@@ -257,7 +259,7 @@ impl Recorder<'_, '_> {
         }
         for i in cmd.images {
             let access = i.use_.read | i.use_.write;
-            self.transition_for(i.image, i.layout, i.use_.stage, access)?;
+            self.transition_for(i.image, i.range, i.layout, (i.use_.stage, access))?;
         }
         if self.automatic {
             self.track_command(&cmd)?;
@@ -307,7 +309,7 @@ impl Recorder<'_, '_> {
                 let Some(ty) = b.image else { continue };
                 let mut bad: Option<(Image, vk::ImageViewType)> = None;
                 set.for_each_at(idx, |r| {
-                    if let (SetResource::Image(img, view), None) = (r, &bad) {
+                    if let (SetResource::Image(img, view, _), None) = (r, &bad) {
                         if !view_matches(&ty, img, view) {
                             bad = Some((img.clone(), view));
                         }
@@ -370,7 +372,7 @@ impl Recorder<'_, '_> {
             self.uses.push((key, b.use_));
         }
         for i in cmd.images {
-            self.uses.push((image_key(i.image), i.use_));
+            self.uses.push((image_key(i.image, i.range), i.use_));
         }
         self.track_uses();
         Ok(())
@@ -455,9 +457,17 @@ fn foreign(kind: &str, label: &str) -> Error {
     }
 }
 
-/// The tracker's key of an image.
+/// The tracker's key of `range` of an image.
 #[inline]
-pub(crate) fn image_key(image: &Image) -> Key {
+pub(crate) fn image_key(image: &Image, range: Subresources) -> Key {
     use vk::Handle;
-    Key::Image(image.raw().as_raw())
+    let (levels, layers) = (image.mip_levels(), image.array_layers());
+    Key::Image(
+        image.raw().as_raw(),
+        ImageRange {
+            range: range.resolve(levels, layers),
+            levels,
+            layers,
+        },
+    )
 }

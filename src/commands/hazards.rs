@@ -1,14 +1,24 @@
-//! The hazard tracker behind the automatic barriers: per buffer byte range and per image,
-//! the last write (stage, access), where that write is visible already and the stages that
-//! read it since ([`Tracker`]). A command's uses go through [`Tracker::apply`], which says
-//! which barrier ([`Need`]) the command needs first:
+//! The hazard tracker behind the automatic barriers: per buffer byte range and per image
+//! subresource (mip level, array layer), the last write (stage, access), where that write
+//! is visible already and the stages that read it since ([`Tracker`]). A command's uses go
+//! through [`Tracker::apply`], which says which barrier ([`Need`]) the command needs first:
 //!
 //! - a read after a write (RAW) needs the write's stage and access → the read's, unless an
 //!   earlier barrier made the write visible to that stage and access already;
 //! - a write after a write (WAW) needs the same, with the write's access, also when reads
 //!   came in between (their barrier made the write visible to the readers only);
 //! - a write after reads (WAR) needs an execution dependency from the reading stages;
-//! - reads after reads need nothing, and neither do uses of disjoint byte ranges.
+//! - reads after reads need nothing, and neither do uses of disjoint byte ranges or of
+//!   other subresources of an image (rendering into mip 1 while sampling mip 0).
+//!
+//! An image's states live in a `SubresourceMap` (`device/subresources.rs`): one state while
+//! every subresource shares one (a command on the whole image, the common case, is one
+//! step and no allocation), else per mip level sorted layer ranges, split where a command
+//! names part of the image (a copy of one level, a view's mips and layers) and merged back
+//! where neighbours become equal. A use applies its step to each piece of its range; a
+//! layout transition of a range resets the state of that range only
+//! ([`Tracker::transitioned`]), and the source scope of a later transition of a range is
+//! what the recording did with those subresources ([`Tracker::image_src`]).
 //!
 //! The state of a resource changes only when a command uses it, so the cost of a command
 //! is the number of resources it uses, never the length of the recording. Buffers live in
@@ -35,13 +45,17 @@
 //! barrier from every write and read recorded since the last flush to every graphics stage
 //! ([`Tracker::flush`]); inside the scope, uses of resources last touched before the flush
 //! need nothing. A use that conflicts with an earlier draw of the same scope (a fragment
-//! shader writing a storage buffer a later draw reads) cannot be ordered there and is
-//! counted in [`Tracker::uncovered`] (`KILN-W005`).
+//! shader writing a storage buffer a later draw reads) cannot be ordered there: the
+//! tracker returns the barrier it needs as outside a scope, and the recorder splits the
+//! scope around it (`split`: end, barrier, begin again with every attachment loaded), or,
+//! where the scope cannot be split, counts it in [`Tracker::uncovered`] (`KILN-W005`).
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use ash::vk;
+
+use crate::device::{SubresourceMap, Subresources};
 
 use vk::AccessFlags2 as A;
 use vk::PipelineStageFlags2 as S;
@@ -274,13 +288,29 @@ struct Span {
     state: State,
 }
 
+/// The subresources of an image a [`Use`] names: `range` (counts resolved) of an image of
+/// `levels` mip levels and `layers` array layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ImageRange {
+    pub range: Subresources,
+    pub levels: u32,
+    pub layers: u32,
+}
+
+impl ImageRange {
+    /// A fresh map of the image's subresources.
+    fn map<T: Copy + PartialEq>(&self, value: T) -> SubresourceMap<T> {
+        SubresourceMap::new(self.levels, self.layers, value)
+    }
+}
+
 /// The resource of a [`Use`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Key {
     /// A buffer handle and the byte range `[start, end)`.
     Buffer(u64, u64, u64),
-    /// An image handle (all subresources: kiln tracks one layout per image).
-    Image(u64),
+    /// An image handle and the subresources used.
+    Image(u64, ImageRange),
 }
 
 /// A [`Key`] resolved by one tracker ([`Tracker::resolve`]): a buffer by the index of its
@@ -290,8 +320,8 @@ pub(crate) enum Key {
 pub(crate) enum Res {
     /// A buffer slot and the byte range `[start, end)`.
     Buffer(u32, u64, u64),
-    /// An image handle.
-    Image(u64),
+    /// An image handle and the subresources used.
+    Image(u64, ImageRange),
 }
 
 /// One buffer's state: disjoint spans sorted by offset.
@@ -317,7 +347,8 @@ pub(crate) struct Tracker {
     gen: u32,
     /// A command used a buffer since the last reset.
     used: bool,
-    images: Map<State>,
+    /// Per image, the state of each subresource (one value while they share one).
+    images: Map<SubresourceMap<State>>,
     /// Scratch: the resolved uses of [`apply`](Self::apply).
     resolved: Vec<(Res, Use)>,
     /// Commands applied so far (the stamp of the state changes).
@@ -337,8 +368,10 @@ pub(crate) struct Tracker {
     unflushed_read: S,
     flush: u32,
     rendering: bool,
-    /// Uses inside rendering scopes that needed a barrier kiln could not record.
+    /// Draws inside rendering scopes that needed a barrier kiln could not record (the
+    /// recorder counts them: the scope could not be split).
     pub uncovered: u32,
+
     /// Every buffer and image a command of the recording wrote (the submission's writes,
     /// for the cross-queue waits).
     pub written: HandleSet,
@@ -383,7 +416,7 @@ impl Tracker {
     #[inline]
     pub(crate) fn resolve(&mut self, key: Key) -> Res {
         match key {
-            Key::Image(raw) => Res::Image(raw),
+            Key::Image(raw, range) => Res::Image(raw, range),
             Key::Buffer(raw, start, end) => {
                 let next = self.slots.len() as u32;
                 let slot = *self.slot_of.entry(raw).or_insert(next);
@@ -425,14 +458,17 @@ impl Tracker {
             self.unflushed_write.1 |= u.write;
             self.unflushed_read |= if u.read.is_empty() { S::NONE } else { u.stage };
             let ok = match res {
-                Res::Image(raw) => {
+                Res::Image(raw, range) => {
                     if writes {
                         self.written.insert(raw);
                     }
-                    self.images
+                    let map = self
+                        .images
                         .entry(raw)
-                        .or_default()
-                        .apply(u, &mut need, &ctx)
+                        .or_insert_with(|| range.map(State::default()));
+                    let mut ok = true;
+                    map.update(range.range, |_, s| ok &= s.apply(u, &mut need, &ctx));
+                    ok
                 }
                 Res::Buffer(slot, start, end) => {
                     let Some(b) = self.slots.get_mut(slot as usize) else {
@@ -450,14 +486,12 @@ impl Tracker {
                     apply_range(&mut b.spans, start, end, u, &mut need, &ctx)
                 }
             };
-            if !ok {
-                self.uncovered += 1;
-            }
+            // `ok` false: a barrier inside a rendering scope (in `need`, see below).
+            let _ = ok;
         }
-        if self.rendering {
-            // Nothing can be recorded inside the scope: the flush ordered the rest.
-            return Need::default();
-        }
+        // Inside a rendering scope `need` is not empty only where a use conflicts with an
+        // earlier draw of the scope (the flush ordered the rest): the recorder splits the
+        // scope around it, or counts it in `uncovered`.
         need
     }
 
@@ -476,11 +510,21 @@ impl Tracker {
     /// An image was moved to another layout by a barrier whose destination is
     /// (`stage`, `access`): later uses there need nothing more. `write` is what the stage
     /// writes without naming it to the tracker (attachments: rendering).
-    pub(crate) fn transitioned(&mut self, raw: vk::Image, stage: S, access: A, write: A) {
+    pub(crate) fn transitioned(
+        &mut self,
+        raw: vk::Image,
+        range: ImageRange,
+        (stage, access): (S, A),
+        write: A,
+    ) {
         use vk::Handle;
         self.epoch += 1;
-        self.images.insert(
-            raw.as_raw(),
+        let map = self
+            .images
+            .entry(raw.as_raw())
+            .or_insert_with(|| range.map(State::default()));
+        map.set(
+            range.range,
             State {
                 write_stage: stage,
                 write_access: write,
@@ -498,13 +542,18 @@ impl Tracker {
         );
     }
 
-    /// The source scope a layout transition of `raw` needs, when this recording used the
-    /// image (`None`: it did not; the layout's own stages apply).
-    pub(crate) fn image_src(&self, raw: vk::Image) -> Option<(S, A)> {
+    /// The source scope a layout transition of `range` of `raw` needs, when this
+    /// recording used those subresources (`None`: it did not; the layout's own stages
+    /// apply).
+    pub(crate) fn image_src(&self, raw: vk::Image, range: Subresources) -> Option<(S, A)> {
         use vk::Handle;
-        let s = self.images.get(&raw.as_raw())?;
-        let stage = s.write_stage | s.read_stage;
-        (!stage.is_empty()).then_some((stage, s.write_access))
+        let map = self.images.get(&raw.as_raw())?;
+        let (mut stage, mut access) = (S::NONE, A::NONE);
+        map.for_each(range, |_, s| {
+            stage |= s.write_stage | s.read_stage;
+            access |= s.write_access;
+        });
+        (!stage.is_empty()).then_some((stage, access))
     }
 
     /// A rendering scope begins: the barrier from everything since the last flush to every

@@ -14,7 +14,7 @@ use ash::vk;
 use super::command::{Command, ImageAccess};
 use super::hazards::Use;
 use super::Recorder;
-use crate::device::Image;
+use crate::device::{Image, Subresources};
 use crate::error::{Error, Result};
 
 use vk::AccessFlags2 as A;
@@ -117,6 +117,7 @@ impl Recorder<'_, '_> {
         }
         let images = [ImageAccess {
             image,
+            range: Subresources::all(),
             layout: vk::ImageLayout::TRANSFER_DST_OPTIMAL,
             use_: Use {
                 stage: S::ALL_TRANSFER,

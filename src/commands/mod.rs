@@ -40,7 +40,7 @@
 //! | `bound[bind point]` (pipeline, layout, sets, `pushed`, `ready`) | `bind_pipeline`, `bind_set`, `push_constants`, `push_descriptor_set` (marks its set as given); a draw or dispatch checks it (`check_bound_state`) |
 //! | `used_sets` | `bind_set`, once per set per recording (`listed_by`) |
 //! | `kept`, `images`, `used_sets` (uses) | the submission layer derives from them which other queues' work a submission waits for (`queue::submit`) |
-//! | `images` (`ImageUse`: first/last layout, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
+//! | `images` (`ImageUse`: first/last layouts per mip and layer, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
 //! | `kept` | `record` for the buffers of a `Command`, and `push_descriptor_set`, through `keep` (each buffer once per recording: `Buffer::mark_kept`) |
 //! | `dirty` | manual mode: set by `dispatch`; cleared by every barrier; a copy or fill records a barrier first when it is set |
 //! | `tracker`, `uses`, `pending_images` | automatic mode (the default): every dispatch, draw, copy and fill lists what it reads and writes in `uses` (bound sets × the pipeline's reflected access, vertex/index buffers, copy source and destination, by byte range and image) and the layout transitions it needs in `pending_images`; `track_uses` asks the tracker (`hazards`) for the one barrier they need and records it with the transitions (`automatic`), then tells the tracker what it recorded (`Tracker::recorded`) |
@@ -49,6 +49,7 @@
 //! | `vertex_buffers`, `index_buffer` | `bind_vertex_buffer`, `bind_index_buffer`: what a draw reads |
 //! | `barriers` | every barrier kiln records on its own or by `barrier`/`full_barrier` (`barrier_count`) |
 //! | `rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
+//! | `resume` | `begin_rendering` keeps the scope's attachment infos; a draw whose hazard against an earlier draw of the scope splits it (`split`) begins it again from them |
 //! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; every command calls `flush_scopes` right before its own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
 //!
 //! **What the submission layer does with it.** The recording ends in one
@@ -92,6 +93,7 @@ mod push;
 mod push_descriptor;
 mod render;
 mod scope;
+mod split;
 mod transfer;
 mod work;
 
@@ -275,6 +277,9 @@ pub struct Recorder<'a, 'r> {
     set_images: Vec<automatic::SetImage<'a>>,
     /// Layout transitions to record with the command's barrier.
     pending_images: Vec<vk::ImageMemoryBarrier2<'static>>,
+    /// The pieces of a range in one layout each (scratch of `move_range`, for images whose
+    /// subresources are in several layouts).
+    layout_pieces: Vec<(crate::device::Subresources, vk::ImageLayout)>,
     /// Bumped by every bind that changes what a dispatch uses.
     bind_gen: u64,
     /// (bind_gen, tracker epoch) after the last tracked dispatch.
@@ -296,6 +301,9 @@ pub struct Recorder<'a, 'r> {
     barriers: u32,
     /// `KILN-W005` was logged by this recording.
     warned: bool,
+    /// The open rendering scope's attachments as begun, to begin it again when a draw's
+    /// hazard against an earlier draw splits it (`split`), and the splits made.
+    resume: split::Resume,
     /// The capabilities of the queue the command buffer is for (its pool's family).
     queue_flags: vk::QueueFlags,
     /// The pipeline stages that queue supports: every barrier's stages are masked to them
@@ -378,6 +386,7 @@ impl<'a> Recorder<'a, '_> {
             set_cache: automatic::SetUses::default(),
             set_images: Vec::new(),
             pending_images: Vec::new(),
+            layout_pieces: Vec::new(),
             bind_gen: 1,
             last_dispatch: (0, 0),
             repeat: (0, 0, Need::default()),
@@ -388,6 +397,7 @@ impl<'a> Recorder<'a, '_> {
             after_addresses: vk::PipelineStageFlags2::NONE,
             barriers: 0,
             warned: false,
+            resume: split::Resume::default(),
             queue_flags,
             stages: barrier_stages(shared, queue_flags),
             unsupported_bind: [

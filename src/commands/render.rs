@@ -5,9 +5,9 @@ use ash::vk;
 
 use super::attachments;
 use super::command::Command;
-use super::image_layouts::stage_access;
+use super::image_layouts::{stage_access, Move};
 use super::Recorder;
-use crate::device::{Buffer, Image, ImageView};
+use crate::device::{Buffer, Image, ImageView, Subresources};
 use crate::error::{Error, Result};
 
 /// What happens to an attachment's contents when rendering begins.
@@ -194,6 +194,11 @@ impl<'a> Recorder<'a, '_> {
         // objects for.
         unsafe { self.shared.raw.cmd_begin_rendering(self.cb, &info) };
         self.rendering = true;
+        // Kept to begin the scope again where a draw's hazard splits it (`split`).
+        self.resume.area = area;
+        self.resume.depth = depth;
+        self.resume.stencil = stencil;
+        self.resume.colors = colors;
         if formats != self.scope_formats {
             self.scope_formats = formats;
             self.formats_ok = false;
@@ -249,8 +254,14 @@ impl<'a> Recorder<'a, '_> {
             LoadOp::DontCare => (vk::AttachmentLoadOp::DONT_CARE, [0.0; 4]),
         };
         let layout = vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL;
-        let old = self.image_layout(c.image);
-        self.attach(c.image, old, layout, load_op != vk::AttachmentLoadOp::LOAD)?;
+        let range = c.view.map_or(Subresources::all(), ImageView::subresources);
+        self.attach(
+            c.image,
+            range,
+            None,
+            layout,
+            load_op != vk::AttachmentLoadOp::LOAD,
+        )?;
         let mut info = vk::RenderingAttachmentInfo::default()
             .image_view(c.view.map_or(c.image.view(), |v| v.raw()))
             .image_layout(layout)
@@ -260,7 +271,8 @@ impl<'a> Recorder<'a, '_> {
                 color: vk::ClearColorValue { float32: clear },
             });
         if let Some(r) = c.resolve {
-            self.attach(r, vk::ImageLayout::UNDEFINED, layout, true)?;
+            let undefined = Some(vk::ImageLayout::UNDEFINED);
+            self.attach(r, Subresources::all(), undefined, layout, true)?;
             info = info
                 .resolve_mode(attachments::resolve_mode(c.image.format()))
                 .resolve_image_view(r.view())
@@ -284,14 +296,15 @@ impl<'a> Recorder<'a, '_> {
         } else {
             vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL
         };
+        let range = d.view.map_or(Subresources::all(), ImageView::subresources);
         // Both aspects are discarded only when both are cleared.
         if d.clear.is_some() && (!stencil || d.stencil_clear.is_some()) {
             // Discard the old contents; the barrier also orders this scope's depth
             // writes after earlier ones (e.g. a previous frame's).
-            self.attach(d.image, vk::ImageLayout::UNDEFINED, layout, true)?;
+            let undefined = Some(vk::ImageLayout::UNDEFINED);
+            self.attach(d.image, range, undefined, layout, true)?;
         } else {
-            let old = self.image_layout(d.image);
-            self.attach(d.image, old, layout, false)?;
+            self.attach(d.image, range, None, layout, false)?;
         }
         let load = |clear: bool| {
             if clear {
@@ -449,32 +462,53 @@ impl<'a> Recorder<'a, '_> {
         Ok(())
     }
 
-    /// Moves an attachment from `old` to `new` before the scope: in manual mode as
-    /// `transition` (or `transition_from` when `always`) records it; in automatic mode
-    /// joined to the scope's barrier, after what the recording did with the image.
+    /// Moves `range` of an attachment from `old` (`None`: the current layouts) to `new`
+    /// before the scope: in manual mode recorded at once as `transition` (or
+    /// `transition_from` when `always`) records it; in automatic mode joined to the
+    /// scope's barrier, after what the recording did with those subresources (`always`:
+    /// even where they are in `new`, ordering the scope's clear after earlier writes).
     fn attach(
         &mut self,
         image: &Image,
-        old: vk::ImageLayout,
+        range: Subresources,
+        old: Option<vk::ImageLayout>,
         new: vk::ImageLayout,
         always: bool,
     ) -> Result<()> {
         if !self.automatic {
-            return if always {
-                self.layout_barrier(image, old, new, true)
-            } else {
-                self.transition_now(image, new)
+            return match (always, old) {
+                (true, Some(old)) => self.layout_barrier(image, range, old, new),
+                (true, None) => {
+                    let how = Move {
+                        old: None,
+                        always: true,
+                        order_same: false,
+                        raw_src: true,
+                    };
+                    self.move_range(image, range, new, stage_access(new), how);
+                    self.emit_transitions();
+                    Ok(())
+                }
+                (false, _) => self.transition_now(image, range, new),
             };
         }
-        let current = self.image_layout(image);
-        if !always && current == new && self.tracker.image_src(image.raw()).is_none() {
-            self.touch(image);
-            return Ok(());
-        }
-        let src = self.transition_src(image, current);
-        let fresh = !self.images.iter().any(|u| u.image.raw() == image.raw());
-        self.defer_transition(image, old, new, src, stage_access(new));
-        self.mark_discards(image, always && fresh && old == vk::ImageLayout::UNDEFINED);
+        let undefined = vk::ImageLayout::UNDEFINED;
+        // The first command on the image discards it (a clear, from UNDEFINED given or
+        // found): the recording relies on no layout of it.
+        let discards = always
+            && !self.images.iter().any(|u| u.image.raw() == image.raw())
+            && old.map_or_else(
+                || self.layout_other_than(image, range, undefined).is_none(),
+                |o| o == undefined,
+            );
+        let how = Move {
+            old,
+            always,
+            order_same: true,
+            raw_src: false,
+        };
+        self.move_range(image, range, new, stage_access(new), how);
+        self.mark_discards(image, range, discards);
         Ok(())
     }
 

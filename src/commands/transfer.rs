@@ -10,7 +10,7 @@ use ash::vk;
 use super::automatic::{TRANSFER_READ, TRANSFER_WRITE};
 use super::command::{BufferAccess, Command, ImageAccess};
 use super::Recorder;
-use crate::device::{Buffer, Image};
+use crate::device::{Buffer, Image, Subresources};
 use crate::error::{Error, Result};
 
 impl Recorder<'_, '_> {
@@ -97,7 +97,8 @@ impl Recorder<'_, '_> {
     }
 
     /// Copies tightly packed texels from `src` (offset 0) into mip `level` of `dst`,
-    /// moving `dst` to TRANSFER_DST_OPTIMAL first.
+    /// moving that level (every layer; the other levels keep their layouts) to
+    /// TRANSFER_DST_OPTIMAL first.
     ///
     /// Errors: `KILN-E181` the buffer is smaller than the level, `KILN-E283` inside a
     /// rendering scope.
@@ -107,32 +108,32 @@ impl Recorder<'_, '_> {
         if src.size() < dst.level_size(level) {
             dst.check_level(level, src.size())?;
         }
-        let size = dst.level_size(level);
-        let buffers = [BufferAccess::new(src, 0, size, TRANSFER_READ)];
-        let images = [ImageAccess {
-            image: dst,
-            layout: vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            use_: TRANSFER_WRITE,
-        }];
-        let what = "copy_buffer_to_image inside a rendering scope; call end_rendering first";
-        self.record(Command::transfer(what, &buffers, &images), |raw, cb| {
-            // SAFETY: the image is in TRANSFER_DST_OPTIMAL (`record` moved it); the buffer
-            // holds the level (checked) and both have transfer usage (kiln adds it); both
-            // are of this device and kept alive until the submission completes.
-            unsafe {
-                raw.cmd_copy_buffer_to_image(
-                    cb,
-                    src.raw(),
-                    dst.raw(),
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    &[dst.copy_region(level)],
-                )
-            }
-        })
+        self.copy_in(src, dst, level, 0..dst.array_layers())
     }
 
-    /// Copies mip `level` of `src` into `dst` (offset 0, tightly packed), moving `src` to
-    /// TRANSFER_SRC_OPTIMAL first.
+    /// Copies tightly packed texels from `src` (offset 0; layer after layer) into array
+    /// layers `layers` of mip `level` of `dst`, moving only those subresources to
+    /// TRANSFER_DST_OPTIMAL first (the other layers keep their layouts and are not
+    /// ordered against the copy).
+    ///
+    /// Errors: `KILN-E180` no such level or layers (or an empty range), not a colour image
+    /// or multisampled, `KILN-E151` the buffer is smaller than the layers, `KILN-E283`
+    /// inside a rendering scope.
+    #[track_caller]
+    pub fn copy_buffer_to_image_layers(
+        &mut self,
+        src: &Buffer,
+        dst: &Image,
+        level: u32,
+        layers: std::ops::Range<u32>,
+    ) -> Result<()> {
+        let size = layers_size(dst, level, &layers)?;
+        fits(src, size)?;
+        self.copy_in(src, dst, level, layers)
+    }
+
+    /// Copies mip `level` of `src` into `dst` (offset 0, tightly packed), moving that level
+    /// (every layer; the other levels keep their layouts) to TRANSFER_SRC_OPTIMAL first.
     ///
     /// Errors: `KILN-E180`/`KILN-E181` no such level or not a colour image, `KILN-E151` the
     /// buffer is smaller than the level, `KILN-E283` inside a rendering scope.
@@ -140,32 +141,127 @@ impl Recorder<'_, '_> {
     pub fn copy_image_to_buffer(&mut self, src: &Image, level: u32, dst: &Buffer) -> Result<()> {
         let size = src.level_size(level);
         src.check_level(level, size)?;
-        if dst.size() < size {
-            return Err(Error::BufferOverflow {
-                object: dst.label().to_string(),
-                capacity: dst.size(),
-                offset: 0,
-                requested: size,
-            });
-        }
+        fits(dst, size)?;
+        self.copy_out(src, level, 0..src.array_layers(), dst)
+    }
+
+    /// Copies array layers `layers` of mip `level` of `src` into `dst` (offset 0, tightly
+    /// packed, layer after layer), moving only those subresources to TRANSFER_SRC_OPTIMAL
+    /// first.
+    ///
+    /// Errors: as [`copy_buffer_to_image_layers`](Self::copy_buffer_to_image_layers).
+    #[track_caller]
+    pub fn copy_image_layers_to_buffer(
+        &mut self,
+        src: &Image,
+        level: u32,
+        layers: std::ops::Range<u32>,
+        dst: &Buffer,
+    ) -> Result<()> {
+        let size = layers_size(src, level, &layers)?;
+        fits(dst, size)?;
+        self.copy_out(src, level, layers, dst)
+    }
+
+    /// `vkCmdCopyBufferToImage` of `layers` of `level` (checked).
+    #[track_caller]
+    fn copy_in(
+        &mut self,
+        src: &Buffer,
+        dst: &Image,
+        level: u32,
+        layers: std::ops::Range<u32>,
+    ) -> Result<()> {
+        let size = dst.level_size(level) / u64::from(dst.array_layers().max(1))
+            * u64::from(layers.end - layers.start);
+        let buffers = [BufferAccess::new(src, 0, size, TRANSFER_READ)];
+        let region = dst.copy_region(level, layers.clone());
+        let images = [ImageAccess {
+            image: dst,
+            range: Subresources::new(level..level + 1, layers),
+            layout: vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            use_: TRANSFER_WRITE,
+        }];
+        let what = "copy_buffer_to_image inside a rendering scope; call end_rendering first";
+        self.record(Command::transfer(what, &buffers, &images), |raw, cb| {
+            // SAFETY: the subresources are in TRANSFER_DST_OPTIMAL (`record` moved them);
+            // the buffer holds them (checked) and both have transfer usage (kiln adds it);
+            // both are of this device and kept alive until the submission completes.
+            unsafe {
+                raw.cmd_copy_buffer_to_image(
+                    cb,
+                    src.raw(),
+                    dst.raw(),
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    &[region],
+                )
+            }
+        })
+    }
+
+    /// `vkCmdCopyImageToBuffer` of `layers` of `level` (checked).
+    #[track_caller]
+    fn copy_out(
+        &mut self,
+        src: &Image,
+        level: u32,
+        layers: std::ops::Range<u32>,
+        dst: &Buffer,
+    ) -> Result<()> {
+        let size = src.level_size(level) / u64::from(src.array_layers().max(1))
+            * u64::from(layers.end - layers.start);
         let buffers = [BufferAccess::new(dst, 0, size, TRANSFER_WRITE)];
+        let region = src.copy_region(level, layers.clone());
         let images = [ImageAccess {
             image: src,
+            range: Subresources::new(level..level + 1, layers),
             layout: vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
             use_: TRANSFER_READ,
         }];
         let what = "copy_image_to_buffer inside a rendering scope; call end_rendering first";
         self.record(Command::transfer(what, &buffers, &images), |raw, cb| {
-            // SAFETY: as in copy_buffer_to_image, with the roles swapped.
+            // SAFETY: as in copy_in, with the roles swapped.
             unsafe {
                 raw.cmd_copy_image_to_buffer(
                     cb,
                     src.raw(),
                     vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
                     dst.raw(),
-                    &[src.copy_region(level)],
+                    &[region],
                 )
             }
         })
     }
+}
+
+/// The bytes of `layers` of mip `level` of `image`, tightly packed. Errors: `KILN-E180`
+/// no such level or layers, an empty range, not a copyable image (`Image::check_level`).
+fn layers_size(image: &Image, level: u32, layers: &std::ops::Range<u32>) -> Result<u64> {
+    let full = image.level_size(level);
+    image.check_level(level, full)?;
+    let n = image.array_layers();
+    if layers.start >= layers.end || layers.end > n {
+        return Err(Error::InvalidImage {
+            object: image.label().to_string(),
+            detail: format!(
+                "layers {}..{} of mip {level}: the image has layers 0..{n} (and a range \
+                 names at least one)",
+                layers.start, layers.end
+            ),
+        });
+    }
+    Ok(full / u64::from(n) * u64::from(layers.end - layers.start))
+}
+
+/// `KILN-E151` when `buffer` holds fewer than `size` bytes.
+fn fits(buffer: &Buffer, size: u64) -> Result<()> {
+    if buffer.size() < size {
+        return Err(Error::BufferOverflow {
+            object: buffer.label().to_string(),
+            capacity: buffer.size(),
+            offset: 0,
+            requested: size,
+        });
+    }
+    Ok(())
 }

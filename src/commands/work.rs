@@ -3,7 +3,7 @@
 use ash::vk;
 
 use crate::descriptors::DescriptorSet;
-use crate::device::{Buffer, Image};
+use crate::device::{Buffer, Image, SubresourceMap};
 
 /// One image a recording touched (transitioned, or used in the layout it was in).
 #[derive(Debug)]
@@ -11,11 +11,11 @@ pub(crate) struct ImageUse {
     /// A clone: keeps the image alive until the submission (then its drop is deferred past
     /// it) or, in a reusable recording, as long as the recording.
     pub image: Image,
-    /// The image's layout when the recording first touched it: what a reusable recording
-    /// relies on at every submission.
-    pub first: vk::ImageLayout,
-    /// The layout the recording leaves it in (equal to `first` when not `moved`).
-    pub last: vk::ImageLayout,
+    /// The image's layouts (per mip and layer) when the recording first touched it: what a
+    /// reusable recording relies on at every submission.
+    pub first: SubresourceMap<vk::ImageLayout>,
+    /// The layouts the recording leaves it in (equal to `first` when not `moved`).
+    pub last: SubresourceMap<vk::ImageLayout>,
     /// A barrier of the recording changed its layout (else it only relied on `first`).
     pub moved: bool,
     /// A reusable recording uses the image through a descriptor set from its first use on
@@ -76,7 +76,7 @@ impl RecordedWork<'_> {
     /// see).
     pub(crate) fn commit_layouts(&self) {
         for u in self.images.iter().filter(|u| u.moved) {
-            u.image.set_layout(u.last);
+            u.image.set_layouts(&u.last);
         }
     }
 }

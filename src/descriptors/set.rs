@@ -50,9 +50,9 @@ pub(crate) enum SetResource<'s> {
         offset: u64,
         size: u64,
     },
-    /// An image descriptor (alone or with a sampler): the image and the type of the view
-    /// written (its own, or an [`ImageView`]'s).
-    Image(&'s Image, vk::ImageViewType),
+    /// An image descriptor (alone or with a sampler): the image, the type of the view
+    /// written (its own, or an [`ImageView`]'s) and the mip levels and layers it shows.
+    Image(&'s Image, vk::ImageViewType, crate::device::Subresources),
 }
 
 /// A descriptor set allocated from its layout's growing pool. Returned to the pool on drop
@@ -254,9 +254,13 @@ impl DescriptorSet {
                     size: v.range(),
                 }),
                 Held::Image(img) | Held::ImageSampler(img, _) => {
-                    f(SetResource::Image(img, img.view_type()))
+                    f(SetResource::Image(img, img.view_type(), img.subresources()))
                 }
-                Held::View(v, _) => f(SetResource::Image(v.image(), v.desc().view_type)),
+                Held::View(v, _) => f(SetResource::Image(
+                    v.image(),
+                    v.desc().view_type,
+                    v.subresources(),
+                )),
                 Held::Sampler(_) | Held::Immutable => {}
             }
         }
@@ -522,7 +526,7 @@ impl DescriptorSet {
     /// element `element` of a SAMPLED_IMAGE or STORAGE_IMAGE binding, or with `sampler` of a
     /// COMBINED_IMAGE_SAMPLER binding; checked as
     /// [`write_image_element`](Self::write_image_element). The automatic barriers and
-    /// layouts treat the view as its whole image.
+    /// layouts move and order the view's mip levels and layers only.
     pub fn write_image_view(
         &mut self,
         binding: u32,

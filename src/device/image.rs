@@ -2,9 +2,10 @@
 //! memory from `gpu-allocator` (staged uploads and readbacks live in the submission layer;
 //! the description's checks in `image_desc`).
 //!
-//! kiln tracks each image's layout (one layout for all mips and layers): the layout after the last
-//! finished execution lives in the image, and a [`Recorder`](crate::Recorder) keeps the
-//! layouts it has recorded transitions to until its command buffer has been submitted.
+//! kiln tracks each image's layout per mip level and array layer (`SubresourceMap`: one
+//! value while they all share one): the layouts after the last finished execution live in
+//! the image, and a [`Recorder`](crate::Recorder) keeps the layouts it has recorded
+//! transitions to until its command buffer has been submitted.
 //! Transitions use `vkCmdPipelineBarrier2` (synchronization2, Vulkan spec §7.6.2).
 
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,7 @@ use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
 use super::image_desc::{plan, ImageDesc, ImageLimits, ImagePlan};
+use super::subresources::{SubresourceMap, Subresources};
 use super::texel_block::texel_block;
 use super::{FaultSite, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
@@ -41,8 +43,9 @@ struct ImageInner {
     mip_levels: u32,
     usage: vk::ImageUsageFlags,
     aspect: vk::ImageAspectFlags,
-    /// Layout after the last submitted command buffer that changed it.
-    layout: Mutex<vk::ImageLayout>,
+    /// Layouts (per mip and layer) after the last submitted command buffer that changed
+    /// them.
+    layout: Mutex<SubresourceMap<vk::ImageLayout>>,
     label: String,
     /// Per queue, the last submissions that used and wrote the image (cross-queue
     /// ordering; see `device::queue`).
@@ -150,7 +153,11 @@ impl Image {
             mip_levels: desc.mip_levels,
             usage,
             aspect: info.aspect,
-            layout: Mutex::new(vk::ImageLayout::UNDEFINED),
+            layout: Mutex::new(SubresourceMap::new(
+                desc.mip_levels,
+                desc.array_layers,
+                vk::ImageLayout::UNDEFINED,
+            )),
             label: label.to_string(),
             stamps: ResourceStamps::default(),
         })))
@@ -194,7 +201,7 @@ impl Image {
             mip_levels: 1,
             usage,
             aspect,
-            layout: Mutex::new(vk::ImageLayout::UNDEFINED),
+            layout: Mutex::new(SubresourceMap::new(1, 1, vk::ImageLayout::UNDEFINED)),
             label: label.to_string(),
             stamps: ResourceStamps::default(),
         })))
@@ -269,9 +276,42 @@ impl Image {
     pub fn view(&self) -> vk::ImageView {
         self.0.view
     }
-    /// The layout after the last finished execution that used the image.
+    /// The layout after the last finished execution that used the image: that of every
+    /// mip level and layer when they share one, else that of mip 0, layer 0 (see
+    /// [`subresource_layout`](Self::subresource_layout)).
     pub fn layout(&self) -> vk::ImageLayout {
-        *self.0.layout.lock().unwrap_or_else(|p| p.into_inner())
+        let map = self.0.layout.lock().unwrap_or_else(|p| p.into_inner());
+        map.uniform()
+            .or_else(|| map.get(0, 0))
+            .unwrap_or(vk::ImageLayout::UNDEFINED)
+    }
+
+    /// The layout of mip level `mip`, array layer `layer` after the last finished execution
+    /// that used the image (`None`: no such subresource).
+    pub fn subresource_layout(&self, mip: u32, layer: u32) -> Option<vk::ImageLayout> {
+        let map = self.0.layout.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(mip, layer)
+    }
+
+    /// The layouts of every subresource (a copy; one value, no allocation, while they
+    /// share one).
+    pub(crate) fn layouts(&self) -> SubresourceMap<vk::ImageLayout> {
+        self.0
+            .layout
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Every mip level and layer of the image, as a [`Subresources`] with explicit
+    /// counts.
+    pub fn subresources(&self) -> Subresources {
+        Subresources::new(0..self.0.mip_levels, 0..self.0.array_layers)
+    }
+
+    /// `range` of this image as a Vulkan range of its aspects.
+    pub(crate) fn vk_range(&self, range: Subresources) -> vk::ImageSubresourceRange {
+        range.vk(self.0.aspect, self.0.mip_levels, self.0.array_layers)
     }
 
     /// Tightly packed byte size of mip `level`, every layer: layer after layer, each depth
@@ -296,8 +336,8 @@ impl Image {
 
     /// Records the layout the image is in after the last submitted command buffer that
     /// changed it (the submission layer calls this once such a command buffer is submitted).
-    pub(crate) fn set_layout(&self, layout: vk::ImageLayout) {
-        *self.0.layout.lock().unwrap_or_else(|p| p.into_inner()) = layout;
+    pub(crate) fn set_layouts(&self, layouts: &SubresourceMap<vk::ImageLayout>) {
+        *self.0.layout.lock().unwrap_or_else(|p| p.into_inner()) = layouts.clone();
     }
 
     /// Checks that mip `level` exists, is a single-sampled colour level (kiln copies
@@ -347,8 +387,12 @@ impl Image {
         Ok(())
     }
 
-    /// The extent of `level` as a copy region for the whole level.
-    pub(crate) fn copy_region(&self, level: u32) -> vk::BufferImageCopy {
+    /// The copy region of `layers` of mip `level`, the whole extent of the level.
+    pub(crate) fn copy_region(
+        &self,
+        level: u32,
+        layers: std::ops::Range<u32>,
+    ) -> vk::BufferImageCopy {
         let (w, h, d) = self.level_extent(level);
         vk::BufferImageCopy {
             buffer_offset: 0,
@@ -357,8 +401,8 @@ impl Image {
             image_subresource: vk::ImageSubresourceLayers {
                 aspect_mask: self.0.aspect,
                 mip_level: level,
-                base_array_layer: 0,
-                layer_count: self.0.array_layers,
+                base_array_layer: layers.start,
+                layer_count: layers.end - layers.start,
             },
             image_offset: vk::Offset3D::default(),
             image_extent: vk::Extent3D {
@@ -366,17 +410,6 @@ impl Image {
                 height: h,
                 depth: d,
             },
-        }
-    }
-
-    /// The subresource range of every mip and layer.
-    pub(crate) fn full_range(&self) -> vk::ImageSubresourceRange {
-        vk::ImageSubresourceRange {
-            aspect_mask: self.0.aspect,
-            base_mip_level: 0,
-            level_count: self.0.mip_levels,
-            base_array_layer: 0,
-            layer_count: self.0.array_layers,
         }
     }
 }

@@ -180,6 +180,17 @@ impl ImageView {
     pub fn desc(&self) -> &ImageViewDesc {
         &self.0.desc
     }
+
+    /// The mip levels and layers of the image this view shows.
+    pub fn subresources(&self) -> super::Subresources {
+        let d = self.desc();
+        super::Subresources {
+            base_mip: d.base_mip_level,
+            mip_count: d.level_count,
+            base_layer: d.base_array_layer,
+            layer_count: d.layer_count,
+        }
+    }
     /// The extent of the view's first mip.
     pub fn extent(&self) -> vk::Extent2D {
         let (width, height, _) = self.0.image.level_extent(self.0.desc.base_mip_level);

@@ -37,6 +37,7 @@ mod queue_order;
 mod sampler;
 mod slots;
 mod split;
+mod subresources;
 mod texel_block;
 mod timestamps;
 
@@ -81,6 +82,8 @@ pub(crate) use queue_order::QueueOrder;
 pub use sampler::{Sampler, SamplerDesc};
 pub(crate) use slots::LayerSlot;
 pub use split::{TransferPart, TransferSplit, SPLIT_ALIGN};
+pub(crate) use subresources::SubresourceMap;
+pub use subresources::Subresources;
 pub(crate) use timestamps::QueryLease;
 
 use crate::error::{Error, Result};

@@ -26,7 +26,7 @@ use super::timing;
 use super::trace::Trace;
 use super::Submission;
 use crate::commands::{RecordedWork, Recorder};
-use crate::device::Shared;
+use crate::device::{Shared, Subresources};
 use crate::error::{Error, Result};
 
 /// Commands recorded once by [`Device::record`](crate::Device::record) or
@@ -91,31 +91,30 @@ impl<'a> Recording<'a> {
         // Each submission starts from the layouts the recording found.
         // Images whose first command discards them (a transition from UNDEFINED, e.g. a
         // depth clear) are valid from any layout, so they may end elsewhere.
-        if let Some(u) = work
-            .images
-            .iter()
-            .find(|u| u.first != u.last && !u.discards)
-        {
-            return Err(Error::RecordingChangesLayout {
-                image: u.image.label().to_string(),
-                start: u.first,
-                end: u.last,
-            });
+        for u in work.images.iter().filter(|u| !u.discards) {
+            if let Some((start, end)) = u.first.first_difference(&u.last) {
+                return Err(Error::RecordingChangesLayout {
+                    image: u.image.label().to_string(),
+                    start,
+                    end,
+                });
+            }
         }
         // Images the recording uses through descriptor sets from their first use on, in
         // the layouts their descriptors need: moved there once now (queue order puts this
         // before the recording's first submission).
-        let moves: Vec<(&crate::Image, vk::ImageLayout)> = work
-            .images
-            .iter()
-            .filter(|u| u.prepare && u.image.layout() != u.first)
-            .map(|u| (&u.image, u.first))
-            .collect();
+        let mut moves: Vec<(&crate::Image, Subresources, vk::ImageLayout)> = Vec::new();
+        for u in work.images.iter().filter(|u| u.prepare) {
+            if u.image.layouts() != u.first {
+                u.first
+                    .for_each(Subresources::all(), |r, l| moves.push((&u.image, r, l)));
+            }
+        }
         if !moves.is_empty() {
             let label = "image layouts for a recording";
             let ((), sub) = super::device::submit_on(shared, queue, label, |r| {
-                for (image, layout) in &moves {
-                    r.transition(image, *layout)?;
+                for (image, range, layout) in &moves {
+                    r.transition_subresources(image, *range, *layout)?;
                 }
                 Ok(())
             })?;
@@ -150,11 +149,10 @@ impl<'a> Recording<'a> {
             shared.wait_value(queue, self.last, shared.wait_timeout)?;
         }
         for u in self.work.images.iter().filter(|u| !u.discards) {
-            let now = u.image.layout();
-            if now != u.last {
+            if let Some((recorded, now)) = u.last.first_difference(&u.image.layouts()) {
                 return Err(Error::RecordingLayoutMoved {
                     image: u.image.label().to_string(),
-                    recorded: u.last,
+                    recorded,
                     now,
                 });
             }

@@ -17,7 +17,8 @@ use super::shader_copy::{self, ShaderCopies};
 use super::staging::StagingCache;
 use super::Queue;
 use crate::device::{
-    Buffer, BufferDesc, Image, MemoryLocation, QueueKind, ReadbackQueue, Shared, UploadQueue,
+    Buffer, BufferDesc, Image, MemoryLocation, QueueKind, ReadbackQueue, Shared, Subresources,
+    UploadQueue,
 };
 use crate::error::{Error, Result};
 
@@ -247,8 +248,8 @@ impl Image {
     /// Uploads tightly packed texels of every layer (layer after layer, each depth slice
     /// after slice, row after row, no padding; [`level_size`](Self::level_size) bytes) to
     /// mip `level` through a
-    /// staging buffer: UNDEFINED/current → TRANSFER_DST_OPTIMAL → copy → the layout its
-    /// usage suggests: GENERAL for a storage image, else SHADER_READ_ONLY_OPTIMAL for a
+    /// staging buffer: the level (the others keep their layouts) UNDEFINED/current →
+    /// TRANSFER_DST_OPTIMAL → copy → the layout its usage suggests: GENERAL for a storage image, else SHADER_READ_ONLY_OPTIMAL for a
     /// sampled one (else it stays TRANSFER_DST_OPTIMAL).
     /// Waits for the GPU.
     ///
@@ -277,7 +278,7 @@ impl Image {
         super::device::execute(shared, "execute", |r| {
             r.copy_buffer_to_image(&staging, self, level)?;
             if let Some(layout) = after {
-                r.transition(self, layout)?;
+                r.transition_subresources(self, Subresources::mip(level), layout)?;
             }
             Ok(())
         })
@@ -288,8 +289,8 @@ impl Image {
         self.read_level(0)
     }
 
-    /// Reads mip `level` back to the host, tightly packed; the image ends in
-    /// TRANSFER_SRC_OPTIMAL. Waits for the GPU.
+    /// Reads mip `level` back to the host, tightly packed; the level ends in
+    /// TRANSFER_SRC_OPTIMAL (the others keep their layouts). Waits for the GPU.
     ///
     /// Errors: `KILN-E180`/`KILN-E181` no such level or not a colour image.
     pub fn read_level(&self, level: u32) -> Result<Vec<u8>> {

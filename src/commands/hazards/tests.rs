@@ -93,7 +93,6 @@ fn a_flush_orders_earlier_work_for_the_rendering_scope() {
     };
     assert!(run(&mut t, &[(v, vertex)]).is_empty());
     assert!(run(&mut t, &[(v, vertex)]).is_empty(), "a second draw");
-    assert_eq!(t.uncovered, 0);
     t.end_rendering();
     // After the scope a compute write waits for the vertex-input read (WAR), and the
     // earlier compute write, which the flush made visible to graphics stages only, is
@@ -106,4 +105,115 @@ fn a_flush_orders_earlier_work_for_the_rendering_scope() {
     let n = run(&mut t, &[(v, W)]);
     assert_eq!(n.src_stage, S::COMPUTE_SHADER);
     assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+}
+
+#[test]
+fn a_hazard_between_draws_of_one_scope_is_returned_for_a_split() {
+    let frag = |read, write| Use {
+        stage: S::FRAGMENT_SHADER,
+        read,
+        write,
+    };
+    let mut t = Tracker::default();
+    let b = Key::Buffer(4, 0, 64);
+    let other = Key::Buffer(5, 0, 64);
+    run(&mut t, &[(other, W)]);
+    assert!(t.flush().is_some());
+    // Draw A writes `b`; `other`, written before the scope, is covered by the flush.
+    assert!(run(&mut t, &[(b, frag(A::NONE, A::SHADER_STORAGE_WRITE))]).is_empty());
+    assert!(run(&mut t, &[(other, frag(A::SHADER_STORAGE_READ, A::NONE))]).is_empty());
+    // Draw B reads `b`: RAW against draw A, the barrier of the split.
+    let n = run(&mut t, &[(b, frag(A::SHADER_STORAGE_READ, A::NONE))]);
+    assert_eq!(
+        n,
+        Need {
+            src_stage: S::FRAGMENT_SHADER,
+            src_access: A::SHADER_STORAGE_WRITE,
+            dst_stage: S::FRAGMENT_SHADER,
+            dst_access: A::SHADER_STORAGE_READ,
+        }
+    );
+    t.recorded(n);
+    // A third draw reading `b` needs nothing more; a fourth writing it waits for the reads
+    // (WAR) and for draw A's write (WAW: the split's barrier made it visible to reads
+    // only): another split.
+    assert!(run(&mut t, &[(b, frag(A::SHADER_STORAGE_READ, A::NONE))]).is_empty());
+    let n = run(&mut t, &[(b, frag(A::NONE, A::SHADER_STORAGE_WRITE))]);
+    assert_eq!(n.src_stage, S::FRAGMENT_SHADER);
+    assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    assert_eq!(n.dst_access, A::SHADER_STORAGE_WRITE);
+    t.end_rendering();
+}
+
+/// A key of `range` of image 8 (2 mip levels, 2 layers).
+fn image(range: Subresources) -> Key {
+    Key::Image(
+        8,
+        ImageRange {
+            range: range.resolve(2, 2),
+            levels: 2,
+            layers: 2,
+        },
+    )
+}
+
+#[test]
+fn image_subresources_are_tracked_apart() {
+    use vk::Handle;
+    let copy = Use {
+        stage: S::ALL_TRANSFER,
+        read: A::NONE,
+        write: A::TRANSFER_WRITE,
+    };
+    let sample = Use {
+        stage: S::FRAGMENT_SHADER,
+        read: A::SHADER_SAMPLED_READ,
+        write: A::NONE,
+    };
+    let mut t = Tracker::default();
+    let (mip0, mip1) = (Subresources::mip(0), Subresources::mip(1));
+    assert!(run(&mut t, &[(image(mip0), copy)]).is_empty());
+    // Another mip level: no hazard against the copy.
+    assert!(run(&mut t, &[(image(mip1), W)]).is_empty());
+    // Sampling mip 0 waits for the copy only.
+    let n = run(&mut t, &[(image(mip0), sample)]);
+    assert_eq!(
+        (n.src_stage, n.src_access),
+        (S::ALL_TRANSFER, A::TRANSFER_WRITE)
+    );
+    assert_eq!(n.dst_stage, S::FRAGMENT_SHADER);
+    // A read of the whole image waits for both writes, each from its own level.
+    let n = run(&mut t, &[(image(Subresources::all()), R)]);
+    assert_eq!(n.src_stage, S::ALL_TRANSFER | S::COMPUTE_SHADER);
+    assert_eq!(n.src_access, A::TRANSFER_WRITE | A::SHADER_STORAGE_WRITE);
+    // The source of a transition of one layer of mip 1: what was done to it alone.
+    let raw = vk::Image::from_raw(8);
+    let layer1 = Subresources::new(1..2, 1..2);
+    assert_eq!(
+        t.image_src(raw, layer1),
+        Some((S::COMPUTE_SHADER, A::SHADER_STORAGE_WRITE))
+    );
+    // A transition of layer 0 (every mip) resets that layer only.
+    let r = ImageRange {
+        range: Subresources::layer(0).resolve(2, 2),
+        levels: 2,
+        layers: 2,
+    };
+    t.transitioned(raw, r, (S::ALL_TRANSFER, A::TRANSFER_WRITE), A::NONE);
+    assert_eq!(
+        t.image_src(raw, Subresources::layer(0)),
+        Some((S::ALL_TRANSFER, A::NONE))
+    );
+    assert_eq!(
+        t.image_src(raw, layer1),
+        Some((S::COMPUTE_SHADER, A::SHADER_STORAGE_WRITE))
+    );
+    // A write of layer 0 after the transition (visible to transfer): nothing; of layer 1
+    // after the reads: a WAR wait and the WAW visibility.
+    assert!(run(&mut t, &[(image(Subresources::layer(0)), copy)]).is_empty());
+    let n = run(&mut t, &[(image(Subresources::layer(1)), copy)]);
+    assert_eq!(
+        n.src_stage,
+        S::FRAGMENT_SHADER | S::COMPUTE_SHADER | S::ALL_TRANSFER
+    );
 }

@@ -82,8 +82,27 @@ fn compute_and_transfer_commands_name_the_users_line() {
             );
             named!(
                 r,
+                "copy_buffer_to_image_layers",
+                r.copy_buffer_to_image_layers(&texels, &img, 0, 0..1)
+            );
+            named!(
+                r,
+                "copy_image_layers_to_buffer",
+                r.copy_image_layers_to_buffer(&img, 0, 0..1, &texels)
+            );
+            named!(
+                r,
                 "transition",
                 r.transition(&img, vk::ImageLayout::GENERAL)
+            );
+            named!(
+                r,
+                "transition_subresources",
+                r.transition_subresources(
+                    &img,
+                    kiln::Subresources::mip(0),
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL
+                )
             );
             named!(
                 r,

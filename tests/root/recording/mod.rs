@@ -6,5 +6,7 @@ mod automatic;
 mod bound_state;
 mod callers;
 mod reusable;
+mod scope_split;
+mod subresources;
 mod sync;
 mod tracker;
