@@ -11,6 +11,7 @@
 //! Nothing here names a type of the layers above (`shaders`, `descriptors`, `pipeline`,
 //! `commands`, `queue`, `window`): their per-device registries are layer slots.
 
+mod acceleration_structure;
 mod budget;
 mod buffer;
 mod buffer_view;
@@ -48,6 +49,14 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 
+pub(crate) use acceleration_structure::{
+    functions as acceleration_structure_functions, BuildInput,
+    Geometry as AccelerationStructureInputs,
+};
+pub use acceleration_structure::{
+    AccelerationStructure, AccelerationStructureDesc, AccelerationStructureGeometry,
+    AccelerationStructureInstance, AccelerationStructureLimits, AccelerationStructureTriangles,
+};
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, check_size as check_buffer_size, free_bound};
 pub use buffer::{Buffer, BufferDesc};
@@ -308,6 +317,9 @@ pub(crate) struct Shared {
     pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
     /// `vkCmdDrawMeshTasksEXT` & co. when VK_EXT_mesh_shader is enabled.
     pub mesh_shader: Option<ash::ext::mesh_shader::Device>,
+    /// `vkCmdBuildAccelerationStructuresKHR` & co. when VK_KHR_acceleration_structure is
+    /// enabled.
+    pub acceleration_structure: Option<ash::khr::acceleration_structure::Device>,
     pub instance: Instance,
 }
 
@@ -441,6 +453,9 @@ impl Shared {
         let mesh_shader = features
             .mesh_shader
             .then(|| loader::walking(|| ash::ext::mesh_shader::Device::new(&instance.raw, &raw)));
+        let acceleration_structure = features.acceleration_structure.then(|| {
+            loader::walking(|| ash::khr::acceleration_structure::Device::new(&instance.raw, &raw))
+        });
         let split = split::from_desc(desc.transfer_split);
         let shared = Shared {
             slots: Default::default(),
@@ -486,6 +501,7 @@ impl Shared {
             timestamps,
             push_descriptor,
             mesh_shader,
+            acceleration_structure,
             instance,
         };
         // Validation messages name kiln's queues (`VkQueue 0x..[kiln queue 2 (Transfer)]`),
@@ -831,5 +847,24 @@ impl Device {
     /// beyond the device limits, anisotropy without the feature).
     pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler> {
         Sampler::get_or_create(&self.shared, desc)
+    }
+
+    /// Creates an acceleration structure, not built yet: a bottom-level one of triangles
+    /// or a top-level one of instances ([`AccelerationStructureDesc::bottom_level`],
+    /// [`top_level`](AccelerationStructureDesc::top_level)); build it with
+    /// [`Recorder::build_acceleration_structures`](crate::Recorder::build_acceleration_structures).
+    ///
+    /// Errors: `KILN-E107` the device lacks `accelerationStructure`
+    /// ([`Features::acceleration_structure`]), `KILN-E109` a buffer or structure of another
+    /// device, `KILN-E157` an input buffer without ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR
+    /// usage, `KILN-E170` an input Vulkan would reject (vertex format, stride, offsets,
+    /// ranges, index type, flags, an instance of a top-level structure, 24-bit fields),
+    /// `KILN-E171` counts beyond `maxGeometryCount`, `maxPrimitiveCount` or
+    /// `maxInstanceCount`, and the errors of [`buffer`](Self::buffer).
+    pub fn acceleration_structure(
+        &self,
+        desc: &AccelerationStructureDesc<'_>,
+    ) -> Result<AccelerationStructure> {
+        AccelerationStructure::new(&self.shared, desc)
     }
 }
