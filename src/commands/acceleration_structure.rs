@@ -25,6 +25,10 @@ use crate::device::{
 };
 use crate::error::{Error, Result};
 
+/// The `KILN-E283` message of a build inside a rendering scope.
+const INSIDE_SCOPE: &str =
+    "an acceleration structure build inside a rendering scope; call end_rendering first";
+
 /// The structure a build writes.
 const WRITTEN: Use = Use {
     stage: S::ACCELERATION_STRUCTURE_BUILD_KHR,
@@ -76,9 +80,10 @@ impl Recorder<'_, '_> {
     /// and after are automatic (module docs); in manual mode a build is ordered like a
     /// copy (after earlier dispatches, then a full barrier).
     ///
-    /// Errors: `KILN-E120` a queue without compute (VUID-vkCmdBuildAccelerationStructuresKHR-commandBuffer-cmdpool),
-    /// `KILN-E283` inside a rendering scope (-renderpass), `KILN-E109` a structure of
-    /// another device, `KILN-E170` a structure given twice
+    /// Errors: `KILN-E120` a queue without compute
+    /// (VUID-vkCmdBuildAccelerationStructuresKHR-commandBuffer-cmdpool), `KILN-E283` inside
+    /// a rendering scope (-renderpass), `KILN-E109` a structure of another device,
+    /// `KILN-E170` a structure given twice
     /// (-dstAccelerationStructure-03698) or a top-level structure placing a bottom-level
     /// one that was never built (by this call or an earlier recording), and the errors of
     /// buffer creation for the scratch memory (`KILN-E150`, `KILN-E154`).
@@ -87,9 +92,7 @@ impl Recorder<'_, '_> {
         &mut self,
         structures: &[&AccelerationStructure],
     ) -> Result<()> {
-        let what =
-            "an acceleration structure build inside a rendering scope; call end_rendering first";
-        self.outside_rendering(what)?;
+        self.outside_rendering(INSIDE_SCOPE)?;
         if !self.queue_flags.contains(vk::QueueFlags::COMPUTE) {
             return Err(
                 self.unsupported("an acceleration structure build", vk::QueueFlags::COMPUTE)
@@ -121,7 +124,8 @@ impl Recorder<'_, '_> {
                 return Err(Error::AccelerationStructureInput {
                     object: t.label().to_string(),
                     detail: format!(
-                        "places `{}`, which no recording built; build it first (or in the same call)",
+                        "places `{}`, which no recording built; build it first (or in the \
+                         same call)",
                         b.label()
                     ),
                 });
@@ -210,9 +214,7 @@ impl Recorder<'_, '_> {
         let range_refs: Vec<&[vk::AccelerationStructureBuildRangeInfoKHR]> =
             ranges.iter().map(Vec::as_slice).collect();
         let command = Command {
-            place: Place::Outside(
-                "an acceleration structure build inside a rendering scope; call end_rendering first",
-            ),
+            place: Place::Outside(INSIDE_SCOPE),
             bound: Bound::None,
             buffers: &accesses,
             images: &[],

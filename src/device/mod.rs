@@ -848,23 +848,4 @@ impl Device {
     pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler> {
         Sampler::get_or_create(&self.shared, desc)
     }
-
-    /// Creates an acceleration structure, not built yet: a bottom-level one of triangles
-    /// or a top-level one of instances ([`AccelerationStructureDesc::bottom_level`],
-    /// [`top_level`](AccelerationStructureDesc::top_level)); build it with
-    /// [`Recorder::build_acceleration_structures`](crate::Recorder::build_acceleration_structures).
-    ///
-    /// Errors: `KILN-E107` the device lacks `accelerationStructure`
-    /// ([`Features::acceleration_structure`]), `KILN-E109` a buffer or structure of another
-    /// device, `KILN-E157` an input buffer without ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR
-    /// usage, `KILN-E170` an input Vulkan would reject (vertex format, stride, offsets,
-    /// ranges, index type, flags, an instance of a top-level structure, 24-bit fields),
-    /// `KILN-E171` counts beyond `maxGeometryCount`, `maxPrimitiveCount` or
-    /// `maxInstanceCount`, and the errors of [`buffer`](Self::buffer).
-    pub fn acceleration_structure(
-        &self,
-        desc: &AccelerationStructureDesc<'_>,
-    ) -> Result<AccelerationStructure> {
-        AccelerationStructure::new(&self.shared, desc)
-    }
 }

@@ -27,7 +27,8 @@ const XYZ: vk::Format = vk::Format::R32G32B32_SFLOAT;
 const MISS: [u32; 4] = [0, u32::MAX, 0, u32::MAX];
 
 /// The two triangles of the bottom-level structure, by primitive index: triangle 0 at
-/// z = 2 over x, y ≥ 0, x + y ≤ 4; triangle 1 at z = 3 over x ≥ 5, y ≥ 0, (x - 5) + y ≤ 2.
+/// z = 2 over x, y ≥ 0, x + y ≤ 4; triangle 1 at z = 3 over x ≥ 5, y ≥ 0,
+/// (x - 5) + y ≤ 2.
 const TRIANGLES: [[[f32; 3]; 3]; 2] = [
     [[0.0, 0.0, 2.0], [4.0, 0.0, 2.0], [0.0, 4.0, 2.0]],
     [[5.0, 0.0, 3.0], [7.0, 0.0, 3.0], [5.0, 2.0, 3.0]],
@@ -452,7 +453,8 @@ fn acceleration_structure_inputs_are_coded_errors_before_vulkan() {
         );
     } else {
         println!(
-            "acceleration_structures: maxPrimitiveCount {} is beyond two u32 counts: KILN-E171 untested",
+            "acceleration_structures: maxPrimitiveCount {} is beyond two u32 counts: \
+             KILN-E171 untested",
             limits.max_primitive_count
         );
     }

@@ -84,7 +84,8 @@ impl DescriptorSet {
             .dst_array_element(element)
             .descriptor_type(T::ACCELERATION_STRUCTURE_KHR)
             .push_next(&mut structures);
-        // The count lives in the chained struct too (VUID-VkWriteDescriptorSet-descriptorType-02382).
+        // The chained struct's count must equal it
+        // (VUID-VkWriteDescriptorSet-descriptorType-02382).
         write.descriptor_count = 1;
         // SAFETY: the binding's type, the element, the device and the level were checked
         // above (a layout with this type exists only on a device with the extension

@@ -295,17 +295,17 @@ pub(super) fn check_triangles(
     let sizes = vertex_sizes(t.vertex_format);
     let (Some((size, component)), true) = (sizes, props.buffer_features.contains(feature)) else {
         return Err(bad(format!(
-            "vertex format {:?} lacks ACCELERATION_STRUCTURE_VERTEX_BUFFER_KHR in its buffer features on this device; use R32G32B32_SFLOAT (or another format the device lists)",
+            "vertex format {:?} lacks ACCELERATION_STRUCTURE_VERTEX_BUFFER_KHR in its buffer \
+             features on this device; use R32G32B32_SFLOAT (or another format it lists)",
             t.vertex_format
         )));
     };
-    if !t.vertex_stride.is_multiple_of(component)
-        || t.vertex_stride > u64::from(u32::MAX)
-        || t.vertex_stride == 0
-    {
+    let stride = t.vertex_stride;
+    if !stride.is_multiple_of(component) || stride > u64::from(u32::MAX) || stride == 0 {
         return Err(bad(format!(
-            "vertex stride {} is not a non-zero multiple of {component} (the component size of {:?}) below 2^32",
-            t.vertex_stride, t.vertex_format
+            "vertex stride {stride} is not a non-zero multiple of {component} (the component \
+             size of {:?}) below 2^32",
+            t.vertex_format
         )));
     }
     if !t.vertex_offset.is_multiple_of(component) {
@@ -316,57 +316,33 @@ pub(super) fn check_triangles(
     }
     let vertex_bytes = match t.vertex_count {
         0 => 0,
-        n => u64::from(n - 1) * t.vertex_stride + size,
+        n => u64::from(n - 1) * stride + size,
     };
-    let vertices_end = t.vertex_offset.checked_add(vertex_bytes);
-    if vertices_end.is_none_or(|end| end > t.vertex_buffer.size()) {
+    let (buffer, offset) = (t.vertex_buffer, t.vertex_offset);
+    if offset
+        .checked_add(vertex_bytes)
+        .is_none_or(|end| end > buffer.size())
+    {
         return Err(bad(format!(
-            "{} vertices of {size} bytes every {} bytes from offset {} do not fit in buffer `{}` ({} bytes)",
-            t.vertex_count, t.vertex_stride, t.vertex_offset, t.vertex_buffer.label(), t.vertex_buffer.size()
+            "{} vertices of {size} bytes every {stride} bytes from offset {offset} do not fit \
+             in buffer `{}` ({} bytes)",
+            t.vertex_count,
+            buffer.label(),
+            buffer.size()
         )));
     }
-    let corners = u64::from(t.triangle_count) * 3;
-    let vertex_address =
-        input_address(shared, label, t.vertex_buffer, "vertex buffer")? + t.vertex_offset;
-    let (indices, index_bytes) = match (t.index_buffer, t.index_type) {
-        (None, vk::IndexType::NONE_KHR) => {
-            if corners > u64::from(t.vertex_count) {
-                return Err(bad(format!(
-                    "{} triangles need {corners} vertices without an index buffer; vertex_count is {}",
-                    t.triangle_count, t.vertex_count
-                )));
-            }
-            (None, 0)
-        }
-        (Some(b), ty @ (vk::IndexType::UINT16 | vk::IndexType::UINT32)) => {
-            let each = if ty == vk::IndexType::UINT16 { 2 } else { 4 };
-            if !t.index_offset.is_multiple_of(each) {
-                return Err(bad(format!("index offset {} is not a multiple of the index size {each}", t.index_offset)));
-            }
-            let bytes = corners * each;
-            if t.index_offset.checked_add(bytes).is_none_or(|end| end > b.size()) {
-                return Err(bad(format!(
-                    "{corners} indices of {each} bytes from offset {} do not fit in buffer `{}` ({} bytes)",
-                    t.index_offset, b.label(), b.size()
-                )));
-            }
-            let address = input_address(shared, label, b, "index buffer")? + t.index_offset;
-            (Some((b.clone(), address)), bytes)
-        }
-        (b, ty) => {
-            return Err(bad(format!(
-                "index type {ty:?} with {}; give UINT16 or UINT32 with an index buffer, NONE_KHR without",
-                if b.is_some() { "an index buffer" } else { "no index buffer" }
-            )))
-        }
-    };
+    let vertex_address = input_address(shared, label, buffer, "vertex buffer")? + offset;
+    let (indices, index_bytes) = check_indices(shared, label, t).map_err(|e| match e {
+        Error::AccelerationStructureInput { detail, .. } => bad(detail),
+        e => e,
+    })?;
     Ok(Triangles {
-        vertices: t.vertex_buffer.clone(),
+        vertices: buffer.clone(),
         vertex_address,
-        vertex_offset: t.vertex_offset,
+        vertex_offset: offset,
         vertex_bytes,
         vertex_format: t.vertex_format,
-        vertex_stride: t.vertex_stride,
+        vertex_stride: stride,
         max_vertex: t.vertex_count.saturating_sub(1),
         indices,
         index_offset: t.index_offset,
@@ -375,6 +351,54 @@ pub(super) fn check_triangles(
         triangle_count: t.triangle_count,
         flags: t.flags,
     })
+}
+
+/// The index buffer of `t` and its device address, and the bytes of it a build reads
+/// (`None`, 0: not indexed). Errors: `KILN-E170`, `KILN-E109`, `KILN-E157`.
+#[allow(clippy::type_complexity)]
+fn check_indices(
+    shared: &std::sync::Arc<Shared>,
+    label: &str,
+    t: &AccelerationStructureTriangles<'_>,
+) -> Result<(Option<(Buffer, vk::DeviceAddress)>, u64)> {
+    let bad = |detail: String| Err(invalid(label, detail));
+    let corners = u64::from(t.triangle_count) * 3;
+    let offset = t.index_offset;
+    match (t.index_buffer, t.index_type) {
+        (None, vk::IndexType::NONE_KHR) if corners > u64::from(t.vertex_count) => bad(format!(
+            "{} triangles need {corners} vertices without an index buffer; vertex_count is {}",
+            t.triangle_count, t.vertex_count
+        )),
+        (None, vk::IndexType::NONE_KHR) => Ok((None, 0)),
+        (Some(b), ty @ (vk::IndexType::UINT16 | vk::IndexType::UINT32)) => {
+            let each = if ty == vk::IndexType::UINT16 { 2 } else { 4 };
+            if !offset.is_multiple_of(each) {
+                return bad(format!(
+                    "index offset {offset} is not a multiple of the index size {each}"
+                ));
+            }
+            let bytes = corners * each;
+            if offset.checked_add(bytes).is_none_or(|end| end > b.size()) {
+                return bad(format!(
+                    "{corners} indices of {each} bytes from offset {offset} do not fit in \
+                     buffer `{}` ({} bytes)",
+                    b.label(),
+                    b.size()
+                ));
+            }
+            let address = input_address(shared, label, b, "index buffer")? + offset;
+            Ok((Some((b.clone(), address)), bytes))
+        }
+        (b, ty) => bad(format!(
+            "index type {ty:?} with {}; give UINT16 or UINT32 with an index buffer, NONE_KHR \
+             without",
+            if b.is_some() {
+                "an index buffer"
+            } else {
+                "no index buffer"
+            }
+        )),
+    }
 }
 
 /// Checks the description's flags and counts against the device limits. Errors:
@@ -440,14 +464,26 @@ pub(super) fn instance(
         });
     }
     if !matches!(bottom.geometry(), Geometry::Triangles(_)) {
-        return Err(invalid(label, format!("instance {i} places `{}`, a top-level structure; instances place bottom-level ones", bottom.label())));
+        return Err(invalid(
+            label,
+            format!(
+                "instance {i} places `{}`, a top-level structure; instances place bottom-level \
+                 ones",
+                bottom.label()
+            ),
+        ));
     }
     const MAX24: u32 = (1 << 24) - 1;
-    if inst.custom_index > MAX24 || inst.shader_binding_table_record_offset > MAX24 {
-        return Err(invalid(label, format!(
-            "instance {i}: custom index {} or shader binding table record offset {} exceeds 24 bits ({MAX24})",
-            inst.custom_index, inst.shader_binding_table_record_offset
-        )));
+    let (custom, offset) = (inst.custom_index, inst.shader_binding_table_record_offset);
+    if custom > MAX24 || offset > MAX24 || inst.flags.as_raw() > 0xff {
+        return Err(invalid(
+            label,
+            format!(
+                "instance {i}: custom index {custom} or shader binding table record offset \
+                 {offset} exceeds 24 bits ({MAX24}), or flags {:?} exceed 8 bits",
+                inst.flags
+            ),
+        ));
     }
     let m = &inst.transform;
     Ok(vk::AccelerationStructureInstanceKHR {
@@ -460,8 +496,8 @@ pub(super) fn instance(
         instance_custom_index_and_mask: vk::Packed24_8::new(inst.custom_index, inst.mask),
         instance_shader_binding_table_record_offset_and_flags: vk::Packed24_8::new(
             inst.shader_binding_table_record_offset,
-            // The flags are 8 bits (VkGeometryInstanceFlagBitsKHR).
-            (inst.flags.as_raw() & 0xff) as u8,
+            // The flags are 8 bits (checked above).
+            inst.flags.as_raw() as u8,
         ),
         acceleration_structure_reference: vk::AccelerationStructureReferenceKHR {
             device_handle: bottom.device_address(),

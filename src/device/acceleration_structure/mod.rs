@@ -7,16 +7,18 @@
 //! (`desc.rs`: `KILN-E107` without the feature, `KILN-E157` buffers without build-input
 //! usage, `KILN-E170` formats, strides, ranges, `KILN-E171` counts beyond the device
 //! limits). Its size comes from `vkGetAccelerationStructureBuildSizesKHR`; its storage is a
-//! kiln [`Buffer`] (ACCELERATION_STRUCTURE_STORAGE usage) that owns the `VkAccelerationStructureKHR`
-//! ([`Buffer::new_owning`]): whatever keeps the buffer alive (a recording that builds or
-//! reads the structure keeps it until its submission completed, a descriptor set holds
-//! it) keeps the structure alive, and the structure is destroyed right before its buffer.
+//! kiln [`Buffer`] (ACCELERATION_STRUCTURE_STORAGE and SHADER_DEVICE_ADDRESS usage) that
+//! owns the `VkAccelerationStructureKHR` ([`Buffer::new_owning`]): whatever keeps the
+//! buffer alive (a recording that builds or reads the structure keeps it until its
+//! submission completed, a descriptor set holds it) keeps the structure alive, and the
+//! structure is destroyed right before its buffer.
 //! A top-level structure's instances are written at creation into a buffer of its own
 //! (host-visible, ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY usage), and it holds the
 //! bottom-level structures they place.
 //!
 //! The structure keeps its inputs (the vertex and index buffers, with their device
-//! addresses), so a build is [`Recorder::build_acceleration_structures`](crate::Recorder::build_acceleration_structures)
+//! addresses), so a build is
+//! [`Recorder::build_acceleration_structures`](crate::Recorder::build_acceleration_structures)
 //! with the structure alone: it reads the inputs' current contents (write them, e.g. by a
 //! dispatch, and build again to follow them).
 
@@ -37,7 +39,7 @@ pub use features::AccelerationStructureLimits;
 pub(crate) use features::{limits, RayFeatures};
 
 use super::buffer::Dependent;
-use super::{Buffer, BufferDesc, Shared};
+use super::{Buffer, BufferDesc, Device, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// Bytes of one `VkAccelerationStructureInstanceKHR`.
@@ -47,8 +49,9 @@ const INSTANCE_SIZE: u64 = std::mem::size_of::<vk::AccelerationStructureInstance
 /// a cheap-to-clone handle. Built on the device by
 /// [`Recorder::build_acceleration_structures`](crate::Recorder::build_acceleration_structures);
 /// read by shaders through a descriptor
-/// ([`DescriptorSet::write_acceleration_structure`](crate::DescriptorSet::write_acceleration_structure),
-/// top-level only). See the module docs for its lifetime.
+/// ([`DescriptorSet::write_acceleration_structure`](
+/// crate::DescriptorSet::write_acceleration_structure), top-level only). See the module
+/// docs for its lifetime.
 #[derive(Clone)]
 pub struct AccelerationStructure(Arc<Inner>);
 
@@ -113,6 +116,28 @@ pub(crate) fn functions<'s>(
                  structure `{label}` (Features::acceleration_structure)"
             ),
         })
+}
+
+impl Device {
+    /// Creates an acceleration structure, not built yet: a bottom-level one of triangles
+    /// or a top-level one of instances ([`AccelerationStructureDesc::bottom_level`],
+    /// [`top_level`](AccelerationStructureDesc::top_level)); build it with
+    /// [`Recorder::build_acceleration_structures`](crate::Recorder::build_acceleration_structures).
+    ///
+    /// Errors: `KILN-E107` the device lacks `accelerationStructure`
+    /// ([`Features::acceleration_structure`](crate::Features::acceleration_structure)),
+    /// `KILN-E109` a buffer or structure of another device, `KILN-E157` an input buffer
+    /// without ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR usage, `KILN-E170` an input
+    /// Vulkan would reject (vertex format, stride, offsets, ranges, index type, flags, an
+    /// instance of a top-level structure, 24-bit fields), `KILN-E171` counts beyond
+    /// `maxGeometryCount`, `maxPrimitiveCount` or `maxInstanceCount`, and the errors of
+    /// [`buffer`](Device::buffer).
+    pub fn acceleration_structure(
+        &self,
+        desc: &AccelerationStructureDesc<'_>,
+    ) -> Result<AccelerationStructure> {
+        AccelerationStructure::new(&self.shared, desc)
+    }
 }
 
 impl AccelerationStructure {
