@@ -106,7 +106,9 @@ pub use commands::{
 };
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use device::{
-    capability_requirement, known_capabilities, Buffer, BufferDesc, BufferView, ComputeProperties,
+    capability_requirement, known_capabilities, AccelerationStructure, AccelerationStructureDesc,
+    AccelerationStructureGeometry, AccelerationStructureInstance, AccelerationStructureLimits,
+    AccelerationStructureTriangles, Buffer, BufferDesc, BufferView, ComputeProperties,
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
     DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
     ImageDesc, ImageView, ImageViewDesc, LayerFeatures, MemoryLocation, MemoryReport,

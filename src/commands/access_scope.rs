@@ -56,6 +56,17 @@ const TABLE: &[(S, A)] = &[
         A::from_raw(A::TRANSFER_READ.as_raw() | A::TRANSFER_WRITE.as_raw()),
     ),
     (S::CLEAR, A::TRANSFER_WRITE),
+    // Ray queries read acceleration structures from any shader stage; builds read their
+    // inputs as shader data and read and write structures and scratch memory.
+    (SHADER_STAGES, A::ACCELERATION_STRUCTURE_READ_KHR),
+    (
+        S::ACCELERATION_STRUCTURE_BUILD_KHR,
+        A::from_raw(
+            A::SHADER_READ.as_raw()
+                | A::ACCELERATION_STRUCTURE_READ_KHR.as_raw()
+                | A::ACCELERATION_STRUCTURE_WRITE_KHR.as_raw(),
+        ),
+    ),
     (
         S::HOST,
         A::from_raw(A::HOST_READ.as_raw() | A::HOST_WRITE.as_raw()),
@@ -135,6 +146,19 @@ mod tests {
         ] {
             assert!(accesses_of(s).contains(reads), "{s:?}");
         }
+    }
+
+    #[test]
+    fn acceleration_structure_builds_and_ray_queries_keep_their_accesses() {
+        let build = accesses_of(S::ACCELERATION_STRUCTURE_BUILD_KHR);
+        assert!(build.contains(
+            A::SHADER_READ
+                | A::ACCELERATION_STRUCTURE_READ_KHR
+                | A::ACCELERATION_STRUCTURE_WRITE_KHR
+        ));
+        assert!(!build.intersects(A::TRANSFER_WRITE | A::SHADER_STORAGE_WRITE));
+        assert!(accesses_of(S::COMPUTE_SHADER).contains(A::ACCELERATION_STRUCTURE_READ_KHR));
+        assert!(!accesses_of(S::ALL_TRANSFER).intersects(A::ACCELERATION_STRUCTURE_READ_KHR));
     }
 
     #[test]

@@ -127,6 +127,7 @@ fn shader_use(b: &BindingAccess) -> Use {
                 A::SHADER_SAMPLED_READ
             }
             T::INPUT_ATTACHMENT => A::INPUT_ATTACHMENT_READ,
+            T::ACCELERATION_STRUCTURE_KHR => A::ACCELERATION_STRUCTURE_READ_KHR,
             _ => A::SHADER_STORAGE_READ,
         }
     };

@@ -76,6 +76,7 @@
 //! cannot run at all (binding a compute pipeline on a transfer queue, rendering on a
 //! compute queue) fail with `KILN-E120`.
 
+mod acceleration_structure;
 mod access_scope;
 mod attachments;
 mod automatic;

@@ -297,8 +297,11 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Resu
         if i > 0 && desc.bindings[i - 1].binding == n {
             return err(format!("binding {n} is declared twice"));
         }
-        if !(T::SAMPLER.as_raw()..=T::INPUT_ATTACHMENT.as_raw())
-            .contains(&b.descriptor_type.as_raw())
+        let acceleration =
+            b.descriptor_type == T::ACCELERATION_STRUCTURE_KHR && f.acceleration_structure;
+        if !acceleration
+            && !(T::SAMPLER.as_raw()..=T::INPUT_ATTACHMENT.as_raw())
+                .contains(&b.descriptor_type.as_raw())
         {
             return err(format!(
                 "binding {n}: descriptor type {:?} needs an extension kiln does not enable",

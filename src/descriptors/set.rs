@@ -9,6 +9,8 @@
 //! (VUID-VkWriteDescriptorSet-descriptorType-00327, -00328). A failed check returns an
 //! error and makes no Vulkan call.
 
+mod acceleration_structure;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -19,7 +21,8 @@ use ash::vk::Handle;
 use super::layout::{SetLayout, SetLayoutBinding};
 use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
 use crate::device::{
-    Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps, Sampler, Shared,
+    AccelerationStructure, Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps,
+    Sampler, Shared,
 };
 use crate::error::{Error, Result};
 
@@ -38,6 +41,9 @@ enum Held {
     View(ImageView, Option<Sampler>),
     /// A SAMPLER descriptor filled by the layout's immutable sampler.
     Immutable,
+    /// A top-level acceleration structure (and, through it, the bottom-level ones it
+    /// places).
+    AccelerationStructure(AccelerationStructure),
 }
 
 /// One resource a descriptor of a set refers to (for the recorder's hazard tracking and
@@ -227,6 +233,9 @@ impl DescriptorSet {
                         let img = v.image();
                         f(img.stamps(), write, img.raw().as_raw())
                     }
+                    Held::AccelerationStructure(a) => {
+                        a.for_each_traversed(|b| f(b.stamps(), false, b.raw().as_raw()))
+                    }
                     Held::Sampler(_) | Held::Immutable => {}
                 }
             }
@@ -261,6 +270,14 @@ impl DescriptorSet {
                     v.desc().view_type,
                     v.subresources(),
                 )),
+                // A ray query reads the structure's storage and its bottom-level ones'.
+                Held::AccelerationStructure(a) => a.for_each_traversed(|buffer| {
+                    f(SetResource::Buffer {
+                        buffer,
+                        offset: 0,
+                        size: buffer.size(),
+                    })
+                }),
                 Held::Sampler(_) | Held::Immutable => {}
             }
         }

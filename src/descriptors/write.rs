@@ -96,7 +96,7 @@ pub(crate) fn check_buffer_write_in(
             binding,
             expected,
             found: vk::DescriptorType::STORAGE_BUFFER,
-            hint: "this binding takes an image, sampler or texel buffer, not a buffer",
+            hint: "this binding takes an image, sampler, texel buffer or acceleration structure, not a buffer",
         });
     }
     if !buffer.usage().contains(needed) {

@@ -60,7 +60,19 @@ struct BufferInner {
     /// The id of the recording that last kept this buffer (`Recorder::keep`), so that a
     /// recording keeps each buffer once however many commands use it.
     kept_by: AtomicU64,
+    /// An object living in the buffer's memory (an acceleration structure), destroyed right
+    /// before the buffer: keeping the buffer alive keeps it alive ([`Buffer::new_owning`]).
+    dependent: Option<Dependent>,
 }
+
+/// Destroys an object that lives in a buffer's memory (see [`Buffer::new_owning`]).
+pub(crate) type Dependent = Box<dyn FnOnce(&Shared) + Send + Sync>;
+
+/// Buffer usages of VK_KHR_acceleration_structure (valid only with the extension enabled).
+const ACCELERATION_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR.as_raw()
+        | vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR.as_raw(),
+);
 
 impl std::fmt::Debug for Buffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,6 +113,24 @@ pub(crate) fn check_size(shared: &Shared, label: &str, size: u64) -> Result<()> 
 
 impl Buffer {
     pub(crate) fn new(shared: &Arc<Shared>, desc: &BufferDesc<'_>) -> Result<Buffer> {
+        Ok(Buffer(Arc::new(Self::new_inner(shared, desc)?)))
+    }
+
+    /// A buffer like [`new`](Self::new) whose memory holds an object `make` creates on it
+    /// (an acceleration structure): `make`'s [`Dependent`] destroys it, right before the
+    /// buffer, once every submission that kept the buffer has finished. On an error of
+    /// `make` the buffer is destroyed and the error returned.
+    pub(crate) fn new_owning(
+        shared: &Arc<Shared>,
+        desc: &BufferDesc<'_>,
+        make: impl FnOnce(vk::Buffer) -> Result<Dependent>,
+    ) -> Result<Buffer> {
+        let mut inner = Self::new_inner(shared, desc)?;
+        inner.dependent = Some(make(inner.raw)?);
+        Ok(Buffer(Arc::new(inner)))
+    }
+
+    fn new_inner(shared: &Arc<Shared>, desc: &BufferDesc<'_>) -> Result<BufferInner> {
         if desc.size == 0 {
             return Err(Error::ZeroSizedBuffer {
                 object: desc.label.to_string(),
@@ -120,12 +150,27 @@ impl Buffer {
                 ),
             });
         }
+        if desc.usage.intersects(ACCELERATION_USAGE) && !shared.features.acceleration_structure {
+            // The usage bits of an extension not enabled are invalid
+            // (VUID-VkBufferCreateInfo-usage-parameter).
+            return Err(Error::MissingFeature {
+                device: shared.info.name.clone(),
+                what: format!(
+                    "accelerationStructure (VK_KHR_acceleration_structure), needed by buffer \
+                     `{}` (usage {:?})",
+                    desc.label,
+                    desc.usage & ACCELERATION_USAGE
+                ),
+            });
+        }
         let usage = desc.usage
             | vk::BufferUsageFlags::TRANSFER_SRC
             | vk::BufferUsageFlags::TRANSFER_DST
             | if shared.features.buffer_device_address
                 && desc.usage.intersects(
-                    vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::UNIFORM_BUFFER,
+                    vk::BufferUsageFlags::STORAGE_BUFFER
+                        | vk::BufferUsageFlags::UNIFORM_BUFFER
+                        | vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR,
                 )
             {
                 vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
@@ -135,7 +180,7 @@ impl Buffer {
         let (raw, allocation, heap) =
             allocate_bound(shared, desc.label, desc.size, usage, desc.location, 1)?;
         shared.set_name(raw, desc.label);
-        Ok(Buffer(Arc::new(BufferInner {
+        Ok(BufferInner {
             shared: shared.clone(),
             raw,
             allocation: Some(allocation),
@@ -146,7 +191,8 @@ impl Buffer {
             label: desc.label.to_string(),
             stamps: ResourceStamps::default(),
             kept_by: AtomicU64::new(0),
-        })))
+            dependent: None,
+        })
     }
 
     /// The submissions that used and wrote this buffer, per queue.
@@ -178,8 +224,8 @@ impl Buffer {
     }
 
     /// Usage flags the buffer was created with (including the added transfer bits, and
-    /// SHADER_DEVICE_ADDRESS for storage and uniform buffers where the device has
-    /// `bufferDeviceAddress`).
+    /// SHADER_DEVICE_ADDRESS for storage, uniform and acceleration-structure build input
+    /// buffers where the device has `bufferDeviceAddress`).
     pub fn usage(&self) -> vk::BufferUsageFlags {
         self.0.usage
     }
@@ -278,14 +324,20 @@ impl Drop for BufferInner {
         let allocation = self.allocation.take();
         let label = std::mem::take(&mut self.label);
         let heap = self.heap;
+        let dependent = self.dependent.take();
         // Deferred: destroyed once every submission that may use it has finished.
-        self.shared.retire(move |s| match allocation {
-            Some(a) => free_bound(s, raw, a, heap, &label),
-            None => {
-                // SAFETY: retire runs this only after every submission that could reference
-                // `raw` completed; the buffer is not used again.
-                unsafe { s.raw.destroy_buffer(raw, None) };
-                s.heaps.release(heap.0, heap.1);
+        self.shared.retire(move |s| {
+            if let Some(destroy) = dependent {
+                destroy(s);
+            }
+            match allocation {
+                Some(a) => free_bound(s, raw, a, heap, &label),
+                None => {
+                    // SAFETY: retire runs this only after every submission that could
+                    // reference `raw` completed; the buffer is not used again.
+                    unsafe { s.raw.destroy_buffer(raw, None) };
+                    s.heaps.release(heap.0, heap.1);
+                }
             }
         });
     }

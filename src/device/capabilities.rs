@@ -52,6 +52,8 @@ pub(crate) struct Supported {
     pub cooperative_matrix2: super::coopmat2::CooperativeMatrix2Features,
     /// VK_EXT_mesh_shader's `meshShader` and `taskShader`, when kiln enabled the extension.
     pub mesh_shader: [bool; 2],
+    /// VK_KHR_ray_query's `rayQuery`, when kiln enabled the extension.
+    pub ray_query: bool,
 }
 
 /// The float-controls booleans of `VkPhysicalDeviceVulkan12Properties` that capabilities
@@ -218,7 +220,7 @@ const TABLE: &[(&str, Need)] = &[
     ("WorkgroupMemoryExplicitLayout16BitAccessKHR", Need::Extension("VK_KHR_workgroup_memory_explicit_layout")),
     ("ComputeDerivativeGroupQuadsKHR", Need::Extension("VK_KHR_compute_shader_derivatives")),
     ("ComputeDerivativeGroupLinearKHR", Need::Extension("VK_KHR_compute_shader_derivatives")),
-    ("RayQueryKHR", Need::Extension("VK_KHR_ray_query")),
+    ("RayQueryKHR", Need::Feature("rayQuery (VkPhysicalDeviceRayQueryFeaturesKHR, VK_KHR_ray_query)", |s| s.ray_query)),
     ("RayTracingKHR", Need::Extension("VK_KHR_ray_tracing_pipeline")),
     ("RayTraversalPrimitiveCullingKHR", Need::Extension("VK_KHR_ray_tracing_pipeline")),
     ("RayCullMaskKHR", Need::Extension("VK_KHR_ray_tracing_maintenance1")),

@@ -302,7 +302,9 @@ pub(crate) fn supported_stages(flags: vk::QueueFlags) -> vk::PipelineStageFlags2
         s |= S::DRAW_INDIRECT;
     }
     if flags.contains(F::COMPUTE) {
-        s |= S::COMPUTE_SHADER;
+        // Acceleration structure builds need a compute queue
+        // (VUID-vkCmdBuildAccelerationStructuresKHR-commandBuffer-cmdpool).
+        s |= S::COMPUTE_SHADER | S::ACCELERATION_STRUCTURE_BUILD_KHR;
     }
     if flags.contains(F::GRAPHICS) {
         s |= S::ALL_GRAPHICS
@@ -479,7 +481,10 @@ mod tests {
         assert!(t.contains(S::ALL_TRANSFER | S::HOST | S::ALL_COMMANDS));
         assert!(!t.intersects(S::COMPUTE_SHADER | S::FRAGMENT_SHADER | S::DRAW_INDIRECT));
         let c = supported_stages(F::COMPUTE | F::TRANSFER);
-        assert!(c.contains(S::COMPUTE_SHADER | S::DRAW_INDIRECT));
+        assert!(
+            c.contains(S::COMPUTE_SHADER | S::DRAW_INDIRECT | S::ACCELERATION_STRUCTURE_BUILD_KHR)
+        );
+        assert!(!t.intersects(S::ACCELERATION_STRUCTURE_BUILD_KHR));
         assert!(!c.intersects(S::VERTEX_SHADER | S::COLOR_ATTACHMENT_OUTPUT));
         let g = supported_stages(F::GRAPHICS | F::COMPUTE);
         assert!(g.contains(S::FRAGMENT_SHADER | S::COMPUTE_SHADER | S::ALL_TRANSFER));

@@ -10,12 +10,15 @@
 //! the validation layer predates them (`KILN-W004`);
 //! `VK_KHR_pipeline_executable_properties` with its `pipelineExecutableInfo` feature when
 //! present (pipelines may then capture their statistics: `capture_statistics` of the
-//! pipeline descriptions).
+//! pipeline descriptions); `VK_KHR_acceleration_structure` (with
+//! `VK_KHR_deferred_host_operations`) and `VK_KHR_ray_query` when present
+//! (`acceleration_structure/features.rs`).
 
 use std::ffi::CStr;
 
 use ash::vk;
 
+use super::acceleration_structure::{self as accel, AccelerationStructureLimits, RayFeatures};
 use super::capabilities::{FloatControls, Supported};
 use super::coopmat2::{self, CooperativeMatrix2Features};
 use super::instance::Instance;
@@ -139,6 +142,15 @@ pub struct Features {
     pub task_shader: bool,
     /// VK_EXT_mesh_shader's workgroup-count limits (zero without the extension).
     pub mesh_shader_limits: MeshShaderLimits,
+    /// `accelerationStructure` (VK_KHR_acceleration_structure): acceleration structures
+    /// ([`Device::acceleration_structure`](crate::Device::acceleration_structure)), built by
+    /// [`Recorder::build_acceleration_structures`](crate::Recorder::build_acceleration_structures).
+    pub acceleration_structure: bool,
+    /// `rayQuery` (VK_KHR_ray_query): shaders with ray queries (`GL_EXT_ray_query`, SPIR-V
+    /// capability `RayQueryKHR`).
+    pub ray_query: bool,
+    /// VK_KHR_acceleration_structure's limits (zero without the extension).
+    pub acceleration_structure_limits: AccelerationStructureLimits,
     /// `textureCompressionBC`: BC1–BC7 images (sampled, copied).
     pub texture_compression_bc: bool,
     /// `textureCompressionETC2`: ETC2 and EAC images.
@@ -292,6 +304,7 @@ pub(crate) fn create_device(
     let mut fcm2 = coopmat2::RawFeatures::default();
     let mut fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static> =
         Default::default();
+    let mut frt = RayFeatures::new(has);
     let mut f10 = {
         let mut f2 = vk::PhysicalDeviceFeatures2::default();
         if v12 {
@@ -315,6 +328,7 @@ pub(crate) fn create_device(
         if has_mesh {
             f2 = f2.push_next(&mut fms);
         }
+        f2 = frt.chain_query(f2);
         // SAFETY: the chain holds only locals alive for the call, each of the right sType,
         // the extension ones only when the device has the extension.
         unsafe { ir.get_physical_device_features2(physical, &mut f2) };
@@ -395,6 +409,7 @@ pub(crate) fn create_device(
     } else {
         fms = Default::default();
     }
+    let (acceleration_structure, ray_query) = frt.settle(&mut ext_names);
     let supported = Supported {
         f10,
         f11,
@@ -405,6 +420,7 @@ pub(crate) fn create_device(
         bfloat16,
         cooperative_matrix2,
         mesh_shader: [mesh_shader, mesh_shader && b(fms.task_shader)],
+        ray_query,
     };
     let (mut supported, mut compute) =
         query_properties(instance, physical, supported, push_descriptor);
@@ -454,6 +470,13 @@ pub(crate) fn create_device(
             mesh_limits(ir, physical)
         } else {
             MeshShaderLimits::default()
+        },
+        acceleration_structure,
+        ray_query,
+        acceleration_structure_limits: if acceleration_structure {
+            accel::limits(ir, physical)
+        } else {
+            AccelerationStructureLimits::default()
         },
         texture_compression_bc: b(f10.texture_compression_bc),
         texture_compression_etc2: b(f10.texture_compression_etc2),
@@ -521,6 +544,7 @@ pub(crate) fn create_device(
         fcm2,
         fpe,
         fms,
+        frt,
     };
     let flags = (
         v12,
@@ -585,6 +609,7 @@ struct Chain {
     fcm2: coopmat2::RawFeatures,
     fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>,
     fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static>,
+    frt: RayFeatures,
 }
 
 /// One `vkCreateDevice` with the structs of `chain` that `(v12, v13, cooperative matrix,
@@ -634,6 +659,7 @@ fn try_create(
     if mesh {
         info = info.push_next(&mut chain.fms);
     }
+    info = chain.frt.chain_create(info);
     // Under the loader lock: vkCreateDevice and ash's loading of every device function
     // (`loader` module docs).
     let _loader = super::loader::exclusive();

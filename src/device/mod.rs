@@ -11,6 +11,7 @@
 //! Nothing here names a type of the layers above (`shaders`, `descriptors`, `pipeline`,
 //! `commands`, `queue`, `window`): their per-device registries are layer slots.
 
+mod acceleration_structure;
 mod budget;
 mod buffer;
 mod buffer_view;
@@ -49,6 +50,14 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 
+pub(crate) use acceleration_structure::{
+    functions as acceleration_structure_functions, BuildInput,
+    Geometry as AccelerationStructureInputs,
+};
+pub use acceleration_structure::{
+    AccelerationStructure, AccelerationStructureDesc, AccelerationStructureGeometry,
+    AccelerationStructureInstance, AccelerationStructureLimits, AccelerationStructureTriangles,
+};
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, check_size as check_buffer_size, free_bound};
 pub use buffer::{Buffer, BufferDesc};
@@ -311,6 +320,9 @@ pub(crate) struct Shared {
     pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
     /// `vkCmdDrawMeshTasksEXT` & co. when VK_EXT_mesh_shader is enabled.
     pub mesh_shader: Option<ash::ext::mesh_shader::Device>,
+    /// `vkCmdBuildAccelerationStructuresKHR` & co. when VK_KHR_acceleration_structure is
+    /// enabled.
+    pub acceleration_structure: Option<ash::khr::acceleration_structure::Device>,
     pub instance: Instance,
 }
 
@@ -444,6 +456,9 @@ impl Shared {
         let mesh_shader = features
             .mesh_shader
             .then(|| loader::walking(|| ash::ext::mesh_shader::Device::new(&instance.raw, &raw)));
+        let acceleration_structure = features.acceleration_structure.then(|| {
+            loader::walking(|| ash::khr::acceleration_structure::Device::new(&instance.raw, &raw))
+        });
         let split = split::from_desc(desc.transfer_split);
         let shared = Shared {
             slots: Default::default(),
@@ -489,6 +504,7 @@ impl Shared {
             timestamps,
             push_descriptor,
             mesh_shader,
+            acceleration_structure,
             instance,
         };
         // Validation messages name kiln's queues (`VkQueue 0x..[kiln queue 2 (Transfer)]`),

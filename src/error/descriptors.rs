@@ -109,6 +109,12 @@ macro_rules! descriptors_errors {
                 shader: String,
             },
 
+            /// A bottom-level acceleration structure written to a descriptor: shaders trace rays
+            /// only through top-level ones (VUID-VkWriteDescriptorSetAccelerationStructureKHR-pAccelerationStructures-03579).
+            #[code("KILN-E230")]
+            #[error("acceleration structure `{object}` written to set {set} binding {binding} is bottom-level; write the top-level structure whose instances refer to it")]
+            AccelerationStructureLevel { object: String, set: u32, binding: u32 },
+
             // ------------------------------------------------------------ E210–E214 push descriptors
             /// A push-descriptor command on a set that is not the pipeline's push-descriptor set,
             /// or a pipeline asked for a push-descriptor set the device or the layout cannot have

@@ -202,6 +202,37 @@ macro_rules! memory_errors {
             #[error("buffer view of `{object}`: {detail}")]
             InvalidBufferView { object: String, detail: String },
 
+            // ------------------------------------------------------------ E170–E179 acceleration structures
+            /// An acceleration structure description or build Vulkan would reject: a vertex
+            /// format without ACCELERATION_STRUCTURE_VERTEX_BUFFER in its buffer features
+            /// (VUID-VkAccelerationStructureGeometryTrianglesDataKHR-vertexFormat-03797), a
+            /// stride or offset not a multiple of the component or index size (-vertexStride-03735,
+            /// VUID-vkCmdBuildAccelerationStructuresKHR-pInfos-03711, -03712), vertices or indices
+            /// beyond their buffer, an index type other than UINT16/UINT32 (-indexType-03798),
+            /// both PREFER_FAST_TRACE and PREFER_FAST_BUILD
+            /// (VUID-VkAccelerationStructureBuildGeometryInfoKHR-flags-03796), an instance of a
+            /// top-level structure or with a custom index or record offset beyond 24 bits, one
+            /// structure built twice by one command (VUID-vkCmdBuildAccelerationStructuresKHR-dstAccelerationStructure-03698),
+            /// a top-level build whose bottom-level structures were never built.
+            #[code("KILN-E170")]
+            #[error("acceleration structure `{object}`: {detail}")]
+            AccelerationStructureInput { object: String, detail: String },
+
+            /// An acceleration structure with more geometries, triangles or instances than the
+            /// device allows (`maxGeometryCount`, `maxPrimitiveCount`, `maxInstanceCount` of
+            /// VkPhysicalDeviceAccelerationStructurePropertiesKHR;
+            /// VUID-VkAccelerationStructureBuildGeometryInfoKHR-type-03793, -03794, -03795).
+            #[code("KILN-E171")]
+            #[error("acceleration structure `{object}` has {count} {what}, beyond {limit} ({name}) of device `{device}`; split it into several structures")]
+            AccelerationStructureLimit {
+                object: String,
+                count: u64,
+                what: &'static str,
+                limit: u64,
+                name: &'static str,
+                device: String,
+            },
+
             /// A sampler description Vulkan would reject (VUID-VkSamplerCreateInfo-*).
             #[code("KILN-E190")]
             #[error("sampler: {detail}")]

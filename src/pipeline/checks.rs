@@ -61,7 +61,8 @@ pub(crate) fn check_descriptor_limits(
     }
     use vk::DescriptorType as T;
     // (name, per-stage limit, per-set limit, types counted)
-    let classes: [(&'static str, &'static str, u32, u32, &[T]); 6] = [
+    let accel = &shared.features.acceleration_structure_limits;
+    let classes: [(&'static str, &'static str, u32, u32, &[T]); 7] = [
         (
             "samplers",
             "maxPerStageDescriptorSamplers / maxDescriptorSetSamplers",
@@ -107,6 +108,13 @@ pub(crate) fn check_descriptor_limits(
             l.max_per_stage_descriptor_input_attachments,
             l.max_descriptor_set_input_attachments,
             &[T::INPUT_ATTACHMENT],
+        ),
+        (
+            "acceleration structures",
+            "maxPerStageDescriptorAccelerationStructures / maxDescriptorSetAccelerationStructures",
+            accel.max_per_stage_descriptor_acceleration_structures,
+            accel.max_descriptor_set_acceleration_structures,
+            &[T::ACCELERATION_STRUCTURE_KHR],
         ),
     ];
     let counted = |b: &crate::descriptors::SetLayoutBinding, types: &[T]| {

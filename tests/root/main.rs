@@ -8,6 +8,7 @@
 //! set environment variables kiln reads), `no_driver` and `no_validation_layer` (they hide
 //! the driver or the layer from the loader), `window` (it runs itself under `xvfb-run`).
 
+mod acceleration_structures;
 mod capabilities;
 mod compressed;
 mod compute;
