@@ -100,7 +100,7 @@ pub use ash::vk;
 pub use bytemuck;
 
 pub use commands::{
-    ColorAttachment, DepthAttachment, LoadOp, PushWrite, Recorder, RenderingDesc,
+    ColorAttachment, DepthAttachment, LoadOp, PushResource, PushWrite, Recorder, RenderingDesc,
     DISPATCH_INDIRECT_SIZE, DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE,
     DRAW_MESH_TASKS_INDIRECT_SIZE,
 };

@@ -113,7 +113,7 @@ impl SetUses {
 }
 
 /// The use of a binding by the stages that access it.
-fn shader_use(b: &BindingAccess) -> Use {
+pub(super) fn shader_use(b: &BindingAccess) -> Use {
     use vk::DescriptorType as T;
     let read = if !b.access.read {
         A::NONE
@@ -403,6 +403,7 @@ impl<'a> Recorder<'a, '_> {
                             self.uses.push((key, shader_use(b)));
                         }
                     }
+                    self.pushed_image_uses(slot, si, access.set(si), what)?;
                     continue;
                 }
                 _ => continue,
@@ -510,27 +511,42 @@ impl<'a> Recorder<'a, '_> {
         earlier: &[SetImage<'a>],
         what: &'static str,
     ) -> Result<()> {
-        let needed = si.layout;
+        let conflict = earlier
+            .iter()
+            .any(|e| e.image.raw() == si.image.raw() && e.layout != si.layout);
+        let at = (si.set, si.binding);
+        self.descriptor_image_layout(si.image, si.use_, si.layout, at, conflict, what)
+    }
+
+    /// Moves `image`, used by `use_` through the descriptor at `(set, binding)`, to
+    /// `needed` (a bound set's or a pushed set's image); `conflict`: the same command
+    /// needs it in another layout too. Errors: `KILN-E286`.
+    pub(super) fn descriptor_image_layout(
+        &mut self,
+        image: &Image,
+        use_: Use,
+        needed: vk::ImageLayout,
+        (set, binding): (u32, u32),
+        conflict: bool,
+        what: &'static str,
+    ) -> Result<()> {
         if needed == vk::ImageLayout::UNDEFINED {
             return Ok(());
         }
-        let found = self.image_layout(si.image);
+        let found = self.image_layout(image);
         if found == needed {
             return Ok(());
         }
         let err = |what: &'static str, hint: &'static str| Error::DescriptorImageLayout {
-            image: si.image.label().to_string(),
-            set: si.set,
-            binding: si.binding,
+            image: image.label().to_string(),
+            set,
+            binding,
             found,
             needed,
             what,
             hint,
         };
-        if earlier
-            .iter()
-            .any(|e| e.image.raw() == si.image.raw() && e.layout != needed)
-        {
+        if conflict {
             return Err(err(
                 what,
                 "one command cannot use an image as a storage image and as a sampled image; use two images",
@@ -542,12 +558,12 @@ impl<'a> Recorder<'a, '_> {
                 "bind the set before begin_rendering (kiln then moves the image), or transition the image before begin_rendering",
             ));
         }
-        let first_touch = !self.images.iter().any(|u| u.image.raw() == si.image.raw());
+        let first_touch = !self.images.iter().any(|u| u.image.raw() == image.raw());
         if self.reusable && first_touch {
             // Every submission starts with the image in `needed` (the submission layer
             // moves it there once).
             self.images.push(ImageUse {
-                image: si.image.clone(),
+                image: image.clone(),
                 first: needed,
                 last: needed,
                 moved: false,
@@ -556,15 +572,9 @@ impl<'a> Recorder<'a, '_> {
             });
             return Ok(());
         }
-        let dst = si.use_;
-        let src = self.transition_src(si.image, found);
-        self.defer_transition(
-            si.image,
-            found,
-            needed,
-            src,
-            (dst.stage, dst.read | dst.write),
-        );
+        let dst = use_;
+        let src = self.transition_src(image, found);
+        self.defer_transition(image, found, needed, src, (dst.stage, dst.read | dst.write));
         Ok(())
     }
 

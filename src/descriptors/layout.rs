@@ -238,7 +238,8 @@ impl Drop for SetLayout {
 /// dynamic buffers (VUID-VkDescriptorSetLayoutCreateInfo-flags-00280), at most
 /// `max_push` descriptors (-00281), and neither update-after-bind (-04590) nor a variable
 /// count (VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-flags-03003); kiln pushes
-/// uniform and storage buffers only, so a push layout holds nothing else.
+/// uniform and storage buffers, images, samplers and texel buffers (`PushWrite`), so a
+/// push layout holds nothing else (no input attachments, no inline uniform blocks).
 fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Result<()> {
     use vk::DescriptorBindingFlags as B;
     use vk::DescriptorType as T;
@@ -282,10 +283,22 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Resu
                     b.binding
                 ));
             }
-            if !matches!(b.descriptor_type, T::UNIFORM_BUFFER | T::STORAGE_BUFFER) {
+            let pushable = matches!(
+                b.descriptor_type,
+                T::UNIFORM_BUFFER
+                    | T::STORAGE_BUFFER
+                    | T::SAMPLER
+                    | T::COMBINED_IMAGE_SAMPLER
+                    | T::SAMPLED_IMAGE
+                    | T::STORAGE_IMAGE
+                    | T::UNIFORM_TEXEL_BUFFER
+                    | T::STORAGE_TEXEL_BUFFER
+            );
+            if !pushable {
                 return err(format!(
-                    "binding {}: kiln's push-descriptor sets hold uniform and storage buffers \
-                     (Recorder::push_descriptor_set), not {:?}; put it in another set",
+                    "binding {}: kiln's push-descriptor sets hold buffers, images, samplers \
+                     and texel buffers (Recorder::push_descriptor_set, PushWrite), not {:?}; \
+                     put it in another set",
                     b.binding, b.descriptor_type
                 ));
             }

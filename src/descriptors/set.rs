@@ -17,7 +17,10 @@ use ash::vk;
 use ash::vk::Handle;
 
 use super::layout::{SetLayout, SetLayoutBinding};
-use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
+use super::write::{
+    binding_index_in, check_buffer_write_in, check_image_write_in, check_texel_write_in,
+    BufferWrite, ImageWrite,
+};
 use crate::device::{
     Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps, Sampler, Shared,
 };
@@ -541,112 +544,30 @@ impl DescriptorSet {
         view: Option<&ImageView>,
         sampler: Option<&Sampler>,
     ) -> Result<()> {
-        let desc = self.layout.desc();
-        let idx = self.binding_index(binding)?;
-        let b = &desc.bindings()[idx];
-        let expected = b.descriptor_type;
-        use vk::DescriptorType as T;
-        let immutable = !b.immutable_samplers.is_empty();
-        let (found, ok) = match (image, sampler) {
-            // The layout's immutable sampler completes an image-only write.
-            (Some(_), None) if immutable && expected == T::COMBINED_IMAGE_SAMPLER => {
-                (T::COMBINED_IMAGE_SAMPLER, true)
-            }
-            (Some(_), Some(_)) => (
-                T::COMBINED_IMAGE_SAMPLER,
-                expected == T::COMBINED_IMAGE_SAMPLER,
-            ),
-            // A SAMPLER binding with immutable samplers may not be written
-            // (VUID-VkWriteDescriptorSet-descriptorType-02752): the layout filled it.
-            (None, Some(_)) => (T::SAMPLER, expected == T::SAMPLER && !immutable),
-            (Some(_), None) => (
-                if expected == T::STORAGE_IMAGE {
-                    T::STORAGE_IMAGE
-                } else {
-                    T::SAMPLED_IMAGE
-                },
-                expected == T::SAMPLED_IMAGE || expected == T::STORAGE_IMAGE,
-            ),
-            (None, None) => (T::from_raw(i32::MAX), false),
+        let write = ImageWrite {
+            binding,
+            element,
+            image,
+            view,
+            sampler,
         };
-        if !ok {
-            return Err(Error::DescriptorTypeMismatch {
-                set: self.set,
-                binding,
-                expected,
-                found,
-                hint: match expected {
-                    T::SAMPLER if immutable => {
-                        "this binding's sampler is immutable (set in the layout): it needs no write"
-                    }
-                    T::COMBINED_IMAGE_SAMPLER => "write an image and a sampler (write_combined)",
-                    T::SAMPLER => "write a sampler (write_sampler)",
-                    T::SAMPLED_IMAGE | T::STORAGE_IMAGE => "write an image (write_image)",
-                    _ => "this binding takes a buffer (write_buffer)",
-                },
-            });
-        }
-        let actual = self.slots(idx).len() as u32;
-        if element >= actual {
-            return Err(Error::ArrayElementOutOfRange {
-                set: self.set,
-                binding,
-                count: actual,
-                element,
-            });
-        }
-        // A descriptor written with another VkDevice's image view or sampler is invalid.
-        let foreign = |kind: &str, label: &str| Error::ForeignObject {
-            object: format!(
-                "{kind} `{label}` (written to set {} binding {binding})",
-                self.set
-            ),
-        };
-        if let Some(img) = image.filter(|i| !Arc::ptr_eq(i.shared(), &self.layout.shared)) {
-            return Err(foreign("image", img.label()));
-        }
-        if let Some(s) = sampler.filter(|s| !Arc::ptr_eq(s.shared(), &self.layout.shared)) {
-            return Err(foreign("sampler", &format!("id {}", s.id())));
-        }
-        let (layout, usage) = if expected == T::STORAGE_IMAGE {
-            (vk::ImageLayout::GENERAL, vk::ImageUsageFlags::STORAGE)
-        } else {
-            (
-                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                vk::ImageUsageFlags::SAMPLED,
-            )
-        };
-        if let Some(img) = image {
-            if !img.usage().contains(usage) {
-                return Err(Error::ImageUsage {
-                    object: img.label().to_string(),
-                    needed: usage,
-                    what: "this descriptor type",
-                });
-            }
-        }
-        let info = [vk::DescriptorImageInfo {
-            sampler: sampler.map_or(vk::Sampler::null(), |s| s.raw()),
-            image_view: match (view, image) {
-                (Some(v), _) => v.raw(),
-                (None, Some(i)) => i.view(),
-                (None, None) => vk::ImageView::null(),
-            },
-            image_layout: if image.is_some() {
-                layout
-            } else {
-                vk::ImageLayout::UNDEFINED
-            },
-        }];
+        let (idx, expected, info) = check_image_write_in(
+            &self.layout,
+            self.set,
+            |i| self.slots(i).len() as u32,
+            &write,
+        )?;
         self.wait_unused()?;
+        let info = [info];
         let write = vk::WriteDescriptorSet::default()
             .dst_set(self.raw)
             .dst_binding(binding)
             .dst_array_element(element)
             .descriptor_type(expected)
             .image_info(&info);
-        // SAFETY: type, element and usage were checked against the layout above; the set is
-        // not in use by a pending command buffer and `&mut self` synchronizes the update.
+        // SAFETY: type, element, device and usage were checked against the layout above;
+        // the set is not in use by a pending command buffer and `&mut self` synchronizes
+        // the update.
         unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
         let held = match (view, image, sampler) {
             (Some(v), _, s) => Held::View(v.clone(), s.cloned()),
@@ -679,48 +600,14 @@ impl DescriptorSet {
         element: u32,
         view: &BufferView,
     ) -> Result<()> {
-        use vk::DescriptorType as T;
-        let idx = self.binding_index(binding)?;
-        let expected = self.layout.desc().bindings()[idx].descriptor_type;
-        let usage = match expected {
-            T::UNIFORM_TEXEL_BUFFER => vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER,
-            T::STORAGE_TEXEL_BUFFER => vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
-            _ => {
-                return Err(Error::DescriptorTypeMismatch {
-                    set: self.set,
-                    binding,
-                    expected,
-                    found: T::UNIFORM_TEXEL_BUFFER,
-                    hint: "this binding is not a texel buffer; write what its type takes",
-                })
-            }
-        };
-        let actual = self.slots(idx).len() as u32;
-        if element >= actual {
-            return Err(Error::ArrayElementOutOfRange {
-                set: self.set,
-                binding,
-                count: actual,
-                element,
-            });
-        }
-        let buffer = view.buffer();
-        if !Arc::ptr_eq(buffer.shared(), &self.layout.shared) {
-            return Err(Error::ForeignObject {
-                object: format!(
-                    "buffer view of `{}` (written to set {} binding {binding})",
-                    buffer.label(),
-                    self.set
-                ),
-            });
-        }
-        if !buffer.usage().contains(usage) {
-            return Err(Error::BufferUsage {
-                object: buffer.label().to_string(),
-                needed: usage,
-                call: "write_texel_buffer (a view for this binding's texel-buffer type)",
-            });
-        }
+        let (idx, expected) = check_texel_write_in(
+            &self.layout,
+            self.set,
+            |i| self.slots(i).len() as u32,
+            binding,
+            element,
+            view,
+        )?;
         self.wait_unused()?;
         let views = [view.raw()];
         let write = vk::WriteDescriptorSet::default()
