@@ -109,9 +109,9 @@ pub use device::{
     capability_requirement, known_capabilities, Buffer, BufferDesc, BufferView, ComputeProperties,
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
     DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
-    ImageDesc, ImageView, ImageViewDesc, LayerFeatures, MemoryLocation, MemoryReport,
-    MeshShaderLimits, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc,
-    TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue, ValidationReport,
+    ImageDesc, ImageView, ImageViewDesc, InlineUniformBlockLimits, LayerFeatures, MemoryLocation,
+    MemoryReport, MeshShaderLimits, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler,
+    SamplerDesc, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue, ValidationReport,
     ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
     MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use ash::vk;
 use ash::vk::Handle;
 
-use super::layout::{SetLayout, SetLayoutBinding};
+use super::layout::{slots_of, SetLayout, SetLayoutBinding};
 use super::write::{
     binding_index_in, check_buffer_write_in, check_image_write_in, check_texel_write_in,
     BufferWrite, ImageWrite,
@@ -41,6 +41,8 @@ enum Held {
     View(ImageView, Option<Sampler>),
     /// A SAMPLER descriptor filled by the layout's immutable sampler.
     Immutable,
+    /// An inline uniform block with bytes written (its one entry).
+    Inline,
 }
 
 /// One resource a descriptor of a set refers to (for the recorder's hazard tracking and
@@ -148,7 +150,7 @@ pub(crate) fn allocate_set_in(
     for (i, b) in bindings.iter().enumerate() {
         let n = match count {
             Some(n) if i == last => n,
-            _ => b.count,
+            _ => slots_of(b),
         };
         // A SAMPLER binding with immutable samplers needs no write.
         let filled =
@@ -230,7 +232,7 @@ impl DescriptorSet {
                         let img = v.image();
                         f(img.stamps(), write, img.raw().as_raw())
                     }
-                    Held::Sampler(_) | Held::Immutable => {}
+                    Held::Sampler(_) | Held::Immutable | Held::Inline => {}
                 }
             }
         }
@@ -260,7 +262,7 @@ impl DescriptorSet {
                     f(SetResource::Image(img, img.view_type()))
                 }
                 Held::View(v, _) => f(SetResource::Image(v.image(), v.desc().view_type)),
-                Held::Sampler(_) | Held::Immutable => {}
+                Held::Sampler(_) | Held::Immutable | Held::Inline => {}
             }
         }
     }
@@ -621,6 +623,74 @@ impl DescriptorSet {
         // the update; the view is kept alive by the set (`store`).
         unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
         self.store(idx, element, Held::TexelBuffer(view.clone()));
+        Ok(())
+    }
+
+    /// Writes `bytes` at byte `offset` of the inline uniform block at `binding` (a uniform
+    /// block the pipeline layout made inline,
+    /// [`PipelineLayoutDesc::with_inline_uniform_block`](crate::PipelineLayoutDesc::with_inline_uniform_block);
+    /// `VkWriteDescriptorSetInlineUniformBlock`, Vulkan spec §14.2.4). The bytes are the
+    /// block's as the shader lays it out (std140 for a GLSL `uniform` block: the reflected
+    /// offsets, kiln-build's typed bindings). The set binds once any bytes of the block
+    /// were written; bytes never written hold undefined values. Like every set write it
+    /// waits until no pending submission uses the set.
+    ///
+    /// Errors: `KILN-E200` no such binding, `KILN-E202` the binding is not an inline
+    /// uniform block, `KILN-E215` an offset or size not a multiple of 4, no bytes, or bytes
+    /// past the block's end.
+    pub fn write_inline_uniform_block(
+        &mut self,
+        binding: u32,
+        offset: u32,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let idx = self.binding_index(binding)?;
+        let b = &self.layout.desc().bindings()[idx];
+        if b.descriptor_type != vk::DescriptorType::INLINE_UNIFORM_BLOCK {
+            return Err(Error::DescriptorTypeMismatch {
+                set: self.set,
+                binding,
+                expected: b.descriptor_type,
+                found: vk::DescriptorType::INLINE_UNIFORM_BLOCK,
+                hint: "only a uniform block made inline by the layout \
+                       (PipelineLayoutDesc::with_inline_uniform_block) takes bytes",
+            });
+        }
+        let size = b.count;
+        let len = bytes.len() as u64;
+        let fail = |detail| Error::InlineUniformBlockWrite {
+            set: self.set,
+            binding,
+            offset,
+            len,
+            size,
+            detail,
+        };
+        if !offset.is_multiple_of(4) || !len.is_multiple_of(4) {
+            return Err(fail("the offset and the size must be multiples of 4"));
+        }
+        if len == 0 {
+            return Err(fail("a write needs at least 4 bytes"));
+        }
+        if offset as u64 + len > size as u64 {
+            return Err(fail("the bytes run past the end of the block"));
+        }
+        self.wait_unused()?;
+        let mut inline = vk::WriteDescriptorSetInlineUniformBlock::default().data(bytes);
+        // For an inline uniform block, dstArrayElement is the byte offset and
+        // descriptorCount the byte count (Vulkan spec §14.2.4).
+        let mut write = vk::WriteDescriptorSet::default()
+            .dst_set(self.raw)
+            .dst_binding(binding)
+            .dst_array_element(offset)
+            .descriptor_type(vk::DescriptorType::INLINE_UNIFORM_BLOCK)
+            .push_next(&mut inline);
+        write.descriptor_count = len as u32;
+        // SAFETY: the binding is an inline uniform block of `size` bytes and the write's
+        // offset and size are multiples of 4 within it (checked above); the set is not in
+        // use by a pending command buffer and `&mut self` synchronizes the update.
+        unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
+        self.store(idx, 0, Held::Inline);
         Ok(())
     }
 

@@ -184,6 +184,25 @@ pub struct Features {
     /// Update-after-bind descriptor limits (Vulkan 1.2 descriptor indexing properties);
     /// zero when descriptor indexing is unsupported.
     pub update_after_bind_limits: UpdateAfterBindLimits,
+    /// `inlineUniformBlock` (Vulkan 1.3, VK_EXT_inline_uniform_block): uniform blocks whose
+    /// bytes live in the descriptor set
+    /// ([`PipelineLayoutDesc::with_inline_uniform_block`](crate::PipelineLayoutDesc::with_inline_uniform_block)).
+    pub inline_uniform_block: bool,
+    /// The inline uniform block limits (zero without the feature).
+    pub inline_uniform_block_limits: InlineUniformBlockLimits,
+}
+
+/// The limits of inline uniform blocks (`VkPhysicalDeviceVulkan13Properties`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InlineUniformBlockLimits {
+    /// `maxInlineUniformBlockSize`: bytes of one block (at least 256 where supported).
+    pub max_size: u32,
+    /// `maxPerStageDescriptorInlineUniformBlocks`: blocks one stage may access.
+    pub max_per_stage: u32,
+    /// `maxDescriptorSetInlineUniformBlocks`: blocks in all the sets of a pipeline layout.
+    pub max_per_layout: u32,
+    /// `maxInlineUniformTotalSize`: bytes of all the blocks of a pipeline layout.
+    pub max_total_size: u32,
 }
 
 /// The workgroup-count limits of `draw_mesh_tasks` (`VkPhysicalDeviceMeshShaderPropertiesEXT`).
@@ -500,7 +519,22 @@ pub(crate) fn create_device(
         } else {
             UpdateAfterBindLimits::default()
         },
+        inline_uniform_block: false,
+        inline_uniform_block_limits: InlineUniformBlockLimits::default(),
     };
+    features.inline_uniform_block = v13 && b(f13.inline_uniform_block);
+    if features.inline_uniform_block {
+        let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
+        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p13);
+        // SAFETY: the chain holds one local struct of the right sType (Vulkan 1.3).
+        unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
+        features.inline_uniform_block_limits = InlineUniformBlockLimits {
+            max_size: p13.max_inline_uniform_block_size,
+            max_per_stage: p13.max_per_stage_descriptor_inline_uniform_blocks,
+            max_per_layout: p13.max_descriptor_set_inline_uniform_blocks,
+            max_total_size: p13.max_inline_uniform_total_size,
+        };
+    }
 
     // One priority per queue, all equal (at most MAX_QUEUES queues per family).
     let priorities = [1.0f32; super::MAX_QUEUES];

@@ -62,7 +62,7 @@ pub use families::{
     MAX_TRANSFER_QUEUES,
 };
 pub use faults::{FaultInjector, FaultSite};
-pub use features::{Features, MeshShaderLimits, UpdateAfterBindLimits};
+pub use features::{Features, InlineUniformBlockLimits, MeshShaderLimits, UpdateAfterBindLimits};
 pub(crate) use format::{format_info, NumClass};
 pub use gpu_allocator::MemoryLocation;
 pub use host_memory::HostBufferMemory;

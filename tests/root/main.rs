@@ -24,6 +24,7 @@ mod graphics;
 mod hot_reload;
 mod images;
 mod indirect_draws;
+mod inline_uniform_blocks;
 mod layouts;
 mod lifetime;
 mod mesh_shading;
