@@ -485,3 +485,73 @@ fn pushed_image_errors_are_the_set_write_codes() {
     assert_clean(&device);
     assert_clean(&other);
 }
+
+/// A graphics pipeline's push set: a combined image sampler pushed outside the rendering
+/// scope moves its image to SHADER_READ_ONLY_OPTIMAL at once (no barrier may be recorded
+/// inside the scope); pushed inside the scope with the image in another layout, the draw
+/// refuses it.
+#[test]
+fn a_graphics_push_moves_its_image_before_the_scope() {
+    use common::draw::{assert_quad_texels, quad_vertex_layout, texture_2x2, RGBA8};
+    use kiln::{ColorAttachment, GraphicsPipelineDesc, RenderingDesc};
+    let device = device();
+    let vs = kiln::include_spirv!("test/textured.vert").unwrap();
+    let fs = kiln::include_spirv!("test/textured.frag").unwrap();
+    let layout = PipelineLayoutDesc::from_stages(&[(&vs, "main"), (&fs, "main")])
+        .unwrap()
+        .with_push_descriptor(0);
+    let img = device
+        .image(&ImageDesc::color_target("target", 8, 8, RGBA8))
+        .unwrap();
+    let mut desc = GraphicsPipelineDesc::new(&vs, &fs)
+        .vertex_buffer(quad_vertex_layout())
+        .targets(&[&img], None);
+    desc.layout = Some(&layout);
+    let pipeline = device.graphics_pipeline(&desc).unwrap();
+    let tex = texture_2x2(&device);
+    let sampler = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
+    let quad: [[f32; 4]; 6] = [
+        [-1.0, -1.0, 0.0, 0.0],
+        [1.0, -1.0, 1.0, 0.0],
+        [1.0, 1.0, 1.0, 1.0],
+        [-1.0, -1.0, 0.0, 0.0],
+        [1.0, 1.0, 1.0, 1.0],
+        [-1.0, 1.0, 0.0, 1.0],
+    ];
+    let vb = device
+        .buffer_from_slice("quad", vk::BufferUsageFlags::VERTEX_BUFFER, &quad)
+        .unwrap();
+    let color = [ColorAttachment::clear(&img, [0.0; 4])];
+    let scope = RenderingDesc {
+        color: &color,
+        depth: None,
+    };
+    let moved = device
+        .execute(|r| {
+            r.transition(&tex, vk::ImageLayout::GENERAL)?;
+            r.bind_pipeline(&pipeline)?;
+            r.push_descriptor_set(0, &[PushWrite::combined(0, &tex, &sampler)])?;
+            let moved = r.image_layout(&tex);
+            r.begin_rendering(&scope)?;
+            r.bind_vertex_buffer(0, &vb, 0)?;
+            r.draw(6, 1, 0, 0)?;
+            r.end_rendering()?;
+            Ok(moved)
+        })
+        .unwrap();
+    assert_eq!(moved, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+    assert_quad_texels(&img.read().unwrap());
+    let e = device
+        .execute(|r| {
+            r.transition(&tex, vk::ImageLayout::GENERAL)?;
+            r.begin_rendering(&scope)?;
+            r.bind_pipeline(&pipeline)?;
+            r.push_descriptor_set(0, &[PushWrite::combined(0, &tex, &sampler)])?;
+            r.bind_vertex_buffer(0, &vb, 0)?;
+            r.draw(6, 1, 0, 0)?;
+            r.end_rendering()
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E286", "{e}");
+    assert_clean(&device);
+}
