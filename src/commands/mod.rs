@@ -216,6 +216,8 @@ pub struct Recorder<'a, 'r> {
     images: Vec<ImageUse>,
     /// Inside `begin_rendering` … `end_rendering`.
     rendering: bool,
+    /// The open scope has a local-read colour attachment (`local_read_barrier`).
+    local_read_scope: bool,
     /// The attachments of the open (or last) rendering scope.
     scope_formats: RenderingFormats,
     /// The bound graphics pipeline's attachments and its label.
@@ -359,6 +361,7 @@ impl<'a> Recorder<'a, '_> {
             current_graphics: false,
             images: Vec::new(),
             rendering: false,
+            local_read_scope: false,
             scope_formats: RenderingFormats::default(),
             pipeline_formats: None,
             views_ok: [false; 2],

@@ -503,6 +503,31 @@ impl DescriptorSet {
         self.write_image_element(binding, 0, Some(image), Some(sampler))
     }
 
+    /// Writes `image` to an INPUT_ATTACHMENT `binding` (`subpassInput`): read in
+    /// `RENDERING_LOCAL_READ_KHR` by a draw of a rendering scope where `image` is a
+    /// local-read colour attachment ([`ColorAttachment::local_read`](crate::ColorAttachment::local_read)).
+    ///
+    /// Errors: `KILN-E200` no such binding, `KILN-E202` not an input attachment binding,
+    /// `KILN-E182` an image without INPUT_ATTACHMENT usage, `KILN-E107` a device without
+    /// `dynamicRenderingLocalRead`, `KILN-E109` an image of another device.
+    pub fn write_input_attachment(&mut self, binding: u32, image: &Image) -> Result<()> {
+        let expected = self
+            .layout
+            .desc()
+            .binding(binding)
+            .map(|b| b.descriptor_type);
+        if let Some(ty) = expected.filter(|t| *t != vk::DescriptorType::INPUT_ATTACHMENT) {
+            return Err(Error::DescriptorTypeMismatch {
+                set: self.set,
+                binding,
+                expected: ty,
+                found: vk::DescriptorType::INPUT_ATTACHMENT,
+                hint: "write_input_attachment writes INPUT_ATTACHMENT bindings (subpassInput)",
+            });
+        }
+        self.write_image_inner(binding, 0, Some(image), None, None)
+    }
+
     /// Writes array element `element` of an image, sampler or combined image-sampler
     /// binding. Which of `image`/`sampler` is given says which descriptor type the caller
     /// means (image only: SAMPLED_IMAGE or STORAGE_IMAGE; sampler only: SAMPLER; both:

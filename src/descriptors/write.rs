@@ -235,7 +235,8 @@ fn image_usage_of(ty: vk::DescriptorType) -> vk::ImageUsageFlags {
 /// layout's immutable sampler completes an image-only write to a COMBINED_IMAGE_SAMPLER
 /// binding; a SAMPLER binding with immutable samplers takes no write
 /// (VUID-VkWriteDescriptorSet-descriptorType-02752). Errors: `KILN-E200`, `KILN-E202`,
-/// `KILN-E203`, `KILN-E109`, `KILN-E182`.
+/// `KILN-E203`, `KILN-E109`, `KILN-E182`, `KILN-E107` an input attachment without
+/// `dynamicRenderingLocalRead`.
 pub(crate) fn check_image_write_in(
     layout: &SetLayout,
     set: u32,
@@ -262,7 +263,10 @@ pub(crate) fn check_image_write_in(
                 T::STORAGE_IMAGE | T::INPUT_ATTACHMENT => expected,
                 _ => T::SAMPLED_IMAGE,
             },
-            matches!(expected, T::SAMPLED_IMAGE | T::STORAGE_IMAGE),
+            matches!(
+                expected,
+                T::SAMPLED_IMAGE | T::STORAGE_IMAGE | T::INPUT_ATTACHMENT
+            ),
         ),
         (None, None) => (T::from_raw(i32::MAX), false),
     };
@@ -296,6 +300,11 @@ pub(crate) fn check_image_write_in(
             count: actual,
             element: w.element,
         });
+    }
+    if expected == T::INPUT_ATTACHMENT && !layout.shared.features.dynamic_rendering_local_read {
+        // An input attachment of a dynamic rendering scope is read in
+        // RENDERING_LOCAL_READ_KHR (VUID-VkWriteDescriptorSet-descriptorType-04150 ff.).
+        return Err(crate::device::local_read_missing(&layout.shared.info.name));
     }
     // A descriptor written with another VkDevice's image view or sampler is invalid.
     let foreign = |kind: &str, label: &str| Error::ForeignObject {

@@ -28,6 +28,8 @@ const BFLOAT16_NAME: &CStr = c"VK_KHR_shader_bfloat16";
 /// Validation-layer versions that know the extensions' structs.
 const LAYER_KNOWS_COOPERATIVE_MATRIX: u32 = vk::make_api_version(0, 1, 3, 255);
 const LAYER_KNOWS_BFLOAT16: u32 = vk::make_api_version(0, 1, 4, 311);
+/// The first validation layer whose headers know VK_KHR_dynamic_rendering_local_read.
+const LAYER_KNOWS_LOCAL_READ: u32 = vk::make_api_version(0, 1, 3, 283);
 
 /// `VkPhysicalDeviceShaderBfloat16FeaturesKHR` (VK_KHR_shader_bfloat16), laid out as the
 /// Vulkan headers declare it; ash's headers predate it.
@@ -190,6 +192,12 @@ pub struct Features {
     pub inline_uniform_block: bool,
     /// The inline uniform block limits (zero without the feature).
     pub inline_uniform_block_limits: InlineUniformBlockLimits,
+    /// `dynamicRenderingLocalRead` (VK_KHR_dynamic_rendering_local_read, core in Vulkan
+    /// 1.4): a fragment shader reads, through an input attachment, the colour attachment
+    /// an earlier draw of the same rendering scope wrote
+    /// ([`ColorAttachment::local_read`](crate::ColorAttachment::local_read),
+    /// [`Recorder::local_read_barrier`](crate::Recorder::local_read_barrier)).
+    pub dynamic_rendering_local_read: bool,
 }
 
 /// The limits of inline uniform blocks (`VkPhysicalDeviceVulkan13Properties`).
@@ -302,6 +310,10 @@ pub(crate) fn create_device(
     let push_descriptor = has(ash::khr::push_descriptor::NAME);
     let has_exec = has(ash::khr::pipeline_executable_properties::NAME);
     let has_mesh = has(ash::ext::mesh_shader::NAME);
+    let has_local_read =
+        has(ash::khr::dynamic_rendering_local_read::NAME) && layer_knows(LAYER_KNOWS_LOCAL_READ);
+    let mut flr: vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR<'static> =
+        Default::default();
     let mut fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static> = Default::default();
     let mut f11: vk::PhysicalDeviceVulkan11Features<'static> = Default::default();
     let mut f12: vk::PhysicalDeviceVulkan12Features<'static> = Default::default();
@@ -334,6 +346,9 @@ pub(crate) fn create_device(
         if has_mesh {
             f2 = f2.push_next(&mut fms);
         }
+        if has_local_read {
+            f2 = f2.push_next(&mut flr);
+        }
         // SAFETY: the chain holds only locals alive for the call, each of the right sType,
         // the extension ones only when the device has the extension.
         unsafe { ir.get_physical_device_features2(physical, &mut f2) };
@@ -347,6 +362,8 @@ pub(crate) fn create_device(
     fcm2.p_next = std::ptr::null_mut();
     fpe.p_next = std::ptr::null_mut();
     fms.p_next = std::ptr::null_mut();
+    flr.p_next = std::ptr::null_mut();
+    let local_read = has_local_read && b(flr.dynamic_rendering_local_read);
     // Multiview and fragment-shading-rate mesh shading need features kiln does not
     // enable; mesh queries, queries kiln does not make.
     fms.multiview_mesh_shader = vk::FALSE;
@@ -407,6 +424,9 @@ pub(crate) fn create_device(
     }
     if pipeline_executable_info {
         ext_names.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
+    }
+    if local_read {
+        ext_names.push(ash::khr::dynamic_rendering_local_read::NAME.as_ptr());
     }
     let mesh_shader = has_mesh && b(fms.mesh_shader);
     if mesh_shader {
@@ -521,6 +541,7 @@ pub(crate) fn create_device(
         },
         inline_uniform_block: false,
         inline_uniform_block_limits: InlineUniformBlockLimits::default(),
+        dynamic_rendering_local_read: local_read,
     };
     features.inline_uniform_block = v13 && b(f13.inline_uniform_block);
     if features.inline_uniform_block {
@@ -555,6 +576,8 @@ pub(crate) fn create_device(
         fcm2,
         fpe,
         fms,
+        flr,
+        local_read,
     };
     let flags = (
         v12,
@@ -619,6 +642,9 @@ struct Chain {
     fcm2: coopmat2::RawFeatures,
     fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>,
     fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static>,
+    flr: vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR<'static>,
+    /// `flr` is chained (VK_KHR_dynamic_rendering_local_read enabled).
+    local_read: bool,
 }
 
 /// One `vkCreateDevice` with the structs of `chain` that `(v12, v13, cooperative matrix,
@@ -643,6 +669,7 @@ fn try_create(
     chain.fcm2.p_next = std::ptr::null_mut();
     chain.fpe.p_next = std::ptr::null_mut();
     chain.fms.p_next = std::ptr::null_mut();
+    chain.flr.p_next = std::ptr::null_mut();
     let mut info = vk::DeviceCreateInfo::default()
         .queue_create_infos(queue_infos)
         .enabled_extension_names(ext_names)
@@ -667,6 +694,9 @@ fn try_create(
     }
     if mesh {
         info = info.push_next(&mut chain.fms);
+    }
+    if chain.local_read {
+        info = info.push_next(&mut chain.flr);
     }
     // Under the loader lock: vkCreateDevice and ash's loading of every device function
     // (`loader` module docs).
@@ -809,4 +839,16 @@ fn query_properties(
         cooperative_matrix2: Default::default(),
     };
     (supported, compute)
+}
+
+/// `KILN-E107` for local read on a device without it.
+#[cold]
+pub(crate) fn local_read_missing(device: &str) -> crate::error::Error {
+    crate::error::Error::MissingFeature {
+        device: device.to_string(),
+        what: "dynamicRenderingLocalRead (VK_KHR_dynamic_rendering_local_read, Vulkan 1.4), \
+               which input attachments and local-read colour attachments need; end the \
+               scope and sample the image in the next one instead"
+            .into(),
+    }
 }

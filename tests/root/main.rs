@@ -27,6 +27,7 @@ mod indirect_draws;
 mod inline_uniform_blocks;
 mod layouts;
 mod lifetime;
+mod local_read;
 mod mesh_shading;
 mod observe;
 mod pipeline_state;
