@@ -432,7 +432,11 @@ impl<'a> Recorder<'a, '_> {
             let from = self.set_cache.uses.len();
             let mut images = false;
             for (idx, b) in bindings.iter().enumerate() {
-                if !b.access.any() {
+                // An input attachment is a local-read colour attachment of the open scope:
+                // its writes and reads are the scope's (the scope barriers order them with
+                // the rest; inside, `local_read_barrier` orders draw after draw).
+                let input = b.descriptor_type == vk::DescriptorType::INPUT_ATTACHMENT;
+                if !b.access.any() || (input && self.rendering) {
                     continue;
                 }
                 let u = shader_use(b);
