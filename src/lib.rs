@@ -100,7 +100,7 @@ pub use ash::vk;
 pub use bytemuck;
 
 pub use commands::{
-    ColorAttachment, DepthAttachment, LoadOp, PushWrite, Recorder, RenderingDesc,
+    ColorAttachment, DepthAttachment, LoadOp, PushResource, PushWrite, Recorder, RenderingDesc,
     DISPATCH_INDIRECT_SIZE, DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE,
     DRAW_MESH_TASKS_INDIRECT_SIZE,
 };
@@ -111,9 +111,9 @@ pub use device::{
     AccelerationStructureTriangles, Buffer, BufferDesc, BufferView, ComputeProperties,
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
     DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
-    ImageDesc, ImageView, ImageViewDesc, LayerFeatures, MemoryLocation, MemoryReport,
-    MeshShaderLimits, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc,
-    Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
+    ImageDesc, ImageView, ImageViewDesc, InlineUniformBlockLimits, LayerFeatures, MemoryLocation,
+    MemoryReport, MeshShaderLimits, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler,
+    SamplerDesc, Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
     ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
     MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };

@@ -116,7 +116,7 @@ impl SetUses {
 }
 
 /// The use of a binding by the stages that access it.
-fn shader_use(b: &BindingAccess) -> Use {
+pub(super) fn shader_use(b: &BindingAccess) -> Use {
     use vk::DescriptorType as T;
     let read = if !b.access.read {
         A::NONE
@@ -406,6 +406,7 @@ impl<'a> Recorder<'a, '_> {
                             self.uses.push((key, shader_use(b)));
                         }
                     }
+                    self.pushed_image_uses(slot, si, access.set(si), what)?;
                     continue;
                 }
                 _ => continue,
@@ -434,7 +435,11 @@ impl<'a> Recorder<'a, '_> {
             let from = self.set_cache.uses.len();
             let mut images = false;
             for (idx, b) in bindings.iter().enumerate() {
-                if !b.access.any() {
+                // An input attachment is a local-read colour attachment of the open scope:
+                // its writes and reads are the scope's (the scope barriers order them with
+                // the rest; inside, `local_read_barrier` orders draw after draw).
+                let input = b.descriptor_type == vk::DescriptorType::INPUT_ATTACHMENT;
+                if !b.access.any() || (input && self.rendering) {
                     continue;
                 }
                 let u = shader_use(b);
@@ -514,28 +519,46 @@ impl<'a> Recorder<'a, '_> {
         earlier: &[SetImage<'a>],
         what: &'static str,
     ) -> Result<()> {
-        let needed = si.layout;
+        let (levels, layers) = (si.image.mip_levels(), si.image.array_layers());
+        let conflict = earlier.iter().any(|e| {
+            e.image.raw() == si.image.raw()
+                && e.layout != si.layout
+                && e.range.overlaps(&si.range, levels, layers)
+        });
+        let at = (si.set, si.binding);
+        let target = (si.image, si.range);
+        self.descriptor_image_layout(target, si.use_, si.layout, at, conflict, what)
+    }
+
+    /// Moves subresources `range` of `image`, used by `use_` through the descriptor at
+    /// `(set, binding)`, to `needed` (a bound set's or a pushed set's image); `conflict`:
+    /// the same command needs an overlapping range in another layout too. Errors:
+    /// `KILN-E286`.
+    pub(super) fn descriptor_image_layout(
+        &mut self,
+        (image, range): (&Image, Subresources),
+        use_: Use,
+        needed: vk::ImageLayout,
+        (set, binding): (u32, u32),
+        conflict: bool,
+        what: &'static str,
+    ) -> Result<()> {
         if needed == vk::ImageLayout::UNDEFINED {
             return Ok(());
         }
-        let Some(found) = self.layout_other_than(si.image, si.range, needed) else {
+        let Some(found) = self.layout_other_than(image, range, needed) else {
             return Ok(());
         };
         let err = |what: &'static str, hint: &'static str| Error::DescriptorImageLayout {
-            image: si.image.label().to_string(),
-            set: si.set,
-            binding: si.binding,
+            image: image.label().to_string(),
+            set,
+            binding,
             found,
             needed,
             what,
             hint,
         };
-        let (levels, layers) = (si.image.mip_levels(), si.image.array_layers());
-        if earlier.iter().any(|e| {
-            e.image.raw() == si.image.raw()
-                && e.layout != needed
-                && e.range.overlaps(&si.range, levels, layers)
-        }) {
+        if conflict {
             return Err(err(
                 what,
                 "one command cannot use a subresource as a storage image and as a sampled image; use two images, or views of other mips or layers",
@@ -547,14 +570,14 @@ impl<'a> Recorder<'a, '_> {
                 "bind the set before begin_rendering (kiln then moves the image), or transition the image before begin_rendering",
             ));
         }
-        let first_touch = !self.images.iter().any(|u| u.image.raw() == si.image.raw());
+        let first_touch = !self.images.iter().any(|u| u.image.raw() == image.raw());
         if self.reusable && first_touch {
             // Every submission starts with the view's subresources in `needed` (the
             // submission layer moves them there once).
-            let mut layouts = si.image.layouts();
-            layouts.set(si.range, needed);
+            let mut layouts = image.layouts();
+            layouts.set(range, needed);
             self.images.push(ImageUse {
-                image: si.image.clone(),
+                image: image.clone(),
                 first: layouts.clone(),
                 last: layouts,
                 moved: false,
@@ -563,10 +586,10 @@ impl<'a> Recorder<'a, '_> {
             });
             return Ok(());
         }
-        let dst = si.use_;
+        let dst = use_;
         self.move_range(
-            si.image,
-            si.range,
+            image,
+            range,
             needed,
             (dst.stage, dst.read | dst.write),
             Move::FOR_COMMAND,

@@ -304,6 +304,24 @@ impl Recorder<'_, '_> {
             return Ok(());
         };
         for (si, s) in bound.sets.iter().enumerate() {
+            if let Slot::Pushed = s {
+                for p in self.pushed_images_of(slot, si) {
+                    let ty = bound.access.set(si).get(p.idx).and_then(|b| b.image);
+                    match ty {
+                        Some(ty) if !view_matches(&ty, &p.image, p.view_type) => {
+                            return Err(Error::ImageViewMismatch {
+                                image: p.image.label().to_string(),
+                                set: si as u32,
+                                binding: p.binding,
+                                view: p.view_type,
+                                samples: p.image.samples(),
+                                shader: describe(&ty),
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+            }
             let Slot::Set(set) = s else { continue };
             for (idx, b) in bound.access.set(si).iter().enumerate() {
                 let Some(ty) = b.image else { continue };

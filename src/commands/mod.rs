@@ -42,6 +42,7 @@
 //! | `kept`, `images`, `used_sets` (uses) | the submission layer derives from them which other queues' work a submission waits for (`queue::submit`) |
 //! | `images` (`ImageUse`: first/last layouts per mip and layer, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
 //! | `kept` | `record` for the buffers of a `Command`, and `push_descriptor_set`, through `keep` (each buffer once per recording: `Buffer::mark_kept`) |
+//! | `pushed`, `pushed_images`, `held` | `push_descriptor_set`: the pushed buffers' byte ranges and the pushed images (replaced by the next push of the set; the automatic barriers and the view checks read them), and every object pushed (images, views, samplers, buffer views), kept until the submission (`RecordedWork::held`) |
 //! | `dirty` | manual mode: set by `dispatch`; cleared by every barrier; a copy or fill records a barrier first when it is set |
 //! | `tracker`, `uses`, `pending_images` | automatic mode (the default): every dispatch, draw, copy and fill lists what it reads and writes in `uses` (bound sets × the pipeline's reflected access, vertex/index buffers, copy source and destination, by byte range and image) and the layout transitions it needs in `pending_images`; `track_uses` asks the tracker (`hazards`) for the one barrier they need and records it with the transitions (`automatic`), then tells the tracker what it recorded (`Tracker::recorded`) |
 //! | `set_cache`, `pre`, `pre_sources` | automatic mode: the first dispatch with a (set, pipeline access) pair compiles the set's buffer uses into `set_cache` (resolved to tracker slots); later ones copy them into `pre` (or, one set bound, apply them straight from the cache) |
@@ -105,7 +106,7 @@ use ash::vk;
 pub use dispatch::DISPATCH_INDIRECT_SIZE;
 pub use indirect::{DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE};
 pub use mesh::DRAW_MESH_TASKS_INDIRECT_SIZE;
-pub use push_descriptor::PushWrite;
+pub use push_descriptor::{PushResource, PushWrite};
 pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
 pub(crate) use scope::TimedWork;
 pub(crate) use work::RecordedWork;
@@ -218,6 +219,8 @@ pub struct Recorder<'a, 'r> {
     images: Vec<ImageUse>,
     /// Inside `begin_rendering` … `end_rendering`.
     rendering: bool,
+    /// The open scope has a local-read colour attachment (`local_read_barrier`).
+    local_read_scope: bool,
     /// The attachments of the open (or last) rendering scope.
     scope_formats: RenderingFormats,
     /// The bound graphics pipeline's attachments and its label.
@@ -291,6 +294,11 @@ pub struct Recorder<'a, 'r> {
     /// Per bind point (compute, graphics): the buffers of the push-descriptor sets pushed,
     /// as (set number, binding index in the set layout, byte range) (automatic barriers).
     pushed: [Vec<(u32, usize, Key)>; 2],
+    /// Per bind point: the images of the push-descriptor sets pushed (automatic barriers,
+    /// view checks).
+    pushed_images: [Vec<push_descriptor::PushedImage>; 2],
+    /// Objects pushed (images, views, samplers, buffer views), kept until the submission.
+    held: Vec<work::Held>,
     /// Vertex buffers bound, by binding, and the index buffer (automatic barriers).
     vertex_buffers: Vec<Option<(&'a Buffer, u64)>>,
     index_buffer: Option<(&'a Buffer, u64)>,
@@ -362,6 +370,7 @@ impl<'a> Recorder<'a, '_> {
             current_graphics: false,
             images: Vec::new(),
             rendering: false,
+            local_read_scope: false,
             scope_formats: RenderingFormats::default(),
             pipeline_formats: None,
             views_ok: [false; 2],
@@ -392,6 +401,8 @@ impl<'a> Recorder<'a, '_> {
             last_dispatch: (0, 0),
             repeat: (0, 0, Need::default()),
             pushed: [Vec::new(), Vec::new()],
+            pushed_images: [Vec::new(), Vec::new()],
+            held: Vec::new(),
             vertex_buffers: Vec::new(),
             index_buffer: None,
             addresses_now: vk::PipelineStageFlags2::NONE,
@@ -425,6 +436,7 @@ impl<'a> Recorder<'a, '_> {
             used_sets: self.used_sets,
             images: self.images,
             kept: self.kept,
+            held: self.held,
             barriers: self.barriers,
             written: self.automatic.then_some(self.tracker.written),
             read: self.read,

@@ -37,6 +37,10 @@ pub struct ColorAttachment<'a> {
     /// Render into this 2D view of one mip and layer of `image` (a cube face, an array
     /// layer, a mip) instead of the whole image (see [`ColorAttachment::view`]).
     pub view: Option<&'a ImageView>,
+    /// The attachment is in `RENDERING_LOCAL_READ_KHR` for the scope, so later draws of the
+    /// scope read what earlier ones wrote through an input attachment (see
+    /// [`local_read`](Self::local_read)).
+    pub local_read: bool,
 }
 
 impl<'a> ColorAttachment<'a> {
@@ -48,6 +52,23 @@ impl<'a> ColorAttachment<'a> {
             store: true,
             resolve: None,
             view: None,
+            local_read: false,
+        }
+    }
+
+    /// The same attachment in `VK_IMAGE_LAYOUT_RENDERING_LOCAL_READ_KHR`
+    /// (VK_KHR_dynamic_rendering_local_read, core in Vulkan 1.4): a fragment shader of a
+    /// later draw in the scope reads it as the input attachment of the same index
+    /// (`layout(input_attachment_index = i) uniform subpassInput`, the default mapping of
+    /// colour attachment i), written to its set with
+    /// [`DescriptorSet::write_input_attachment`](crate::DescriptorSet::write_input_attachment),
+    /// after a [`Recorder::local_read_barrier`] between the two draws.
+    /// `begin_rendering` refuses it (`KILN-E107`) on a device without
+    /// `dynamicRenderingLocalRead`.
+    pub fn local_read(self) -> Self {
+        ColorAttachment {
+            local_read: true,
+            ..self
         }
     }
 
@@ -199,6 +220,7 @@ impl<'a> Recorder<'a, '_> {
         self.resume.depth = depth;
         self.resume.stencil = stencil;
         self.resume.colors = colors;
+        self.local_read_scope = desc.color.iter().any(|c| c.local_read);
         if formats != self.scope_formats {
             self.scope_formats = formats;
             self.formats_ok = false;
@@ -253,7 +275,14 @@ impl<'a> Recorder<'a, '_> {
             LoadOp::Load => (vk::AttachmentLoadOp::LOAD, [0.0; 4]),
             LoadOp::DontCare => (vk::AttachmentLoadOp::DONT_CARE, [0.0; 4]),
         };
-        let layout = vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL;
+        let layout = if c.local_read {
+            if !self.shared.features.dynamic_rendering_local_read {
+                return Err(crate::device::local_read_missing(&self.shared.info.name));
+            }
+            vk::ImageLayout::RENDERING_LOCAL_READ_KHR
+        } else {
+            vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL
+        };
         let range = c.view.map_or(Subresources::all(), ImageView::subresources);
         self.attach(
             c.image,
@@ -349,8 +378,49 @@ impl<'a> Recorder<'a, '_> {
         // SAFETY: a rendering scope begun on this command buffer is open.
         unsafe { self.shared.raw.cmd_end_rendering(self.cb) };
         self.rendering = false;
+        self.local_read_scope = false;
         self.tracker.end_rendering();
         true
+    }
+
+    /// Makes what the draws recorded so far in this rendering scope wrote to its
+    /// local-read colour attachments ([`ColorAttachment::local_read`]) visible to the input
+    /// attachment reads of the draws after it: a `vkCmdPipelineBarrier2` inside the scope,
+    /// `BY_REGION`, colour attachment writes → fragment-shader input attachment reads (the
+    /// barriers Vulkan allows there, Vulkan spec §7.6.1 "Local Read Synchronization",
+    /// VUID-vkCmdPipelineBarrier2-None-09553, -09554). kiln's automatic barriers record no
+    /// barrier inside a scope: a draw that reads what an earlier draw of its scope wrote
+    /// needs this one.
+    ///
+    /// Errors: `KILN-E283` outside a rendering scope, or in one without a local-read
+    /// attachment.
+    #[track_caller]
+    pub fn local_read_barrier(&mut self) -> Result<()> {
+        self.at(std::panic::Location::caller());
+        if !self.rendering || !self.local_read_scope {
+            return Err(Error::RenderingState {
+                what: "local_read_barrier outside a rendering scope with a local-read colour \
+                       attachment; begin_rendering with ColorAttachment::local_read",
+            });
+        }
+        use vk::AccessFlags2 as A;
+        use vk::PipelineStageFlags2 as S;
+        let memory = [vk::MemoryBarrier2::default()
+            .src_stage_mask(S::COLOR_ATTACHMENT_OUTPUT)
+            .src_access_mask(A::COLOR_ATTACHMENT_WRITE)
+            .dst_stage_mask(S::FRAGMENT_SHADER)
+            .dst_access_mask(A::INPUT_ATTACHMENT_READ)];
+        let dep = vk::DependencyInfo::default()
+            .dependency_flags(vk::DependencyFlags::BY_REGION)
+            .memory_barriers(&memory);
+        self.flush_scopes();
+        // SAFETY: `cb` is recording inside a rendering scope with a colour attachment in
+        // RENDERING_LOCAL_READ_KHR (dynamicRenderingLocalRead enabled, checked at
+        // begin_rendering); the barrier is BY_REGION, a memory barrier between
+        // framebuffer-space stages only, as local read synchronization allows.
+        unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
+        self.barriers += 1;
+        Ok(())
     }
 
     /// Sets the dynamic viewport (every kiln graphics pipeline has a dynamic viewport).

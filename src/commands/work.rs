@@ -3,7 +3,7 @@
 use ash::vk;
 
 use crate::descriptors::DescriptorSet;
-use crate::device::{Buffer, Image, SubresourceMap};
+use crate::device::{Buffer, BufferView, Image, ImageView, Sampler, SubresourceMap};
 
 /// One image a recording touched (transitioned, or used in the layout it was in).
 #[derive(Debug)]
@@ -30,6 +30,28 @@ pub(crate) struct ImageUse {
     pub discards: bool,
 }
 
+/// An object a push-descriptor set refers to, kept alive until the submission (its use
+/// for cross-queue ordering is listed in `images` or `kept`).
+#[derive(Clone)]
+#[allow(dead_code)] // held only to keep the object alive
+pub(crate) enum Held {
+    Image(Image),
+    View(ImageView),
+    Sampler(Sampler),
+    TexelBuffer(BufferView),
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Held::Image(_) => "Image",
+            Held::View(_) => "View",
+            Held::Sampler(_) => "Sampler",
+            Held::TexelBuffer(_) => "TexelBuffer",
+        })
+    }
+}
+
 /// The end of a recording ([`Recorder::into_work`](super::Recorder::into_work)): everything
 /// the submission layer must apply or keep once the command buffer is submitted. Only
 /// `queue` consumes it (see the contract in the `commands` module docs).
@@ -47,6 +69,9 @@ pub(crate) struct RecordedWork<'a> {
     /// Buffers a command used without borrowing them for the recording's lifetime, kept
     /// alive like the images; the submission counts them as read and written.
     pub kept: Vec<Buffer>,
+    /// Objects pushed in push-descriptor sets, kept alive like the images.
+    #[allow(dead_code)] // held only to keep the objects alive
+    pub held: Vec<Held>,
     /// Barriers the recording recorded (`Recorder::barrier_count`).
     pub barriers: u32,
     /// With automatic barriers: every buffer and image (raw handle) a command wrote; the

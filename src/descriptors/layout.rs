@@ -154,6 +154,17 @@ impl DescriptorSetLayoutDesc {
     }
 }
 
+/// Entries a set keeps for binding `b` (see `SetLayout::starts`): one per descriptor, and
+/// one for a whole inline uniform block (whose count is bytes).
+#[inline]
+pub(crate) fn slots_of(b: &SetLayoutBinding) -> u32 {
+    if b.descriptor_type == vk::DescriptorType::INLINE_UNIFORM_BLOCK {
+        1
+    } else {
+        b.count
+    }
+}
+
 /// An interned `VkDescriptorSetLayout`. Equal descriptions share one object and one id while
 /// any user holds it; it is destroyed when the last holder drops.
 pub struct SetLayout {
@@ -163,7 +174,8 @@ pub struct SetLayout {
     desc: DescriptorSetLayoutDesc,
     pub(crate) pools: Mutex<DescriptorAllocator>,
     /// Index of each binding's first descriptor among all the set's descriptors (layout
-    /// order), and the total at maximum counts: a set keeps one flat list.
+    /// order), and the total at maximum counts: a set keeps one flat list (an inline
+    /// uniform block is one entry, `slots_of`).
     starts: Box<[u32]>,
     total: u32,
     /// Interned immutable samplers, kept alive as long as the layout.
@@ -215,7 +227,7 @@ impl Drop for SetLayout {
         let raw = self.raw;
         let mut pools = std::mem::replace(
             self.pools.get_mut().unwrap_or_else(|p| p.into_inner()),
-            DescriptorAllocator::new(Vec::new(), Default::default(), std::iter::empty()),
+            DescriptorAllocator::new(&DescriptorSetLayoutDesc::default()),
         );
         self.shared.retire(move |s| {
             pools.destroy(&s.raw);
@@ -238,7 +250,8 @@ impl Drop for SetLayout {
 /// dynamic buffers (VUID-VkDescriptorSetLayoutCreateInfo-flags-00280), at most
 /// `max_push` descriptors (-00281), and neither update-after-bind (-04590) nor a variable
 /// count (VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-flags-03003); kiln pushes
-/// uniform and storage buffers only, so a push layout holds nothing else.
+/// uniform and storage buffers, images, samplers and texel buffers (`PushWrite`), so a
+/// push layout holds nothing else (no input attachments, no inline uniform blocks).
 fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Result<()> {
     use vk::DescriptorBindingFlags as B;
     use vk::DescriptorType as T;
@@ -282,10 +295,22 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Resu
                     b.binding
                 ));
             }
-            if !matches!(b.descriptor_type, T::UNIFORM_BUFFER | T::STORAGE_BUFFER) {
+            let pushable = matches!(
+                b.descriptor_type,
+                T::UNIFORM_BUFFER
+                    | T::STORAGE_BUFFER
+                    | T::SAMPLER
+                    | T::COMBINED_IMAGE_SAMPLER
+                    | T::SAMPLED_IMAGE
+                    | T::STORAGE_IMAGE
+                    | T::UNIFORM_TEXEL_BUFFER
+                    | T::STORAGE_TEXEL_BUFFER
+            );
+            if !pushable {
                 return err(format!(
-                    "binding {}: kiln's push-descriptor sets hold uniform and storage buffers \
-                     (Recorder::push_descriptor_set), not {:?}; put it in another set",
+                    "binding {}: kiln's push-descriptor sets hold buffers, images, samplers \
+                     and texel buffers (Recorder::push_descriptor_set, PushWrite), not {:?}; \
+                     put it in another set",
                     b.binding, b.descriptor_type
                 ));
             }
@@ -299,7 +324,9 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Resu
         }
         let acceleration =
             b.descriptor_type == T::ACCELERATION_STRUCTURE_KHR && f.acceleration_structure;
-        if !acceleration
+        if b.descriptor_type == T::INLINE_UNIFORM_BLOCK {
+            validate_inline(b, f)?;
+        } else if !acceleration
             && !(T::SAMPLER.as_raw()..=T::INPUT_ATTACHMENT.as_raw())
                 .contains(&b.descriptor_type.as_raw())
         {
@@ -369,6 +396,37 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Resu
     Ok(())
 }
 
+/// The rules of an inline uniform block binding (the feature is checked by
+/// `get_or_create`): its count, in bytes, a multiple of 4
+/// (VUID-VkDescriptorSetLayoutBinding-descriptorType-02209) and at most
+/// `maxInlineUniformBlockSize` (-08004), and no VARIABLE_DESCRIPTOR_COUNT
+/// (VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-pBindingFlags-03015). Errors: `KILN-E209`.
+fn validate_inline(b: &SetLayoutBinding, f: &Features) -> Result<()> {
+    let n = b.binding;
+    let max = f.inline_uniform_block_limits.max_size;
+    let detail = if b.count == 0 || !b.count.is_multiple_of(4) {
+        format!(
+            "binding {n}: an inline uniform block of {} bytes; its size must be a non-zero \
+             multiple of 4",
+            b.count
+        )
+    } else if b.count > max {
+        format!(
+            "binding {n}: an inline uniform block of {} bytes exceeds \
+             maxInlineUniformBlockSize {max}; put the data in a uniform buffer",
+            b.count
+        )
+    } else if b
+        .flags
+        .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT)
+    {
+        format!("binding {n}: an inline uniform block cannot have a variable count")
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidSetLayout { detail })
+}
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// The device-wide interner of set layouts, keyed by the full description (a layer slot).
@@ -393,11 +451,23 @@ impl LayerSlot for SetLayoutCache {
 /// Returns the live layout for `desc` on the device `shared`, creating it if needed.
 ///
 /// Errors: `KILN-E209` a description Vulkan would reject on this device, `KILN-E190` an
-/// invalid immutable sampler.
+/// invalid immutable sampler, `KILN-E107` an inline uniform block without the
+/// `inlineUniformBlock` feature.
 pub(crate) fn get_or_create(
     shared: &Arc<Shared>,
     desc: &DescriptorSetLayoutDesc,
 ) -> Result<Arc<SetLayout>> {
+    let inline = vk::DescriptorType::INLINE_UNIFORM_BLOCK;
+    if !shared.features.inline_uniform_block
+        && desc.bindings.iter().any(|b| b.descriptor_type == inline)
+    {
+        return Err(Error::MissingFeature {
+            device: shared.info.name.clone(),
+            what: "inlineUniformBlock (Vulkan 1.3, VK_EXT_inline_uniform_block), which an \
+                   inline uniform block needs; keep the block a uniform buffer"
+                .into(),
+        });
+    }
     validate(desc, &shared.features, shared.compute.max_push_descriptors)?;
     shared
         .slot::<SetLayoutCache>()?
@@ -456,7 +526,7 @@ fn create(shared: &Arc<Shared>, desc: &DescriptorSetLayoutDesc) -> Result<Arc<Se
         .iter()
         .map(|b| {
             let start = total;
-            total = total.saturating_add(b.count);
+            total = total.saturating_add(slots_of(b));
             start
         })
         .collect();
@@ -465,11 +535,7 @@ fn create(shared: &Arc<Shared>, desc: &DescriptorSetLayoutDesc) -> Result<Arc<Se
         raw,
         id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         desc: desc.clone(),
-        pools: Mutex::new(DescriptorAllocator::new(
-            desc.pool_sizes(),
-            desc.flags,
-            desc.bindings.iter().map(|b| b.flags),
-        )),
+        pools: Mutex::new(DescriptorAllocator::new(desc)),
         starts,
         total,
         _samplers: samplers,

@@ -1,6 +1,6 @@
 //! Set-layout descriptions and their content-keyed interner, growing pools, descriptor
-//! sets and checked writes (`write.rs`: the buffer-write checks set writes and push
-//! descriptors share).
+//! sets and checked writes (`write.rs`: the write checks set writes and push descriptors
+//! share).
 
 mod device;
 mod layout;
@@ -12,7 +12,9 @@ pub(crate) use layout::{get_or_create as set_layout, SetLayoutCache};
 pub use layout::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 pub use set::DescriptorSet;
 pub(crate) use set::{allocate_set_in, SetResource};
-pub(crate) use write::{check_buffer_write_in, BufferWrite};
+pub(crate) use write::{
+    check_buffer_write_in, check_image_write_in, check_texel_write_in, BufferWrite, ImageWrite,
+};
 
 use crate::device::Shared;
 use crate::error::Result;

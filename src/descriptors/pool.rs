@@ -11,6 +11,7 @@
 
 use ash::vk;
 
+use super::layout::DescriptorSetLayoutDesc;
 use crate::device::{FaultSite, Shared};
 use crate::error::{vk_err, Result};
 
@@ -28,6 +29,8 @@ pub(crate) struct DescriptorAllocator {
     spare: Vec<(vk::DescriptorSet, usize)>,
     /// Every binding must be written before a set of this layout binds.
     recycle: bool,
+    /// Inline uniform block bindings per set (their pool sizes count bytes).
+    inline_bindings: u32,
 }
 
 struct PoolEntry {
@@ -37,26 +40,30 @@ struct PoolEntry {
 }
 
 impl DescriptorAllocator {
-    /// Pools for sets of a layout with these per-set descriptor counts, layout create flags
-    /// and per-binding flags.
-    pub(crate) fn new(
-        sizes: Vec<vk::DescriptorPoolSize>,
-        layout_flags: vk::DescriptorSetLayoutCreateFlags,
-        mut binding_flags: impl Iterator<Item = vk::DescriptorBindingFlags>,
-    ) -> Self {
+    /// Pools for sets of the layout `desc` (its per-set descriptor counts, its create
+    /// flags, its bindings' flags and inline uniform blocks).
+    pub(crate) fn new(desc: &DescriptorSetLayoutDesc) -> Self {
         let mut flags = vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET;
-        if layout_flags.contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL) {
+        if desc
+            .flags
+            .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
+        {
             flags |= vk::DescriptorPoolCreateFlags::UPDATE_AFTER_BIND;
         }
         let partial = vk::DescriptorBindingFlags::PARTIALLY_BOUND
             | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT;
+        let bindings = desc.bindings();
         DescriptorAllocator {
-            sizes,
+            sizes: desc.pool_sizes(),
             flags,
             pools: Vec::new(),
             next_sets: FIRST_SETS_PER_POOL,
             spare: Vec::new(),
-            recycle: binding_flags.all(|f| !f.intersects(partial)),
+            recycle: bindings.iter().all(|b| !b.flags.intersects(partial)),
+            inline_bindings: bindings
+                .iter()
+                .filter(|b| b.descriptor_type == vk::DescriptorType::INLINE_UNIFORM_BLOCK)
+                .count() as u32,
         }
     }
 
@@ -70,10 +77,17 @@ impl DescriptorAllocator {
                 descriptor_count: s.descriptor_count.saturating_mul(sets).max(1),
             })
             .collect();
-        let info = vk::DescriptorPoolCreateInfo::default()
+        // VUID-VkDescriptorPoolCreateInfo-pNext: inline uniform blocks need their binding
+        // count besides their bytes (the INLINE_UNIFORM_BLOCK pool size).
+        let mut inline = vk::DescriptorPoolInlineUniformBlockCreateInfo::default()
+            .max_inline_uniform_block_bindings(self.inline_bindings.saturating_mul(sets));
+        let mut info = vk::DescriptorPoolCreateInfo::default()
             .max_sets(sets)
             .pool_sizes(&sizes)
             .flags(self.flags);
+        if self.inline_bindings > 0 {
+            info = info.push_next(&mut inline);
+        }
         // SAFETY: valid create info with locals alive for the call.
         let raw = unsafe { device.create_descriptor_pool(&info, None) }
             .map_err(vk_err("vkCreateDescriptorPool"))?;

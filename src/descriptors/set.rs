@@ -18,8 +18,11 @@ use std::sync::Arc;
 use ash::vk;
 use ash::vk::Handle;
 
-use super::layout::{SetLayout, SetLayoutBinding};
-use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
+use super::layout::{slots_of, SetLayout, SetLayoutBinding};
+use super::write::{
+    binding_index_in, check_buffer_write_in, check_image_write_in, check_texel_write_in,
+    BufferWrite, ImageWrite,
+};
 use crate::device::{
     AccelerationStructure, Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps,
     Sampler, Shared,
@@ -44,6 +47,8 @@ enum Held {
     /// A top-level acceleration structure (and, through it, the bottom-level ones it
     /// places).
     AccelerationStructure(AccelerationStructure),
+    /// An inline uniform block with bytes written (its one entry).
+    Inline,
 }
 
 /// One resource a descriptor of a set refers to (for the recorder's hazard tracking and
@@ -151,7 +156,7 @@ pub(crate) fn allocate_set_in(
     for (i, b) in bindings.iter().enumerate() {
         let n = match count {
             Some(n) if i == last => n,
-            _ => b.count,
+            _ => slots_of(b),
         };
         // A SAMPLER binding with immutable samplers needs no write.
         let filled =
@@ -236,7 +241,7 @@ impl DescriptorSet {
                     Held::AccelerationStructure(a) => {
                         a.for_each_traversed(|b| f(b.stamps(), false, b.raw().as_raw()))
                     }
-                    Held::Sampler(_) | Held::Immutable => {}
+                    Held::Sampler(_) | Held::Immutable | Held::Inline => {}
                 }
             }
         }
@@ -278,7 +283,7 @@ impl DescriptorSet {
                         size: buffer.size(),
                     })
                 }),
-                Held::Sampler(_) | Held::Immutable => {}
+                Held::Sampler(_) | Held::Immutable | Held::Inline => {}
             }
         }
     }
@@ -519,6 +524,31 @@ impl DescriptorSet {
         self.write_image_element(binding, 0, Some(image), Some(sampler))
     }
 
+    /// Writes `image` to an INPUT_ATTACHMENT `binding` (`subpassInput`): read in
+    /// `RENDERING_LOCAL_READ_KHR` by a draw of a rendering scope where `image` is a
+    /// local-read colour attachment ([`ColorAttachment::local_read`](crate::ColorAttachment::local_read)).
+    ///
+    /// Errors: `KILN-E200` no such binding, `KILN-E202` not an input attachment binding,
+    /// `KILN-E182` an image without INPUT_ATTACHMENT usage, `KILN-E107` a device without
+    /// `dynamicRenderingLocalRead`, `KILN-E109` an image of another device.
+    pub fn write_input_attachment(&mut self, binding: u32, image: &Image) -> Result<()> {
+        let expected = self
+            .layout
+            .desc()
+            .binding(binding)
+            .map(|b| b.descriptor_type);
+        if let Some(ty) = expected.filter(|t| *t != vk::DescriptorType::INPUT_ATTACHMENT) {
+            return Err(Error::DescriptorTypeMismatch {
+                set: self.set,
+                binding,
+                expected: ty,
+                found: vk::DescriptorType::INPUT_ATTACHMENT,
+                hint: "write_input_attachment writes INPUT_ATTACHMENT bindings (subpassInput)",
+            });
+        }
+        self.write_image_inner(binding, 0, Some(image), None, None)
+    }
+
     /// Writes array element `element` of an image, sampler or combined image-sampler
     /// binding. Which of `image`/`sampler` is given says which descriptor type the caller
     /// means (image only: SAMPLED_IMAGE or STORAGE_IMAGE; sampler only: SAMPLER; both:
@@ -562,112 +592,30 @@ impl DescriptorSet {
         view: Option<&ImageView>,
         sampler: Option<&Sampler>,
     ) -> Result<()> {
-        let desc = self.layout.desc();
-        let idx = self.binding_index(binding)?;
-        let b = &desc.bindings()[idx];
-        let expected = b.descriptor_type;
-        use vk::DescriptorType as T;
-        let immutable = !b.immutable_samplers.is_empty();
-        let (found, ok) = match (image, sampler) {
-            // The layout's immutable sampler completes an image-only write.
-            (Some(_), None) if immutable && expected == T::COMBINED_IMAGE_SAMPLER => {
-                (T::COMBINED_IMAGE_SAMPLER, true)
-            }
-            (Some(_), Some(_)) => (
-                T::COMBINED_IMAGE_SAMPLER,
-                expected == T::COMBINED_IMAGE_SAMPLER,
-            ),
-            // A SAMPLER binding with immutable samplers may not be written
-            // (VUID-VkWriteDescriptorSet-descriptorType-02752): the layout filled it.
-            (None, Some(_)) => (T::SAMPLER, expected == T::SAMPLER && !immutable),
-            (Some(_), None) => (
-                if expected == T::STORAGE_IMAGE {
-                    T::STORAGE_IMAGE
-                } else {
-                    T::SAMPLED_IMAGE
-                },
-                expected == T::SAMPLED_IMAGE || expected == T::STORAGE_IMAGE,
-            ),
-            (None, None) => (T::from_raw(i32::MAX), false),
+        let write = ImageWrite {
+            binding,
+            element,
+            image,
+            view,
+            sampler,
         };
-        if !ok {
-            return Err(Error::DescriptorTypeMismatch {
-                set: self.set,
-                binding,
-                expected,
-                found,
-                hint: match expected {
-                    T::SAMPLER if immutable => {
-                        "this binding's sampler is immutable (set in the layout): it needs no write"
-                    }
-                    T::COMBINED_IMAGE_SAMPLER => "write an image and a sampler (write_combined)",
-                    T::SAMPLER => "write a sampler (write_sampler)",
-                    T::SAMPLED_IMAGE | T::STORAGE_IMAGE => "write an image (write_image)",
-                    _ => "this binding takes a buffer (write_buffer)",
-                },
-            });
-        }
-        let actual = self.slots(idx).len() as u32;
-        if element >= actual {
-            return Err(Error::ArrayElementOutOfRange {
-                set: self.set,
-                binding,
-                count: actual,
-                element,
-            });
-        }
-        // A descriptor written with another VkDevice's image view or sampler is invalid.
-        let foreign = |kind: &str, label: &str| Error::ForeignObject {
-            object: format!(
-                "{kind} `{label}` (written to set {} binding {binding})",
-                self.set
-            ),
-        };
-        if let Some(img) = image.filter(|i| !Arc::ptr_eq(i.shared(), &self.layout.shared)) {
-            return Err(foreign("image", img.label()));
-        }
-        if let Some(s) = sampler.filter(|s| !Arc::ptr_eq(s.shared(), &self.layout.shared)) {
-            return Err(foreign("sampler", &format!("id {}", s.id())));
-        }
-        let (layout, usage) = if expected == T::STORAGE_IMAGE {
-            (vk::ImageLayout::GENERAL, vk::ImageUsageFlags::STORAGE)
-        } else {
-            (
-                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                vk::ImageUsageFlags::SAMPLED,
-            )
-        };
-        if let Some(img) = image {
-            if !img.usage().contains(usage) {
-                return Err(Error::ImageUsage {
-                    object: img.label().to_string(),
-                    needed: usage,
-                    what: "this descriptor type",
-                });
-            }
-        }
-        let info = [vk::DescriptorImageInfo {
-            sampler: sampler.map_or(vk::Sampler::null(), |s| s.raw()),
-            image_view: match (view, image) {
-                (Some(v), _) => v.raw(),
-                (None, Some(i)) => i.view(),
-                (None, None) => vk::ImageView::null(),
-            },
-            image_layout: if image.is_some() {
-                layout
-            } else {
-                vk::ImageLayout::UNDEFINED
-            },
-        }];
+        let (idx, expected, info) = check_image_write_in(
+            &self.layout,
+            self.set,
+            |i| self.slots(i).len() as u32,
+            &write,
+        )?;
         self.wait_unused()?;
+        let info = [info];
         let write = vk::WriteDescriptorSet::default()
             .dst_set(self.raw)
             .dst_binding(binding)
             .dst_array_element(element)
             .descriptor_type(expected)
             .image_info(&info);
-        // SAFETY: type, element and usage were checked against the layout above; the set is
-        // not in use by a pending command buffer and `&mut self` synchronizes the update.
+        // SAFETY: type, element, device and usage were checked against the layout above;
+        // the set is not in use by a pending command buffer and `&mut self` synchronizes
+        // the update.
         unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
         let held = match (view, image, sampler) {
             (Some(v), _, s) => Held::View(v.clone(), s.cloned()),
@@ -700,48 +648,14 @@ impl DescriptorSet {
         element: u32,
         view: &BufferView,
     ) -> Result<()> {
-        use vk::DescriptorType as T;
-        let idx = self.binding_index(binding)?;
-        let expected = self.layout.desc().bindings()[idx].descriptor_type;
-        let usage = match expected {
-            T::UNIFORM_TEXEL_BUFFER => vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER,
-            T::STORAGE_TEXEL_BUFFER => vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
-            _ => {
-                return Err(Error::DescriptorTypeMismatch {
-                    set: self.set,
-                    binding,
-                    expected,
-                    found: T::UNIFORM_TEXEL_BUFFER,
-                    hint: "this binding is not a texel buffer; write what its type takes",
-                })
-            }
-        };
-        let actual = self.slots(idx).len() as u32;
-        if element >= actual {
-            return Err(Error::ArrayElementOutOfRange {
-                set: self.set,
-                binding,
-                count: actual,
-                element,
-            });
-        }
-        let buffer = view.buffer();
-        if !Arc::ptr_eq(buffer.shared(), &self.layout.shared) {
-            return Err(Error::ForeignObject {
-                object: format!(
-                    "buffer view of `{}` (written to set {} binding {binding})",
-                    buffer.label(),
-                    self.set
-                ),
-            });
-        }
-        if !buffer.usage().contains(usage) {
-            return Err(Error::BufferUsage {
-                object: buffer.label().to_string(),
-                needed: usage,
-                call: "write_texel_buffer (a view for this binding's texel-buffer type)",
-            });
-        }
+        let (idx, expected) = check_texel_write_in(
+            &self.layout,
+            self.set,
+            |i| self.slots(i).len() as u32,
+            binding,
+            element,
+            view,
+        )?;
         self.wait_unused()?;
         let views = [view.raw()];
         let write = vk::WriteDescriptorSet::default()
@@ -755,6 +669,74 @@ impl DescriptorSet {
         // the update; the view is kept alive by the set (`store`).
         unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
         self.store(idx, element, Held::TexelBuffer(view.clone()));
+        Ok(())
+    }
+
+    /// Writes `bytes` at byte `offset` of the inline uniform block at `binding` (a uniform
+    /// block the pipeline layout made inline,
+    /// [`PipelineLayoutDesc::with_inline_uniform_block`](crate::PipelineLayoutDesc::with_inline_uniform_block);
+    /// `VkWriteDescriptorSetInlineUniformBlock`, Vulkan spec §14.2.4). The bytes are the
+    /// block's as the shader lays it out (std140 for a GLSL `uniform` block: the reflected
+    /// offsets, kiln-build's typed bindings). The set binds once any bytes of the block
+    /// were written; bytes never written hold undefined values. Like every set write it
+    /// waits until no pending submission uses the set.
+    ///
+    /// Errors: `KILN-E200` no such binding, `KILN-E202` the binding is not an inline
+    /// uniform block, `KILN-E215` an offset or size not a multiple of 4, no bytes, or bytes
+    /// past the block's end.
+    pub fn write_inline_uniform_block(
+        &mut self,
+        binding: u32,
+        offset: u32,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let idx = self.binding_index(binding)?;
+        let b = &self.layout.desc().bindings()[idx];
+        if b.descriptor_type != vk::DescriptorType::INLINE_UNIFORM_BLOCK {
+            return Err(Error::DescriptorTypeMismatch {
+                set: self.set,
+                binding,
+                expected: b.descriptor_type,
+                found: vk::DescriptorType::INLINE_UNIFORM_BLOCK,
+                hint: "only a uniform block made inline by the layout \
+                       (PipelineLayoutDesc::with_inline_uniform_block) takes bytes",
+            });
+        }
+        let size = b.count;
+        let len = bytes.len() as u64;
+        let fail = |detail| Error::InlineUniformBlockWrite {
+            set: self.set,
+            binding,
+            offset,
+            len,
+            size,
+            detail,
+        };
+        if !offset.is_multiple_of(4) || !len.is_multiple_of(4) {
+            return Err(fail("the offset and the size must be multiples of 4"));
+        }
+        if len == 0 {
+            return Err(fail("a write needs at least 4 bytes"));
+        }
+        if offset as u64 + len > size as u64 {
+            return Err(fail("the bytes run past the end of the block"));
+        }
+        self.wait_unused()?;
+        let mut inline = vk::WriteDescriptorSetInlineUniformBlock::default().data(bytes);
+        // For an inline uniform block, dstArrayElement is the byte offset and
+        // descriptorCount the byte count (Vulkan spec §14.2.4).
+        let mut write = vk::WriteDescriptorSet::default()
+            .dst_set(self.raw)
+            .dst_binding(binding)
+            .dst_array_element(offset)
+            .descriptor_type(vk::DescriptorType::INLINE_UNIFORM_BLOCK)
+            .push_next(&mut inline);
+        write.descriptor_count = len as u32;
+        // SAFETY: the binding is an inline uniform block of `size` bytes and the write's
+        // offset and size are multiples of 4 within it (checked above); the set is not in
+        // use by a pending command buffer and `&mut self` synchronizes the update.
+        unsafe { self.layout.shared.raw.update_descriptor_sets(&[write], &[]) };
+        self.store(idx, 0, Held::Inline);
         Ok(())
     }
 

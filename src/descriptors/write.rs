@@ -1,14 +1,15 @@
-//! The checks a buffer descriptor write passes before Vulkan sees it, shared by descriptor
-//! set writes (`set.rs`) and push descriptors (`pipeline`'s push-descriptor commands): the
-//! binding exists, the descriptor type and the buffer's usage match, the range is within the
-//! device limit and the offset aligned (the VUIDs are listed in `set.rs`'s module docs).
+//! The checks a descriptor write passes before Vulkan sees it, shared by descriptor set
+//! writes (`set.rs`) and push descriptors (`commands/push_descriptor.rs`): the binding
+//! exists, the descriptor type and the resource's usage match, the element is in range,
+//! the resource belongs to the set's device; for buffers the range is within the device
+//! limit and the offset aligned (the VUIDs are listed in `set.rs`'s module docs).
 
 use std::sync::Arc;
 
 use ash::vk;
 
 use super::layout::SetLayout;
-use crate::device::Buffer;
+use crate::device::{Buffer, BufferView, Image, ImageView, Sampler};
 use crate::error::{Error, Result};
 
 /// One buffer descriptor write, as [`check_buffer_write_in`] checks it.
@@ -188,4 +189,216 @@ fn usage_for(ty: vk::DescriptorType) -> vk::BufferUsageFlags {
         }
         _ => vk::BufferUsageFlags::empty(),
     }
+}
+
+/// One image, sampler or combined image-sampler descriptor write, as
+/// [`check_image_write_in`] checks it. Which of `image`/`sampler` is given says which
+/// descriptor type the caller means; `view`, when given, is a view of `image`.
+#[derive(Clone, Copy)]
+pub(crate) struct ImageWrite<'w> {
+    pub binding: u32,
+    pub element: u32,
+    pub image: Option<&'w Image>,
+    pub view: Option<&'w ImageView>,
+    pub sampler: Option<&'w Sampler>,
+}
+
+/// The layout an image descriptor of type `ty` is written with, and the one kiln's
+/// automatic barriers move the image to before a command that uses it: storage image
+/// GENERAL, sampled image and combined image sampler SHADER_READ_ONLY_OPTIMAL, input
+/// attachment RENDERING_LOCAL_READ_KHR (dynamic rendering local read); `UNDEFINED` for
+/// the other types.
+pub(crate) fn image_layout_of(ty: vk::DescriptorType) -> vk::ImageLayout {
+    use vk::DescriptorType as T;
+    match ty {
+        T::STORAGE_IMAGE => vk::ImageLayout::GENERAL,
+        T::SAMPLED_IMAGE | T::COMBINED_IMAGE_SAMPLER => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        T::INPUT_ATTACHMENT => vk::ImageLayout::RENDERING_LOCAL_READ_KHR,
+        _ => vk::ImageLayout::UNDEFINED,
+    }
+}
+
+/// The image usage an image descriptor of type `ty` needs
+/// (VUID-VkWriteDescriptorSet-descriptorType-00337, -00339, -00338).
+fn image_usage_of(ty: vk::DescriptorType) -> vk::ImageUsageFlags {
+    use vk::DescriptorType as T;
+    match ty {
+        T::STORAGE_IMAGE => vk::ImageUsageFlags::STORAGE,
+        T::INPUT_ATTACHMENT => vk::ImageUsageFlags::INPUT_ATTACHMENT,
+        _ => vk::ImageUsageFlags::SAMPLED,
+    }
+}
+
+/// Checks one image, sampler or combined image-sampler write to set number `set` of
+/// `layout` (`count_of(idx)`: the binding's actual descriptor count); returns the
+/// binding's index, its descriptor type and the `VkDescriptorImageInfo` to write. The
+/// layout's immutable sampler completes an image-only write to a COMBINED_IMAGE_SAMPLER
+/// binding; a SAMPLER binding with immutable samplers takes no write
+/// (VUID-VkWriteDescriptorSet-descriptorType-02752). Errors: `KILN-E200`, `KILN-E202`,
+/// `KILN-E203`, `KILN-E109`, `KILN-E182`, `KILN-E107` an input attachment without
+/// `dynamicRenderingLocalRead`.
+pub(crate) fn check_image_write_in(
+    layout: &SetLayout,
+    set: u32,
+    count_of: impl Fn(usize) -> u32,
+    w: &ImageWrite<'_>,
+) -> Result<(usize, vk::DescriptorType, vk::DescriptorImageInfo)> {
+    use vk::DescriptorType as T;
+    let binding = w.binding;
+    let idx = binding_index_in(layout, set, binding)?;
+    let b = &layout.desc().bindings()[idx];
+    let expected = b.descriptor_type;
+    let immutable = !b.immutable_samplers.is_empty();
+    let (found, ok) = match (w.image, w.sampler) {
+        (Some(_), None) if immutable && expected == T::COMBINED_IMAGE_SAMPLER => {
+            (T::COMBINED_IMAGE_SAMPLER, true)
+        }
+        (Some(_), Some(_)) => (
+            T::COMBINED_IMAGE_SAMPLER,
+            expected == T::COMBINED_IMAGE_SAMPLER,
+        ),
+        (None, Some(_)) => (T::SAMPLER, expected == T::SAMPLER && !immutable),
+        (Some(_), None) => (
+            match expected {
+                T::STORAGE_IMAGE | T::INPUT_ATTACHMENT => expected,
+                _ => T::SAMPLED_IMAGE,
+            },
+            matches!(
+                expected,
+                T::SAMPLED_IMAGE | T::STORAGE_IMAGE | T::INPUT_ATTACHMENT
+            ),
+        ),
+        (None, None) => (T::from_raw(i32::MAX), false),
+    };
+    if !ok {
+        return Err(Error::DescriptorTypeMismatch {
+            set,
+            binding,
+            expected,
+            found,
+            hint: match expected {
+                T::SAMPLER if immutable => {
+                    "this binding's sampler is immutable (set in the layout): it needs no write"
+                }
+                T::COMBINED_IMAGE_SAMPLER => "write an image and a sampler (write_combined)",
+                T::SAMPLER => "write a sampler (write_sampler)",
+                T::SAMPLED_IMAGE | T::STORAGE_IMAGE => "write an image (write_image)",
+                T::INPUT_ATTACHMENT => "write an image (write_input_attachment)",
+                T::UNIFORM_TEXEL_BUFFER | T::STORAGE_TEXEL_BUFFER => {
+                    "write a buffer view (write_texel_buffer)"
+                }
+                T::INLINE_UNIFORM_BLOCK => "write bytes (write_inline_uniform_block)",
+                _ => "this binding takes a buffer (write_buffer)",
+            },
+        });
+    }
+    let actual = count_of(idx);
+    if w.element >= actual {
+        return Err(Error::ArrayElementOutOfRange {
+            set,
+            binding,
+            count: actual,
+            element: w.element,
+        });
+    }
+    if expected == T::INPUT_ATTACHMENT && !layout.shared.features.dynamic_rendering_local_read {
+        // An input attachment of a dynamic rendering scope is read in
+        // RENDERING_LOCAL_READ_KHR (VUID-VkWriteDescriptorSet-descriptorType-04150 ff.).
+        return Err(crate::device::local_read_missing(&layout.shared.info.name));
+    }
+    // A descriptor written with another VkDevice's image view or sampler is invalid.
+    let foreign = |kind: &str, label: &str| Error::ForeignObject {
+        object: format!("{kind} `{label}` (written to set {set} binding {binding})"),
+    };
+    if let Some(img) = w.image.filter(|i| !Arc::ptr_eq(i.shared(), &layout.shared)) {
+        return Err(foreign("image", img.label()));
+    }
+    if let Some(s) = w
+        .sampler
+        .filter(|s| !Arc::ptr_eq(s.shared(), &layout.shared))
+    {
+        return Err(foreign("sampler", &format!("id {}", s.id())));
+    }
+    let usage = image_usage_of(expected);
+    if let Some(img) = w.image {
+        if !img.usage().contains(usage) {
+            return Err(Error::ImageUsage {
+                object: img.label().to_string(),
+                needed: usage,
+                what: "this descriptor type",
+            });
+        }
+    }
+    let info = vk::DescriptorImageInfo {
+        sampler: w.sampler.map_or(vk::Sampler::null(), |s| s.raw()),
+        image_view: match (w.view, w.image) {
+            (Some(v), _) => v.raw(),
+            (None, Some(i)) => i.view(),
+            (None, None) => vk::ImageView::null(),
+        },
+        image_layout: if w.image.is_some() {
+            image_layout_of(expected)
+        } else {
+            vk::ImageLayout::UNDEFINED
+        },
+    };
+    Ok((idx, expected, info))
+}
+
+/// Checks one texel-buffer write of `view` at `element` of `binding` of set number `set`
+/// of `layout`: the layout's type is a texel buffer
+/// (VUID-VkWriteDescriptorSet-descriptorType-00325 ff.), the element in range, the view
+/// of the set's device and its buffer created with that texel usage
+/// (VUID-VkWriteDescriptorSet-descriptorType-08765, -08766). Returns the binding's index
+/// and its type. Errors: `KILN-E200`, `KILN-E202`, `KILN-E203`, `KILN-E109`, `KILN-E157`.
+pub(crate) fn check_texel_write_in(
+    layout: &SetLayout,
+    set: u32,
+    count_of: impl Fn(usize) -> u32,
+    binding: u32,
+    element: u32,
+    view: &BufferView,
+) -> Result<(usize, vk::DescriptorType)> {
+    use vk::DescriptorType as T;
+    let idx = binding_index_in(layout, set, binding)?;
+    let expected = layout.desc().bindings()[idx].descriptor_type;
+    let usage = match expected {
+        T::UNIFORM_TEXEL_BUFFER => vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER,
+        T::STORAGE_TEXEL_BUFFER => vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
+        _ => {
+            return Err(Error::DescriptorTypeMismatch {
+                set,
+                binding,
+                expected,
+                found: T::UNIFORM_TEXEL_BUFFER,
+                hint: "this binding is not a texel buffer; write what its type takes",
+            })
+        }
+    };
+    let actual = count_of(idx);
+    if element >= actual {
+        return Err(Error::ArrayElementOutOfRange {
+            set,
+            binding,
+            count: actual,
+            element,
+        });
+    }
+    let buffer = view.buffer();
+    if !Arc::ptr_eq(buffer.shared(), &layout.shared) {
+        return Err(Error::ForeignObject {
+            object: format!(
+                "buffer view of `{}` (written to set {set} binding {binding})",
+                buffer.label(),
+            ),
+        });
+    }
+    if !buffer.usage().contains(usage) {
+        return Err(Error::BufferUsage {
+            object: buffer.label().to_string(),
+            needed: usage,
+            call: "write_texel_buffer (a view for this binding's texel-buffer type)",
+        });
+    }
+    Ok((idx, expected))
 }

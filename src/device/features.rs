@@ -31,6 +31,8 @@ const BFLOAT16_NAME: &CStr = c"VK_KHR_shader_bfloat16";
 /// Validation-layer versions that know the extensions' structs.
 const LAYER_KNOWS_COOPERATIVE_MATRIX: u32 = vk::make_api_version(0, 1, 3, 255);
 const LAYER_KNOWS_BFLOAT16: u32 = vk::make_api_version(0, 1, 4, 311);
+/// The first validation layer whose headers know VK_KHR_dynamic_rendering_local_read.
+const LAYER_KNOWS_LOCAL_READ: u32 = vk::make_api_version(0, 1, 3, 283);
 
 /// `VkPhysicalDeviceShaderBfloat16FeaturesKHR` (VK_KHR_shader_bfloat16), laid out as the
 /// Vulkan headers declare it; ash's headers predate it.
@@ -196,6 +198,31 @@ pub struct Features {
     /// Update-after-bind descriptor limits (Vulkan 1.2 descriptor indexing properties);
     /// zero when descriptor indexing is unsupported.
     pub update_after_bind_limits: UpdateAfterBindLimits,
+    /// `inlineUniformBlock` (Vulkan 1.3, VK_EXT_inline_uniform_block): uniform blocks whose
+    /// bytes live in the descriptor set
+    /// ([`PipelineLayoutDesc::with_inline_uniform_block`](crate::PipelineLayoutDesc::with_inline_uniform_block)).
+    pub inline_uniform_block: bool,
+    /// The inline uniform block limits (zero without the feature).
+    pub inline_uniform_block_limits: InlineUniformBlockLimits,
+    /// `dynamicRenderingLocalRead` (VK_KHR_dynamic_rendering_local_read, core in Vulkan
+    /// 1.4): a fragment shader reads, through an input attachment, the colour attachment
+    /// an earlier draw of the same rendering scope wrote
+    /// ([`ColorAttachment::local_read`](crate::ColorAttachment::local_read),
+    /// [`Recorder::local_read_barrier`](crate::Recorder::local_read_barrier)).
+    pub dynamic_rendering_local_read: bool,
+}
+
+/// The limits of inline uniform blocks (`VkPhysicalDeviceVulkan13Properties`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InlineUniformBlockLimits {
+    /// `maxInlineUniformBlockSize`: bytes of one block (at least 256 where supported).
+    pub max_size: u32,
+    /// `maxPerStageDescriptorInlineUniformBlocks`: blocks one stage may access.
+    pub max_per_stage: u32,
+    /// `maxDescriptorSetInlineUniformBlocks`: blocks in all the sets of a pipeline layout.
+    pub max_per_layout: u32,
+    /// `maxInlineUniformTotalSize`: bytes of all the blocks of a pipeline layout.
+    pub max_total_size: u32,
 }
 
 /// The workgroup-count limits of `draw_mesh_tasks` (`VkPhysicalDeviceMeshShaderPropertiesEXT`).
@@ -295,6 +322,10 @@ pub(crate) fn create_device(
     let push_descriptor = has(ash::khr::push_descriptor::NAME);
     let has_exec = has(ash::khr::pipeline_executable_properties::NAME);
     let has_mesh = has(ash::ext::mesh_shader::NAME);
+    let has_local_read =
+        has(ash::khr::dynamic_rendering_local_read::NAME) && layer_knows(LAYER_KNOWS_LOCAL_READ);
+    let mut flr: vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR<'static> =
+        Default::default();
     let mut fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static> = Default::default();
     let mut f11: vk::PhysicalDeviceVulkan11Features<'static> = Default::default();
     let mut f12: vk::PhysicalDeviceVulkan12Features<'static> = Default::default();
@@ -329,6 +360,9 @@ pub(crate) fn create_device(
             f2 = f2.push_next(&mut fms);
         }
         f2 = frt.chain_query(f2);
+        if has_local_read {
+            f2 = f2.push_next(&mut flr);
+        }
         // SAFETY: the chain holds only locals alive for the call, each of the right sType,
         // the extension ones only when the device has the extension.
         unsafe { ir.get_physical_device_features2(physical, &mut f2) };
@@ -342,6 +376,8 @@ pub(crate) fn create_device(
     fcm2.p_next = std::ptr::null_mut();
     fpe.p_next = std::ptr::null_mut();
     fms.p_next = std::ptr::null_mut();
+    flr.p_next = std::ptr::null_mut();
+    let local_read = has_local_read && b(flr.dynamic_rendering_local_read);
     // Multiview and fragment-shading-rate mesh shading need features kiln does not
     // enable; mesh queries, queries kiln does not make.
     fms.multiview_mesh_shader = vk::FALSE;
@@ -402,6 +438,9 @@ pub(crate) fn create_device(
     }
     if pipeline_executable_info {
         ext_names.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
+    }
+    if local_read {
+        ext_names.push(ash::khr::dynamic_rendering_local_read::NAME.as_ptr());
     }
     let mesh_shader = has_mesh && b(fms.mesh_shader);
     if mesh_shader {
@@ -523,7 +562,23 @@ pub(crate) fn create_device(
         } else {
             UpdateAfterBindLimits::default()
         },
+        inline_uniform_block: false,
+        inline_uniform_block_limits: InlineUniformBlockLimits::default(),
+        dynamic_rendering_local_read: local_read,
     };
+    features.inline_uniform_block = v13 && b(f13.inline_uniform_block);
+    if features.inline_uniform_block {
+        let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
+        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p13);
+        // SAFETY: the chain holds one local struct of the right sType (Vulkan 1.3).
+        unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
+        features.inline_uniform_block_limits = InlineUniformBlockLimits {
+            max_size: p13.max_inline_uniform_block_size,
+            max_per_stage: p13.max_per_stage_descriptor_inline_uniform_blocks,
+            max_per_layout: p13.max_descriptor_set_inline_uniform_blocks,
+            max_total_size: p13.max_inline_uniform_total_size,
+        };
+    }
 
     // One priority per queue, all equal (at most MAX_QUEUES queues per family).
     let priorities = [1.0f32; super::MAX_QUEUES];
@@ -545,6 +600,8 @@ pub(crate) fn create_device(
         fpe,
         fms,
         frt,
+        flr,
+        local_read,
     };
     let flags = (
         v12,
@@ -610,6 +667,9 @@ struct Chain {
     fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>,
     fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static>,
     frt: RayFeatures,
+    flr: vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR<'static>,
+    /// `flr` is chained (VK_KHR_dynamic_rendering_local_read enabled).
+    local_read: bool,
 }
 
 /// One `vkCreateDevice` with the structs of `chain` that `(v12, v13, cooperative matrix,
@@ -634,6 +694,7 @@ fn try_create(
     chain.fcm2.p_next = std::ptr::null_mut();
     chain.fpe.p_next = std::ptr::null_mut();
     chain.fms.p_next = std::ptr::null_mut();
+    chain.flr.p_next = std::ptr::null_mut();
     let mut info = vk::DeviceCreateInfo::default()
         .queue_create_infos(queue_infos)
         .enabled_extension_names(ext_names)
@@ -660,6 +721,9 @@ fn try_create(
         info = info.push_next(&mut chain.fms);
     }
     info = chain.frt.chain_create(info);
+    if chain.local_read {
+        info = info.push_next(&mut chain.flr);
+    }
     // Under the loader lock: vkCreateDevice and ash's loading of every device function
     // (`loader` module docs).
     let _loader = super::loader::exclusive();
@@ -801,4 +865,16 @@ fn query_properties(
         cooperative_matrix2: Default::default(),
     };
     (supported, compute)
+}
+
+/// `KILN-E107` for local read on a device without it.
+#[cold]
+pub(crate) fn local_read_missing(device: &str) -> crate::error::Error {
+    crate::error::Error::MissingFeature {
+        device: device.to_string(),
+        what: "dynamicRenderingLocalRead (VK_KHR_dynamic_rendering_local_read, Vulkan 1.4), \
+               which input attachments and local-read colour attachments need; end the \
+               scope and sample the image in the next one instead"
+            .into(),
+    }
 }

@@ -72,7 +72,8 @@ pub use families::{
     MAX_TRANSFER_QUEUES,
 };
 pub use faults::{FaultInjector, FaultSite};
-pub use features::{Features, MeshShaderLimits, UpdateAfterBindLimits};
+pub(crate) use features::local_read_missing;
+pub use features::{Features, InlineUniformBlockLimits, MeshShaderLimits, UpdateAfterBindLimits};
 pub(crate) use format::{format_info, NumClass};
 pub use gpu_allocator::MemoryLocation;
 pub use host_memory::HostBufferMemory;

@@ -115,6 +115,21 @@ macro_rules! descriptors_errors {
             #[error("acceleration structure `{object}` written to set {set} binding {binding} is bottom-level; write the top-level structure whose instances refer to it")]
             AccelerationStructureLevel { object: String, set: u32, binding: u32 },
 
+            /// A write of bytes into an inline uniform block outside the rules: offset and size
+            /// multiples of 4 (VUID-VkWriteDescriptorSet-descriptorType-02219, -02220), not
+            /// empty, within the block (its reflected size rounded up to 4,
+            /// VUID-VkWriteDescriptorSet-descriptorType-02221 ff.).
+            #[code("KILN-E215")]
+            #[error("set {set} binding {binding}: {len} bytes at offset {offset} cannot be written into its inline uniform block of {size} bytes: {detail}")]
+            InlineUniformBlockWrite {
+                set: u32,
+                binding: u32,
+                offset: u32,
+                len: u64,
+                size: u32,
+                detail: &'static str,
+            },
+
             // ------------------------------------------------------------ E210–E214 push descriptors
             /// A push-descriptor command on a set that is not the pipeline's push-descriptor set,
             /// or a pipeline asked for a push-descriptor set the device or the layout cannot have

@@ -59,6 +59,7 @@ pub(crate) fn check_descriptor_limits(
             limit_name: "maxBoundDescriptorSets",
         });
     }
+    check_inline_limits(shared, sets)?;
     use vk::DescriptorType as T;
     // (name, per-stage limit, per-set limit, types counted)
     let accel = &shared.features.acceleration_structure_limits;
@@ -161,6 +162,57 @@ pub(crate) fn check_descriptor_limits(
                     limit_name,
                 });
             }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the inline uniform blocks of a pipeline layout: blocks per stage
+/// (`maxPerStageDescriptorInlineUniformBlocks`), per layout
+/// (`maxDescriptorSetInlineUniformBlocks`) and their bytes (`maxInlineUniformTotalSize`),
+/// VUID-VkPipelineLayoutCreateInfo-descriptorType-02214, -02216, -06531.
+///
+/// Errors: `KILN-E057`.
+fn check_inline_limits(shared: &Shared, sets: &[DescriptorSetLayoutDesc]) -> Result<()> {
+    let blocks = || {
+        sets.iter()
+            .flat_map(|s| s.bindings())
+            .filter(|b| b.descriptor_type == vk::DescriptorType::INLINE_UNIFORM_BLOCK)
+    };
+    if blocks().next().is_none() {
+        return Ok(());
+    }
+    let l = shared.features.inline_uniform_block_limits;
+    let exceeded = |what: String, count: u64, limit: u32, limit_name| {
+        Err(Error::LimitExceeded {
+            what,
+            count,
+            limit: limit as u64,
+            limit_name,
+        })
+    };
+    let count = blocks().count() as u64;
+    if count > l.max_per_layout as u64 {
+        let what = "inline uniform blocks in the pipeline layout".to_string();
+        return exceeded(
+            what,
+            count,
+            l.max_per_layout,
+            "maxDescriptorSetInlineUniformBlocks",
+        );
+    }
+    let bytes: u64 = blocks().map(|b| b.count as u64).sum();
+    if bytes > l.max_total_size as u64 {
+        let what = "bytes of inline uniform blocks in the pipeline layout".to_string();
+        return exceeded(what, bytes, l.max_total_size, "maxInlineUniformTotalSize");
+    }
+    for bit in 0..32 {
+        let stage = vk::ShaderStageFlags::from_raw(1 << bit);
+        let n = blocks().filter(|b| b.stages.contains(stage)).count() as u64;
+        if n > l.max_per_stage as u64 {
+            let what = format!("inline uniform blocks visible to the {stage:?} stage");
+            let name = "maxPerStageDescriptorInlineUniformBlocks";
+            return exceeded(what, n, l.max_per_stage, name);
         }
     }
     Ok(())

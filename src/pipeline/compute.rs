@@ -220,13 +220,26 @@ pub(crate) fn check_layout_covers(
                 b.descriptor_type
             ));
         };
-        if lb.descriptor_type != b.descriptor_type {
+        // A uniform block may be an inline uniform block (its count is bytes).
+        let inline = lb.descriptor_type == vk::DescriptorType::INLINE_UNIFORM_BLOCK
+            && b.descriptor_type == vk::DescriptorType::UNIFORM_BUFFER;
+        if lb.descriptor_type != b.descriptor_type && !inline {
             return fail(format!(
                 "set {set} binding {n} is {:?} in the shader but {:?} in the layout",
                 b.descriptor_type, lb.descriptor_type
             ));
         }
-        if !b.runtime_array && lb.count < b.count {
+        if inline {
+            let size = b.block.as_ref().map_or(0, |block| block.size);
+            if b.count != 1 || lb.count < size {
+                return fail(format!(
+                    "set {set} binding {n}: the inline uniform block of {} bytes cannot hold \
+                     the shader's {} block(s) of {size} bytes; build it with \
+                     PipelineLayoutDesc::with_inline_uniform_block",
+                    lb.count, b.count
+                ));
+            }
+        } else if !b.runtime_array && lb.count < b.count {
             return fail(format!(
                 "set {set} binding {n} has {} descriptors in the shader but {} in the layout",
                 b.count, lb.count

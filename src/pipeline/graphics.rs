@@ -363,6 +363,16 @@ impl GraphicsPipeline {
         };
 
         let (layout, access, set_names) = layout_and_access(shared, desc, &stages)?;
+        let input_attachments = layout
+            .set_layouts()
+            .iter()
+            .flat_map(|s| s.desc().bindings())
+            .any(|b| b.descriptor_type == vk::DescriptorType::INPUT_ATTACHMENT);
+        if input_attachments && !f.dynamic_rendering_local_read {
+            // With dynamic rendering, input attachments need local read
+            // (VUID-VkGraphicsPipelineCreateInfo-renderPass-06061).
+            return Err(crate::device::local_read_missing(&shared.info.name));
+        }
         state::check_depth_bias(desc.depth_bias, &shared.features).map_err(invalid)?;
         let depth =
             state::depth_stencil(&desc.depth, &desc.stencil, desc.depth_format).map_err(invalid)?;

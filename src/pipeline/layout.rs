@@ -62,6 +62,10 @@ pub struct PipelineLayoutDesc {
     pub bindless_max: BTreeMap<(u32, u32), u32>,
     /// Reflected binding names per set (not part of the layout's identity).
     pub names: Vec<BTreeMap<String, u32>>,
+    /// Reflected byte size of each (set, binding) that is one uniform block (not an
+    /// array): what [`with_inline_uniform_block`](Self::with_inline_uniform_block) sizes
+    /// the inline block by. Not part of the layout's identity.
+    pub uniform_block_sizes: BTreeMap<(u32, u32), u32>,
 }
 
 struct Slot {
@@ -170,9 +174,16 @@ impl PipelineLayoutDesc {
         let mut per_set: Vec<Vec<SetLayoutBinding>> = vec![Vec::new(); set_count];
         let mut names: Vec<BTreeMap<String, u32>> = vec![BTreeMap::new(); set_count];
         let mut runtime_arrays = Vec::new();
+        let mut uniform_block_sizes = BTreeMap::new();
         for ((set, binding), slot) in &slots {
             if slot.binding.runtime_array {
                 runtime_arrays.push((*set, *binding));
+            }
+            let b = &slot.binding;
+            if let (vk::DescriptorType::UNIFORM_BUFFER, 1, Some(block)) =
+                (b.descriptor_type, b.count, &b.block)
+            {
+                uniform_block_sizes.insert((*set, *binding), block.size);
             }
             per_set[*set as usize].push(SetLayoutBinding {
                 binding: *binding,
@@ -203,6 +214,7 @@ impl PipelineLayoutDesc {
             runtime_arrays,
             bindless_max: BTreeMap::new(),
             names,
+            uniform_block_sizes,
         })
     }
 
@@ -264,6 +276,51 @@ impl PipelineLayoutDesc {
             return Err(not_found(samplers));
         };
         b.immutable_samplers = vec![sampler; b.count as usize];
+        *s = DescriptorSetLayoutDesc::new(bindings, s.flags);
+        Ok(self)
+    }
+
+    /// Makes the uniform block at (set, binding) an inline uniform block
+    /// (`VK_DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK`, Vulkan 1.3 / VK_EXT_inline_uniform_block,
+    /// Vulkan spec §14.1.16): its bytes live in the descriptor set, written with
+    /// [`DescriptorSet::write_inline_uniform_block`](crate::DescriptorSet::write_inline_uniform_block),
+    /// with no buffer. SPIR-V has no inline block of its own (GLSL and HLSL declare an
+    /// ordinary `uniform` block / `cbuffer`; the layout decides,
+    /// VUID-VkComputePipelineCreateInfo-layout-07990 accepts either), so kiln makes one
+    /// only when asked here. The binding's descriptor count becomes the block's reflected
+    /// byte size rounded up to 4 (VUID-VkDescriptorSetLayoutBinding-descriptorType-02209).
+    /// Pass the layout as the `layout` of
+    /// [`ComputePipelineDesc`](crate::ComputePipelineDesc) or a graphics pipeline.
+    /// Creating the layout checks the device: `KILN-E107` without the `inlineUniformBlock`
+    /// feature, `KILN-E209` a block larger than `maxInlineUniformBlockSize`, `KILN-E057`
+    /// more blocks than `maxPerStageDescriptorInlineUniformBlocks` /
+    /// `maxDescriptorSetInlineUniformBlocks` or bytes than `maxInlineUniformTotalSize`.
+    ///
+    /// Errors: `KILN-E200` (set, binding) is not one uniform block of the reflected
+    /// layout (the error lists the bindings that are).
+    pub fn with_inline_uniform_block(mut self, set: u32, binding: u32) -> Result<Self> {
+        let blocks: Vec<u32> = self
+            .uniform_block_sizes
+            .keys()
+            .filter(|(s, _)| *s == set)
+            .map(|(_, b)| *b)
+            .collect();
+        let size = self.uniform_block_sizes.get(&(set, binding)).copied();
+        let s = self.sets.get_mut(set as usize);
+        let (Some(size), Some(s)) = (size, s) else {
+            return Err(Error::NoSuchBinding {
+                set,
+                binding,
+                available: blocks,
+            });
+        };
+        let mut bindings = s.bindings().to_vec();
+        for b in bindings.iter_mut().filter(|b| b.binding == binding) {
+            if b.descriptor_type == vk::DescriptorType::UNIFORM_BUFFER {
+                b.descriptor_type = vk::DescriptorType::INLINE_UNIFORM_BLOCK;
+                b.count = size.max(1).next_multiple_of(4);
+            }
+        }
         *s = DescriptorSetLayoutDesc::new(bindings, s.flags);
         Ok(self)
     }

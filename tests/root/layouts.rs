@@ -4,7 +4,7 @@
 
 use common::add;
 use common::draw::{assert_quad_texels, draw_quad, quad_vertex_layout, texture_2x2, RGBA8};
-use common::{assert_clean, device};
+use common::{assert_clean, code, device};
 use kiln::Visibility;
 use kiln::{
     vk, ColorAttachment, GraphicsPipelineDesc, ImageDesc, PipelineLayoutDesc, RenderingDesc,
@@ -596,5 +596,111 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E250", "{err}");
+    assert_clean(&device);
+}
+
+/// Runtime arrays of sampled images and of samplers: partially bound (only some elements
+/// written), the texture array of variable count, update-after-bind where the device has it
+/// for sampled images; elements written after the set was bound by an earlier submission
+/// are read by the next one.
+#[test]
+fn bindless_sampled_images_and_samplers() {
+    let device = device();
+    let m = kiln::include_spirv!("test/bindless_textures.comp").unwrap();
+    let desc = PipelineLayoutDesc::from_stages(&[(&m, "main")])
+        .unwrap()
+        .with_bindless_max(0, 2, 4)
+        .with_bindless_max(0, 3, 16);
+    assert_eq!(desc.runtime_arrays, vec![(0, 2), (0, 3)]);
+    if !device.features().runtime_descriptor_array {
+        let err = device.pipeline_layout(&desc).unwrap_err();
+        assert_eq!(err.code(), "KILN-E107", "{err}");
+        assert!(err.to_string().contains("set 0 binding 2"), "{err}");
+        eprintln!(
+            "bindless textures: {} lacks descriptor indexing; checked the error",
+            device.info().name
+        );
+        assert_clean(&device);
+        return;
+    }
+    let p = device
+        .compute_pipeline_with(&kiln::ComputePipelineDesc {
+            layout: Some(&desc),
+            ..kiln::ComputePipelineDesc::new(&m, "main")
+        })
+        .unwrap();
+    let set_layout = &p.layout().set_layouts()[0];
+    let (samplers, textures) = (
+        set_layout.desc().binding(2).unwrap().clone(),
+        set_layout.desc().binding(3).unwrap().clone(),
+    );
+    assert_eq!((samplers.count, textures.count), (4, 16));
+    let partial = vk::DescriptorBindingFlags::PARTIALLY_BOUND;
+    assert!(samplers.flags.contains(partial) && textures.flags.contains(partial));
+    assert!(textures
+        .flags
+        .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT));
+    let uab = device.features().update_after_bind_sampled_image;
+    for b in [&samplers, &textures] {
+        assert_eq!(
+            b.flags
+                .contains(vk::DescriptorBindingFlags::UPDATE_AFTER_BIND),
+            uab
+        );
+    }
+    eprintln!(
+        "bindless textures: {} has descriptor indexing (update-after-bind for sampled images: \
+         {uab}); ran the real path",
+        device.info().name
+    );
+    // Eight textures of one texel, 10 k + 1; a set of 8 (variable count).
+    let texture = |k: u32| {
+        let v = 10.0 * k as f32 + 1.0;
+        device
+            .texture_from_bytes(
+                "texel",
+                1,
+                1,
+                vk::Format::R32_SFLOAT,
+                bytemuck::bytes_of(&v),
+            )
+            .unwrap()
+    };
+    let images: Vec<kiln::Image> = (0..8).map(texture).collect();
+    let sampler = device.sampler(&kiln::SamplerDesc::nearest_clamp()).unwrap();
+    let mut set = p.descriptor_set_with_count(0, Some(8)).unwrap();
+    // Only textures 0, 3 and 7 and sampler 1 are written.
+    for k in [0u32, 3, 7] {
+        set.write_image_element(3, k, Some(&images[k as usize]), None)
+            .unwrap();
+    }
+    set.write_image_element(2, 1, None, Some(&sampler)).unwrap();
+    assert_eq!(
+        code(set.write_image_element(3, 8, Some(&images[0]), None)),
+        "KILN-E203"
+    );
+    let which: Vec<[u32; 2]> = vec![[0, 1], [3, 1], [7, 1], [3, 1]];
+    let which_buf = add::storage(&device, "which", &which);
+    let out = device.storage_buffer::<f32>("out", which.len()).unwrap();
+    set.write_buffer(0, &out).unwrap();
+    set.write_buffer(1, &which_buf).unwrap();
+    let run = |set: &kiln::DescriptorSet| {
+        device.execute(|r| {
+            r.bind_pipeline(&p)?;
+            r.bind_set(0, set)?;
+            r.dispatch_threads(which.len() as u32)
+        })
+    };
+    run(&set).unwrap();
+    assert_eq!(out.read::<f32>().unwrap(), vec![1.0, 31.0, 71.0, 31.0]);
+    // Elements written after the set was bound (texture 5, sampler 3), then read.
+    set.write_image_element(3, 5, Some(&images[5]), None)
+        .unwrap();
+    set.write_image_element(2, 3, None, Some(&sampler)).unwrap();
+    which_buf
+        .upload(&[[5u32, 3], [0, 1], [5, 1], [7, 3]])
+        .unwrap();
+    run(&set).unwrap();
+    assert_eq!(out.read::<f32>().unwrap(), vec![51.0, 1.0, 51.0, 71.0]);
     assert_clean(&device);
 }

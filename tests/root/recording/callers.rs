@@ -179,6 +179,10 @@ fn graphics_commands_name_the_users_line() {
                 depth: None,
             };
             named!(r, "begin_rendering", r.begin_rendering(&desc));
+            // Refused (no local-read attachment in this scope), and still names its line.
+            let refused = r.local_read_barrier().map_err(|e| e.code());
+            named_from(r, "local_read_barrier", line!() - 1);
+            assert_eq!(refused, Err("KILN-E283"));
             named!(r, "set_viewport", r.set_viewport(viewport));
             named!(r, "set_scissor", r.set_scissor(full));
             named!(r, "bind_pipeline", r.bind_pipeline(&p));

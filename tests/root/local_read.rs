@@ -1,0 +1,96 @@
+//! Input attachments with dynamic rendering local read (VK_KHR_dynamic_rendering_local_read,
+//! core in Vulkan 1.4): a draw reads, through `subpassInput`, the colour attachment an
+//! earlier draw of the same rendering scope wrote, after a by-region barrier inside the
+//! scope. lavapipe 25.0.7 has the extension (the real path); lavapipe 22.3 does not (the
+//! coded errors). The test prints which path ran.
+
+use common::draw::RGBA8;
+use common::{assert_clean, code, device};
+use kiln::{vk, ColorAttachment, GraphicsPipelineDesc, ImageDesc, RenderingDesc};
+
+#[test]
+fn a_draw_reads_what_the_draw_before_it_wrote() {
+    let device = device();
+    let vs = kiln::include_spirv!("test/fuzz_fullscreen.vert").unwrap();
+    let fill = kiln::include_spirv!("test/local_read_fill.frag").unwrap();
+    let double = kiln::include_spirv!("test/local_read_double.frag").unwrap();
+    let img = device
+        .image(&ImageDesc {
+            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
+            ..ImageDesc::color_target("target", 8, 8, RGBA8)
+        })
+        .unwrap();
+    let writer = device
+        .graphics_pipeline(&GraphicsPipelineDesc::new(&vs, &fill).targets(&[&img], None))
+        .unwrap();
+    let reader =
+        device.graphics_pipeline(&GraphicsPipelineDesc::new(&vs, &double).targets(&[&img], None));
+    let color = [ColorAttachment::clear(&img, [0.0; 4]).local_read()];
+    let scope = RenderingDesc {
+        color: &color,
+        depth: None,
+    };
+    // Outside a local-read scope there is no local-read barrier.
+    let e = device.execute(|r| r.local_read_barrier()).unwrap_err();
+    assert_eq!(e.code(), "KILN-E283", "{e}");
+    if !device.features().dynamic_rendering_local_read {
+        println!(
+            "local read: {} lacks dynamicRenderingLocalRead; the coded-error path ran",
+            device.info().name
+        );
+        let e = reader.unwrap_err();
+        assert_eq!(e.code(), "KILN-E107", "{e}");
+        assert!(e.to_string().contains("dynamicRenderingLocalRead"), "{e}");
+        let e = device.execute(|r| r.begin_rendering(&scope)).unwrap_err();
+        assert_eq!(e.code(), "KILN-E107", "{e}");
+        assert_clean(&device);
+        return;
+    }
+    println!(
+        "local read: {} has dynamicRenderingLocalRead; the real path ran",
+        device.info().name
+    );
+    let reader = reader.unwrap();
+    let mut set = reader.descriptor_set(0).unwrap();
+    // Type and usage checks of the descriptor write.
+    let sampled = device
+        .image(&ImageDesc::color_target("no input usage", 8, 8, RGBA8))
+        .unwrap();
+    assert_eq!(code(set.write_input_attachment(0, &sampled)), "KILN-E182");
+    assert_eq!(code(set.write_image(0, &sampled)), "KILN-E182");
+    assert_eq!(code(set.write_input_attachment(3, &img)), "KILN-E200");
+    set.write_input_attachment(0, &img).unwrap();
+    device
+        .execute(|r| {
+            r.begin_rendering(&scope)?;
+            r.bind_pipeline(&writer)?;
+            r.draw(3, 1, 0, 0)?;
+            r.local_read_barrier()?;
+            r.bind_pipeline(&reader)?;
+            r.bind_set(0, &set)?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()?;
+            // The input attachment read is the scope's: no KILN-W005.
+            assert_eq!(r.debug_uncovered(), 0);
+            Ok(())
+        })
+        .unwrap();
+    let texels = img.read().unwrap();
+    for (i, px) in texels.chunks(4).enumerate() {
+        assert_eq!(px, [64, 128, 32, 255], "pixel {i}");
+    }
+    // A scope without a local-read attachment has no local-read barrier.
+    let plain = [ColorAttachment::clear(&img, [0.0; 4])];
+    let e = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &plain,
+                depth: None,
+            })?;
+            r.local_read_barrier()?;
+            r.end_rendering()
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E283", "{e}");
+    assert_clean(&device);
+}
