@@ -16,7 +16,7 @@ use ash::vk;
 use kiln::{ColorAttachment, Device, GraphicsPipeline, GraphicsPipelineDesc, Image, RenderingDesc};
 
 use super::raw::{Ctx, Raw};
-use super::{median, ns_since, BenchResult, Opts, Peer, Row};
+use super::{best, median, ns_since, BenchResult, Opts, Peer, Row};
 
 /// Descriptor sets the draws alternate between.
 pub(super) const SETS: usize = 4;
@@ -455,21 +455,7 @@ fn recording(
     let (mut k, mut r, mut w) = (Vec::new(), Vec::new(), Vec::new());
     let clear = [0.0, 0.0, 0.0, 1.0];
     for _ in 0..=frames {
-        let t = device.execute(|rec| {
-            let t0 = Instant::now();
-            rec.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&k_img, clear)],
-                depth: None,
-            })?;
-            rec.bind_pipeline(&fx.pipe)?;
-            for (i, p) in stream.iter().enumerate() {
-                rec.bind_set(0, &fx.sets[i % SETS])?;
-                rec.push(0, p)?;
-                rec.draw(3, 1, 0, 0)?;
-            }
-            rec.end_rendering()?;
-            Ok(ns_since(t0))
-        })?;
+        let t = kiln_frame(device, fx, &k_img, &stream, Variant::Measured)?;
         k.push(t / n as f64);
         raw.begin(ctx)?;
         let t0 = Instant::now();
@@ -530,6 +516,17 @@ fn recording(
          ({lit} of {} pixels lit){wgpu_same}",
         ki.len() / 4,
     ));
+    super::note(format!(
+        "draw recording, best frames (ns per draw): kiln {:.1}, raw {:.1}{}",
+        best(k),
+        best(r),
+        if w.is_empty() {
+            String::new()
+        } else {
+            format!(", wgpu {:.1}", best(w))
+        }
+    ));
+    variants(device, fx, &k_img, &stream, frames, median(k))?;
     let wgpu = (!w.is_empty()).then(|| median(w));
     Ok(Row::new(
         "draw recording, set + push per draw",
@@ -538,4 +535,81 @@ fn recording(
         median(r),
     )
     .with_wgpu(wgpu))
+}
+
+/// How a diagnostic frame of the recording row differs from the measured one.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Variant {
+    /// Automatic mode, a set bind + push + draw per draw (the row).
+    Measured,
+    /// The same with `manual_barriers` (no hazard tracking).
+    Manual,
+    /// Automatic, set 0 bound once: push + draw per draw.
+    OneSet,
+    /// Automatic, set 0 bound and pushed once: draw alone per draw.
+    DrawOnly,
+}
+
+/// kiln's frame of the recording row; CPU ns from `begin_rendering` to `end_rendering`.
+fn kiln_frame(
+    device: &Device,
+    fx: &DrawFixture,
+    target: &Image,
+    stream: &[DrawPush],
+    v: Variant,
+) -> BenchResult<f64> {
+    Ok(device.execute(|rec| {
+        if v == Variant::Manual {
+            rec.manual_barriers();
+        }
+        let t0 = Instant::now();
+        rec.begin_rendering(&RenderingDesc {
+            color: &[ColorAttachment::clear(target, [0.0, 0.0, 0.0, 1.0])],
+            depth: None,
+        })?;
+        rec.bind_pipeline(&fx.pipe)?;
+        let per_draw_set = matches!(v, Variant::Measured | Variant::Manual);
+        if !per_draw_set {
+            rec.bind_set(0, &fx.sets[0])?;
+            rec.push(0, &stream[0])?;
+        }
+        for (i, p) in stream.iter().enumerate() {
+            if per_draw_set {
+                rec.bind_set(0, &fx.sets[i % SETS])?;
+            }
+            if v != Variant::DrawOnly {
+                rec.push(0, p)?;
+            }
+            rec.draw(3, 1, 0, 0)?;
+        }
+        rec.end_rendering()?;
+        Ok(ns_since(t0))
+    })?)
+}
+
+/// Notes only: where kiln's time per draw goes (manual barriers; no set bind per draw;
+/// draws alone), medians of `frames` frames each, beside the row's `measured` figure.
+fn variants(
+    device: &Device,
+    fx: &DrawFixture,
+    target: &Image,
+    stream: &[DrawPush],
+    frames: usize,
+    measured: f64,
+) -> BenchResult<()> {
+    let n = stream.len() as f64;
+    let mut parts = Vec::new();
+    for v in [Variant::Manual, Variant::OneSet, Variant::DrawOnly] {
+        let mut t = Vec::with_capacity(frames);
+        for _ in 0..frames {
+            t.push(kiln_frame(device, fx, target, stream, v)? / n);
+        }
+        parts.push(format!("{v:?} {:.1}", median(&mut t)));
+    }
+    super::note(format!(
+        "draw recording, kiln ns per draw: measured (automatic, set + push + draw) \
+         {measured:.1}; {}",
+        parts.join("; ")
+    ));
+    Ok(())
 }
