@@ -125,7 +125,7 @@ fn bench_quick_json_has_every_row_with_positive_numbers() {
         // Feature `bench-wgpu`: rows 1-3 and the draw recording carry the wgpu figure and
         // kiln/wgpu; otherwise no row has them.
         let peer = cfg!(feature = "bench-wgpu")
-            && (name.starts_with("dispatch recording")
+            && ((name.starts_with("dispatch recording") && !name.contains("automatic"))
                 || name.starts_with("draw recording")
                 || (name.starts_with("round trip") && !name.contains("recorded once"))
                 || name.starts_with("saxpy"));
