@@ -6,21 +6,25 @@
 //! derivation over the corpus, descriptor sets, staging transfers; (issue 12) transfers from
 //! pinned memory, imported memory and a `Vec` at two sizes, and a chunked stream overlapped
 //! over three queues vs serial; (issue 15) dependent chains recorded once (1000 tiny
-//! dispatches, 100 × `y += x` over 2^20 floats) with the barrier-flavour notes. Each row prints the kiln figure, the raw figure and
-//! kiln/raw. See BENCHMARKS.md for results and how to read them.
+//! dispatches, 100 × `y += x` over 2^20 floats) with the barrier-flavour notes; (issue 25)
+//! the graphics rows: 10 000 draws recorded with a set bind and push constants each, a
+//! GPU-driven frame of 100 000 instances culled by a compute pass into an indirect count
+//! draw, an MSAA 4x resolve and `generate_mips` (`draws.rs`, `draws_gpu.rs`). Each row
+//! prints the kiln figure, the raw figure and kiln/raw. See BENCHMARKS.md for results and
+//! how to read them.
 //!
 //! The bench sets `MESA_SHADER_CACHE_DISABLE=true` and `__GL_SHADER_DISK_CACHE=0` for itself
 //! (driver disk caches off, so "cold" is cold) and points `KILN_PIPELINE_CACHE_DIR` at a
 //! temporary folder it deletes at the end (the user's own cache is never touched).
-//! `KILN_BENCH_ONLY=dispatch|chain|bandwidth|pipelines|reflection|transfers|queues` runs one
+//! `KILN_BENCH_ONLY=dispatch|chain|bandwidth|pipelines|reflection|transfers|queues|draws` runs one
 //! group; `KILN_BENCH_ONLY=barriers` runs issue 15's barrier sweep (notes only, never in the
 //! default run: see `barriers.rs`); `KILN_BENCH_ONLY=hostmem` runs the host-memory sweep
 //! (memory types, imported huge/small pages, copy shapes, which queues copy concurrently:
 //! `hostmem/`), which a plain `kiln bench` leaves out too;
 //! `KILN_BENCH_SWEEP=1` adds the staging sweep to the queue rows.
 //!
-//! With the cargo feature `bench-wgpu`, rows 1–3 also run through `wgpu` (Vulkan backend,
-//! same driver), interleaved with the other two; the table gains `wgpu` and `kiln/wgpu`
+//! With the cargo feature `bench-wgpu`, rows 1–3 and the draw recording also run through
+//! `wgpu` (Vulkan backend, same driver; `wgpu_draws.rs`), interleaved with the other two; the table gains `wgpu` and `kiln/wgpu`
 //! columns and the JSON rows `wgpu` and `ratio_wgpu` fields.
 //!
 //! This crate is the bench behind the `kiln` tool (crate `kiln-cli`), which calls [`main`]
@@ -31,6 +35,8 @@ mod barriers;
 mod chain;
 mod descriptor_sets;
 mod dispatch;
+mod draws;
+mod draws_gpu;
 mod floors;
 mod hostmem;
 mod pipelines;
@@ -39,6 +45,8 @@ mod raw;
 mod scopes;
 mod stream;
 mod transfer;
+#[cfg(feature = "bench-wgpu")]
+mod wgpu_draws;
 #[cfg(feature = "bench-wgpu")]
 mod wgpu_peer;
 
@@ -73,6 +81,15 @@ impl Peer {
         match *self {}
     }
     pub fn saxpy_finish(&mut self) -> BenchResult<()> {
+        match *self {}
+    }
+    pub fn draws_setup(&mut self, _size: u32, _tints: &[[f32; 4]]) -> BenchResult<()> {
+        match *self {}
+    }
+    pub fn draws_record(&mut self, _stream: &[draws::DrawPush]) -> BenchResult<f64> {
+        match *self {}
+    }
+    pub fn draws_image(&mut self) -> BenchResult<Vec<u8>> {
         match *self {}
     }
 }
@@ -274,7 +291,7 @@ fn run(opts: &Opts) -> BenchResult<bool> {
     ));
     let mut rows = Vec::new();
     // The last steps are opt-in sweeps: run only when `KILN_BENCH_ONLY` names them.
-    let steps: [(&str, RowFn); 9] = [
+    let steps: [(&str, RowFn); 10] = [
         ("dispatch", dispatch::rows),
         ("chain", chain::rows),
         ("bandwidth", transfer::bandwidth_rows),
@@ -282,6 +299,7 @@ fn run(opts: &Opts) -> BenchResult<bool> {
         ("reflection", pipelines::reflection_rows),
         ("transfers", transfer::transfer_rows),
         ("queues", queues::rows),
+        ("draws", draws::rows),
         // Opt-in only (KILN_BENCH_ONLY=barriers): about a minute on a GPU, long on a CPU.
         ("barriers", barriers::rows),
         // Opt-in only (KILN_BENCH_ONLY=hostmem): the host-memory sweep.

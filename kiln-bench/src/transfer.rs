@@ -24,7 +24,7 @@ fn grid(threads: u64) -> (u32, u32, u32) {
     (gx, gy, gx * 256)
 }
 
-fn write_ts(
+pub(super) fn write_ts(
     raw: &Raw,
     cb: vk::CommandBuffer,
     pool: vk::QueryPool,
@@ -35,7 +35,7 @@ fn write_ts(
     unsafe { raw.d.cmd_write_timestamp(cb, stage, pool, q) };
 }
 
-fn ticks(raw: &Raw, pool: vk::QueryPool) -> BenchResult<u64> {
+pub(super) fn ticks(raw: &Raw, pool: vk::QueryPool) -> BenchResult<u64> {
     let mut t = [0u64; 2];
     // SAFETY: both queries were written by a submission that was waited on.
     unsafe {

@@ -80,6 +80,8 @@ pub struct Peer {
     bufs: Vec<wgpu::Buffer>,
     readback: wgpu::Buffer,
     saxpy: Option<Saxpy>,
+    /// The draw-recording row's objects (`wgpu_draws.rs`).
+    draws: Option<super::wgpu_draws::DrawPeer>,
 }
 
 fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
@@ -237,6 +239,7 @@ impl Peer {
             bufs,
             readback,
             saxpy: None,
+            draws: None,
         };
         peer.check("setup")?;
         Ok(peer)
@@ -523,5 +526,32 @@ impl Peer {
             return Err(format!("wgpu saxpy: last elements {got:?}, expected {want}").into());
         }
         Ok(())
+    }
+}
+
+/// The draw-recording row (group `draws`).
+impl Peer {
+    /// Creates the render pipeline, one bind group per tint and a `size`² RGBA8 target.
+    pub fn draws_setup(&mut self, size: u32, tints: &[[f32; 4]]) -> BenchResult<()> {
+        self.draws = Some(super::wgpu_draws::DrawPeer::new(&self.device, size, tints)?);
+        self.check("draws setup")
+    }
+
+    /// Records `stream` in one render pass; CPU ns from encoder creation to `finish()`.
+    /// Submits and waits afterwards, untimed.
+    pub fn draws_record(&mut self, stream: &[super::draws::DrawPush]) -> BenchResult<f64> {
+        let d = self.draws.as_ref().ok_or("wgpu: draws_setup first")?;
+        let (t, cb) = d.record(&self.device, stream);
+        self.submit_wait(cb)?;
+        self.check("draw recording")?;
+        Ok(t)
+    }
+
+    /// The target's pixels after the last `draws_record` (tightly packed RGBA8).
+    pub fn draws_image(&mut self) -> BenchResult<Vec<u8>> {
+        let d = self.draws.as_ref().ok_or("wgpu: draws_setup first")?;
+        let (cb, len) = d.copy_out(&self.device)?;
+        self.submit_wait(cb)?;
+        self.map_read(d.readback(), len, |b| b.to_vec())
     }
 }

@@ -57,6 +57,11 @@ const ROWS: &[(&str, &str)] = &[
         "stream overlap speedup, dispatches on the main queue, readbacks on the compute queue",
         "x",
     ),
+    // The graphics rows (issue 25); --quick sizes. lavapipe has drawIndirectCount.
+    ("draw recording, set + push per draw", "ns"),
+    ("GPU-driven frame, 10k culled", "us"),
+    ("MSAA 4x resolve 640x360", "us"),
+    ("generate_mips 512x512 RGBA8", "us"),
 ];
 
 #[test]
@@ -117,10 +122,11 @@ fn bench_quick_json_has_every_row_with_positive_numbers() {
             "{name}: ratio {ratio} is not kiln/raw = {}",
             k / r
         );
-        // Feature `bench-wgpu`: rows 1-3 carry the wgpu figure and kiln/wgpu; otherwise no
-        // row has them.
+        // Feature `bench-wgpu`: rows 1-3 and the draw recording carry the wgpu figure and
+        // kiln/wgpu; otherwise no row has them.
         let peer = cfg!(feature = "bench-wgpu")
-            && (name.starts_with("dispatch recording")
+            && ((name.starts_with("dispatch recording") && !name.contains("automatic"))
+                || name.starts_with("draw recording")
                 || (name.starts_with("round trip") && !name.contains("recorded once"))
                 || name.starts_with("saxpy"));
         if peer {
