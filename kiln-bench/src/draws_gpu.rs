@@ -542,8 +542,8 @@ fn msaa(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
 fn mips(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
     let raw = timer.raw;
     let size = if opts.quick { 512 } else { 2048 };
-    // Transfer usage only: an upload leaves it in TRANSFER_DST_OPTIMAL, as generate_mips
-    // does, and the raw chain does too.
+    // Transfer usage only: generate_mips leaves every level in TRANSFER_DST_OPTIMAL, and
+    // the raw chain does too.
     let desc = ImageDesc {
         usage: vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST,
         ..ImageDesc::texture("bench mips", size, size, RGBA8).full_mip_chain()
@@ -558,6 +558,9 @@ fn mips(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
         .collect();
     k_img.upload(&texels)?;
     r_img.upload(&texels)?;
+    // An upload moves only level 0 (kiln tracks layouts per mip): the raw chain starts
+    // with every level in TRANSFER_DST_OPTIMAL, as it leaves them.
+    device.execute(|r| r.transition(&r_img, vk::ImageLayout::TRANSFER_DST_OPTIMAL))?;
     let kiln_frame = || timer.kiln(device, |rec| rec.generate_mips(&k_img));
     let image = r_img.raw();
     let dst = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
