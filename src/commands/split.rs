@@ -67,6 +67,17 @@ const ATTACHMENTS: Need = Need {
     ),
 };
 
+/// The barrier between two segments of a split local-read scope for its input attachments
+/// (VK_KHR_dynamic_rendering_local_read): colour writes before input-attachment reads in
+/// fragment shaders. Depth/stencil input reads are ordered by [`ATTACHMENTS`] already (their
+/// reads are fragment-test accesses).
+const INPUT_ATTACHMENTS: Need = Need {
+    src_stage: S::COLOR_ATTACHMENT_OUTPUT,
+    src_access: A::COLOR_ATTACHMENT_WRITE,
+    dst_stage: S::FRAGMENT_SHADER,
+    dst_access: A::INPUT_ATTACHMENT_READ,
+};
+
 /// The open rendering scope as it was begun, to begin it again after a split.
 #[derive(Default)]
 pub(crate) struct Resume {
@@ -129,6 +140,9 @@ impl Recorder<'_, '_> {
         unsafe { self.shared.raw.cmd_end_rendering(self.cb) };
         let mut barrier = need;
         barrier.merge(ATTACHMENTS);
+        if self.local_read_scope {
+            barrier.merge(INPUT_ATTACHMENTS);
+        }
         if let Some(recorded) = self.emit(barrier) {
             self.tracker.recorded(recorded);
         }
