@@ -85,7 +85,8 @@ impl Recorder<'_, '_> {
     /// a rendering scope (-renderpass), `KILN-E109` a structure of another device,
     /// `KILN-E170` a structure given twice
     /// (-dstAccelerationStructure-03698) or a top-level structure placing a bottom-level
-    /// one that was never built (by this call or an earlier recording), and the errors of
+    /// one that was never built (by this call, earlier in this recording, or by a recording
+    /// submitted before: one dropped unsubmitted built nothing), and the errors of
     /// buffer creation for the scratch memory (`KILN-E150`, `KILN-E154`).
     #[track_caller]
     pub fn build_acceleration_structures(
@@ -117,15 +118,17 @@ impl Recorder<'_, '_> {
             let AccelerationStructureInputs::Instances { bottom: placed, .. } = t.geometry() else {
                 continue;
             };
-            if let Some(b) = placed
-                .iter()
-                .find(|b| !b.built() && !bottom.iter().any(|o| o.same(b)))
-            {
+            if let Some(b) = placed.iter().find(|b| {
+                !b.built()
+                    && !bottom.iter().any(|o| o.same(b))
+                    && !self.built.iter().any(|o| o.same(b))
+            }) {
                 return Err(Error::AccelerationStructureInput {
                     object: t.label().to_string(),
                     detail: format!(
-                        "places `{}`, which no recording built; build it first (or in the \
-                         same call)",
+                        "places `{}`, which no recording built (a build counts once its \
+                         recording is submitted); build it first (earlier in this recording, \
+                         in the same call, or in a recording submitted before)",
                         b.label()
                     ),
                 });
@@ -233,8 +236,12 @@ impl Recorder<'_, '_> {
             // the automatic barriers (or manual mode's) order the accesses.
             unsafe { fns.cmd_build_acceleration_structures(cb, &infos, &range_refs) }
         })?;
+        // Built once the recording is submitted (`RecordedWork::commit_layouts`); until
+        // then only this recording's later builds may place them.
         for s in group {
-            s.mark_built();
+            if !self.built.iter().any(|o| o.same(s)) {
+                self.built.push((*s).clone());
+            }
         }
         Ok(())
     }

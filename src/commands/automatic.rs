@@ -362,8 +362,9 @@ impl<'a> Recorder<'a, '_> {
         if with_memory {
             dep = dep.memory_barriers(&memory);
         }
-        // SAFETY: `cb` is recording outside a rendering scope (the tracker asks for no
-        // barrier inside one, and layouts are never moved there); synchronization2 is
+        // SAFETY: `cb` is recording outside a rendering scope (`track_uses` returns before
+        // recording a barrier inside one, `split_scope` calls this only after
+        // `cmd_end_rendering`, and layouts are never moved inside one); synchronization2 is
         // enabled; the images transitioned are kept alive by `images` until the
         // submission; locals outlive the call.
         unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };

@@ -185,20 +185,20 @@ struct Ctx {
     /// and the commands it orders: those before `cover` (0: none).
     last: Need,
     cover: u32,
+    /// What the scope's flush makes visible ([`Tracker::graphics_access`]).
+    graphics_access: A,
 }
 
 impl State {
     /// Adds what `u` needs after this state to `need`, then moves to the state after `u`.
-    /// Returns false when a barrier is needed inside a rendering scope (it cannot be
-    /// recorded there).
     #[inline(always)]
-    fn apply(&mut self, u: Use, need: &mut Need, ctx: &Ctx) -> bool {
+    fn apply(&mut self, u: Use, need: &mut Need, ctx: &Ctx) {
         // Inside a rendering scope everything recorded before the scope's flush is ordered
         // before, and visible to, every graphics stage.
         let covered = ctx.rendering && self.flush < ctx.flush;
         if covered {
             self.visible_stage |= GRAPHICS_STAGES;
-            self.visible_access |= GRAPHICS_ACCESS;
+            self.visible_access |= ctx.graphics_access;
             self.war_ok |= GRAPHICS_STAGES;
         }
         let written = !self.write_stage.is_empty();
@@ -256,9 +256,7 @@ impl State {
                 mine.add(self.write_stage, self.write_access, u.stage, u.write);
             }
         }
-        let mut ok = true;
         if !mine.is_empty() {
-            ok = !ctx.rendering;
             need.merge(mine);
         }
         if u.write.is_empty() {
@@ -276,7 +274,6 @@ impl State {
             };
         }
         self.flush = ctx.flush;
-        ok
     }
 }
 
@@ -359,6 +356,11 @@ pub(crate) struct Tracker {
     cover: u32,
     /// [`recorded`](Self::recorded) is ignored (an A/B switch for the bench).
     pub no_cover: bool,
+    /// The device has `rayQuery`: a rendering scope's flush makes writes visible to
+    /// `ACCELERATION_STRUCTURE_READ` too (a structure built before the scope and
+    /// ray-queried in a draw's shader). Without the feature the access is invalid in a
+    /// barrier (VUID-VkMemoryBarrier2-dstAccessMask-06256). Set at the recorder's creation.
+    ray_query: bool,
     /// Bumped by every change of the tracker's state: a dispatch repeated with nothing
     /// changed in between reuses the previous one's answer (the state after two identical
     /// commands is the state after one).
@@ -378,6 +380,14 @@ pub(crate) struct Tracker {
 }
 
 impl Tracker {
+    /// The tracker of a recording on a device with (`ray_query`) or without `rayQuery`.
+    pub(crate) fn new(ray_query: bool) -> Self {
+        Tracker {
+            ray_query,
+            ..Tracker::default()
+        }
+    }
+
     /// The barrier the uses of one command need, each use applied (the caller records the
     /// barrier before the command). Uses of one resource by one command are merged first,
     /// so a command that reads and writes one buffer through two bindings does not wait for
@@ -450,6 +460,7 @@ impl Tracker {
             cmd: self.cmd,
             last: self.last,
             cover: self.cover,
+            graphics_access: self.graphics_access(),
         };
         let mut need = Need::default();
         for &(res, u) in uses {
@@ -457,7 +468,7 @@ impl Tracker {
             self.unflushed_write.0 |= if writes { u.stage } else { S::NONE };
             self.unflushed_write.1 |= u.write;
             self.unflushed_read |= if u.read.is_empty() { S::NONE } else { u.stage };
-            let ok = match res {
+            match res {
                 Res::Image(raw, range) => {
                     if writes {
                         self.written.insert(raw);
@@ -466,9 +477,7 @@ impl Tracker {
                         .images
                         .entry(raw)
                         .or_insert_with(|| range.map(State::default()));
-                    let mut ok = true;
-                    map.update(range.range, |_, s| ok &= s.apply(u, &mut need, &ctx));
-                    ok
+                    map.update(range.range, |_, s| s.apply(u, &mut need, &ctx));
                 }
                 Res::Buffer(slot, start, end) => {
                     let Some(b) = self.slots.get_mut(slot as usize) else {
@@ -485,9 +494,7 @@ impl Tracker {
                     self.used = true;
                     apply_range(&mut b.spans, start, end, u, &mut need, &ctx)
                 }
-            };
-            // `ok` false: a barrier inside a rendering scope (in `need`, see below).
-            let _ = ok;
+            }
         }
         // Inside a rendering scope `need` is not empty only where a use conflicts with an
         // earlier draw of the scope (the flush ordered the rest): the recorder splits the
@@ -571,8 +578,18 @@ impl Tracker {
             src_stage: ws | rs,
             src_access: wa,
             dst_stage: GRAPHICS_STAGES,
-            dst_access: GRAPHICS_ACCESS,
+            dst_access: self.graphics_access(),
         })
+    }
+
+    /// The accesses a rendering scope's flush makes writes visible to: [`GRAPHICS_ACCESS`],
+    /// and `ACCELERATION_STRUCTURE_READ` where the device has `rayQuery` (`ray_query`).
+    fn graphics_access(&self) -> A {
+        if self.ray_query {
+            GRAPHICS_ACCESS | A::ACCELERATION_STRUCTURE_READ_KHR
+        } else {
+            GRAPHICS_ACCESS
+        }
     }
 
     /// The rendering scope ended.
@@ -625,21 +642,14 @@ pub(crate) fn merge_uses(uses: &mut Vec<(Res, Use)>) {
 
 /// Applies `u` to `[start, end)` of a buffer's spans (splitting spans at the range's ends,
 /// creating spans for the parts never used before, merging equal neighbours).
-fn apply_range(
-    spans: &mut Vec<Span>,
-    start: u64,
-    end: u64,
-    u: Use,
-    need: &mut Need,
-    ctx: &Ctx,
-) -> bool {
+fn apply_range(spans: &mut Vec<Span>, start: u64, end: u64, u: Use, need: &mut Need, ctx: &Ctx) {
     // The common case: the whole range is one span already.
     if let [only] = spans.as_mut_slice() {
         if only.start == start && only.end == end {
-            return only.state.apply(u, need, ctx);
+            only.state.apply(u, need, ctx);
+            return;
         }
     }
-    let mut ok = true;
     let old = std::mem::take(spans);
     let mut out = Vec::with_capacity(old.len() + 2);
     let mut cur = start;
@@ -669,7 +679,7 @@ fn apply_range(
             fresh(cur, os, &mut out);
         }
         let mut state = sp.state;
-        ok &= state.apply(u, need, ctx);
+        state.apply(u, need, ctx);
         out.push(Span {
             start: os,
             end: oe,
@@ -719,7 +729,6 @@ fn apply_range(
         }
     });
     *spans = out;
-    ok
 }
 
 #[cfg(test)]

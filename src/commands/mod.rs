@@ -313,6 +313,10 @@ pub struct Recorder<'a, 'r> {
     /// The open rendering scope's attachments as begun, to begin it again when a draw's
     /// hazard against an earlier draw splits it (`split`), and the splits made.
     resume: split::Resume,
+    /// The acceleration structures this recording builds (each once): a later top-level
+    /// build of the recording may place them; marked built when the recording is
+    /// submitted (`RecordedWork::built`).
+    built: Vec<crate::device::AccelerationStructure>,
     /// The capabilities of the queue the command buffer is for (its pool's family).
     queue_flags: vk::QueueFlags,
     /// The pipeline stages that queue supports: every barrier's stages are masked to them
@@ -389,7 +393,7 @@ impl<'a> Recorder<'a, '_> {
             max_groups: shared.limits().max_compute_work_group_count,
             automatic: true,
             reusable,
-            tracker: Tracker::default(),
+            tracker: Tracker::new(shared.features.ray_query),
             uses: Vec::new(),
             pre: Vec::new(),
             pre_sources: 0,
@@ -410,6 +414,7 @@ impl<'a> Recorder<'a, '_> {
             barriers: 0,
             warned: false,
             resume: split::Resume::default(),
+            built: Vec::new(),
             queue_flags,
             stages: barrier_stages(shared, queue_flags),
             unsupported_bind: [
@@ -444,6 +449,7 @@ impl<'a> Recorder<'a, '_> {
             timed: timed.map(std::sync::Arc::new),
             pipelines: self.timing.pipelines,
             raw_calls: self.timing.raw_calls.into_inner(),
+            built: self.built,
         }
     }
 

@@ -3,7 +3,9 @@
 use ash::vk;
 
 use crate::descriptors::DescriptorSet;
-use crate::device::{Buffer, BufferView, Image, ImageView, Sampler, SubresourceMap};
+use crate::device::{
+    AccelerationStructure, Buffer, BufferView, Image, ImageView, Sampler, SubresourceMap,
+};
 
 /// One image a recording touched (transitioned, or used in the layout it was in).
 #[derive(Debug)]
@@ -93,15 +95,22 @@ pub(crate) struct RecordedWork<'a> {
     pub pipelines: Vec<&'a str>,
     /// Where `Recorder::raw` was called (only with validation on), for the same messages.
     pub raw_calls: Vec<&'static std::panic::Location<'static>>,
+    /// The acceleration structures the recording builds: marked built once it is
+    /// submitted (a recording dropped unsubmitted built nothing).
+    pub built: Vec<AccelerationStructure>,
 }
 
 impl RecordedWork<'_> {
-    /// Stores the layouts the recording moved images to into the images (call once the
-    /// command buffer was submitted: queue order makes them the layouts later submissions
-    /// see).
+    /// Stores the layouts the recording moved images to into the images, and marks the
+    /// structures it builds built (call once the command buffer was submitted: queue order
+    /// makes them the layouts later submissions see, and puts the builds before later
+    /// submissions' top-level builds).
     pub(crate) fn commit_layouts(&self) {
         for u in self.images.iter().filter(|u| u.moved) {
             u.image.set_layouts(&u.last);
+        }
+        for s in &self.built {
+            s.mark_built();
         }
     }
 }

@@ -567,3 +567,131 @@ fn acceleration_structure_inputs_are_coded_errors_before_vulkan() {
     drop((blas, tlas));
     assert_clean(&device);
 }
+
+/// Built and ray-queried from a draw's fragment shader in one recording: the rendering
+/// scope's flush orders the builds before the query (ACCELERATION_STRUCTURE_READ in its
+/// destination with `rayQuery`), so the draw needs no barrier of its own: no split of the
+/// scope, no KILN-W005. `test/ray_color.frag` colours pixel (x, y) with ray (x, y)'s hit.
+#[test]
+fn a_draw_ray_queries_structures_built_earlier_in_its_recording_without_a_split() {
+    let device = device();
+    let f = device.features();
+    let vs = kiln::include_spirv!("test/fuzz_fullscreen.vert").unwrap();
+    let fs = kiln::include_spirv!("test/ray_color.frag").unwrap();
+    let img = device
+        .image(&kiln::ImageDesc::color_target(
+            "target",
+            W,
+            H,
+            vk::Format::R8G8B8A8_UNORM,
+        ))
+        .unwrap();
+    let pipeline =
+        device.graphics_pipeline(&kiln::GraphicsPipelineDesc::new(&vs, &fs).targets(&[&img], None));
+    if !(f.acceleration_structure && f.ray_query) {
+        println!(
+            "acceleration_structures: no acceleration structures ({}) or ray queries ({}): \
+             the ray-query draw is E107",
+            f.acceleration_structure, f.ray_query
+        );
+        let err = pipeline.unwrap_err();
+        assert_eq!(err.code(), "KILN-E107", "{err}");
+        assert!(err.to_string().contains("rayQuery"), "{err}");
+        assert_clean(&device);
+        return;
+    }
+    println!("acceleration_structures: ray queries from a fragment shader: the real path");
+    let pipeline = pipeline.unwrap();
+    let scene = scene(&device, vk::BufferUsageFlags::empty()).unwrap();
+    let mut set = pipeline.descriptor_set(0).unwrap();
+    set.write_acceleration_structure(0, &scene.tlas).unwrap();
+    let color = [kiln::ColorAttachment::clear(&img, [0.5; 4])];
+    let (splits, uncovered) = device
+        .execute(|r| {
+            r.build_acceleration_structures(&[&scene.tlas, &scene.blas])?;
+            r.begin_rendering(&kiln::RenderingDesc {
+                color: &color,
+                depth: None,
+            })?;
+            r.bind_pipeline(&pipeline)?;
+            r.bind_set(0, &set)?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()?;
+            Ok((r.debug_scope_splits(), r.debug_uncovered()))
+        })
+        .unwrap();
+    assert_eq!(
+        (splits, uncovered),
+        (0, 0),
+        "the scope's flush orders the builds"
+    );
+    let data = img.read().unwrap();
+    for y in 0..H {
+        for x in 0..W {
+            let e = expected(x, y, 0xff, 0.0);
+            let want = if e[0] == 1 {
+                [255, e[1] as u8, e[3] as u8, 255]
+            } else {
+                [0, 0, 0, 255]
+            };
+            assert_eq!(
+                common::draw::pixel(&data, W, x, y),
+                want,
+                "pixel ({x}, {y})"
+            );
+        }
+    }
+    drop((set, pipeline, scene));
+    assert_clean(&device);
+}
+
+/// A structure counts as built once a recording that builds it is submitted: a build in a
+/// recording dropped unsubmitted, or in one whose closure failed, leaves it unbuilt, and a
+/// top-level build placing it is `KILN-E170` (its instances would point at garbage).
+#[test]
+fn a_build_in_a_recording_never_submitted_builds_nothing() {
+    let device = device();
+    if !device.features().acceleration_structure {
+        println!("acceleration_structures: the device lacks VK_KHR_acceleration_structure: E107");
+        coded_errors_without_the_feature(&device);
+        assert_clean(&device);
+        return;
+    }
+    println!("acceleration_structures: builds count once submitted: the real path");
+    let scene = scene(&device, vk::BufferUsageFlags::empty()).unwrap();
+    let recording = device
+        .record(|r| r.build_acceleration_structure(&scene.blas))
+        .unwrap();
+    drop(recording);
+    fails(
+        device.execute(|r| r.build_acceleration_structure(&scene.tlas)),
+        "KILN-E170",
+        "no recording built",
+    );
+    // A closure that fails after the build: the recording is not submitted.
+    fails(
+        device.execute(|r| {
+            r.build_acceleration_structure(&scene.blas)?;
+            r.build_acceleration_structures(&[&scene.blas, &scene.blas])
+        }),
+        "KILN-E170",
+        "twice",
+    );
+    fails(
+        device.execute(|r| r.build_acceleration_structure(&scene.tlas)),
+        "KILN-E170",
+        "no recording built",
+    );
+    // Earlier in the same recording counts; then submitted, later recordings may place it.
+    device
+        .execute(|r| {
+            r.build_acceleration_structure(&scene.blas)?;
+            r.build_acceleration_structure(&scene.tlas)
+        })
+        .unwrap();
+    device
+        .execute(|r| r.build_acceleration_structure(&scene.tlas))
+        .unwrap();
+    drop(scene);
+    assert_clean(&device);
+}

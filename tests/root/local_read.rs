@@ -94,3 +94,76 @@ fn a_draw_reads_what_the_draw_before_it_wrote() {
     assert_eq!(e.code(), "KILN-E283", "{e}");
     assert_clean(&device);
 }
+
+/// A draw that reads, through a descriptor set, what an earlier draw of a local-read scope
+/// wrote makes kiln split the scope (`commands/split.rs`); the split's barrier also orders
+/// the earlier draw's colour writes before the later one's input-attachment reads, and the
+/// scope is begun again with the attachment in RENDERING_LOCAL_READ_KHR. Validation layer
+/// 1.4.309 reports neither a missing ordering of a local-read scope's input-attachment
+/// reads (a scope without `local_read_barrier` passes it too) nor a resumed scope in
+/// COLOR_ATTACHMENT_OPTIMAL (both tried): `commands::split`'s unit tests check the
+/// barrier's masks and the resumed layout; this test checks the values and the split.
+#[test]
+fn a_split_local_read_scope_orders_input_attachment_reads() {
+    let device = device();
+    let vs = kiln::include_spirv!("test/fuzz_fullscreen.vert").unwrap();
+    let write = kiln::include_spirv!("test/local_read_split_write.frag").unwrap();
+    let read = kiln::include_spirv!("test/local_read_split_read.frag").unwrap();
+    let img = device
+        .image(&ImageDesc {
+            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
+            ..ImageDesc::color_target("target", 8, 8, RGBA8)
+        })
+        .unwrap();
+    let writer = device
+        .graphics_pipeline(&GraphicsPipelineDesc::new(&vs, &write).targets(&[&img], None))
+        .unwrap();
+    let reader =
+        device.graphics_pipeline(&GraphicsPipelineDesc::new(&vs, &read).targets(&[&img], None));
+    if !device.features().dynamic_rendering_local_read {
+        println!(
+            "local read split: {} lacks dynamicRenderingLocalRead; the coded-error path ran",
+            device.info().name
+        );
+        let e = reader.unwrap_err();
+        assert_eq!(e.code(), "KILN-E107", "{e}");
+        assert_clean(&device);
+        return;
+    }
+    println!(
+        "local read split: {} has dynamicRenderingLocalRead; the real path ran",
+        device.info().name
+    );
+    let reader = reader.unwrap();
+    let words = device.storage_buffer::<u32>("words", 64).unwrap();
+    let mut a = writer.descriptor_set(0).unwrap();
+    a.write_buffer(0, &words).unwrap();
+    let mut b = reader.descriptor_set(0).unwrap();
+    b.write_input_attachment(0, &img).unwrap();
+    b.write_buffer(1, &words).unwrap();
+    let color = [ColorAttachment::clear(&img, [0.0; 4]).local_read()];
+    let (splits, uncovered) = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &color,
+                depth: None,
+            })?;
+            r.bind_pipeline(&writer)?;
+            r.bind_set(0, &a)?;
+            r.draw(3, 1, 0, 0)?;
+            // No local_read_barrier: the storage-buffer hazard splits the scope.
+            r.bind_pipeline(&reader)?;
+            r.bind_set(0, &b)?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()?;
+            Ok((r.debug_scope_splits(), r.debug_uncovered()))
+        })
+        .unwrap();
+    assert_eq!((splits, uncovered), (1, 0));
+    assert_eq!(words.read::<u32>().unwrap(), (0..64).collect::<Vec<u32>>());
+    let texels = img.read().unwrap();
+    for (i, px) in texels.chunks(4).enumerate() {
+        assert_eq!(px, [64, 128, i as u8, 255], "pixel {i}");
+    }
+    assert_clean(&device);
+}

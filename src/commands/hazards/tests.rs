@@ -217,3 +217,38 @@ fn image_subresources_are_tracked_apart() {
         S::FRAGMENT_SHADER | S::COMPUTE_SHADER | S::ALL_TRANSFER
     );
 }
+
+/// A structure built before a rendering scope and ray-queried in a draw's shader: with
+/// `rayQuery` the scope's flush makes the build visible to ACCELERATION_STRUCTURE_READ (no
+/// hazard inside the scope, so no split); without it the access is left out of the flush
+/// (invalid in a barrier, VUID-VkMemoryBarrier2-dstAccessMask-06256).
+#[test]
+fn a_flush_makes_builds_visible_to_ray_queries_only_with_ray_query() {
+    let build = Use {
+        stage: S::ACCELERATION_STRUCTURE_BUILD_KHR,
+        read: A::NONE,
+        write: A::ACCELERATION_STRUCTURE_WRITE_KHR,
+    };
+    let query = Use {
+        stage: S::FRAGMENT_SHADER,
+        read: A::ACCELERATION_STRUCTURE_READ_KHR,
+        write: A::NONE,
+    };
+    let tlas = Key::Buffer(7, 0, 1024);
+    let mut t = Tracker::new(true);
+    run(&mut t, &[(tlas, build)]);
+    let f = t.flush().unwrap();
+    assert_eq!(f.src_stage, S::ACCELERATION_STRUCTURE_BUILD_KHR);
+    assert_eq!(f.src_access, A::ACCELERATION_STRUCTURE_WRITE_KHR);
+    assert_eq!(
+        f.dst_access,
+        GRAPHICS_ACCESS | A::ACCELERATION_STRUCTURE_READ_KHR
+    );
+    assert!(
+        run(&mut t, &[(tlas, query)]).is_empty(),
+        "covered by the flush"
+    );
+    let mut t = Tracker::new(false);
+    run(&mut t, &[(tlas, build)]);
+    assert_eq!(t.flush().unwrap().dst_access, GRAPHICS_ACCESS);
+}

@@ -65,7 +65,7 @@ struct Inner {
     address: vk::DeviceAddress,
     build_scratch_size: u64,
     geometry: Geometry,
-    /// A build of it was recorded (by any recording).
+    /// A recording that builds it was submitted.
     built: AtomicBool,
 }
 
@@ -278,12 +278,12 @@ impl AccelerationStructure {
         &self.0.geometry
     }
 
-    /// Whether a build of it was recorded (by any recording, submitted or not).
+    /// Whether a recording that builds it was submitted.
     pub(crate) fn built(&self) -> bool {
         self.0.built.load(Ordering::Relaxed)
     }
 
-    /// Notes that a build of it was recorded.
+    /// Notes that a recording that builds it was submitted (`RecordedWork::commit_layouts`).
     pub(crate) fn mark_built(&self) {
         self.0.built.store(true, Ordering::Relaxed);
     }

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use crate::shaders::ShaderModule;
 
@@ -67,7 +68,7 @@ fn run(
         .find_map(|l| l.trim().strip_prefix("target-env="))
         .map_or("vulkan1.3".to_string(), |e| e.trim().to_string());
     let compiler = std::env::var("KILN_GLSLC").unwrap_or_else(|_| "glslc".into());
-    let depfile = depfile_path();
+    let depfile = depfile_path()?;
     let mut cmd = std::process::Command::new(&compiler);
     cmd.arg(format!("--target-env={env}"))
         .arg(format!("-fshader-stage={stage}"))
@@ -104,11 +105,51 @@ fn run(
         .map_err(|e| e.to_string())
 }
 
-/// A depfile name of its own for each compile (several watcher threads compile at once).
-fn depfile_path() -> PathBuf {
+/// A depfile name of its own for each compile (several watcher threads compile at once),
+/// in the process's private folder ([`private_dir`]).
+fn depfile_path() -> Result<PathBuf, String> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let dir = DIR.get_or_init(private_dir).clone()?;
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("kiln-hot-{}-{n}.d", std::process::id()))
+    Ok(dir.join(format!("{n}.d")))
+}
+
+/// A new folder in the temp folder that only this user can enter (mode 0700 on Unix),
+/// made once per process: in the shared temp folder another user could plant a file (or a
+/// link) at a predictable depfile path for glslc to write through, or kiln to read. The
+/// folder is created, never reused: a name that exists already is skipped. Left empty when
+/// the process ends (each depfile is removed once read).
+fn private_dir() -> Result<PathBuf, String> {
+    let base = std::env::temp_dir();
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last = None;
+    for attempt in 0..16u32 {
+        let dir = base.join(format!(
+            "kiln-hot-{}-{nanos:08x}-{attempt}",
+            std::process::id()
+        ));
+        match builder.create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                return Err(format!(
+                    "cannot create a folder for glslc's depfiles in {} ({e})",
+                    base.display()
+                ))
+            }
+        }
+    }
+    Err(format!(
+        "cannot create a folder for glslc's depfiles in {} ({})",
+        base.display(),
+        last.map_or_else(String::new, |e| e.to_string())
+    ))
 }
 
 /// The files a Make dependency file names as prerequisites, in order, each once: the
@@ -276,5 +317,22 @@ mod tests {
             depfile_paths(&format!("{TARGET}: /gone /t/a.glsl"), exists),
             vec![PathBuf::from("/gone"), PathBuf::from("/t/a.glsl")]
         );
+    }
+
+    #[test]
+    fn depfiles_go_to_one_private_folder_per_process() {
+        let a = depfile_path().unwrap();
+        let b = depfile_path().unwrap();
+        assert_ne!(a, b);
+        let dir = a.parent().unwrap();
+        assert_eq!(b.parent(), Some(dir));
+        assert_eq!(dir.parent(), Some(std::env::temp_dir().as_path()));
+        let meta = std::fs::symlink_metadata(dir).unwrap();
+        assert!(meta.is_dir());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+        }
     }
 }
