@@ -3,9 +3,14 @@
 //! (`VkPhysicalDeviceAccelerationStructurePropertiesKHR`).
 //!
 //! kiln enables `accelerationStructure` (with VK_KHR_acceleration_structure and the
-//! VK_KHR_deferred_host_operations it requires) where the device has both extensions, and
-//! `rayQuery` (VK_KHR_ray_query, which requires the former) on top of it;
-//! `descriptorBindingAccelerationStructureUpdateAfterBind` where reported. Capture/replay,
+//! VK_KHR_deferred_host_operations it requires) and `rayQuery` (VK_KHR_ray_query) together,
+//! where the device has all three extensions and both features;
+//! `descriptorBindingAccelerationStructureUpdateAfterBind` where reported. Ray queries are
+//! the only way kiln's shaders read a structure (kiln has no ray-tracing pipelines), and
+//! before Vulkan 1.3.2xx's spec `vkGetAccelerationStructureBuildSizesKHR` required the
+//! `rayTracingPipeline` or `rayQuery` feature (VUID-vkGetAccelerationStructureBuildSizesKHR-rayTracingPipeline-03617,
+//! which layer 1.3.239 reports): a device with acceleration structures but no ray queries
+//! (the H200 under driver 580.159.04) gets neither, and its structures are `KILN-E107`. Capture/replay,
 //! indirect builds and host commands stay off: kiln builds on the device only.
 
 use std::ffi::{c_char, CStr};
@@ -82,8 +87,12 @@ impl RayFeatures {
         a.acceleration_structure_indirect_build = vk::FALSE;
         a.acceleration_structure_host_commands = vk::FALSE;
         self.query.p_next = std::ptr::null_mut();
-        let acceleration = self.has_acceleration && a.acceleration_structure == vk::TRUE;
-        let query = acceleration && self.has_query && self.query.ray_query == vk::TRUE;
+        // Both or neither (module docs).
+        let query = self.has_acceleration
+            && a.acceleration_structure == vk::TRUE
+            && self.has_query
+            && self.query.ray_query == vk::TRUE;
+        let acceleration = query;
         self.has_acceleration = acceleration;
         self.has_query = query;
         if acceleration {
