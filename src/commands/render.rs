@@ -162,7 +162,7 @@ impl<'a> Recorder<'a, '_> {
     /// sample counts, one that is not a one-mip 2D image, a resolve target Vulkan rejects,
     /// `KILN-E120` a queue without graphics, `KILN-E109` an image of another device,
     /// `KILN-E107` a local-read attachment without `dynamicRenderingLocalRead`, `KILN-E182`
-    /// a local-read attachment without INPUT_ATTACHMENT or SAMPLED usage.
+    /// a local-read attachment without INPUT_ATTACHMENT or STORAGE usage.
     #[track_caller]
     pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
         self.at(std::panic::Location::caller());
@@ -216,7 +216,7 @@ impl<'a> Recorder<'a, '_> {
         // above (a depth-stencil image is both the depth and the stencil attachment,
         // through one view, in one layout), with the attachment usage, one extent and one
         // sample count; a local-read attachment (RENDERING_LOCAL_READ_KHR) has
-        // dynamicRenderingLocalRead enabled and INPUT_ATTACHMENT or SAMPLED usage
+        // dynamicRenderingLocalRead enabled and INPUT_ATTACHMENT or STORAGE usage
         // (`check_local_read`); resolve targets are single-sampled images of their
         // attachment's format (checked) in COLOR_ATTACHMENT_OPTIMAL; dynamic rendering is
         // enabled on every Vulkan 1.3 device kiln makes graphics objects for.
@@ -254,10 +254,11 @@ impl<'a> Recorder<'a, '_> {
 
     /// Checks the local-read colour attachments of `desc` before anything is recorded:
     /// `KILN-E107` without `dynamicRenderingLocalRead`, `KILN-E182` an image without
-    /// INPUT_ATTACHMENT or SAMPLED usage (RENDERING_LOCAL_READ_KHR needs one of them besides
-    /// COLOR_ATTACHMENT; VUID-VkImageMemoryBarrier2-srcQueueFamilyIndex-09550).
+    /// INPUT_ATTACHMENT or STORAGE usage (an image in RENDERING_LOCAL_READ_KHR has STORAGE,
+    /// or INPUT_ATTACHMENT with COLOR_ATTACHMENT;
+    /// VUID-VkImageMemoryBarrier2-srcQueueFamilyIndex-09550).
     fn check_local_read(&self, desc: &RenderingDesc<'_>) -> Result<()> {
-        let reading = vk::ImageUsageFlags::INPUT_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
+        let reading = vk::ImageUsageFlags::INPUT_ATTACHMENT | vk::ImageUsageFlags::STORAGE;
         for c in desc.color.iter().filter(|c| c.local_read) {
             if !self.shared.features.dynamic_rendering_local_read {
                 return Err(crate::device::local_read_missing(&self.shared.info.name));
@@ -266,7 +267,7 @@ impl<'a> Recorder<'a, '_> {
                 return Err(Error::ImageUsage {
                     object: c.image.label().to_string(),
                     needed: vk::ImageUsageFlags::INPUT_ATTACHMENT,
-                    what: "a local-read colour attachment (INPUT_ATTACHMENT or SAMPLED)",
+                    what: "a local-read colour attachment (INPUT_ATTACHMENT, or STORAGE)",
                 });
             }
         }

@@ -95,17 +95,16 @@ fn a_draw_reads_what_the_draw_before_it_wrote() {
     assert_clean(&device);
 }
 
-/// A local-read colour attachment needs INPUT_ATTACHMENT or SAMPLED usage besides
-/// COLOR_ATTACHMENT (RENDERING_LOCAL_READ_KHR; VUID-VkImageMemoryBarrier2-srcQueueFamilyIndex-09550):
+/// A local-read colour attachment needs INPUT_ATTACHMENT (or STORAGE) usage besides
+/// COLOR_ATTACHMENT (RENDERING_LOCAL_READ_KHR; VUID-VkImageMemoryBarrier2-srcQueueFamilyIndex-09550;
+/// SAMPLED is not enough, layer 1.4.309):
 /// KILN-E182 before Vulkan sees it; KILN-E107 first on a device without local read.
 #[test]
-fn a_local_read_attachment_needs_input_or_sampled_usage() {
+fn a_local_read_attachment_needs_input_attachment_usage() {
     let device = device();
+    // A colour target: COLOR_ATTACHMENT and SAMPLED.
     let plain = device
-        .image(&ImageDesc {
-            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT,
-            ..ImageDesc::color_target("colour only", 8, 8, RGBA8)
-        })
+        .image(&ImageDesc::color_target("colour only", 8, 8, RGBA8))
         .unwrap();
     let scope = |img| {
         device.execute(|r| {
@@ -132,12 +131,15 @@ fn a_local_read_attachment_needs_input_or_sampled_usage() {
     );
     assert_eq!(e.code(), "KILN-E182", "{e}");
     assert!(e.to_string().contains("`colour only`"), "{e}");
-    // SAMPLED is enough (a colour target has it): the scope clears it.
-    let sampled = device
-        .image(&ImageDesc::color_target("sampled", 8, 8, RGBA8))
+    // With INPUT_ATTACHMENT the scope clears it.
+    let input = device
+        .image(&ImageDesc {
+            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
+            ..ImageDesc::color_target("input", 8, 8, RGBA8)
+        })
         .unwrap();
-    scope(&sampled).unwrap();
-    for (i, px) in sampled.read().unwrap().chunks(4).enumerate() {
+    scope(&input).unwrap();
+    for (i, px) in input.read().unwrap().chunks(4).enumerate() {
         assert_eq!(px, [64, 128, 191, 255], "pixel {i}");
     }
     // A multisampled local-read attachment: its resolve target is only written by the
@@ -153,12 +155,12 @@ fn a_local_read_attachment_needs_input_or_sampled_usage() {
         .execute(|r| {
             let color = [ColorAttachment::clear(&msaa, [1.0, 0.0, 0.5, 1.0])
                 .local_read()
-                .resolve_into(&sampled)];
+                .resolve_into(&input)];
             r.begin_rendering(&RenderingDesc {
                 color: &color,
                 depth: None,
             })?;
-            let layouts = (r.image_layout(&msaa), r.image_layout(&sampled));
+            let layouts = (r.image_layout(&msaa), r.image_layout(&input));
             r.end_rendering()?;
             Ok(layouts)
         })
@@ -170,7 +172,7 @@ fn a_local_read_attachment_needs_input_or_sampled_usage() {
             vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL
         )
     );
-    for (i, px) in sampled.read().unwrap().chunks(4).enumerate() {
+    for (i, px) in input.read().unwrap().chunks(4).enumerate() {
         assert_eq!(px, [255, 0, 128, 255], "resolved pixel {i}");
     }
     assert_clean(&device);
