@@ -476,7 +476,7 @@ impl<'a> Recorder<'a, '_> {
                 self.set_cache.insert(set_id, access_id, from, images);
             }
         }
-        self.set_image_layouts(what)
+        self.set_image_layouts(slot, what)
     }
 
     /// [`set_uses`](Self::set_uses) for the layout transitions only: the uses listed are
@@ -490,12 +490,12 @@ impl<'a> Recorder<'a, '_> {
         out
     }
 
-    /// Moves `self.set_images` to their layouts and lists their uses.
-    fn set_image_layouts(&mut self, what: &'static str) -> Result<()> {
+    /// Moves `self.set_images` (of bind point `slot`) to their layouts and lists their uses.
+    fn set_image_layouts(&mut self, slot: usize, what: &'static str) -> Result<()> {
         let mut images = std::mem::take(&mut self.set_images);
         let mut out = Ok(());
         for (i, si) in images.iter().enumerate() {
-            if let Err(e) = self.set_image_layout(si, &images[..i], what) {
+            if let Err(e) = self.set_image_layout(slot, si, &images[..i], what) {
                 out = Err(e);
                 break;
             }
@@ -513,9 +513,11 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Moves one image of a bound set to the layout its descriptor needs (see the module
-    /// docs); `earlier` are the images the same command moved before it.
+    /// docs); `earlier` are the images the same command moved before it, and the images
+    /// pushed at bind point `slot` that the pipeline uses were moved before them all.
     fn set_image_layout(
         &mut self,
+        slot: usize,
         si: &SetImage<'a>,
         earlier: &[SetImage<'a>],
         what: &'static str,
@@ -525,7 +527,7 @@ impl<'a> Recorder<'a, '_> {
             e.image.raw() == si.image.raw()
                 && e.layout != si.layout
                 && e.range.overlaps(&si.range, levels, layers)
-        });
+        }) || self.pushed_image_conflict(slot, (si.image, si.range), si.layout);
         let at = (si.set, si.binding);
         let target = (si.image, si.range);
         self.descriptor_image_layout(target, si.use_, si.layout, at, conflict, what)

@@ -299,6 +299,8 @@ pub struct Recorder<'a, 'r> {
     pushed_images: [Vec<push_descriptor::PushedImage>; 2],
     /// Objects pushed (images, views, samplers, buffer views), kept until the submission.
     held: Vec<work::Held>,
+    /// The keys of `held` (`Held::key`): an object pushed again is held once.
+    held_keys: std::collections::HashSet<(u8, u64)>,
     /// Vertex buffers bound, by binding, and the index buffer (automatic barriers).
     vertex_buffers: Vec<Option<(&'a Buffer, u64)>>,
     index_buffer: Option<(&'a Buffer, u64)>,
@@ -407,6 +409,7 @@ impl<'a> Recorder<'a, '_> {
             pushed: [Vec::new(), Vec::new()],
             pushed_images: [Vec::new(), Vec::new()],
             held: Vec::new(),
+            held_keys: std::collections::HashSet::new(),
             vertex_buffers: Vec::new(),
             index_buffer: None,
             addresses_now: vk::PipelineStageFlags2::NONE,

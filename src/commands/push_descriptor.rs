@@ -470,7 +470,7 @@ impl Recorder<'_, '_> {
                     let key = buffer_key(view.buffer(), view.offset(), view.range());
                     self.pushed[point].push((set, idx, key));
                     self.keep(view.buffer());
-                    self.held.push(Held::TexelBuffer(view.clone()));
+                    self.hold(Held::TexelBuffer(view.clone()));
                 }
                 PushResource::Image {
                     image,
@@ -488,11 +488,11 @@ impl Recorder<'_, '_> {
                         layout: info.image_layout,
                     });
                     match view {
-                        Some(v) => self.held.push(Held::View(v.clone())),
-                        None => self.held.push(Held::Image(image.clone())),
+                        Some(v) => self.hold(Held::View(v.clone())),
+                        None => self.hold(Held::Image(image.clone())),
                     }
                     if let Some(s) = sampler {
-                        self.held.push(Held::Sampler(s.clone()));
+                        self.hold(Held::Sampler(s.clone()));
                     }
                     if !self.automatic {
                         // Listed for cross-queue ordering (the automatic barriers touch it
@@ -500,11 +500,46 @@ impl Recorder<'_, '_> {
                         self.touch(image);
                     }
                 }
-                PushResource::Sampler(s) => self.held.push(Held::Sampler(s.clone())),
+                PushResource::Sampler(s) => self.hold(Held::Sampler(s.clone())),
             }
         }
         self.views_ok[point] = false;
         self.bind_gen += 1;
+    }
+
+    /// Keeps `h` until the submission, once per recording (a recording that pushes the
+    /// same objects at every draw holds each once).
+    fn hold(&mut self, h: Held) {
+        if self.held_keys.insert(h.key()) {
+            self.held.push(h);
+        }
+    }
+
+    /// Whether an image of a bound set, `range` of `image` needed in `layout`, conflicts
+    /// with an image pushed at bind point `slot` that the bound pipeline uses: the same
+    /// image, an overlapping range, another layout (one command cannot have both).
+    pub(crate) fn pushed_image_conflict(
+        &self,
+        slot: usize,
+        (image, range): (&Image, Subresources),
+        layout: vk::ImageLayout,
+    ) -> bool {
+        let Some(bound) = self.bound[slot].as_ref() else {
+            return false;
+        };
+        let (levels, layers) = (image.mip_levels(), image.array_layers());
+        self.pushed_images[slot].iter().any(|p| {
+            let set = p.set as usize;
+            matches!(bound.sets.get(set), Some(Slot::Pushed))
+                && bound
+                    .access
+                    .set(set)
+                    .get(p.idx)
+                    .is_some_and(|b| b.access.any())
+                && p.image.raw() == image.raw()
+                && p.layout != layout
+                && p.range.overlaps(&range, levels, layers)
+        })
     }
 
     /// The automatic barriers' part for the images pushed to set number `set` at bind

@@ -151,14 +151,18 @@ fn store_op(store: bool) -> vk::AttachmentStoreOp {
 impl<'a> Recorder<'a, '_> {
     /// Begins a rendering scope (`vkCmdBeginRendering`) over the attachments' full extent.
     /// Attachments (and resolve targets) are moved to COLOR_ATTACHMENT_OPTIMAL /
-    /// DEPTH_ATTACHMENT_OPTIMAL first; the viewport and scissor are set to the whole extent
+    /// DEPTH_ATTACHMENT_OPTIMAL first, a [`local_read`](ColorAttachment::local_read) colour
+    /// attachment to RENDERING_LOCAL_READ_KHR (its resolve target to
+    /// COLOR_ATTACHMENT_OPTIMAL); the viewport and scissor are set to the whole extent
     /// (depth range 0..1, +Y down as in Vulkan's framebuffer coordinates). Draws in the
     /// scope need a pipeline built for its attachments (`KILN-E287`).
     ///
     /// Errors: `KILN-E283` already rendering or no attachment, `KILN-E182` an attachment
     /// without the attachment usage, `KILN-E180` attachments of different extents or
     /// sample counts, one that is not a one-mip 2D image, a resolve target Vulkan rejects,
-    /// `KILN-E120` a queue without graphics, `KILN-E109` an image of another device.
+    /// `KILN-E120` a queue without graphics, `KILN-E109` an image of another device,
+    /// `KILN-E107` a local-read attachment without `dynamicRenderingLocalRead`, `KILN-E182`
+    /// a local-read attachment without INPUT_ATTACHMENT or STORAGE usage.
     #[track_caller]
     pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
         self.at(std::panic::Location::caller());
@@ -175,6 +179,7 @@ impl<'a> Recorder<'a, '_> {
         }
         let max_colors = self.shared.limits().max_color_attachments;
         let (extent, formats) = attachments::check(desc, max_colors)?;
+        self.check_local_read(desc)?;
         // The attachments are borrowed only for this call: their transitions below keep
         // them alive until the recording is submitted (their drop is then deferred past
         // the submission).
@@ -209,10 +214,12 @@ impl<'a> Recorder<'a, '_> {
         self.flush_scopes();
         // SAFETY: attachments are one-mip 2D images of this device in the layouts named
         // above (a depth-stencil image is both the depth and the stencil attachment,
-        // through one view, in one layout), with the attachment usage, one extent and one sample count; resolve
-        // targets are single-sampled images of their attachment's format (checked);
-        // dynamic rendering is enabled on every Vulkan 1.3 device kiln makes graphics
-        // objects for.
+        // through one view, in one layout), with the attachment usage, one extent and one
+        // sample count; a local-read attachment (RENDERING_LOCAL_READ_KHR) has
+        // dynamicRenderingLocalRead enabled and INPUT_ATTACHMENT or STORAGE usage
+        // (`check_local_read`); resolve targets are single-sampled images of their
+        // attachment's format (checked) in COLOR_ATTACHMENT_OPTIMAL; dynamic rendering is
+        // enabled on every Vulkan 1.3 device kiln makes graphics objects for.
         unsafe { self.shared.raw.cmd_begin_rendering(self.cb, &info) };
         self.rendering = true;
         // Kept to begin the scope again where a draw's hazard splits it (`split`).
@@ -241,6 +248,28 @@ impl<'a> Recorder<'a, '_> {
             raw.cmd_set_viewport(self.cb, 0, &[viewport]);
             raw.cmd_set_scissor(self.cb, 0, &[area]);
             raw.cmd_set_stencil_reference(self.cb, vk::StencilFaceFlags::FRONT_AND_BACK, 0);
+        }
+        Ok(())
+    }
+
+    /// Checks the local-read colour attachments of `desc` before anything is recorded:
+    /// `KILN-E107` without `dynamicRenderingLocalRead`, `KILN-E182` an image without
+    /// INPUT_ATTACHMENT or STORAGE usage (an image in RENDERING_LOCAL_READ_KHR has STORAGE,
+    /// or INPUT_ATTACHMENT with COLOR_ATTACHMENT;
+    /// VUID-VkImageMemoryBarrier2-srcQueueFamilyIndex-09550).
+    fn check_local_read(&self, desc: &RenderingDesc<'_>) -> Result<()> {
+        let reading = vk::ImageUsageFlags::INPUT_ATTACHMENT | vk::ImageUsageFlags::STORAGE;
+        for c in desc.color.iter().filter(|c| c.local_read) {
+            if !self.shared.features.dynamic_rendering_local_read {
+                return Err(crate::device::local_read_missing(&self.shared.info.name));
+            }
+            if !c.image.usage().intersects(reading) {
+                return Err(Error::ImageUsage {
+                    object: c.image.label().to_string(),
+                    needed: vk::ImageUsageFlags::INPUT_ATTACHMENT,
+                    what: "a local-read colour attachment (INPUT_ATTACHMENT, or STORAGE)",
+                });
+            }
         }
         Ok(())
     }
@@ -276,9 +305,6 @@ impl<'a> Recorder<'a, '_> {
             LoadOp::DontCare => (vk::AttachmentLoadOp::DONT_CARE, [0.0; 4]),
         };
         let layout = if c.local_read {
-            if !self.shared.features.dynamic_rendering_local_read {
-                return Err(crate::device::local_read_missing(&self.shared.info.name));
-            }
             vk::ImageLayout::RENDERING_LOCAL_READ_KHR
         } else {
             vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL
@@ -300,12 +326,15 @@ impl<'a> Recorder<'a, '_> {
                 color: vk::ClearColorValue { float32: clear },
             });
         if let Some(r) = c.resolve {
+            // The resolve target is written by the resolve only, never read in the scope:
+            // COLOR_ATTACHMENT_OPTIMAL whether or not its attachment is read locally.
             let undefined = Some(vk::ImageLayout::UNDEFINED);
-            self.attach(r, Subresources::all(), undefined, layout, true)?;
+            let resolve_layout = vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL;
+            self.attach(r, Subresources::all(), undefined, resolve_layout, true)?;
             info = info
                 .resolve_mode(attachments::resolve_mode(c.image.format()))
                 .resolve_image_view(r.view())
-                .resolve_image_layout(layout);
+                .resolve_image_layout(resolve_layout);
         }
         Ok(info)
     }

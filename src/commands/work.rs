@@ -43,6 +43,19 @@ pub(crate) enum Held {
     TexelBuffer(BufferView),
 }
 
+impl Held {
+    /// The object's kind and Vulkan handle: one key per object, for holding each once.
+    pub(crate) fn key(&self) -> (u8, u64) {
+        use vk::Handle;
+        match self {
+            Held::Image(i) => (0, i.raw().as_raw()),
+            Held::View(v) => (1, v.raw().as_raw()),
+            Held::Sampler(s) => (2, s.raw().as_raw()),
+            Held::TexelBuffer(b) => (3, b.raw().as_raw()),
+        }
+    }
+}
+
 impl std::fmt::Debug for Held {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

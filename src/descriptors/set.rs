@@ -677,9 +677,14 @@ impl DescriptorSet {
     /// [`PipelineLayoutDesc::with_inline_uniform_block`](crate::PipelineLayoutDesc::with_inline_uniform_block);
     /// `VkWriteDescriptorSetInlineUniformBlock`, Vulkan spec §14.2.4). The bytes are the
     /// block's as the shader lays it out (std140 for a GLSL `uniform` block: the reflected
-    /// offsets, kiln-build's typed bindings). The set binds once any bytes of the block
-    /// were written; bytes never written hold undefined values. Like every set write it
-    /// waits until no pending submission uses the set.
+    /// offsets, kiln-build's typed bindings). Like every set write it waits until no
+    /// pending submission uses the set.
+    ///
+    /// A partial write marks the **whole** block written: the set binds without
+    /// `KILN-E207` (descriptor not written) once any bytes of the block were written, but
+    /// bytes never written (outside every `offset..offset + bytes.len()` written so far)
+    /// hold undefined values that the shader reads as they are — kiln does not track
+    /// them. Write the whole block (or every member the shader reads) before its first use.
     ///
     /// Errors: `KILN-E200` no such binding, `KILN-E202` the binding is not an inline
     /// uniform block, `KILN-E215` an offset or size not a multiple of 4, no bytes, or bytes

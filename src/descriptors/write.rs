@@ -235,8 +235,8 @@ fn image_usage_of(ty: vk::DescriptorType) -> vk::ImageUsageFlags {
 /// layout's immutable sampler completes an image-only write to a COMBINED_IMAGE_SAMPLER
 /// binding; a SAMPLER binding with immutable samplers takes no write
 /// (VUID-VkWriteDescriptorSet-descriptorType-02752). Errors: `KILN-E200`, `KILN-E202`,
-/// `KILN-E203`, `KILN-E109`, `KILN-E182`, `KILN-E107` an input attachment without
-/// `dynamicRenderingLocalRead`.
+/// `KILN-E203`, `KILN-E109`, `KILN-E216` a view of another image than `w.image`,
+/// `KILN-E182`, `KILN-E107` an input attachment without `dynamicRenderingLocalRead`.
 pub(crate) fn check_image_write_in(
     layout: &SetLayout,
     set: u32,
@@ -306,12 +306,53 @@ pub(crate) fn check_image_write_in(
         // RENDERING_LOCAL_READ_KHR (VUID-VkWriteDescriptorSet-descriptorType-04150 ff.).
         return Err(crate::device::local_read_missing(&layout.shared.info.name));
     }
+    check_image_objects(layout, set, expected, w)?;
+    let info = vk::DescriptorImageInfo {
+        sampler: w.sampler.map_or(vk::Sampler::null(), |s| s.raw()),
+        image_view: match (w.view, w.image) {
+            (Some(v), _) => v.raw(),
+            (None, Some(i)) => i.view(),
+            (None, None) => vk::ImageView::null(),
+        },
+        image_layout: if w.image.is_some() {
+            image_layout_of(expected)
+        } else {
+            vk::ImageLayout::UNDEFINED
+        },
+    };
+    Ok((idx, expected, info))
+}
+
+/// The objects of image write `w` to a binding of type `expected` of set number `set`:
+/// image, view and sampler of `layout`'s device (`KILN-E109`), the view one of the image's
+/// (`KILN-E216`), the image with the usage the type needs (`KILN-E182`).
+fn check_image_objects(
+    layout: &SetLayout,
+    set: u32,
+    expected: vk::DescriptorType,
+    w: &ImageWrite<'_>,
+) -> Result<()> {
+    let binding = w.binding;
     // A descriptor written with another VkDevice's image view or sampler is invalid.
     let foreign = |kind: &str, label: &str| Error::ForeignObject {
         object: format!("{kind} `{label}` (written to set {set} binding {binding})"),
     };
     if let Some(img) = w.image.filter(|i| !Arc::ptr_eq(i.shared(), &layout.shared)) {
         return Err(foreign("image", img.label()));
+    }
+    if let Some(v) = w.view {
+        let of = v.image();
+        if !Arc::ptr_eq(of.shared(), &layout.shared) {
+            return Err(foreign("view of image", of.label()));
+        }
+        if let Some(img) = w.image.filter(|i| i.raw() != of.raw()) {
+            return Err(Error::ViewOfOtherImage {
+                view_image: of.label().to_string(),
+                image: img.label().to_string(),
+                set,
+                binding,
+            });
+        }
     }
     if let Some(s) = w
         .sampler
@@ -329,20 +370,7 @@ pub(crate) fn check_image_write_in(
             });
         }
     }
-    let info = vk::DescriptorImageInfo {
-        sampler: w.sampler.map_or(vk::Sampler::null(), |s| s.raw()),
-        image_view: match (w.view, w.image) {
-            (Some(v), _) => v.raw(),
-            (None, Some(i)) => i.view(),
-            (None, None) => vk::ImageView::null(),
-        },
-        image_layout: if w.image.is_some() {
-            image_layout_of(expected)
-        } else {
-            vk::ImageLayout::UNDEFINED
-        },
-    };
-    Ok((idx, expected, info))
+    Ok(())
 }
 
 /// Checks one texel-buffer write of `view` at `element` of `binding` of set number `set`

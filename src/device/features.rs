@@ -26,44 +26,23 @@ use super::properties::{ComputeProperties, CooperativeMatrixConfig};
 use super::DeviceInfo;
 use crate::error::{vk_err, Result};
 
+mod bfloat16;
+mod descriptors;
+mod mesh;
+
+use self::bfloat16::Bfloat16Features;
+use self::mesh::mesh_limits;
+pub use self::mesh::MeshShaderLimits;
+
+pub(crate) use self::descriptors::local_read_missing;
+pub use self::descriptors::InlineUniformBlockLimits;
+use self::descriptors::{LocalRead, LAYER_KNOWS_LOCAL_READ};
+
 /// `VK_KHR_shader_bfloat16`'s name; ash (headers 1.3.281) predates the extension.
 const BFLOAT16_NAME: &CStr = c"VK_KHR_shader_bfloat16";
 /// Validation-layer versions that know the extensions' structs.
 const LAYER_KNOWS_COOPERATIVE_MATRIX: u32 = vk::make_api_version(0, 1, 3, 255);
 const LAYER_KNOWS_BFLOAT16: u32 = vk::make_api_version(0, 1, 4, 311);
-/// The first validation layer whose headers know VK_KHR_dynamic_rendering_local_read.
-const LAYER_KNOWS_LOCAL_READ: u32 = vk::make_api_version(0, 1, 3, 283);
-
-/// `VkPhysicalDeviceShaderBfloat16FeaturesKHR` (VK_KHR_shader_bfloat16), laid out as the
-/// Vulkan headers declare it; ash's headers predate it.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-struct Bfloat16Features {
-    s_type: vk::StructureType,
-    p_next: *mut std::ffi::c_void,
-    shader_bfloat16_type: vk::Bool32,
-    shader_bfloat16_dot_product: vk::Bool32,
-    shader_bfloat16_cooperative_matrix: vk::Bool32,
-}
-
-impl Default for Bfloat16Features {
-    fn default() -> Self {
-        Bfloat16Features {
-            // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
-            s_type: vk::StructureType::from_raw(1_000_141_000),
-            p_next: std::ptr::null_mut(),
-            shader_bfloat16_type: vk::FALSE,
-            shader_bfloat16_dot_product: vk::FALSE,
-            shader_bfloat16_cooperative_matrix: vk::FALSE,
-        }
-    }
-}
-
-// SAFETY: the struct starts with sType and pNext like every Vulkan input/output struct and
-// extends both chains per the VK_KHR_shader_bfloat16 spec.
-unsafe impl vk::ExtendsPhysicalDeviceFeatures2 for Bfloat16Features {}
-// SAFETY: as above.
-unsafe impl vk::ExtendsDeviceCreateInfo for Bfloat16Features {}
 
 /// What `create_device` made and found: the device, the [`Features`] it enabled, every
 /// supported feature (for the capability check) and the compute properties.
@@ -212,32 +191,6 @@ pub struct Features {
     pub dynamic_rendering_local_read: bool,
 }
 
-/// The limits of inline uniform blocks (`VkPhysicalDeviceVulkan13Properties`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct InlineUniformBlockLimits {
-    /// `maxInlineUniformBlockSize`: bytes of one block (at least 256 where supported).
-    pub max_size: u32,
-    /// `maxPerStageDescriptorInlineUniformBlocks`: blocks one stage may access.
-    pub max_per_stage: u32,
-    /// `maxDescriptorSetInlineUniformBlocks`: blocks in all the sets of a pipeline layout.
-    pub max_per_layout: u32,
-    /// `maxInlineUniformTotalSize`: bytes of all the blocks of a pipeline layout.
-    pub max_total_size: u32,
-}
-
-/// The workgroup-count limits of `draw_mesh_tasks` (`VkPhysicalDeviceMeshShaderPropertiesEXT`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MeshShaderLimits {
-    /// `maxTaskWorkGroupCount`: per dimension, with a task stage.
-    pub max_task_work_group_count: [u32; 3],
-    /// `maxTaskWorkGroupTotalCount`: their product, with a task stage.
-    pub max_task_work_group_total_count: u32,
-    /// `maxMeshWorkGroupCount`: per dimension, without a task stage.
-    pub max_mesh_work_group_count: [u32; 3],
-    /// `maxMeshWorkGroupTotalCount`: their product, without a task stage.
-    pub max_mesh_work_group_total_count: u32,
-}
-
 /// `maxDescriptorSetUpdateAfterBind*` and `maxPerStageDescriptorUpdateAfterBind*`
 /// (VkPhysicalDeviceVulkan12Properties), the smaller of the two per type.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -322,10 +275,9 @@ pub(crate) fn create_device(
     let push_descriptor = has(ash::khr::push_descriptor::NAME);
     let has_exec = has(ash::khr::pipeline_executable_properties::NAME);
     let has_mesh = has(ash::ext::mesh_shader::NAME);
-    let has_local_read =
-        has(ash::khr::dynamic_rendering_local_read::NAME) && layer_knows(LAYER_KNOWS_LOCAL_READ);
-    let mut flr: vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR<'static> =
-        Default::default();
+    let mut flr = LocalRead::new(
+        has(ash::khr::dynamic_rendering_local_read::NAME) && layer_knows(LAYER_KNOWS_LOCAL_READ),
+    );
     let mut fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static> = Default::default();
     let mut f11: vk::PhysicalDeviceVulkan11Features<'static> = Default::default();
     let mut f12: vk::PhysicalDeviceVulkan12Features<'static> = Default::default();
@@ -360,9 +312,7 @@ pub(crate) fn create_device(
             f2 = f2.push_next(&mut fms);
         }
         f2 = frt.chain_query(f2);
-        if has_local_read {
-            f2 = f2.push_next(&mut flr);
-        }
+        f2 = flr.chain_query(f2);
         // SAFETY: the chain holds only locals alive for the call, each of the right sType,
         // the extension ones only when the device has the extension.
         unsafe { ir.get_physical_device_features2(physical, &mut f2) };
@@ -376,8 +326,7 @@ pub(crate) fn create_device(
     fcm2.p_next = std::ptr::null_mut();
     fpe.p_next = std::ptr::null_mut();
     fms.p_next = std::ptr::null_mut();
-    flr.p_next = std::ptr::null_mut();
-    let local_read = has_local_read && b(flr.dynamic_rendering_local_read);
+    let local_read = flr.enable();
     // Multiview and fragment-shading-rate mesh shading need features kiln does not
     // enable; mesh queries, queries kiln does not make.
     fms.multiview_mesh_shader = vk::FALSE;
@@ -568,16 +517,8 @@ pub(crate) fn create_device(
     };
     features.inline_uniform_block = v13 && b(f13.inline_uniform_block);
     if features.inline_uniform_block {
-        let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
-        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p13);
-        // SAFETY: the chain holds one local struct of the right sType (Vulkan 1.3).
-        unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
-        features.inline_uniform_block_limits = InlineUniformBlockLimits {
-            max_size: p13.max_inline_uniform_block_size,
-            max_per_stage: p13.max_per_stage_descriptor_inline_uniform_blocks,
-            max_per_layout: p13.max_descriptor_set_inline_uniform_blocks,
-            max_total_size: p13.max_inline_uniform_total_size,
-        };
+        features.inline_uniform_block_limits =
+            descriptors::inline_uniform_block_limits(ir, physical);
     }
 
     // One priority per queue, all equal (at most MAX_QUEUES queues per family).
@@ -601,7 +542,6 @@ pub(crate) fn create_device(
         fms,
         frt,
         flr,
-        local_read,
     };
     let flags = (
         v12,
@@ -667,9 +607,7 @@ struct Chain {
     fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>,
     fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static>,
     frt: RayFeatures,
-    flr: vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR<'static>,
-    /// `flr` is chained (VK_KHR_dynamic_rendering_local_read enabled).
-    local_read: bool,
+    flr: LocalRead,
 }
 
 /// One `vkCreateDevice` with the structs of `chain` that `(v12, v13, cooperative matrix,
@@ -694,7 +632,6 @@ fn try_create(
     chain.fcm2.p_next = std::ptr::null_mut();
     chain.fpe.p_next = std::ptr::null_mut();
     chain.fms.p_next = std::ptr::null_mut();
-    chain.flr.p_next = std::ptr::null_mut();
     let mut info = vk::DeviceCreateInfo::default()
         .queue_create_infos(queue_infos)
         .enabled_extension_names(ext_names)
@@ -721,9 +658,7 @@ fn try_create(
         info = info.push_next(&mut chain.fms);
     }
     info = chain.frt.chain_create(info);
-    if chain.local_read {
-        info = info.push_next(&mut chain.flr);
-    }
+    info = chain.flr.chain_create(info);
     // Under the loader lock: vkCreateDevice and ash's loading of every device function
     // (`loader` module docs).
     let _loader = super::loader::exclusive();
@@ -732,21 +667,6 @@ fn try_create(
     // features enabled are a subset of those the device reported, and the extension
     // structs are chained only with their extensions enabled.
     unsafe { ir.create_device(physical, &info, None) }.map_err(vk_err("vkCreateDevice"))
-}
-
-/// VK_EXT_mesh_shader's workgroup-count limits of `physical` (which has the extension).
-fn mesh_limits(ir: &ash::Instance, physical: vk::PhysicalDevice) -> MeshShaderLimits {
-    let mut pm = vk::PhysicalDeviceMeshShaderPropertiesEXT::default();
-    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut pm);
-    // SAFETY: the chain holds one local struct of the right sType; the device has the
-    // extension.
-    unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
-    MeshShaderLimits {
-        max_task_work_group_count: pm.max_task_work_group_count,
-        max_task_work_group_total_count: pm.max_task_work_group_total_count,
-        max_mesh_work_group_count: pm.max_mesh_work_group_count,
-        max_mesh_work_group_total_count: pm.max_mesh_work_group_total_count,
-    }
 }
 
 /// Queries the compute properties (and the float controls of `supported`) of `physical`.
@@ -865,16 +785,4 @@ fn query_properties(
         cooperative_matrix2: Default::default(),
     };
     (supported, compute)
-}
-
-/// `KILN-E107` for local read on a device without it.
-#[cold]
-pub(crate) fn local_read_missing(device: &str) -> crate::error::Error {
-    crate::error::Error::MissingFeature {
-        device: device.to_string(),
-        what: "dynamicRenderingLocalRead (VK_KHR_dynamic_rendering_local_read, Vulkan 1.4), \
-               which input attachments and local-read colour attachments need; end the \
-               scope and sample the image in the next one instead"
-            .into(),
-    }
 }

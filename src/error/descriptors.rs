@@ -130,6 +130,17 @@ macro_rules! descriptors_errors {
                 detail: &'static str,
             },
 
+            /// An image write whose view is a view of another image than the one given (a
+            /// pushed `PushResource::Image`): the automatic barriers would move the wrong image.
+            #[code("KILN-E216")]
+            #[error("set {set} binding {binding}: the view is of image `{view_image}`, not of `{image}`; pass the view's own image (ImageView::image)")]
+            ViewOfOtherImage {
+                view_image: String,
+                image: String,
+                set: u32,
+                binding: u32,
+            },
+
             // ------------------------------------------------------------ E210–E214 push descriptors
             /// A push-descriptor command on a set that is not the pipeline's push-descriptor set,
             /// or a pipeline asked for a push-descriptor set the device or the layout cannot have

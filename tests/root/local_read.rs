@@ -167,3 +167,86 @@ fn a_split_local_read_scope_orders_input_attachment_reads() {
     }
     assert_clean(&device);
 }
+
+/// A local-read colour attachment needs INPUT_ATTACHMENT (or STORAGE) usage besides
+/// COLOR_ATTACHMENT (RENDERING_LOCAL_READ_KHR; VUID-VkImageMemoryBarrier2-srcQueueFamilyIndex-09550;
+/// SAMPLED is not enough, layer 1.4.309):
+/// KILN-E182 before Vulkan sees it; KILN-E107 first on a device without local read.
+#[test]
+fn a_local_read_attachment_needs_input_attachment_usage() {
+    let device = device();
+    // A colour target: COLOR_ATTACHMENT and SAMPLED.
+    let plain = device
+        .image(&ImageDesc::color_target("colour only", 8, 8, RGBA8))
+        .unwrap();
+    let scope = |img| {
+        device.execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(img, [0.25, 0.5, 0.75, 1.0]).local_read()],
+                depth: None,
+            })?;
+            r.end_rendering()
+        })
+    };
+    let e = scope(&plain).unwrap_err();
+    if !device.features().dynamic_rendering_local_read {
+        println!(
+            "local read usage: {} lacks dynamicRenderingLocalRead; the KILN-E107 path ran",
+            device.info().name
+        );
+        assert_eq!(e.code(), "KILN-E107", "{e}");
+        assert_clean(&device);
+        return;
+    }
+    println!(
+        "local read usage: {} has dynamicRenderingLocalRead; the KILN-E182 path ran",
+        device.info().name
+    );
+    assert_eq!(e.code(), "KILN-E182", "{e}");
+    assert!(e.to_string().contains("`colour only`"), "{e}");
+    // With INPUT_ATTACHMENT the scope clears it.
+    let input = device
+        .image(&ImageDesc {
+            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
+            ..ImageDesc::color_target("input", 8, 8, RGBA8)
+        })
+        .unwrap();
+    scope(&input).unwrap();
+    for (i, px) in input.read().unwrap().chunks(4).enumerate() {
+        assert_eq!(px, [64, 128, 191, 255], "pixel {i}");
+    }
+    // A multisampled local-read attachment: its resolve target is only written by the
+    // resolve, in COLOR_ATTACHMENT_OPTIMAL.
+    let msaa = device
+        .image(&ImageDesc {
+            samples: vk::SampleCountFlags::TYPE_4,
+            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
+            ..ImageDesc::color_target("msaa", 8, 8, RGBA8)
+        })
+        .unwrap();
+    let layouts = device
+        .execute(|r| {
+            let color = [ColorAttachment::clear(&msaa, [1.0, 0.0, 0.5, 1.0])
+                .local_read()
+                .resolve_into(&input)];
+            r.begin_rendering(&RenderingDesc {
+                color: &color,
+                depth: None,
+            })?;
+            let layouts = (r.image_layout(&msaa), r.image_layout(&input));
+            r.end_rendering()?;
+            Ok(layouts)
+        })
+        .unwrap();
+    assert_eq!(
+        layouts,
+        (
+            vk::ImageLayout::RENDERING_LOCAL_READ_KHR,
+            vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL
+        )
+    );
+    for (i, px) in input.read().unwrap().chunks(4).enumerate() {
+        assert_eq!(px, [255, 0, 128, 255], "resolved pixel {i}");
+    }
+    assert_clean(&device);
+}

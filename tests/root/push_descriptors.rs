@@ -5,7 +5,7 @@
 use common::{assert_clean, code, device};
 use kiln::{
     vk, ComputePipeline, ComputePipelineDesc, Device, ImageDesc, ImageViewDesc, PipelineLayoutDesc,
-    PushWrite, SamplerDesc,
+    PushResource, PushWrite, SamplerDesc,
 };
 
 fn pushed_vector_add(device: &Device) -> ComputePipeline {
@@ -554,4 +554,109 @@ fn a_graphics_push_moves_its_image_before_the_scope() {
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E286", "{e}");
     assert_clean(&device);
+}
+
+/// A bound set and a pushed set of one dispatch naming one image: set 0 samples it
+/// (SHADER_READ_ONLY_OPTIMAL), push set 1 stores to it (GENERAL). Overlapping ranges cannot
+/// be in both layouts (KILN-E286, not the one layout moved twice); other layers of one
+/// array can.
+#[test]
+fn a_bound_set_and_a_pushed_set_share_an_image_only_without_overlap() {
+    let device = device();
+    let m = kiln::include_spirv!("test/push_mixed_sets.comp").unwrap();
+    let p = device
+        .compute_pipeline_with(&ComputePipelineDesc {
+            push_descriptor_set: Some(1),
+            ..ComputePipelineDesc::new(&m, "main")
+        })
+        .unwrap();
+    let desc = ImageDesc::array("x", W, H, 2, R32F);
+    let x = device
+        .image(&ImageDesc {
+            usage: desc.usage | vk::ImageUsageFlags::STORAGE,
+            ..desc
+        })
+        .unwrap();
+    let n = (W * H) as usize;
+    let mut data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    data.extend(vec![-5.0f32; n]);
+    x.upload(bytemuck::cast_slice(&data)).unwrap();
+    let layer0 = x.view_of(&ImageViewDesc::layer(0, 0)).unwrap();
+    let layer1 = x.view_of(&ImageViewDesc::layer(1, 0)).unwrap();
+    let sampler = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
+    set.write_image_view(0, 0, &layer0, Some(&sampler)).unwrap();
+    let run = |pushed: &kiln::ImageView| {
+        device.execute(|r| {
+            r.bind_pipeline(&p)?;
+            r.bind_set(0, &set)?;
+            r.push_descriptor_set(1, &[PushWrite::image_view(0, pushed)])?;
+            r.dispatch(W / 8, H / 8, 1)
+        })
+    };
+    // Layer 0 sampled and stored by one dispatch.
+    let e = run(&layer0).unwrap_err();
+    assert_eq!(e.code(), "KILN-E286", "{e}");
+    assert!(e.to_string().contains("`x`"), "{e}");
+    // Layer 0 sampled, layer 1 stored: each layer in its own layout.
+    run(&layer1).unwrap();
+    let got = texels(&x);
+    let want: Vec<f32> = (0..n)
+        .map(|i| i as f32)
+        .chain((0..n).map(|i| i as f32 + 1.0))
+        .collect();
+    assert_eq!(got, want);
+    assert_clean(&device);
+}
+
+/// A pushed image with a view: the view must be one of that image's, of the same device.
+#[test]
+fn a_pushed_view_must_be_of_the_pushed_image() {
+    let device = device();
+    let p = pushed_images(&device);
+    let i = inputs(&device);
+    let layer1 = i.comb.view_of(&ImageViewDesc::layer(1, 0)).unwrap();
+    let with = |binding: u32, image, view, sampler| PushWrite {
+        binding,
+        element: 0,
+        resource: PushResource::Image {
+            image,
+            view: Some(view),
+            sampler,
+        },
+    };
+    let run = |w: PushWrite<'_>| {
+        let writes = [
+            PushWrite::image(0, &i.tex),
+            PushWrite::sampler(1, &i.sampler),
+            w,
+            PushWrite::texel_buffer(3, &i.lut),
+            PushWrite::image(4, &i.dst),
+        ];
+        device.execute(|r| {
+            r.bind_pipeline(&p)?;
+            r.push_descriptor_set(0, &writes)?;
+            r.dispatch(W / 8, H / 8, 1)
+        })
+    };
+    // `comb`'s view given as a view of `tex`.
+    let e = run(with(2, &i.tex, &layer1, Some(&i.sampler))).unwrap_err();
+    assert_eq!(e.code(), "KILN-E216", "{e}");
+    assert!(
+        e.to_string().contains("`comb`") && e.to_string().contains("`tex`"),
+        "{e}"
+    );
+    // A view of another device's image given with this device's image.
+    let other = common::device();
+    let foreign = other
+        .image(&ImageDesc::array("foreign comb", W, H, 2, R32F))
+        .unwrap();
+    let foreign_view = foreign.view_of(&ImageViewDesc::layer(1, 0)).unwrap();
+    let e = run(with(2, &i.comb, &foreign_view, Some(&i.sampler))).unwrap_err();
+    assert_eq!(e.code(), "KILN-E109", "{e}");
+    // The view with its own image works: dst = tex + 10 * comb layer 1 + lut.
+    run(with(2, &i.comb, &layer1, Some(&i.sampler))).unwrap();
+    assert_eq!(texels(&i.dst)[8], 8.0 + 10.0 + 2.0);
+    assert_clean(&device);
+    assert_clean(&other);
 }

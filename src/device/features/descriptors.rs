@@ -1,0 +1,106 @@
+//! The descriptor features [`create_device`](super::create_device) queries beside the core
+//! structs: the limits of inline uniform blocks (Vulkan 1.3), and
+//! `dynamicRenderingLocalRead` (VK_KHR_dynamic_rendering_local_read), which input
+//! attachments need.
+
+use ash::vk;
+
+/// The first validation layer whose headers know VK_KHR_dynamic_rendering_local_read.
+pub(super) const LAYER_KNOWS_LOCAL_READ: u32 = vk::make_api_version(0, 1, 3, 283);
+
+/// The limits of inline uniform blocks (`VkPhysicalDeviceVulkan13Properties`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InlineUniformBlockLimits {
+    /// `maxInlineUniformBlockSize`: bytes of one block (at least 256 where supported).
+    pub max_size: u32,
+    /// `maxPerStageDescriptorInlineUniformBlocks`: blocks one stage may access.
+    pub max_per_stage: u32,
+    /// `maxDescriptorSetInlineUniformBlocks`: blocks in all the sets of a pipeline layout.
+    pub max_per_layout: u32,
+    /// `maxInlineUniformTotalSize`: bytes of all the blocks of a pipeline layout.
+    pub max_total_size: u32,
+}
+
+/// The inline uniform block limits of `physical` (a Vulkan 1.3 device).
+pub(super) fn inline_uniform_block_limits(
+    ir: &ash::Instance,
+    physical: vk::PhysicalDevice,
+) -> InlineUniformBlockLimits {
+    let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p13);
+    // SAFETY: the chain holds one local struct of the right sType (Vulkan 1.3).
+    unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
+    InlineUniformBlockLimits {
+        max_size: p13.max_inline_uniform_block_size,
+        max_per_stage: p13.max_per_stage_descriptor_inline_uniform_blocks,
+        max_per_layout: p13.max_descriptor_set_inline_uniform_blocks,
+        max_total_size: p13.max_inline_uniform_total_size,
+    }
+}
+
+/// `VkPhysicalDeviceDynamicRenderingLocalReadFeaturesKHR`, chained to the features query
+/// where the device has the extension (and the layer knows it), and to `vkCreateDevice`
+/// where the feature is enabled.
+#[derive(Default)]
+pub(super) struct LocalRead {
+    raw: vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR<'static>,
+    /// The device lists the extension and the layer (if any) knows it.
+    has: bool,
+    /// The feature is enabled ([`enable`](Self::enable)).
+    enabled: bool,
+}
+
+impl LocalRead {
+    /// The struct for a device that has the extension (`has`) or not.
+    pub(super) fn new(has: bool) -> LocalRead {
+        LocalRead {
+            has,
+            ..Default::default()
+        }
+    }
+
+    /// `f2` with the struct chained where the device has the extension.
+    pub(super) fn chain_query<'a>(
+        &'a mut self,
+        f2: vk::PhysicalDeviceFeatures2<'a>,
+    ) -> vk::PhysicalDeviceFeatures2<'a> {
+        self.raw.p_next = std::ptr::null_mut();
+        if self.has {
+            f2.push_next(&mut self.raw)
+        } else {
+            f2
+        }
+    }
+
+    /// After the query: enables the feature where the device reported it; returns whether.
+    pub(super) fn enable(&mut self) -> bool {
+        self.raw.p_next = std::ptr::null_mut();
+        self.enabled = self.has && self.raw.dynamic_rendering_local_read == vk::TRUE;
+        self.enabled
+    }
+
+    /// `info` with the struct chained where the feature is enabled.
+    pub(super) fn chain_create<'a>(
+        &'a mut self,
+        info: vk::DeviceCreateInfo<'a>,
+    ) -> vk::DeviceCreateInfo<'a> {
+        self.raw.p_next = std::ptr::null_mut();
+        if self.enabled {
+            info.push_next(&mut self.raw)
+        } else {
+            info
+        }
+    }
+}
+
+/// `KILN-E107` for local read on a device without it.
+#[cold]
+pub(crate) fn local_read_missing(device: &str) -> crate::error::Error {
+    crate::error::Error::MissingFeature {
+        device: device.to_string(),
+        what: "dynamicRenderingLocalRead (VK_KHR_dynamic_rendering_local_read, Vulkan 1.4), \
+               which input attachments and local-read colour attachments need; end the \
+               scope and sample the image in the next one instead"
+            .into(),
+    }
+}
