@@ -262,9 +262,9 @@ impl State {
         if u.write.is_empty() {
             self.read_stage |= u.stage;
             self.read_cmd = ctx.cmd;
-            if !covered {
-                self.war_ok = S::NONE;
-            }
+            // This read is ordered before no later write, whatever ordered the reads
+            // before it (a flush covers what was recorded before the scope only).
+            self.war_ok = S::NONE;
         } else {
             *self = State {
                 write_stage: u.stage,

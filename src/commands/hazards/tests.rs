@@ -252,3 +252,23 @@ fn a_flush_makes_builds_visible_to_ray_queries_only_with_ray_query() {
     run(&mut t, &[(tlas, build)]);
     assert_eq!(t.flush().unwrap().dst_access, GRAPHICS_ACCESS);
 }
+
+/// A draw reads a buffer written before the scope, a later draw of the same scope writes
+/// it: the flush ordered the earlier write, not the first draw's read, so the write waits
+/// for the read (WAR between draws: a split).
+#[test]
+fn a_write_after_a_read_of_an_earlier_draw_of_the_scope_waits_for_it() {
+    let frag = |read, write| Use {
+        stage: S::FRAGMENT_SHADER,
+        read,
+        write,
+    };
+    let mut t = Tracker::default();
+    let b = Key::Buffer(4, 0, 64);
+    run(&mut t, &[(b, W)]);
+    assert!(t.flush().is_some());
+    assert!(run(&mut t, &[(b, frag(A::SHADER_STORAGE_READ, A::NONE))]).is_empty());
+    let n = run(&mut t, &[(b, frag(A::NONE, A::SHADER_STORAGE_WRITE))]);
+    assert_eq!(n.src_stage, S::FRAGMENT_SHADER);
+    assert_eq!(n.dst_stage, S::FRAGMENT_SHADER);
+}

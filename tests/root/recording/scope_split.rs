@@ -189,3 +189,51 @@ fn a_scope_with_an_attachment_not_stored_is_not_split_and_warns() {
         );
     }
 }
+
+/// Draw B reads the buffer first (zeros, uploaded before the scope), then draw A writes
+/// it in the same scope: a write after a read of an earlier draw (WAR), which the scope's
+/// flush does not order. kiln splits the scope before A; B's columns show the zeros.
+#[test]
+fn a_draw_writing_what_an_earlier_draw_read_splits_the_scope() {
+    let device = device();
+    let img = device
+        .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
+        .unwrap();
+    let words = words(&device);
+    let (write, read) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
+    let mut set = write.descriptor_set(0).unwrap();
+    set.write_buffer(0, &words).unwrap();
+    let (splits, uncovered) = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&read)?;
+            r.bind_set(0, &set)?;
+            r.set_scissor(columns(12, 16, 16))?;
+            r.draw(3, 1, 0, 0)?;
+            r.bind_pipeline(&write)?;
+            r.bind_set(0, &set)?;
+            r.push(0, &WORD)?;
+            r.set_scissor(columns(0, 8, 16))?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()?;
+            Ok((r.debug_scope_splits(), r.debug_uncovered()))
+        })
+        .unwrap();
+    assert_eq!((splits, uncovered), (1, 0));
+    assert_eq!(words.read::<u32>().unwrap(), vec![WORD]);
+    let data = img.read().unwrap();
+    for y in 0..16 {
+        for x in 0..16 {
+            let want = match x {
+                0..8 => BLUE,
+                8..12 => RED,
+                _ => [0, 0, 0, 0],
+            };
+            assert_eq!(pixel(&data, 16, x, y), want, "pixel ({x}, {y})");
+        }
+    }
+    assert_clean(&device);
+}
