@@ -72,6 +72,11 @@ struct Compiled {
     start: u32,
     end: u32,
     images: bool,
+    /// Every use reads only.
+    read_only: bool,
+    /// The tracker's `changes` when a draw last applied the uses, as reads that needed
+    /// nothing (`u64::MAX`: not yet; see `Recorder::draw_repeats_reads`).
+    applied: u64,
 }
 
 impl SetUses {
@@ -81,6 +86,27 @@ impl SetUses {
         let key = (set as u64).rotate_left(32) ^ access as u64;
         let e = self.entries.get(*self.index.get(&key)? as usize)?;
         (e.set == set && e.access == access).then_some(e)
+    }
+
+    /// Whether the read-only uses of (set, access) were applied by a draw at `changes`.
+    #[inline]
+    fn applied_at(&self, set: usize, access: usize, changes: u64) -> bool {
+        self.get(set, access)
+            .is_some_and(|c| c.applied == changes && !c.images)
+    }
+
+    /// Marks the uses of (set, access), if compiled and read-only, as applied at
+    /// `changes`.
+    fn mark_applied(&mut self, set: usize, access: usize, changes: u64) {
+        let key = (set as u64).rotate_left(32) ^ access as u64;
+        let Some(&i) = self.index.get(&key) else {
+            return;
+        };
+        if let Some(e) = self.entries.get_mut(i as usize) {
+            if e.set == set && e.access == access && e.read_only && !e.images {
+                e.applied = changes;
+            }
+        }
     }
 
     /// Room for the uses of a few sets (see `set_uses`).
@@ -101,6 +127,7 @@ impl SetUses {
         }
         let mut mine = self.uses.split_off(from);
         merge_uses(&mut mine);
+        let read_only = mine.iter().all(|(_, u)| u.write.is_empty());
         let start = self.uses.len() as u32;
         if !images {
             self.uses.extend_from_slice(&mine);
@@ -111,6 +138,8 @@ impl SetUses {
             start,
             end: self.uses.len() as u32,
             images,
+            read_only,
+            applied: u64::MAX,
         });
     }
 }
@@ -262,6 +291,10 @@ impl<'a> Recorder<'a, '_> {
     /// update the state later commands are ordered against).
     #[inline(never)]
     pub(crate) fn track_draw(&mut self, indexed: bool, buffers: &[BufferAccess<'_>]) -> Result<()> {
+        if buffers.is_empty() && self.draw_repeats_reads(indexed) {
+            return Ok(());
+        }
+        let before = self.tracker.changes;
         self.set_uses(1, "a draw inside a rendering scope")?;
         let vertex = Use {
             stage: S::VERTEX_ATTRIBUTE_INPUT,
@@ -289,8 +322,63 @@ impl<'a> Recorder<'a, '_> {
         if self.rendering && !need.is_empty() {
             // A hazard against an earlier draw of the scope (`split`).
             self.split_scope(need);
+        } else if self.rendering && self.tracker.changes == before {
+            self.mark_draw_reads(indexed);
         }
         Ok(())
+    }
+
+    /// A draw inside a rendering scope whose uses were all applied, by earlier draws, as
+    /// reads that needed nothing, and nothing changed in the tracker since
+    /// ([`Tracker::changes`](super::hazards::Tracker)): applying them again would need
+    /// nothing and change nothing, so the draw's tracking is skipped. Holds for the bound
+    /// vertex (and, for an indexed draw, index) buffers and for every bound set whose
+    /// compiled uses are read-only and hold no image; not for pushed sets or pipelines
+    /// that access memory through buffer device addresses. The common frame (many draws
+    /// binding sets of uniforms and textures it only reads) takes this path for every draw
+    /// after the first with each set.
+    #[inline]
+    fn draw_repeats_reads(&self, indexed: bool) -> bool {
+        let changes = self.tracker.changes;
+        let (stamp, with_index) = self.vertex_applied;
+        if stamp != changes || (indexed && !with_index) || !self.pending_images.is_empty() {
+            return false;
+        }
+        let Some(bound) = self.bound[1].as_ref() else {
+            return false;
+        };
+        if !bound.access.device_address_stages().is_empty() {
+            return false;
+        }
+        bound.sets.iter().enumerate().all(|(si, s)| match s {
+            Slot::Set(set) => self.set_cache.applied_at(
+                *set as *const DescriptorSet as usize,
+                bound.access.set(si).as_ptr() as usize,
+                changes,
+            ),
+            Slot::Pushed => false,
+            _ => true,
+        })
+    }
+
+    /// After a draw inside a rendering scope that changed nothing in the tracker (its uses
+    /// were reads that needed nothing): marks its vertex buffers and its read-only bound
+    /// sets as applied at the tracker's `changes` (see `draw_repeats_reads`).
+    fn mark_draw_reads(&mut self, indexed: bool) {
+        let changes = self.tracker.changes;
+        self.vertex_applied = (changes, indexed);
+        let Some(bound) = self.bound[1].as_ref() else {
+            return;
+        };
+        for (si, s) in bound.sets.iter().enumerate() {
+            if let Slot::Set(set) = s {
+                self.set_cache.mark_applied(
+                    *set as *const DescriptorSet as usize,
+                    bound.access.set(si).as_ptr() as usize,
+                    changes,
+                );
+            }
+        }
     }
 
     /// Applies `self.uses` (and the pending layout transitions) to the tracker and records

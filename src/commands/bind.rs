@@ -163,7 +163,10 @@ impl<'a> Recorder<'a, '_> {
             bound.sets.resize(i + 1, Slot::Empty);
         }
         bound.sets[i] = Slot::Set(set);
-        self.views_ok[usize::from(self.current_graphics)] = false;
+        if bound.access.set_has_images(i) {
+            // A set of buffers only has no view to check against the shaders.
+            self.views_ok[usize::from(self.current_graphics)] = false;
+        }
         self.bind_gen += 1;
         if self.current_graphics && self.automatic && !self.rendering {
             // Move the set's images to the layouts the draws will need now: no barrier can

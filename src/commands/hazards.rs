@@ -365,6 +365,13 @@ pub(crate) struct Tracker {
     /// changed in between reuses the previous one's answer (the state after two identical
     /// commands is the state after one).
     pub epoch: u64,
+    /// Bumped by every change of the tracker's state but a read that needed no barrier: a
+    /// read applied at one value of `changes` and applied again at the same value needs
+    /// nothing and changes nothing that a later answer depends on (it was ordered the first
+    /// time; the stages it adds are there; the command it stamps only matters against a
+    /// barrier recorded after it, which bumps `changes`). The draws of a rendering scope
+    /// that bind read-only sets again skip their tracking on it (`automatic`).
+    pub changes: u64,
     /// Writes and reads since the last flush.
     unflushed_write: (S, A),
     unflushed_read: S,
@@ -463,8 +470,10 @@ impl Tracker {
             graphics_access: self.graphics_access(),
         };
         let mut need = Need::default();
+        let mut wrote = false;
         for &(res, u) in uses {
             let writes = !u.write.is_empty();
+            wrote |= writes;
             self.unflushed_write.0 |= if writes { u.stage } else { S::NONE };
             self.unflushed_write.1 |= u.write;
             self.unflushed_read |= if u.read.is_empty() { S::NONE } else { u.stage };
@@ -496,6 +505,9 @@ impl Tracker {
                 }
             }
         }
+        if wrote || !need.is_empty() {
+            self.changes += 1;
+        }
         // Inside a rendering scope `need` is not empty only where a use conflicts with an
         // earlier draw of the scope (the flush ordered the rest): the recorder splits the
         // scope around it, or counts it in `uncovered`.
@@ -510,6 +522,7 @@ impl Tracker {
             return;
         }
         self.epoch += 1;
+        self.changes += 1;
         self.last = barrier;
         self.cover = self.cmd;
     }
@@ -526,6 +539,7 @@ impl Tracker {
     ) {
         use vk::Handle;
         self.epoch += 1;
+        self.changes += 1;
         let map = self
             .images
             .entry(raw.as_raw())
@@ -567,6 +581,7 @@ impl Tracker {
     /// graphics stage (`None`: nothing was recorded since).
     pub(crate) fn flush(&mut self) -> Option<Need> {
         self.epoch += 1;
+        self.changes += 1;
         self.flush += 1;
         self.rendering = true;
         let (ws, wa) = std::mem::take(&mut self.unflushed_write);
@@ -595,6 +610,7 @@ impl Tracker {
     /// The rendering scope ended.
     pub(crate) fn end_rendering(&mut self) {
         self.epoch += 1;
+        self.changes += 1;
         self.rendering = false;
     }
 
@@ -608,6 +624,7 @@ impl Tracker {
     /// ordering any more. Constant cost: the buffer slots are cleared at their next use.
     pub(crate) fn reset(&mut self) {
         self.epoch += 1;
+        self.changes += 1;
         self.gen += 1;
         self.used = false;
         self.last = Need::default();

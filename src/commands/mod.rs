@@ -304,6 +304,9 @@ pub struct Recorder<'a, 'r> {
     /// Vertex buffers bound, by binding, and the index buffer (automatic barriers).
     vertex_buffers: Vec<Option<(&'a Buffer, u64)>>,
     index_buffer: Option<(&'a Buffer, u64)>,
+    /// The tracker's `changes` when a draw last applied the bound vertex buffers' uses (and
+    /// the index buffer's: the flag), `u64::MAX` after a bind (`draw_repeats_reads`).
+    vertex_applied: (u64, bool),
     /// Stages of the command being recorded that access memory through buffer device
     /// addresses, and of earlier such commands no barrier followed yet (`automatic`).
     addresses_now: vk::PipelineStageFlags2,
@@ -412,6 +415,7 @@ impl<'a> Recorder<'a, '_> {
             held_keys: std::collections::HashSet::new(),
             vertex_buffers: Vec::new(),
             index_buffer: None,
+            vertex_applied: (u64::MAX, false),
             addresses_now: vk::PipelineStageFlags2::NONE,
             after_addresses: vk::PipelineStageFlags2::NONE,
             barriers: 0,

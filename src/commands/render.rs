@@ -524,6 +524,7 @@ impl<'a> Recorder<'a, '_> {
             self.vertex_buffers.resize(i + 1, None);
         }
         self.vertex_buffers[i] = Some((buffer, offset));
+        self.vertex_applied = (u64::MAX, false);
         self.formats_ok = false;
         // A use of the submission (host writes to the buffer wait for it).
         self.read.push(buffer);
@@ -557,6 +558,7 @@ impl<'a> Recorder<'a, '_> {
                 .cmd_bind_index_buffer(self.cb, buffer.raw(), offset, index_type)
         };
         self.index_buffer = Some((buffer, offset));
+        self.vertex_applied = (u64::MAX, false);
         self.read.push(buffer);
         Ok(())
     }

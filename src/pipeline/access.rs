@@ -36,6 +36,9 @@ pub struct PipelineAccess {
     /// The stages whose shaders may read and write memory through buffer device addresses
     /// (capability PhysicalStorageBufferAddresses): no binding names what they access.
     addresses: vk::PipelineStageFlags2,
+    /// Bit `s`: a binding of set `s` (below 64) is an image the shaders use (the views a
+    /// recorder checks against the shader's image type at a draw or dispatch).
+    image_sets: u64,
 }
 
 /// Whether a module declares the capability of buffer device addresses.
@@ -107,10 +110,15 @@ impl PipelineAccess {
                     })
                     .collect()
             })
-            .collect();
+            .collect::<Vec<Vec<BindingAccess>>>();
+        let image_sets = sets.iter().enumerate().fold(0u64, |mask, (s, bindings)| {
+            let images = bindings.iter().any(|b| b.image.is_some());
+            mask | (u64::from(images) << s.min(63))
+        });
         PipelineAccess {
             sets,
             addresses: pipeline_stage(addresses),
+            image_sets,
         }
     }
 
@@ -119,6 +127,13 @@ impl PipelineAccess {
     /// SHADER_DEVICE_ADDRESS usage.
     pub fn device_address_stages(&self) -> vk::PipelineStageFlags2 {
         self.addresses
+    }
+
+    /// Whether set `set` has a binding of an image the shaders use (a set of buffers only
+    /// needs no view check when it is bound).
+    #[inline]
+    pub(crate) fn set_has_images(&self, set: usize) -> bool {
+        set >= 63 || self.image_sets & (1 << set) != 0
     }
 
     /// The access of `binding` of set `set` (`None`: no such binding in the layout).

@@ -237,3 +237,57 @@ fn a_draw_writing_what_an_earlier_draw_read_splits_the_scope() {
     }
     assert_clean(&device);
 }
+
+/// Draws that only read a set repeat without tracking until something changes: here draw
+/// B reads the buffer, draw A writes it, and draw B again (the same set and pipeline as the
+/// first, whose reads were applied already) must still wait for A's write. Two splits: WAR
+/// before A, RAW before the second B. Columns 12..16 show the zeros the first B read,
+/// 8..12 the word the second B read.
+#[test]
+fn a_repeated_read_only_draw_after_a_write_of_the_scope_still_waits_for_it() {
+    let device = device();
+    let img = device
+        .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
+        .unwrap();
+    let words = words(&device);
+    let (write, read) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
+    let mut set = write.descriptor_set(0).unwrap();
+    set.write_buffer(0, &words).unwrap();
+    let (splits, uncovered) = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&read)?;
+            r.bind_set(0, &set)?;
+            r.set_scissor(columns(12, 16, 16))?;
+            r.draw(3, 1, 0, 0)?;
+            r.draw(3, 1, 0, 0)?;
+            r.bind_pipeline(&write)?;
+            r.bind_set(0, &set)?;
+            r.push(0, &WORD)?;
+            r.set_scissor(columns(0, 8, 16))?;
+            r.draw(3, 1, 0, 0)?;
+            r.bind_pipeline(&read)?;
+            r.bind_set(0, &set)?;
+            r.set_scissor(columns(8, 12, 16))?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()?;
+            Ok((r.debug_scope_splits(), r.debug_uncovered()))
+        })
+        .unwrap();
+    assert_eq!((splits, uncovered), (2, 0));
+    let data = img.read().unwrap();
+    for y in 0..16 {
+        for x in 0..16 {
+            let want = match x {
+                0..8 => BLUE,
+                8..12 => WORD_RGBA,
+                _ => [0, 0, 0, 0],
+            };
+            assert_eq!(pixel(&data, 16, x, y), want, "pixel ({x}, {y})");
+        }
+    }
+    assert_clean(&device);
+}
