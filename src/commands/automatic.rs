@@ -28,6 +28,8 @@
 //! descriptor needs, and the submission layer moves the image there once before the first
 //! submission (each submission then checks it, `KILN-E285`).
 
+use std::sync::atomic::Ordering;
+
 use ash::vk;
 use vk::AccessFlags2 as A;
 use vk::Handle;
@@ -88,25 +90,26 @@ impl SetUses {
         (e.set == set && e.access == access).then_some(e)
     }
 
-    /// Whether the read-only uses of (set, access) were applied by a draw at `changes`.
+    /// Whether the read-only uses of (set, access) were applied by a draw at `changes`;
+    /// `hint`: the index of their entry, as `mark_applied` returned it (verified).
     #[inline]
-    fn applied_at(&self, set: usize, access: usize, changes: u64) -> bool {
-        self.get(set, access)
-            .is_some_and(|c| c.applied == changes && !c.images)
+    fn applied_at(&self, hint: u32, set: usize, access: usize, changes: u64) -> bool {
+        self.entries.get(hint as usize).is_some_and(|c| {
+            c.set == set && c.access == access && c.applied == changes && !c.images
+        })
     }
 
     /// Marks the uses of (set, access), if compiled and read-only, as applied at
-    /// `changes`.
-    fn mark_applied(&mut self, set: usize, access: usize, changes: u64) {
+    /// `changes`; returns the index of their entry (the hint of `applied_at`).
+    fn mark_applied(&mut self, set: usize, access: usize, changes: u64) -> Option<u32> {
         let key = (set as u64).rotate_left(32) ^ access as u64;
-        let Some(&i) = self.index.get(&key) else {
-            return;
-        };
-        if let Some(e) = self.entries.get_mut(i as usize) {
-            if e.set == set && e.access == access && e.read_only && !e.images {
-                e.applied = changes;
-            }
+        let i = *self.index.get(&key)?;
+        let e = self.entries.get_mut(i as usize)?;
+        if e.set == set && e.access == access && e.read_only && !e.images {
+            e.applied = changes;
+            return Some(i);
         }
+        None
     }
 
     /// Room for the uses of a few sets (see `set_uses`).
@@ -291,9 +294,6 @@ impl<'a> Recorder<'a, '_> {
     /// update the state later commands are ordered against).
     #[inline(never)]
     pub(crate) fn track_draw(&mut self, indexed: bool, buffers: &[BufferAccess<'_>]) -> Result<()> {
-        if buffers.is_empty() && self.draw_repeats_reads(indexed) {
-            return Ok(());
-        }
         let before = self.tracker.changes;
         self.set_uses(1, "a draw inside a rendering scope")?;
         let vertex = Use {
@@ -337,8 +337,8 @@ impl<'a> Recorder<'a, '_> {
     /// that access memory through buffer device addresses. The common frame (many draws
     /// binding sets of uniforms and textures it only reads) takes this path for every draw
     /// after the first with each set.
-    #[inline]
-    fn draw_repeats_reads(&self, indexed: bool) -> bool {
+    #[inline(always)]
+    pub(crate) fn draw_repeats_reads(&self, indexed: bool) -> bool {
         let changes = self.tracker.changes;
         let (stamp, with_index) = self.vertex_applied;
         if stamp != changes || (indexed && !with_index) || !self.pending_images.is_empty() {
@@ -352,6 +352,7 @@ impl<'a> Recorder<'a, '_> {
         }
         bound.sets.iter().enumerate().all(|(si, s)| match s {
             Slot::Set(set) => self.set_cache.applied_at(
+                set.draw_entry.load(Ordering::Relaxed),
                 *set as *const DescriptorSet as usize,
                 bound.access.set(si).as_ptr() as usize,
                 changes,
@@ -372,11 +373,14 @@ impl<'a> Recorder<'a, '_> {
         };
         for (si, s) in bound.sets.iter().enumerate() {
             if let Slot::Set(set) = s {
-                self.set_cache.mark_applied(
+                let entry = self.set_cache.mark_applied(
                     *set as *const DescriptorSet as usize,
                     bound.access.set(si).as_ptr() as usize,
                     changes,
                 );
+                if let Some(i) = entry {
+                    set.draw_entry.store(i, Ordering::Relaxed);
+                }
             }
         }
     }

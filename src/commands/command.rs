@@ -382,7 +382,12 @@ impl Recorder<'_, '_> {
         match cmd.bound {
             Bound::Compute(_) if cmd.buffers.is_empty() => return self.track_plain_dispatch(),
             Bound::Compute(what) => self.set_uses(0, what)?,
-            Bound::Graphics { indexed, .. } => return self.track_draw(indexed, cmd.buffers),
+            Bound::Graphics { indexed, .. } => {
+                if cmd.buffers.is_empty() && self.draw_repeats_reads(indexed) {
+                    return Ok(());
+                }
+                return self.track_draw(indexed, cmd.buffers);
+            }
             Bound::None => {}
         }
         for b in cmd.buffers {

@@ -12,7 +12,7 @@
 mod acceleration_structure;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
 use ash::vk;
@@ -84,6 +84,11 @@ pub struct DescriptorSet {
     /// Id of the last recording that listed `last_used` among the stamps to update at its
     /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
     pub(crate) listed_by: AtomicU64,
+    /// A hint for the recorder that drew with this set last: the index of the set's
+    /// compiled uses in its cache (`commands::automatic::SetUses`), which it verifies
+    /// before use (another recording may have overwritten the hint: then it looks the set
+    /// up); `u32::MAX`: none.
+    pub(crate) draw_entry: AtomicU32,
 }
 
 impl std::fmt::Debug for DescriptorSet {
@@ -176,6 +181,7 @@ pub(crate) fn allocate_set_in(
         unwritten,
         uses: QueueStamps::default(),
         listed_by: AtomicU64::new(0),
+        draw_entry: AtomicU32::new(u32::MAX),
     })
 }
 
