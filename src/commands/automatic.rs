@@ -350,16 +350,26 @@ impl<'a> Recorder<'a, '_> {
         if !bound.access.device_address_stages().is_empty() {
             return false;
         }
-        bound.sets.iter().enumerate().all(|(si, s)| match s {
-            Slot::Set(set) => self.set_cache.applied_at(
-                set.draw_entry.load(Ordering::Relaxed),
-                *set as *const DescriptorSet as usize,
-                bound.access.set(si).as_ptr() as usize,
-                changes,
-            ),
-            Slot::Pushed => false,
-            _ => true,
-        })
+        // A plain loop: the iterator form was not inlined (a call per draw).
+        let sets = bound.sets.as_slice();
+        let mut si = 0;
+        while si < sets.len() {
+            let ok = match sets[si] {
+                Slot::Set(set) => self.set_cache.applied_at(
+                    set.draw_entry.load(Ordering::Relaxed),
+                    set as *const DescriptorSet as usize,
+                    bound.access.set(si).as_ptr() as usize,
+                    changes,
+                ),
+                Slot::Pushed => false,
+                _ => true,
+            };
+            if !ok {
+                return false;
+            }
+            si += 1;
+        }
+        true
     }
 
     /// After a draw inside a rendering scope that changed nothing in the tracker (its uses
