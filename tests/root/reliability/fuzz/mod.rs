@@ -25,7 +25,8 @@
 //! the last use of what it writes).
 //!
 //! **Draws.** A rendering scope clears (or loads) an 8×8 RGBA8 image and draws one
-//! full-screen triangle (`tests/shaders/fuzz_*`) whose every pixel is a 32-bit word's four
+//! full-screen triangle (`tests/shaders/fuzz_*`) twice (the second repeats the first's
+//! reads: the recorder's draw fast path), whose every pixel is a 32-bit word's four
 //! bytes: a push constant, the vertex attribute of a buffer the program writes (bound as
 //! the vertex buffer) or an element of one read by the fragment shader (a storage-buffer
 //! set), so the automatic barriers between transfer, compute and graphics work (and
