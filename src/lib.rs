@@ -100,8 +100,8 @@ pub use ash::vk;
 pub use bytemuck;
 
 pub use commands::{
-    ColorAttachment, DepthAttachment, LoadOp, PushResource, PushWrite, Recorder, RenderingDesc,
-    DISPATCH_INDIRECT_SIZE, DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE,
+    ColorAttachment, DepthAttachment, ListDraw, LoadOp, PushResource, PushWrite, Recorder,
+    RenderingDesc, DISPATCH_INDIRECT_SIZE, DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE,
     DRAW_MESH_TASKS_INDIRECT_SIZE,
 };
 pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};

@@ -2,14 +2,14 @@
 //! `valgrind --tool=callgrind`): the stream of the bench's `draw recording` row (10 000
 //! draws of `draw.vert` + `draw.frag`, each binding one of 4 sets and pushing 32 bytes of
 //! vertex push constants) inside one rendering scope, recorded by kiln in
-//! automatic and manual mode and by raw `ash` calls on the same command buffer, with the
+//! automatic and manual mode, as one `draw_list`, and by raw `ash` calls on the same command buffer, with the
 //! thread CPU time per draw of each (best of the rounds).
 //!
 //! `KILN_VALIDATION=0 cargo run --release -p kiln-bench --example draw_profile [rounds]`
-//! (`DRAW_MODE=automatic|manual|raw`: one mode only, for instruction counts).
+//! (`DRAW_MODE=automatic|manual|list|raw`: one mode only, for instruction counts).
 
 use ash::vk;
-use kiln::{ColorAttachment, Device, GraphicsPipelineDesc, ImageDesc, RenderingDesc};
+use kiln::{ColorAttachment, Device, GraphicsPipelineDesc, ImageDesc, ListDraw, RenderingDesc};
 
 const SETS: usize = 4;
 const DRAWS: usize = 10_000;
@@ -44,8 +44,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             [x, y, 0.02, 0.02, 1.0, (i % 7) as f32 / 6.0, 0.5, 1.0]
         })
         .collect();
+    let list: Vec<ListDraw<'_, [f32; 8]>> = push
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ListDraw::new(&sets[i % SETS], *p, 3))
+        .collect();
     let only = std::env::var("DRAW_MODE").ok();
-    for mode in ["automatic", "manual", "raw"] {
+    for mode in ["automatic", "manual", "list", "raw"] {
         if only.as_deref().is_some_and(|o| o != mode) {
             continue;
         }
@@ -90,6 +95,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             d.cmd_draw(cb, 3, 1, 0, 0);
                         }
                     }
+                } else if mode == "list" {
+                    r.draw_list(0, 0, &list)?;
                 } else {
                     for (i, p) in push.iter().enumerate() {
                         r.bind_set(0, &sets[i % SETS])?;

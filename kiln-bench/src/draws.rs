@@ -13,7 +13,9 @@
 use std::time::Instant;
 
 use ash::vk;
-use kiln::{ColorAttachment, Device, GraphicsPipeline, GraphicsPipelineDesc, Image, RenderingDesc};
+use kiln::{
+    ColorAttachment, Device, GraphicsPipeline, GraphicsPipelineDesc, Image, ListDraw, RenderingDesc,
+};
 
 use super::raw::{Ctx, Raw};
 use super::{best, median, ns_since, BenchResult, Opts, Peer, Row};
@@ -414,14 +416,7 @@ pub fn rows(
     let fx = DrawFixture::new(device, raw, vk::SampleCountFlags::TYPE_1)?;
     let ctx = raw.ctx()?;
     let out = (|| {
-        let mut rows = vec![recording(
-            device,
-            raw,
-            &fx,
-            &ctx,
-            peer.as_deref_mut(),
-            opts,
-        )?];
+        let mut rows = recording(device, raw, &fx, &ctx, peer.as_deref_mut(), opts)?;
         rows.extend(super::draws_gpu::rows(device, raw, &ctx, opts)?);
         Ok(rows)
     })();
@@ -431,9 +426,10 @@ pub fn rows(
     out
 }
 
-/// Row 1: ns per draw (bind set + push + draw) of a frame of `n` draws, `begin_rendering`
-/// to `end_rendering` included; median of the frames. Checks once that kiln's and raw's
-/// images are equal.
+/// Rows 1 and 2: ns per draw (bind set + push + draw) of a frame of `n` draws,
+/// `begin_rendering` to `end_rendering` included, median of the frames: kiln's calls one by
+/// one, and the same draws as one `draw_list`. Checks once that kiln's (both ways) and
+/// raw's images are equal.
 fn recording(
     device: &Device,
     raw: &Raw,
@@ -441,22 +437,25 @@ fn recording(
     ctx: &Ctx,
     mut peer: Option<&mut Peer>,
     opts: &Opts,
-) -> BenchResult<Row> {
+) -> BenchResult<Vec<Row>> {
     let n = if opts.quick { 2_000 } else { 10_000 };
     let frames = if opts.quick { 5 } else { 21 };
     let stream = draw_stream(n);
     let desc = kiln::ImageDesc::color_target("bench draws", TARGET, TARGET, RGBA8);
     let k_img = device.image(&desc)?;
+    let l_img = device.image(&desc)?;
     let r_img = raw_target(device, &desc)?;
     let extent = r_img.extent();
     if let Some(p) = peer.as_deref_mut() {
         p.draws_setup(TARGET, &(0..SETS).map(tint).collect::<Vec<_>>())?;
     }
-    let (mut k, mut r, mut w) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut k, mut r, mut w, mut l) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let clear = [0.0, 0.0, 0.0, 1.0];
     for _ in 0..=frames {
         let t = kiln_frame(device, fx, &k_img, &stream, Variant::Measured)?;
         k.push(t / n as f64);
+        let t = kiln_frame(device, fx, &l_img, &stream, Variant::List)?;
+        l.push(t / n as f64);
         raw.begin(ctx)?;
         let t0 = Instant::now();
         barriers(raw, ctx.cb, &[discard_for_clear(r_img.raw())], &[]);
@@ -479,13 +478,16 @@ fn recording(
     }
     // The first frame of each is a warm-up.
     let skip = w.len().min(1);
-    let (k, r, w) = (&mut k[1..], &mut r[1..], &mut w[skip..]);
+    let (k, r, w, l) = (&mut k[1..], &mut r[1..], &mut w[skip..], &mut l[1..]);
     if std::env::var_os("KILN_BENCH_DEBUG").is_some() {
         eprintln!("draw recording frames kiln {k:?}\nraw {r:?}\nwgpu {w:?}");
     }
     let (ki, ri) = (k_img.read()?, r_img.read()?);
     if ki != ri {
         return Err("draw recording: kiln's and raw's images differ".into());
+    }
+    if l_img.read()? != ri {
+        return Err("draw recording: kiln's draw_list image and raw's differ".into());
     }
     let lit = ki.chunks(4).filter(|p| p[..3] != [0, 0, 0]).count();
     if lit == 0 {
@@ -528,13 +530,11 @@ fn recording(
     ));
     variants(device, fx, &k_img, &stream, frames, median(k))?;
     let wgpu = (!w.is_empty()).then(|| median(w));
-    Ok(Row::new(
-        "draw recording, set + push per draw",
-        "ns",
-        median(k),
-        median(r),
-    )
-    .with_wgpu(wgpu))
+    let r = median(r);
+    Ok(vec![
+        Row::new("draw recording, set + push per draw", "ns", median(k), r).with_wgpu(wgpu),
+        Row::new("draw recording, one draw_list", "ns", median(l), r).with_wgpu(wgpu),
+    ])
 }
 
 /// How a diagnostic frame of the recording row differs from the measured one.
@@ -548,6 +548,8 @@ enum Variant {
     OneSet,
     /// Automatic, set 0 bound and pushed once: draw alone per draw.
     DrawOnly,
+    /// Automatic, the row's draws as one `Recorder::draw_list` (row 2).
+    List,
 }
 
 /// kiln's frame of the recording row; CPU ns from `begin_rendering` to `end_rendering`.
@@ -558,6 +560,14 @@ fn kiln_frame(
     stream: &[DrawPush],
     v: Variant,
 ) -> BenchResult<f64> {
+    let list: Vec<ListDraw<'_, DrawPush>> = match v {
+        Variant::List => stream
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ListDraw::new(&fx.sets[i % SETS], *p, 3))
+            .collect(),
+        _ => Vec::new(),
+    };
     Ok(device.execute(|rec| {
         if v == Variant::Manual {
             rec.manual_barriers();
@@ -568,6 +578,11 @@ fn kiln_frame(
             depth: None,
         })?;
         rec.bind_pipeline(&fx.pipe)?;
+        if v == Variant::List {
+            rec.draw_list(0, 0, &list)?;
+            rec.end_rendering()?;
+            return Ok(ns_since(t0));
+        }
         let per_draw_set = matches!(v, Variant::Measured | Variant::Manual);
         if !per_draw_set {
             rec.bind_set(0, &fx.sets[0])?;

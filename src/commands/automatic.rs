@@ -93,7 +93,7 @@ impl SetUses {
     /// Whether the read-only uses of (set, access) were applied by a draw at `changes`;
     /// `hint`: the index of their entry, as `mark_applied` returned it (verified).
     #[inline]
-    fn applied_at(&self, hint: u32, set: usize, access: usize, changes: u64) -> bool {
+    pub(super) fn applied_at(&self, hint: u32, set: usize, access: usize, changes: u64) -> bool {
         self.entries.get(hint as usize).is_some_and(|c| {
             c.set == set && c.access == access && c.applied == changes && !c.images
         })
@@ -339,6 +339,13 @@ impl<'a> Recorder<'a, '_> {
     /// after the first with each set.
     #[inline(always)]
     pub(crate) fn draw_repeats_reads(&self, indexed: bool) -> bool {
+        self.draw_repeats_reads_except(indexed, usize::MAX)
+    }
+
+    /// [`draw_repeats_reads`](Self::draw_repeats_reads) but for the set at number
+    /// `except`, which the caller checks.
+    #[inline(always)]
+    pub(crate) fn draw_repeats_reads_except(&self, indexed: bool, except: usize) -> bool {
         let changes = self.tracker.changes;
         let (stamp, with_index) = self.vertex_applied;
         if stamp != changes || (indexed && !with_index) || !self.pending_images.is_empty() {
@@ -354,16 +361,17 @@ impl<'a> Recorder<'a, '_> {
         let sets = bound.sets.as_slice();
         let mut si = 0;
         while si < sets.len() {
-            let ok = match sets[si] {
-                Slot::Set(set) => self.set_cache.applied_at(
-                    set.draw_entry.load(Ordering::Relaxed),
-                    set as *const DescriptorSet as usize,
-                    bound.access.set(si).as_ptr() as usize,
-                    changes,
-                ),
-                Slot::Pushed => false,
-                _ => true,
-            };
+            let ok = si == except
+                || match sets[si] {
+                    Slot::Set(set) => self.set_cache.applied_at(
+                        set.draw_entry.load(Ordering::Relaxed),
+                        set as *const DescriptorSet as usize,
+                        bound.access.set(si).as_ptr() as usize,
+                        changes,
+                    ),
+                    Slot::Pushed => false,
+                    _ => true,
+                };
             if !ok {
                 return false;
             }

@@ -139,6 +139,17 @@ impl<'a> Recorder<'a, '_> {
                 binding,
             });
         }
+        self.set_bound(index, set)
+    }
+
+    /// Binds `set`, checked against the bound pipeline's layout at `index` already (the
+    /// bookkeeping and the Vulkan command of [`bind_set`](Self::bind_set)).
+    #[inline(always)]
+    pub(crate) fn set_bound(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
+        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
+            return Err(Error::NoPipelineBound { what: "bind_set" });
+        };
+        let i = index as usize;
         // List each set once per recording: the store and the comparison are this thread's
         // own, so a set whose `listed_by` is this id was pushed by this recording. Another
         // recording (another thread) may overwrite it; then the set is listed again here,
@@ -189,7 +200,7 @@ fn foreign_pipeline() -> Error {
 /// `KILN-E204` for `set` bound at `index` where the pipeline layout has `expected`.
 #[cold]
 #[inline(never)]
-fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Error {
+pub(super) fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Error {
     let (have, want) = (set.layout().desc(), expected.desc());
     let mut diff = have.diff(want).unwrap_or_else(|| "layouts differ".into());
     if let Some(stages) = have.only_stages_differ(want) {

@@ -85,6 +85,7 @@ mod barrier;
 mod bind;
 mod command;
 mod dispatch;
+mod draw_list;
 mod dynamic_state;
 mod hazards;
 mod image_layouts;
@@ -104,6 +105,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use ash::vk;
 
 pub use dispatch::DISPATCH_INDIRECT_SIZE;
+pub use draw_list::ListDraw;
 pub use indirect::{DRAW_INDEXED_INDIRECT_SIZE, DRAW_INDIRECT_SIZE};
 pub use mesh::DRAW_MESH_TASKS_INDIRECT_SIZE;
 pub use push_descriptor::{PushResource, PushWrite};

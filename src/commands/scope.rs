@@ -161,11 +161,17 @@ impl<'a> Recorder<'a, '_> {
     /// before its own Vulkan command, after its barriers.
     #[inline(always)]
     pub(crate) fn flush_scopes(&self) {
-        let q = self.timing.pending.get();
-        if q != u32::MAX {
+        if self.scope_pending() {
+            let q = self.timing.pending.get();
             self.timing.pending.set(u32::MAX);
             self.write_timestamp(q);
         }
+    }
+
+    /// A timing scope's start waits for the next command (`flush_scopes`).
+    #[inline(always)]
+    pub(crate) fn scope_pending(&self) -> bool {
+        self.timing.pending.get() != u32::MAX
     }
 
     /// Reserves the next query, growing the lease by a pool when needed.

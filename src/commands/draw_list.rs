@@ -1,0 +1,267 @@
+//! Draw lists: many draws that each bind a descriptor set and push constants, recorded in
+//! one call.
+//!
+//! [`Recorder::draw_list`] records, for each [`ListDraw`], what `bind_set`, `push` and
+//! `draw` would, with the same results and errors, but checks what is the same for every
+//! draw once: the rendering scope, the graphics pipeline, the push-constant range and its
+//! stages, and each set's layout and writes before anything is recorded. Per draw it then
+//! does the bookkeeping of a set bind (elided when the set is bound already), the three
+//! Vulkan commands and, where the draw repeats reads the recording applied already with
+//! nothing changed since (the automatic barriers' repeated-reads path), no tracking. A draw
+//! that needs more (the bound state checked, a set's images checked against the shaders, a
+//! timing scope to start, tracking) goes through the one recording path
+//! (`Recorder::record`) like `draw`.
+
+use std::panic::Location;
+
+use ash::vk;
+
+use super::bind::incompatible_set;
+use super::Slot;
+use super::{command::Command, Recorder};
+use crate::descriptors::DescriptorSet;
+use crate::error::{Error, Result};
+
+/// One draw of [`Recorder::draw_list`]: the descriptor set it binds, its push constants and
+/// `vkCmdDraw`'s vertex and instance ranges.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct ListDraw<'a, T> {
+    /// Bound at the list's set number before the draw.
+    pub set: &'a DescriptorSet,
+    /// Pushed at the list's push offset before the draw.
+    pub push: T,
+    /// `vkCmdDraw`'s `vertexCount`.
+    pub vertex_count: u32,
+    /// `instanceCount` (1 from [`new`](Self::new)).
+    pub instance_count: u32,
+    /// `firstVertex`.
+    pub first_vertex: u32,
+    /// `firstInstance`.
+    pub first_instance: u32,
+}
+
+impl<'a, T> ListDraw<'a, T> {
+    /// One instance of vertices `0..vertex_count`, with `set` bound and `push` pushed.
+    pub fn new(set: &'a DescriptorSet, push: T, vertex_count: u32) -> Self {
+        ListDraw {
+            set,
+            push,
+            vertex_count,
+            instance_count: 1,
+            first_vertex: 0,
+            first_instance: 0,
+        }
+    }
+
+    /// Vertices `first..first + count`.
+    pub fn vertices(mut self, first: u32, count: u32) -> Self {
+        self.first_vertex = first;
+        self.vertex_count = count;
+        self
+    }
+
+    /// Instances `first..first + count`.
+    pub fn instances(mut self, first: u32, count: u32) -> Self {
+        self.first_instance = first;
+        self.instance_count = count;
+        self
+    }
+}
+
+impl<'a> Recorder<'a, '_> {
+    /// Records each of `draws` as `bind_set(set, d.set)`, `push(offset, &d.push)` and
+    /// `draw(d.vertex_count, d.instance_count, d.first_vertex, d.first_instance)` would, in
+    /// order, with what is the same for every draw checked once (see the module docs of
+    /// `draw_list.rs`): the cost per draw is close to the three Vulkan commands alone.
+    ///
+    /// Errors, before anything is recorded: `KILN-E283` outside a rendering scope,
+    /// `KILN-E252` no graphics pipeline bound, `KILN-E205`, `KILN-E204`, `KILN-E207` (a
+    /// set, as `bind_set`), `KILN-E250` (the push constants, as `push_constants`); then, at
+    /// the first draw, the errors of [`draw`](Self::draw) (the draws before it recorded).
+    #[track_caller]
+    pub fn draw_list<T: bytemuck::Pod>(
+        &mut self,
+        set: u32,
+        offset: u32,
+        draws: &[ListDraw<'a, T>],
+    ) -> Result<()> {
+        self.at(Location::caller());
+        if !self.rendering {
+            return Err(Error::RenderingState {
+                what: "draw_list outside a rendering scope; call begin_rendering first",
+            });
+        }
+        let Some(bound) = self.bound[1].as_ref().filter(|_| self.current_graphics) else {
+            return Err(Error::NoPipelineBound { what: "draw_list" });
+        };
+        let layouts = bound.layout.set_layouts();
+        let Some(expected) = layouts.get(set as usize) else {
+            return Err(Error::NoSuchSet {
+                set,
+                set_count: layouts.len() as u32,
+            });
+        };
+        for d in draws {
+            // Interned layouts: equal ids ⇔ the same object (both are alive for 'a).
+            if !std::sync::Arc::ptr_eq(expected, d.set.layout()) {
+                return Err(incompatible_set(set, d.set, expected));
+            }
+            if let Some(binding) = d.set.first_unwritten() {
+                return Err(Error::BindingNotWritten { set, binding });
+            }
+        }
+        let size = std::mem::size_of::<T>() as u32;
+        let i = set as usize;
+        let has_images = bound.access.set_has_images(i);
+        let stages = self.whole_push_stages(offset, size);
+        let Some(stages) = stages.filter(|_| !has_images) else {
+            // Bytes outside every range: the error now. Bytes that straddle ranges, or a
+            // set with images (checked against the shaders at each bind): the calls one by
+            // one.
+            let ranges = bound.layout.push_constant_ranges();
+            super::push::push_segments(ranges, offset, offset.saturating_add(size))?;
+            for d in draws {
+                self.set_bound(set, d.set)?;
+                self.push_constants(offset, bytemuck::bytes_of(&d.push))?;
+                self.draw(
+                    d.vertex_count,
+                    d.instance_count,
+                    d.first_vertex,
+                    d.first_instance,
+                )?;
+            }
+            return Ok(());
+        };
+        let (layout, access) = (bound.layout.raw(), bound.access.set(i).as_ptr() as usize);
+        if let Some(b) = self.bound[1].as_mut() {
+            b.pushed.add(offset, offset + size);
+            if b.sets.len() <= i {
+                b.sets.resize(i + 1, Slot::Empty);
+            }
+        }
+        let mut plain = self.plain_draw_except(i);
+        for d in draws {
+            self.list_bind(i, d.set, layout);
+            // SAFETY: [offset, offset + size) lies inside every range of `stages` and
+            // overlaps no other (`whole_push_stages`); the layout is the bound pipeline's.
+            unsafe {
+                self.shared.raw.cmd_push_constants(
+                    self.cb,
+                    layout,
+                    stages,
+                    offset,
+                    bytemuck::bytes_of(&d.push),
+                )
+            };
+            let repeat = !self.automatic
+                || self.set_cache.applied_at(
+                    d.set.draw_entry.load(std::sync::atomic::Ordering::Relaxed),
+                    d.set as *const DescriptorSet as usize,
+                    access,
+                    self.tracker.changes,
+                );
+            if plain && repeat {
+                // SAFETY: as `record` checks for `draw`: a graphics pipeline without a
+                // mesh stage is bound with its sets and push constants, inside a rendering
+                // scope of its attachments with its vertex buffers, set `i` holds no image
+                // the shaders use, and the draw's reads need nothing (the repeated-reads
+                // path of the automatic barriers) or the caller orders them (manual mode):
+                // `plain_draw_except`.
+                unsafe {
+                    self.shared.raw.cmd_draw(
+                        self.cb,
+                        d.vertex_count,
+                        d.instance_count,
+                        d.first_vertex,
+                        d.first_instance,
+                    )
+                };
+                continue;
+            }
+            self.record(Command::draw("draw_list", false), |raw, cb| {
+                // SAFETY: checked by `record`, as in `draw`.
+                unsafe {
+                    raw.cmd_draw(
+                        cb,
+                        d.vertex_count,
+                        d.instance_count,
+                        d.first_vertex,
+                        d.first_instance,
+                    )
+                }
+            })?;
+            plain = self.plain_draw_except(i);
+        }
+        Ok(())
+    }
+
+    /// Binds `set` at number `i` of the bound graphics pipeline (checked against its layout,
+    /// `layout`, already; a set of buffers only; the rendering scope open), unless it is
+    /// bound there: `set_bound` without what a draw list settled once.
+    #[inline(always)]
+    fn list_bind(&mut self, i: usize, set: &'a DescriptorSet, layout: vk::PipelineLayout) {
+        let Some(bound) = self.bound[1].as_mut() else {
+            return;
+        };
+        if matches!(bound.sets.get(i), Some(Slot::Set(s)) if std::ptr::eq(*s, set)) {
+            return;
+        }
+        if set.listed_by.load(std::sync::atomic::Ordering::Relaxed) != self.id {
+            set.listed_by
+                .store(self.id, std::sync::atomic::Ordering::Relaxed);
+            self.used_sets.push(set);
+        }
+        // SAFETY: the set's layout equals the pipeline layout's at `i` (checked by
+        // `draw_list`), the set outlives the execution ('a) and every binding was written.
+        unsafe {
+            self.shared.raw.cmd_bind_descriptor_sets(
+                self.cb,
+                vk::PipelineBindPoint::GRAPHICS,
+                layout,
+                i as u32,
+                &[set.raw()],
+                &[],
+            )
+        };
+        if let Some(slot) = bound.sets.get_mut(i) {
+            *slot = Slot::Set(set);
+        }
+        self.bind_gen += 1;
+    }
+
+    /// Whether the next draw needs none of `record`'s work but, in automatic mode, the
+    /// check of set `except`'s reads (the caller's, per draw): the bound graphics
+    /// pipeline's state passed its checks, no timing scope waits to start, and the reads
+    /// of its vertex buffers and other sets were applied already (`draw_repeats_reads`).
+    fn plain_draw_except(&self, except: usize) -> bool {
+        matches!(&self.bound[1], Some(b) if b.ready)
+            && self.views_ok[1]
+            && self.formats_ok
+            && !self.pipeline_mesh
+            && !self.scope_pending()
+            && (!self.automatic || self.draw_repeats_reads_except(false, except))
+    }
+
+    /// The stages of the push-constant ranges of the bound graphics pipeline that contain
+    /// `[offset, offset + size)` whole, when every range it overlaps does (`None`: it
+    /// straddles a range, overlaps none, or is empty or unaligned).
+    fn whole_push_stages(&self, offset: u32, size: u32) -> Option<vk::ShaderStageFlags> {
+        let bound = self.bound[1].as_ref()?;
+        let end = offset.checked_add(size)?;
+        if end <= offset || !(offset | end).is_multiple_of(4) {
+            return None;
+        }
+        let mut stages = vk::ShaderStageFlags::empty();
+        for r in bound.layout.push_constant_ranges() {
+            let (lo, hi) = (r.offset, r.offset + r.size);
+            if lo < end && offset < hi {
+                if !(lo <= offset && end <= hi) {
+                    return None;
+                }
+                stages |= r.stages;
+            }
+        }
+        (!stages.is_empty()).then_some(stages)
+    }
+}
