@@ -356,6 +356,10 @@ impl GraphicsPipeline {
             });
         }
         let (vertex, stages) = stages::checked(shared, desc)?;
+        for (label, ep, module, entry) in &stages {
+            let stage = (*entry, ep.stage);
+            super::checks::check_specialization(shared, label, module, stage, desc.spec)?;
+        }
         check_targets(shared, desc).map_err(invalid)?;
         let (vi_bindings, vi_attributes) = match vertex {
             Some(vs) => vertex_input(&stages[0].0, vs, &desc.vertex_buffers, pipeline)?,
