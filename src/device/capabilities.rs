@@ -398,9 +398,12 @@ const EXTENSION_SUFFIXES: [&str; 11] = [
     "EXT", "KHR", "NV", "AMD", "AMDX", "INTEL", "GOOGLE", "ARM", "QCOM", "HUAWEI", "NVX",
 ];
 
-/// The name kiln gives SPIR-V capability `value`: rspirv's (the names [`TABLE`] lists),
-/// else the number in decimal (`"6912"`: newer than rspirv's grammar), which [`check`]
-/// reads as a capability kiln does not know.
+/// The name kiln gives SPIR-V capability `value`, as reflection lists it
+/// ([`ModuleReflection::capabilities`](crate::reflect::ModuleReflection::capabilities)): rspirv's
+/// name (`1` is `"Shader"`; kiln's capability table, [`known_capabilities`], lists every
+/// one), else the number in decimal (`"6912"`: newer than kiln's SPIR-V grammar), which
+/// pipeline creation refuses with `KILN-E107` naming the module's `OpExtension`s, or
+/// `KILN-E110` without any.
 pub fn capability_name(value: u32) -> String {
     match rspirv::spirv::Capability::from_u32(value) {
         Some(c) => format!("{c:?}"),

@@ -210,3 +210,69 @@ fn the_required_subgroup_size_is_checked_against_the_specialized_workgroup() {
     }
     assert_clean(&device);
 }
+
+fn taps_pipeline<'a>(
+    vs: &'a kiln::ShaderModule,
+    fs: &'a kiln::ShaderModule,
+    img: &'a kiln::Image,
+    spec: &'a [(u32, SpecValue)],
+) -> kiln::GraphicsPipelineDesc<'a> {
+    let layout = kiln::VertexBufferLayout::packed(&[(0, vk::Format::R32G32_SFLOAT)]);
+    kiln::GraphicsPipelineDesc {
+        spec,
+        ..kiln::GraphicsPipelineDesc::new(vs, fs)
+            .vertex_buffer(layout)
+            .targets(&[img], None)
+    }
+}
+
+/// The same array check for graphics: the specialization is given to every stage, and a
+/// fragment stage whose array length it makes 0 or negative is `KILN-E064` naming the
+/// constant; with 4 taps the draw fills the target with red 1.0.
+#[test]
+fn a_graphics_stage_with_an_array_length_below_one_is_e064() {
+    use common::draw::{pixel, target};
+    use kiln::{ColorAttachment, RenderingDesc};
+    let device = device();
+    let vs = kiln::include_spirv!("test/flat.vert").unwrap();
+    let fs = kiln::include_spirv!("test/spec_taps.frag").unwrap();
+    let img = target(&device, 4, 4);
+    for (taps, length) in [(0, "length 0"), (-3, "length -3")] {
+        let spec = [(0, SpecValue::I32(taps))];
+        let e = device
+            .graphics_pipeline(&taps_pipeline(&vs, &fs, &img, &spec))
+            .unwrap_err();
+        assert_eq!(e.code(), "KILN-E064", "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(length), "{msg}");
+        assert!(
+            msg.contains(&format!("TAPS (constant_id 0) = {taps}")),
+            "{msg}"
+        );
+    }
+    let spec = [(0, SpecValue::I32(4))];
+    let pipeline = device
+        .graphics_pipeline(&taps_pipeline(&vs, &fs, &img, &spec))
+        .unwrap();
+    let verts: [[f32; 2]; 3] = [[-1.0, -1.0], [3.0, -1.0], [-1.0, 3.0]];
+    let vb = device
+        .buffer_from_slice("big triangle", vk::BufferUsageFlags::VERTEX_BUFFER, &verts)
+        .unwrap();
+    device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.0; 4])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&pipeline)?;
+            r.bind_vertex_buffer(0, &vb, 0)?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()
+        })
+        .unwrap();
+    let data = img.read().unwrap();
+    for (x, y) in [(0, 0), (3, 3), (1, 2)] {
+        assert_eq!(pixel(&data, 4, x, y), [255, 0, 0, 255], "pixel ({x}, {y})");
+    }
+    assert_clean(&device);
+}
