@@ -346,6 +346,9 @@ impl ComputePipeline {
             (desc.entry, ep.stage),
             desc.spec,
         )?;
+        // The entry point as specialized: descriptor counts from specialization constants
+        // take the given values (the same reflection when none is given).
+        let ep = &specialized.entry;
         let wg = specialized.workgroup_size.unwrap_or([1, 1, 1]);
         let from = match specialized.workgroup_constants.as_slice() {
             [] => String::new(),

@@ -276,3 +276,43 @@ fn a_graphics_stage_with_an_array_length_below_one_is_e064() {
     }
     assert_clean(&device);
 }
+
+/// A descriptor array whose length is a specialization constant: the compute pipeline's
+/// reflected layout has the specialized count (the shader indexes the last element), and
+/// the dispatch writes the last buffer.
+#[test]
+fn a_descriptor_count_from_a_specialization_constant_sizes_the_layout() {
+    let device = device();
+    let m = kiln::include_spirv!("test/spec_buffers.comp").unwrap();
+    let reflected = &m.reflection().entry_point("main").unwrap().bindings[0];
+    assert_eq!((reflected.count, reflected.count_spec_id), (2, Some(0)));
+    for count in [2u32, 3, 5] {
+        let spec = [(0, SpecValue::U32(count))];
+        let p = device
+            .compute_pipeline_with(&ComputePipelineDesc {
+                spec: &spec,
+                ..ComputePipelineDesc::new(&m, "main")
+            })
+            .unwrap();
+        let binding = p.layout().set_layouts()[0].desc().bindings()[0].clone();
+        assert_eq!(binding.count, count);
+        let buffers: Vec<kiln::Buffer> = (0..count)
+            .map(|i| device.storage_buffer::<u32>(&format!("b{i}"), 16).unwrap())
+            .collect();
+        let mut set = p.descriptor_set(0).unwrap();
+        for (i, b) in buffers.iter().enumerate() {
+            set.write_buffer_at(0, i as u32, b).unwrap();
+        }
+        device
+            .execute(|r| {
+                r.bind_pipeline(&p)?;
+                r.bind_set(0, &set)?;
+                r.dispatch(2, 1, 1)
+            })
+            .unwrap();
+        let last: Vec<u32> = buffers[count as usize - 1].read().unwrap();
+        let want: Vec<u32> = (0..16).map(|i| i + count).collect();
+        assert_eq!(last, want, "{count} buffers");
+    }
+    assert_clean(&device);
+}

@@ -13,6 +13,10 @@
 //! changes.)
 //!
 //! What comes out, for one entry point:
+//! - its reflection as specialized ([`Specialized::entry`]): descriptor counts that come
+//!   from specialization constants take the pipeline's values, so a compute pipeline's
+//!   reflected layout holds as many descriptors as the shader indexes
+//!   (VUID-VkComputePipelineCreateInfo-layout-07991);
 //! - every OpTypeArray of the module whose length evaluates to 0 or, for a signed length,
 //!   below 0 (SPIR-V spec, OpTypeArray: "Length must be … at least 1"), with the
 //!   specialization constants the length depends on and their values;
@@ -29,7 +33,7 @@ use rspirv::dr::Operand;
 use rspirv::spirv::StorageClass;
 
 use super::tables::{Const, Tables, Ty};
-use super::{entry, SpecValue};
+use super::{bindings, entry, EntryPoint, SpecValue};
 use crate::error::{Error, Result};
 
 /// An array whose specialized length is not at least 1.
@@ -44,8 +48,10 @@ pub(crate) struct BadArray {
 }
 
 /// One entry point of a module under a pipeline's specialization.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) struct Specialized {
+    /// The entry point reflected with the pipeline's values (see the module docs).
+    pub entry: EntryPoint,
     /// Arrays of the module whose length is not at least 1, by id.
     pub bad_arrays: Vec<BadArray>,
     /// The workgroup size, for compute, task and mesh entry points.
@@ -86,14 +92,14 @@ pub(crate) fn specialize(
 ) -> Result<Specialized> {
     let overrides: BTreeMap<u32, u64> = spec.iter().map(|(id, v)| (*id, bits(v))).collect();
     let t = Tables::parse_specialized(words, overrides)?;
-    let (model, func) = t
+    let (inst, model, func) = t
         .entry_points
         .iter()
         .find_map(|ep| match ep.operands.as_slice() {
             [Operand::ExecutionModel(m), Operand::IdRef(f), Operand::LiteralString(n), ..]
                 if n == entry =>
             {
-                Some((*m, *f))
+                Some((ep.clone(), *m, *f))
             }
             _ => None,
         })
@@ -101,9 +107,14 @@ pub(crate) fn specialize(
             name: entry.to_string(),
             available: String::new(),
         })?;
+    let declared = bindings::declared_bindings(&t)?;
     let mut out = Specialized {
+        entry: entry::reflect_entry(&t, &inst, &declared)?,
         bad_arrays: bad_arrays(&t),
-        ..Specialized::default()
+        workgroup_size: None,
+        workgroup_constants: Vec::new(),
+        shared_bytes: 0,
+        shared_variables: Vec::new(),
     };
     if let Some((wg, ids)) = entry::workgroup_size(&t, func, model) {
         out.workgroup_size = Some(wg.size);
