@@ -106,6 +106,8 @@ struct Parts {
     body: Vec<Vec<u32>>,
     /// Leave out the access chain and store (the buffer is then used only by `body`).
     no_store: bool,
+    /// OpFunction's function-control mask of `main` (0: None).
+    function_control: u32,
 }
 
 impl Parts {
@@ -141,7 +143,7 @@ impl Parts {
         push(inst(op::CONSTANT, &[UINT, ZERO, 0]));
         push(inst(op::TYPE_POINTER, &[PTR_U, STORAGE_BUFFER, UINT]));
         self.globals.iter().cloned().for_each(&mut push);
-        push(inst(op::FUNCTION, &[VOID, MAIN, 0, FN]));
+        push(inst(op::FUNCTION, &[VOID, MAIN, self.function_control, FN]));
         push(inst(op::LABEL, &[LABEL]));
         self.body.iter().cloned().for_each(&mut push);
         if !self.no_store {
@@ -234,6 +236,17 @@ fn unknown_instructions_load_outside_and_inside_functions() {
         // types; then one of each in the function.
         globals: vec![inst(0x7f01, &[]), inst(0x7f02, &[UINT, SPARE, 0xdead_beef])],
         body: vec![inst(0x7f03, &[]), inst(0x7f04, &[UINT, SPARE + 1, ZERO])],
+        ..Parts::default()
+    };
+    the_binding(&parts.module().unwrap());
+}
+
+/// An OpFunction with a function-control bit newer than the grammar still opens its
+/// function: the store in it makes the buffer used.
+#[test]
+fn a_function_with_an_unknown_control_bit_is_traced() {
+    let parts = Parts {
+        function_control: 1 << 30,
         ..Parts::default()
     };
     the_binding(&parts.module().unwrap());
