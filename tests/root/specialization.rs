@@ -211,7 +211,7 @@ fn the_required_subgroup_size_is_checked_against_the_specialized_workgroup() {
     assert_clean(&device);
 }
 
-fn taps_pipeline<'a>(
+fn draw_pipeline<'a>(
     vs: &'a kiln::ShaderModule,
     fs: &'a kiln::ShaderModule,
     img: &'a kiln::Image,
@@ -240,7 +240,7 @@ fn a_graphics_stage_with_an_array_length_below_one_is_e064() {
     for (taps, length) in [(0, "length 0"), (-3, "length -3")] {
         let spec = [(0, SpecValue::I32(taps))];
         let e = device
-            .graphics_pipeline(&taps_pipeline(&vs, &fs, &img, &spec))
+            .graphics_pipeline(&draw_pipeline(&vs, &fs, &img, &spec))
             .unwrap_err();
         assert_eq!(e.code(), "KILN-E064", "{e}");
         let msg = e.to_string();
@@ -252,7 +252,7 @@ fn a_graphics_stage_with_an_array_length_below_one_is_e064() {
     }
     let spec = [(0, SpecValue::I32(4))];
     let pipeline = device
-        .graphics_pipeline(&taps_pipeline(&vs, &fs, &img, &spec))
+        .graphics_pipeline(&draw_pipeline(&vs, &fs, &img, &spec))
         .unwrap();
     let verts: [[f32; 2]; 3] = [[-1.0, -1.0], [3.0, -1.0], [-1.0, 3.0]];
     let vb = device
@@ -313,6 +313,61 @@ fn a_descriptor_count_from_a_specialization_constant_sizes_the_layout() {
         let last: Vec<u32> = buffers[count as usize - 1].read().unwrap();
         let want: Vec<u32> = (0..16).map(|i| i + count).collect();
         assert_eq!(last, want, "{count} buffers");
+    }
+    assert_clean(&device);
+}
+
+/// The same for a graphics pipeline: a fragment stage's descriptor array sized by a
+/// specialization constant gets the given count in the reflected layout, and the draw
+/// takes its colour from the last buffer (green).
+#[test]
+fn a_graphics_descriptor_count_from_a_specialization_constant_sizes_the_layout() {
+    use common::draw::{pixel, target};
+    use kiln::{ColorAttachment, RenderingDesc};
+    let device = device();
+    let vs = kiln::include_spirv!("test/flat.vert").unwrap();
+    let fs = kiln::include_spirv!("test/spec_colors.frag").unwrap();
+    let img = target(&device, 4, 4);
+    let spec = [(0, SpecValue::U32(3))];
+    let pipeline = device
+        .graphics_pipeline(&draw_pipeline(&vs, &fs, &img, &spec))
+        .unwrap();
+    let binding = pipeline.layout().set_layouts()[0].desc().bindings()[0].clone();
+    assert_eq!(binding.count, 3);
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let colors = [
+        [1.0f32, 0.0, 0.0, 1.0],
+        [0.0, 0.0, 1.0, 1.0],
+        [0.0, 1.0, 0.0, 1.0],
+    ];
+    let buffers: Vec<kiln::Buffer> = colors
+        .iter()
+        .map(|c| device.buffer_from_slice("color", usage, c).unwrap())
+        .collect();
+    let mut set = pipeline.descriptor_set(0).unwrap();
+    for (i, b) in buffers.iter().enumerate() {
+        set.write_buffer_at(0, i as u32, b).unwrap();
+    }
+    let verts: [[f32; 2]; 3] = [[-1.0, -1.0], [3.0, -1.0], [-1.0, 3.0]];
+    let vb = device
+        .buffer_from_slice("big triangle", vk::BufferUsageFlags::VERTEX_BUFFER, &verts)
+        .unwrap();
+    device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.0; 4])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&pipeline)?;
+            r.bind_set(0, &set)?;
+            r.bind_vertex_buffer(0, &vb, 0)?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()
+        })
+        .unwrap();
+    let data = img.read().unwrap();
+    for (x, y) in [(0, 0), (3, 3), (2, 1)] {
+        assert_eq!(pixel(&data, 4, x, y), [0, 255, 0, 255], "pixel ({x}, {y})");
     }
     assert_clean(&device);
 }
