@@ -11,7 +11,8 @@
 //!   below 1 (VUID-VkPipelineShaderStageCreateInfo-pSpecializationInfo-06719), the shared
 //!   memory of a compute entry point within `maxComputeSharedMemorySize`
 //!   (VUID-RuntimeSpirv-Workgroup-06530); the workgroup size it gives is checked by the
-//!   compute pipeline (`KILN-E054`, `KILN-E256`).
+//!   compute pipeline (`KILN-E054`, `KILN-E256`), and pipelines derive their layouts from
+//!   the entry points as specialized (descriptor counts from specialization constants).
 //! - `maxBoundDescriptorSets` (VUID-VkPipelineLayoutCreateInfo-setLayoutCount-00286),
 //!   `maxPerStageDescriptor*` (…-descriptorType-03016 ff.) and `maxDescriptorSet*`
 //!   (…-descriptorType-03028 ff.), ignoring update-after-bind bindings, which have their

@@ -14,9 +14,9 @@
 //!
 //! What comes out, for one entry point:
 //! - its reflection as specialized ([`Specialized::entry`]): descriptor counts that come
-//!   from specialization constants take the pipeline's values, so a compute pipeline's
-//!   reflected layout holds as many descriptors as the shader indexes
-//!   (VUID-VkComputePipelineCreateInfo-layout-07991);
+//!   from specialization constants take the pipeline's values, so a pipeline's reflected
+//!   layout holds as many descriptors as the shader indexes
+//!   (VUID-VkComputePipelineCreateInfo-layout-07991, VUID-VkGraphicsPipelineCreateInfo-layout-07991);
 //! - every OpTypeArray of the module whose length evaluates to 0 or, for a signed length,
 //!   below 0 (SPIR-V spec, OpTypeArray: "Length must be … at least 1"), with the
 //!   specialization constants the length depends on and their values;
