@@ -8,7 +8,9 @@
 cd "$(dirname "$0")/.."
 # The NVIDIA ICD (libGLX_nvidia) needs glvnd: .gl/*.deb (libglvnd0, libgl1, libglx0, …).
 # The hot-reload tests run glslc at run time and the device machine has none: Debian 12's
-# `glslc` and `libshaderc1` .debs go in .gl too (`apt-get download glslc libshaderc1`).
+# `glslc` and `libshaderc1` .debs go in .gl too (`apt-get download glslc libshaderc1`); so does
+# `spirv-headers` (the grammar `capabilities::capability_table_covers_the_installed_spirv_grammar`
+# checks kiln's capability table against; without it that test prints a SKIP line).
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 # Tests that read repo files at run time find them where they were built.

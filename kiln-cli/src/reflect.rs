@@ -390,7 +390,15 @@ fn to_text(
             "{path}: SPIR-V {}, {}\n  capabilities: {}",
             version_string(r.version),
             generator_name(r.generator),
-            r.capabilities.join(", ")
+            r.capabilities
+                .iter()
+                .map(|c| match c.parse::<u32>() {
+                    // A capability newer than kiln's grammar is kept as its number.
+                    Ok(_) => format!("{c} (newer than kiln's SPIR-V grammar)"),
+                    Err(_) => c.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         if !r.extensions.is_empty() {
             let _ = writeln!(out, "  extensions: {}", r.extensions.join(", "));

@@ -82,7 +82,8 @@ pub(crate) enum Need {
     CooperativeMatrix,
     /// A device extension kiln does not enable.
     Extension(&'static str),
-    /// OpenCL only: never valid in a Vulkan module.
+    /// Not in Vulkan's table of SPIR-V capabilities (OpenCL kernels, OpenGL, FPGA,
+    /// provisional ones): never valid in a Vulkan module.
     NotVulkan,
 }
 
@@ -268,12 +269,147 @@ const TABLE: &[(&str, Need)] = &[
     ("SubgroupDispatch", Need::NotVulkan),
     ("NamedBarrier", Need::NotVulkan),
     ("PipeStorage", Need::NotVulkan),
+    ("UniformDecoration", Need::Core),
+    // Device extensions kiln does not enable (issue 30: the rest of SPIR-V's grammar).
+    ("CoreBuiltinsARM", Need::Extension("VK_ARM_shader_core_builtins")),
+    ("TileImageColorReadAccessEXT", Need::Extension("VK_EXT_shader_tile_image")),
+    ("TileImageDepthReadAccessEXT", Need::Extension("VK_EXT_shader_tile_image")),
+    ("TileImageStencilReadAccessEXT", Need::Extension("VK_EXT_shader_tile_image")),
+    ("TensorsARM", Need::Extension("VK_ARM_tensors")),
+    ("StorageTensorArrayDynamicIndexingARM", Need::Extension("VK_ARM_tensors")),
+    ("StorageTensorArrayNonUniformIndexingARM", Need::Extension("VK_ARM_tensors")),
+    ("GraphARM", Need::Extension("VK_ARM_data_graph")),
+    ("CooperativeMatrixLayoutsARM", Need::Extension("VK_ARM_cooperative_matrix_layouts")),
+    ("Float8EXT", Need::Extension("VK_EXT_shader_float8")),
+    ("Float8CooperativeMatrixEXT", Need::Extension("VK_EXT_shader_float8")),
+    ("UntypedPointersKHR", Need::Extension("VK_KHR_shader_untyped_pointers")),
+    ("TextureSampleWeightedQCOM", Need::Extension("VK_QCOM_image_processing")),
+    ("TextureBoxFilterQCOM", Need::Extension("VK_QCOM_image_processing")),
+    ("TextureBlockMatchQCOM", Need::Extension("VK_QCOM_image_processing")),
+    ("TileShadingQCOM", Need::Extension("VK_QCOM_tile_shading")),
+    ("CooperativeMatrixConversionQCOM", Need::Extension("VK_QCOM_cooperative_matrix_conversion")),
+    ("TextureBlockMatch2QCOM", Need::Extension("VK_QCOM_image_processing2")),
+    ("ShaderEnqueueAMDX", Need::Extension("VK_AMDX_shader_enqueue")),
+    ("DescriptorHeapEXT", Need::Extension("VK_EXT_descriptor_heap")),
+    ("SampleMaskOverrideCoverageNV", Need::Extension("VK_NV_sample_mask_override_coverage")),
+    ("GeometryShaderPassthroughNV", Need::Extension("VK_NV_geometry_shader_passthrough")),
+    ("ShaderViewportMaskNV", Need::Extension("VK_NV_viewport_array2")),
+    ("PerViewAttributesNV", Need::Extension("VK_NVX_multiview_per_view_attributes")),
+    ("ImageFootprintNV", Need::Extension("VK_NV_shader_image_footprint")),
+    ("RayTracingPositionFetchKHR", Need::Extension("VK_KHR_ray_tracing_position_fetch")),
+    ("RayTracingNV", Need::Extension("VK_NV_ray_tracing")),
+    ("RayTracingMotionBlurNV", Need::Extension("VK_NV_ray_tracing_motion_blur")),
+    ("DisplacementMicromapNV", Need::Extension("VK_NV_displacement_micromap")),
+    ("RayTracingOpacityMicromapEXT", Need::Extension("VK_EXT_opacity_micromap")),
+    ("ShaderInvocationReorderNV", Need::Extension("VK_NV_ray_tracing_invocation_reorder")),
+    ("ShaderInvocationReorderEXT", Need::Extension("VK_EXT_ray_tracing_invocation_reorder")),
+    ("RayQueryPositionFetchKHR", Need::Extension("VK_KHR_ray_tracing_position_fetch")),
+    ("CooperativeVectorNV", Need::Extension("VK_NV_cooperative_vector")),
+    ("AtomicFloat16VectorNV", Need::Extension("VK_NV_shader_atomic_float16_vector")),
+    ("RayTracingDisplacementMicromapNV", Need::Extension("VK_NV_displacement_micromap")),
+    ("RawAccessChainsNV", Need::Extension("VK_NV_raw_access_chains")),
+    ("RayTracingSpheresGeometryNV", Need::Extension("VK_NV_ray_tracing_linear_swept_spheres")),
+    ("RayTracingLinearSweptSpheresGeometryNV", Need::Extension("VK_NV_ray_tracing_linear_swept_spheres")),
+    ("PushConstantBanksNV", Need::Extension("VK_NV_push_constant_bank")),
+    ("LongVectorEXT", Need::Extension("VK_EXT_shader_long_vector")),
+    ("CooperativeVectorTrainingNV", Need::Extension("VK_NV_cooperative_vector")),
+    ("RayTracingClusterAccelerationStructureNV", Need::Extension("VK_NV_cluster_acceleration_structure")),
+    ("IntegerFunctions2INTEL", Need::Extension("VK_INTEL_shader_integer_functions2")),
+    // Not in Vulkan's table of SPIR-V capabilities: OpenCL, OpenGL, FPGA, provisional.
+    ("AtomicStorageOps", Need::NotVulkan),
+    ("RayQueryProvisionalKHR", Need::NotVulkan),
+    ("Int4TypeINTEL", Need::NotVulkan),
+    ("Int4CooperativeMatrixINTEL", Need::NotVulkan),
+    ("ShaderStereoViewNV", Need::NotVulkan),
+    ("RayTracingProvisionalKHR", Need::NotVulkan),
+    ("BindlessTextureNV", Need::NotVulkan),
+    ("SubgroupShuffleINTEL", Need::NotVulkan),
+    ("SubgroupBufferBlockIOINTEL", Need::NotVulkan),
+    ("SubgroupImageBlockIOINTEL", Need::NotVulkan),
+    ("SubgroupImageMediaBlockIOINTEL", Need::NotVulkan),
+    ("RoundToInfinityINTEL", Need::NotVulkan),
+    ("FloatingPointModeINTEL", Need::NotVulkan),
+    ("FunctionPointersINTEL", Need::NotVulkan),
+    ("IndirectReferencesINTEL", Need::NotVulkan),
+    ("AsmINTEL", Need::NotVulkan),
+    ("VectorComputeINTEL", Need::NotVulkan),
+    ("VectorAnyINTEL", Need::NotVulkan),
+    ("SubgroupAvcMotionEstimationINTEL", Need::NotVulkan),
+    ("SubgroupAvcMotionEstimationIntraINTEL", Need::NotVulkan),
+    ("SubgroupAvcMotionEstimationChromaINTEL", Need::NotVulkan),
+    ("VariableLengthArrayINTEL", Need::NotVulkan),
+    ("FunctionFloatControlINTEL", Need::NotVulkan),
+    ("FPGAMemoryAttributesALTERA", Need::NotVulkan),
+    ("FPFastMathModeINTEL", Need::NotVulkan),
+    ("ArbitraryPrecisionIntegersALTERA", Need::NotVulkan),
+    ("ArbitraryPrecisionFloatingPointALTERA", Need::NotVulkan),
+    ("UnstructuredLoopControlsINTEL", Need::NotVulkan),
+    ("FPGALoopControlsALTERA", Need::NotVulkan),
+    ("KernelAttributesINTEL", Need::NotVulkan),
+    ("FPGAKernelAttributesINTEL", Need::NotVulkan),
+    ("FPGAMemoryAccessesALTERA", Need::NotVulkan),
+    ("FPGAClusterAttributesALTERA", Need::NotVulkan),
+    ("LoopFuseALTERA", Need::NotVulkan),
+    ("FPGADSPControlALTERA", Need::NotVulkan),
+    ("MemoryAccessAliasingINTEL", Need::NotVulkan),
+    ("FPGAInvocationPipeliningAttributesALTERA", Need::NotVulkan),
+    ("FPGABufferLocationALTERA", Need::NotVulkan),
+    ("ArbitraryPrecisionFixedPointALTERA", Need::NotVulkan),
+    ("USMStorageClassesALTERA", Need::NotVulkan),
+    ("RuntimeAlignedAttributeALTERA", Need::NotVulkan),
+    ("IOPipesALTERA", Need::NotVulkan),
+    ("BlockingPipesALTERA", Need::NotVulkan),
+    ("FPGARegALTERA", Need::NotVulkan),
+    ("BitInstructions", Need::NotVulkan),
+    ("FMAKHR", Need::NotVulkan),
+    ("LongCompositesINTEL", Need::NotVulkan),
+    ("OptNoneEXT", Need::NotVulkan),
+    ("DebugInfoModuleINTEL", Need::NotVulkan),
+    ("BFloat16ConversionINTEL", Need::NotVulkan),
+    ("SplitBarrierINTEL", Need::NotVulkan),
+    ("ArithmeticFenceEXT", Need::NotVulkan),
+    ("FPGAClusterAttributesV2ALTERA", Need::NotVulkan),
+    ("FPGAKernelAttributesv2INTEL", Need::NotVulkan),
+    ("TaskSequenceALTERA", Need::NotVulkan),
+    ("FPMaxErrorINTEL", Need::NotVulkan),
+    ("FPGALatencyControlALTERA", Need::NotVulkan),
+    ("FPGAArgumentInterfacesALTERA", Need::NotVulkan),
+    ("GlobalVariableHostAccessINTEL", Need::NotVulkan),
+    ("GlobalVariableFPGADecorationsALTERA", Need::NotVulkan),
+    ("SubgroupBufferPrefetchINTEL", Need::NotVulkan),
+    ("Subgroup2DBlockIOINTEL", Need::NotVulkan),
+    ("Subgroup2DBlockTransformINTEL", Need::NotVulkan),
+    ("Subgroup2DBlockTransposeINTEL", Need::NotVulkan),
+    ("SubgroupMatrixMultiplyAccumulateINTEL", Need::NotVulkan),
+    ("TernaryBitwiseFunctionINTEL", Need::NotVulkan),
+    ("UntypedVariableLengthArrayINTEL", Need::NotVulkan),
+    ("SpecConditionalINTEL", Need::NotVulkan),
+    ("FunctionVariantsINTEL", Need::NotVulkan),
+    ("GroupUniformArithmeticKHR", Need::NotVulkan),
+    ("TensorFloat32RoundingINTEL", Need::NotVulkan),
+    ("MaskedGatherScatterINTEL", Need::NotVulkan),
+    ("CacheControlsINTEL", Need::NotVulkan),
+    ("RegisterLimitsINTEL", Need::NotVulkan),
+    ("BindlessImagesINTEL", Need::NotVulkan),
 ];
 
 /// Suffixes of SPIR-V capability names that come from extensions.
 const EXTENSION_SUFFIXES: [&str; 11] = [
     "EXT", "KHR", "NV", "AMD", "AMDX", "INTEL", "GOOGLE", "ARM", "QCOM", "HUAWEI", "NVX",
 ];
+
+/// The name kiln gives SPIR-V capability `value`, as reflection lists it
+/// ([`ModuleReflection::capabilities`](crate::reflect::ModuleReflection::capabilities)): rspirv's
+/// name (`1` is `"Shader"`; kiln's capability table, [`known_capabilities`], lists every
+/// one), else the number in decimal (`"6912"`: newer than kiln's SPIR-V grammar), which
+/// pipeline creation refuses with `KILN-E107` naming the module's `OpExtension`s, or
+/// `KILN-E110` without any.
+pub fn capability_name(value: u32) -> String {
+    match rspirv::spirv::Capability::from_u32(value) {
+        Some(c) => format!("{c:?}"),
+        None => value.to_string(),
+    }
+}
 
 /// What `capability` needs, `None` when the table does not list it.
 pub(crate) fn need(capability: &str) -> Option<Need> {
@@ -304,21 +440,36 @@ pub fn capability_requirement(capability: &str) -> Option<String> {
     }
 }
 
-/// Checks one capability of the module `module` (a label for messages) used by an entry
-/// point of `stage` against the device `device` (its name) with `supported` features and
-/// `props` properties.
+/// A module's capabilities as [`check`] judges them: the names and the module's
+/// `OpExtension` names (the extensions that may declare a capability kiln does not know).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ModuleCapabilities<'a> {
+    /// A label for messages (usually the file name).
+    pub module: &'a str,
+    /// The `OpExtension` names of the module.
+    pub extensions: &'a [String],
+}
+
+/// Checks one capability of the module `m` used by an entry point of `stage` against the
+/// device `device` (its name) with `supported` features and `props` properties.
+///
+/// A capability given as a number (`"6912"`: newer than kiln's SPIR-V grammar, see
+/// [`capability_name`]) needs a device extension kiln does not enable: when the module
+/// declares `OpExtension`s, it is `KILN-E107` naming the number and those extensions (one
+/// of them declares it); without any, `KILN-E110`.
 ///
 /// Errors: `KILN-E107` the device lacks the feature, extension or property (or the stage
 /// is not among the supported stages), `KILN-E110` a capability kiln's table does not
-/// know, `KILN-E111` an OpenCL-only capability.
+/// know, `KILN-E111` a capability no Vulkan environment allows.
 pub(crate) fn check(
     device: &str,
     supported: &Supported,
     props: &ComputeProperties,
-    module: &str,
+    m: ModuleCapabilities<'_>,
     capability: &str,
     stage: vk::ShaderStageFlags,
 ) -> Result<()> {
+    let module = m.module;
     let missing = |feature: String| {
         Err(Error::MissingFeature {
             device: device.to_string(),
@@ -326,6 +477,21 @@ pub(crate) fn check(
         })
     };
     let Some(need) = need(capability) else {
+        if capability.parse::<u32>().is_ok() && !m.extensions.is_empty() {
+            let which = match m.extensions {
+                [one] => format!("OpExtension {one}"),
+                all => format!("one of the OpExtensions {}", all.join(", ")),
+            };
+            return Err(Error::MissingFeature {
+                device: device.to_string(),
+                what: format!(
+                    "SPIR-V capability {capability} of `{module}`, newer than kiln's SPIR-V \
+                     grammar and declared by the module's {which}: kiln enables no device \
+                     extension for it; build the shader without that extension, or a kiln \
+                     whose capability table maps it"
+                ),
+            });
+        }
         if EXTENSION_SUFFIXES.iter().any(|s| capability.ends_with(s)) {
             return missing(
                 "the device extension behind this capability (not enabled by kiln)".into(),
@@ -425,6 +591,19 @@ pub(crate) fn check_scope(
 mod tests {
     use super::*;
 
+    /// The table keeps up with rspirv's grammar: every capability rspirv can decode has a
+    /// line (issue 30; the test against the installed SPIRV-Headers grammar is
+    /// `tests/root/capabilities.rs`).
+    #[test]
+    fn table_lists_every_capability_of_rspirvs_grammar() {
+        let missing: Vec<String> = (0..=u16::MAX as u32)
+            .filter_map(rspirv::spirv::Capability::from_u32)
+            .map(|c| format!("{c:?}"))
+            .filter(|name| need(name).is_none())
+            .collect();
+        assert!(missing.is_empty(), "not in TABLE: {missing:?}");
+    }
+
     #[test]
     fn table_has_no_duplicates() {
         let names: Vec<_> = known_capabilities().collect();
@@ -434,14 +613,44 @@ mod tests {
     }
 
     fn run(cap: &str, supported: &Supported, props: &ComputeProperties) -> Result<()> {
+        let m = ModuleCapabilities {
+            module: "m",
+            extensions: &[],
+        };
         check(
             "dev",
             supported,
             props,
-            "m",
+            m,
             cap,
             vk::ShaderStageFlags::COMPUTE,
         )
+    }
+
+    #[test]
+    fn a_capability_newer_than_the_grammar_names_its_number_and_extension() {
+        let (s, p) = (Supported::default(), ComputeProperties::default());
+        assert_eq!(capability_name(1), "Shader");
+        assert_eq!(capability_name(6912), "6912");
+        let ext = ["SPV_VALVE_mixed_float_dot_product".to_string()];
+        let m = ModuleCapabilities {
+            module: "m.spv",
+            extensions: &ext,
+        };
+        let e = check("dev", &s, &p, m, "6912", vk::ShaderStageFlags::COMPUTE).unwrap_err();
+        assert_eq!(e.code(), "KILN-E107");
+        let msg = e.to_string();
+        for part in [
+            "6912",
+            "SPV_VALVE_mixed_float_dot_product",
+            "`m.spv`",
+            "`dev`",
+        ] {
+            assert!(msg.contains(part), "{part}: {msg}");
+        }
+        let e = run("6912", &s, &p).unwrap_err();
+        assert_eq!(e.code(), "KILN-E110");
+        assert!(e.to_string().contains("6912"), "{e}");
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, check_size as check_buffer_size, free_bound};
 pub use buffer::{Buffer, BufferDesc};
 pub use buffer_view::BufferView;
-pub use capabilities::{capability_requirement, known_capabilities};
+pub use capabilities::{capability_name, capability_requirement, known_capabilities};
 pub use coopmat2::{
     CooperativeMatrix2Features, CooperativeMatrix2Properties, FlexibleDimensionsConfig,
 };
@@ -566,22 +566,29 @@ impl Shared {
         Ok(())
     }
 
-    /// Checks the SPIR-V capabilities of the module `module` (its label), used by an entry
-    /// point of `stage`, against this device (the table in `capabilities.rs`).
+    /// Checks the SPIR-V capabilities of the module `module` (its label; `extensions`, its
+    /// `OpExtension` names), used by an entry point of `stage`, against this device (the
+    /// table in `capabilities.rs`).
     ///
     /// Errors: `KILN-E107`, `KILN-E110`, `KILN-E111` (see `capabilities::check`).
     pub(crate) fn check_capabilities<'a>(
         &self,
         module: &str,
+        extensions: &[String],
         capabilities: impl IntoIterator<Item = &'a str>,
         stage: vk::ShaderStageFlags,
     ) -> Result<()> {
+        let m = capabilities::ModuleCapabilities { module, extensions };
+        // Capabilities newer than kiln's grammar (kept as numbers) first: no device
+        // kiln opens has them, and they are what the module's author must hear about.
+        let mut capabilities: Vec<&str> = capabilities.into_iter().collect();
+        capabilities.sort_by_key(|c| c.parse::<u32>().is_err());
         for cap in capabilities {
             capabilities::check(
                 &self.info.name,
                 &self.supported,
                 &self.compute,
-                module,
+                m,
                 cap,
                 stage,
             )?;
@@ -724,7 +731,7 @@ impl Device {
     /// `KILN-E111` an OpenCL-only capability.
     pub fn check_capability(&self, capability: &str, stage: vk::ShaderStageFlags) -> Result<()> {
         self.shared
-            .check_capabilities("(query)", [capability], stage)
+            .check_capabilities("(query)", &[], [capability], stage)
     }
 
     /// Features kiln enabled on this device.

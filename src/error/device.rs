@@ -78,10 +78,11 @@ macro_rules! device_errors {
             #[error("module `{module}` declares SPIR-V capability {capability}, which kiln does not know; compile without the feature that uses it, or report it so kiln's capability table can map it to its Vulkan feature")]
             UnknownCapability { module: String, capability: String },
 
-            /// A capability that only OpenCL environments have (`Kernel`, `Addresses`, `Linkage`, …;
-            /// Vulkan spec appendix "SPIR-V Capabilities" does not allow it).
+            /// A capability that no Vulkan environment has: OpenCL's (`Kernel`, `Addresses`,
+            /// `Linkage`, …), OpenGL's, FPGA ones (Vulkan spec appendix "SPIR-V Capabilities"
+            /// does not list it).
             #[code("KILN-E111")]
-            #[error("module `{module}` declares SPIR-V capability {capability}, which exists only for OpenCL kernels; compile the shader for Vulkan (glslc --target-env=vulkan1.3, clspv for OpenCL C)")]
+            #[error("module `{module}` declares SPIR-V capability {capability}, which no Vulkan environment allows (it is for OpenCL kernels or other APIs); compile the shader for Vulkan (glslc --target-env=vulkan1.3, clspv for OpenCL C)")]
             CapabilityNotVulkan { module: String, capability: String },
 
             /// A module uses cooperative matrices of a scope this device does not allow: `Workgroup`

@@ -112,14 +112,17 @@ macro_rules! shader_errors {
             #[error("push constants need {size} bytes but the device allows {limit} (maxPushConstantsSize)")]
             PushConstantsTooLarge { size: u32, limit: u32 },
 
-            /// Workgroup size exceeds the device limits (VUID-RuntimeSpirv-x-06429).
+            /// Workgroup size exceeds the device limits (VUID-RuntimeSpirv-x-06429), or is 0 in a
+            /// dimension; as specialized (`from`: the specialization constants that give it, with
+            /// their values, or empty).
             #[code("KILN-E054")]
-            #[error("workgroup size {size:?} of `{entry}` exceeds the device limits (maxComputeWorkGroupSize {max_size:?}, maxComputeWorkGroupInvocations {max_invocations})")]
+            #[error("workgroup size {size:?} of `{entry}`{from} exceeds the device limits (maxComputeWorkGroupSize {max_size:?}, maxComputeWorkGroupInvocations {max_invocations}); use a smaller local_size (or give its specialization constants smaller values)")]
             WorkgroupTooLarge {
                 entry: String,
                 size: [u32; 3],
                 max_size: [u32; 3],
                 max_invocations: u32,
+                from: String,
             },
 
             /// A host struct's member differs from the shader block's (offset or size).
@@ -204,6 +207,31 @@ macro_rules! shader_errors {
                 member: String,
                 host: String,
                 shader: String,
+            },
+
+            /// With the pipeline's specialization (the values given, defaults for the rest) an
+            /// array length of the module is below 1: SPIR-V needs every OpTypeArray length
+            /// at least 1 after specialization (VUID-VkPipelineShaderStageCreateInfo-pSpecializationInfo-06719).
+            #[code("KILN-E064")]
+            #[error("`{entry}`: with its specialization, array type %{array} has length {length} (computed from {constants}); every array length must be at least 1 after specialization (VUID-VkPipelineShaderStageCreateInfo-pSpecializationInfo-06719): give those specialization constants values that make it at least 1")]
+            SpecializedArrayLength {
+                entry: String,
+                array: u32,
+                length: String,
+                constants: String,
+            },
+
+            /// With the pipeline's specialization, the Workgroup-storage (shared) variables the
+            /// compute entry point uses need more bytes than the device has
+            /// (maxComputeSharedMemorySize, VUID-RuntimeSpirv-Workgroup-06530).
+            #[code("KILN-E065")]
+            #[error("`{entry}` needs {bytes} bytes of shared memory (Workgroup storage: {variables}) but device `{device}` has {limit} (maxComputeSharedMemorySize); make the shared arrays smaller (or give the specialization constants that size them smaller values)")]
+            SharedMemoryTooLarge {
+                entry: String,
+                device: String,
+                bytes: u64,
+                limit: u32,
+                variables: String,
             },
         }
     };

@@ -6,6 +6,13 @@
 //!   VUID-VkShaderModuleCreateInfo-pCode-08740): the table lives in the device layer
 //!   (`device/capabilities.rs`); this is the pipeline's entry to it. Then the scopes of the
 //!   module's cooperative matrices (workgroup scope needs VK_NV_cooperative_matrix2).
+//! - Specialization (issue 30, [`check_specialization`]): the module as the pipeline's
+//!   specialization constants make it (`shaders/reflect/specialize.rs`): no array length
+//!   below 1 (VUID-VkPipelineShaderStageCreateInfo-pSpecializationInfo-06719), the shared
+//!   memory of a compute entry point within `maxComputeSharedMemorySize`
+//!   (VUID-RuntimeSpirv-Workgroup-06530); the workgroup size it gives is checked by the
+//!   compute pipeline (`KILN-E054`, `KILN-E256`), and pipelines derive their layouts from
+//!   the entry points as specialized (descriptor counts from specialization constants).
 //! - `maxBoundDescriptorSets` (VUID-VkPipelineLayoutCreateInfo-setLayoutCount-00286),
 //!   `maxPerStageDescriptor*` (…-descriptorType-03016 ff.) and `maxDescriptorSet*`
 //!   (…-descriptorType-03028 ff.), ignoring update-after-bind bindings, which have their
@@ -16,7 +23,49 @@ use ash::vk;
 use crate::descriptors::DescriptorSetLayoutDesc;
 use crate::device::Shared;
 use crate::error::{Error, Result};
-use crate::shaders::ShaderModule;
+use crate::shaders::reflect::{specialize, Specialized};
+use crate::shaders::{ShaderModule, SpecValue};
+
+/// Evaluates entry point `entry` of `module` with the specialization `spec` (defaults for
+/// the constants it does not give) and checks what only that reveals, for a pipeline
+/// `label`: every array length at least 1 and, for a compute entry point (`stage`), the
+/// Workgroup storage within `maxComputeSharedMemorySize`. Returns the evaluation (its
+/// workgroup size is for the caller's limit checks).
+///
+/// Errors: `KILN-E064` an array length below 1, `KILN-E065` too much shared memory, each
+/// naming the specialization constants and their values.
+pub(crate) fn check_specialization(
+    shared: &Shared,
+    label: &str,
+    module: &ShaderModule,
+    (entry, stage): (&str, vk::ShaderStageFlags),
+    spec: &[(u32, SpecValue)],
+) -> Result<Specialized> {
+    let s = specialize(module.words(), entry, spec)?;
+    let constants = |c: &[String]| match c {
+        [] => "no specialization constant".to_string(),
+        c => c.join(", "),
+    };
+    if let Some(bad) = s.bad_arrays.first() {
+        return Err(Error::SpecializedArrayLength {
+            entry: label.to_string(),
+            array: bad.array,
+            length: bad.length.to_string(),
+            constants: constants(&bad.constants),
+        });
+    }
+    let limit = shared.limits().max_compute_shared_memory_size;
+    if stage == vk::ShaderStageFlags::COMPUTE && s.shared_bytes > u64::from(limit) {
+        return Err(Error::SharedMemoryTooLarge {
+            entry: label.to_string(),
+            device: shared.info.name.clone(),
+            bytes: s.shared_bytes,
+            limit,
+            variables: s.shared_variables.join(", "),
+        });
+    }
+    Ok(s)
+}
 
 /// Checks that the device `shared` has every feature, extension and property that the
 /// module's capabilities need, for an entry point of `stage` (the table in
@@ -33,6 +82,7 @@ pub(crate) fn check_capabilities(
 ) -> Result<()> {
     shared.check_capabilities(
         module.label(),
+        &module.reflection().extensions,
         module.reflection().capabilities.iter().map(String::as_str),
         stage,
     )?;

@@ -8,7 +8,7 @@ use ash::vk;
 
 use super::access::{uses_addresses, PipelineAccess};
 use super::cache::PipelineCache;
-use super::checks::check_capabilities;
+use super::checks::{check_capabilities, check_specialization};
 use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::statistics::{self, PipelineExecutable};
 use crate::descriptors::DescriptorSet;
@@ -83,7 +83,7 @@ fn check_subgroup_size(
     shared: &Shared,
     label: &str,
     desc: &ComputePipelineDesc<'_>,
-    wg: [u32; 3],
+    (wg, from): ([u32; 3], &str),
 ) -> Result<()> {
     let p = &shared.compute;
     let fail = |detail: String| {
@@ -117,7 +117,7 @@ fn check_subgroup_size(
         let max = size as u64 * p.max_compute_workgroup_subgroups as u64;
         if invocations > max {
             return fail(format!(
-                "workgroup {wg:?} has {invocations} invocations, more than subgroup size \
+                "workgroup {wg:?}{from} has {invocations} invocations, more than subgroup size \
                  {size} × maxComputeWorkgroupSubgroups {} = {max}; use a smaller workgroup or \
                  a larger subgroup size",
                 p.max_compute_workgroup_subgroups
@@ -337,19 +337,23 @@ impl ComputePipeline {
             });
         }
         check_capabilities(shared, desc.module, ep.stage)?;
-        let u32_spec: Vec<(u32, u32)> = desc
-            .spec
-            .iter()
-            .filter_map(|(id, v)| match v {
-                SpecValue::U32(x) => Some((*id, *x)),
-                SpecValue::I32(x) => Some((*id, *x as u32)),
-                _ => None,
-            })
-            .collect();
-        let wg = ep
-            .workgroup_size
-            .map(|w| w.resolve(&u32_spec))
-            .unwrap_or([1, 1, 1]);
+        let label = format!("{} in {}", ep.name, desc.module.label());
+        check_spec(&label, desc.module, desc.spec)?;
+        let specialized = check_specialization(
+            shared,
+            &label,
+            desc.module,
+            (desc.entry, ep.stage),
+            desc.spec,
+        )?;
+        // The entry point as specialized: descriptor counts from specialization constants
+        // take the given values (the same reflection when none is given).
+        let ep = &specialized.entry;
+        let wg = specialized.workgroup_size.unwrap_or([1, 1, 1]);
+        let from = match specialized.workgroup_constants.as_slice() {
+            [] => String::new(),
+            c => format!(" (from {})", c.join(", ")),
+        };
         let l = shared.limits();
         let invocations = wg.iter().map(|&x| x as u64).product::<u64>();
         if wg
@@ -364,12 +368,11 @@ impl ComputePipeline {
                 size: wg,
                 max_size: l.max_compute_work_group_size,
                 max_invocations: l.max_compute_work_group_invocations,
+                from,
             });
         }
-        let label = format!("{} in {}", ep.name, desc.module.label());
         let flags = statistics::create_flags(shared, &label, desc.capture_statistics)?;
-        check_spec(&label, desc.module, desc.spec)?;
-        check_subgroup_size(shared, &label, desc, wg)?;
+        check_subgroup_size(shared, &label, desc, (wg, &from))?;
         let reflected;
         let layout_desc = match desc.layout {
             Some(d) => {

@@ -356,6 +356,20 @@ impl GraphicsPipeline {
             });
         }
         let (vertex, stages) = stages::checked(shared, desc)?;
+        // Each stage as specialized (array lengths checked; descriptor counts from
+        // specialization constants at the given values, for the reflected layout).
+        let specialized = stages
+            .iter()
+            .map(|(label, ep, module, entry)| {
+                let stage = (*entry, ep.stage);
+                super::checks::check_specialization(shared, label, module, stage, desc.spec)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let stages: Vec<Stage<'_>> = stages
+            .iter()
+            .zip(&specialized)
+            .map(|((label, _, module, entry), s)| (label.clone(), &s.entry, *module, *entry))
+            .collect();
         check_targets(shared, desc).map_err(invalid)?;
         let (vi_bindings, vi_attributes) = match vertex {
             Some(vs) => vertex_input(&stages[0].0, vs, &desc.vertex_buffers, pipeline)?,

@@ -61,7 +61,7 @@ pub const SPV: &[(&str, &[u8])] = &[
 ];
 
 /// kiln's reflection regressions (`fixtures/repros/`, issue 17: holes found by comparing
-/// kiln's reflection with SPIRV-Cross's), named `repros/...`, in the order the determinism
+/// kiln's reflection with SPIRV-Cross's; issue 30: real compute shaders), named `repros/...`, in the order the determinism
 /// test reflects them.
 pub const REPROS: &[(&str, &[u8])] = &[
     (
@@ -103,6 +103,14 @@ pub const REPROS: &[(&str, &[u8])] = &[
     (
         "repros/unknown_array_lengths.spvasm.spv",
         include_bytes!("../fixtures/repros/unknown_array_lengths.spvasm.spv"),
+    ),
+    (
+        "repros/unknown_capability.comp.spv",
+        include_bytes!("../fixtures/repros/unknown_capability.comp.spv"),
+    ),
+    (
+        "repros/spec_array_zero.comp.spv",
+        include_bytes!("../fixtures/repros/spec_array_zero.comp.spv"),
     ),
 ];
 

@@ -100,3 +100,64 @@ fn check_capability_answers_from_the_table() {
     }
     assert_clean(&device);
 }
+
+/// Where Debian's `spirv-headers` installs the grammar (on both stacks; the Debian 13
+/// chroot has its own copy). `KILN_SPIRV_GRAMMAR` names another file.
+const SPIRV_GRAMMAR: &str = "/usr/include/spirv/unified1/spirv.core.grammar.json";
+
+/// Issue 30: kiln's capability table keeps up with SPIR-V's grammar. Every capability of
+/// the installed SPIRV-Headers grammar (by its number, aliases included) must have a line
+/// in kiln's table, under the name kiln gives that number (`kiln::capability_name`). Without
+/// the file the test prints a skip line, and fails under CI (`CI=true`): `cargo xtask test`
+/// installs `spirv-headers`.
+#[test]
+fn capability_table_covers_the_installed_spirv_grammar() {
+    let path = std::env::var("KILN_SPIRV_GRAMMAR").unwrap_or_else(|_| SPIRV_GRAMMAR.into());
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) => {
+            let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+            assert!(
+                !ci,
+                "CI: the SPIR-V grammar {path} is missing ({e}); install Debian package \
+                 spirv-headers (cargo xtask test does)"
+            );
+            eprintln!(
+                "SKIP capability_table_covers_the_installed_spirv_grammar: {path}: {e} \
+                 (install Debian package spirv-headers; under CI=true this fails)"
+            );
+            return;
+        }
+    };
+    let grammar: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let enumerants = grammar["operand_kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == "Capability")
+        .unwrap()["enumerants"]
+        .as_array()
+        .unwrap();
+    let known: std::collections::BTreeSet<&str> = kiln::known_capabilities().collect();
+    let mut missing = Vec::new();
+    for e in enumerants {
+        let value = u32::try_from(e["value"].as_u64().unwrap()).unwrap();
+        let kiln_name = kiln::capability_name(value);
+        if !known.contains(kiln_name.as_str()) {
+            missing.push(format!("{} ({value}, kiln: {kiln_name})", e["enumerant"]));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "capabilities of {path} not in kiln's table (src/device/capabilities.rs): {missing:?}"
+    );
+    // A grammar of a few capabilities would prove nothing: Debian 12's lists 231.
+    assert!(enumerants.len() > 200, "{}", enumerants.len());
+    eprintln!(
+        "capability table: all {} capabilities of {path} (SPIR-V {}.{} revision {}) known",
+        enumerants.len(),
+        grammar["major_version"],
+        grammar["minor_version"],
+        grammar["revision"]
+    );
+}

@@ -39,6 +39,7 @@ mod reflection;
 mod reliability;
 mod scene_gltf;
 mod semaphores;
+mod specialization;
 mod subgroups;
 mod tessellation_geometry;
 mod texel_buffers;

@@ -29,6 +29,8 @@ pub const PACKAGES: &[&str] = &[
     "mesa-vulkan-drivers",
     "vulkan-validationlayers",
     "glslc",
+    // The SPIR-V grammar kiln's capability table is checked against (issue 30).
+    "spirv-headers",
     // The window test runs its child under `xvfb-run -a` (xauth, mcookie from util-linux).
     "xvfb",
     "xauth",

@@ -20,7 +20,9 @@
 //!
 //! Before running cargo, xtask checks the system prerequisites: the Vulkan loader, a
 //! driver (lavapipe from `mesa-vulkan-drivers` when there is no GPU), the Khronos
-//! validation layer and the `glslc` shader compiler. Missing Debian packages are installed
+//! validation layer and the `glslc` shader compiler; for the tests also Xvfb and the SPIR-V
+//! grammar (`spirv-headers`, which kiln's capability table is checked against). Missing
+//! Debian packages are installed
 //! with `apt-get` when running as root or with password-less sudo; otherwise the exact
 //! command is printed and xtask stops.
 
@@ -127,11 +129,26 @@ const PREREQS: &[Prereq] = &[
     },
 ];
 
-const TEST_PREREQS: &[Prereq] = &[Prereq {
-    what: "Xvfb (virtual display for the window test)",
-    package: "xvfb",
-    present: has_xvfb,
-}];
+/// The installed SPIR-V grammar that `capabilities::capability_table_covers_the_installed_spirv_grammar`
+/// checks kiln's capability table against (issue 30).
+const SPIRV_GRAMMAR: &str = "/usr/include/spirv/unified1/spirv.core.grammar.json";
+
+fn has_spirv_grammar() -> bool {
+    std::path::Path::new(SPIRV_GRAMMAR).is_file()
+}
+
+const TEST_PREREQS: &[Prereq] = &[
+    Prereq {
+        what: "Xvfb (virtual display for the window test)",
+        package: "xvfb",
+        present: has_xvfb,
+    },
+    Prereq {
+        what: "SPIR-V grammar (SPIRV-Headers' spirv.core.grammar.json)",
+        package: "spirv-headers",
+        present: has_spirv_grammar,
+    },
+];
 
 fn is_root() -> bool {
     Command::new("id")

@@ -267,3 +267,43 @@ fn entry_points_with_unsupported_bindings_are_refused_or_flagged() {
     assert_eq!(err.matches("KILN-E061").count(), 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 30: a module declaring a capability newer than kiln's SPIR-V grammar reflects;
+/// the table shows the capability as its number, marked, and the extension declaring it;
+/// the JSON lists it as the number.
+#[test]
+fn a_capability_newer_than_the_grammar_is_shown_as_its_number() {
+    let dir = std::env::temp_dir().join(format!("kiln-reflect-newer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("unknown_capability.comp.spv");
+    let bytes = fixtures::REPROS
+        .iter()
+        .find(|(n, _)| *n == "repros/unknown_capability.comp.spv")
+        .unwrap()
+        .1;
+    std::fs::write(&path, bytes).unwrap();
+    let path = path.display().to_string();
+    let out = kiln(&[&path]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("capabilities: Shader, Float16, StorageBuffer16BitAccess, 6912 (newer than kiln's SPIR-V grammar)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("extensions: SPV_VALVE_mixed_float_dot_product"),
+        "{text}"
+    );
+    let json = json_of(&[&path, "--json"]);
+    let caps = &json["modules"][0]["capabilities"];
+    assert_eq!(
+        caps,
+        &json!(["Shader", "Float16", "StorageBuffer16BitAccess", "6912"]),
+        "{json}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

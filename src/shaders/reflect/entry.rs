@@ -3,7 +3,7 @@
 
 use ash::vk;
 use rspirv::dr::{Instruction, Operand};
-use rspirv::spirv::{BuiltIn, ExecutionMode, StorageClass};
+use rspirv::spirv::{BuiltIn, ExecutionMode, ExecutionModel, StorageClass};
 
 use super::tables::{Tables, Ty};
 use super::{
@@ -66,61 +66,22 @@ pub(super) fn reflect_entry(
     }
 
     let mut execution_modes = Vec::new();
-    let mut workgroup_size = None;
     for em in &t.execution_modes {
-        let [Operand::IdRef(target), Operand::ExecutionMode(mode), args @ ..] =
-            em.operands.as_slice()
-        else {
-            continue;
-        };
-        if *target != func {
-            continue;
-        }
-        execution_modes.push(format!("{mode:?}"));
-        let ints: Vec<u32> = args
-            .iter()
-            .filter_map(|a| match a {
-                Operand::LiteralBit32(v) | Operand::IdRef(v) => Some(*v),
-                _ => None,
-            })
-            .collect();
-        match (mode, ints.as_slice()) {
-            (ExecutionMode::LocalSize, [x, y, z]) => {
-                workgroup_size = Some(WorkgroupSize {
-                    size: [*x, *y, *z],
-                    spec_ids: [None; 3],
-                });
-            }
-            (ExecutionMode::LocalSizeId, [x, y, z]) => {
-                let ids = [*x, *y, *z];
-                let mut size = [1u32; 3];
-                let mut spec_ids = [None; 3];
-                for i in 0..3 {
-                    size[i] = t.eval_int(ids[i]).unwrap_or(1) as u32;
-                    spec_ids[i] = t.deco(ids[i]).and_then(|d| d.spec_id);
-                }
-                workgroup_size = Some(WorkgroupSize { size, spec_ids });
-            }
-            _ => {}
-        }
-    }
-    // The WorkgroupSize built-in overrides LocalSize (SPIR-V spec §3.21, BuiltIn WorkgroupSize).
-    if stage_of(model) == vk::ShaderStageFlags::COMPUTE {
-        for (cid, parts) in &t.composites {
-            let is_wg = t
-                .deco(*cid)
-                .is_some_and(|d| d.builtin == Some(BuiltIn::WorkgroupSize));
-            if is_wg && parts.len() == 3 {
-                let mut size = [1u32; 3];
-                let mut spec_ids = [None; 3];
-                for i in 0..3 {
-                    size[i] = t.eval_int(parts[i]).unwrap_or(1) as u32;
-                    spec_ids[i] = t.deco(parts[i]).and_then(|d| d.spec_id);
-                }
-                workgroup_size = Some(WorkgroupSize { size, spec_ids });
+        if let [Operand::IdRef(target), Operand::ExecutionMode(mode), ..] = em.operands.as_slice() {
+            if *target == func {
+                execution_modes.push(format!("{mode:?}"));
             }
         }
     }
+    for (target, mode) in &t.unknown_execution_modes {
+        if *target == func {
+            execution_modes.push(match ExecutionMode::from_u32(*mode) {
+                Some(m) => format!("{m:?}"),
+                None => format!("ExecutionMode({mode})"),
+            });
+        }
+    }
+    let workgroup_size = workgroup_size(t, func, model).map(|(w, _)| w);
 
     let (inputs, outputs) = interface_variables(t, interface);
     Ok(EntryPoint {
@@ -136,6 +97,67 @@ pub(super) fn reflect_entry(
         outputs,
         execution_modes,
     })
+}
+
+/// The workgroup size of entry point `func` of `model` (LocalSize, LocalSizeId, and the
+/// WorkgroupSize built-in, which overrides both for compute: SPIR-V spec §3.21, BuiltIn
+/// WorkgroupSize), with the ids of the constants that give it (none for LocalSize).
+pub(super) fn workgroup_size(
+    t: &Tables,
+    func: u32,
+    model: ExecutionModel,
+) -> Option<(WorkgroupSize, Vec<u32>)> {
+    let from_ids = |ids: [u32; 3]| {
+        let mut size = [1u32; 3];
+        let mut spec_ids = [None; 3];
+        for i in 0..3 {
+            size[i] = t.eval_int(ids[i]).unwrap_or(1) as u32;
+            spec_ids[i] = t.deco(ids[i]).and_then(|d| d.spec_id);
+        }
+        (WorkgroupSize { size, spec_ids }, ids.to_vec())
+    };
+    let mut found = None;
+    for em in &t.execution_modes {
+        let [Operand::IdRef(target), Operand::ExecutionMode(mode), args @ ..] =
+            em.operands.as_slice()
+        else {
+            continue;
+        };
+        if *target != func {
+            continue;
+        }
+        let ints: Vec<u32> = args
+            .iter()
+            .filter_map(|a| match a {
+                Operand::LiteralBit32(v) | Operand::IdRef(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        match (mode, ints.as_slice()) {
+            (ExecutionMode::LocalSize, [x, y, z]) => {
+                let size = WorkgroupSize {
+                    size: [*x, *y, *z],
+                    spec_ids: [None; 3],
+                };
+                found = Some((size, Vec::new()));
+            }
+            (ExecutionMode::LocalSizeId, [x, y, z]) => found = Some(from_ids([*x, *y, *z])),
+            _ => {}
+        }
+    }
+    if stage_of(model) == vk::ShaderStageFlags::COMPUTE {
+        for (cid, parts) in &t.composites {
+            let is_wg = t
+                .deco(*cid)
+                .is_some_and(|d| d.builtin == Some(BuiltIn::WorkgroupSize));
+            if let (true, [x, y, z]) = (is_wg, parts.as_slice()) {
+                let (size, mut ids) = from_ids([*x, *y, *z]);
+                ids.push(*cid);
+                found = Some((size, ids));
+            }
+        }
+    }
+    found
 }
 
 fn interface_variables(

@@ -7,9 +7,13 @@
 mod bindings;
 mod entry;
 mod eval;
+mod forward;
 mod layout;
+mod specialize;
 mod specop;
 mod tables;
+
+pub(crate) use specialize::{specialize, Specialized};
 
 use ash::vk;
 use rspirv::spirv::ExecutionModel;

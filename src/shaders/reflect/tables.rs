@@ -16,6 +16,7 @@ use rspirv::binary::{Consumer, ParseAction as Action};
 use rspirv::dr::{Instruction, ModuleHeader, Operand};
 use rspirv::spirv::{BuiltIn, Decoration, Dim, ImageFormat, Op, StorageClass};
 
+use super::forward::SetAside;
 use crate::error::{Error, Result};
 
 /// A SPIR-V type, as much of it as reflection needs.
@@ -167,12 +168,20 @@ pub(crate) struct Tables {
     pub cooperative_matrix_scope_ids: Vec<u32>,
     /// OpExecutionMode / OpExecutionModeId instructions in module order.
     pub execution_modes: Vec<Instruction>,
+    /// (entry point function, mode number) of each execution mode newer than rspirv's
+    /// grammar, in module order (see `forward`).
+    pub unknown_execution_modes: Vec<(u32, u32)>,
     pub types: HashMap<u32, Ty>,
     /// Type id of each constant.
     pub const_types: HashMap<u32, u32>,
     /// Scalar constants, spec constants at their default, and OpSpecConstantOp results
     /// kiln could evaluate (see `eval.rs`).
     pub consts: HashMap<u32, Const>,
+    /// The id operands of each OpSpecConstantOp (what its value is computed from).
+    pub spec_op_args: HashMap<u32, Vec<u32>>,
+    /// Specialization values that replace the defaults, by SpecId (empty for reflection;
+    /// see `specialize`).
+    pub overrides: BTreeMap<u32, u64>,
     /// Scalar spec constants (OpSpecConstant*), in declaration order.
     pub spec_consts: Vec<u32>,
     /// Constant composites: id -> parts (iterated, in id order, for the WorkgroupSize
@@ -229,6 +238,9 @@ struct Builder {
     /// kiln's decoding of each OpSpecConstantOp, by instruction number: it replaces the
     /// placeholder rspirv parsed there (see `specop`).
     spec_ops: BTreeMap<usize, Instruction>,
+    /// Instructions rspirv's grammar cannot decode, by instruction number: filed from
+    /// their words instead of the placeholder rspirv parsed there (see `forward`).
+    set_aside: BTreeMap<usize, SetAside>,
 }
 
 impl Consumer for Builder {
@@ -245,6 +257,10 @@ impl Consumer for Builder {
     }
     fn consume_instruction(&mut self, inst: Instruction) -> Action {
         self.received += 1;
+        if let Some(aside) = self.set_aside.remove(&self.received) {
+            self.t.add_set_aside(&aside, &mut self.function);
+            return Action::Continue;
+        }
         let inst = self.spec_ops.remove(&self.received).unwrap_or(inst);
         // Every id must be below the bound (SPIR-V spec §2.3 "Physical Layout"); drivers
         // index tables by id, so an id past it must never reach them.
@@ -268,20 +284,35 @@ impl Consumer for Builder {
 
 impl Tables {
     /// Parses checked words (see `check_words`) with rspirv's binary parser
-    /// (OpSpecConstantOp with kiln's own decoder, see `specop`) and builds the tables.
+    /// (OpSpecConstantOp with kiln's own decoder, see `specop`; what rspirv's grammar
+    /// cannot decode set aside, see `forward`) and builds the tables.
     /// Errors: `KILN-E010` when rspirv rejects the stream, `KILN-E009` an id not below the
     /// header's bound.
     pub(super) fn parse(words: &[u32]) -> Result<Tables> {
+        Self::parse_specialized(words, BTreeMap::new())
+    }
+
+    /// [`parse`](Self::parse) with the specialization constants of the SpecIds in
+    /// `overrides` at the given bits instead of their defaults (see `specialize`).
+    pub(super) fn parse_specialized(
+        words: &[u32],
+        overrides: BTreeMap<u32, u64>,
+    ) -> Result<Tables> {
         let bound = words.get(3).copied().unwrap_or(0);
-        let (words, spec_ops) = super::specop::predecode(words);
+        let (words, set_aside) = super::forward::set_aside(words);
+        let (words, spec_ops) = super::specop::predecode(&words);
         let words: &[u32] = &words;
         let mut b = Builder {
-            t: Tables::default(),
+            t: Tables {
+                overrides,
+                ..Tables::default()
+            },
             function: None,
             bound,
             bad_id: None,
             received: 0,
             spec_ops,
+            set_aside,
         };
         b.t.version = words.get(1).copied().unwrap_or(0);
         b.t.generator = words.get(2).copied().unwrap_or(0);
@@ -359,6 +390,40 @@ impl Tables {
             | Op::MemberDecorateString => self.add_decoration(&inst),
             Op::GroupDecorate | Op::GroupMemberDecorate => self.add_group_targets(&inst),
             _ => self.add_global(&inst),
+        }
+    }
+
+    /// Files an instruction rspirv's grammar cannot decode (see `forward` for what each
+    /// kind gives).
+    fn add_set_aside(&mut self, aside: &SetAside, function: &mut Option<u32>) {
+        let w = &aside.words;
+        if let Some(f) = *function {
+            for word in w.iter().skip(1) {
+                if self.globals.contains_key(word) {
+                    self.uses.entry(f).or_default().insert(*word);
+                }
+            }
+            return;
+        }
+        match aside.op() {
+            Some(Op::Function) => {
+                if let Some(&rid) = w.get(2) {
+                    *function = Some(rid);
+                    self.uses.entry(rid).or_default();
+                    self.calls.entry(rid).or_default();
+                }
+            }
+            Some(Op::Capability) => {
+                if let Some(&c) = w.get(1) {
+                    self.capabilities.push(crate::device::capability_name(c));
+                }
+            }
+            Some(Op::ExecutionMode | Op::ExecutionModeId) => {
+                if let (Some(&target), Some(&mode)) = (w.get(1), w.get(2)) {
+                    self.unknown_execution_modes.push((target, mode));
+                }
+            }
+            _ => {}
         }
     }
 
@@ -567,7 +632,19 @@ impl Tables {
                     Some(Operand::LiteralBit64(v)) => Some(*v),
                     _ => None,
                 };
-                if let (Some(v), Some(ty)) = (value, inst.result_type) {
+                let given = match (inst.class.opcode, inst.result_type) {
+                    (Op::SpecConstant, Some(ty)) => self.override_of(rid).map(|v| {
+                        // The value as the constant's width holds it (SPIR-V spec §2.2.1).
+                        match self.types.get(&ty) {
+                            Some(Ty::Int { width, .. } | Ty::Float { width }) if *width < 64 => {
+                                v & ((1u64 << width) - 1)
+                            }
+                            _ => v,
+                        }
+                    }),
+                    _ => None,
+                };
+                if let (Some(v), Some(ty)) = (given.or(value), inst.result_type) {
                     let is_float = matches!(self.types.get(&ty), Some(Ty::Float { .. }));
                     let c = if is_float {
                         Const::FloatBits(v)
@@ -584,6 +661,12 @@ impl Tables {
             }
             Op::ConstantTrue | Op::ConstantFalse | Op::SpecConstantTrue | Op::SpecConstantFalse => {
                 let v = matches!(inst.class.opcode, Op::ConstantTrue | Op::SpecConstantTrue);
+                let v = match inst.class.opcode {
+                    Op::SpecConstantTrue | Op::SpecConstantFalse => {
+                        self.override_of(rid).map_or(v, |bits| bits != 0)
+                    }
+                    _ => v,
+                };
                 self.consts.insert(rid, Const::Bool(v));
                 if let Some(ty) = inst.result_type {
                     self.const_types.insert(rid, ty);
@@ -606,6 +689,8 @@ impl Tables {
                     (ops.first(), inst.result_type)
                 {
                     self.const_types.insert(rid, ty);
+                    let args = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
+                    self.spec_op_args.insert(rid, args);
                     if matches!(
                         op,
                         Op::VectorShuffle | Op::CompositeExtract | Op::CompositeInsert
@@ -623,6 +708,12 @@ impl Tables {
             _ => return,
         };
         self.types.insert(rid, ty);
+    }
+
+    /// The specialization value given for constant `rid` (by its SpecId), if any.
+    fn override_of(&self, rid: u32) -> Option<u64> {
+        let sid = self.decos.get(&rid)?.spec_id?;
+        self.overrides.get(&sid).copied()
     }
 
     /// The value of an integer or boolean constant (plain, a spec constant's default, or

@@ -1,6 +1,7 @@
 //! Malformed input: real modules mutated 100,000+ times (truncation, flipped bits, bogus
 //! word counts, huge bounds/lengths/offsets, id cycles in the call graph and in types,
-//! random opcodes inside OpSpecConstantOp, shuffled and duplicated instructions). Every
+//! random opcodes inside OpSpecConstantOp, shuffled and duplicated instructions,
+//! enumerant values and opcodes newer than any grammar: issue 30). Every
 //! case must end in `Ok` or a coded `KILN-E…` error: no panic (checked with a panic hook
 //! that counts every panic on the threads these tests run, including ones caught inside
 //! kiln; other tests of this binary panic on purpose, on their own threads), no
@@ -114,7 +115,9 @@ fn mutate(words: &[u32], rng: &mut Rng) -> Vec<u32> {
         return w;
     }
     let pick = |rng: &mut Rng| insts[rng.below(insts.len())];
-    match rng.below(12) {
+    match rng.below(14) {
+        12 => return mutate_enumerant(&w, &insts, rng),
+        13 => return with_unknown_instruction(&w, &insts, rng),
         // Truncate anywhere (header included).
         0 => w.truncate(rng.below(w.len() + 1)),
         // Flip 1..4 random bits anywhere.
@@ -261,6 +264,108 @@ fn mutate(words: &[u32], rng: &mut Rng) -> Vec<u32> {
         }
     }
     w
+}
+
+/// Where each instruction that carries an enumerant has it: (opcode, operand word index).
+/// OpCapability, OpExecutionMode's mode, OpEntryPoint's execution model, OpDecorate's and
+/// OpMemberDecorate's decoration, OpTypePointer's and OpVariable's storage class,
+/// OpTypeImage's dimension and format, OpFunction's control, OpLoad's memory access,
+/// OpMemoryModel's addressing and memory models.
+const ENUMERANT_AT: [(u32, usize); 12] = [
+    (17, 1),
+    (16, 2),
+    (15, 1),
+    (71, 2),
+    (72, 3),
+    (32, 2),
+    (59, 3),
+    (25, 3),
+    (25, 8),
+    (54, 3),
+    (61, 4),
+    (14, 2),
+];
+
+/// Issue 30: one enumerant operand set to a value no grammar has (9000–9999, huge), to
+/// another existing value, or to a random word.
+fn mutate_enumerant(words: &[u32], insts: &[usize], rng: &mut Rng) -> Vec<u32> {
+    let mut w = words.to_vec();
+    let (op, at) = ENUMERANT_AT[rng.below(ENUMERANT_AT.len())];
+    let found = find_op(&w, insts, op);
+    let Some(&i) = found.get(rng.below(found.len())) else {
+        return w;
+    };
+    if at < (w[i] >> 16) as usize {
+        w[i + at] = match rng.below(4) {
+            0 => 9000 + rng.below(1000) as u32,
+            1 => HUGE[rng.below(HUGE.len())],
+            2 => rng.below(64) as u32,
+            _ => rng.next() as u32,
+        };
+    }
+    w
+}
+
+/// Issue 30: an instruction of an opcode no grammar has (0x7F00–0x7FFF), of 1–6 words
+/// holding ids and literals, inserted before a random instruction (inside or outside a
+/// function).
+fn with_unknown_instruction(words: &[u32], insts: &[usize], rng: &mut Rng) -> Vec<u32> {
+    let mut w = words.to_vec();
+    let count = 1 + rng.below(6);
+    let mut inst = vec![((count as u32) << 16) | (0x7f00 + rng.below(0x100) as u32)];
+    for _ in 1..count {
+        inst.push(rng.below(w[3] as usize + 4) as u32);
+    }
+    let at = insts
+        .get(rng.below(insts.len()))
+        .copied()
+        .unwrap_or(w.len());
+    w.splice(at..at, inst);
+    w
+}
+
+/// Issue 30, without the corpus: kiln's fixtures and repros with enumerants set to values newer than
+/// any grammar and unknown instructions inserted, 20,000 cases. Each ends `Ok` or in a
+/// coded error; an unknown capability or an unknown instruction alone always loads.
+#[test]
+fn unknown_enumerants_and_instructions_never_panic() {
+    count_panics();
+    let seeds: Vec<Vec<u32>> = common::fixtures::SPV
+        .iter()
+        .chain(common::fixtures::REPROS)
+        .filter_map(|(_, bytes)| Some(ShaderModule::from_bytes(bytes).ok()?.words().to_vec()))
+        .collect();
+    assert!(seeds.len() > 20, "{} seed modules", seeds.len());
+    let mut rng = Rng(0x3330);
+    let (mut ok, mut errors) = (0, 0);
+    for case in 0..20_000 {
+        let words = &seeds[rng.below(seeds.len())];
+        let insts = instructions(words);
+        let (w, must_load) = match case % 3 {
+            0 => (mutate_enumerant(words, &insts, &mut rng), false),
+            1 => (with_unknown_instruction(words, &insts, &mut rng), true),
+            _ => {
+                // A capability no grammar has: must load and be kept as its number.
+                let mut w = words.clone();
+                let cap = 9000 + rng.below(1000) as u32;
+                let at = insts.first().copied().unwrap_or(5);
+                w.splice(at..at, [(2 << 16) | 17, cap]);
+                let m = ShaderModule::from_spirv(&w).unwrap();
+                assert!(m.reflection().capabilities.contains(&cap.to_string()));
+                (w, true)
+            }
+        };
+        match ShaderModule::from_spirv(&w) {
+            Ok(_) => ok += 1,
+            Err(e) => {
+                assert!(!must_load, "case {case}: {e}");
+                assert!(e.code().starts_with("KILN-E"), "{e}");
+                errors += 1;
+            }
+        }
+    }
+    println!("unknown enumerants: {ok} reflected, {errors} coded errors");
+    assert_eq!(PANICS.load(Ordering::SeqCst), 0);
 }
 
 /// The seed modules: the corpus's and the fixtures'; `None` when the corpus tier is skipped.

@@ -8,6 +8,7 @@
 mod corpus_sascha;
 mod corpus_yaml;
 mod fixtures;
+mod forward;
 mod fuzz;
 mod malformed;
 mod own;
