@@ -108,14 +108,15 @@ pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayo
 pub use device::{
     capability_requirement, known_capabilities, AccelerationStructure, AccelerationStructureDesc,
     AccelerationStructureGeometry, AccelerationStructureInstance, AccelerationStructureLimits,
-    AccelerationStructureTriangles, Buffer, BufferDesc, BufferView, ComputeProperties,
+    AccelerationStructureTriangles, Breadcrumb, Buffer, BufferDesc, BufferView, ComputeProperties,
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
-    DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
-    ImageDesc, ImageView, ImageViewDesc, InlineUniformBlockLimits, LayerFeatures, MemoryLocation,
-    MemoryReport, MeshShaderLimits, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler,
-    SamplerDesc, Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
-    ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
-    MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
+    DeviceDesc, DeviceFault, DeviceInfo, FaultAddress, Features, FlexibleDimensionsConfig,
+    HeapUsage, HostBufferMemory, Image, ImageDesc, ImageView, ImageViewDesc,
+    InlineUniformBlockLimits, LayerFeatures, MemoryLocation, MemoryReport, MeshShaderLimits,
+    PostMortem, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc,
+    Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
+    ValidationReport, ValidationWatch, VendorFault, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN,
+    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };
 pub use error::{Error, Result};
 pub use pipeline::{

@@ -84,6 +84,7 @@ mod automatic;
 mod barrier;
 mod bind;
 mod command;
+mod crumbs;
 mod dispatch;
 mod dynamic_state;
 mod hazards;
@@ -453,6 +454,7 @@ impl<'a> Recorder<'a, '_> {
             pipelines: self.timing.pipelines,
             raw_calls: self.timing.raw_calls.into_inner(),
             built: self.built,
+            crumbs: None,
         }
     }
 

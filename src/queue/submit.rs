@@ -99,6 +99,7 @@ pub(crate) fn record<'a, R>(
         .flags
         .contains(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
     let mut rec = Recorder::new(shared, cb, queue, flags, reusable);
+    rec.begin_crumbs();
     if options.timed && shared.timing.load(Ordering::Relaxed) {
         rec.time_submission()?;
     }
@@ -117,9 +118,12 @@ pub(crate) fn record<'a, R>(
         rec.host_barrier();
     }
     let timed = rec.finish_timing()?;
+    let crumbs = rec.end_crumbs();
     // SAFETY: `cb` is recording, outside any rendering scope.
     unsafe { d.end_command_buffer(cb) }.map_err(vk_err("vkEndCommandBuffer"))?;
-    Ok((out, rec.into_work(timed)))
+    let mut work = rec.into_work(timed);
+    work.crumbs = crumbs;
+    Ok((out, work))
 }
 
 /// Names `cb` with the label of the submission it is recorded for (labels on: validation,
@@ -370,6 +374,9 @@ pub(crate) fn submit(
         }
         SubmitContext::enter(batch.label, &work.pipelines, &work.raw_calls, Some(order))
     });
+    if let Some(crumbs) = &work.crumbs {
+        shared.submitting_crumbs(queue, batch.label, crumbs);
+    }
     // A fault injected here fails the call as the driver would (the test-only injector).
     let submitted = shared.inject(FaultSite::QueueSubmit).and_then(|()| {
         // SAFETY: the queue is externally synchronized by its lock; the command buffer is

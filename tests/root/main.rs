@@ -32,6 +32,7 @@ mod local_read;
 mod mesh_shading;
 mod observe;
 mod pipeline_state;
+mod post_mortem;
 mod push_descriptors;
 mod queues;
 mod recording;
