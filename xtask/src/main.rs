@@ -97,6 +97,14 @@ fn has_glslc() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+fn has_glslang() -> bool {
+    let glslang = std::env::var("KILN_GLSLANG").unwrap_or_else(|_| "glslangValidator".into());
+    Command::new(glslang)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 fn has_xvfb() -> bool {
     Command::new("sh")
         .args(["-c", "command -v xvfb-run"])
@@ -127,11 +135,18 @@ const PREREQS: &[Prereq] = &[
     },
 ];
 
-const TEST_PREREQS: &[Prereq] = &[Prereq {
-    what: "Xvfb (virtual display for the window test)",
-    package: "xvfb",
-    present: has_xvfb,
-}];
+const TEST_PREREQS: &[Prereq] = &[
+    Prereq {
+        what: "Xvfb (virtual display for the window test)",
+        package: "xvfb",
+        present: has_xvfb,
+    },
+    Prereq {
+        what: "glslang (NonSemantic shader debug info of the shaders marked debug-info)",
+        package: "glslang-tools",
+        present: has_glslang,
+    },
+];
 
 fn is_root() -> bool {
     Command::new("id")
