@@ -27,7 +27,9 @@
 //! policy is used), `KILN-W015` a `KILN_TRANSFER_SPLIT` or `KILN_UPLOAD_QUEUE` value kiln cannot
 //! read (the default is used), `KILN-W005` a draw uses through a descriptor
 //! set what an earlier draw of the same rendering scope wrote, in a scope kiln cannot
-//! split (an attachment not stored; `commands/split.rs`). They are not [`Error`] variants.
+//! split (an attachment not stored; `commands/split.rs`), `KILN-W016` feature `tracy` without a running Tracy client,
+//! `KILN-W017` feature `puffin` with puffin's scopes off (`queue/profilers.rs`). They are
+//! not [`Error`] variants.
 //!
 //! # How a variant is written
 //!

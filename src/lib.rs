@@ -132,8 +132,8 @@ pub use pipeline::{
     HotComputePipeline, HotDesc, HotGraphicsDesc, HotGraphicsPipeline, HotTessellation, ReloadEvent,
 };
 pub use queue::{
-    GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission,
-    TimelineSemaphore, Transfer, MAX_TIMELINE_WAITS,
+    begin_end_order, zones_of, GpuTimings, GpuZone, HostBuffer, Queue, Recording, ScopeTiming,
+    StagingUsage, Submission, TimelineSemaphore, Transfer, ZoneSink, MAX_TIMELINE_WAITS,
 };
 pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};
 

@@ -43,6 +43,7 @@ use std::time::Instant;
 
 use ash::vk;
 
+use super::profilers::Profilers;
 use super::timing::{self, GpuTimings};
 use super::trace::Trace;
 use crate::commands::{RecordedWork, Recorder, TimedWork};
@@ -580,11 +581,19 @@ impl Submission {
         if let Some(span) = span {
             span.end(&self.label);
         }
-        if let (Some(trace), Some((t, generation))) = (trace, &self.timed) {
-            if let Ok(Some(timings)) =
-                timing::read(&self.shared, t, *generation, &self.label, Instant::now())
-            {
-                trace.gpu(self.queue, &timings);
+        let zones = (self.shared.slot::<Profilers>().ok()).filter(|p| p.on());
+        if trace.is_some() || zones.is_some() {
+            if let Some((t, generation)) = &self.timed {
+                if let Ok(Some(timings)) =
+                    timing::read(&self.shared, t, *generation, &self.label, Instant::now())
+                {
+                    if let Some(trace) = trace {
+                        trace.gpu(self.queue, &timings);
+                    }
+                    if let Some(zones) = zones {
+                        zones.submission(self.queue, &timings);
+                    }
+                }
             }
         }
         timing::check_validation(&self.shared, self.errors_from, &self.label, timed)

@@ -33,6 +33,7 @@ mod mesh_shading;
 mod observe;
 mod pipeline_state;
 mod post_mortem;
+mod profiling;
 mod push_descriptors;
 mod queues;
 mod recording;
