@@ -27,7 +27,9 @@
 //! policy is used), `KILN-W015` a `KILN_TRANSFER_SPLIT` or `KILN_UPLOAD_QUEUE` value kiln cannot
 //! read (the default is used), `KILN-W005` a draw uses through a descriptor
 //! set what an earlier draw of the same rendering scope wrote, in a scope kiln cannot
-//! split (an attachment not stored; `commands/split.rs`). They are not [`Error`] variants.
+//! split (an attachment not stored; `commands/split.rs`), `KILN-W016` feature `tracy` without a running Tracy client,
+//! `KILN-W017` feature `puffin` with puffin's scopes off (`queue/profilers.rs`). They are
+//! not [`Error`] variants.
 //!
 //! # How a variant is written
 //!
@@ -216,6 +218,12 @@ fn last_submission(label: &str) -> String {
     }
 }
 
+/// The post-mortem of `KILN-E105`/`KILN-E108` (`; breadcrumbs of kiln queue …`), nothing
+/// without one.
+fn post_mortem(report: &Option<Box<crate::PostMortem>>) -> String {
+    report.as_ref().map(|r| r.to_string()).unwrap_or_default()
+}
+
 // ---------------------------------------------------------------- VkResult mapping
 //
 // One mapper per kind of call, like wgpu-hal's per-call `map_err`s: the caller picks the one
@@ -252,6 +260,7 @@ pub(crate) fn vk_wait_err<'a>(
             // The waits' callers that know the submission waited for name it
             // (`queue::timing::with_description`); `label` is the last one submitted.
             label: String::new(),
+            report: None,
         },
         result => map_result(call, result, label),
     }
@@ -262,6 +271,7 @@ fn map_result(call: &'static str, result: vk::Result, label: &str) -> Error {
         vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost {
             call,
             label: label.to_string(),
+            report: None,
         },
         vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => Error::OutOfMemory {
             call,

@@ -108,15 +108,15 @@ pub use descriptors::{DescriptorSet, DescriptorSetLayoutDesc, SetLayout, SetLayo
 pub use device::{
     capability_name, capability_requirement, known_capabilities, AccelerationStructure,
     AccelerationStructureDesc, AccelerationStructureGeometry, AccelerationStructureInstance,
-    AccelerationStructureLimits, AccelerationStructureTriangles, Buffer, BufferDesc, BufferView,
-    ComputeProperties, CooperativeMatrix2Features, CooperativeMatrix2Properties,
-    CooperativeMatrixConfig, Device, DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig,
-    HeapUsage, HostBufferMemory, Image, ImageDesc, ImageView, ImageViewDesc,
-    InlineUniformBlockLimits, LayerFeatures, MemoryLocation, MemoryReport, MeshShaderLimits,
-    QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc, Subresources,
-    TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue, ValidationReport,
-    ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
-    MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
+    AccelerationStructureLimits, AccelerationStructureTriangles, Breadcrumb, Buffer, BufferDesc,
+    BufferView, ComputeProperties, CooperativeMatrix2Features, CooperativeMatrix2Properties,
+    CooperativeMatrixConfig, Device, DeviceDesc, DeviceFault, DeviceInfo, FaultAddress, Features,
+    FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image, ImageDesc, ImageView,
+    ImageViewDesc, InlineUniformBlockLimits, LayerFeatures, MemoryLocation, MemoryReport,
+    MeshShaderLimits, PostMortem, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler,
+    SamplerDesc, Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
+    ValidationReport, ValidationWatch, VendorFault, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN,
+    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
@@ -132,8 +132,8 @@ pub use pipeline::{
     HotComputePipeline, HotDesc, HotGraphicsDesc, HotGraphicsPipeline, HotTessellation, ReloadEvent,
 };
 pub use queue::{
-    GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission,
-    TimelineSemaphore, Transfer, MAX_TIMELINE_WAITS,
+    begin_end_order, zones_of, GpuTimings, GpuZone, HostBuffer, Queue, Recording, ScopeTiming,
+    StagingUsage, Submission, TimelineSemaphore, Transfer, ZoneSink, MAX_TIMELINE_WAITS,
 };
 pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};
 

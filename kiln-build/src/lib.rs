@@ -43,8 +43,20 @@
 //! compiles with `glslc -g`: the SPIR-V keeps the source file's name (`OpString`), its text
 //! (`OpSource`) and `OpLine`s. The validation layer then reports a GPU-assisted validation
 //! error, or a shader printf, with the file and line of the shader statement
-//! (`KILN_VALIDATION=gpu`; kiln's `LayerFeatures::gpu_assisted`). The module grows (the
-//! source text is inside it) but runs the same; kiln reflects it the same.
+//! (`KILN_VALIDATION=gpu`; kiln's `LayerFeatures::gpu_assisted`).
+//!
+//! A line `// kiln: debug-info=nonsemantic`, or [`Options::nonsemantic_debug_info`], adds
+//! NonSemantic.Shader.DebugInfo.100 with the source text (`glslangValidator -gVS`, package
+//! glslang-tools; Debian 12's glslc 2023.2 has no `-gVS`): what RenderDoc's shader debugger
+//! reads for source, scopes and variables. Not the default: validation layer 1.3.239's
+//! GPU-assisted validation cannot instrument such modules ("SPIR-V module not valid: Id is
+//! 0", and it then names the wrong line). Without glslang the file gets `-g` only
+//! (`KILN-B012`, a cargo warning naming the package; [`debug_info`]).
+//!
+//! Release builds (cargo's `PROFILE=release`) leave out what [`Options`] asked for, not
+//! what a file's own line asks; `KILN_SHADER_DEBUG_INFO=1|0` turns it on or off for every
+//! file ([`debug_info::wanted`]). The module grows (the source text is inside it) but runs
+//! the same; kiln reflects it the same (it skips the non-semantic instructions).
 //!
 //! # Prebuilt SPIR-V
 //!
@@ -82,6 +94,7 @@ use std::process::Command;
 
 #[cfg(feature = "bindings")]
 pub mod bindings;
+pub mod debug_info;
 pub mod diagnostics;
 pub use diagnostics::Diagnostic;
 
@@ -227,6 +240,7 @@ pub struct Options {
     target_env: String,
     folders: Vec<(PathBuf, String)>,
     debug_info: bool,
+    nonsemantic: bool,
 }
 
 impl Default for Options {
@@ -235,6 +249,7 @@ impl Default for Options {
             target_env: DEFAULT_TARGET_ENV.to_string(),
             folders: Vec::new(),
             debug_info: false,
+            nonsemantic: false,
         }
     }
 }
@@ -260,10 +275,19 @@ impl Options {
         self
     }
 
-    /// Debug info (`glslc -g`: source file name, text and line numbers in the SPIR-V) for
-    /// every file, as a `// kiln: debug-info` line does for one (see the crate docs).
+    /// Debug info (NonSemantic.Shader.DebugInfo.100, source file name, text and line
+    /// numbers in the SPIR-V) for every file, as a `// kiln: debug-info` line does for one,
+    /// except in release builds (see the crate docs, "Debug info").
     pub fn debug_info(mut self, on: bool) -> Self {
         self.debug_info = on;
+        self
+    }
+
+    /// [`debug_info`](Self::debug_info) plus NonSemantic.Shader.DebugInfo.100 for every
+    /// file, as a `// kiln: debug-info=nonsemantic` line does for one (see the crate docs).
+    pub fn nonsemantic_debug_info(mut self, on: bool) -> Self {
+        self.nonsemantic = on;
+        self.debug_info |= on;
         self
     }
 
@@ -288,6 +312,8 @@ pub struct Markers {
     pub prebuilt: bool,
     /// `// kiln: debug-info`: compile with `glslc -g` (see the crate docs).
     pub debug_info: bool,
+    /// `// kiln: debug-info=nonsemantic`: NonSemantic.Shader.DebugInfo.100 as well.
+    pub nonsemantic: bool,
 }
 
 /// Reads the `// kiln: target-env=<env>`, `// kiln: prebuilt` and `// kiln: debug-info`
@@ -308,6 +334,9 @@ pub fn markers(source: &str) -> Markers {
             m.prebuilt = true;
         } else if rest == "debug-info" {
             m.debug_info = true;
+        } else if rest == "debug-info=nonsemantic" {
+            m.debug_info = true;
+            m.nonsemantic = true;
         }
     }
     m
@@ -328,6 +357,17 @@ pub fn compile_file_with(
     path: &Path,
     target_env: &str,
     debug_info: bool,
+) -> Result<Vec<u8>, BuildError> {
+    compile_one(path, target_env, debug_info, false)
+}
+
+/// [`compile_file_with`], with NonSemantic debug info also when `nonsemantic` is set
+/// ([`Options::nonsemantic_debug_info`]).
+fn compile_one(
+    path: &Path,
+    target_env: &str,
+    debug_info: bool,
+    nonsemantic: bool,
 ) -> Result<Vec<u8>, BuildError> {
     let (stage, hlsl) = stage_of(path).ok_or_else(|| BuildError::UnknownStage {
         file: path.to_path_buf(),
@@ -358,7 +398,9 @@ pub fn compile_file_with(
         .arg(format!("-fshader-stage={stage}"))
         .arg("-o")
         .arg("-");
-    if debug_info || marks.debug_info {
+    let nonsemantic = debug_info::wanted(marks.nonsemantic, nonsemantic);
+    let debug_info = nonsemantic || debug_info::wanted(marks.debug_info, debug_info);
+    if debug_info {
         cmd.arg("-g");
     }
     if hlsl {
@@ -380,6 +422,11 @@ pub fn compile_file_with(
             file: path.to_path_buf(),
             output: String::from_utf8_lossy(&out.stderr).into_owned(),
         });
+    }
+    if nonsemantic {
+        if let Some(bytes) = debug_info::nonsemantic(path, stage, hlsl, target_env) {
+            return bytes;
+        }
     }
     Ok(out.stdout)
 }
@@ -405,6 +452,8 @@ pub fn compile_dir_with(
     .join("shaders");
     println!("cargo:rerun-if-changed={}", dir.display());
     println!("cargo:rerun-if-env-changed=KILN_GLSLC");
+    println!("cargo:rerun-if-env-changed=KILN_GLSLANG");
+    println!("cargo:rerun-if-env-changed=KILN_SHADER_DEBUG_INFO");
     compile_dir_to_with(dir, &out_dir, options).inspect_err(print_cargo_warnings)
 }
 
@@ -444,7 +493,12 @@ pub fn compile_dir_to_with(
             compile_wgsl(&file)
         } else {
             track_includes(&file);
-            compile_file_with(&file, options.env_for(rel), options.debug_info)
+            compile_one(
+                &file,
+                options.env_for(rel),
+                options.debug_info,
+                options.nonsemantic,
+            )
         };
         let bytes = match bytes {
             Ok(bytes) => bytes,
@@ -692,9 +746,13 @@ mod tests {
                 target_env: None,
                 prebuilt: true,
                 debug_info: false,
+                nonsemantic: false,
             }
         );
         assert!(markers("// kiln: debug-info\n").debug_info);
+        assert!(!markers("// kiln: debug-info\n").nonsemantic);
+        let m = markers("// kiln: debug-info=nonsemantic\n");
+        assert!(m.debug_info && m.nonsemantic);
     }
 
     /// Whether `spirv` holds an instruction of `opcode` (`OpLine` 8, `OpString` 7).
@@ -725,6 +783,11 @@ mod tests {
             format!("// kiln: debug-info\n{body}"),
         )
         .unwrap();
+        std::fs::write(
+            dir.join("full.comp"),
+            format!("// kiln: debug-info=nonsemantic\n{body}"),
+        )
+        .unwrap();
         let out = dir.join("out");
         compile_dir_to(&dir, &out).unwrap();
         let read = |name: &str| std::fs::read(out.join(name)).unwrap();
@@ -736,6 +799,26 @@ mod tests {
             contains(&read("marked.comp.spv"), b"marked.comp"),
             "OpString"
         );
+        // NonSemantic.Shader.DebugInfo.100 where glslang is installed (xtask installs
+        // glslang-tools); glslc's -g alone otherwise (KILN-B012).
+        let nonsemantic = contains(&read("full.comp.spv"), b"NonSemantic.Shader.DebugInfo.100");
+        assert!(contains(&read("full.comp.spv"), b"full.comp"));
+        assert!(has_op(&read("full.comp.spv"), 8), "OpLine");
+        assert!(!contains(&read("marked.comp.spv"), b"NonSemantic"));
+        let has_glslang = std::process::Command::new(debug_info::glslang())
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        println!(
+            "path: {}",
+            if has_glslang {
+                "glslangValidator -gVS"
+            } else {
+                "glslc -g (no glslangValidator)"
+            }
+        );
+        assert_eq!(nonsemantic, has_glslang);
+        assert!(!contains(&read("plain.comp.spv"), b"NonSemantic"));
         // The whole call.
         compile_dir_to_with(&dir, &out, &Options::new().debug_info(true)).unwrap();
         assert!(has_op(&read("plain.comp.spv"), 8));

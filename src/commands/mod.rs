@@ -84,6 +84,7 @@ mod automatic;
 mod barrier;
 mod bind;
 mod command;
+mod crumbs;
 mod dispatch;
 mod draw_list;
 mod dynamic_state;
@@ -459,6 +460,7 @@ impl<'a> Recorder<'a, '_> {
             pipelines: self.timing.pipelines,
             raw_calls: self.timing.raw_calls.into_inner(),
             built: self.built,
+            crumbs: None,
         }
     }
 

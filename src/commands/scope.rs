@@ -63,6 +63,8 @@ pub(crate) struct ScopeRecord {
     pub begin: u32,
     pub end: u32,
     pub location: &'static Location<'static>,
+    /// Its index in the recording's breadcrumbs (`u32::MAX`: none; `commands::crumbs`).
+    pub crumb: u32,
 }
 
 /// The timestamps a recording wrote: the lease of their pools, how many, the scopes, and
@@ -109,6 +111,8 @@ pub(crate) struct Timing<'a> {
     /// Where `raw()` was called (validation on; each place once): a hazard the layer finds
     /// at submit time most likely involves commands kiln cannot see.
     pub raw_calls: std::cell::RefCell<Vec<&'static Location<'static>>>,
+    /// The recording's breadcrumbs, when the device writes them (`commands::crumbs`).
+    pub crumbs: Option<crate::device::Crumbs>,
 }
 
 impl<'a> Timing<'a> {
@@ -218,6 +222,23 @@ impl<'a> Recorder<'a, '_> {
     pub fn begin_scope(&mut self, name: &str) -> Result<()> {
         let location = Location::caller();
         self.at(location);
+        let crumb = if self.timing.crumbs.is_some() {
+            // The scope's name with those of the open scopes around it: `outer/inner`.
+            let mut path = String::new();
+            for s in self
+                .timing
+                .open
+                .iter()
+                .filter_map(|&i| self.timing.scopes.get(i))
+            {
+                path.push_str(&s.name);
+                path.push('/');
+            }
+            path.push_str(name);
+            self.crumb_begin(path, location)
+        } else {
+            u32::MAX
+        };
         let begin = if self.rendering {
             let q = self.reserve_query()?;
             self.flush_scopes();
@@ -250,6 +271,7 @@ impl<'a> Recorder<'a, '_> {
             begin,
             end: u32::MAX,
             location,
+            crumb,
         });
         Ok(())
     }
@@ -274,9 +296,12 @@ impl<'a> Recorder<'a, '_> {
             unsafe { du.cmd_end_debug_utils_label(self.cb) };
         }
         self.timing.open.pop();
+        let mut crumb = u32::MAX;
         if let Some(s) = self.timing.scopes.get_mut(i) {
             s.end = q;
+            crumb = s.crumb;
         }
+        self.crumb_end(crumb);
         Ok(())
     }
 

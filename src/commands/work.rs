@@ -111,6 +111,8 @@ pub(crate) struct RecordedWork<'a> {
     /// The acceleration structures the recording builds: marked built once it is
     /// submitted (a recording dropped unsubmitted built nothing).
     pub built: Vec<AccelerationStructure>,
+    /// The recording's breadcrumbs (`device::breadcrumbs`), remembered at submission.
+    pub crumbs: Option<std::sync::Arc<crate::device::Crumbs>>,
 }
 
 impl RecordedWork<'_> {

@@ -12,7 +12,8 @@
 //! present (pipelines may then capture their statistics: `capture_statistics` of the
 //! pipeline descriptions); `VK_KHR_acceleration_structure` (with
 //! `VK_KHR_deferred_host_operations`) and `VK_KHR_ray_query` when present
-//! (`acceleration_structure/features.rs`).
+//! (`acceleration_structure/features.rs`); `VK_EXT_device_fault` when present
+//! (`features/fault.rs`).
 
 use std::ffi::CStr;
 
@@ -28,6 +29,7 @@ use crate::error::{vk_err, Result};
 
 mod bfloat16;
 mod descriptors;
+mod fault;
 mod mesh;
 
 use self::bfloat16::Bfloat16Features;
@@ -37,6 +39,7 @@ pub use self::mesh::MeshShaderLimits;
 pub(crate) use self::descriptors::local_read_missing;
 pub use self::descriptors::InlineUniformBlockLimits;
 use self::descriptors::{LocalRead, LAYER_KNOWS_LOCAL_READ};
+use self::fault::Fault;
 
 /// `VK_KHR_shader_bfloat16`'s name; ash (headers 1.3.281) predates the extension.
 const BFLOAT16_NAME: &CStr = c"VK_KHR_shader_bfloat16";
@@ -189,6 +192,9 @@ pub struct Features {
     /// ([`ColorAttachment::local_read`](crate::ColorAttachment::local_read),
     /// [`Recorder::local_read_barrier`](crate::Recorder::local_read_barrier)).
     pub dynamic_rendering_local_read: bool,
+    /// `deviceFault` (VK_EXT_device_fault): a lost device's `KILN-E105` carries the
+    /// driver's description of the fault ([`PostMortem::fault`](crate::PostMortem::fault)).
+    pub device_fault: bool,
 }
 
 /// `maxDescriptorSetUpdateAfterBind*` and `maxPerStageDescriptorUpdateAfterBind*`
@@ -288,6 +294,7 @@ pub(crate) fn create_device(
     let mut fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static> =
         Default::default();
     let mut frt = RayFeatures::new(has);
+    let mut ffa = Fault::new(has(ash::ext::device_fault::NAME), layer);
     let mut f10 = {
         let mut f2 = vk::PhysicalDeviceFeatures2::default();
         if v12 {
@@ -313,6 +320,7 @@ pub(crate) fn create_device(
         }
         f2 = frt.chain_query(f2);
         f2 = flr.chain_query(f2);
+        f2 = ffa.chain_query(f2);
         // SAFETY: the chain holds only locals alive for the call, each of the right sType,
         // the extension ones only when the device has the extension.
         unsafe { ir.get_physical_device_features2(physical, &mut f2) };
@@ -398,6 +406,7 @@ pub(crate) fn create_device(
         fms = Default::default();
     }
     let (acceleration_structure, ray_query) = frt.settle(&mut ext_names);
+    let device_fault = ffa.enable(&mut ext_names);
     let supported = Supported {
         f10,
         f11,
@@ -514,6 +523,7 @@ pub(crate) fn create_device(
         inline_uniform_block: false,
         inline_uniform_block_limits: InlineUniformBlockLimits::default(),
         dynamic_rendering_local_read: local_read,
+        device_fault,
     };
     features.inline_uniform_block = v13 && b(f13.inline_uniform_block);
     if features.inline_uniform_block {
@@ -542,6 +552,7 @@ pub(crate) fn create_device(
         fms,
         frt,
         flr,
+        ffa,
     };
     let flags = (
         v12,
@@ -608,6 +619,7 @@ struct Chain {
     fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static>,
     frt: RayFeatures,
     flr: LocalRead,
+    ffa: Fault,
 }
 
 /// One `vkCreateDevice` with the structs of `chain` that `(v12, v13, cooperative matrix,
@@ -659,6 +671,7 @@ fn try_create(
     }
     info = chain.frt.chain_create(info);
     info = chain.flr.chain_create(info);
+    info = chain.ffa.chain_create(info);
     // Under the loader lock: vkCreateDevice and ash's loading of every device function
     // (`loader` module docs).
     let _loader = super::loader::exclusive();

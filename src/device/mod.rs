@@ -12,6 +12,7 @@
 //! `commands`, `queue`, `window`): their per-device registries are layer slots.
 
 mod acceleration_structure;
+mod breadcrumbs;
 mod budget;
 mod buffer;
 mod buffer_view;
@@ -32,6 +33,7 @@ mod lifetime;
 pub(crate) mod loader;
 mod messages;
 mod physical;
+mod post_mortem;
 mod properties;
 mod queue;
 mod queue_order;
@@ -57,6 +59,9 @@ pub(crate) use acceleration_structure::{
 pub use acceleration_structure::{
     AccelerationStructure, AccelerationStructureDesc, AccelerationStructureGeometry,
     AccelerationStructureInstance, AccelerationStructureLimits, AccelerationStructureTriangles,
+};
+pub(crate) use breadcrumbs::{
+    CrumbScope, Crumbs, Event as CrumbEvent, MAX_PER_RECORDING, SUBMISSION,
 };
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, check_size as check_buffer_size, free_bound};
@@ -85,6 +90,7 @@ pub(crate) use instance::{caller, set_caller, SubmitContext};
 pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
+pub use post_mortem::{Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault};
 pub use properties::{ComputeProperties, CooperativeMatrixConfig, COMPONENT_TYPE_BFLOAT16_KHR};
 pub(crate) use queue::{create_timeline, Queue, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
@@ -167,6 +173,12 @@ pub struct DeviceDesc {
     /// `kiln::__private::FaultInjector`). Unstable.
     #[doc(hidden)]
     pub faults: Option<Arc<FaultInjector>>,
+    /// Breadcrumbs: markers the GPU writes at every timing scope's start and end, so a
+    /// lost device (`KILN-E105`) or a timed-out wait (`KILN-E108`) names the last scope
+    /// that started and the first that did not finish ([`PostMortem`]); `None` =
+    /// `KILN_BREADCRUMBS=1|0`, else on in debug builds of kiln and off in release builds
+    /// (each scope end then drains the GPU).
+    pub breadcrumbs: Option<bool>,
 }
 
 impl Default for DeviceDesc {
@@ -189,6 +201,7 @@ impl Default for DeviceDesc {
             transfer_split: None,
             allocations_beyond_limit: false,
             faults: None,
+            breadcrumbs: None,
         }
     }
 }
@@ -324,6 +337,8 @@ pub(crate) struct Shared {
     /// `vkCmdBuildAccelerationStructuresKHR` & co. when VK_KHR_acceleration_structure is
     /// enabled.
     pub acceleration_structure: Option<ash::khr::acceleration_structure::Device>,
+    /// Marker rings and VK_EXT_device_fault (`breadcrumbs`).
+    breadcrumbs: breadcrumbs::Breadcrumbs,
     pub instance: Instance,
 }
 
@@ -461,6 +476,11 @@ impl Shared {
             loader::walking(|| ash::khr::acceleration_structure::Device::new(&instance.raw, &raw))
         });
         let split = split::from_desc(desc.transfer_split);
+        let fault = features
+            .device_fault
+            .then(|| loader::walking(|| ash::ext::device_fault::Device::new(&instance.raw, &raw)));
+        let breadcrumbs =
+            breadcrumbs::Breadcrumbs::new(breadcrumbs::enabled(desc.breadcrumbs), fault);
         let shared = Shared {
             slots: Default::default(),
             samplers: Default::default(),
@@ -506,6 +526,7 @@ impl Shared {
             push_descriptor,
             mesh_shader,
             acceleration_structure,
+            breadcrumbs,
             instance,
         };
         // Validation messages name kiln's queues (`VkQueue 0x..[kiln queue 2 (Transfer)]`),
@@ -637,6 +658,7 @@ impl Shared {
 
     /// Records the device as lost when `e` says so, and passes `e` on.
     pub(crate) fn note_error(&self, e: Error) -> Error {
+        let e = self.with_post_mortem(e);
         if matches!(e, Error::DeviceLost { .. }) && !self.lost.swap(true, Ordering::AcqRel) {
             log::error!("kiln: the device `{}` is lost: {e}", self.info.name);
         }
@@ -647,10 +669,11 @@ impl Shared {
     /// of the main queue).
     pub(crate) fn check_lost(&self, call: &'static str) -> Result<()> {
         if self.is_lost() {
-            return Err(Error::DeviceLost {
+            return Err(self.with_post_mortem(Error::DeviceLost {
                 call,
                 label: self.main_queue().last_label(),
-            });
+                report: None,
+            }));
         }
         Ok(())
     }
@@ -664,6 +687,7 @@ impl Drop for Shared {
             let _ = self.raw.device_wait_idle();
         }
         self.graveyard.destroy_all(self);
+        self.destroy_marker_rings();
         // Reverse order of registration; each slot's own hook (see `slots`).
         self.teardown_slots();
         // Every query lease is held by a submission or recording, each holding the device.

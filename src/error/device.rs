@@ -38,9 +38,16 @@ macro_rules! device_errors {
 
             /// VK_ERROR_DEVICE_LOST (Vulkan spec §5.2.3 "Lost Device"). `label` is the label of the
             /// last submission when the failing call knows it (a submit or a wait), empty otherwise.
+            /// `report` is the post-mortem (`kiln::PostMortem`): the breadcrumbs' last scope
+            /// started and first not finished, and the driver's fault report
+            /// (VK_EXT_device_fault) where the device has it; `None` when kiln knows neither.
             #[code("KILN-E105")]
-            #[error("device lost during {call}{}; the device must be recreated", last_submission(label))]
-            DeviceLost { call: &'static str, label: String },
+            #[error("device lost during {call}{}{}; the device must be recreated", last_submission(label), post_mortem(report))]
+            DeviceLost {
+                call: &'static str,
+                label: String,
+                report: Option<Box<crate::PostMortem>>,
+            },
 
             /// VK_ERROR_OUT_OF_DEVICE_MEMORY / VK_ERROR_OUT_OF_HOST_MEMORY.
             #[code("KILN-E106")]
@@ -57,13 +64,16 @@ macro_rules! device_errors {
 
             /// The GPU did not finish within the wait timeout (`ms`, the time waited;
             /// `DeviceDesc::wait_timeout`, `KILN_WAIT_TIMEOUT_MS`). `label` names the submission
-            /// waited for and its scopes when the wait knows them, empty otherwise.
+            /// waited for and its scopes when the wait knows them, empty otherwise. `report`
+            /// holds the breadcrumbs (`kiln::PostMortem`: the scope the GPU is in) when they
+            /// are on.
             #[code("KILN-E108")]
-            #[error("timed out after {ms} ms waiting for the GPU during {call}{}", submission(label))]
+            #[error("timed out after {ms} ms waiting for the GPU during {call}{}{}", submission(label), post_mortem(report))]
             Timeout {
                 call: &'static str,
                 ms: u64,
                 label: String,
+                report: Option<Box<crate::PostMortem>>,
             },
 
             /// An object of one device was used with another device (VUID-*-commonparent).

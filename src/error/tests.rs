@@ -42,6 +42,7 @@ samples! {
     vk::SampleCountFlags => vk::SampleCountFlags::TYPE_4,
     vk::BufferUsageFlags => vk::BufferUsageFlags::VERTEX_BUFFER,
     vk::QueueFlags => vk::QueueFlags::TRANSFER,
+    Option<Box<crate::PostMortem>> => None,
 }
 
 /// `KILN-E` or `KILN-W` and three digits.
@@ -228,4 +229,69 @@ fn vk_results_keep_their_context() {
     );
     let e = vk_err("vkCreateBuffer")(vk::Result::ERROR_OUT_OF_HOST_MEMORY);
     assert!(e.to_string().contains("out of host memory"), "{e}");
+}
+
+/// `KILN-E105` with a post-mortem: the breadcrumbs and the driver's fault, as the log line
+/// and `Display` show them (the H200's page-fault test prints the real one).
+#[test]
+fn device_lost_carries_the_post_mortem() {
+    use crate::{Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault};
+    let spin = Breadcrumb {
+        submission: "frame 3".into(),
+        scope: "frame/spin".into(),
+        file: "src/main.rs",
+        line: 12,
+    };
+    let report = PostMortem {
+        queue: Some(0),
+        unfinished: vec!["frame 3".into()],
+        last_started: Some(spin.clone()),
+        first_unfinished: Some(Breadcrumb {
+            scope: String::new(),
+            file: "",
+            line: 0,
+            ..spin
+        }),
+        fault: Some(DeviceFault {
+            description: "page fault".into(),
+            addresses: vec![FaultAddress {
+                kind: vk::DeviceFaultAddressTypeEXT::WRITE_INVALID,
+                address: 0x1fff_dead_0000,
+                precision: 4096,
+            }],
+            vendor: vec![VendorFault {
+                description: "MMU fault".into(),
+                code: 31,
+                data: 7,
+            }],
+            vendor_binary_size: 0,
+        }),
+    };
+    let e = Error::DeviceLost {
+        call: "vkWaitSemaphores",
+        label: "frame 3".into(),
+        report: Some(Box::new(report)),
+    };
+    assert_eq!(
+        e.to_string(),
+        "KILN-E105: device lost during vkWaitSemaphores (last submission: `frame 3`); \
+         breadcrumbs of kiln queue 0: last started: scope `frame/spin` of submission \
+         `frame 3` (src/main.rs:12), first not finished: submission `frame 3`; device \
+         fault: driver: \"page fault\", WRITE_INVALID at 0x1fffdead0000 (±0x1000), vendor \
+         \"MMU fault\" code 0x1f data 0x7; the device must be recreated"
+    );
+    let e = Error::Timeout {
+        call: "vkWaitSemaphores",
+        ms: 5,
+        label: String::new(),
+        report: Some(Box::new(PostMortem {
+            queue: Some(1),
+            ..Default::default()
+        })),
+    };
+    assert_eq!(
+        e.to_string(),
+        "KILN-E108: timed out after 5 ms waiting for the GPU during vkWaitSemaphores; \
+         breadcrumbs of kiln queue 1: nothing started, everything finished"
+    );
 }

@@ -104,6 +104,8 @@ impl Device {
     /// Creates a device with explicit options (errors: as [`new`](Self::new)).
     pub fn with_desc(desc: &DeviceDesc) -> Result<Device> {
         let mut shared = Shared::create(desc)?;
+        // Breadcrumbs' marker rings (`device::breadcrumbs`), when on.
+        shared.create_marker_rings()?;
         // Every layer's per-device state, bottom-up (see `device::slots`). On an error the
         // device is torn down like any other.
         crate::descriptors::register_slots(&mut shared)?;

@@ -26,6 +26,7 @@ mod context;
 mod device;
 mod handle;
 mod host;
+mod profilers;
 mod recording;
 mod semaphore;
 mod shader_copy;
@@ -39,6 +40,7 @@ use ash::vk;
 
 pub use handle::Queue;
 pub use host::HostBuffer;
+pub use profilers::{begin_end_order, zones_of, GpuZone, ZoneSink};
 pub use recording::Recording;
 pub use semaphore::TimelineSemaphore;
 pub use staging::{StagingUsage, STAGING_CHUNK};
@@ -117,5 +119,7 @@ fn register_slots(shared: &mut Shared) -> Result<()> {
     shared.register_slot(staging::StagingCache::default())?;
     shared.register_slot(shader_copy::ShaderCopies::default())?;
     let trace = trace::Trace::from_env(shared);
-    shared.register_slot(trace)
+    shared.register_slot(trace)?;
+    let profilers = profilers::Profilers::new(shared);
+    shared.register_slot(profilers)
 }

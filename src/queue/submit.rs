@@ -43,6 +43,7 @@ use std::time::Instant;
 
 use ash::vk;
 
+use super::profilers::Profilers;
 use super::timing::{self, GpuTimings};
 use super::trace::Trace;
 use crate::commands::{RecordedWork, Recorder, TimedWork};
@@ -99,6 +100,7 @@ pub(crate) fn record<'a, R>(
         .flags
         .contains(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
     let mut rec = Recorder::new(shared, cb, queue, flags, reusable);
+    rec.begin_crumbs();
     if options.timed && shared.timing.load(Ordering::Relaxed) {
         rec.time_submission()?;
     }
@@ -117,9 +119,12 @@ pub(crate) fn record<'a, R>(
         rec.host_barrier();
     }
     let timed = rec.finish_timing()?;
+    let crumbs = rec.end_crumbs();
     // SAFETY: `cb` is recording, outside any rendering scope.
     unsafe { d.end_command_buffer(cb) }.map_err(vk_err("vkEndCommandBuffer"))?;
-    Ok((out, rec.into_work(timed)))
+    let mut work = rec.into_work(timed);
+    work.crumbs = crumbs;
+    Ok((out, work))
 }
 
 /// Names `cb` with the label of the submission it is recorded for (labels on: validation,
@@ -370,6 +375,9 @@ pub(crate) fn submit(
         }
         SubmitContext::enter(batch.label, &work.pipelines, &work.raw_calls, Some(order))
     });
+    if let Some(crumbs) = &work.crumbs {
+        shared.submitting_crumbs(queue, batch.label, crumbs);
+    }
     // A fault injected here fails the call as the driver would (the test-only injector).
     let submitted = shared.inject(FaultSite::QueueSubmit).and_then(|()| {
         // SAFETY: the queue is externally synchronized by its lock; the command buffer is
@@ -573,11 +581,19 @@ impl Submission {
         if let Some(span) = span {
             span.end(&self.label);
         }
-        if let (Some(trace), Some((t, generation))) = (trace, &self.timed) {
-            if let Ok(Some(timings)) =
-                timing::read(&self.shared, t, *generation, &self.label, Instant::now())
-            {
-                trace.gpu(self.queue, &timings);
+        let zones = (self.shared.slot::<Profilers>().ok()).filter(|p| p.on());
+        if trace.is_some() || zones.is_some() {
+            if let Some((t, generation)) = &self.timed {
+                if let Ok(Some(timings)) =
+                    timing::read(&self.shared, t, *generation, &self.label, Instant::now())
+                {
+                    if let Some(trace) = trace {
+                        trace.gpu(self.queue, &timings);
+                    }
+                    if let Some(zones) = zones {
+                        zones.submission(self.queue, &timings);
+                    }
+                }
             }
         }
         timing::check_validation(&self.shared, self.errors_from, &self.label, timed)

@@ -74,14 +74,18 @@ pub(crate) fn describe(label: &str, timed: Option<&TimedWork>) -> String {
 /// device.
 pub(crate) fn with_description(e: Error, label: &str, timed: Option<&TimedWork>) -> Error {
     match e {
-        Error::Timeout { call, ms, .. } => Error::Timeout {
+        Error::Timeout {
+            call, ms, report, ..
+        } => Error::Timeout {
             call,
             ms,
             label: describe(label, timed),
+            report,
         },
-        Error::DeviceLost { call, .. } => Error::DeviceLost {
+        Error::DeviceLost { call, report, .. } => Error::DeviceLost {
             call,
             label: describe(label, timed),
+            report,
         },
         e => e,
     }

@@ -388,7 +388,12 @@ fn teardown_with_everything_dropped_is_silent() {
 
 #[test]
 fn teardown_frees_every_allocation_and_object() {
-    let device = device();
+    // Breadcrumbs' marker rings (one 16 KiB allocation per queue, `device/breadcrumbs.rs`)
+    // live as long as the device: off here, so that every allocation left is a leak.
+    let device = common::device_with_desc(kiln::DeviceDesc {
+        breadcrumbs: Some(false),
+        ..Default::default()
+    });
     let watch = device.validation_watch();
     still_works(&device);
     // Staged transfers keep their staging buffers for reuse; freeing them leaves nothing.

@@ -32,6 +32,8 @@ mod local_read;
 mod mesh_shading;
 mod observe;
 mod pipeline_state;
+mod post_mortem;
+mod profiling;
 mod push_descriptors;
 mod queues;
 mod recording;

@@ -99,6 +99,14 @@ fn has_glslc() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+fn has_glslang() -> bool {
+    let glslang = std::env::var("KILN_GLSLANG").unwrap_or_else(|_| "glslangValidator".into());
+    Command::new(glslang)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 fn has_xvfb() -> bool {
     Command::new("sh")
         .args(["-c", "command -v xvfb-run"])
@@ -147,6 +155,11 @@ const TEST_PREREQS: &[Prereq] = &[
         what: "SPIR-V grammar (SPIRV-Headers' spirv.core.grammar.json)",
         package: "spirv-headers",
         present: has_spirv_grammar,
+    },
+    Prereq {
+        what: "glslang (NonSemantic shader debug info of the shaders marked debug-info)",
+        package: "glslang-tools",
+        present: has_glslang,
     },
 ];
 

@@ -110,3 +110,58 @@ fn naga_multi_entry_module_reflects_per_entry_point() {
     let members: Vec<_> = params.members.iter().map(|m| (m.offset, m.size)).collect();
     assert_eq!((params.size, members), (8, vec![(0, 8)]));
 }
+
+/// A module with NonSemantic.Shader.DebugInfo.100 (`// kiln: debug-info`, glslang's
+/// `-gVS` through kiln-build): the import, the source file's name and text are in it, and
+/// reflection, pipeline creation and a dispatch are as without them.
+#[test]
+fn nonsemantic_debug_info_is_skipped_by_reflection() {
+    let bytes: &[u8] = kiln::__private::spirv_bytes!("test/debug_info.comp");
+    let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    assert!(
+        contains(b"NonSemantic.Shader.DebugInfo.100"),
+        "no NonSemantic debug info: install glslang-tools (KILN-B012 in the build output)"
+    );
+    assert!(contains(b"debug_info.comp"), "the source file's name");
+    assert!(contains(b"float twice(Pair p)"), "the source text");
+    let m = kiln::include_spirv!("test/debug_info.comp").unwrap();
+    let ep = m.reflection().entry_point("main").unwrap();
+    assert_eq!(ep.workgroup_size.unwrap().size, [8, 2, 1]);
+    let got: Vec<_> = ep
+        .bindings
+        .iter()
+        .map(|b| (b.set, b.binding, b.name.clone(), b.non_writable))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, 1, Some("Src".to_string()), true),
+            (0, 2, Some("Dst".to_string()), false),
+        ]
+    );
+    let pc = ep.push_constants.as_ref().unwrap();
+    assert_eq!((pc.offset, pc.size), (0, 8));
+    let device = common::device();
+    let p = device.compute_pipeline(&m, "main").unwrap();
+    let src = device
+        .buffer_from_slice(
+            "src",
+            vk::BufferUsageFlags::STORAGE_BUFFER,
+            &[1.0f32, 2.0, 3.0],
+        )
+        .unwrap();
+    let dst = device.storage_buffer::<f32>("dst", 3).unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
+    set.write_buffer(1, &src).unwrap();
+    set.write_buffer(2, &dst).unwrap();
+    device
+        .execute(|r| {
+            r.bind_pipeline(&p)?;
+            r.bind_set(0, &set)?;
+            r.push(0, &[0.5f32.to_bits(), 3])?;
+            r.dispatch(1, 1, 1)
+        })
+        .unwrap();
+    assert_eq!(dst.read::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+    common::assert_clean(&device);
+}
