@@ -4,11 +4,13 @@
 //! 2. `cargo clippy --workspace --all-targets --all-features -- -D warnings`;
 //! 3. `cargo doc --no-deps` of the published crates with the features docs.rs builds them
 //!    with (`[package.metadata.docs.rs]`), `RUSTDOCFLAGS=-D warnings`;
-//! 4. the MSRV build: `cargo +<rust-version> check --workspace --all-targets --locked`
-//!    through rustup when it has that toolchain (`rustup toolchain install <version>`
-//!    once); without rustup or the toolchain, the active `rustc --version` must be at least
-//!    the workspace's `rust-version` and the build is `cargo check --locked` with it (which
-//!    then says only that the workspace builds with a compiler no older than the MSRV).
+//! 4. the MSRV build: `cargo check --workspace --all-targets --locked` with the MSRV
+//!    compiler: the active one when `rustc --version` is the workspace's `rust-version`
+//!    (`1.95` = `1.95.0`; then the check reuses what clippy checked), else rustup's
+//!    toolchain of that version (`rustup run 1.95.0 cargo check …`; `rustup toolchain
+//!    install 1.95.0` once); without rustup or that toolchain, the active rustc must be at
+//!    least the MSRV and the check runs with it (which then says only that the workspace
+//!    builds with a compiler no older than the MSRV).
 //!
 //! Every step runs, also after a failure; each one's time and result is printed, a summary
 //! last. `--skip fmt,clippy,doc,msrv` leaves steps out.
@@ -116,6 +118,13 @@ impl Step {
 fn msrv_step() -> Result<Step, String> {
     let msrv = msrv()?;
     let check = ["check", "--workspace", "--all-targets", "--locked"];
+    // The active compiler is the MSRV itself (1.95.0 for rust-version 1.95): the check
+    // reuses what clippy checked instead of checking every dependency again.
+    let active = active_rustc()?;
+    if version_numbers(&active) == padded(&msrv) {
+        eprintln!("xtask: lint: MSRV {msrv}: the active rustc {active} is that version");
+        return Ok(Step::new("msrv", &check));
+    }
     let toolchains = Command::new("rustup")
         .args(["toolchain", "list"])
         .output()
@@ -143,12 +152,7 @@ fn msrv_step() -> Result<Step, String> {
             .collect();
         return Ok(step);
     }
-    let out = Command::new("rustc")
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("cannot run rustc: {e}"))?;
-    let version = String::from_utf8_lossy(&out.stdout);
-    let have = version.split_whitespace().nth(1).unwrap_or("0");
+    let have = active.as_str();
     if !at_least(have, &msrv) {
         return Err(format!(
             "rustc {have} is older than the MSRV {msrv} (rust-version in Cargo.toml)"
@@ -159,6 +163,23 @@ fn msrv_step() -> Result<Step, String> {
          {msrv}` adds one); checking with rustc {have}, which is no older"
     );
     Ok(Step::new("msrv", &check))
+}
+
+/// `rustc --version`'s version (`1.95.0`).
+fn active_rustc() -> Result<String, String> {
+    let out = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("cannot run rustc: {e}"))?;
+    let version = String::from_utf8_lossy(&out.stdout);
+    Ok(version.split_whitespace().nth(1).unwrap_or("0").to_string())
+}
+
+/// `1.95` as `[1, 95, 0]`.
+fn padded(v: &str) -> Vec<u32> {
+    let mut n = version_numbers(v);
+    n.resize(3, 0);
+    n
 }
 
 fn steps(skip: &[&str]) -> Result<Vec<Step>, String> {
