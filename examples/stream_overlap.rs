@@ -19,7 +19,7 @@
 //! stays all-DMA, the faster serial path, and the speedups are against it. Skipped, with a
 //! line saying so, where the host-visible memory is not device-local. On the H200 it does
 //! not pay: beside the stream's DMA copies the host's writes through the BAR crawl at
-//! 5–10 GB/s (BENCHMARKS.md, run F). `KILN_STREAM_RING`
+//! 5–10 GB/s (docs/benchmarks/log/2026-12-01-to-02.md, run F). `KILN_STREAM_RING`
 //! sets the ring's buffer pairs (chunks in flight; default 3).
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The GEMM kernel statistics table of BENCHMARKS.md: `gemm --stats` lines (gemm-stats*.out
-in STATS_DIR or its topics/ or t/, from scripts/h200/gemm.sh) beside each variant's best
+"""The GEMM kernel statistics table of the benchmark log (docs/benchmarks/log/): `gemm --stats` lines (gemm-stats*.out
+in STATS_DIR or its topics/ or t/, from scripts/gpu/gemm.sh) beside each variant's best
 8192^3 TFLOP/s from the `gemm --bench` logs of BENCH_DIR (gemm*.out there or in topics/ or t/;
 the same names: `Gemm::path`). One row per variant: threads per workgroup, the driver's
 register and shared-memory statistics (and spills or NVIDIA's local memory, less its

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The GEMM table of BENCHMARKS.md from one H200 batch's logs: every `gemm --bench N`
-output (gemm*.out in DIR and DIR/topics: the core step and scripts/h200/gemm.sh's), `gemm
+"""The GEMM table of the benchmark log (docs/benchmarks/log/) from one H200 batch's logs: every `gemm --bench N`
+output (gemm*.out in DIR and DIR/topics: the core step and scripts/gpu/gemm.sh's), `gemm
 --peak` output (gemm-peak.out) and scripts/cuda_gemm.py's JSON lines (cuda-gemm.out), all
 from the same lease. Prints markdown: one row per GEMM variant timed (the best if several
 steps timed it: TFLOP/s, ratio to cuBLAS of the same input type, ok/FAIL), each no-global

@@ -1,4 +1,4 @@
-# Prints the table of scripts/h200-queues.sh from the JSON it left in the folder given as
+# Prints the queue groups' table (`KILN_BENCH_ONLY=queues kiln bench --json`) from the JSON left in the folder given as
 # the first argument: kiln's queue rows beside the raw-ash baseline and CUDA (PyTorch) on the
 # same machine, the stream rows, the best staging-sweep configurations, and the regression
 # rows (round trip, recording, SAXPY).

@@ -180,7 +180,7 @@ pub const SMEM_SHAPES: [SmemShape; 5] = [
 /// 128x64x32 and 64x128x32 in two of 256. Run G measured them (89–110 registers, all
 /// exact): slower than the 8-warp best (183.4 / 165.5 TFLOP/s at 128x128x32 against 196.5;
 /// 91–119 at the half-size tiles): the global traffic per multiply-add limits, not the
-/// warps per SM (BENCHMARKS.md, "Run G").
+/// warps per SM (docs/benchmarks/log/2026-12-01-to-02.md, "Run G").
 pub const OCCUPANCY_SHAPES: [SmemShape; 3] = [
     SmemShape {
         bm: 128,
@@ -412,7 +412,7 @@ pub fn coopmat_smem_with(
 }
 
 /// Which half of the shared-memory kernel's staging its no-global form keeps (spec
-/// constant 12): what each costs on its own (BENCHMARKS.md, "GEMM: where the time goes").
+/// constant 12): what each costs on its own (docs/benchmarks/log/2026-12-01-to-02.md, "GEMM: where the time goes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SmemPart {
     /// Neither (`coopmat-smem-noglobal`).

@@ -111,7 +111,7 @@ impl Stream {
     /// speed). Why: on the H200 the DMA copies up and down at once share ~58 GB/s, and the
     /// host's writes through the BAR are a second path into the device. It did not pay
     /// there: beside the stream's DMA copies the host's writes crawled at 5–10 GB/s and the
-    /// overlapped run got slower from 30 % up (BENCHMARKS.md, runs F2–F4). The serial run
+    /// overlapped run got slower from 30 % up (docs/benchmarks/log/2026-12-01-to-02.md, runs F2–F4). The serial run
     /// copies whole chunks by DMA, the faster serial path.
     pub fn with_host_writes(
         device: &Device,
@@ -303,7 +303,7 @@ impl Stream {
 
     /// Copies chunks up and down for `time` (uploads on `Device::upload_queue`, readbacks on
     /// `Device::readback_queue`, one at a time): on the H200 the copy rate ramps up over the
-    /// first few hundred ms of traffic after the GPU was idle (BENCHMARKS.md, run D2), so a
+    /// first few hundred ms of traffic after the GPU was idle (docs/benchmarks/log/2026-12-01-to-02.md, run D2), so a
     /// calibration made cold measures a slow upload and picks too few iterations.
     pub fn warm_up(&mut self, device: &Device, time: Duration) -> kiln::Result<()> {
         let bytes = (self.chunk * 4) as u64;

@@ -2,7 +2,7 @@
 //! barriers from reflection) against raw ash recording the same dispatches and the same
 //! barriers; and, as notes, GPU timestamps of a chain of 2^20-element dispatches under
 //! three barrier flavours (none, one global memory barrier, one buffer memory barrier) and
-//! three workgroup sizes, so the gap to a CUDA Graph can be analysed (BENCHMARKS.md).
+//! three workgroup sizes, so the gap to a CUDA Graph can be analysed (docs/benchmarks/).
 
 use std::time::Instant;
 

@@ -10,7 +10,7 @@
 //! the graphics rows: 10 000 draws recorded with a set bind and push constants each, a
 //! GPU-driven frame of 100 000 instances culled by a compute pass into an indirect count
 //! draw, an MSAA 4x resolve and `generate_mips` (`draws.rs`, `draws_gpu.rs`). Each row
-//! prints the kiln figure, the raw figure and kiln/raw. See BENCHMARKS.md for results and
+//! prints the kiln figure, the raw figure and kiln/raw. See docs/benchmarks/ (ROWS.md, RESULTS.md) for results and
 //! how to read them.
 //!
 //! The bench sets `MESA_SHADER_CACHE_DISABLE=true` and `__GL_SHADER_DISK_CACHE=0` for itself
@@ -353,6 +353,7 @@ fn print_rows(opts: &Opts, device: &str, driver: &str, rows: &[Row]) {
             .collect();
         let notes = NOTES.lock().map(|n| n.clone()).unwrap_or_default();
         let doc = serde_json::json!({
+            "schema_version": 1,
             "device": device, "driver": driver, "rows": rows, "notes": notes,
         });
         println!(

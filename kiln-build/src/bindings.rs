@@ -32,7 +32,9 @@
 //!   `Recorder::push_block` checks against the bound pipeline's push ranges), and
 //!   asserts every offset and its size at compile time;
 //! - member types: `float`/`int`/`uint`/`bool` → `f32`/`i32`/`u32`/`u32` (64-, 16- and
-//!   8-bit types likewise; `float16_t` as its `u16` bits), `vecN` → `[T; N]`, a matrix →
+//!   8-bit types likewise; `float16_t` as its `u16` bits), a `buffer_reference` (a
+//!   `PhysicalStorageBuffer` pointer) → `u64`, its device address
+//!   (`Buffer::device_address`), `vecN` → `[T; N]`, a matrix →
 //!   an array of its columns, each column as long as its MatrixStride (`mat3` with stride
 //!   16 is `[[f32; 4]; 3]`: the 4th value of each column is padding), an array whose
 //!   ArrayStride is larger than its element → an array of a generated `<Struct><Field>Elem
@@ -355,7 +357,13 @@ impl Gen {
                     align,
                 }
             }
-            // Runtime arrays nested in arrays, pointers: raw bytes.
+            // A buffer_reference: the device address (`Buffer::device_address`).
+            MemberType::DeviceAddress => RustType {
+                path: "u64".into(),
+                size: 8,
+                align: 8,
+            },
+            // Runtime arrays nested in arrays, other pointers: raw bytes.
             _ => RustType {
                 path: "[u8; 0]".into(),
                 size: 0,
@@ -426,6 +434,7 @@ fn struct_align(layout: &BlockLayout) -> u32 {
                 of(element)
             }
             MemberType::Struct { layout, .. } => struct_align(layout),
+            MemberType::DeviceAddress => 8,
             _ => 1,
         }
     }

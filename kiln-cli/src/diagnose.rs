@@ -19,8 +19,8 @@
 //! capabilities) or `--device` (the device kiln picks, `KILN_DEVICE` to choose).
 //!
 //! Output: a table (code, pipeline, where, message), or with `--json` one object
-//! `{"profile":…,"pipelines":[{"name":…,"modules":[…]}],"findings":[{"code","pipeline",
-//! "where","message","fix"}]}`. Exit status: 0 nothing found, 1 findings, 2 a usage error
+//! `{"schema_version":1,"profile":…,"pipelines":[{"name":…,"modules":[…]}],"findings":
+//! [{"code","pipeline","where","message","fix"}]}` (`kiln-cli/README.md`). Exit status: 0 nothing found, 1 findings, 2 a usage error
 //! or a file that cannot be read or reflected (its `KILN-Exxx` error on stderr).
 
 use std::collections::BTreeMap;
@@ -30,6 +30,10 @@ use std::process::ExitCode;
 use kiln::reflect::{BlockLayout, DescriptorBinding, MemberType};
 use kiln::{vk, DescriptorSetLayoutDesc, PipelineLayoutDesc, ShaderModule};
 use serde_json::{json, Value};
+
+/// The version of the `--json` shape (`kiln-cli/README.md`): raised when a field is
+/// removed, renamed or changes meaning; fields may be added within a version.
+pub const SCHEMA_VERSION: u32 = 1;
 
 const USAGE: &str =
     "usage: kiln diagnose [--json] [--profile vulkan-min | --device] FILE.spv[+FILE.spv...] ...";
@@ -166,6 +170,7 @@ pub fn main(args: &[String]) -> ExitCode {
     shared_sets(&layouts, &mut findings);
     if json_out {
         let v = json!({
+            "schema_version": SCHEMA_VERSION,
             "profile": target.name(),
             "pipelines": pipelines.iter().map(|p| json!({"name": p.name, "modules": p.files})).collect::<Vec<_>>(),
             "findings": findings.iter().map(|f| json!({

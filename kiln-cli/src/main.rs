@@ -2,12 +2,13 @@
 //!
 //! - `kiln reflect FILE.spv [FILE.spv ...] [--json] [--entry NAME] [--all-bindings]`
 //! - `kiln diagnose [--json] [--profile vulkan-min | --device] FILE.spv[+FILE.spv...] ...`
-//! - `kiln bench [--quick] [--json]`
+//! - `kiln bench [--quick] [--json]` (feature `bench`)
 //! - `kiln devices` (the chosen device, its subgroups, compute limits and cooperative-matrix
 //!   configurations)
 //!
-//! Install it with `cargo install --path kiln-cli`. The benchmark itself lives in the
-//! `kiln-bench` crate.
+//! Install it with `cargo install kiln-cli` (`--features bench` for `kiln bench`, whose
+//! `kiln-bench` crate compiles its shaders with glslc). The JSON of `reflect` and
+//! `diagnose` is described, versioned by `schema_version`, in `kiln-cli/README.md`.
 
 mod diagnose;
 mod reflect;
@@ -30,7 +31,17 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("reflect") => reflect::main(&args[1..]),
         Some("diagnose") => diagnose::main(&args[1..]),
+        #[cfg(feature = "bench")]
         Some("bench") => kiln_bench::main(&args[1..]),
+        #[cfg(not(feature = "bench"))]
+        Some("bench") => {
+            eprintln!(
+                "kiln: this kiln was built without the benchmark; install it with \
+                 `cargo install kiln-cli --features bench` (in kiln's checkout: \
+                 `cargo run --release -p kiln-cli --features bench -- bench`)"
+            );
+            ExitCode::from(2)
+        }
         Some("devices") => match kiln::Device::new() {
             Ok(d) => {
                 println!("{}", d.info());

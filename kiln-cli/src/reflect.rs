@@ -4,8 +4,10 @@
 //! layout merged across every entry point read (one pipeline made of all of them, the
 //! rules of `PipelineLayoutDesc::from_entry_points`).
 //!
-//! - `--json`: one JSON object on stdout: `{"modules":[…],"pipeline_layout":{…}}`; the
-//!   shape is fixed by issue 3 (fields may be added, never removed or renamed).
+//! - `--json`: one JSON object on stdout:
+//!   `{"schema_version":1,"modules":[…],"pipeline_layout":{…}}`, described field by field
+//!   in `kiln-cli/README.md`; fields may be added within a `schema_version`, never removed
+//!   or renamed.
 //!   Descriptor types and stages are Vulkan enum names without `VK_…_` prefix and `_BIT`.
 //! - `--entry NAME`: only entry points called NAME (an error when no module has one, and
 //!   `KILN-E061` when it statically uses a resource kiln has no descriptor type for, as
@@ -33,6 +35,10 @@ struct Options {
     entry: Option<String>,
     all_bindings: bool,
 }
+
+/// The version of the `--json` shape (`kiln-cli/README.md`): raised when a field is
+/// removed, renamed or changes meaning; fields may be added within a version.
+pub const SCHEMA_VERSION: u32 = 1;
 
 const USAGE: &str =
     "usage: kiln reflect FILE.spv [FILE.spv ...] [--json] [--entry NAME] [--all-bindings]";
@@ -336,7 +342,7 @@ fn to_json(
             })
         })
         .collect();
-    let mut v = json!({ "modules": mods });
+    let mut v = json!({ "schema_version": SCHEMA_VERSION, "modules": mods });
     if let Some(d) = layout {
         v["pipeline_layout"] = layout_json(d);
     }

@@ -210,6 +210,51 @@ impl Bound<'_> {
 ///     })
 /// }
 /// ```
+///
+/// # Recording code in functions and closures
+///
+/// A function that records takes the recorder as `&mut Recorder<'a, '_>` and what it binds
+/// as `&'a` references: `'a` says they outlive the recording, the brand stays anonymous. A
+/// closure cannot write `'a` in its parameter type (`|r: &mut Recorder<'_, '_>|` would
+/// have to accept every `'a`, which a borrowed pipeline cannot outlive); give it its
+/// signature through a function whose bound names `'a` once, as `pass` below, and it can
+/// be called any number of times inside `execute`, `submit` or `record`:
+///
+/// ```no_run
+/// use kiln::{ComputePipeline, DescriptorSet, Device, Recorder, Result};
+///
+/// fn blur<'a>(
+///     r: &mut Recorder<'a, '_>,
+///     pipeline: &'a ComputePipeline,
+///     set: &'a DescriptorSet,
+///     n: u32,
+/// ) -> Result<()> {
+///     r.bind_pipeline(pipeline)?;
+///     r.bind_set(0, set)?;
+///     r.dispatch_threads(n)
+/// }
+///
+/// /// A closure with the signature recording calls it with.
+/// fn pass<'a, F>(f: F) -> F
+/// where
+///     F: for<'r> FnMut(&mut Recorder<'a, 'r>) -> Result<()>,
+/// {
+///     f
+/// }
+///
+/// fn frame(device: &Device, pipeline: &ComputePipeline, set: &DescriptorSet) -> Result<()> {
+///     let mut twice = pass(|r| {
+///         blur(r, pipeline, set, 4096)?;
+///         blur(r, pipeline, set, 4096)
+///     });
+///     device.execute(|r| {
+///         twice(r)?;
+///         twice(r)
+///     })?;
+///     let mut step = device.record(|r| twice(r))?;
+///     step.execute()
+/// }
+/// ```
 pub struct Recorder<'a, 'r> {
     shared: &'a Shared,
     cb: vk::CommandBuffer,

@@ -123,11 +123,50 @@ impl Recorder<'_, '_> {
     }
 
     /// Pushes a `Pod` value at byte `offset` (see [`push_constants`](Self::push_constants)).
+    ///
+    /// A Rust struct's size is a multiple of its alignment, a block's is where its last
+    /// member ends (a block of a `uint64_t` address and a `uint` is 12 bytes, a `#[repr(C)]`
+    /// struct of a `u64` and a `u32` with its explicit `_pad: u32` 16): bytes of `value`
+    /// past the end of every push-constant range, fewer than `align_of::<T>()`, are that
+    /// rounding and are not pushed, as
+    /// [`EntryPoint::check_push_constants`](crate::reflect::EntryPoint::check_push_constants)
+    /// accepts such a struct. Any other byte outside the ranges is `KILN-E250`.
     #[inline(always)]
     #[track_caller]
     pub fn push<T: bytemuck::Pod>(&mut self, offset: u32, value: &T) -> Result<()> {
         self.at(std::panic::Location::caller());
-        self.push_constants(offset, bytemuck::bytes_of(value))
+        let bytes = bytemuck::bytes_of(value);
+        let len = self.bound[usize::from(self.current_graphics)]
+            .as_ref()
+            .map_or(bytes.len(), |bound| {
+                trim_tail_padding(
+                    bound.layout.push_constant_ranges(),
+                    offset,
+                    bytes.len(),
+                    std::mem::align_of::<T>(),
+                )
+            });
+        self.push_constants(offset, &bytes[..len])
+    }
+}
+
+/// How many of `len` bytes pushed at `offset` to push: all of them, or only those up to
+/// the end of the last range when fewer than `align` bytes lie past it (a struct's size
+/// rounded up to its alignment) and the bytes start inside the ranges.
+pub(crate) fn trim_tail_padding(
+    ranges: &[PushConstantRange],
+    offset: u32,
+    len: usize,
+    align: usize,
+) -> usize {
+    let Some(last) = ranges.iter().map(|r| r.offset + r.size).max() else {
+        return len;
+    };
+    let end = offset as usize + len;
+    if (offset as usize) < last as usize && end > last as usize && end - (last as usize) < align {
+        last as usize - offset as usize
+    } else {
+        len
     }
 }
 
@@ -234,10 +273,23 @@ pub(crate) fn push_segments(
             .filter(|r| r.offset <= lo && hi <= r.offset + r.size)
             .fold(vk::ShaderStageFlags::empty(), |s, r| s | r.stages);
         if stages.is_empty() {
+            let last = ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
+            let hint = if offset < last && end > last {
+                format!(
+                    "; bytes [{last}, {end}) are past the block's end: a Rust struct's size is \
+                     rounded up to its alignment (a u64 member makes it a multiple of 8), so \
+                     push only the block's bytes (`&bytemuck::bytes_of(&value)[..{}]`), use \
+                     Recorder::push, which leaves that rounding out, or kiln-build's typed \
+                     bindings (Recorder::push_block)",
+                    last - offset
+                )
+            } else {
+                String::new()
+            };
             return Err(Error::PushConstantsOutOfRange {
                 offset,
                 end,
-                ranges: describe(),
+                ranges: format!("{}{hint}", describe()),
             });
         }
         match out.last_mut() {
@@ -294,5 +346,24 @@ mod tests {
         assert_eq!(s, vec![(4, 8, v | f)]);
         assert!(push_segments(&ranges, 60, 68).is_err());
         assert!(push_segments(&ranges, 2, 6).is_err());
+    }
+
+    #[test]
+    fn a_structs_alignment_rounding_past_the_ranges_is_not_pushed() {
+        let c = vk::ShaderStageFlags::COMPUTE;
+        let ranges = [r(c, 0, 20)];
+        // u64, u64, u32 (+ 4 bytes to align 8): the 4 bytes are left out.
+        assert_eq!(trim_tail_padding(&ranges, 0, 24, 8), 20);
+        // As many bytes past the end as the alignment: real bytes, pushed (and refused).
+        assert_eq!(trim_tail_padding(&ranges, 0, 24, 4), 24);
+        // Inside the ranges, or starting past them: unchanged.
+        assert_eq!(trim_tail_padding(&ranges, 0, 16, 8), 16);
+        assert_eq!(trim_tail_padding(&ranges, 20, 8, 8), 8);
+        assert_eq!(trim_tail_padding(&[], 0, 24, 8), 24);
+        let e = push_segments(&ranges, 0, 24).unwrap_err().to_string();
+        assert!(e.contains("[20, 24) are past the block's end"), "{e}");
+        assert!(e.contains("bytes_of(&value)[..20]"), "{e}");
+        let e = push_segments(&ranges, 20, 24).unwrap_err().to_string();
+        assert!(!e.contains("past the block's end"), "{e}");
     }
 }

@@ -24,7 +24,7 @@ pub(crate) const NAME: &CStr = c"VK_NV_cooperative_matrix2";
 /// from 1.4.303, but layer 1.4.309 rejects kiln's workgroup-scope matrices whose sizes are
 /// specialization constants (VUID-RuntimeSpirv-cooperativeMatrixFlexibleDimensions-10165,
 /// "rows: 1, cols: 0" / "cols: 128": the constants' default values, not the specialized
-/// ones; seen on the H200, 2026-12-03) though the driver runs them exactly: so not under
+/// ones) though the driver runs them exactly: so not under
 /// layers up to 1.4.309 (`KILN-W004`).
 pub(crate) const LAYER_KNOWS: u32 = vk::make_api_version(0, 1, 4, 310);
 

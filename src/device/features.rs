@@ -370,7 +370,7 @@ pub(crate) fn create_device(
     // The EXT extension where present, else the KHR one (same functions). EXT first: the
     // Khronos validation layer 1.3.239 (Debian 12's) does not know the KHR name and warns
     // "Device Extension VK_KHR_calibrated_timestamps is not supported by this layer" on
-    // every device creation (seen on the H200, 2026-12-01), which fails every test that
+    // every device creation, which fails every test that
     // asserts a clean validation report; drivers that have KHR also keep EXT.
     let calibrated_timestamps = if has(ash::ext::calibrated_timestamps::NAME) {
         ext_names.push(ash::ext::calibrated_timestamps::NAME.as_ptr());

@@ -10,9 +10,9 @@
 //! then imported. The DMA engine reads host memory through the IOMMU / the GPU's page
 //! tables: one 2 MiB page is one translation where 4 KiB pages are 512, which matters for
 //! uploads (device reads of host memory wait for every translation; readbacks are posted
-//! writes) — the hypothesis behind the imported variant. On the H200 (driver 580.159.04,
-//! BENCHMARKS.md, issue 12) uploads ran at either ~38 or ~49 GB/s from driver memory and
-//! from imports alike, with 4 KiB and with 2 MiB pages: the page size is not the cause.
+//! writes) — the hypothesis behind the imported variant. Measured on a PCIe 5 GPU (NVIDIA
+//! 580.159.04), uploads ran at either ~38 or ~49 GB/s from driver memory and from imports
+//! alike, with 4 KiB and with 2 MiB pages: the page size was not the cause.
 
 use std::ptr::NonNull;
 
@@ -20,10 +20,10 @@ use std::ptr::NonNull;
 /// (`DeviceDesc::host_buffer_memory`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum HostBufferMemory {
-    /// kiln's choice: [`Driver`](Self::Driver). Measured on the H200 (BENCHMARKS.md, run A
-    /// of 2026-12-01): kiln-mapped imported memory (transparent huge pages) uploaded no
-    /// faster than the driver's host-cached memory (49.3 and 49.3 GB/s at 256 MiB; 46.9–49.2
-    /// and 49.3–49.4 at 1 GiB); the 38 GB/s uploads came from both kinds.
+    /// kiln's choice: [`Driver`](Self::Driver), because kiln-mapped imported memory
+    /// (transparent huge pages) uploaded no faster than the driver's host-cached memory
+    /// where it was measured (a PCIe 5 GPU: 49.3 GB/s both at 256 MiB, 46.9–49.2 and
+    /// 49.3–49.4 at 1 GiB; the slow 38 GB/s uploads came from both kinds).
     #[default]
     Auto,
     /// A host-visible, host-coherent (host-cached where the device has it) memory type

@@ -365,9 +365,8 @@ impl Queue {
     /// polls) for as long as `timeout`, never blocking in `vkWaitSemaphores`; on CPU
     /// devices (no polling budget, see the module docs) it is [`wait_value`](Self::wait_value).
     /// For staged transfers, whose host threads wait for copies of a fraction of a
-    /// millisecond each: on the H200 the chunk sizes and thread counts at which those
-    /// threads blocked in `vkWaitSemaphores` ran at 2–6 GB/s instead of 20–30 (run 1's
-    /// staging sweep, BENCHMARKS.md).
+    /// millisecond each: a GPU driver measured the chunk sizes and thread counts at which
+    /// those threads blocked in `vkWaitSemaphores` at 2–6 GB/s instead of 20–30.
     pub(crate) fn poll_value(
         &self,
         device: &ash::Device,

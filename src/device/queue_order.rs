@@ -4,8 +4,7 @@
 //! kiln orders submissions with timeline semaphores: each waits for its queue's previous
 //! value and for the values of other queues whose work it depends on
 //! (`queue::submit`). Validation layers whose submit-time synchronization validation does
-//! not follow timeline semaphores (1.3.239, the Debian package the tests and the H200 runs
-//! use; Vulkan-ValidationLayers issues #7457, #7600, fixed in later layers) report
+//! not follow timeline semaphores (1.3.239, Debian 12's, which the tests run under; Vulkan-ValidationLayers issues #7457, #7600, fixed in later layers) report
 //! accesses so ordered as hazards. While a submission is made with validation on, kiln
 //! keeps its [`QueueOrder`] in the submitting thread's context; the messenger adds
 //! [`ordered_note`] to a hazard message whose earlier access that order covers. The note
@@ -86,7 +85,7 @@ pub(crate) fn ordered_note(text: &str, order: &QueueOrder) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// The shape of layer 1.3.239's message (H200 run, 2026-12-01), with kiln's queue names.
+    /// The shape of layer 1.3.239's message, with kiln's queue names.
     fn message(prior_queue: &str, submit: u64) -> String {
         format!(
             "Validation Error: [ SYNC-HAZARD-WRITE-RACING-WRITE ] Object 0: handle = \

@@ -17,7 +17,7 @@ pub const SPLIT_ALIGN: u64 = 64 << 10;
 /// [`Queue::read_to_host`](crate::Queue::read_to_host) submit one copy per part, the
 /// returned [`Transfer`](crate::Transfer) and every later use wait for all of them.
 ///
-/// **The policy** (from the queues the device has, nothing H200-specific): a copy of at
+/// **The policy** (from the queues the device has, nothing specific to one GPU): a copy of at
 /// least [`min_bytes`](Self::min_bytes) submitted on queue `q` is split into up to
 /// [`max_parts`](Self::max_parts) parts, the first on `q`, the others on *partner* queues
 /// in this order, each kiln queue once and never `q` again:
@@ -35,22 +35,14 @@ pub const SPLIT_ALIGN: u64 = 64 << 10;
 /// rest), never empty; a copy too small for `max_parts` aligned parts gets fewer.
 /// [`plan`](Self::plan) is the policy as a pure function.
 ///
-/// **Why split.** On the H200 (driver 580.159.04; BENCHMARKS.md, runs A and B of
-/// 2026-12-01) one DMA copy from pinned memory ran at ~38 or ~49 GB/s from one measurement
-/// to the next (for kiln and raw `ash` alike, whatever the memory type, page size, NUMA
-/// node, target buffer or queue), against CUDA's 55. A 256 MiB upload that ran at 38.1
-/// alone ran at 48.9 split in halves over the first transfer queue and the main queue (39.3
-/// over the two transfer queues); a readback at 37.0 alone ran at 49.8 in halves over the
-/// two transfer queues; at the fast rate, 1 GiB in halves gave 49.8–50.9 up and 51.4–51.7
-/// down (one copy: 48.8–49.2 / 51.0). Parts on different queues run on different engines
-/// at once, so the slow rate of one no longer sets the copy's rate. Run D (2026-12-02, two
-/// processes, 9 rounds each, raw `ash` the same): uploads of 256 MiB / 1 GiB at 48.8–48.9 /
-/// 49.3–49.4 in one part, 49.8–49.9 / 50.2–50.3 in 2 ([transfer, main]), 50.6 / 51.0 in 3
-/// (+ the other transfer queue), 50.6 / 51.0–51.1 in 4 (+ compute); readbacks 50.8 / 51.2
-/// in one part, 51.0 / 51.4 in 2, 51.3–51.4 / 51.9 in 3, 51.5 / 52.0 in 4: hence 3 parts.
-/// Run D2 traced the ~38 GB/s copies to a warm-up: copies within the first few hundred ms of
-/// traffic after the GPU was idle run at ~38 (one copy) or ~43 (3 parts), later ones at 49
-/// / 51, for kiln and raw alike; the split raises both phases.
+/// **Why split.** Parts on different queues run on different copy engines at once. On a
+/// PCIe 5 GPU (NVIDIA 580.159.04) one DMA copy from pinned memory ran at ~49 GB/s up and
+/// ~51 down, against CUDA's 55, and copies within the first few hundred ms of traffic after
+/// the GPU was idle at ~38 (kiln and raw `ash` alike, whatever the memory type, page size,
+/// NUMA node, target buffer or queue). Split in 2, 3 and 4 parts (over [transfer, main],
+/// then the other transfer queue, then compute) the uploads of 256 MiB and 1 GiB gained
+/// about 1, 1.7 and 1.7 GB/s, the readbacks 0.2, 0.6 and 0.8; the warm-up copies ran at ~43
+/// in 3 parts: hence 3 parts by default, and no harm where a device has fewer queues.
 ///
 /// **Ordering.** Each part is a submission that waits, like any other, for the pending
 /// work on other queues that uses its buffers (the stamps), but not for the copy's other
@@ -66,8 +58,8 @@ pub struct TransferSplit {
 }
 
 impl TransferSplit {
-    /// kiln's default: copies of 64 MiB or more in up to 3 parts (H200 run D: 3 parts
-    /// held 50.6–51.0 GB/s up at 256 MiB and 1 GiB in two processes, 2 parts 49.8–50.3).
+    /// kiln's default: copies of 64 MiB or more in up to 3 parts (3 parts held 50.6–51.0
+    /// GB/s up at 256 MiB and 1 GiB in two processes where 2 parts held 49.8–50.3).
     pub const DEFAULT: TransferSplit = TransferSplit {
         min_bytes: 64 << 20,
         max_parts: 3,
@@ -279,8 +271,9 @@ mod tests {
     use super::*;
     use QueueKind::{Compute, Main, Transfer};
 
-    /// The H200's kiln queues with the default DeviceDesc: main, compute, transfer x2.
-    const H200: [QueueKind; 4] = [Main, Compute, Transfer, Transfer];
+    /// kiln's queues on a GPU with compute and transfer families, default DeviceDesc:
+    /// main, compute, transfer x2.
+    const DISCRETE: [QueueKind; 4] = [Main, Compute, Transfer, Transfer];
 
     fn check(size: u64, parts: u64, align: u64) -> Vec<(u64, u64)> {
         let r = split_ranges(size, parts, align);
@@ -336,7 +329,7 @@ mod tests {
         let d = TransferSplit::DEFAULT;
         let third = 357_913_942u64.next_multiple_of(SPLIT_ALIGN);
         let parts: Vec<(usize, u64, u64)> = d
-            .plan(&H200, 2, true, 1 << 30)
+            .plan(&DISCRETE, 2, true, 1 << 30)
             .iter()
             .map(|p| (p.queue, p.offset, p.len))
             .collect();
@@ -349,13 +342,13 @@ mod tests {
             ]
         );
         let q: Vec<usize> = d
-            .plan(&H200, 3, false, 1 << 30)
+            .plan(&DISCRETE, 3, false, 1 << 30)
             .iter()
             .map(|p| p.queue)
             .collect();
         assert_eq!(q, vec![3, 2, 0]);
         let s = TransferSplit { max_parts: 2, ..d };
-        let p = s.plan(&H200, 2, true, 1 << 30);
+        let p = s.plan(&DISCRETE, 2, true, 1 << 30);
         assert_eq!(
             p,
             vec![
@@ -372,7 +365,7 @@ mod tests {
             ]
         );
         let queues = |s: TransferSplit, q, up| -> Vec<usize> {
-            s.plan(&H200, q, up, 1 << 30)
+            s.plan(&DISCRETE, q, up, 1 << 30)
                 .iter()
                 .map(|p| p.queue)
                 .collect()
@@ -387,7 +380,7 @@ mod tests {
         // Busy partners are passed over: the next idle one takes the part, else none.
         let busy_main = [false, true, true, true];
         let among = |s: TransferSplit, idle: &[bool], q, up| -> Vec<usize> {
-            s.plan_among(&H200, idle, q, up, 1 << 30)
+            s.plan_among(&DISCRETE, idle, q, up, 1 << 30)
                 .iter()
                 .map(|p| p.queue)
                 .collect()
@@ -416,17 +409,25 @@ mod tests {
                 }]
             )
         };
-        one(s.plan(&H200, 2, true, (64 << 20) - 1), 2, (64 << 20) - 1);
+        one(
+            s.plan(&DISCRETE, 2, true, (64 << 20) - 1),
+            2,
+            (64 << 20) - 1,
+        );
         one(s.plan(&[Main], 0, true, 1 << 30), 0, 1 << 30);
         one(s.plan(&[Main], 0, false, 1 << 30), 0, 1 << 30);
-        one(TransferSplit::OFF.plan(&H200, 2, true, 1 << 30), 2, 1 << 30);
+        one(
+            TransferSplit::OFF.plan(&DISCRETE, 2, true, 1 << 30),
+            2,
+            1 << 30,
+        );
         let max1 = TransferSplit {
             min_bytes: 0,
             max_parts: 1,
         };
-        one(max1.plan(&H200, 3, false, 1 << 30), 3, 1 << 30);
+        one(max1.plan(&DISCRETE, 3, false, 1 << 30), 3, 1 << 30);
         // Exactly the threshold splits.
-        assert_eq!(s.plan(&H200, 2, true, 64 << 20).len(), 3);
+        assert_eq!(s.plan(&DISCRETE, 2, true, 64 << 20).len(), 3);
         // A device with a main and one transfer queue: the two share a copy.
         let two = [Main, Transfer];
         let q: Vec<usize> = s

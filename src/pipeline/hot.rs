@@ -67,7 +67,8 @@ impl HotDesc {
     }
 }
 
-/// What `poll` of a [`HotComputePipeline`] or [`HotGraphicsPipeline`] did.
+/// What `poll` of a [`HotComputePipeline`] or [`HotGraphicsPipeline`] did. A refusal or a
+/// failure carries its warning code ([`code`](Self::code)) and displays as kiln logs it.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ReloadEvent {
@@ -86,6 +87,38 @@ pub enum ReloadEvent {
         /// What the compiler or kiln said.
         message: String,
     },
+}
+
+impl ReloadEvent {
+    /// The warning code of the event, the one kiln also logs: `KILN-W008` for
+    /// [`LayoutChanged`](Self::LayoutChanged), `KILN-W009` for
+    /// [`CompileFailed`](Self::CompileFailed); `None` for [`Swapped`](Self::Swapped).
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            ReloadEvent::Swapped => None,
+            ReloadEvent::LayoutChanged { .. } => Some("KILN-W008"),
+            ReloadEvent::CompileFailed { .. } => Some("KILN-W009"),
+        }
+    }
+}
+
+/// One line (or more, with the diff or the compiler's lines) as kiln logs it, starting
+/// with the code: `KILN-W008: hot reload refused: …`.
+impl std::fmt::Display for ReloadEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReloadEvent::Swapped => write!(f, "hot reload: swapped in"),
+            ReloadEvent::LayoutChanged { diff } => write!(
+                f,
+                "KILN-W008: hot reload refused: the pipeline layout changed (existing \
+                 descriptor sets would not fit); the running pipeline stays:\n{diff}"
+            ),
+            ReloadEvent::CompileFailed { message } => write!(
+                f,
+                "KILN-W009: hot reload failed; the running pipeline stays:\n{message}"
+            ),
+        }
+    }
 }
 
 /// What compute and graphics hot pipelines share: the running pipeline, the watcher thread
@@ -171,8 +204,9 @@ impl<P: Pipeline + Send + 'static> Hot<P> {
         let label = &self.label;
         match built {
             Built::Failed(message) => {
-                log::warn!("KILN-W009: hot reload of `{label}` failed; the running pipeline stays:\n{message}");
-                ReloadEvent::CompileFailed { message }
+                let event = ReloadEvent::CompileFailed { message };
+                log::warn!("`{label}`: {event}");
+                event
             }
             Built::Pipeline(p) => {
                 if Arc::ptr_eq(p.layout(), self.current.layout()) {
@@ -183,11 +217,9 @@ impl<P: Pipeline + Send + 'static> Hot<P> {
                     ReloadEvent::Swapped
                 } else {
                     let diff = layout_diff(self.current.layout(), p.layout());
-                    log::warn!(
-                        "KILN-W008: hot reload of `{label}` refused: the pipeline layout changed \
-                         (existing descriptor sets would not fit); the running pipeline stays:\n{diff}"
-                    );
-                    ReloadEvent::LayoutChanged { diff }
+                    let event = ReloadEvent::LayoutChanged { diff };
+                    log::warn!("`{label}`: {event}");
+                    event
                 }
             }
         }

@@ -7,8 +7,8 @@
 //! host fills (upload) or drains (readback) the other with chunk `i ± 1`. Each chunk's host
 //! copy is split into stripes of [`STRIPE`] bytes that up to [`threads`] threads take in
 //! order (the calling thread and `threads - 1` scoped threads, spawned once per transfer):
-//! one thread's memcpy reaches 8–10 GB/s on an H200's host, a PCIe 5 x16 link carries about
-//! 55. Every chunk's copy is one submission on the transfer's queue; the last thread to
+//! one thread's memcpy reaches 8–10 GB/s on a server host, a PCIe 5 x16 link carries about
+//! 55: it takes several threads to keep the link busy. Every chunk's copy is one submission on the transfer's queue; the last thread to
 //! finish a chunk's stripes submits it (upload) or the next chunk's copy into the buffer it
 //! freed (readback). A thread that needs a staging buffer the GPU still copies from waits
 //! for that copy's timeline value.
@@ -305,7 +305,8 @@ impl<'x> Plan<'x> {
     /// Waits until chunk `i`'s copy was submitted and has completed; `false` once the
     /// transfer failed. One thread per chunk waits for the copy (polling the timeline:
     /// `Shared::poll_value`), the others for that thread's word: several threads blocked
-    /// on one timeline at once are what ran the H200's staged transfers at 2–6 GB/s.
+    /// on one timeline at once slowed staged transfers to 2–6 GB/s on a driver that wakes
+    /// every waiter per signal.
     fn copied(&self, i: usize) -> Result<bool> {
         let mut s = self.lock();
         loop {

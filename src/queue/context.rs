@@ -124,9 +124,9 @@ impl Contexts {
 fn create(d: &ash::Device, family: u32) -> Result<Context> {
     let info = vk::CommandPoolCreateInfo::default()
         .queue_family_index(family)
-        // One command buffer per pool, reset on its own after each use: on the H200
+        // One command buffer per pool, reset on its own after each use:
         // vkResetCommandBuffer measured ~0.6 µs cheaper per round trip than
-        // vkResetCommandPool (BENCHMARKS.md, round-trip floors).
+        // vkResetCommandPool on a GPU driver, and no slower on lavapipe.
         .flags(
             vk::CommandPoolCreateFlags::TRANSIENT
                 | vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER,

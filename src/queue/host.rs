@@ -193,8 +193,25 @@ impl HostBuffer {
         &self.inner.label
     }
 
-    /// Whether this is imported memory ([`Device::import_host_memory`]).
+    /// Whether the buffer's memory is imported host memory (`VK_EXT_external_memory_host`,
+    /// `VkImportMemoryHostPointerInfoEXT`): the caller's own memory
+    /// ([`Device::import_host_memory`]) or host pages kiln mapped itself
+    /// ([`HostBufferMemory::Imported`](crate::HostBufferMemory::Imported)). Which of the
+    /// two is [`is_caller_memory`](Self::is_caller_memory); `false` for the driver's memory
+    /// ([`HostBufferMemory::Driver`](crate::HostBufferMemory::Driver)).
     pub fn is_imported(&self) -> bool {
+        self.inner.imported
+            || matches!(
+                lock(&self.inner.objects).as_ref().map(|o| &o.memory),
+                Some(Memory::Mapped { .. })
+            )
+    }
+
+    /// Whether the buffer wraps the caller's memory ([`Device::import_host_memory`]): it
+    /// has no host access of its own (`KILN-E161`; the caller reads and writes the slice it
+    /// was imported from) and ends with the import closure. Host buffers in kiln's own
+    /// memory, imported or not, are not.
+    pub fn is_caller_memory(&self) -> bool {
         self.inner.imported
     }
 

@@ -3,9 +3,10 @@
 //!
 //! A round trip through `Device::execute` records its command buffer every time. For the
 //! same work repeated (a solver step, a per-frame compute pass), recording once and
-//! resubmitting saves the recording and the command-buffer reset: on the H200 a
-//! one-dispatch round trip measured 17.4 – 19.1 µs against 18.4 µs and more re-recorded
-//! (BENCHMARKS.md, 2026-11-30). This is the shape of Kompute's
+//! resubmitting saves the recording and the command-buffer reset, and keeps a round trip
+//! fast on drivers whose freshly recorded submissions are sometimes slow (a GPU driver
+//! measured ~30 µs more per fresh submission in some processes, and none for a command
+//! buffer recorded once). This is the shape of Kompute's
 //! `Sequence` and of Vulkan's own reusable command buffers (§6.4, no
 //! `ONE_TIME_SUBMIT_BIT`).
 //!

@@ -4,8 +4,8 @@
 //!
 //! Each device keeps a small cache of mapped host-visible buffers, per direction. Both use
 //! `GpuToCpu` memory by default (host-coherent system memory, HOST_CACHED where the device
-//! has it): the DMA engines read and write it at bus speed (on an H200 a copy into such a
-//! buffer ran at 50 GB/s), and the host fills and drains it with several threads
+//! has it): the DMA engines read and write it at bus speed (a PCIe 5 GPU's copy into such a
+//! buffer runs near the link's rate), and the host fills and drains it with several threads
 //! (`chunks`). Uploads can use `CpuToGpu` memory instead (gpu-allocator prefers
 //! DEVICE_LOCAL | HOST_VISIBLE, the BAR, where the host's writes cross the bus themselves;
 //! `Device::debug_set_upload_staging_bar`, for the benchmark's comparison).

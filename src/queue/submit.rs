@@ -6,9 +6,8 @@
 //! Each submission signals the next value of its queue's timeline semaphore (Vulkan spec
 //! §7.4.2) and waits (at all stages) for the value before its own: on one queue that is the
 //! same memory dependency as a leading full barrier (earlier submissions' writes → this
-//! one's accesses, §7.4.1–7.4.2), and the value is normally reached already; on the H200 it
-//! measured ~1 µs cheaper per round trip than the barrier (BENCHMARKS.md, "round-trip
-//! floors"). Command buffers that the host reads back from end with a barrier that makes
+//! one's accesses, §7.4.1–7.4.2), and the value is normally reached already, so it
+//! costs less than the barrier (~1 µs per round trip measured on a GPU driver). Command buffers that the host reads back from end with a barrier that makes
 //! device writes visible to the host (§7.9: a wait alone does not).
 //!
 //! # Work on several queues

@@ -70,11 +70,11 @@ fn transfer_queue_of_kind(shared: &Shared, which: ReadbackQueue) -> (usize, Queu
 /// kiln's readback queue (`ReadbackQueue::Auto`): the last transfer queue, so that with
 /// two transfer queues both directions of the bus are busy at once. The policy: a queue
 /// runs its submissions in order, so readbacks need a queue other than the uploads'; of the
-/// queues that can take them, the one whose copies ran beside an upload fastest. Measured
-/// on the H200 (BENCHMARKS.md, run A of 2026-12-01): an upload on the first transfer queue
-/// with a readback on the second moved 57–61 GB/s together, with the readback on the main
-/// or the async-compute queue 51–52, done by kiln's copy shader 51–52; the stream example
-/// ran 1.64x overlapped with the second transfer queue, 1.45x / 1.42x / 1.48x with the others.
+/// queues that can take them, the one whose copies ran beside an upload fastest: on a
+/// PCIe 5 GPU an upload on the first transfer queue with a readback on the second moved
+/// 57–61 GB/s together, with the readback on the main or the async-compute queue 51–52,
+/// done by kiln's copy shader 51–52 (the stream example overlapped 1.64x against
+/// 1.42–1.48x).
 /// Devices with one transfer queue use it for both directions (in order, no overlap), which
 /// `ReadbackQueue::Main` avoids.
 fn readback_policy(_shared: &Shared) -> ReadbackQueue {
@@ -168,8 +168,8 @@ impl Buffer {
     /// Reads the whole buffer as `T`s (staging through the device's readback buffers when
     /// the memory is not mappable; see [`read_into_at`](Self::read_into_at)). The vector is
     /// new on every call: for a large buffer read repeatedly, [`read_into`](Self::read_into)
-    /// a reused one instead (first-touch page faults of a fresh 256 MiB vector held an H200
-    /// readback to 1.3 GB/s, against 7.8 GB/s into a reused one).
+    /// a reused one instead (first-touch page faults of a fresh 256 MiB vector held a
+    /// GPU's readback to 1.3 GB/s, against 7.8 GB/s into a reused one).
     ///
     /// Errors: `KILN-E153` if the size is not a multiple of `size_of::<T>()`.
     pub fn read<T: bytemuck::Pod>(&self) -> Result<Vec<T>> {

@@ -85,6 +85,7 @@ fn equal_layouts_swap_changed_layouts_and_compile_errors_change_nothing() {
         .wait_for_reload(WAIT)
         .expect("the watcher saw the change");
     assert!(matches!(e, ReloadEvent::Swapped), "{e:?}");
+    assert_eq!(e.code(), None);
     assert_eq!(run(&hot), vec![2u32; 64]);
 
     // A compile error: reported with its line, nothing changes.
@@ -93,7 +94,12 @@ fn equal_layouts_swap_changed_layouts_and_compile_errors_change_nothing() {
         .wait_for_reload(WAIT)
         .expect("the watcher saw the change")
     {
-        ReloadEvent::CompileFailed { message } => {
+        e @ ReloadEvent::CompileFailed { .. } => {
+            assert_eq!(e.code(), Some("KILN-W009"));
+            assert!(e.to_string().starts_with("KILN-W009: "), "{e}");
+            let ReloadEvent::CompileFailed { message } = e else {
+                unreachable!()
+            };
             assert!(message.contains("fill.comp:4: error"), "{message}");
         }
         e => panic!("unexpected {e:?}"),
@@ -111,7 +117,12 @@ fn equal_layouts_swap_changed_layouts_and_compile_errors_change_nothing() {
         .wait_for_reload(WAIT)
         .expect("the watcher saw the change")
     {
-        ReloadEvent::LayoutChanged { diff } => {
+        e @ ReloadEvent::LayoutChanged { .. } => {
+            assert_eq!(e.code(), Some("KILN-W008"));
+            assert!(e.to_string().starts_with("KILN-W008: "), "{e}");
+            let ReloadEvent::LayoutChanged { diff } = e else {
+                unreachable!()
+            };
             assert!(diff.contains("set 0: binding 1"), "{diff}");
             assert!(diff.contains("UNIFORM_BUFFER"), "{diff}");
         }

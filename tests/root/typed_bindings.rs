@@ -208,3 +208,131 @@ fn typed_blocks_carry_values_through_a_dispatch_and_a_push_is_range_checked() {
     );
     assert_clean(&device);
 }
+
+/// A hand-written push-constant struct of `address_scale.comp` (`u64` addresses, the
+/// explicit padding `Pod` demands).
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Hand {
+    src: u64,
+    dst: u64,
+    n: u32,
+    _pad: u32,
+}
+kiln::host_layout!(Hand { src, dst, n });
+
+/// A `buffer_reference` member is a `u64` device address, in the generated struct (not a
+/// zero-sized field whose 8 bytes `..Default::default()` would leave null) and through
+/// `host_layout!` (a `u64` passes, an `f64` is `KILN-E063`).
+#[test]
+fn buffer_reference_members_are_u64_device_addresses() {
+    use kiln::reflect::MemberType;
+    use shaders::test_address_scale_comp::P;
+    let fields: fn(&P) -> (u64, u64, u32) = |p| (p.src, p.dst, p.n);
+    let _ = fields;
+    assert_eq!(std::mem::size_of::<P>(), 24);
+    assert_eq!(
+        (offset_of!(P, src), offset_of!(P, dst), offset_of!(P, n)),
+        (0, 8, 16)
+    );
+    assert_eq!((P::OFFSET, P::SIZE), (0, 20));
+    let m = kiln::include_spirv!("test/address_scale.comp").unwrap();
+    let ep = m.reflection().entry_point("main").unwrap();
+    let block = ep.push_constants.as_ref().unwrap().block.as_ref().unwrap();
+    let types: Vec<&MemberType> = block.members.iter().map(|m| &m.ty).collect();
+    assert!(
+        matches!(
+            types[..],
+            [
+                MemberType::DeviceAddress,
+                MemberType::DeviceAddress,
+                MemberType::Scalar(_)
+            ]
+        ),
+        "{types:?}"
+    );
+    assert_eq!(block.members[0].size, 8);
+    ep.check_push_constants::<P>().unwrap();
+    ep.check_push_constants::<Hand>().unwrap();
+    #[repr(C)]
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    struct Wrong {
+        src: f64,
+        dst: u64,
+        n: u32,
+        _pad: u32,
+    }
+    kiln::host_layout!(Wrong { src, dst, n });
+    let e = ep.check_push_constants::<Wrong>().unwrap_err();
+    assert_eq!(e.code(), "KILN-E063", "{e}");
+    assert!(e.to_string().contains("buffer_reference"), "{e}");
+}
+
+/// The 20-byte block of two addresses and a count, in its 24-byte struct, goes through
+/// `push_block` and `push` (the 4 bytes of alignment rounding left out) and the shader
+/// reads and writes through both addresses; all 24 bytes pushed by hand are `KILN-E250`
+/// with the hint.
+#[test]
+fn a_buffer_reference_block_pushes_through_push_block_and_push() {
+    use shaders::test_address_scale_comp::P;
+    let device = device();
+    let m = kiln::include_spirv!("test/address_scale.comp").unwrap();
+    let pipeline = device.compute_pipeline(&m, "main").unwrap();
+    let n = 100u32;
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let data: Vec<u32> = (0..n).map(|i| i * 5 + 1).collect();
+    let src = device.buffer_from_slice("src", usage, &data).unwrap();
+    let a = src.device_address().unwrap();
+    for way in ["push_block", "push"] {
+        let dst = device
+            .buffer_from_slice("dst", usage, &vec![0u32; n as usize])
+            .unwrap();
+        let b = dst.device_address().unwrap();
+        device
+            .execute(|r| {
+                r.bind_pipeline(&pipeline)?;
+                if way == "push_block" {
+                    r.push_block(&P {
+                        src: a,
+                        dst: b,
+                        n,
+                        ..Default::default()
+                    })?;
+                } else {
+                    let hand = Hand {
+                        src: a,
+                        dst: b,
+                        n,
+                        _pad: 0,
+                    };
+                    r.push(0, &hand)?;
+                }
+                r.dispatch_threads(n)
+            })
+            .unwrap();
+        let out: Vec<u32> = dst.read().unwrap();
+        let want: Vec<u32> = data.iter().map(|v| v * 2 + 1).collect();
+        assert_eq!(out, want, "through {way}");
+    }
+    let hand = Hand {
+        src: a,
+        dst: a,
+        n: 0,
+        _pad: 0,
+    };
+    let e = device
+        .execute(|r| {
+            r.bind_pipeline(&pipeline)?;
+            r.push_constants(0, kiln::bytemuck::bytes_of(&hand))
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E250", "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("[20, 24) are past the block's end")
+            && msg.contains("rounded up to its alignment")
+            && msg.contains("bytes_of(&value)[..20]"),
+        "{msg}"
+    );
+    assert_clean(&device);
+}

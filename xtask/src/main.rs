@@ -14,6 +14,17 @@
 //! `cargo xtask test-current` — only tier two (it builds the test binaries first).
 //! `cargo xtask standalone` — only the standalone crate's part of `test`.
 //! `cargo xtask check` — only checks (and installs) the system prerequisites.
+//! `cargo xtask lint` — rustfmt, clippy (`-D warnings`), rustdoc (`-D warnings`, the
+//! docs.rs features), the MSRV build and the benchmark results' freshness (`lint.rs`); CI
+//! runs it before `test`.
+//! `cargo xtask gpu-run <topic>` — builds a device run's binaries into `.devbin/` and runs
+//! `scripts/gpu/<topic>.sh` (`gpu.rs`).
+//! `cargo xtask bench-results [--check]` — `docs/benchmarks/RESULTS.md` from the run
+//! records in `docs/benchmarks/data/`; `cargo xtask bench-import` makes a record of a
+//! `kiln bench --json` output (`bench.rs`).
+//!
+//! The test commands turn on kiln-cli's feature `bench`, so that `kiln bench` is tested
+//! end to end (kiln-cli/tests/cli/bench.rs), unless the arguments pick packages (`-p`).
 //!
 //! Arguments after the command go to cargo; for `test` and `test-current`, those after a
 //! `--` go to the test binaries (as with `cargo test`).
@@ -26,7 +37,10 @@
 //! with `apt-get` when running as root or with password-less sudo; otherwise the exact
 //! command is printed and xtask stops.
 
+mod bench;
 mod chroot;
+mod gpu;
+mod lint;
 mod results;
 mod stack;
 
@@ -178,6 +192,9 @@ fn can_sudo() -> bool {
 }
 
 fn ensure(prereqs: &[&Prereq]) -> Result<(), String> {
+    if prereqs.is_empty() {
+        return Ok(());
+    }
     let missing: Vec<&&Prereq> = prereqs.iter().filter(|p| !(p.present)()).collect();
     if missing.is_empty() {
         let have: Vec<&str> = prereqs.iter().map(|p| p.package).collect();
@@ -330,6 +347,7 @@ fn host_tier(rest: &[&str]) -> stack::Outcome {
         stack::describe(None)
     );
     let mut args = vec!["test", "--workspace"];
+    args.extend(stack::bench_feature(rest));
     args.extend(rest);
     eprintln!("xtask: cargo {}", args.join(" "));
     let cargo = stack::cargo_bin();
@@ -381,6 +399,14 @@ fn test(rest: &[&str]) -> ExitCode {
     }
 }
 
+fn exit(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 /// Cargo's arguments, and those after `--` for the test binaries.
 fn split_args<'a, 'b>(rest: &'b [&'a str]) -> (&'b [&'a str], &'b [&'a str]) {
     match rest.iter().position(|a| *a == "--") {
@@ -405,10 +431,15 @@ fn main() -> ExitCode {
     let needs = match cmd {
         "demo" | "check" => &base,
         "test" | "test-current" | "standalone" => &with_test,
+        // Builds only (the tests' shaders need glslc), or no Vulkan at all.
+        "lint" => &base,
+        "gpu-run" | "bench-results" | "bench-import" => &Vec::new(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo|test|test-current|standalone|check> [args for cargo] \
-                 [-- args for the test binaries]"
+                "usage: cargo xtask <demo|test|test-current|standalone|check|lint> [args for \
+                 cargo] [-- args for the test binaries]\n       cargo xtask gpu-run <topic|list> \
+                 [--build-only|--no-build]\n       cargo xtask bench-results [--check]\n       \
+                 cargo xtask bench-import BENCH.json --machine NAME --commit SHA [--date D]"
             );
             return if cmd == "help" {
                 ExitCode::SUCCESS
@@ -447,6 +478,10 @@ fn main() -> ExitCode {
             }
         }
         "standalone" => standalone(),
+        "lint" => exit(lint::run(&rest) & bench::results(&["--check"])),
+        "gpu-run" => exit(gpu::run(&rest)),
+        "bench-results" => exit(bench::results(&rest)),
+        "bench-import" => exit(bench::import(&rest)),
         _ => ExitCode::SUCCESS,
     }
 }

@@ -67,6 +67,24 @@ struct Workspace {
 }
 
 /// The cargo that runs xtask (`$CARGO`), else `cargo`.
+/// `--features kiln-cli/bench` for a whole-workspace test build (so `kiln bench` is
+/// tested end to end), nothing when the arguments pick packages or features themselves.
+pub fn bench_feature(cargo_args: &[&str]) -> Vec<&'static str> {
+    let picks = cargo_args.iter().any(|a| {
+        matches!(
+            *a,
+            "-p" | "--package" | "--features" | "-F" | "--all-features"
+        ) || a.starts_with("--package=")
+            || a.starts_with("--features=")
+            || (a.starts_with("-p") && a.len() > 2)
+    });
+    if picks {
+        Vec::new()
+    } else {
+        vec!["--features", "kiln-cli/bench"]
+    }
+}
+
 pub fn cargo_bin() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
@@ -157,6 +175,7 @@ fn test_binaries(ws: &Workspace, cargo_args: &[&str]) -> Result<Vec<TestBin>, St
         "--no-run",
         "--message-format=json-render-diagnostics",
     ];
+    args.extend(bench_feature(cargo_args));
     args.extend(cargo_args);
     eprintln!("xtask: cargo {}", args.join(" "));
     let out = Command::new(cargo_bin())

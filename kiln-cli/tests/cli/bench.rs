@@ -91,6 +91,8 @@ fn bench_quick_json_has_every_row_with_positive_numbers() {
             String::from_utf8_lossy(&out.stdout)
         )
     });
+    // The documented shape's version (kiln-cli/README.md).
+    assert_eq!(doc["schema_version"], 1);
     for key in ["device", "driver"] {
         let s = doc[key].as_str().unwrap_or_default();
         assert!(!s.is_empty(), "`{key}` missing in {doc}");

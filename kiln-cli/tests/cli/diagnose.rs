@@ -50,6 +50,8 @@ fn every_trap_of_the_fixture_is_found_against_vulkan_min() {
     let fx = Fixtures::new("diagnose-traps");
     let (list, v, status) = findings(&[&fx.path("traps.comp.spv")]);
     assert_eq!(status, 1);
+    // The documented shape's version (kiln-cli/README.md).
+    assert_eq!(v["schema_version"], 1);
     assert_eq!(v["profile"], "vulkan-min");
     assert_eq!(
         codes(&list),

@@ -1,8 +1,10 @@
 //! The `kiln` binary end to end (one test binary, a module per command): `kiln reflect` on
 //! the reflection fixtures (and byte-identical output on every run), `kiln diagnose` on
 //! its fixtures (`tests/fixtures/diagnose/`: codes, JSON, exit status), `kiln bench --quick
-//! --json` on the test device.
+//! --json` on the test device (feature `bench`, which `cargo xtask test` turns on; without
+//! it, that `kiln bench` says how to get it).
 
+#[cfg(feature = "bench")]
 #[path = "../../../tests/common/corpus.rs"]
 mod corpus;
 /// Every reflection fixture and regression module, embedded (kiln-tests' `common::fixtures`).
@@ -10,6 +12,7 @@ mod corpus;
 #[allow(dead_code)]
 mod fixtures;
 
+#[cfg(feature = "bench")]
 mod bench;
 mod diagnose;
 mod reflect;
@@ -88,4 +91,19 @@ impl Drop for Fixtures {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Built without feature `bench`, `kiln bench` is a usage error that names the feature
+/// (exit status 2) instead of a missing command.
+#[cfg(not(feature = "bench"))]
+#[test]
+fn bench_without_the_feature_names_it() {
+    println!("kiln-cli built without feature `bench`: testing the message path");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .arg("bench")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--features bench"), "{stderr}");
 }

@@ -32,6 +32,8 @@ fn json_shape_and_merged_pipeline_layout() {
     let vs = fx.path("push_offset.vert.spv");
     let fs = fx.path("push_offset.frag.spv");
     let v = json_of(&[&vs, &fs, "--json"]);
+    // The documented shape's version (kiln-cli/README.md).
+    assert_eq!(v["schema_version"], 1);
     let modules = v["modules"].as_array().unwrap();
     assert_eq!(modules.len(), 2);
     let m = &modules[0];

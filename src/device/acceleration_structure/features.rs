@@ -10,7 +10,7 @@
 //! before Vulkan 1.3.2xx's spec `vkGetAccelerationStructureBuildSizesKHR` required the
 //! `rayTracingPipeline` or `rayQuery` feature (VUID-vkGetAccelerationStructureBuildSizesKHR-rayTracingPipeline-03617,
 //! which layer 1.3.239 reports): a device with acceleration structures but no ray queries
-//! (the H200 under driver 580.159.04) gets neither, and its structures are `KILN-E107`. Capture/replay,
+//! (NVIDIA's driver 580.159.04 is one) gets neither, and its structures are `KILN-E107`. Capture/replay,
 //! indirect builds and host commands stay off: kiln builds on the device only.
 
 use std::ffi::{c_char, CStr};

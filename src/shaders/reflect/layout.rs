@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use rspirv::spirv::StorageClass;
+
 use super::tables::{Decos, Tables, Ty};
 
 /// One member of a buffer block (top level), in bytes.
@@ -143,7 +145,11 @@ pub enum MemberType {
         /// The struct's members and size.
         layout: Arc<BlockLayout>,
     },
-    /// A type with no host equivalent kiln describes (pointers, ...).
+    /// A `PhysicalStorageBuffer` pointer (GLSL `buffer_reference`,
+    /// `SPV_KHR_physical_storage_buffer`): 8 bytes holding a device address, a `u64` on the
+    /// host ([`Buffer::device_address`](crate::Buffer::device_address)).
+    DeviceAddress,
+    /// A type with no host equivalent kiln describes (other pointers, ...).
     Other,
 }
 
@@ -164,6 +170,14 @@ impl MemberType {
             MemberType::Array {
                 element, length, ..
             } => element.scalars().map(|(s, n)| (s, n * length)),
+            // Held as a `u64` on the host.
+            MemberType::DeviceAddress => Some((
+                ScalarType::Int {
+                    width: 64,
+                    signed: false,
+                },
+                1,
+            )),
             _ => None,
         }
     }
@@ -226,6 +240,7 @@ impl MemberType {
             } => format!("{}[{length}]", element.glsl_name()),
             MemberType::RuntimeArray { element, .. } => format!("{}[]", element.glsl_name()),
             MemberType::Struct { name, .. } => name.clone().unwrap_or_else(|| "struct".into()),
+            MemberType::DeviceAddress => "buffer_reference".into(),
             MemberType::Other => "?".into(),
         }
     }
@@ -410,6 +425,10 @@ fn member_type(t: &Tables, ty: u32, member: Option<&Decos>, depth: u32) -> Membe
             element: Box::new(member_type(t, *element, member, depth + 1)),
             stride: stride_of(ty, *element),
         },
+        Some(Ty::Pointer {
+            storage: StorageClass::PhysicalStorageBuffer,
+            ..
+        }) => MemberType::DeviceAddress,
         Some(Ty::Struct { .. }) => {
             let memo = t.struct_memo.borrow().get(&ty).cloned();
             let layout = match memo {

@@ -189,6 +189,7 @@ fn imported_memory_round_trips_or_reports_a_clear_error() {
     let q = device.queue(QueueKind::Transfer);
     let r = device.import_host_memory("imported src", src.bytes(), |host| {
         assert!(host.is_imported());
+        assert!(host.is_caller_memory());
         assert_eq!(host.len(), len as u64);
         assert_eq!(host.as_slice().unwrap_err().code(), "KILN-E161");
         // Forgotten, never waited for: the scope's end still waits for the copy before
@@ -248,7 +249,8 @@ fn imported_memory_round_trips_or_reports_a_clear_error() {
 /// has `VK_EXT_external_memory_host`) behave as driver-memory ones: zero-filled, host-visible
 /// and coherent, byte-exact round trips at offsets on every queue kind; a buffer dropped
 /// while a gated transfer-queue copy still reads it is unmapped only after the copy ran (the
-/// copy's bytes arrive). `Driver` gives driver memory; `Auto` is `Driver` for now.
+/// copy's bytes arrive); `is_imported` is true for them (false for `Driver` memory), and
+/// `is_caller_memory` false. `Driver` gives driver memory; `Auto` is `Driver` for now.
 #[test]
 fn host_buffers_in_kiln_mapped_imported_memory_round_trip() {
     use kiln::{DeviceDesc, HostBufferMemory};
@@ -267,7 +269,11 @@ fn host_buffers_in_kiln_mapped_imported_memory_round_trip() {
         }
         let len = (2 << 20) + 12_345; // not a multiple of the 2 MiB mapping
         let mut host = device.host_buffer("mapped", len as u64).unwrap();
-        assert!(!host.is_imported(), "kiln's own memory has host access");
+        assert!(host.is_imported(), "kiln's own pages, imported");
+        assert!(
+            !host.is_caller_memory(),
+            "kiln's own memory has host access"
+        );
         let flags = host.memory_properties();
         assert!(
             flags.contains(
@@ -319,6 +325,10 @@ fn host_buffers_in_kiln_mapped_imported_memory_round_trip() {
 
         let device = common::device_with_desc(desc(HostBufferMemory::Driver));
         let host = device.host_buffer("driver", 4096).unwrap();
+        assert!(
+            !host.is_imported() && !host.is_caller_memory(),
+            "driver memory"
+        );
         assert!(host
             .memory_properties()
             .contains(vk::MemoryPropertyFlags::HOST_VISIBLE));

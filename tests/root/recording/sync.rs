@@ -47,7 +47,7 @@ fn copy_and_fill_after_a_dispatch_wait_for_it() {
 /// submissions by waiting on the previous timeline value instead of a leading barrier.
 /// Without that dependency a GPU may overlap them and `e` holds stale sums; lavapipe runs
 /// submissions one after another, and validation layers 1.3.239 do not check hazards across
-/// submissions, so this test bites on real GPUs (the H200 suite run, BENCHMARKS.md).
+/// submissions, so this test bites on real GPUs (the H200 suite run, docs/benchmarks/log/).
 #[test]
 fn submissions_in_flight_see_each_others_writes() {
     let device = device();

@@ -1,3 +1,9 @@
+#!/bin/bash
+# `cargo xtask gpu-run sync`: alone, or after suite.sh in the same lease (it reads suite's logs
+# where they exist). Helpers and binaries: lib.sh.
+TOPIC=sync
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+export KILN_VALIDATION=0
 # Issue 15 (sync): the barrier sweep, `kiln bench` group `barriers` (kiln-bench/src/barriers.rs):
 # per dependency form (none, execution-only sync2/sync1, memory barrier sync2 COMPUTE or
 # ALL_COMMANDS on both sides or one, COMPUTE -> COMPUTE|TRANSFER, sync1 memory barrier, buffer
@@ -12,3 +18,4 @@ grep -h "done in" $W/sync-barriers.err
 # The tracker's last-barrier shortcut A/B from the core batch's dispatch group (same rounds,
 # alternating which form runs first): kiln ns per dispatch with and without it, raw.
 [ -f $W/bench-dispatch.err ] && grep -h "last-barrier shortcut" $W/bench-dispatch.err | sed 's/^kiln bench: //'
+date -u

@@ -1,8 +1,14 @@
-# GEMM (issue 14), sourced by scripts/h200-batch.sh after its core steps (the core step
+#!/bin/bash
+# `cargo xtask gpu-run gemm`: alone, or after suite.sh in the same lease (it reads suite's logs
+# where they exist). Helpers and binaries: lib.sh.
+TOPIC=gemm
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+export KILN_VALIDATION=0
+# GEMM (issue 14), after the suite's core steps (the core step
 # `$B/gemm --bench 8192 --json` times every variant, most important first, within 70 s, and
 # cuda_gemm.py gives cuBLAS). Every bench line here has its ratio to cuBLAS of this lease
 # (`--cublas`, from cuda-gemm.out). Run D2 (02:13) measured the tensor-addressing,
-# shared-memory and no-global sweeps (BENCHMARKS.md); run E keeps to one short step:
+# shared-memory and no-global sweeps (docs/benchmarks/log/); run E keeps to one short step:
 #   gemm-where   where the shared-memory kernel's time goes, bf16, for its four best
 #                shapes: the no-global loop; + the stores of every step (+stores); + loads
 #                from two cached K slices and the stores (+cached: the GEMM's loop minus its
@@ -36,3 +42,4 @@ step gemm-occupancy 75 $B/gemm --bench 8192 --only "w32x32|128x64x32 w64x32 g16 
 grep -h "8192 8192 8192\|FAIL\|differ" $W/gemm-occupancy.out; tail -3 $W/gemm-occupancy.err
 step gemm-occupancy-stats 30 $B/gemm --stats --only "w32x32|128x64x32 w64x32 g16 a2"
 grep -h "^stats" $W/gemm-occupancy-stats.out | cut -c1-400
+date -u

@@ -1,0 +1,45 @@
+#!/bin/bash
+# The GPU tests (`root`) on the H200 under two validation stacks, each loader with its own
+# layer (issue 24): Debian 12's (loader and layer 1.3.239) and Debian 13's (1.4.309). For
+# the device tool's `run`, carrying `.gl` (the stacks' .debs in .gl/d12 and .gl/d13, from
+# `apt-get download libvulkan1 vulkan-validationlayers` on each release; glvnd's in .gl) and `.devbin`
+# (`root.xz`: `cargo test --release -p kiln-tests --test root --no-run`, stripped, xz).
+# STACKS="d12 d13" by default; logs go to $OUT/root-<stack>.log.
+cd "$(dirname "$0")/../.."
+# The NVIDIA ICD (libGLX_nvidia) needs glvnd: .gl/*.deb (libglvnd0, libgl1, libglx0, …).
+# The hot-reload tests run glslc at run time and the device machine has none: Debian 12's
+# `glslc` and `libshaderc1` .debs go in .gl too (`apt-get download glslc libshaderc1`); so does
+# `spirv-headers` (the grammar `capabilities::capability_table_covers_the_installed_spirv_grammar`
+# checks kiln's capability table against; without it that test prints a SKIP line).
+for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+# Tests that read repo files at run time find them where they were built.
+mkdir -p /work; [ -e /work/main ] || ln -sfn "$PWD" /work/main
+B=/tmp/devbin; mkdir -p $B; xz -dc .devbin/root.xz > $B/root; chmod +x $B/root
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
+command -v glslc >/dev/null && glslc --version | head -1 || echo "no glslc: hot_reload tests will fail (E013)"
+FILL=errors::allocate_until_the_heap_is_full_then_free_and_continue
+for s in ${STACKS:-d12 d13}; do
+  X=/tmp/stack-$s; mkdir -p $X
+  for f in .gl/$s/*.deb; do dpkg -x "$f" $X; done
+  stack() {
+    env LD_LIBRARY_PATH=$X/usr/lib/x86_64-linux-gnu \
+      VK_LAYER_PATH=$X/usr/share/vulkan/explicit_layer.d "$@"
+  }
+  # As `cargo xtask test` runs them: VK_LAYER_ENABLES only for the layer without
+  # VK_EXT_layer_settings (.cargo/config.toml says why).
+  extra=()
+  [ $s = d12 ] && extra=(VK_LAYER_ENABLES=VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT)
+  L=$OUT/root-$s.log
+  echo "== $s: $(ls .gl/$s)"
+  stack env "${extra[@]}" KILN_VALIDATION=1 KILN_REQUIRE_BIG=1 \
+    KILN_FUZZ_PROGRAMS=${KILN_FUZZ_PROGRAMS:-3000} timeout ${CAP:-250} $B/root -q --skip $FILL > $L 2>&1
+  echo "root rc $?"
+  # It fills the GPU's heap: alone, after the others.
+  stack env KILN_VALIDATION=1 timeout 60 $B/root -q --exact $FILL >> $L 2>&1
+  grep -o 'test result.*' $L
+  awk '/^failures:$/ {state++; if (state == 2) exit; next}
+       state == 1 && /^---- .* stdout ----$/ {print "FAIL " $2; n = 0; next}
+       state == 1 && n < 3 && NF {print "  " substr($0, 1, 300); n++}' $L | head -40
+done
+date -u
