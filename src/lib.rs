@@ -110,11 +110,12 @@ pub use device::{
     AccelerationStructureGeometry, AccelerationStructureInstance, AccelerationStructureLimits,
     AccelerationStructureTriangles, Buffer, BufferDesc, BufferView, ComputeProperties,
     CooperativeMatrix2Features, CooperativeMatrix2Properties, CooperativeMatrixConfig, Device,
-    DeviceDesc, DeviceInfo, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image,
-    ImageDesc, ImageView, ImageViewDesc, InlineUniformBlockLimits, LayerFeatures, MemoryLocation,
-    MemoryReport, MeshShaderLimits, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler,
-    SamplerDesc, Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
-    ValidationReport, ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
+    DeviceDesc, DeviceInfo, ExternalHandle, ExternalMemory, Features, FlexibleDimensionsConfig,
+    HeapUsage, HostBufferMemory, Image, ImageDesc, ImageView, ImageViewDesc,
+    InlineUniformBlockLimits, LayerFeatures, MemoryLocation, MemoryReport, MeshShaderLimits,
+    QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc, Subresources,
+    TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue, ValidationReport,
+    ValidationWatch, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT,
     MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };
 pub use error::{Error, Result};
@@ -131,7 +132,7 @@ pub use pipeline::{
     HotComputePipeline, HotDesc, HotGraphicsDesc, HotGraphicsPipeline, HotTessellation, ReloadEvent,
 };
 pub use queue::{
-    GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission,
+    After, GpuTimings, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission,
     TimelineSemaphore, Transfer, MAX_TIMELINE_WAITS,
 };
 pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};

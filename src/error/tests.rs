@@ -42,6 +42,7 @@ samples! {
     vk::SampleCountFlags => vk::SampleCountFlags::TYPE_4,
     vk::BufferUsageFlags => vk::BufferUsageFlags::VERTEX_BUFFER,
     vk::QueueFlags => vk::QueueFlags::TRANSFER,
+    crate::ExternalHandle => crate::ExternalHandle::OpaqueFd,
 }
 
 /// `KILN-E` or `KILN-W` and three digits.

@@ -21,9 +21,11 @@
 //! create the device of the `device` layer and register the per-device state of every layer
 //! above it as layer slots, bottom-up (see the docs of `device::slots`).
 
+mod after;
 mod chunks;
 mod context;
 mod device;
+mod external;
 mod handle;
 mod host;
 mod recording;
@@ -37,6 +39,7 @@ mod transfer;
 
 use ash::vk;
 
+pub use after::After;
 pub use handle::Queue;
 pub use host::HostBuffer;
 pub use recording::Recording;
@@ -46,7 +49,7 @@ pub use submit::Submission;
 pub use submit::MAX_TIMELINE_WAITS;
 /// The one record and submit path, for the window presenter.
 #[cfg(feature = "window")]
-pub(crate) use submit::{record, submit, Batch, RecordOptions};
+pub(crate) use submit::{record, submit, Batch, RecordOptions, NO_EXPLICIT};
 pub use timing::{GpuTimings, ScopeTiming};
 pub use transfer::Transfer;
 
