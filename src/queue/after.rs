@@ -37,8 +37,8 @@ use crate::device::{Shared, MAX_QUEUES};
 use crate::error::{Error, Result};
 
 /// Work for one queue, ordered after earlier submissions and timeline values. Made by
-/// [`Queue::after`]; submitted by [`submit`](Self::submit), [`submit_labeled`]
-/// (Self::submit_labeled) or [`execute`](Self::execute).
+/// [`Queue::after`]; submitted by [`submit`](Self::submit),
+/// [`submit_labeled`](Self::submit_labeled) or [`execute`](Self::execute).
 ///
 /// A bad dependency (a submission or semaphore of another device, too many semaphores) is
 /// reported by the call that submits, before anything is recorded.

@@ -127,8 +127,8 @@ impl Device {
     /// (`vkImportSemaphoreFdKHR`). Its counter is the shared one. `fd` stays the caller's
     /// (kiln imports a duplicate).
     ///
-    /// Errors: `KILN-E163` as [`exportable_timeline_semaphore`]
-    /// (Self::exportable_timeline_semaphore), for importing; `KILN-E165` `fd` is not a
+    /// Errors: `KILN-E163` as
+    /// [`exportable_timeline_semaphore`](Self::exportable_timeline_semaphore), for importing; `KILN-E165` `fd` is not a
     /// payload this device can import (nothing imported, the semaphore destroyed);
     /// `KILN-E106` out of memory or fds; `KILN-E104` other failures.
     pub fn import_timeline_semaphore(

@@ -298,3 +298,56 @@ fn bad_dependencies_are_coded_before_recording() {
     assert_clean(&device);
     assert_clean(&other);
 }
+
+/// `After::signal`: the work's completion raises an application timeline (the host sees
+/// the value once the GPU is done), and the signals Vulkan would reject are coded before
+/// recording: a value that does not make the timeline grow (also against a pending kiln
+/// signal: `KILN-E130`), a semaphore of another device (`KILN-E109`), more semaphores than
+/// one submission signals (`KILN-E133`).
+#[test]
+fn signals_raise_the_timeline_and_bad_ones_are_coded() {
+    let device = emulated_device();
+    let compute = device.queue(QueueKind::Compute);
+    let x = gpu_buffer(&device, "x", 4096);
+    let gate = Gate::new(&device);
+    let done = device.timeline_semaphore("done", 2).unwrap();
+    let held = gate.hold(&compute);
+    let fill = compute
+        .after(&[])
+        .signal(&done, 5)
+        .signal(&done, 4)
+        .submit(|r| r.fill_buffer(&x, 11))
+        .unwrap();
+    assert_eq!(done.value().unwrap(), 2, "not before the work ran");
+    // 5 is pending: the host cannot signal 5, nor can another submission.
+    assert_eq!(code(done.signal(5)), "KILN-E130");
+    let e = compute.after(&[]).signal(&done, 3).submit(|_| Ok(()));
+    assert_eq!(code(e), "KILN-E130");
+    gate.open();
+    done.wait_for(5, Duration::from_secs(30)).unwrap();
+    assert_eq!(
+        done.value().unwrap(),
+        5,
+        "the larger of the two values named"
+    );
+    fill.wait().unwrap();
+    held.wait().unwrap();
+    assert_eq!(x.read::<u32>().unwrap(), vec![11u32; 1024]);
+    let other = emulated_device();
+    let foreign = other.timeline_semaphore("foreign", 0).unwrap();
+    assert_eq!(
+        code(compute.after(&[]).signal(&foreign, 1).submit(|_| Ok(()))),
+        "KILN-E109"
+    );
+    let many: Vec<_> = (0..=kiln::MAX_TIMELINE_WAITS)
+        .map(|i| device.timeline_semaphore(&format!("s{i}"), 0).unwrap())
+        .collect();
+    let mut a = compute.after(&[]);
+    for s in &many {
+        a = a.signal(s, 1);
+    }
+    assert_eq!(code(a.submit(|_| Ok(()))), "KILN-E133");
+    drop(gate);
+    assert_clean(&device);
+    assert_clean(&other);
+}
