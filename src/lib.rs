@@ -121,11 +121,11 @@ pub use device::{
 pub use error::{Error, Result};
 pub use pipeline::{
     BindingAccess, BlendMode, ColorBlendAttachment, ComputePipeline, ComputePipelineDesc,
-    DepthBias, DepthState, DynamicState, GraphicsPipeline, GraphicsPipelineDesc, Pipeline,
-    PipelineAccess, PipelineCacheStatus, PipelineExecutable, PipelineExecutableStatistic,
-    PipelineLayout, PipelineLayoutDesc, PushConstantRange, RenderingFormats, StatisticValue,
-    StencilOps, StencilState, Tessellation, VertexAttribute, VertexBufferLayout, Visibility,
-    DEFAULT_BINDLESS_MAX,
+    DepthBias, DepthState, DynamicState, GraphicsPipeline, GraphicsPipelineDesc, NotReady,
+    PendingPipeline, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineExecutable,
+    PipelineExecutableStatistic, PipelineLayout, PipelineLayoutDesc, PushConstantRange,
+    RenderingFormats, StatisticValue, StencilOps, StencilState, Tessellation, VertexAttribute,
+    VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
 };
 #[cfg(feature = "hot-reload")]
 pub use pipeline::{
