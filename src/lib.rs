@@ -110,30 +110,32 @@ pub use device::{
     AccelerationStructureDesc, AccelerationStructureGeometry, AccelerationStructureInstance,
     AccelerationStructureLimits, AccelerationStructureTriangles, Breadcrumb, Buffer, BufferDesc,
     BufferView, ComputeProperties, CooperativeMatrix2Features, CooperativeMatrix2Properties,
-    CooperativeMatrixConfig, Device, DeviceDesc, DeviceFault, DeviceInfo, FaultAddress, Features,
-    FlexibleDimensionsConfig, HeapUsage, HostBufferMemory, Image, ImageDesc, ImageView,
-    ImageViewDesc, InlineUniformBlockLimits, LayerFeatures, MemoryLocation, MemoryReport,
-    MeshShaderLimits, PostMortem, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler,
-    SamplerDesc, Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
-    ValidationReport, ValidationWatch, VendorFault, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN,
-    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
+    CooperativeMatrixConfig, Device, DeviceDesc, DeviceFault, DeviceInfo, ExternalHandle,
+    ExternalMemory, FaultAddress, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory,
+    Image, ImageDesc, ImageView, ImageViewDesc, InlineUniformBlockLimits, LayerFeatures,
+    MemoryLocation, MemoryReport, MeshShaderLimits, PostMortem, QueueInfo, QueueKind, QueueSource,
+    ReadbackQueue, Sampler, SamplerDesc, Subresources, TransferPart, TransferSplit,
+    UpdateAfterBindLimits, UploadQueue, ValidationReport, ValidationWatch, VendorFault,
+    COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES,
+    MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
     BindingAccess, BlendMode, ColorBlendAttachment, ComputePipeline, ComputePipelineDesc,
-    DepthBias, DepthState, DynamicState, GraphicsPipeline, GraphicsPipelineDesc, Pipeline,
-    PipelineAccess, PipelineCacheStatus, PipelineExecutable, PipelineExecutableStatistic,
-    PipelineLayout, PipelineLayoutDesc, PushConstantRange, RenderingFormats, StatisticValue,
-    StencilOps, StencilState, Tessellation, VertexAttribute, VertexBufferLayout, Visibility,
-    DEFAULT_BINDLESS_MAX,
+    DepthBias, DepthState, DynamicState, GraphicsPipeline, GraphicsPipelineDesc, NotReady,
+    PendingPipeline, Pipeline, PipelineAccess, PipelineCacheStatus, PipelineExecutable,
+    PipelineExecutableStatistic, PipelineLayout, PipelineLayoutDesc, PushConstantRange,
+    RenderingFormats, StatisticValue, StencilOps, StencilState, Tessellation, VertexAttribute,
+    VertexBufferLayout, Visibility, DEFAULT_BINDLESS_MAX,
 };
 #[cfg(feature = "hot-reload")]
 pub use pipeline::{
     HotComputePipeline, HotDesc, HotGraphicsDesc, HotGraphicsPipeline, HotTessellation, ReloadEvent,
 };
 pub use queue::{
-    begin_end_order, zones_of, GpuTimings, GpuZone, HostBuffer, Queue, Recording, ScopeTiming,
-    StagingUsage, Submission, TimelineSemaphore, Transfer, ZoneSink, MAX_TIMELINE_WAITS,
+    begin_end_order, zones_of, After, GpuTimings, GpuZone, HostBuffer, Queue, Recording,
+    ScopeTiming, StagingUsage, Submission, TimelineSemaphore, Transfer, ZoneSink,
+    MAX_TIMELINE_WAITS,
 };
 pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};
 

@@ -63,6 +63,17 @@ struct BufferInner {
     /// An object living in the buffer's memory (an acceleration structure), destroyed right
     /// before the buffer: keeping the buffer alive keeps it alive ([`Buffer::new_owning`]).
     dependent: Option<Dependent>,
+    /// The dedicated memory of an exportable or imported buffer (`device::external`),
+    /// freed right after the buffer.
+    external: Option<External>,
+}
+
+/// The memory of an external buffer (`device::external`) and how it is shared.
+pub(crate) struct External {
+    pub memory: vk::DeviceMemory,
+    pub info: super::ExternalMemory,
+    /// Made by `Device::exportable_buffer` (an imported buffer cannot be exported).
+    pub exportable: bool,
 }
 
 /// Destroys an object that lives in a buffer's memory (see [`Buffer::new_owning`]).
@@ -192,7 +203,40 @@ impl Buffer {
             stamps: ResourceStamps::default(),
             kept_by: AtomicU64::new(0),
             dependent: None,
+            external: None,
         })
+    }
+
+    /// A buffer bound at offset 0 to the dedicated memory of `external` (an export or an
+    /// import, `device::external`), reserved in the heap budget as `heap`; both are freed
+    /// when it is retired.
+    pub(crate) fn from_external(
+        shared: &Arc<Shared>,
+        desc: &BufferDesc<'_>,
+        raw: vk::Buffer,
+        usage: vk::BufferUsageFlags,
+        external: External,
+        heap: (usize, u64),
+    ) -> Buffer {
+        Buffer(Arc::new(BufferInner {
+            shared: shared.clone(),
+            raw,
+            allocation: None,
+            heap,
+            size: desc.size,
+            usage,
+            location: desc.location,
+            label: desc.label.to_string(),
+            stamps: ResourceStamps::default(),
+            kept_by: AtomicU64::new(0),
+            dependent: None,
+            external: Some(external),
+        }))
+    }
+
+    /// The external memory, for buffers made by `device::external`.
+    pub(crate) fn external(&self) -> Option<&External> {
+        self.0.external.as_ref()
     }
 
     /// The submissions that used and wrote this buffer, per queue.
@@ -325,6 +369,7 @@ impl Drop for BufferInner {
         let label = std::mem::take(&mut self.label);
         let heap = self.heap;
         let dependent = self.dependent.take();
+        let memory = self.external.as_ref().map(|e| e.memory);
         // Deferred: destroyed once every submission that may use it has finished.
         self.shared.retire(move |s| {
             if let Some(destroy) = dependent {
@@ -336,6 +381,11 @@ impl Drop for BufferInner {
                     // SAFETY: retire runs this only after every submission that could
                     // reference `raw` completed; the buffer is not used again.
                     unsafe { s.raw.destroy_buffer(raw, None) };
+                    if let Some(memory) = memory {
+                        // SAFETY: the buffer bound to it is destroyed and no submission
+                        // uses it; an imported allocation's fd is closed by the driver.
+                        unsafe { s.raw.free_memory(memory, None) };
+                    }
                     s.heaps.release(heap.0, heap.1);
                 }
             }

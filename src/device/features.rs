@@ -5,6 +5,8 @@
 //! exist for tooling (`bufferDeviceAddressCaptureReplay`, `…MultiDevice`). Extensions:
 //! `VK_KHR_swapchain` when present and the instance has surface extensions (windowing);
 //! `VK_EXT_external_memory_host` when present (importing host memory);
+//! `VK_KHR_external_memory_fd`, `VK_EXT_external_memory_dma_buf`,
+//! `VK_KHR_external_semaphore_fd` when present (`features/external.rs`);
 //! `VK_KHR_cooperative_matrix`, `VK_KHR_shader_bfloat16` and `VK_NV_cooperative_matrix2`
 //! (with every feature the device reports; the NV one only on top of the KHR one) unless
 //! the validation layer predates them (`KILN-W004`);
@@ -29,6 +31,7 @@ use crate::error::{vk_err, Result};
 
 mod bfloat16;
 mod descriptors;
+mod external;
 mod fault;
 mod mesh;
 
@@ -153,6 +156,14 @@ pub struct Features {
     /// `VK_EXT_external_memory_host`: host memory can be imported
     /// ([`Device::import_host_memory`](crate::Device::import_host_memory)).
     pub external_memory_host: bool,
+    /// `VK_KHR_external_memory_fd`: buffers exported and imported as opaque fds
+    /// ([`Device::exportable_buffer`](crate::Device::exportable_buffer)).
+    pub external_memory_fd: bool,
+    /// `VK_EXT_external_memory_dma_buf`: buffers exported and imported as DMA-BUF fds.
+    pub external_memory_dma_buf: bool,
+    /// `VK_KHR_external_semaphore_fd`: timeline semaphores exported and imported as fds
+    /// ([`Device::exportable_timeline_semaphore`](crate::Device::exportable_timeline_semaphore)).
+    pub external_semaphore_fd: bool,
     /// `hostQueryReset` (Vulkan 1.2): query pools are reset on the host, so kiln's GPU timing
     /// reuses its query pools.
     pub host_query_reset: bool,
@@ -367,6 +378,7 @@ pub(crate) fn create_device(
     if external_memory_host {
         ext_names.push(ash::ext::external_memory_host::NAME.as_ptr());
     }
+    let external = external::enable(has, &mut ext_names);
     // The EXT extension where present, else the KHR one (same functions). EXT first: the
     // Khronos validation layer 1.3.239 (Debian 12's) does not know the KHR name and warns
     // "Device Extension VK_KHR_calibrated_timestamps is not supported by this layer" on
@@ -483,6 +495,9 @@ pub(crate) fn create_device(
         draw_indirect_count: v12 && b(f12.draw_indirect_count),
         swapchain,
         external_memory_host,
+        external_memory_fd: external.memory_fd,
+        external_memory_dma_buf: external.memory_dma_buf,
+        external_semaphore_fd: external.semaphore_fd,
         host_query_reset: v12 && b(f12.host_query_reset),
         calibrated_timestamps,
         push_descriptor,

@@ -18,6 +18,7 @@ mod buffer;
 mod buffer_view;
 mod capabilities;
 mod coopmat2;
+mod external;
 mod families;
 mod faults;
 mod features;
@@ -71,6 +72,8 @@ pub use capabilities::{capability_name, capability_requirement, known_capabiliti
 pub use coopmat2::{
     CooperativeMatrix2Features, CooperativeMatrix2Properties, FlexibleDimensionsConfig,
 };
+pub(crate) use external::{check_fd, release_failed_import};
+pub use external::{ExternalHandle, ExternalMemory};
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{
     QueueInfo, QueueKind, QueueSource, ReadbackQueue, UploadQueue, MAX_COMPUTE_QUEUES,
@@ -114,7 +117,9 @@ pub struct DeviceDesc {
     pub app_name: String,
     /// Force the validation layer on/off; `None` = `KILN_VALIDATION` or debug build.
     pub validation: Option<bool>,
-    /// Pick a device by index or name substring; `None` = `KILN_DEVICE` or the best one.
+    /// Pick a device by index, name substring or `uuid:<32 hex digits>` (its
+    /// [`DeviceInfo::device_uuid`], as `nvidia-smi -L` prints it too); `None` = `KILN_DEVICE`
+    /// or the best one. Several `Device`s, on one GPU or several, live side by side.
     pub device: Option<String>,
     /// Extra instance extensions, e.g. `VK_KHR_surface` + a platform surface extension
     /// for windows (`kiln::window::surface_extensions`). With `VK_KHR_surface` present the

@@ -205,6 +205,23 @@ macro_rules! device_errors {
                 max: usize,
             },
 
+            /// A host wait for a timeline semaphore to reach a value did not end within its
+            /// timeout (`TimelineSemaphore::wait_for`). The semaphore is unchanged.
+            #[code("KILN-E132")]
+            #[error("timeline semaphore `{object}` did not reach {value} within {ms} ms (it is at {current}); signal it (from the host or a submission), or wait longer")]
+            TimelineTimeout {
+                object: String,
+                value: u64,
+                current: u64,
+                ms: u64,
+            },
+
+            /// A submission asked to signal more application timeline semaphores than kiln
+            /// passes in one `vkQueueSubmit2` (`MAX_TIMELINE_WAITS`; `After::signal`).
+            #[code("KILN-E133")]
+            #[error("a submission signals {count} timeline semaphores, more than the {max} kiln allows; signal fewer (one semaphore's value can stand for several events)")]
+            TooManySignals { count: usize, max: usize },
+
             /// Creating a window surface or swapchain failed, or the window cannot be presented to.
             #[code("KILN-E140")]
             #[error("window/surface: {detail}")]

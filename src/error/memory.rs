@@ -136,6 +136,49 @@ macro_rules! memory_errors {
                 detail: &'static str,
             },
 
+            /// External memory or a semaphore payload the device cannot share as asked: the
+            /// extension is missing (`VK_KHR_external_memory_fd`, `VK_EXT_external_memory_dma_buf`,
+            /// `VK_KHR_external_semaphore_fd`), the driver does not allow the handle type for the
+            /// object (`vkGetPhysicalDeviceExternalBufferProperties`,
+            /// `vkGetPhysicalDeviceExternalSemaphoreProperties`), a handle type of the other kind
+            /// of object, a sync fd for a timeline semaphore
+            /// (VUID-VkSemaphoreGetFdInfoKHR-handleType-03253), or an object that was not made
+            /// exportable.
+            #[code("KILN-E163")]
+            #[error("cannot {what} `{object}` as {handle:?} on device `{device}`: {why}; use a handle type the device offers (Features::external_memory_fd, external_memory_dma_buf, external_semaphore_fd), or share through host memory")]
+            ExternalHandleUnsupported {
+                object: String,
+                what: &'static str,
+                handle: crate::ExternalHandle,
+                device: String,
+                why: String,
+            },
+
+            /// An import whose described memory does not fit the buffer: an allocation smaller
+            /// than the buffer's memory requirements, or a memory type the buffer (or a DMA-BUF
+            /// fd) does not allow (VUID-VkMemoryAllocateInfo-allocationSize-01742,
+            /// VUID-vkBindBufferMemory-size-01037, VUID-vkBindBufferMemory-memory-01035).
+            #[code("KILN-E164")]
+            #[error("imported memory for buffer `{object}` does not fit: {allocation_size} bytes of memory type {memory_type_index}, but the buffer needs {needed} bytes of one of the types {type_bits:#b}; import with the ExternalMemory the exporter returned, into a buffer no larger than the exported one")]
+            ExternalImportMismatch {
+                object: String,
+                allocation_size: u64,
+                memory_type_index: u32,
+                needed: u64,
+                type_bits: u32,
+            },
+
+            /// An fd that is not an exported allocation (or semaphore payload) of that handle type
+            /// that this device can import (VK_ERROR_INVALID_EXTERNAL_HANDLE, §11.2.7). Nothing was
+            /// imported; the fd is still the caller's.
+            #[code("KILN-E165")]
+            #[error("`{object}`: the fd is not {handle:?} memory or payload this device can import ({detail}); pass an fd from Buffer::export_memory / TimelineSemaphore::export of a device on the same physical device (or the matching CUDA export); the fd is still yours to close")]
+            InvalidExternalHandle {
+                object: String,
+                handle: crate::ExternalHandle,
+                detail: String,
+            },
+
             /// Host pages for a host buffer (`HostBufferMemory::Imported`) could not be mapped
             /// (`mmap` refused: out of memory or address space, or the device's import alignment
             /// does not divide 2 MiB).

@@ -43,6 +43,7 @@ samples! {
     vk::BufferUsageFlags => vk::BufferUsageFlags::VERTEX_BUFFER,
     vk::QueueFlags => vk::QueueFlags::TRANSFER,
     Option<Box<crate::PostMortem>> => None,
+    crate::ExternalHandle => crate::ExternalHandle::OpaqueFd,
 }
 
 /// `KILN-E` or `KILN-W` and three digits.

@@ -2,6 +2,7 @@
 //! pipelines, the persisted pipeline cache.
 
 mod access;
+mod background;
 mod bindless;
 pub(crate) mod cache;
 mod checks;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use ash::vk;
 
 pub use access::{BindingAccess, PipelineAccess};
+pub use background::{NotReady, PendingPipeline};
 pub use bindless::DEFAULT_BINDLESS_MAX;
 pub use cache::PipelineCacheStatus;
 pub use compute::{ComputePipeline, ComputePipelineDesc};
@@ -130,5 +132,6 @@ pub(crate) fn uses_device_addresses(module: &crate::shaders::ShaderModule) -> bo
 pub(crate) fn register_slots(shared: &mut Shared) -> Result<()> {
     shared.register_slot(layout::PipelineLayoutCache::default())?;
     let cache = cache::PipelineCache::open(&shared.raw, &shared.properties)?;
-    shared.register_slot(cache)
+    shared.register_slot(cache)?;
+    shared.register_slot(background::PipelineThreads::default())
 }

@@ -16,6 +16,7 @@ use super::{ContextGuard, Recording, Submission};
 use crate::commands::Recorder;
 use crate::device::{
     Buffer, BufferDesc, Device, DeviceDesc, Image, ImageDesc, MemoryLocation, Queue, Shared,
+    MAX_QUEUES,
 };
 use crate::error::{Error, Result};
 
@@ -26,16 +27,36 @@ pub(crate) fn submit_on<'a, R>(
     label: impl Into<Cow<'static, str>>,
     f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
 ) -> Result<(R, Submission)> {
-    submit_after_on(shared, queue, label, &[], f)
+    submit_after_on(shared, queue, label, &Deps::NONE, f)
 }
 
-/// [`submit_on`], the submission also waiting for each timeline semaphore of
-/// `timeline_wait` to reach its value (`Queue::submit_after`).
+/// What a submission waits for and signals besides its queue's timeline and the derived
+/// waits (`Queue::after`, `Queue::submit_after`).
+pub(crate) struct Deps<'d> {
+    /// Application timeline semaphores to wait for, each until its value.
+    pub timeline_wait: &'d [(vk::Semaphore, u64)],
+    /// Application timeline semaphores to signal, each to its value.
+    pub timeline_signal: &'d [(vk::Semaphore, u64)],
+    /// Per kiln queue, the value of its timeline to wait for (0: none).
+    pub explicit: &'d [u64; MAX_QUEUES],
+}
+
+impl Deps<'_> {
+    /// Nothing besides the queue's own order and the derived waits.
+    pub(crate) const NONE: Deps<'static> = Deps {
+        timeline_wait: &[],
+        timeline_signal: &[],
+        explicit: &submit::NO_EXPLICIT,
+    };
+}
+
+/// [`submit_on`], the submission also waiting and signalling as `deps` says
+/// (`Queue::after`, `Queue::submit_after`).
 pub(crate) fn submit_after_on<'a, R>(
     shared: &'a Arc<Shared>,
     queue: usize,
     label: impl Into<Cow<'static, str>>,
-    timeline_wait: &[(vk::Semaphore, u64)],
+    deps: &Deps<'_>,
     f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
 ) -> Result<(R, Submission)> {
     let label = label.into();
@@ -56,7 +77,9 @@ pub(crate) fn submit_after_on<'a, R>(
     let value = {
         let _t = tracing::trace_span!("kiln.submit", label = &*label).entered();
         let batch = Batch {
-            timeline_wait,
+            timeline_wait: deps.timeline_wait,
+            timeline_signal: deps.timeline_signal,
+            explicit: deps.explicit,
             ..Batch::commands(&label, ctx.cb())
         };
         submit::submit(shared, queue, &batch, &work)?

@@ -21,9 +21,11 @@
 //! create the device of the `device` layer and register the per-device state of every layer
 //! above it as layer slots, bottom-up (see the docs of `device::slots`).
 
+mod after;
 mod chunks;
 mod context;
 mod device;
+mod external;
 mod handle;
 mod host;
 mod profilers;
@@ -38,6 +40,7 @@ mod transfer;
 
 use ash::vk;
 
+pub use after::After;
 pub use handle::Queue;
 pub use host::HostBuffer;
 pub use profilers::{begin_end_order, zones_of, GpuZone, ZoneSink};
@@ -48,7 +51,7 @@ pub use submit::Submission;
 pub use submit::MAX_TIMELINE_WAITS;
 /// The one record and submit path, for the window presenter.
 #[cfg(feature = "window")]
-pub(crate) use submit::{record, submit, Batch, RecordOptions};
+pub(crate) use submit::{record, submit, Batch, RecordOptions, NO_EXPLICIT};
 pub use timing::{GpuTimings, ScopeTiming};
 pub use transfer::Transfer;
 

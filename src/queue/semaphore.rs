@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use ash::vk;
 
-use super::device::submit_after_on;
 use super::{Queue, Submission};
 use crate::commands::Recorder;
 use crate::device::{create_timeline, Device, Shared};
@@ -26,9 +25,14 @@ use crate::error::{vk_err, Error, Result};
 /// A timeline semaphore of one device: a `u64` counter that only grows. Made by
 /// [`Device::timeline_semaphore`].
 pub struct TimelineSemaphore {
-    shared: Arc<Shared>,
-    raw: vk::Semaphore,
-    label: String,
+    pub(super) shared: Arc<Shared>,
+    pub(super) raw: vk::Semaphore,
+    pub(super) label: String,
+    /// The handle type it was created exportable as (`Device::exportable_timeline_semaphore`).
+    pub(super) exportable: Option<crate::ExternalHandle>,
+    /// The highest value a kiln submission was made to signal (`After::signal`): a signal
+    /// must exceed every pending one too (VUID-VkSemaphoreSignalInfo-value-03259).
+    pub(super) signalled: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for TimelineSemaphore {
@@ -49,15 +53,34 @@ impl Device {
         let shared = &self.shared;
         let raw = create_timeline(&shared.raw, initial)?;
         shared.set_name(raw, label);
-        Ok(TimelineSemaphore {
-            shared: shared.clone(),
-            raw,
-            label: label.to_string(),
-        })
+        Ok(TimelineSemaphore::wrap(shared, raw, label, None))
     }
 }
 
 impl TimelineSemaphore {
+    /// Owns `raw`, a timeline semaphore of `shared`'s device.
+    pub(super) fn wrap(
+        shared: &Arc<Shared>,
+        raw: vk::Semaphore,
+        label: &str,
+        exportable: Option<crate::ExternalHandle>,
+    ) -> TimelineSemaphore {
+        TimelineSemaphore {
+            shared: shared.clone(),
+            raw,
+            label: label.to_string(),
+            exportable,
+            signalled: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+        }
+    }
+
+    /// The value a new signal must exceed: the counter, or a greater value a pending kiln
+    /// submission signals.
+    pub(super) fn floor(&self) -> Result<u64> {
+        let pending = self.signalled.load(std::sync::atomic::Ordering::Acquire);
+        Ok(self.value()?.max(pending))
+    }
+
     /// The counter's current value (`vkGetSemaphoreCounterValue`).
     ///
     /// Errors: `KILN-E105` device lost, `KILN-E104` other failures.
@@ -70,11 +93,12 @@ impl TimelineSemaphore {
     /// Sets the counter to `value` from the host (`vkSignalSemaphore`): submissions waiting
     /// for it or less may run.
     ///
-    /// Errors: `KILN-E130` `value` is not greater than the current value
-    /// (VUID-VkSemaphoreSignalInfo-value-03258), `KILN-E105` device lost, `KILN-E104`
+    /// Errors: `KILN-E130` `value` is not greater than the current value, or than a value
+    /// a pending kiln submission signals (VUID-VkSemaphoreSignalInfo-value-03258, -03259),
+    /// `KILN-E105` device lost, `KILN-E104`
     /// other failures.
     pub fn signal(&self, value: u64) -> Result<()> {
-        let current = self.value()?;
+        let current = self.floor()?;
         if value <= current {
             return Err(Error::TimelineValue {
                 object: self.label.clone(),
@@ -86,9 +110,9 @@ impl TimelineSemaphore {
             .semaphore(self.raw)
             .value(value);
         // SAFETY: the semaphore is a live timeline semaphore of this device and `value` is
-        // greater than its current value (checked above; kiln never signals it itself, so
-        // no pending signal can pass it meanwhile unless the caller submitted one through
-        // raw Vulkan, which the caller then orders).
+        // greater than its current value and every value a kiln submission signals (checked
+        // above; a submission signalling a greater value made meanwhile by another thread,
+        // or another API's signal of an imported payload, is the caller's to order).
         unsafe { self.shared.raw.signal_semaphore(&info) }.map_err(vk_err("vkSignalSemaphore"))
     }
 
@@ -112,9 +136,31 @@ impl TimelineSemaphore {
         }
     }
 
+    /// Waits on the host until the counter reaches `value`, at most `timeout`
+    /// (`vkWaitSemaphores`); the coded form of [`wait`](Self::wait).
+    ///
+    /// Errors: `KILN-E132` `timeout` passed first (naming the semaphore, the value and the
+    /// value it had), `KILN-E105` device lost, `KILN-E104` other failures.
+    pub fn wait_for(&self, value: u64, timeout: Duration) -> Result<()> {
+        if self.wait(value, timeout)? {
+            return Ok(());
+        }
+        Err(Error::TimelineTimeout {
+            object: self.label.clone(),
+            value,
+            current: self.value()?,
+            ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+
     /// The Vulkan handle, for raw submissions of the caller's own. kiln keeps ownership.
     pub fn raw(&self) -> vk::Semaphore {
         self.raw
+    }
+
+    /// The label it was created with.
+    pub fn label(&self) -> &str {
+        &self.label
     }
 
     /// Whether this semaphore belongs to the device of `shared`.
@@ -137,8 +183,11 @@ impl Queue {
     /// Like [`submit`](Self::submit), and the submission also waits on the GPU, before any
     /// of its commands, until each semaphore of `waits` reaches its value (§7.4.2). The value may be signalled after this call (wait-before-signal).
     ///
+    /// A semaphore named twice is waited for once, at the larger value. The same as
+    /// `self.after(&[]).timeline(s, v)…submit(f)` ([`Queue::after`]).
+    ///
     /// Errors: `KILN-E109` a semaphore of another device, `KILN-E131` more than
-    /// [`MAX_TIMELINE_WAITS`](crate::MAX_TIMELINE_WAITS) waits; then as
+    /// [`MAX_TIMELINE_WAITS`](crate::MAX_TIMELINE_WAITS) semaphores; then as
     /// [`submit`](Self::submit).
     pub fn submit_after<'a>(
         &'a self,
@@ -159,12 +208,10 @@ impl Queue {
         waits: &[(&TimelineSemaphore, u64)],
         f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
     ) -> Result<(R, Submission)> {
-        if let Some((s, _)) = waits.iter().find(|(s, _)| !s.is_of(&self.shared)) {
-            return Err(Error::ForeignObject {
-                object: format!("timeline semaphore `{}`", s.label),
-            });
+        let mut after = self.after(&[]);
+        for &(s, value) in waits {
+            after = after.wait_for(s, value);
         }
-        let raw: Vec<(vk::Semaphore, u64)> = waits.iter().map(|(s, v)| (s.raw, *v)).collect();
-        submit_after_on(&self.shared, self.index, label.to_string(), &raw, f)
+        after.submit_labeled(label, f)
     }
 }

@@ -141,6 +141,9 @@ pub(crate) const MAX_EXTRA: usize = 2;
 /// (`Queue::submit_after`).
 pub const MAX_TIMELINE_WAITS: usize = 4;
 
+/// No explicit dependencies (`Batch::explicit`).
+pub(crate) const NO_EXPLICIT: [u64; MAX_QUEUES] = [0; MAX_QUEUES];
+
 /// One batch for [`submit`]: what it runs, and the presenter's extra synchronization.
 #[derive(Clone, Copy)]
 pub(crate) struct Batch<'s> {
@@ -155,6 +158,9 @@ pub(crate) struct Batch<'s> {
     pub timeline_wait: &'s [(vk::Semaphore, u64)],
     /// Binary semaphores to signal once the batch completes (a present waits for it).
     pub signal: &'s [vk::Semaphore],
+    /// Timeline semaphores of the application to signal once the batch completes, each to
+    /// its value (`After::signal`; at most [`MAX_TIMELINE_WAITS`]).
+    pub timeline_signal: &'s [(vk::Semaphore, u64)],
     /// Signalled once the batch completes (a frame's fence), or null.
     pub fence: vk::Fence,
     /// Resources the batch uses besides those its work names (kiln's own copies, which
@@ -168,6 +174,10 @@ pub(crate) struct Batch<'s> {
     /// this batch waits for the value before it instead (everything on that queue before
     /// the copy), so the parts of one copy do not wait for each other.
     pub siblings: &'s [(usize, u64)],
+    /// Submissions the caller ordered this batch after (`Queue::after`): per kiln queue,
+    /// the highest value to wait for (0: none), merged with the derived waits
+    /// (`after::merge_explicit`), so each queue's timeline is waited for once.
+    pub explicit: &'s [u64; MAX_QUEUES],
 }
 
 impl<'s> Batch<'s> {
@@ -179,10 +189,12 @@ impl<'s> Batch<'s> {
             wait: &[],
             timeline_wait: &[],
             signal: &[],
+            timeline_signal: &[],
             fence: vk::Fence::null(),
             uses: &[],
             after_all: false,
             siblings: &[],
+            explicit: &NO_EXPLICIT,
         }
     }
 }
@@ -238,10 +250,12 @@ pub(crate) fn submit(
             vk::Result::ERROR_INITIALIZATION_FAILED,
         ));
     }
-    if batch.timeline_wait.len() > MAX_TIMELINE_WAITS {
+    if batch.timeline_wait.len() > MAX_TIMELINE_WAITS
+        || batch.timeline_signal.len() > MAX_TIMELINE_WAITS
+    {
         return Err(Error::TooManyWaits {
             label: batch.label.to_string(),
-            count: batch.timeline_wait.len(),
+            count: batch.timeline_wait.len().max(batch.timeline_signal.len()),
             max: MAX_TIMELINE_WAITS,
         });
     }
@@ -273,12 +287,14 @@ pub(crate) fn submit(
                 }
             }
         }
+        // The caller's explicit dependencies: one wait per queue, the larger value.
+        super::after::merge_explicit(queue, &mut after, batch.explicit);
     }
     let timeline = q.timeline();
     // Fixed arrays: a submission allocates nothing.
     let mut waits =
         [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_TIMELINE_WAITS + MAX_QUEUES];
-    let mut signals = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA];
+    let mut signals = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_TIMELINE_WAITS];
     signals[0] = signals[0]
         .semaphore(timeline)
         .value(value)
@@ -326,6 +342,13 @@ pub(crate) fn submit(
             .semaphore(s)
             .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
     }
+    let n_binary = 1 + batch.signal.len();
+    for (w, &(s, v)) in signals[n_binary..].iter_mut().zip(batch.timeline_signal) {
+        *w = w
+            .semaphore(s)
+            .value(v)
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+    }
     let cross = n_waits - own - batch.wait.len() - batch.timeline_wait.len();
     if cross > 0 {
         shared
@@ -333,7 +356,7 @@ pub(crate) fn submit(
             .fetch_add(cross as u64, std::sync::atomic::Ordering::Relaxed);
     }
     let waits = &waits[..n_waits];
-    let signals = &signals[..1 + batch.signal.len()];
+    let signals = &signals[..n_binary + batch.timeline_signal.len()];
     let cb = batch
         .command_buffer
         .map(|cb| vk::CommandBufferSubmitInfo::default().command_buffer(cb));
@@ -472,6 +495,16 @@ impl Submission {
         self.value
     }
 
+    /// The kiln queue it was submitted on.
+    pub(crate) fn queue_index(&self) -> usize {
+        self.queue
+    }
+
+    /// Whether it was made on the device of `shared`.
+    pub(crate) fn is_of(&self, shared: &Arc<Shared>) -> bool {
+        Arc::ptr_eq(&self.shared, shared)
+    }
+
     /// The label it was submitted with (`"execute"`, `"submit"`, `"recording"`, or the
     /// label given to `submit_labeled`).
     pub fn label(&self) -> &str {
@@ -564,18 +597,28 @@ impl Submission {
         }
     }
 
+    /// Blocks until the GPU has finished it or `timeout` passed, keeping the submission (to
+    /// wait again, or to order later work after it, `Queue::after`); device writes are
+    /// then visible to host reads. CUDA's `cudaEventSynchronize` with a deadline.
+    ///
+    /// Errors: `KILN-E108` not finished within `timeout` (naming the label and scopes; the
+    /// submission is still pending and may be waited for again), `KILN-E105` device lost,
+    /// `KILN-E121` validation errors (with `DeviceDesc::validation_fail`).
+    pub fn wait_for(&self, timeout: std::time::Duration) -> Result<()> {
+        self.wait_within(timeout)
+    }
+
     fn wait_inner(&self) -> Result<()> {
+        self.wait_within(self.shared.wait_timeout)
+    }
+
+    fn wait_within(&self, timeout: std::time::Duration) -> Result<()> {
         let timed = self.timed.as_ref().map(|(t, _)| &**t);
         let trace = self.shared.slot::<Trace>().ok().filter(|t| t.on());
         let span = trace.and_then(|t| t.span("wait"));
         let _t = tracing::trace_span!("kiln.wait", label = &*self.label).entered();
         self.shared
-            .wait_value_for(
-                self.queue,
-                self.value,
-                self.shared.wait_timeout,
-                &self.label,
-            )
+            .wait_value_for(self.queue, self.value, timeout, &self.label)
             .map_err(|e| timing::with_description(e, &self.label, timed))?;
         if let Some(span) = span {
             span.end(&self.label);

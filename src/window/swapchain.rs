@@ -650,10 +650,12 @@ impl Presenter {
             )],
             timeline_wait: &[],
             signal: &[rendered],
+            timeline_signal: &[],
             fence,
             uses: &[],
             after_all: false,
             siblings: &[],
+            explicit: &queue::NO_EXPLICIT,
         };
         if let Err(e) = queue::submit(shared, Queue::MAIN, &batch, &work) {
             // Nothing was submitted: no layout was committed, the fence is unsignalled and
@@ -723,10 +725,12 @@ impl Presenter {
             wait: &[(acquired, vk::PipelineStageFlags2::ALL_COMMANDS)],
             timeline_wait: &[],
             signal: &[],
+            timeline_signal: &[],
             fence,
             uses: &[],
             after_all: false,
             siblings: &[],
+            explicit: &queue::NO_EXPLICIT,
         };
         let done = queue::submit(
             &self.device.shared,

@@ -26,6 +26,7 @@ mod hot_reload;
 mod images;
 mod indirect_draws;
 mod inline_uniform_blocks;
+mod interop;
 mod layouts;
 mod lifetime;
 mod local_read;

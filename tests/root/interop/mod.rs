@@ -1,0 +1,11 @@
+//! Compute beside other code (issue 28): explicit dependencies between submissions on any
+//! queue and host waits with a deadline (`dependencies`); buffers and timeline semaphores
+//! shared by fd between two kiln devices (`external`), and with CUDA on the H200 (`cuda`:
+//! `KILN_REQUIRE_CUDA=1` makes a missing CUDA driver a failure), several devices side by side
+//! (`devices`), compute pipelines compiled in the background (`background`).
+
+mod background;
+mod cuda;
+mod dependencies;
+mod devices;
+mod external;
