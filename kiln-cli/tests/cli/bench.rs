@@ -59,6 +59,7 @@ const ROWS: &[(&str, &str)] = &[
     ),
     // The graphics rows (issue 25); --quick sizes. lavapipe has drawIndirectCount.
     ("draw recording, set + push per draw", "ns"),
+    ("draw recording, one draw_list", "ns"),
     ("GPU-driven frame, 10k culled", "us"),
     ("MSAA 4x resolve 640x360", "us"),
     ("generate_mips 512x512 RGBA8", "us"),
