@@ -307,3 +307,62 @@ impl Tables {
 /// Types nest at most this deep here (a corrupt module's cycles end, nothing recurses
 /// without bound).
 const MAX_DEPTH: u32 = 64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `tests/fixtures/spec_arrays.frag`: set 1 is `sampler2D layers[LAYERS]`, LAYERS is
+    /// SpecId 3 (6 by default).
+    fn spec_arrays() -> Vec<u32> {
+        include_bytes!("../../../tests/fixtures/spec_arrays.frag.spv")
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    }
+
+    /// The module with each `OpDecorate %c SpecId N` given through a decoration group
+    /// instead (`OpDecorate %g SpecId N`, `OpDecorationGroup %g`, `OpGroupDecorate %g %c`).
+    fn spec_ids_through_groups(words: &[u32]) -> Vec<u32> {
+        const DECORATE: u32 = 71;
+        const DECORATION_GROUP: u32 = 73;
+        const GROUP_DECORATE: u32 = 74;
+        const SPEC_ID: u32 = 1;
+        let mut out = words[..5].to_vec();
+        let mut at = 5;
+        while at < words.len() {
+            let count = (words[at] >> 16) as usize;
+            let inst = &words[at..at + count];
+            if inst[0] == (4 << 16 | DECORATE) && inst[2] == SPEC_ID {
+                let group = out[3];
+                out[3] += 1;
+                out.extend_from_slice(&[4 << 16 | DECORATE, group, SPEC_ID, inst[3]]);
+                out.extend_from_slice(&[2 << 16 | DECORATION_GROUP, group]);
+                out.extend_from_slice(&[3 << 16 | GROUP_DECORATE, group, inst[1]]);
+            } else {
+                out.extend_from_slice(inst);
+            }
+            at += count;
+        }
+        assert!(out[3] > words[3], "a SpecId decoration replaced");
+        out
+    }
+
+    /// A specialization constant whose SpecId comes from a decoration group takes the
+    /// pipeline's value as one decorated directly does (Vulkan specializes it): the
+    /// descriptor count, and an array length of 0 found.
+    #[test]
+    fn a_spec_id_given_through_a_decoration_group_takes_the_given_value() {
+        let plain = spec_arrays();
+        for words in [plain.clone(), spec_ids_through_groups(&plain)] {
+            let count = |spec: &[(u32, SpecValue)]| {
+                let s = specialize(&words, "main", spec).unwrap();
+                let layers = s.entry.bindings.iter().find(|b| b.set == 1).unwrap();
+                (layers.count, s.bad_arrays.len())
+            };
+            assert_eq!(count(&[]), (6, 0));
+            assert_eq!(count(&[(3, SpecValue::U32(9))]), (9, 0));
+            assert_eq!(count(&[(3, SpecValue::U32(0))]), (0, 1));
+        }
+    }
+}
