@@ -133,6 +133,11 @@ impl<'a> Recorder<'a, '_> {
             }
             return Ok(());
         };
+        if draws.is_empty() {
+            // Nothing is pushed: the range must not count as pushed (`KILN-E255` at a later
+            // draw, as without the list).
+            return Ok(());
+        }
         let (layout, access) = (bound.layout.raw(), bound.access.set(i).as_ptr() as usize);
         if let Some(b) = self.bound[1].as_mut() {
             b.pushed.add(offset, offset + size);

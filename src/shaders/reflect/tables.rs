@@ -711,8 +711,21 @@ impl Tables {
     }
 
     /// The specialization value given for constant `rid` (by its SpecId), if any.
+    /// Its SpecId may come from a decoration group (`OpGroupDecorate`), whose decorations
+    /// are applied to `decos` only once the module is read: looked up there too.
     fn override_of(&self, rid: u32) -> Option<u64> {
-        let sid = self.decos.get(&rid)?.spec_id?;
+        if self.overrides.is_empty() {
+            return None;
+        }
+        let direct = self.decos.get(&rid).and_then(|d| d.spec_id);
+        let sid = direct.or_else(|| {
+            self.group_targets
+                .iter()
+                .find_map(|(group, target)| match target {
+                    GroupTarget::Id(t) if *t == rid => self.decos.get(group)?.spec_id,
+                    _ => None,
+                })
+        })?;
         self.overrides.get(&sid).copied()
     }
 

@@ -171,3 +171,31 @@ fn a_draw_list_refuses_bad_input_before_recording_anything() {
     assert!(img.read().unwrap().iter().all(|&b| b == 0));
     assert_clean(&device);
 }
+
+/// An empty list records nothing, so it pushes nothing either: a draw after it without
+/// push constants is refused (`KILN-E255`) as it is without the list, instead of drawing
+/// with push constants that were never pushed (VUID-vkCmdDraw-maintenance4-08602).
+#[test]
+fn an_empty_draw_list_pushes_nothing() {
+    let device = device();
+    let p = pipeline(&device);
+    let (sets, _bufs) = sets(&device, &p);
+    let img = target(&device, 16, 16);
+    let got = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [0.0; 4])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&p)?;
+            r.bind_set(0, &sets[0])?;
+            r.draw_list::<[f32; 4]>(0, 0, &[])?;
+            let drawn = r.draw(6, 1, 0, 0).map_err(|e| e.code().to_string());
+            r.end_rendering()?;
+            Ok(drawn)
+        })
+        .unwrap();
+    assert_eq!(got.err().as_deref(), Some("KILN-E255"));
+    assert!(img.read().unwrap().iter().all(|&b| b == 0));
+    assert_clean(&device);
+}

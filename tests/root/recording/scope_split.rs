@@ -291,3 +291,140 @@ fn a_repeated_read_only_draw_after_a_write_of_the_scope_still_waits_for_it() {
     }
     assert_clean(&device);
 }
+
+/// The repeated-reads path across scopes: draws that only read the buffer (the second of
+/// each pair skips its tracking), a fill of the buffer between the scopes and after them.
+/// The fill waits for the first scope's reads (WAR) and the second scope's draws see the
+/// fill (RAW): the first image shows the zeros, the second the word; synchronization
+/// validation stays silent.
+#[test]
+fn repeated_reads_across_scopes_are_ordered_around_a_fill_between_them() {
+    let device = device();
+    let imgs = [0, 1].map(|_| {
+        device
+            .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
+            .unwrap()
+    });
+    let words = words(&device);
+    let (_, read) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
+    let mut set = read.descriptor_set(0).unwrap();
+    set.write_buffer(0, &words).unwrap();
+    device
+        .execute(|r| {
+            for (i, img) in imgs.iter().enumerate() {
+                r.begin_rendering(&RenderingDesc {
+                    color: &[ColorAttachment::clear(img, [1.0, 0.0, 0.0, 1.0])],
+                    depth: None,
+                })?;
+                r.bind_pipeline(&read)?;
+                r.bind_set(0, &set)?;
+                r.set_scissor(columns(0, 8, 16))?;
+                r.draw(3, 1, 0, 0)?;
+                r.set_scissor(columns(8, 16, 16))?;
+                r.draw(3, 1, 0, 0)?;
+                r.end_rendering()?;
+                r.fill_buffer(&words, if i == 0 { WORD } else { 7 })?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(words.read::<u32>().unwrap(), vec![7]);
+    for (img, want) in imgs.iter().zip([[0; 4], WORD_RGBA]) {
+        let data = img.read().unwrap();
+        for y in 0..16 {
+            for x in 0..16 {
+                assert_eq!(pixel(&data, 16, x, y), want, "pixel ({x}, {y})");
+            }
+        }
+    }
+    assert_clean(&device);
+}
+
+/// A draw list whose draws write the buffer (every set at the list's number holds it):
+/// each draw after the first waits for the one before (WAW), so the scope is split before
+/// each; the buffer ends with the last draw's push constant.
+#[test]
+fn a_draw_list_of_writes_splits_the_scope_between_its_draws() {
+    let device = device();
+    let img = device
+        .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
+        .unwrap();
+    let words = words(&device);
+    let (write, _) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
+    let sets: Vec<_> = (0..3)
+        .map(|_| {
+            let mut set = write.descriptor_set(0).unwrap();
+            set.write_buffer(0, &words).unwrap();
+            set
+        })
+        .collect();
+    let values = [1u32, 2, 3, 4, WORD];
+    let list: Vec<_> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| kiln::ListDraw::new(&sets[i % 3], *v, 3))
+        .collect();
+    let (splits, uncovered) = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&write)?;
+            r.draw_list(0, 0, &list)?;
+            r.end_rendering()?;
+            Ok((r.debug_scope_splits(), r.debug_uncovered()))
+        })
+        .unwrap();
+    assert_eq!((splits, uncovered), (4, 0));
+    assert_eq!(words.read::<u32>().unwrap(), vec![WORD]);
+    let data = img.read().unwrap();
+    assert!((0..16).all(|x| pixel(&data, 16, x, 5) == BLUE));
+    assert_clean(&device);
+}
+
+/// Read-only draws alternating between two sets of the buffer after a draw of the same
+/// scope wrote it: the first waits for the write (a split), the later ones repeat reads
+/// (the fourth skips its tracking) and see the word too.
+#[test]
+fn alternating_read_only_sets_after_a_write_of_the_scope_wait_for_it() {
+    let device = device();
+    let img = device
+        .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
+        .unwrap();
+    let words = words(&device);
+    let (write, read) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
+    let mut wset = write.descriptor_set(0).unwrap();
+    wset.write_buffer(0, &words).unwrap();
+    let rsets: Vec<_> = (0..2)
+        .map(|_| {
+            let mut set = read.descriptor_set(0).unwrap();
+            set.write_buffer(0, &words).unwrap();
+            set
+        })
+        .collect();
+    let (splits, uncovered) = device
+        .execute(|r| {
+            r.begin_rendering(&RenderingDesc {
+                color: &[ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])],
+                depth: None,
+            })?;
+            r.bind_pipeline(&write)?;
+            r.bind_set(0, &wset)?;
+            r.push(0, &WORD)?;
+            r.set_scissor(columns(0, 8, 16))?;
+            r.draw(3, 1, 0, 0)?;
+            r.bind_pipeline(&read)?;
+            r.set_scissor(columns(12, 16, 16))?;
+            for i in 0..4 {
+                r.bind_set(0, &rsets[i % 2])?;
+                r.draw(3, 1, 0, 0)?;
+            }
+            r.end_rendering()?;
+            Ok((r.debug_scope_splits(), r.debug_uncovered()))
+        })
+        .unwrap();
+    assert_eq!((splits, uncovered), (1, 0));
+    assert_columns(&img.read().unwrap(), &[]);
+    assert_clean(&device);
+}
