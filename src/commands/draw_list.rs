@@ -93,7 +93,11 @@ impl<'a> Recorder<'a, '_> {
             });
         }
         let Some(bound) = self.bound[1].as_ref().filter(|_| self.current_graphics) else {
-            return Err(Error::NoPipelineBound { what: "draw_list" });
+            // Also when a compute pipeline was bound after the graphics one: the calls one
+            // by one would bind the sets at the compute bind point.
+            return Err(Error::NoPipelineBound {
+                what: "draw_list (a graphics pipeline, bound after any compute pipeline)",
+            });
         };
         let layouts = bound.layout.set_layouts();
         let Some(expected) = layouts.get(set as usize) else {

@@ -9,8 +9,8 @@
 use common::draw::{pixel, RGBA8};
 use common::{assert_clean, device};
 use kiln::{
-    vk, ColorAttachment, Device, GraphicsPipeline, GraphicsPipelineDesc, Image, ImageDesc,
-    RenderingDesc,
+    vk, ColorAttachment, DescriptorSet, Device, GraphicsPipeline, GraphicsPipelineDesc, Image,
+    ImageDesc, Recorder, RenderingDesc,
 };
 
 /// The word draw A writes: bytes 0x99, 0x66, 0x33, 0xff (little endian) as RGBA.
@@ -193,103 +193,134 @@ fn a_scope_with_an_attachment_not_stored_is_not_split_and_warns() {
 /// Draw B reads the buffer first (zeros, uploaded before the scope), then draw A writes
 /// it in the same scope: a write after a read of an earlier draw (WAR), which the scope's
 /// flush does not order. kiln splits the scope before A; B's columns show the zeros.
-#[test]
-fn a_draw_writing_what_an_earlier_draw_read_splits_the_scope() {
+/// A 16×16 target, the zero-filled word buffer, draw A's and draw B's pipelines and one
+/// set of the buffer (the layouts are equal: it binds to both).
+struct Fixture {
+    device: Device,
+    img: Image,
+    words: kiln::Buffer,
+    write: GraphicsPipeline,
+    read: GraphicsPipeline,
+    set: DescriptorSet,
+}
+
+fn fixture() -> Fixture {
     let device = device();
     let img = device
         .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
         .unwrap();
     let words = words(&device);
     let (write, read) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
-    let mut set = write.descriptor_set(0).unwrap();
-    set.write_buffer(0, &words).unwrap();
-    let (splits, uncovered) = device
+    let set = word_set(&write, &words);
+    Fixture {
+        device,
+        img,
+        words,
+        write,
+        read,
+        set,
+    }
+}
+
+/// A set of `p`'s layout holding `words`.
+fn word_set(p: &GraphicsPipeline, words: &kiln::Buffer) -> DescriptorSet {
+    let mut set = p.descriptor_set(0).unwrap();
+    set.write_buffer(0, words).unwrap();
+    set
+}
+
+/// One scope clearing `img` to red with `draws` in it; returns (scope splits, uncovered
+/// draws).
+fn scope<'a>(
+    device: &'a Device,
+    img: &'a Image,
+    draws: impl FnOnce(&mut Recorder<'a, '_>) -> kiln::Result<()>,
+) -> (u32, u32) {
+    device
         .execute(|r| {
             r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])],
+                color: &[ColorAttachment::clear(img, [1.0, 0.0, 0.0, 1.0])],
                 depth: None,
             })?;
-            r.bind_pipeline(&read)?;
-            r.bind_set(0, &set)?;
-            r.set_scissor(columns(12, 16, 16))?;
-            r.draw(3, 1, 0, 0)?;
-            r.bind_pipeline(&write)?;
-            r.bind_set(0, &set)?;
-            r.push(0, &WORD)?;
-            r.set_scissor(columns(0, 8, 16))?;
-            r.draw(3, 1, 0, 0)?;
+            draws(r)?;
             r.end_rendering()?;
             Ok((r.debug_scope_splits(), r.debug_uncovered()))
         })
-        .unwrap();
-    assert_eq!((splits, uncovered), (1, 0));
-    assert_eq!(words.read::<u32>().unwrap(), vec![WORD]);
+        .unwrap()
+}
+
+/// Draw A of `fx` into columns `x0..x1`: writes `WORD`, blue.
+fn draw_a<'a>(r: &mut Recorder<'a, '_>, fx: &'a Fixture, x0: i32, x1: u32) -> kiln::Result<()> {
+    r.bind_pipeline(&fx.write)?;
+    r.bind_set(0, &fx.set)?;
+    r.push(0, &WORD)?;
+    r.set_scissor(columns(x0, x1, 16))?;
+    r.draw(3, 1, 0, 0)
+}
+
+/// Draw B of `fx` into columns `x0..x1`, `times` times: the word as RGBA.
+fn draw_b<'a>(
+    r: &mut Recorder<'a, '_>,
+    fx: &'a Fixture,
+    (x0, x1): (i32, u32),
+    times: u32,
+) -> kiln::Result<()> {
+    r.bind_pipeline(&fx.read)?;
+    r.bind_set(0, &fx.set)?;
+    r.set_scissor(columns(x0, x1, 16))?;
+    for _ in 0..times {
+        r.draw(3, 1, 0, 0)?;
+    }
+    Ok(())
+}
+
+/// Every pixel of the 16×16 `img` is `want(x)`.
+fn assert_by_column(img: &Image, want: impl Fn(u32) -> [u8; 4]) {
     let data = img.read().unwrap();
     for y in 0..16 {
         for x in 0..16 {
-            let want = match x {
-                0..8 => BLUE,
-                8..12 => RED,
-                _ => [0, 0, 0, 0],
-            };
-            assert_eq!(pixel(&data, 16, x, y), want, "pixel ({x}, {y})");
+            assert_eq!(pixel(&data, 16, x, y), want(x), "pixel ({x}, {y})");
         }
     }
-    assert_clean(&device);
+}
+
+#[test]
+fn a_draw_writing_what_an_earlier_draw_read_splits_the_scope() {
+    let fx = fixture();
+    let got = scope(&fx.device, &fx.img, |r| {
+        draw_b(r, &fx, (12, 16), 1)?;
+        draw_a(r, &fx, 0, 8)
+    });
+    assert_eq!(got, (1, 0));
+    assert_eq!(fx.words.read::<u32>().unwrap(), vec![WORD]);
+    assert_by_column(&fx.img, |x| match x {
+        0..8 => BLUE,
+        8..12 => RED,
+        _ => [0; 4],
+    });
+    assert_clean(&fx.device);
 }
 
 /// Draws that only read a set repeat without tracking until something changes: here draw
-/// B reads the buffer, draw A writes it, and draw B again (the same set and pipeline as the
-/// first, whose reads were applied already) must still wait for A's write. Two splits: WAR
-/// before A, RAW before the second B. Columns 12..16 show the zeros the first B read,
-/// 8..12 the word the second B read.
+/// B reads the buffer (twice), draw A writes it, and draw B again (the same set and
+/// pipeline as the first, whose reads were applied already) must still wait for A's write.
+/// Two splits: WAR before A, RAW before the second B. Columns 12..16 show the zeros the
+/// first B read, 8..12 the word the second B read.
 #[test]
 fn a_repeated_read_only_draw_after_a_write_of_the_scope_still_waits_for_it() {
-    let device = device();
-    let img = device
-        .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
-        .unwrap();
-    let words = words(&device);
-    let (write, read) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
-    let mut set = write.descriptor_set(0).unwrap();
-    set.write_buffer(0, &words).unwrap();
-    let (splits, uncovered) = device
-        .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
-            r.bind_pipeline(&read)?;
-            r.bind_set(0, &set)?;
-            r.set_scissor(columns(12, 16, 16))?;
-            r.draw(3, 1, 0, 0)?;
-            r.draw(3, 1, 0, 0)?;
-            r.bind_pipeline(&write)?;
-            r.bind_set(0, &set)?;
-            r.push(0, &WORD)?;
-            r.set_scissor(columns(0, 8, 16))?;
-            r.draw(3, 1, 0, 0)?;
-            r.bind_pipeline(&read)?;
-            r.bind_set(0, &set)?;
-            r.set_scissor(columns(8, 12, 16))?;
-            r.draw(3, 1, 0, 0)?;
-            r.end_rendering()?;
-            Ok((r.debug_scope_splits(), r.debug_uncovered()))
-        })
-        .unwrap();
-    assert_eq!((splits, uncovered), (2, 0));
-    let data = img.read().unwrap();
-    for y in 0..16 {
-        for x in 0..16 {
-            let want = match x {
-                0..8 => BLUE,
-                8..12 => WORD_RGBA,
-                _ => [0, 0, 0, 0],
-            };
-            assert_eq!(pixel(&data, 16, x, y), want, "pixel ({x}, {y})");
-        }
-    }
-    assert_clean(&device);
+    let fx = fixture();
+    let got = scope(&fx.device, &fx.img, |r| {
+        draw_b(r, &fx, (12, 16), 2)?;
+        draw_a(r, &fx, 0, 8)?;
+        draw_b(r, &fx, (8, 12), 1)
+    });
+    assert_eq!(got, (2, 0));
+    assert_by_column(&fx.img, |x| match x {
+        0..8 => BLUE,
+        8..12 => WORD_RGBA,
+        _ => [0; 4],
+    });
+    assert_clean(&fx.device);
 }
 
 /// The repeated-reads path across scopes: draws that only read the buffer (the second of
@@ -299,45 +330,31 @@ fn a_repeated_read_only_draw_after_a_write_of_the_scope_still_waits_for_it() {
 /// validation stays silent.
 #[test]
 fn repeated_reads_across_scopes_are_ordered_around_a_fill_between_them() {
-    let device = device();
-    let imgs = [0, 1].map(|_| {
-        device
-            .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
-            .unwrap()
-    });
-    let words = words(&device);
-    let (_, read) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
-    let mut set = read.descriptor_set(0).unwrap();
-    set.write_buffer(0, &words).unwrap();
-    device
+    let fx = fixture();
+    let second = fx
+        .device
+        .image(&ImageDesc::color_target("second", 16, 16, RGBA8))
+        .unwrap();
+    fx.device
         .execute(|r| {
-            for (i, img) in imgs.iter().enumerate() {
+            for (i, img) in [&fx.img, &second].into_iter().enumerate() {
                 r.begin_rendering(&RenderingDesc {
                     color: &[ColorAttachment::clear(img, [1.0, 0.0, 0.0, 1.0])],
                     depth: None,
                 })?;
-                r.bind_pipeline(&read)?;
-                r.bind_set(0, &set)?;
-                r.set_scissor(columns(0, 8, 16))?;
-                r.draw(3, 1, 0, 0)?;
+                draw_b(r, &fx, (0, 8), 1)?;
                 r.set_scissor(columns(8, 16, 16))?;
                 r.draw(3, 1, 0, 0)?;
                 r.end_rendering()?;
-                r.fill_buffer(&words, if i == 0 { WORD } else { 7 })?;
+                r.fill_buffer(&fx.words, if i == 0 { WORD } else { 7 })?;
             }
             Ok(())
         })
         .unwrap();
-    assert_eq!(words.read::<u32>().unwrap(), vec![7]);
-    for (img, want) in imgs.iter().zip([[0; 4], WORD_RGBA]) {
-        let data = img.read().unwrap();
-        for y in 0..16 {
-            for x in 0..16 {
-                assert_eq!(pixel(&data, 16, x, y), want, "pixel ({x}, {y})");
-            }
-        }
-    }
-    assert_clean(&device);
+    assert_eq!(fx.words.read::<u32>().unwrap(), vec![7]);
+    assert_by_column(&fx.img, |_| [0; 4]);
+    assert_by_column(&second, |_| WORD_RGBA);
+    assert_clean(&fx.device);
 }
 
 /// A draw list whose draws write the buffer (every set at the list's number holds it):
@@ -345,42 +362,22 @@ fn repeated_reads_across_scopes_are_ordered_around_a_fill_between_them() {
 /// each; the buffer ends with the last draw's push constant.
 #[test]
 fn a_draw_list_of_writes_splits_the_scope_between_its_draws() {
-    let device = device();
-    let img = device
-        .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
-        .unwrap();
-    let words = words(&device);
-    let (write, _) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
-    let sets: Vec<_> = (0..3)
-        .map(|_| {
-            let mut set = write.descriptor_set(0).unwrap();
-            set.write_buffer(0, &words).unwrap();
-            set
-        })
-        .collect();
+    let fx = fixture();
+    let sets: Vec<_> = (0..3).map(|_| word_set(&fx.write, &fx.words)).collect();
     let values = [1u32, 2, 3, 4, WORD];
     let list: Vec<_> = values
         .iter()
         .enumerate()
         .map(|(i, v)| kiln::ListDraw::new(&sets[i % 3], *v, 3))
         .collect();
-    let (splits, uncovered) = device
-        .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
-            r.bind_pipeline(&write)?;
-            r.draw_list(0, 0, &list)?;
-            r.end_rendering()?;
-            Ok((r.debug_scope_splits(), r.debug_uncovered()))
-        })
-        .unwrap();
-    assert_eq!((splits, uncovered), (4, 0));
-    assert_eq!(words.read::<u32>().unwrap(), vec![WORD]);
-    let data = img.read().unwrap();
-    assert!((0..16).all(|x| pixel(&data, 16, x, 5) == BLUE));
-    assert_clean(&device);
+    let got = scope(&fx.device, &fx.img, |r| {
+        r.bind_pipeline(&fx.write)?;
+        r.draw_list(0, 0, &list)
+    });
+    assert_eq!(got, (4, 0));
+    assert_eq!(fx.words.read::<u32>().unwrap(), vec![WORD]);
+    assert_by_column(&fx.img, |_| BLUE);
+    assert_clean(&fx.device);
 }
 
 /// Read-only draws alternating between two sets of the buffer after a draw of the same
@@ -388,43 +385,19 @@ fn a_draw_list_of_writes_splits_the_scope_between_its_draws() {
 /// (the fourth skips its tracking) and see the word too.
 #[test]
 fn alternating_read_only_sets_after_a_write_of_the_scope_wait_for_it() {
-    let device = device();
-    let img = device
-        .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
-        .unwrap();
-    let words = words(&device);
-    let (write, read) = pipelines(&device, vk::SampleCountFlags::TYPE_1);
-    let mut wset = write.descriptor_set(0).unwrap();
-    wset.write_buffer(0, &words).unwrap();
-    let rsets: Vec<_> = (0..2)
-        .map(|_| {
-            let mut set = read.descriptor_set(0).unwrap();
-            set.write_buffer(0, &words).unwrap();
-            set
-        })
-        .collect();
-    let (splits, uncovered) = device
-        .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
-            r.bind_pipeline(&write)?;
-            r.bind_set(0, &wset)?;
-            r.push(0, &WORD)?;
-            r.set_scissor(columns(0, 8, 16))?;
+    let fx = fixture();
+    let rsets: Vec<_> = (0..2).map(|_| word_set(&fx.read, &fx.words)).collect();
+    let got = scope(&fx.device, &fx.img, |r| {
+        draw_a(r, &fx, 0, 8)?;
+        r.bind_pipeline(&fx.read)?;
+        r.set_scissor(columns(12, 16, 16))?;
+        for i in 0..4 {
+            r.bind_set(0, &rsets[i % 2])?;
             r.draw(3, 1, 0, 0)?;
-            r.bind_pipeline(&read)?;
-            r.set_scissor(columns(12, 16, 16))?;
-            for i in 0..4 {
-                r.bind_set(0, &rsets[i % 2])?;
-                r.draw(3, 1, 0, 0)?;
-            }
-            r.end_rendering()?;
-            Ok((r.debug_scope_splits(), r.debug_uncovered()))
-        })
-        .unwrap();
-    assert_eq!((splits, uncovered), (1, 0));
-    assert_columns(&img.read().unwrap(), &[]);
-    assert_clean(&device);
+        }
+        Ok(())
+    });
+    assert_eq!(got, (1, 0));
+    assert_columns(&fx.img.read().unwrap(), &[]);
+    assert_clean(&fx.device);
 }
