@@ -82,12 +82,24 @@ struct Compiled {
 }
 
 impl SetUses {
+    /// The key of (set, access) in `index`.
+    #[inline]
+    fn key(set: usize, access: usize) -> u64 {
+        (set as u64).rotate_left(32) ^ access as u64
+    }
+
+    /// The index of the entry of (set, access), if compiled.
+    #[inline]
+    fn find(&self, set: usize, access: usize) -> Option<u32> {
+        let i = *self.index.get(&Self::key(set, access))?;
+        let e = self.entries.get(i as usize)?;
+        (e.set == set && e.access == access).then_some(i)
+    }
+
     /// The entry of (set, access), if compiled.
     #[inline]
     fn get(&self, set: usize, access: usize) -> Option<&Compiled> {
-        let key = (set as u64).rotate_left(32) ^ access as u64;
-        let e = self.entries.get(*self.index.get(&key)? as usize)?;
-        (e.set == set && e.access == access).then_some(e)
+        self.entries.get(self.find(set, access)? as usize)
     }
 
     /// Whether the read-only uses of (set, access) were applied by a draw at `changes`;
@@ -102,10 +114,9 @@ impl SetUses {
     /// Marks the uses of (set, access), if compiled and read-only, as applied at
     /// `changes`; returns the index of their entry (the hint of `applied_at`).
     fn mark_applied(&mut self, set: usize, access: usize, changes: u64) -> Option<u32> {
-        let key = (set as u64).rotate_left(32) ^ access as u64;
-        let i = *self.index.get(&key)?;
+        let i = self.find(set, access)?;
         let e = self.entries.get_mut(i as usize)?;
-        if e.set == set && e.access == access && e.read_only && !e.images {
+        if e.read_only && !e.images {
             e.applied = changes;
             return Some(i);
         }
@@ -122,7 +133,7 @@ impl SetUses {
     /// Stores (set, access) with the uses `uses[from..]` (or marks it: `images`); a key
     /// taken by another pair (a hash collision) keeps the first.
     fn insert(&mut self, set: usize, access: usize, from: usize, images: bool) {
-        let key = (set as u64).rotate_left(32) ^ access as u64;
+        let key = Self::key(set, access);
         let next = self.entries.len() as u32;
         if *self.index.entry(key).or_insert(next) != next {
             self.uses.truncate(from);

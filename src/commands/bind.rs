@@ -1,6 +1,7 @@
 //! Binding pipelines and descriptor sets (checked for compatibility by interned layout).
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use ash::vk;
 
@@ -129,16 +130,7 @@ impl<'a> Recorder<'a, '_> {
                 set_count: layouts.len() as u32,
             });
         };
-        // Interned layouts: equal ids ⇔ the same object (both are alive for 'a).
-        if !std::sync::Arc::ptr_eq(expected, set.layout()) {
-            return Err(incompatible_set(index, set, expected));
-        }
-        if let Some(binding) = set.first_unwritten() {
-            return Err(Error::BindingNotWritten {
-                set: index,
-                binding,
-            });
-        }
+        check_set(index, set, expected)?;
         self.set_bound(index, set)
     }
 
@@ -150,6 +142,32 @@ impl<'a> Recorder<'a, '_> {
             return Err(Error::NoPipelineBound { what: "bind_set" });
         };
         let i = index as usize;
+        if bound.sets.len() <= i {
+            bound.sets.resize(i + 1, Slot::Empty);
+        }
+        if bound.access.set_has_images(i) {
+            // A set of buffers only has no view to check against the shaders.
+            self.views_ok[usize::from(self.current_graphics)] = false;
+        }
+        self.record_set_bind(usize::from(self.current_graphics), i, set);
+        if self.current_graphics && self.automatic && !self.rendering {
+            // Move the set's images to the layouts the draws will need now: no barrier can
+            // be recorded inside a rendering scope.
+            self.prepare_graphics_images()?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Recorder<'a, '_> {
+    /// What every bind of a checked `set` at number `i` of bind point `point` records and
+    /// notes (`set_bound`, `draw_list`): the set listed once per recording,
+    /// `vkCmdBindDescriptorSets`, the slot (which exists), `bind_gen`.
+    #[inline(always)]
+    pub(super) fn record_set_bind(&mut self, point: usize, i: usize, set: &'a DescriptorSet) {
+        let Some(bound) = self.bound[point].as_mut() else {
+            return;
+        };
         // List each set once per recording: the store and the comparison are this thread's
         // own, so a set whose `listed_by` is this id was pushed by this recording. Another
         // recording (another thread) may overwrite it; then the set is listed again here,
@@ -158,34 +176,42 @@ impl<'a> Recorder<'a, '_> {
             set.listed_by.store(self.id, Ordering::Relaxed);
             self.used_sets.push(set);
         }
-        // SAFETY: the set's layout equals the pipeline layout's at `index` (checked), the set
-        // outlives the execution ('a) and every binding was written.
+        // SAFETY: the set's layout equals the pipeline layout's at `i` (checked by the
+        // caller, `check_set`), the set outlives the execution ('a) and every binding was
+        // written.
         unsafe {
             self.shared.raw.cmd_bind_descriptor_sets(
                 self.cb,
                 bound.bind_point,
                 bound.layout.raw(),
-                index,
+                i as u32,
                 &[set.raw()],
                 &[],
             )
         };
-        if bound.sets.len() <= i {
-            bound.sets.resize(i + 1, Slot::Empty);
-        }
-        bound.sets[i] = Slot::Set(set);
-        if bound.access.set_has_images(i) {
-            // A set of buffers only has no view to check against the shaders.
-            self.views_ok[usize::from(self.current_graphics)] = false;
+        if let Some(slot) = bound.sets.get_mut(i) {
+            *slot = Slot::Set(set);
         }
         self.bind_gen += 1;
-        if self.current_graphics && self.automatic && !self.rendering {
-            // Move the set's images to the layouts the draws will need now: no barrier can
-            // be recorded inside a rendering scope.
-            self.prepare_graphics_images()?;
-        }
-        Ok(())
     }
+}
+
+/// Checks that `set` can be bound at number `index` of a pipeline layout whose set layout
+/// there is `expected`. Errors: `KILN-E204` another layout, `KILN-E207` a binding never
+/// written.
+#[inline(always)]
+pub(super) fn check_set(index: u32, set: &DescriptorSet, expected: &Arc<SetLayout>) -> Result<()> {
+    // Interned layouts: equal ids ⇔ the same object (both are alive for 'a).
+    if !Arc::ptr_eq(expected, set.layout()) {
+        return Err(incompatible_set(index, set, expected));
+    }
+    if let Some(binding) = set.first_unwritten() {
+        return Err(Error::BindingNotWritten {
+            set: index,
+            binding,
+        });
+    }
+    Ok(())
 }
 
 /// `KILN-E109` for a pipeline of another device.
@@ -200,7 +226,7 @@ fn foreign_pipeline() -> Error {
 /// `KILN-E204` for `set` bound at `index` where the pipeline layout has `expected`.
 #[cold]
 #[inline(never)]
-pub(super) fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Error {
+fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Error {
     let (have, want) = (set.layout().desc(), expected.desc());
     let mut diff = have.diff(want).unwrap_or_else(|| "layouts differ".into());
     if let Some(stages) = have.only_stages_differ(want) {

@@ -14,9 +14,8 @@
 
 use std::panic::Location;
 
-use ash::vk;
-
-use super::bind::incompatible_set;
+use super::bind::check_set;
+use super::push::whole_range_stages;
 use super::Slot;
 use super::{command::Command, Recorder};
 use crate::descriptors::DescriptorSet;
@@ -107,23 +106,19 @@ impl<'a> Recorder<'a, '_> {
             });
         };
         for d in draws {
-            // Interned layouts: equal ids ⇔ the same object (both are alive for 'a).
-            if !std::sync::Arc::ptr_eq(expected, d.set.layout()) {
-                return Err(incompatible_set(set, d.set, expected));
-            }
-            if let Some(binding) = d.set.first_unwritten() {
-                return Err(Error::BindingNotWritten { set, binding });
-            }
+            check_set(set, d.set, expected)?;
         }
         let size = std::mem::size_of::<T>() as u32;
         let i = set as usize;
         let has_images = bound.access.set_has_images(i);
-        let stages = self.whole_push_stages(offset, size);
+        let ranges = bound.layout.push_constant_ranges();
+        let stages = offset
+            .checked_add(size)
+            .and_then(|end| whole_range_stages(ranges, offset, end));
         let Some(stages) = stages.filter(|_| !has_images) else {
             // Bytes outside every range: the error now. Bytes that straddle ranges, or a
             // set with images (checked against the shaders at each bind): the calls one by
             // one.
-            let ranges = bound.layout.push_constant_ranges();
             super::push::push_segments(ranges, offset, offset.saturating_add(size))?;
             for d in draws {
                 self.set_bound(set, d.set)?;
@@ -151,9 +146,9 @@ impl<'a> Recorder<'a, '_> {
         }
         let mut plain = self.plain_draw_except(i);
         for d in draws {
-            self.list_bind(i, d.set, layout);
+            self.list_bind(i, d.set);
             // SAFETY: [offset, offset + size) lies inside every range of `stages` and
-            // overlaps no other (`whole_push_stages`); the layout is the bound pipeline's.
+            // overlaps no other (`whole_range_stages`); the layout is the bound pipeline's.
             unsafe {
                 self.shared.raw.cmd_push_constants(
                     self.cb,
@@ -205,38 +200,17 @@ impl<'a> Recorder<'a, '_> {
         Ok(())
     }
 
-    /// Binds `set` at number `i` of the bound graphics pipeline (checked against its layout,
-    /// `layout`, already; a set of buffers only; the rendering scope open), unless it is
-    /// bound there: `set_bound` without what a draw list settled once.
+    /// Binds `set` at number `i` of the bound graphics pipeline (checked by `check_set`; a
+    /// set of buffers only; the slot exists; the rendering scope open), unless it is bound
+    /// there: `set_bound` without what a draw list settled once.
     #[inline(always)]
-    fn list_bind(&mut self, i: usize, set: &'a DescriptorSet, layout: vk::PipelineLayout) {
-        let Some(bound) = self.bound[1].as_mut() else {
-            return;
-        };
-        if matches!(bound.sets.get(i), Some(Slot::Set(s)) if std::ptr::eq(*s, set)) {
-            return;
+    fn list_bind(&mut self, i: usize, set: &'a DescriptorSet) {
+        let bound_here = self.bound[1]
+            .as_ref()
+            .is_some_and(|b| matches!(b.sets.get(i), Some(Slot::Set(s)) if std::ptr::eq(*s, set)));
+        if !bound_here {
+            self.record_set_bind(1, i, set);
         }
-        if set.listed_by.load(std::sync::atomic::Ordering::Relaxed) != self.id {
-            set.listed_by
-                .store(self.id, std::sync::atomic::Ordering::Relaxed);
-            self.used_sets.push(set);
-        }
-        // SAFETY: the set's layout equals the pipeline layout's at `i` (checked by
-        // `draw_list`), the set outlives the execution ('a) and every binding was written.
-        unsafe {
-            self.shared.raw.cmd_bind_descriptor_sets(
-                self.cb,
-                vk::PipelineBindPoint::GRAPHICS,
-                layout,
-                i as u32,
-                &[set.raw()],
-                &[],
-            )
-        };
-        if let Some(slot) = bound.sets.get_mut(i) {
-            *slot = Slot::Set(set);
-        }
-        self.bind_gen += 1;
     }
 
     /// Whether the next draw needs none of `record`'s work but, in automatic mode, the
@@ -250,27 +224,5 @@ impl<'a> Recorder<'a, '_> {
             && !self.pipeline_mesh
             && !self.scope_pending()
             && (!self.automatic || self.draw_repeats_reads_except(false, except))
-    }
-
-    /// The stages of the push-constant ranges of the bound graphics pipeline that contain
-    /// `[offset, offset + size)` whole, when every range it overlaps does (`None`: it
-    /// straddles a range, overlaps none, or is empty or unaligned).
-    fn whole_push_stages(&self, offset: u32, size: u32) -> Option<vk::ShaderStageFlags> {
-        let bound = self.bound[1].as_ref()?;
-        let end = offset.checked_add(size)?;
-        if end <= offset || !(offset | end).is_multiple_of(4) {
-            return None;
-        }
-        let mut stages = vk::ShaderStageFlags::empty();
-        for r in bound.layout.push_constant_ranges() {
-            let (lo, hi) = (r.offset, r.offset + r.size);
-            if lo < end && offset < hi {
-                if !(lo <= offset && end <= hi) {
-                    return None;
-                }
-                stages |= r.stages;
-            }
-        }
-        (!stages.is_empty()).then_some(stages)
     }
 }

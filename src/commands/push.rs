@@ -28,17 +28,9 @@ impl Recorder<'_, '_> {
         let end = u32::try_from(bytes.len())
             .ok()
             .and_then(|n| offset.checked_add(n));
-        if let Some(end) = end.filter(|&e| e > offset && (offset | e).is_multiple_of(4)) {
-            let mut stages = vk::ShaderStageFlags::empty();
-            let mut whole = true;
-            for r in bound.layout.push_constant_ranges() {
-                let (lo, hi) = (r.offset, r.offset + r.size);
-                if lo < end && offset < hi {
-                    whole &= lo <= offset && end <= hi;
-                    stages |= r.stages;
-                }
-            }
-            if whole && !stages.is_empty() {
+        if let Some(end) = end {
+            let ranges = bound.layout.push_constant_ranges();
+            if let Some(stages) = whole_range_stages(ranges, offset, end) {
                 // SAFETY: [offset, end) lies inside every range of `stages` and overlaps no
                 // other range.
                 unsafe {
@@ -168,6 +160,33 @@ pub(crate) fn trim_tail_padding(
     } else {
         len
     }
+}
+
+/// The stages of the `ranges` that contain bytes `[offset, end)` whole, when every range the
+/// bytes overlap does: one `vkCmdPushConstants` with them satisfies
+/// VUID-vkCmdPushConstants-offset-01795 and -01796. `None`: the bytes straddle a range's
+/// boundary, overlap no range, or are empty or not 4-byte aligned (`push_segments` then
+/// splits them or says why not).
+#[inline(always)]
+pub(crate) fn whole_range_stages(
+    ranges: &[PushConstantRange],
+    offset: u32,
+    end: u32,
+) -> Option<vk::ShaderStageFlags> {
+    if end <= offset || !(offset | end).is_multiple_of(4) {
+        return None;
+    }
+    let mut stages = vk::ShaderStageFlags::empty();
+    for r in ranges {
+        let (lo, hi) = (r.offset, r.offset + r.size);
+        if lo < end && offset < hi {
+            if !(lo <= offset && end <= hi) {
+                return None;
+            }
+            stages |= r.stages;
+        }
+    }
+    (!stages.is_empty()).then_some(stages)
 }
 
 /// Push ranges as people read them: `COMPUTE bytes [0, 16)`, `VERTEX | FRAGMENT bytes
