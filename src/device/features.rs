@@ -40,7 +40,7 @@ use self::mesh::mesh_limits;
 pub use self::mesh::MeshShaderLimits;
 
 pub(crate) use self::descriptors::local_read_missing;
-pub use self::descriptors::InlineUniformBlockLimits;
+pub use self::descriptors::{InlineUniformBlockLimits, UpdateAfterBindLimits};
 use self::descriptors::{LocalRead, LAYER_KNOWS_LOCAL_READ};
 use self::fault::Fault;
 
@@ -206,41 +206,6 @@ pub struct Features {
     /// `deviceFault` (VK_EXT_device_fault): a lost device's `KILN-E105` carries the
     /// driver's description of the fault ([`PostMortem::fault`](crate::PostMortem::fault)).
     pub device_fault: bool,
-}
-
-/// `maxDescriptorSetUpdateAfterBind*` and `maxPerStageDescriptorUpdateAfterBind*`
-/// (VkPhysicalDeviceVulkan12Properties), the smaller of the two per type.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct UpdateAfterBindLimits {
-    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Samplers.
-    pub samplers: u32,
-    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Uniform buffers.
-    pub uniform_buffers: u32,
-    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Storage buffers.
-    pub storage_buffers: u32,
-    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Sampled images.
-    pub sampled_images: u32,
-    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Storage images.
-    pub storage_images: u32,
-    /// Most descriptors per stage of this type in update-after-bind sets (`maxPerStageDescriptorUpdateAfterBind*`): Input attachments.
-    pub input_attachments: u32,
-}
-
-impl UpdateAfterBindLimits {
-    /// The limit for a descriptor type (0 when unknown).
-    pub fn for_type(&self, ty: vk::DescriptorType) -> u32 {
-        use vk::DescriptorType as T;
-        match ty {
-            T::SAMPLER => self.samplers,
-            T::COMBINED_IMAGE_SAMPLER => self.samplers.min(self.sampled_images),
-            T::SAMPLED_IMAGE | T::UNIFORM_TEXEL_BUFFER => self.sampled_images,
-            T::STORAGE_IMAGE | T::STORAGE_TEXEL_BUFFER => self.storage_images,
-            T::UNIFORM_BUFFER => self.uniform_buffers,
-            T::STORAGE_BUFFER => self.storage_buffers,
-            T::INPUT_ATTACHMENT => self.input_attachments,
-            _ => 0,
-        }
-    }
 }
 
 fn b(v: vk::Bool32) -> bool {
