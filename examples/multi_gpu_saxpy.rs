@@ -17,10 +17,7 @@ struct Params {
 
 /// Runs saxpy over `x` and `y` on the device `index` and returns the new `y`.
 fn saxpy_on(index: usize, a: f32, x: &[f32], y: &[f32]) -> kiln::Result<Vec<f32>> {
-    let device = kiln::Device::with_desc(&DeviceDesc {
-        device: Some(index.to_string()),
-        ..Default::default()
-    })?;
+    let device = kiln::Device::with_desc(&DeviceDesc::default().device(Some(index.to_string())))?;
     let pipeline = device.compute_pipeline(&kiln::include_spirv!("saxpy.comp")?, "main")?;
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let x_buf = device.buffer_from_slice("x", usage, x)?;

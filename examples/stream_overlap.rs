@@ -39,10 +39,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("KILN_STREAM_HOST_MEMORY=`{other}`: driver or imported").into())
         }
     };
-    let device = kiln::Device::with_desc(&kiln::DeviceDesc {
-        host_buffer_memory,
-        ..Default::default()
-    })?;
+    let device = kiln::Device::with_desc(
+        &kiln::DeviceDesc::default().host_buffer_memory(host_buffer_memory),
+    )?;
     println!("host buffers: {host_buffer_memory:?} memory");
     let cpu = device.info().device_type == kiln::vk::PhysicalDeviceType::CPU;
     let mut args = std::env::args().skip(1);

@@ -203,11 +203,8 @@ fn kiln_validation_env_overrides() {
     let b = off.storage_buffer::<u32>("b", 4).unwrap();
     assert_eq!(b.read::<u32>().unwrap(), vec![0; 4]);
     drop(b);
-    let forced = kiln::Device::with_desc(&kiln::DeviceDesc {
-        validation: Some(true),
-        ..Default::default()
-    })
-    .unwrap();
+    let forced =
+        kiln::Device::with_desc(&kiln::DeviceDesc::default().validation(Some(true))).unwrap();
     assert!(forced.validation_report().enabled);
     drop((off, forced));
     std::env::set_var("KILN_VALIDATION", "1");
@@ -231,11 +228,11 @@ fn kiln_validation_env_overrides() {
 fn kiln_readback_queue_env_chooses_the_readback_queue() {
     use kiln::{QueueKind, ReadbackQueue};
     let _g = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    let desc = |readback_queue| kiln::DeviceDesc {
-        validation: Some(true),
-        emulate_queues: true,
-        readback_queue,
-        ..Default::default()
+    let desc = |readback_queue| {
+        kiln::DeviceDesc::default()
+            .validation(Some(true))
+            .emulate_queues(true)
+            .readback_queue(readback_queue)
     };
     let last_transfer = |d: &Device| d.queues(QueueKind::Transfer).pop().unwrap();
     std::env::set_var("KILN_READBACK_QUEUE", "main");
@@ -291,11 +288,8 @@ fn is_child(name: &str) -> bool {
 
 /// A device under validation, without installing a logger (the child tests).
 fn bare_device() -> Device {
-    Device::with_desc(&kiln::DeviceDesc {
-        validation: Some(true),
-        ..Default::default()
-    })
-    .expect("a Vulkan device under validation")
+    Device::with_desc(&kiln::DeviceDesc::default().validation(Some(true)))
+        .expect("a Vulkan device under validation")
 }
 
 /// The child of [`validation_errors_reach_stderr_without_a_logger`].

@@ -5,11 +5,8 @@
 fn missing_layer_warns_and_continues() {
     // The loader (1.3.234+) hides layers listed here from the application.
     std::env::set_var("VK_LOADER_LAYERS_DISABLE", "~all~");
-    let device = kiln::Device::with_desc(&kiln::DeviceDesc {
-        validation: Some(true),
-        ..Default::default()
-    })
-    .expect("a device without the layer");
+    let device = kiln::Device::with_desc(&kiln::DeviceDesc::default().validation(Some(true)))
+        .expect("a device without the layer");
     assert!(
         !device.validation_report().enabled,
         "the layer should be unavailable"

@@ -228,13 +228,13 @@ pub fn subgroup_pipeline(
     spec: &[(u32, SpecValue)],
     subgroup_size: u32,
 ) -> kiln::Result<ComputePipeline> {
-    device.compute_pipeline_with(&ComputePipelineDesc {
-        spec,
-        required_subgroup_size: Some(subgroup_size),
-        full_subgroups: true,
-        capture_statistics: crate::gemm_stats::capturing(),
-        ..ComputePipelineDesc::new(module, "main")
-    })
+    device.compute_pipeline_with(
+        &ComputePipelineDesc::new(module, "main")
+            .spec(spec)
+            .required_subgroup_size(Some(subgroup_size))
+            .full_subgroups(true)
+            .capture_statistics(crate::gemm_stats::capturing()),
+    )
 }
 
 /// Whether the shared-memory kernel can run `shape` with fragment `frag` (lM, lN, lK) at
@@ -296,10 +296,10 @@ pub fn smem_plan(
 pub fn tiled(device: &Device) -> kiln::Result<Gemm> {
     let module = kiln::include_spirv!("gemm_tiled.comp")?;
     Ok(Gemm {
-        pipeline: device.compute_pipeline_with(&ComputePipelineDesc {
-            capture_statistics: crate::gemm_stats::capturing(),
-            ..ComputePipelineDesc::new(&module, "main")
-        })?,
+        pipeline: device.compute_pipeline_with(
+            &ComputePipelineDesc::new(&module, "main")
+                .capture_statistics(crate::gemm_stats::capturing()),
+        )?,
         precision: Precision::F32,
         path: "tiled fp32".into(),
         tile: [128, 128],

@@ -275,11 +275,12 @@ fn pipelines(
     sdesc.depth_format = Some(DEPTH_FORMAT);
     // Back faces into the map (closed meshes): lit front faces never shadow themselves.
     sdesc.cull_mode = vk::CullModeFlags::FRONT;
-    sdesc.depth_bias = Some(DepthBias {
-        constant_factor: 1.0,
-        clamp: 0.0,
-        slope_factor: 1.5,
-    });
+    sdesc.depth_bias = Some(
+        DepthBias::default()
+            .constant_factor(1.0)
+            .clamp(0.0)
+            .slope_factor(1.5),
+    );
     let shadow = device.graphics_pipeline(&sdesc)?;
 
     Ok((cull, shadow, main))
@@ -329,16 +330,16 @@ impl Renderer {
             base_color,
             normals,
             sampler: device.sampler(&SamplerDesc::default())?,
-            shadow_sampler: device.sampler(&SamplerDesc {
-                compare_op: Some(vk::CompareOp::LESS_OR_EQUAL),
-                mipmap_mode: vk::SamplerMipmapMode::NEAREST,
-                address_mode_u: vk::SamplerAddressMode::CLAMP_TO_BORDER,
-                address_mode_v: vk::SamplerAddressMode::CLAMP_TO_BORDER,
-                address_mode_w: vk::SamplerAddressMode::CLAMP_TO_BORDER,
-                border_color: vk::BorderColor::FLOAT_OPAQUE_WHITE,
-                max_lod: 0.0,
-                ..SamplerDesc::default()
-            })?,
+            shadow_sampler: device.sampler(
+                &SamplerDesc::default()
+                    .compare_op(Some(vk::CompareOp::LESS_OR_EQUAL))
+                    .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+                    .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_BORDER)
+                    .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_BORDER)
+                    .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_BORDER)
+                    .border_color(vk::BorderColor::FLOAT_OPAQUE_WHITE)
+                    .max_lod(0.0),
+            )?,
             object_count: scene.objects.len() as u32,
             color_format,
             samples,
@@ -365,34 +366,38 @@ impl Renderer {
     pub fn targets(&self, device: &Device, extent: vk::Extent2D) -> kiln::Result<FrameTargets> {
         let n = self.object_count as usize;
         let indirect = vk::BufferUsageFlags::INDIRECT_BUFFER;
-        let uniform = device.buffer(&BufferDesc {
-            label: "gltf frame",
-            size: std::mem::size_of::<FrameUniform>() as u64,
-            usage: vk::BufferUsageFlags::UNIFORM_BUFFER,
-            location: MemoryLocation::CpuToGpu,
-        })?;
+        let uniform = device.buffer(
+            &BufferDesc::default()
+                .label("gltf frame")
+                .size(std::mem::size_of::<FrameUniform>() as u64)
+                .usage(vk::BufferUsageFlags::UNIFORM_BUFFER)
+                .location(MemoryLocation::CpuToGpu),
+        )?;
         let commands =
             device.storage_buffer_with::<[u32; 5]>("gltf draw commands", 2 * n, indirect)?;
         let counts = device.storage_buffer_with::<u32>("gltf draw counts", 2, indirect)?;
         let draw_objects = device.storage_buffer::<u32>("gltf draw objects", 2 * n)?;
-        let shadow_map = device.image(&ImageDesc {
-            usage: vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::SAMPLED,
-            ..ImageDesc::depth_target("gltf shadow map", SHADOW_SIZE, SHADOW_SIZE, DEPTH_FORMAT)
-        })?;
+        let shadow_map = device.image(
+            &ImageDesc::depth_target("gltf shadow map", SHADOW_SIZE, SHADOW_SIZE, DEPTH_FORMAT)
+                .usage(
+                    vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::SAMPLED,
+                ),
+        )?;
         let (w, h) = (extent.width, extent.height);
         let msaa = if self.samples == vk::SampleCountFlags::TYPE_1 {
             None
         } else {
-            Some(device.image(&ImageDesc {
-                samples: self.samples,
-                usage: vk::ImageUsageFlags::COLOR_ATTACHMENT,
-                ..ImageDesc::color_target("gltf msaa colour", w, h, self.color_format)
-            })?)
+            Some(
+                device.image(
+                    &ImageDesc::color_target("gltf msaa colour", w, h, self.color_format)
+                        .samples(self.samples)
+                        .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT),
+                )?,
+            )
         };
-        let depth = device.image(&ImageDesc {
-            samples: self.samples,
-            ..ImageDesc::depth_target("gltf depth", w, h, DEPTH_FORMAT)
-        })?;
+        let depth = device.image(
+            &ImageDesc::depth_target("gltf depth", w, h, DEPTH_FORMAT).samples(self.samples),
+        )?;
         let mut cull_set = self.cull.descriptor_set(0)?;
         cull_set.write_buffers(&[
             (0, &uniform),
@@ -469,13 +474,10 @@ impl Renderer {
         r.bind_set(0, &t.cull_set)?;
         r.scope("cull", |r| r.dispatch_threads(self.object_count))?;
 
-        r.begin_rendering(&RenderingDesc {
-            color: &[],
-            depth: Some(DepthAttachment {
-                store: true,
-                ..DepthAttachment::clear(&t.shadow_map, 1.0)
-            }),
-        })?;
+        r.begin_rendering(
+            &RenderingDesc::new(&[])
+                .depth(Some(DepthAttachment::clear(&t.shadow_map, 1.0).store(true))),
+        )?;
         r.bind_pipeline(&self.shadow)?;
         r.bind_set(0, &t.shadow_set)?;
         self.draw_list(r, t, 1)?;
@@ -489,13 +491,10 @@ impl Renderer {
             Some(m) => ColorAttachment::clear(m, SKY).resolve_into(target),
             None => ColorAttachment::clear(target, SKY),
         };
-        r.begin_rendering(&RenderingDesc {
-            color: &[color],
-            depth: Some(DepthAttachment {
-                store: false,
-                ..DepthAttachment::clear(&t.depth, 1.0)
-            }),
-        })?;
+        r.begin_rendering(
+            &RenderingDesc::new(&[color])
+                .depth(Some(DepthAttachment::clear(&t.depth, 1.0).store(false))),
+        )?;
         self.draw_list(r, t, 0)?;
         r.end_rendering()
     }

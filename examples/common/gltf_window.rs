@@ -59,22 +59,19 @@ impl App {
             .with_title("kiln — glTF scene")
             .with_inner_size(PhysicalSize::new(640, 480));
         let window = Arc::new(event_loop.create_window(attrs)?);
-        let device = Device::with_desc(&DeviceDesc {
-            validation: self.config.validation,
-            instance_extensions: kiln::window::surface_extensions(event_loop)?,
-            ..Default::default()
-        })?;
+        let device = Device::with_desc(
+            &DeviceDesc::default()
+                .validation(self.config.validation)
+                .instance_extensions(kiln::window::surface_extensions(event_loop)?),
+        )?;
         self.summary.device = device.info().to_string();
         // sRGB swapchain formats first: the shader writes linear colour.
-        let desc = PresenterDesc {
-            preferred_formats: vec![
-                vk::Format::B8G8R8A8_SRGB,
-                vk::Format::R8G8B8A8_SRGB,
-                vk::Format::B8G8R8A8_UNORM,
-                vk::Format::R8G8B8A8_UNORM,
-            ],
-            ..PresenterDesc::default()
-        };
+        let desc = PresenterDesc::default().preferred_formats(vec![
+            vk::Format::B8G8R8A8_SRGB,
+            vk::Format::R8G8B8A8_SRGB,
+            vk::Format::B8G8R8A8_UNORM,
+            vk::Format::R8G8B8A8_UNORM,
+        ]);
         let presenter = Presenter::new(&device, window.clone(), &desc)?;
         let samples = choose_samples(&device, vk::SampleCountFlags::TYPE_4);
         let renderer = Renderer::new(&device, &self.scene, presenter.format(), samples)?;
@@ -149,7 +146,8 @@ impl App {
         })?;
         match status {
             FrameStatus::Presented | FrameStatus::Suboptimal => self.summary.presented += 1,
-            FrameStatus::OutOfDate | FrameStatus::Minimised => {}
+            // OutOfDate, Minimised and any later kind: nothing presented.
+            _ => {}
         }
         let e = presenter.extent();
         self.summary.extent = [e.width, e.height];

@@ -263,12 +263,13 @@ impl Scene {
 
     /// A camera uniform buffer (host-visible) and its set-0 descriptor set.
     pub fn camera_set(&self, device: &Device) -> kiln::Result<(Buffer, DescriptorSet)> {
-        let buffer = device.buffer(&kiln::BufferDesc {
-            label: "camera",
-            size: std::mem::size_of::<CameraUniform>() as u64,
-            usage: vk::BufferUsageFlags::UNIFORM_BUFFER,
-            location: MemoryLocation::CpuToGpu,
-        })?;
+        let buffer = device.buffer(
+            &kiln::BufferDesc::default()
+                .label("camera")
+                .size(std::mem::size_of::<CameraUniform>() as u64)
+                .usage(vk::BufferUsageFlags::UNIFORM_BUFFER)
+                .location(MemoryLocation::CpuToGpu),
+        )?;
         let mut set = self.chair.descriptor_set(0)?;
         set.write_buffer(0, &buffer)?;
         Ok((buffer, set))
@@ -343,16 +344,13 @@ pub fn render_offscreen(device: &Device, width: u32, height: u32) -> kiln::Resul
     let (camera, camera_set) = scene.camera_set(device)?;
     camera.upload(&[Scene::camera(width as f32 / height as f32, 0.0)])?;
     device.execute(|r| {
-        r.begin_rendering(&RenderingDesc {
-            color: &[ColorAttachment::clear(&color, BACKGROUND)],
-            depth: Some(DepthAttachment {
-                image: &depth,
-                clear: Some(1.0),
-                store: false,
-                stencil_clear: None,
-                view: None,
-            }),
-        })?;
+        r.begin_rendering(
+            &RenderingDesc::new(&[ColorAttachment::clear(&color, BACKGROUND)]).depth(Some(
+                DepthAttachment::clear(&depth, 1.0)
+                    .store(false)
+                    .stencil_clear(None),
+            )),
+        )?;
         scene.draw(r, &camera_set)?;
         r.end_rendering()
     })?;

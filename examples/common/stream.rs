@@ -155,12 +155,13 @@ impl Stream {
         let mut sets = Vec::new();
         for _ in 0..ring.max(1) {
             let make = |label, location| {
-                device.buffer(&kiln::BufferDesc {
-                    label,
-                    size: (chunk * 4) as u64,
-                    usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                    location,
-                })
+                device.buffer(
+                    &kiln::BufferDesc::default()
+                        .label(label)
+                        .size((chunk * 4) as u64)
+                        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                        .location(location),
+                )
             };
             let x = make("stream ring in", input_location)?;
             let y = make("stream ring out", kiln::MemoryLocation::GpuOnly)?;

@@ -158,12 +158,12 @@ impl App {
             .config
             .probe_faults
             .then(|| Arc::new(FaultInjector::new()));
-        let device = Device::with_desc(&DeviceDesc {
-            validation: self.config.validation,
-            faults: faults.clone(),
-            instance_extensions: kiln::window::surface_extensions(event_loop)?,
-            ..Default::default()
-        })?;
+        let device = Device::with_desc(
+            &DeviceDesc::default()
+                .validation(self.config.validation)
+                .faults(faults.clone())
+                .instance_extensions(kiln::window::surface_extensions(event_loop)?),
+        )?;
         self.summary.device = device.info().to_string();
         let presenter = Presenter::new(&device, window.clone(), &PresenterDesc::default())?;
         let scene = Scene::new(&device, presenter.format())?;
@@ -282,16 +282,15 @@ impl App {
                 let depth_image = d.as_ref().ok_or(kiln::Error::RenderingState {
                     what: "no depth image",
                 })?;
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(frame.target, BACKGROUND)],
-                    depth: Some(DepthAttachment {
-                        image: depth_image,
-                        clear: Some(1.0),
-                        store: false,
-                        stencil_clear: None,
-                        view: None,
-                    }),
-                })?;
+                r.begin_rendering(
+                    &RenderingDesc::new(&[ColorAttachment::clear(frame.target, BACKGROUND)]).depth(
+                        Some(
+                            DepthAttachment::clear(depth_image, 1.0)
+                                .store(false)
+                                .stencil_clear(None),
+                        ),
+                    ),
+                )?;
                 scene.draw(r, cam_set)?;
                 r.end_rendering()?;
                 if submit_fault {
@@ -346,7 +345,8 @@ impl App {
                 self.summary.recreated_or_suboptimal += 1;
             }
             FrameStatus::OutOfDate => self.summary.recreated_or_suboptimal += 1,
-            FrameStatus::Minimised => self.summary.skipped += 1,
+            // Minimised, and any later kind of frame that drew nothing.
+            _ => self.summary.skipped += 1,
         }
         let e = presenter.extent();
         self.summary.extent = [e.width, e.height];

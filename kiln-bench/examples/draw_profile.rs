@@ -23,10 +23,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let vert = kiln::include_spirv!("draw.vert")?;
     let frag = kiln::include_spirv!("draw.frag")?;
     let rgba8 = vk::Format::R8G8B8A8_UNORM;
-    let pipe = device.graphics_pipeline(&GraphicsPipelineDesc {
-        color_formats: vec![rgba8],
-        ..GraphicsPipelineDesc::new(&vert, &frag)
-    })?;
+    let pipe = device
+        .graphics_pipeline(&GraphicsPipelineDesc::new(&vert, &frag).color_formats(vec![rgba8]))?;
     let mut tints = Vec::new();
     let mut sets = Vec::new();
     for s in 0..SETS {
@@ -62,10 +60,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if mode == "manual" {
                     r.manual_barriers();
                 }
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(&target, [0.0, 0.0, 0.0, 1.0])],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    &target,
+                    [0.0, 0.0, 0.0, 1.0],
+                )]))?;
                 r.bind_pipeline(&pipe)?;
                 let t0 = kiln_bench::thread_cpu_ns();
                 if mode == "raw" {

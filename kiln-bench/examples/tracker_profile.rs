@@ -29,25 +29,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let module = kiln::include_spirv!("six.comp")?;
     let mut pipes = Vec::new();
     for v in 0..4u32 {
-        pipes.push(device.compute_pipeline_with(&ComputePipelineDesc {
-            module: &module,
-            entry: "main",
-            spec: &[(0, SpecValue::U32(v))],
-            layout: None,
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-            capture_statistics: false,
-        })?);
+        pipes.push(device.compute_pipeline_with(
+            &ComputePipelineDesc::new(&module, "main").spec(&[(0, SpecValue::U32(v))]),
+        )?);
     }
     let mut bufs = Vec::new();
     for _ in 0..12 {
-        bufs.push(device.buffer(&BufferDesc {
-            label: "profile six",
-            size: 256,
-            usage: vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })?);
+        bufs.push(
+            device.buffer(
+                &BufferDesc::default()
+                    .label("profile six")
+                    .size(256)
+                    .usage(
+                        vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
+                    )
+                    .location(MemoryLocation::GpuOnly),
+            )?,
+        );
     }
     let mut sets = Vec::new();
     for s in 0..8 {

@@ -513,10 +513,8 @@ fn kiln_interleaved(
     reps: u32,
 ) -> BenchResult<()> {
     let spec = [(0u32, kiln::SpecValue::U32(wg))];
-    let p = device.compute_pipeline_with(&kiln::ComputePipelineDesc {
-        spec: &spec,
-        ..kiln::ComputePipelineDesc::new(module, "main")
-    })?;
+    let p = device
+        .compute_pipeline_with(&kiln::ComputePipelineDesc::new(module, "main").spec(&spec))?;
     let mut sets = Vec::new();
     for c in chains {
         let mut set = p.descriptor_set(0)?;

@@ -249,10 +249,8 @@ pub fn rows(
     for (name, n, links) in cases {
         let wg = 256u32;
         let spec = [(0u32, SpecValue::U32(wg))];
-        let p = device.compute_pipeline_with(&ComputePipelineDesc {
-            spec: &spec,
-            ..ComputePipelineDesc::new(&module, "main")
-        })?;
+        let p =
+            device.compute_pipeline_with(&ComputePipelineDesc::new(&module, "main").spec(&spec))?;
         let x = device.buffer_from_slice("x", storage, &vec![1.0f32; n as usize])?;
         let y = device.buffer_from_slice("y", storage, &vec![0.0f32; n as usize])?;
         let mut set = p.descriptor_set(0)?;

@@ -27,11 +27,13 @@ pub(super) fn rows(
     let (mut kt, mut rt, mut pt) = (Vec::new(), Vec::new(), Vec::new());
     let module = kiln::include_spirv!("six.comp")?;
     let pushed = if device.features().push_descriptor {
-        Some(device.compute_pipeline_with(&ComputePipelineDesc {
-            spec: &[(0, SpecValue::U32(0))],
-            push_descriptor_set: Some(0),
-            ..ComputePipelineDesc::new(&module, "main")
-        })?)
+        Some(
+            device.compute_pipeline_with(
+                &ComputePipelineDesc::new(&module, "main")
+                    .spec(&[(0, SpecValue::U32(0))])
+                    .push_descriptor_set(Some(0)),
+            )?,
+        )
     } else {
         None
     };

@@ -69,25 +69,24 @@ impl Fixture {
         let module = kiln::include_spirv!("six.comp")?;
         let mut pipes = Vec::new();
         for v in 0..PIPES {
-            pipes.push(device.compute_pipeline_with(&ComputePipelineDesc {
-                module: &module,
-                entry: "main",
-                spec: &[(0, SpecValue::U32(v as u32))],
-                layout: None,
-                required_subgroup_size: None,
-                full_subgroups: false,
-                push_descriptor_set: None,
-                capture_statistics: false,
-            })?);
+            pipes.push(device.compute_pipeline_with(
+                &ComputePipelineDesc::new(&module, "main").spec(&[(0, SpecValue::U32(v as u32))]),
+            )?);
         }
         let mut bufs = Vec::new();
         for _ in 0..BUFS {
-            bufs.push(device.buffer(&BufferDesc {
-                label: "bench six",
-                size: 256,
-                usage: vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
-                location: MemoryLocation::GpuOnly,
-            })?);
+            bufs.push(
+                device.buffer(
+                    &BufferDesc::default()
+                        .label("bench six")
+                        .size(256)
+                        .usage(
+                            vk::BufferUsageFlags::UNIFORM_BUFFER
+                                | vk::BufferUsageFlags::STORAGE_BUFFER,
+                        )
+                        .location(MemoryLocation::GpuOnly),
+                )?,
+            );
         }
         device.execute(|r| {
             for b in &bufs {

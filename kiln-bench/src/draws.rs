@@ -323,11 +323,11 @@ impl DrawFixture {
     ) -> BenchResult<DrawFixture> {
         let vert = kiln::include_spirv!("draw.vert")?;
         let frag = kiln::include_spirv!("draw.frag")?;
-        let pipe = device.graphics_pipeline(&GraphicsPipelineDesc {
-            color_formats: vec![RGBA8],
-            samples,
-            ..GraphicsPipelineDesc::new(&vert, &frag)
-        })?;
+        let pipe = device.graphics_pipeline(
+            &GraphicsPipelineDesc::new(&vert, &frag)
+                .color_formats(vec![RGBA8])
+                .samples(samples),
+        )?;
         let mut tints = Vec::new();
         let mut sets = Vec::new();
         for s in 0..SETS {
@@ -573,10 +573,10 @@ fn kiln_frame(
             rec.manual_barriers();
         }
         let t0 = Instant::now();
-        rec.begin_rendering(&RenderingDesc {
-            color: &[ColorAttachment::clear(target, [0.0, 0.0, 0.0, 1.0])],
-            depth: None,
-        })?;
+        rec.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+            target,
+            [0.0, 0.0, 0.0, 1.0],
+        )]))?;
         rec.bind_pipeline(&fx.pipe)?;
         if v == Variant::List {
             rec.draw_list(0, 0, &list)?;

@@ -368,10 +368,8 @@ fn culled(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
         kiln::include_spirv!("cull.vert")?,
         kiln::include_spirv!("white.frag")?,
     );
-    let draw = device.graphics_pipeline(&GraphicsPipelineDesc {
-        color_formats: vec![RGBA8],
-        ..GraphicsPipelineDesc::new(&vert, &frag)
-    })?;
+    let draw = device
+        .graphics_pipeline(&GraphicsPipelineDesc::new(&vert, &frag).color_formats(vec![RGBA8]))?;
     let mut draw_set = draw.descriptor_set(0)?;
     draw_set.write_buffer(0, &inst)?;
     let desc = ImageDesc::color_target("bench culled", side, side, RGBA8);
@@ -388,10 +386,9 @@ fn culled(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
             rec.bind_set(0, &cull_set)?;
             rec.push(0, &push)?;
             rec.dispatch(groups, 1, 1)?;
-            rec.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&k_img, BLACK)],
-                depth: None,
-            })?;
+            rec.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &k_img, BLACK,
+            )]))?;
             rec.bind_pipeline(&draw)?;
             rec.bind_set(0, &draw_set)?;
             rec.bind_index_buffer(&ib, 0, vk::IndexType::UINT32)?;
@@ -473,21 +470,18 @@ fn msaa(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
     let (w, h) = if opts.quick { (640, 360) } else { (1920, 1080) };
     let fx = DrawFixture::new(device, raw, four)?;
     let stream = draw_stream(64);
-    let ms = ImageDesc {
-        samples: four,
-        usage: vk::ImageUsageFlags::COLOR_ATTACHMENT,
-        ..ImageDesc::color_target("bench msaa", w, h, RGBA8)
-    };
+    let ms = ImageDesc::color_target("bench msaa", w, h, RGBA8)
+        .samples(four)
+        .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT);
     let (k_ms, r_ms) = (device.image(&ms)?, device.image(&ms)?);
     let res = ImageDesc::color_target("bench resolved", w, h, RGBA8);
     let k_res = device.image(&res)?;
     let r_res = raw_target(device, &res)?;
     let kiln_frame = || {
         timer.kiln(device, |rec| {
-            rec.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&k_ms, BLACK).resolve_into(&k_res)],
-                depth: None,
-            })?;
+            rec.begin_rendering(&RenderingDesc::new(&[
+                ColorAttachment::clear(&k_ms, BLACK).resolve_into(&k_res)
+            ]))?;
             rec.bind_pipeline(&fx.pipe)?;
             for (i, p) in stream.iter().enumerate() {
                 rec.bind_set(0, &fx.sets[i % SETS])?;
@@ -544,10 +538,9 @@ fn mips(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
     let size = if opts.quick { 512 } else { 2048 };
     // Transfer usage only: generate_mips leaves every level in TRANSFER_DST_OPTIMAL, and
     // the raw chain does too.
-    let desc = ImageDesc {
-        usage: vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST,
-        ..ImageDesc::texture("bench mips", size, size, RGBA8).full_mip_chain()
-    };
+    let desc = ImageDesc::texture("bench mips", size, size, RGBA8)
+        .full_mip_chain()
+        .usage(vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST);
     let (k_img, r_img) = (device.image(&desc)?, device.image(&desc)?);
     let levels = k_img.mip_levels();
     let texels: Vec<u8> = (0..size * size)

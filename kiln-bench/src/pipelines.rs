@@ -29,16 +29,10 @@ fn kiln_create(device: &Device, module: &ShaderModule, base: u32, n: u32) -> Ben
     let t = Instant::now();
     let mut pipes = Vec::with_capacity(n as usize);
     for s in base..base + n {
-        pipes.push(device.compute_pipeline_with(&ComputePipelineDesc {
-            module,
-            entry: "main",
-            spec: &spec(s),
-            layout: None,
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-            capture_statistics: false,
-        })?);
+        pipes.push(
+            device
+                .compute_pipeline_with(&ComputePipelineDesc::new(module, "main").spec(&spec(s)))?,
+        );
     }
     let ms = ns_since(t) / 1e6 / n as f64;
     drop(black_box(pipes));

@@ -210,12 +210,13 @@ fn size_rows(
     rounds: usize,
 ) -> BenchResult<Vec<Row>> {
     let data = pattern(size as usize);
-    let dst = device.buffer(&BufferDesc {
-        label: "queues bench target",
-        size,
-        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-        location: MemoryLocation::GpuOnly,
-    })?;
+    let dst = device.buffer(
+        &BufferDesc::default()
+            .label("queues bench target")
+            .size(size)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+            .location(MemoryLocation::GpuOnly),
+    )?;
     let up = device.queue(QueueKind::Transfer);
     let down = device
         .queues(QueueKind::Transfer)
@@ -446,12 +447,13 @@ fn sweep(
     rounds: usize,
 ) -> BenchResult<Vec<Row>> {
     let data = pattern(size as usize);
-    let dst = device.buffer(&BufferDesc {
-        label: "queues sweep target",
-        size,
-        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-        location: MemoryLocation::GpuOnly,
-    })?;
+    let dst = device.buffer(
+        &BufferDesc::default()
+            .label("queues sweep target")
+            .size(size)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+            .location(MemoryLocation::GpuOnly),
+    )?;
     let mut rows = Vec::new();
     // Pinned copies on each kind of queue (is the copy engine of a transfer queue as fast as
     // the main queue's?), kiln only; raw: the pinned copy on kiln's transfer queues.

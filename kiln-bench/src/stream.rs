@@ -524,12 +524,13 @@ fn config_rows(
     let total = (chunk * chunks * 4) as u64;
     let words: Vec<u32> = (0..chunk * chunks).map(input).collect();
     let make = |label| {
-        device.buffer(&BufferDesc {
-            label,
-            size: (chunk * 4) as u64,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        device.buffer(
+            &BufferDesc::default()
+                .label(label)
+                .size((chunk * 4) as u64)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
     };
     let mut ring = Ring {
         x: vec![],

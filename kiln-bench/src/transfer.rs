@@ -83,12 +83,13 @@ pub fn bandwidth_rows(
     let period = device.limits().timestamp_period as f64;
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let make = |label| {
-        device.buffer(&BufferDesc {
-            label,
-            size: n * 4,
-            usage,
-            location: MemoryLocation::GpuOnly,
-        })
+        device.buffer(
+            &BufferDesc::default()
+                .label(label)
+                .size(n * 4)
+                .usage(usage)
+                .location(MemoryLocation::GpuOnly),
+        )
     };
     let (x, y) = (make("saxpy x")?, make("saxpy y")?);
     device.execute(|r| {
@@ -149,12 +150,13 @@ pub fn bandwidth_rows(
         w.saxpy_finish()?;
     }
     // Check the arithmetic: y started at 2 and every dispatch added a * x = 0.5.
-    let probe = device.buffer(&BufferDesc {
-        label: "saxpy probe",
-        size: 16,
-        usage: vk::BufferUsageFlags::TRANSFER_DST,
-        location: MemoryLocation::GpuToCpu,
-    })?;
+    let probe = device.buffer(
+        &BufferDesc::default()
+            .label("saxpy probe")
+            .size(16)
+            .usage(vk::BufferUsageFlags::TRANSFER_DST)
+            .location(MemoryLocation::GpuToCpu),
+    )?;
     device.execute(|r| {
         r.copy_buffer(&y, n * 4 - 16, &probe, 0, 16)?;
         Ok(())
@@ -336,12 +338,13 @@ pub fn transfer_rows(
     let data: Vec<u8> = (0..size)
         .map(|i| ((i * 2_654_435_761) >> 13) as u8)
         .collect();
-    let dst = device.buffer(&BufferDesc {
-        label: "transfer target",
-        size,
-        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-        location: MemoryLocation::GpuOnly,
-    })?;
+    let dst = device.buffer(
+        &BufferDesc::default()
+            .label("transfer target")
+            .size(size)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+            .location(MemoryLocation::GpuOnly),
+    )?;
     let up = raw.host_buffer(size, false)?;
     let down = raw.host_buffer(size, true)?;
     let ctx = raw.ctx()?;

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 
 /// What happens to an attachment's contents when rendering begins.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum LoadOp {
     /// Clear to this value (RGBA for colour; for depth only `.0` is used).
     Clear([f32; 4]),
@@ -23,6 +24,7 @@ pub enum LoadOp {
 
 /// One colour attachment of a rendering scope.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct ColorAttachment<'a> {
     /// A one-mip 2D image with COLOR_ATTACHMENT usage.
     pub image: &'a Image,
@@ -41,6 +43,34 @@ pub struct ColorAttachment<'a> {
     /// scope read what earlier ones wrote through an input attachment (see
     /// [`local_read`](Self::local_read)).
     pub local_read: bool,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl<'a> ColorAttachment<'a> {
+    /// Sets [`ColorAttachment::image`](#structfield.image).
+    pub fn image(mut self, image: &'a Image) -> Self {
+        self.image = image;
+        self
+    }
+
+    /// Sets [`ColorAttachment::load`](#structfield.load).
+    pub fn load(mut self, load: LoadOp) -> Self {
+        self.load = load;
+        self
+    }
+
+    /// Sets [`ColorAttachment::store`](#structfield.store).
+    pub fn store(mut self, store: bool) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Sets [`ColorAttachment::resolve`](#structfield.resolve).
+    pub fn resolve(mut self, resolve: Option<&'a Image>) -> Self {
+        self.resolve = resolve;
+        self
+    }
 }
 
 impl<'a> ColorAttachment<'a> {
@@ -95,6 +125,7 @@ impl<'a> ColorAttachment<'a> {
 
 /// The depth attachment of a rendering scope.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct DepthAttachment<'a> {
     /// An image with a depth format and DEPTH_STENCIL_ATTACHMENT usage.
     pub image: &'a Image,
@@ -108,6 +139,35 @@ pub struct DepthAttachment<'a> {
     /// Render into this 2D view of one mip and layer of `image` (a face of a shadow cube)
     /// instead of the whole image.
     pub view: Option<&'a ImageView>,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl<'a> DepthAttachment<'a> {
+    /// Sets [`DepthAttachment::image`](#structfield.image).
+    pub fn image(mut self, image: &'a Image) -> Self {
+        self.image = image;
+        self
+    }
+
+    /// Sets [`DepthAttachment::store`](#structfield.store).
+    pub fn store(mut self, store: bool) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Sets [`DepthAttachment::clear`](#structfield.clear): `None` keeps the image's depth
+    /// (load), `Some(d)` clears it to `d` (0.0..=1.0).
+    pub fn depth_clear(mut self, clear: Option<f32>) -> Self {
+        self.clear = clear;
+        self
+    }
+
+    /// Sets [`DepthAttachment::stencil_clear`](#structfield.stencil_clear).
+    pub fn stencil_clear(mut self, stencil_clear: Option<u32>) -> Self {
+        self.stencil_clear = stencil_clear;
+        self
+    }
 }
 
 impl<'a> DepthAttachment<'a> {
@@ -133,11 +193,34 @@ impl<'a> DepthAttachment<'a> {
 
 /// Attachments of one rendering scope ([`Recorder::begin_rendering`]).
 #[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
 pub struct RenderingDesc<'a> {
     /// Colour attachments, by fragment output location.
     pub color: &'a [ColorAttachment<'a>],
     /// The depth attachment, if any.
     pub depth: Option<DepthAttachment<'a>>,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl<'a> RenderingDesc<'a> {
+    /// Rendering into `color` (by fragment output location) with no depth attachment; add
+    /// one with [`depth`](Self::depth).
+    pub fn new(color: &'a [ColorAttachment<'a>]) -> Self {
+        RenderingDesc { color, depth: None }
+    }
+
+    /// Sets [`RenderingDesc::color`](#structfield.color).
+    pub fn color(mut self, color: &'a [ColorAttachment<'a>]) -> Self {
+        self.color = color;
+        self
+    }
+
+    /// Sets [`RenderingDesc::depth`](#structfield.depth).
+    pub fn depth(mut self, depth: Option<DepthAttachment<'a>>) -> Self {
+        self.depth = depth;
+        self
+    }
 }
 
 fn store_op(store: bool) -> vk::AttachmentStoreOp {

@@ -39,10 +39,21 @@ pub struct SetLayoutBinding {
 /// A descriptor set layout by content. Build with [`new`](Self::new) to get canonical
 /// (sorted) order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct DescriptorSetLayoutDesc {
     bindings: Vec<SetLayoutBinding>,
     /// `VkDescriptorSetLayoutCreateFlags` (e.g. UPDATE_AFTER_BIND_POOL).
     pub flags: vk::DescriptorSetLayoutCreateFlags,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl DescriptorSetLayoutDesc {
+    /// Sets [`DescriptorSetLayoutDesc::flags`](#structfield.flags).
+    pub fn flags(mut self, flags: vk::DescriptorSetLayoutCreateFlags) -> Self {
+        self.flags = flags;
+        self
+    }
 }
 
 impl DescriptorSetLayoutDesc {

@@ -46,6 +46,7 @@ use crate::error::{vk_err, Error, Result};
 
 /// The OS handle a buffer's memory or a semaphore's payload is shared as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ExternalHandle {
     /// An opaque POSIX fd (`*_OPAQUE_FD_BIT`): meaningful only to the same driver on the
     /// same physical device (another `VkDevice`, another process, CUDA on the same GPU).

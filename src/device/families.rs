@@ -35,6 +35,7 @@ pub const MAX_TRANSFER_QUEUES: u32 = 2;
 /// transfer queue. A queue runs its submissions in order, so readbacks overlap uploads only
 /// on another queue, and only where that queue's copies run on another copy engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReadbackQueue {
     /// kiln's policy (`queue/transfer.rs`, `readback_policy`): the last transfer queue.
     #[default]
@@ -58,6 +59,7 @@ pub enum ReadbackQueue {
 /// Which queue kiln's uploads use (`DeviceDesc::upload_queue`,
 /// [`Device::upload_queue`](crate::Device::upload_queue)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum UploadQueue {
     /// kiln's policy: the first transfer queue.
     #[default]
@@ -98,6 +100,7 @@ pub(super) fn upload_queue_setting(desc: UploadQueue) -> UploadQueue {
 /// What a queue is for: [`Device::queue`](crate::Device::queue) hands out the queue of a
 /// kind, the main queue where the device has no queue of its own for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum QueueKind {
     /// Compute, and graphics where the device has it: every submission of
     /// `Device::execute`/`submit`/`record` and the window presenter.

@@ -19,6 +19,7 @@ use std::ptr::NonNull;
 /// Where [`Device::host_buffer`](crate::Device::host_buffer) takes memory from
 /// (`DeviceDesc::host_buffer_memory`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HostBufferMemory {
     /// kiln's choice: [`Driver`](Self::Driver), because kiln-mapped imported memory
     /// (transparent huge pages) uploaded no faster than the driver's host-cached memory

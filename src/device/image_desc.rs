@@ -21,8 +21,9 @@ use ash::vk;
 /// How to create an [`Image`](super::Image). Start from a constructor
 /// ([`texture`](Self::texture), [`color_target`](Self::color_target),
 /// [`depth_target`](Self::depth_target), [`cube`](Self::cube), [`array`](Self::array),
-/// [`volume`](Self::volume)) and change fields with struct update syntax.
+/// [`volume`](Self::volume)) and change fields with the builder methods.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ImageDesc<'a> {
     /// Name shown in errors and validation messages.
     pub label: &'a str,
@@ -50,9 +51,73 @@ pub struct ImageDesc<'a> {
     pub samples: vk::SampleCountFlags,
 }
 
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl<'a> ImageDesc<'a> {
+    /// Sets [`ImageDesc::label`](#structfield.label).
+    pub fn label(mut self, label: &'a str) -> Self {
+        self.label = label;
+        self
+    }
+
+    /// Sets [`ImageDesc::width`](#structfield.width).
+    pub fn width(mut self, width: u32) -> Self {
+        self.width = width;
+        self
+    }
+
+    /// Sets [`ImageDesc::height`](#structfield.height).
+    pub fn height(mut self, height: u32) -> Self {
+        self.height = height;
+        self
+    }
+
+    /// Sets [`ImageDesc::depth`](#structfield.depth).
+    pub fn depth(mut self, depth: u32) -> Self {
+        self.depth = depth;
+        self
+    }
+
+    /// Sets [`ImageDesc::array_layers`](#structfield.array_layers).
+    pub fn array_layers(mut self, array_layers: u32) -> Self {
+        self.array_layers = array_layers;
+        self
+    }
+
+    /// Sets [`ImageDesc::view_type`](#structfield.view_type).
+    pub fn view_type(mut self, view_type: vk::ImageViewType) -> Self {
+        self.view_type = view_type;
+        self
+    }
+
+    /// Sets [`ImageDesc::format`](#structfield.format).
+    pub fn format(mut self, format: vk::Format) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Sets [`ImageDesc::usage`](#structfield.usage).
+    pub fn usage(mut self, usage: vk::ImageUsageFlags) -> Self {
+        self.usage = usage;
+        self
+    }
+
+    /// Sets [`ImageDesc::mip_levels`](#structfield.mip_levels).
+    pub fn mip_levels(mut self, mip_levels: u32) -> Self {
+        self.mip_levels = mip_levels;
+        self
+    }
+
+    /// Sets [`ImageDesc::samples`](#structfield.samples).
+    pub fn samples(mut self, samples: vk::SampleCountFlags) -> Self {
+        self.samples = samples;
+        self
+    }
+}
+
 impl Default for ImageDesc<'_> {
     /// An unlabelled 1x1 RGBA8 sampled texture with one mip: set at least the size
-    /// (`ImageDesc { width: 64, height: 64, ..Default::default() }`).
+    /// (`ImageDesc::default().width(64).height(64)`).
     fn default() -> Self {
         ImageDesc::texture("", 1, 1, vk::Format::R8G8B8A8_UNORM)
     }

@@ -16,6 +16,7 @@ use crate::error::{vk_err, Error, Result};
 
 /// Which mips and layers a view covers, and as what.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImageViewDesc {
     /// The view type: the image's own, or one it admits (a 2D view of a layer of an array
     /// or cube, a 2D array view of a cube's six faces, …).
@@ -28,6 +29,40 @@ pub struct ImageViewDesc {
     pub base_array_layer: u32,
     /// Layers, from `base_array_layer` (1 for 1D, 2D and 3D views, 6 for a cube).
     pub layer_count: u32,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl ImageViewDesc {
+    /// Sets [`ImageViewDesc::view_type`](#structfield.view_type).
+    pub fn view_type(mut self, view_type: vk::ImageViewType) -> Self {
+        self.view_type = view_type;
+        self
+    }
+
+    /// Sets [`ImageViewDesc::base_mip_level`](#structfield.base_mip_level).
+    pub fn base_mip_level(mut self, base_mip_level: u32) -> Self {
+        self.base_mip_level = base_mip_level;
+        self
+    }
+
+    /// Sets [`ImageViewDesc::level_count`](#structfield.level_count).
+    pub fn level_count(mut self, level_count: u32) -> Self {
+        self.level_count = level_count;
+        self
+    }
+
+    /// Sets [`ImageViewDesc::base_array_layer`](#structfield.base_array_layer).
+    pub fn base_array_layer(mut self, base_array_layer: u32) -> Self {
+        self.base_array_layer = base_array_layer;
+        self
+    }
+
+    /// Sets [`ImageViewDesc::layer_count`](#structfield.layer_count).
+    pub fn layer_count(mut self, layer_count: u32) -> Self {
+        self.layer_count = layer_count;
+        self
+    }
 }
 
 impl ImageViewDesc {

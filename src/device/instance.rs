@@ -378,6 +378,7 @@ unsafe extern "system" fn debug_callback(
 /// or `KILN_VALIDATION=` (a comma-separated list: `1`/`on`, `printf`, `gpu`, `sync`,
 /// `nosync`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LayerFeatures {
     /// Shader printf (`debugPrintfEXT`, `VK_VALIDATION_FEATURE_ENABLE_DEBUG_PRINTF_EXT`):
     /// output goes to `log` target `kiln::printf` and [`ValidationReport::printf`].
@@ -389,6 +390,28 @@ pub struct LayerFeatures {
     /// Synchronization validation (`VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT`),
     /// on by default; `KILN_SYNC_VALIDATION=0` or `nosync` turns it off.
     pub synchronization: bool,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl LayerFeatures {
+    /// Sets [`LayerFeatures::shader_printf`](#structfield.shader_printf).
+    pub fn shader_printf(mut self, shader_printf: bool) -> Self {
+        self.shader_printf = shader_printf;
+        self
+    }
+
+    /// Sets [`LayerFeatures::gpu_assisted`](#structfield.gpu_assisted).
+    pub fn gpu_assisted(mut self, gpu_assisted: bool) -> Self {
+        self.gpu_assisted = gpu_assisted;
+        self
+    }
+
+    /// Sets [`LayerFeatures::synchronization`](#structfield.synchronization).
+    pub fn synchronization(mut self, synchronization: bool) -> Self {
+        self.synchronization = synchronization;
+        self
+    }
 }
 
 impl Default for LayerFeatures {

@@ -28,6 +28,7 @@ use crate::shaders::{ShaderModule, SpecValue};
 
 /// What [`PendingPipeline::get`] does when the pipeline is still compiling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NotReady {
     /// Block until the driver is done.
     Wait,

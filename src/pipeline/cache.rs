@@ -41,6 +41,7 @@ pub(crate) const HEADER_SIZE: usize = 16 + vk::UUID_SIZE;
 ///   then renamed over the old one, so a crash or a concurrent process never leaves a
 ///   half-written file.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PipelineCacheStatus {
     /// `KILN_PIPELINE_CACHE=0`, or no cache folder could be determined.
     Disabled,

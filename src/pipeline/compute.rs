@@ -19,9 +19,10 @@ use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 /// Options for [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with).
 ///
 /// Start from [`new`](Self::new) (the reflected layout, no specialization) and change
-/// what differs: `ComputePipelineDesc { spec: &spec, ..ComputePipelineDesc::new(&module,
-/// "main") }`. (It has no `Default`: there is no default module.)
+/// what differs with the builder methods: `ComputePipelineDesc::new(&module, "main").spec(&spec)`.
+/// (It has no `Default`: there is no default module.)
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ComputePipelineDesc<'a> {
     /// The module holding the entry point.
     pub module: &'a ShaderModule,
@@ -55,10 +56,62 @@ pub struct ComputePipelineDesc<'a> {
     pub capture_statistics: bool,
 }
 
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl<'a> ComputePipelineDesc<'a> {
+    /// Sets [`ComputePipelineDesc::module`](#structfield.module).
+    pub fn module(mut self, module: &'a ShaderModule) -> Self {
+        self.module = module;
+        self
+    }
+
+    /// Sets [`ComputePipelineDesc::entry`](#structfield.entry).
+    pub fn entry(mut self, entry: &'a str) -> Self {
+        self.entry = entry;
+        self
+    }
+
+    /// Sets [`ComputePipelineDesc::spec`](#structfield.spec).
+    pub fn spec(mut self, spec: &'a [(u32, SpecValue)]) -> Self {
+        self.spec = spec;
+        self
+    }
+
+    /// Sets [`ComputePipelineDesc::layout`](#structfield.layout).
+    pub fn layout(mut self, layout: Option<&'a PipelineLayoutDesc>) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Sets [`ComputePipelineDesc::required_subgroup_size`](#structfield.required_subgroup_size).
+    pub fn required_subgroup_size(mut self, required_subgroup_size: Option<u32>) -> Self {
+        self.required_subgroup_size = required_subgroup_size;
+        self
+    }
+
+    /// Sets [`ComputePipelineDesc::full_subgroups`](#structfield.full_subgroups).
+    pub fn full_subgroups(mut self, full_subgroups: bool) -> Self {
+        self.full_subgroups = full_subgroups;
+        self
+    }
+
+    /// Sets [`ComputePipelineDesc::push_descriptor_set`](#structfield.push_descriptor_set).
+    pub fn push_descriptor_set(mut self, push_descriptor_set: Option<u32>) -> Self {
+        self.push_descriptor_set = push_descriptor_set;
+        self
+    }
+
+    /// Sets [`ComputePipelineDesc::capture_statistics`](#structfield.capture_statistics).
+    pub fn capture_statistics(mut self, capture_statistics: bool) -> Self {
+        self.capture_statistics = capture_statistics;
+        self
+    }
+}
+
 impl<'a> ComputePipelineDesc<'a> {
     /// Entry point `entry` of `module` with the reflected layout, no specialization and
-    /// the driver's subgroup size; set the other fields with struct-update syntax
-    /// (`ComputePipelineDesc { full_subgroups: true, ..ComputePipelineDesc::new(&m, "main") }`).
+    /// the driver's subgroup size; set the other fields with the builder methods
+    /// (`ComputePipelineDesc::new(&m, "main").full_subgroups(true)`).
     pub fn new(module: &'a ShaderModule, entry: &'a str) -> Self {
         ComputePipelineDesc {
             module,

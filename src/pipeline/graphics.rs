@@ -70,6 +70,7 @@ impl VertexBufferLayout {
 
 /// How to build a [`GraphicsPipeline`]. Start from [`new`](Self::new) and set fields.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct GraphicsPipelineDesc<'a> {
     /// Name in errors and validation messages (default: the modules' labels).
     pub label: String,
@@ -136,6 +137,172 @@ pub struct GraphicsPipelineDesc<'a> {
     /// [`ComputePipelineDesc::capture_statistics`](super::ComputePipelineDesc::capture_statistics);
     /// default false).
     pub capture_statistics: bool,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl<'a> GraphicsPipelineDesc<'a> {
+    /// Sets [`GraphicsPipelineDesc::label`](#structfield.label).
+    pub fn label(mut self, label: String) -> Self {
+        self.label = label;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::vertex`](#structfield.vertex).
+    pub fn vertex(mut self, vertex: &'a ShaderModule) -> Self {
+        self.vertex = vertex;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::vertex_entry`](#structfield.vertex_entry).
+    pub fn vertex_entry(mut self, vertex_entry: &'a str) -> Self {
+        self.vertex_entry = vertex_entry;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::geometry`](#structfield.geometry).
+    pub fn geometry(mut self, geometry: Option<&'a ShaderModule>) -> Self {
+        self.geometry = geometry;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::geometry_entry`](#structfield.geometry_entry).
+    pub fn geometry_entry(mut self, geometry_entry: &'a str) -> Self {
+        self.geometry_entry = geometry_entry;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::task`](#structfield.task).
+    pub fn task(mut self, task: Option<&'a ShaderModule>) -> Self {
+        self.task = task;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::task_entry`](#structfield.task_entry).
+    pub fn task_entry(mut self, task_entry: &'a str) -> Self {
+        self.task_entry = task_entry;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::mesh`](#structfield.mesh).
+    pub fn mesh(mut self, mesh: Option<&'a ShaderModule>) -> Self {
+        self.mesh = mesh;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::mesh_entry`](#structfield.mesh_entry).
+    pub fn mesh_entry(mut self, mesh_entry: &'a str) -> Self {
+        self.mesh_entry = mesh_entry;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::fragment`](#structfield.fragment).
+    pub fn fragment(mut self, fragment: Option<&'a ShaderModule>) -> Self {
+        self.fragment = fragment;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::fragment_entry`](#structfield.fragment_entry).
+    pub fn fragment_entry(mut self, fragment_entry: &'a str) -> Self {
+        self.fragment_entry = fragment_entry;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::vertex_buffers`](#structfield.vertex_buffers).
+    pub fn vertex_buffers(mut self, vertex_buffers: Vec<VertexBufferLayout>) -> Self {
+        self.vertex_buffers = vertex_buffers;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::color_formats`](#structfield.color_formats).
+    pub fn color_formats(mut self, color_formats: Vec<vk::Format>) -> Self {
+        self.color_formats = color_formats;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::depth_format`](#structfield.depth_format).
+    pub fn depth_format(mut self, depth_format: Option<vk::Format>) -> Self {
+        self.depth_format = depth_format;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::samples`](#structfield.samples).
+    pub fn samples(mut self, samples: vk::SampleCountFlags) -> Self {
+        self.samples = samples;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::topology`](#structfield.topology).
+    pub fn topology(mut self, topology: vk::PrimitiveTopology) -> Self {
+        self.topology = topology;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::polygon_mode`](#structfield.polygon_mode).
+    pub fn polygon_mode(mut self, polygon_mode: vk::PolygonMode) -> Self {
+        self.polygon_mode = polygon_mode;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::cull_mode`](#structfield.cull_mode).
+    pub fn cull_mode(mut self, cull_mode: vk::CullModeFlags) -> Self {
+        self.cull_mode = cull_mode;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::front_face`](#structfield.front_face).
+    pub fn front_face(mut self, front_face: vk::FrontFace) -> Self {
+        self.front_face = front_face;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::blend`](#structfield.blend).
+    pub fn blend(mut self, blend: BlendMode) -> Self {
+        self.blend = blend;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::color_blend`](#structfield.color_blend).
+    pub fn color_blend(mut self, color_blend: Vec<ColorBlendAttachment>) -> Self {
+        self.color_blend = color_blend;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::depth`](#structfield.depth).
+    pub fn depth(mut self, depth: DepthState) -> Self {
+        self.depth = depth;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::stencil`](#structfield.stencil).
+    pub fn stencil(mut self, stencil: StencilState) -> Self {
+        self.stencil = stencil;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::depth_bias`](#structfield.depth_bias).
+    pub fn depth_bias(mut self, depth_bias: Option<DepthBias>) -> Self {
+        self.depth_bias = depth_bias;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::spec`](#structfield.spec).
+    pub fn spec(mut self, spec: &'a [(u32, SpecValue)]) -> Self {
+        self.spec = spec;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::layout`](#structfield.layout).
+    pub fn layout(mut self, layout: Option<&'a PipelineLayoutDesc>) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Sets [`GraphicsPipelineDesc::capture_statistics`](#structfield.capture_statistics).
+    pub fn capture_statistics(mut self, capture_statistics: bool) -> Self {
+        self.capture_statistics = capture_statistics;
+        self
+    }
 }
 
 impl<'a> GraphicsPipelineDesc<'a> {

@@ -47,6 +47,7 @@ pub use graphics::{HotGraphicsDesc, HotGraphicsPipeline, HotTessellation};
 
 /// How a [`HotComputePipeline`] watches its source.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct HotDesc {
     /// The GLSL (`*.comp`) or HLSL (`*.comp.hlsl`) source.
     pub source: PathBuf,
@@ -54,6 +55,28 @@ pub struct HotDesc {
     pub entry: String,
     /// How often the watcher reads the source and the files it includes (default 100 ms).
     pub poll_interval: Duration,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl HotDesc {
+    /// Sets [`HotDesc::source`](#structfield.source).
+    pub fn source(mut self, source: PathBuf) -> Self {
+        self.source = source;
+        self
+    }
+
+    /// Sets [`HotDesc::entry`](#structfield.entry).
+    pub fn entry(mut self, entry: String) -> Self {
+        self.entry = entry;
+        self
+    }
+
+    /// Sets [`HotDesc::poll_interval`](#structfield.poll_interval).
+    pub fn poll_interval(mut self, poll_interval: Duration) -> Self {
+        self.poll_interval = poll_interval;
+        self
+    }
 }
 
 impl HotDesc {

@@ -11,6 +11,7 @@ use crate::device::Features;
 
 /// A colour blend equation (`VkPipelineColorBlendAttachmentState`'s factors and ops).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BlendMode {
     /// No blending: the fragment replaces the attachment.
     #[default]
@@ -25,6 +26,7 @@ pub enum BlendMode {
 
 /// Depth test and write (used only when the pipeline has a depth format).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DepthState {
     /// Depth test on.
     pub test: bool,
@@ -32,6 +34,28 @@ pub struct DepthState {
     pub write: bool,
     /// The depth comparison (LESS by default).
     pub compare: vk::CompareOp,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl DepthState {
+    /// Sets [`DepthState::test`](#structfield.test).
+    pub fn test(mut self, test: bool) -> Self {
+        self.test = test;
+        self
+    }
+
+    /// Sets [`DepthState::write`](#structfield.write).
+    pub fn write(mut self, write: bool) -> Self {
+        self.write = write;
+        self
+    }
+
+    /// Sets [`DepthState::compare`](#structfield.compare).
+    pub fn compare(mut self, compare: vk::CompareOp) -> Self {
+        self.compare = compare;
+        self
+    }
 }
 
 impl Default for DepthState {
@@ -48,11 +72,28 @@ impl Default for DepthState {
 /// Blending and write mask of one colour attachment
 /// ([`GraphicsPipelineDesc::color_blend`](super::GraphicsPipelineDesc::color_blend)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ColorBlendAttachment {
     /// The blend equation.
     pub blend: BlendMode,
     /// The components written (`colorWriteMask`; RGBA by default, empty to write none).
     pub write_mask: vk::ColorComponentFlags,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl ColorBlendAttachment {
+    /// Sets [`ColorBlendAttachment::blend`](#structfield.blend).
+    pub fn blend(mut self, blend: BlendMode) -> Self {
+        self.blend = blend;
+        self
+    }
+
+    /// Sets [`ColorBlendAttachment::write_mask`](#structfield.write_mask).
+    pub fn write_mask(mut self, write_mask: vk::ColorComponentFlags) -> Self {
+        self.write_mask = write_mask;
+        self
+    }
 }
 
 impl Default for ColorBlendAttachment {
@@ -70,6 +111,7 @@ impl Default for ColorBlendAttachment {
 /// state, 0 at every `begin_rendering` and set by
 /// [`Recorder::set_stencil_reference`](crate::Recorder::set_stencil_reference).
 #[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
 pub struct StencilState {
     /// Stencil test on (off by default).
     pub test: bool,
@@ -77,6 +119,28 @@ pub struct StencilState {
     pub front: vk::StencilOpState,
     /// Operations for back-facing primitives.
     pub back: vk::StencilOpState,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl StencilState {
+    /// Sets [`StencilState::test`](#structfield.test).
+    pub fn test(mut self, test: bool) -> Self {
+        self.test = test;
+        self
+    }
+
+    /// Sets [`StencilState::front`](#structfield.front).
+    pub fn front(mut self, front: vk::StencilOpState) -> Self {
+        self.front = front;
+        self
+    }
+
+    /// Sets [`StencilState::back`](#structfield.back).
+    pub fn back(mut self, back: vk::StencilOpState) -> Self {
+        self.back = back;
+        self
+    }
 }
 
 impl StencilState {
@@ -94,6 +158,7 @@ impl StencilState {
 /// against shadow acne in a shadow map's depth pass. A non-zero `clamp` needs the
 /// `depthBiasClamp` feature.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct DepthBias {
     /// Constant depth added to each fragment.
     pub constant_factor: f32,
@@ -101,6 +166,28 @@ pub struct DepthBias {
     pub clamp: f32,
     /// Factor of the fragment's depth slope.
     pub slope_factor: f32,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl DepthBias {
+    /// Sets [`DepthBias::constant_factor`](#structfield.constant_factor).
+    pub fn constant_factor(mut self, constant_factor: f32) -> Self {
+        self.constant_factor = constant_factor;
+        self
+    }
+
+    /// Sets [`DepthBias::clamp`](#structfield.clamp).
+    pub fn clamp(mut self, clamp: f32) -> Self {
+        self.clamp = clamp;
+        self
+    }
+
+    /// Sets [`DepthBias::slope_factor`](#structfield.slope_factor).
+    pub fn slope_factor(mut self, slope_factor: f32) -> Self {
+        self.slope_factor = slope_factor;
+        self
+    }
 }
 
 /// The blend states of `count` colour attachments: `per` (one per attachment, in order) or,

@@ -9,17 +9,17 @@
 //!
 //! ```no_run
 //! # fn demo(window: std::sync::Arc<winit::window::Window>) -> kiln::Result<()> {
-//! let device = kiln::Device::with_desc(&kiln::DeviceDesc {
-//!     instance_extensions: kiln::window::surface_extensions(&*window)?,
-//!     ..Default::default()
-//! })?;
+//! let device = kiln::Device::with_desc(
+//!     &kiln::DeviceDesc::default()
+//!         .instance_extensions(kiln::window::surface_extensions(&*window)?),
+//! )?;
 //! let mut presenter = kiln::window::Presenter::new(&device, window.clone(), &Default::default())?;
 //! let size = window.inner_size();
 //! presenter.frame(&device, [size.width, size.height], |r, frame| {
-//!     r.begin_rendering(&kiln::RenderingDesc {
-//!         color: &[kiln::ColorAttachment::clear(frame.target, [0.1, 0.2, 0.3, 1.0])],
-//!         depth: None,
-//!     })?;
+//!     r.begin_rendering(&kiln::RenderingDesc::new(&[kiln::ColorAttachment::clear(
+//!         frame.target,
+//!         [0.1, 0.2, 0.3, 1.0],
+//!     )]))?;
 //!     r.end_rendering()
 //! })?;
 //! # Ok(()) }

@@ -16,6 +16,7 @@ use crate::queue::{self, Batch, RecordOptions};
 
 /// Options for [`Presenter::new`].
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct PresenterDesc {
     /// Frames the CPU may record ahead of the GPU (each has its own command buffer, fence
     /// and acquire semaphore). At least 1.
@@ -25,6 +26,28 @@ pub struct PresenterDesc {
     /// Surface formats in order of preference; the first supported one is used, else the
     /// surface's first.
     pub preferred_formats: Vec<vk::Format>,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl PresenterDesc {
+    /// Sets [`PresenterDesc::frames_in_flight`](#structfield.frames_in_flight).
+    pub fn frames_in_flight(mut self, frames_in_flight: usize) -> Self {
+        self.frames_in_flight = frames_in_flight;
+        self
+    }
+
+    /// Sets [`PresenterDesc::vsync`](#structfield.vsync).
+    pub fn vsync(mut self, vsync: bool) -> Self {
+        self.vsync = vsync;
+        self
+    }
+
+    /// Sets [`PresenterDesc::preferred_formats`](#structfield.preferred_formats).
+    pub fn preferred_formats(mut self, preferred_formats: Vec<vk::Format>) -> Self {
+        self.preferred_formats = preferred_formats;
+        self
+    }
 }
 
 impl Default for PresenterDesc {
@@ -49,6 +72,7 @@ pub struct Frame<'f> {
 
 /// What happened to a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FrameStatus {
     /// Rendered and queued for presentation.
     Presented,

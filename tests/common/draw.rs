@@ -83,10 +83,9 @@ pub fn draw_quad(
         .unwrap();
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(pipeline)?;
             r.bind_set(0, set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;

@@ -28,10 +28,7 @@ use kiln::{Device, DeviceDesc, ValidationReport};
 /// A device with validation forced on. Fails (never skips) with a clear message when no
 /// device or no validation layer is installed.
 pub fn device() -> Device {
-    device_with(DeviceDesc {
-        validation: Some(true),
-        ..Default::default()
-    })
+    device_with(DeviceDesc::default().validation(Some(true)))
 }
 
 /// [`device`], where every queue kind the device has no queue of its own for gets an
@@ -39,39 +36,36 @@ pub fn device() -> Device {
 /// with their own timelines on the one `VkQueue`; on a GPU with dedicated queues, the same
 /// as [`device`].
 pub fn emulated_device() -> Device {
-    device_with(DeviceDesc {
-        validation: Some(true),
-        emulate_queues: true,
-        ..Default::default()
-    })
+    device_with(
+        DeviceDesc::default()
+            .validation(Some(true))
+            .emulate_queues(true),
+    )
 }
 
 /// [`device`] with a fault injector (`DeviceDesc::faults`, test-only): the calls it arms
 /// fail with the chosen `VkResult` (see `kiln::__private::FaultInjector`).
 pub fn faulty_device(faults: &std::sync::Arc<kiln::__private::FaultInjector>) -> Device {
-    device_with(DeviceDesc {
-        validation: Some(true),
-        faults: Some(faults.clone()),
-        ..Default::default()
-    })
+    device_with(
+        DeviceDesc::default()
+            .validation(Some(true))
+            .faults(Some(faults.clone())),
+    )
 }
 
 /// [`emulated_device`] with a fault injector (see [`faulty_device`]).
 pub fn faulty_emulated_device(faults: &std::sync::Arc<kiln::__private::FaultInjector>) -> Device {
-    device_with(DeviceDesc {
-        validation: Some(true),
-        emulate_queues: true,
-        faults: Some(faults.clone()),
-        ..Default::default()
-    })
+    device_with(
+        DeviceDesc::default()
+            .validation(Some(true))
+            .emulate_queues(true)
+            .faults(Some(faults.clone())),
+    )
 }
 
 /// A device of `desc` with validation forced on (as [`device`]).
 pub fn device_with_desc(desc: DeviceDesc) -> Device {
-    device_with(DeviceDesc {
-        validation: Some(true),
-        ..desc
-    })
+    device_with(desc.validation(Some(true)))
 }
 
 fn device_with(desc: DeviceDesc) -> Device {

@@ -432,10 +432,7 @@ fn acceleration_structure_inputs_are_coded_errors_before_vulkan() {
     let both = vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE
         | vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_BUILD;
     fails(
-        device.acceleration_structure(&Desc {
-            flags: both,
-            ..Desc::bottom_level("b", &[ok])
-        }),
+        device.acceleration_structure(&Desc::bottom_level("b", &[ok]).flags(both)),
         "KILN-E170",
         "PREFER_FAST_BUILD",
     );
@@ -500,10 +497,9 @@ fn acceleration_structure_inputs_are_coded_errors_before_vulkan() {
         .unwrap();
     fails(
         device.execute(|r| {
-            r.begin_rendering(&kiln::RenderingDesc {
-                color: &[kiln::ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&kiln::RenderingDesc::new(&[kiln::ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             r.build_acceleration_structure(&blas)
         }),
         "KILN-E283",
@@ -598,10 +594,7 @@ fn a_draw_ray_queries_structures_built_earlier_in_its_recording_without_a_split(
     let (splits, uncovered) = device
         .execute(|r| {
             r.build_acceleration_structures(&[&scene.tlas, &scene.blas])?;
-            r.begin_rendering(&kiln::RenderingDesc {
-                color: &color,
-                depth: None,
-            })?;
+            r.begin_rendering(&kiln::RenderingDesc::new(&color))?;
             r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.draw(3, 1, 0, 0)?;

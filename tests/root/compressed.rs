@@ -35,10 +35,8 @@ fn expected(x: u32, y: u32) -> u32 {
 }
 
 fn bc1(device: &Device, mips: u32) -> kiln::Result<kiln::Image> {
-    device.image(&ImageDesc {
-        mip_levels: mips,
-        ..ImageDesc::texture("bc1", 8, 8, vk::Format::BC1_RGBA_UNORM_BLOCK)
-    })
+    device
+        .image(&ImageDesc::texture("bc1", 8, 8, vk::Format::BC1_RGBA_UNORM_BLOCK).mip_levels(mips))
 }
 
 #[test]

@@ -295,20 +295,19 @@ fn ten_thousand_sets_free_half_allocate_again() {
 fn buffer_range_beyond_device_limit_is_an_error() {
     // NVIDIA's maxStorageBufferRange (4 GiB - 1) is above its maxMemoryAllocationSize
     // (0xffe00000): the buffer needs the documented opt-in (else KILN-E162).
-    let device = common::device_with_desc(kiln::DeviceDesc {
-        allocations_beyond_limit: true,
-        ..Default::default()
-    });
+    let device =
+        common::device_with_desc(kiln::DeviceDesc::default().allocations_beyond_limit(true));
     let p = vector_add(&device);
     let limit = device.limits().max_storage_buffer_range as u64;
     // lavapipe: 128 MiB; NVIDIA: 4 GiB - 1 (a 4 GiB buffer bound whole is the classic case).
     let big = device
-        .buffer(&kiln::BufferDesc {
-            label: "too big",
-            size: limit + 4,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: kiln::MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &kiln::BufferDesc::default()
+                .label("too big")
+                .size(limit + 4)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(kiln::MemoryLocation::GpuOnly),
+        )
         .unwrap();
     let mut set = p.descriptor_set(0).unwrap();
     let err = set.write_buffer(0, &big).unwrap_err();

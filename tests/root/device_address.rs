@@ -57,12 +57,13 @@ fn buffer_reference_shader_reads_and_writes_through_push_constant_addresses() {
 fn device_address_needs_the_usage_and_buffers_stay_within_max_buffer_size() {
     let device = device();
     let indirect_only = device
-        .buffer(&BufferDesc {
-            label: "args only",
-            size: 64,
-            usage: vk::BufferUsageFlags::INDIRECT_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("args only")
+                .size(64)
+                .usage(vk::BufferUsageFlags::INDIRECT_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap();
     let e = indirect_only.device_address().unwrap_err();
     assert_eq!(e.code(), "KILN-E158", "{e}");
@@ -71,12 +72,13 @@ fn device_address_needs_the_usage_and_buffers_stay_within_max_buffer_size() {
     let max = device.compute_properties().max_buffer_size;
     if max < u64::MAX {
         let e = device
-            .buffer(&BufferDesc {
-                label: "too big",
-                size: max + 1,
-                usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                location: MemoryLocation::GpuOnly,
-            })
+            .buffer(
+                &BufferDesc::default()
+                    .label("too big")
+                    .size(max + 1)
+                    .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                    .location(MemoryLocation::GpuOnly),
+            )
             .unwrap_err();
         assert_eq!(e.code(), "KILN-E159", "{e}");
         assert!(e.to_string().contains(&max.to_string()), "{e}");
@@ -120,20 +122,18 @@ fn a_buffer_beyond_the_descriptor_range_is_filled_and_summed_through_its_address
     // (E162), allowed with the documented opt-in (NVIDIA allocates beyond it).
     let device = if can && big > p.max_memory_allocation_size {
         let e = device
-            .buffer(&BufferDesc {
-                label: "big",
-                size: big,
-                usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                location: MemoryLocation::GpuOnly,
-            })
+            .buffer(
+                &BufferDesc::default()
+                    .label("big")
+                    .size(big)
+                    .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                    .location(MemoryLocation::GpuOnly),
+            )
             .unwrap_err();
         assert_eq!(e.code(), "KILN-E162", "{e}");
         assert!(e.to_string().contains("allocations_beyond_limit"), "{e}");
         assert_clean(&device);
-        common::device_with_desc(kiln::DeviceDesc {
-            allocations_beyond_limit: true,
-            ..Default::default()
-        })
+        common::device_with_desc(kiln::DeviceDesc::default().allocations_beyond_limit(true))
     } else {
         device
     };
@@ -149,12 +149,13 @@ fn a_buffer_beyond_the_descriptor_range_is_filled_and_summed_through_its_address
     assert!(bytes > p.max_storage_buffer_range as u64);
     let n = bytes / 4;
     let data = device
-        .buffer(&BufferDesc {
-            label: "big",
-            size: bytes,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("big")
+                .size(bytes)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap();
     let groups = p.max_compute_work_group_count[0].min(2048);
     let threads = groups as usize * 256;

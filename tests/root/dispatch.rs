@@ -55,12 +55,13 @@ fn dispatch_indirect_reads_counts_a_dispatch_wrote() {
         )
         .unwrap();
     let args = device
-        .buffer(&BufferDesc {
-            label: "args",
-            size: 32,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("args")
+                .size(32)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap();
     args.upload(&[0u32; 8]).unwrap();
     let out = device

@@ -50,10 +50,10 @@ fn culling_winding_and_topology_change_between_draws_and_a_bind_resets_them() {
     let (a, b) = (target(&device, "a"), target(&device, "b"));
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&a, [0.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &a,
+                [0.0, 0.0, 0.0, 1.0],
+            )]))?;
             r.bind_pipeline(&p)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.push(0, &GREEN)?;
@@ -63,10 +63,10 @@ fn culling_winding_and_topology_change_between_draws_and_a_bind_resets_them() {
             r.set_front_face(vk::FrontFace::CLOCKWISE)?;
             r.draw(3, 1, 6, 0)?;
             r.end_rendering()?;
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&b, [0.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &b,
+                [0.0, 0.0, 0.0, 1.0],
+            )]))?;
             r.set_cull_mode(vk::CullModeFlags::FRONT_AND_BACK)?;
             r.bind_pipeline(&p)?; // the same pipeline: its state again
             r.draw(3, 1, 0, 0)?;
@@ -120,10 +120,10 @@ fn the_depth_test_changes_between_draws() {
     // Each column: green at depth 0 first, then red at the same depth.
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&color, [0.0, 0.0, 0.0, 1.0])],
-                depth: Some(DepthAttachment::clear(&depth, 1.0)),
-            })?;
+            r.begin_rendering(
+                &RenderingDesc::new(&[ColorAttachment::clear(&color, [0.0, 0.0, 0.0, 1.0])])
+                    .depth(Some(DepthAttachment::clear(&depth, 1.0))),
+            )?;
             r.bind_pipeline(&p)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             for (i, set) in [

@@ -42,8 +42,8 @@ fn storage_buffer_length_overflow_is_e156_not_a_panic() {
 type Range = (vk::ShaderStageFlags, u32, u32);
 
 fn layout_with_ranges(ranges: &[(vk::ShaderStageFlags, u32, u32)]) -> PipelineLayoutDesc {
-    PipelineLayoutDesc {
-        push_constant_ranges: ranges
+    PipelineLayoutDesc::default().push_constant_ranges(
+        ranges
             .iter()
             .map(|&(stages, offset, size)| PushConstantRange {
                 stages,
@@ -51,8 +51,7 @@ fn layout_with_ranges(ranges: &[(vk::ShaderStageFlags, u32, u32)]) -> PipelineLa
                 size,
             })
             .collect(),
-        ..Default::default()
-    }
+    )
 }
 
 /// Was: overflow panic (offset + size) in `Device::pipeline_layout`, and validation errors
@@ -180,16 +179,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
     let m = kiln::include_spirv!("vector_add.comp").unwrap();
     let reflected = PipelineLayoutDesc::from_stages(&[(&m, "main")]).unwrap();
     let with = |layout: &PipelineLayoutDesc| {
-        device.compute_pipeline_with(&ComputePipelineDesc {
-            module: &m,
-            entry: "main",
-            spec: &[],
-            layout: Some(layout),
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-            capture_statistics: false,
-        })
+        device.compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").layout(Some(layout)))
     };
     assert_eq!(code(with(&PipelineLayoutDesc::default())), "KILN-E058");
     // Same bindings, but visible to the fragment stage only.
@@ -209,10 +199,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
             .collect(),
         vk::DescriptorSetLayoutCreateFlags::empty(),
     );
-    let wrong_stage = PipelineLayoutDesc {
-        sets,
-        ..wrong_stage
-    };
+    let wrong_stage = wrong_stage.sets(sets);
     assert_eq!(code(with(&wrong_stage)), "KILN-E058");
     // Uniform instead of storage at binding 1.
     let mut sets = reflected.sets.clone();
@@ -230,10 +217,7 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
             .collect(),
         vk::DescriptorSetLayoutCreateFlags::empty(),
     );
-    let wrong_type = PipelineLayoutDesc {
-        sets,
-        ..reflected.clone()
-    };
+    let wrong_type = reflected.clone().sets(sets);
     assert_eq!(code(with(&wrong_type)), "KILN-E058");
     // A wider layout (all stages) is a superset and works.
     let wide = reflected.with_visibility(0, kiln::Visibility::All);
@@ -242,16 +226,8 @@ fn compute_pipeline_with_a_layout_that_does_not_cover_the_shader_is_e058() {
     let saxpy = kiln::include_spirv!("saxpy.comp").unwrap();
     let mut no_push = PipelineLayoutDesc::from_stages(&[(&saxpy, "main")]).unwrap();
     no_push.push_constant_ranges.clear();
-    let r = device.compute_pipeline_with(&ComputePipelineDesc {
-        module: &saxpy,
-        entry: "main",
-        spec: &[],
-        layout: Some(&no_push),
-        required_subgroup_size: None,
-        full_subgroups: false,
-        push_descriptor_set: None,
-        capture_statistics: false,
-    });
+    let r = device
+        .compute_pipeline_with(&ComputePipelineDesc::new(&saxpy, "main").layout(Some(&no_push)));
     assert_eq!(code(r), "KILN-E058");
     assert_clean(&device);
 }
@@ -262,16 +238,7 @@ fn specialization_values_twice_or_of_the_wrong_size_are_e060() {
     let device = device();
     let m = kiln::include_spirv!("test/spec_fill.comp").unwrap();
     let make = |spec: &[(u32, SpecValue)]| {
-        device.compute_pipeline_with(&ComputePipelineDesc {
-            module: &m,
-            entry: "main",
-            spec,
-            layout: None,
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-            capture_statistics: false,
-        })
+        device.compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").spec(spec))
     };
     assert_eq!(
         code(make(&[(0, SpecValue::U32(32)), (0, SpecValue::U32(64))])),
@@ -319,21 +286,21 @@ fn bad_copies_fail_the_submission_with_a_code_and_record_nothing() {
 
 #[test]
 fn kiln_device_matching_nothing_is_e102_listing_the_devices() {
-    let e = kiln::Device::with_desc(&kiln::DeviceDesc {
-        validation: Some(true),
-        device: Some("no-such-gpu-xyz".into()),
-        ..Default::default()
-    })
+    let e = kiln::Device::with_desc(
+        &kiln::DeviceDesc::default()
+            .validation(Some(true))
+            .device(Some("no-such-gpu-xyz".into())),
+    )
     .unwrap_err();
     assert_eq!(e.code(), "KILN-E102");
     let s = e.to_string();
     assert!(s.contains("no-such-gpu-xyz") && s.contains("0: "), "{s}");
     // An index past the end is no match either.
-    let e = kiln::Device::with_desc(&kiln::DeviceDesc {
-        validation: Some(true),
-        device: Some("999".into()),
-        ..Default::default()
-    })
+    let e = kiln::Device::with_desc(
+        &kiln::DeviceDesc::default()
+            .validation(Some(true))
+            .device(Some("999".into())),
+    )
     .unwrap_err();
     assert_eq!(e.code(), "KILN-E102");
     // And the process goes on: a normal device still works.
@@ -419,20 +386,18 @@ fn a_single_allocation_beyond_the_heap_is_an_error_and_the_device_continues() {
     // (E159) where that is below the heap (Mesa 25's lavapipe: 4 GiB of a host-sized
     // heap), else the heap (E154; Mesa 22.3's lavapipe, the H200's 1 TiB maxBufferSize).
     // Opting in to allocations beyond maxMemoryAllocationSize so that it is not E162.
-    let device = device_with_desc(kiln::DeviceDesc {
-        allocations_beyond_limit: true,
-        ..Default::default()
-    });
+    let device = device_with_desc(kiln::DeviceDesc::default().allocations_beyond_limit(true));
     let heaps = device.heap_usage();
     let biggest = heaps.iter().map(|h| h.size).max().unwrap();
     let size = biggest + (1 << 20);
     let err = device
-        .buffer(&kiln::BufferDesc {
-            label: "huge",
-            size,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: kiln::MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &kiln::BufferDesc::default()
+                .label("huge")
+                .size(size)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(kiln::MemoryLocation::GpuOnly),
+        )
         .unwrap_err();
     let max_buffer = device.compute_properties().max_buffer_size;
     let want = if size > max_buffer {
@@ -460,12 +425,13 @@ fn a_buffer_beyond_max_memory_allocation_size_is_e162() {
         p.max_buffer_size
     );
     let err = device
-        .buffer(&kiln::BufferDesc {
-            label: "one too many",
-            size,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: kiln::MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &kiln::BufferDesc::default()
+                .label("one too many")
+                .size(size)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(kiln::MemoryLocation::GpuOnly),
+        )
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E162", "{err}");
     let text = err.to_string();
@@ -486,12 +452,13 @@ fn allocate_until_the_heap_is_full_then_free_and_continue() {
     let chunk = 256u64 << 20;
     let mut held = Vec::new();
     let err = loop {
-        match device.buffer(&kiln::BufferDesc {
-            label: "filler",
-            size: chunk,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: kiln::MemoryLocation::GpuOnly,
-        }) {
+        match device.buffer(
+            &kiln::BufferDesc::default()
+                .label("filler")
+                .size(chunk)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(kiln::MemoryLocation::GpuOnly),
+        ) {
             Ok(b) => held.push(b),
             Err(e) => break e,
         }
@@ -562,30 +529,16 @@ fn limits_are_errors_not_validation_messages() {
     let spec = kiln::include_spirv!("test/spec_fill.comp").unwrap();
     let too_big = l.max_compute_work_group_invocations + 1;
     let e = device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            module: &spec,
-            entry: "main",
-            spec: &[(0, SpecValue::U32(too_big))],
-            layout: None,
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-            capture_statistics: false,
-        })
+        .compute_pipeline_with(
+            &ComputePipelineDesc::new(&spec, "main").spec(&[(0, SpecValue::U32(too_big))]),
+        )
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E054", "{e}");
     // The same module with a legal size works, and the size is honoured.
     let p = device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            module: &spec,
-            entry: "main",
-            spec: &[(0, SpecValue::U32(48))],
-            layout: None,
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-            capture_statistics: false,
-        })
+        .compute_pipeline_with(
+            &ComputePipelineDesc::new(&spec, "main").spec(&[(0, SpecValue::U32(48))]),
+        )
         .unwrap();
     assert_eq!(p.workgroup_size(), [48, 1, 1]);
     let out = device.storage_buffer::<u32>("v", 100).unwrap();

@@ -15,10 +15,7 @@ use kiln::{
 };
 
 fn captured(device: &Device, module: &ShaderModule) -> kiln::Result<kiln::ComputePipeline> {
-    device.compute_pipeline_with(&ComputePipelineDesc {
-        capture_statistics: true,
-        ..ComputePipelineDesc::new(module, "main")
-    })
+    device.compute_pipeline_with(&ComputePipelineDesc::new(module, "main").capture_statistics(true))
 }
 
 fn print(what: &str, execs: &[PipelineExecutable]) {
@@ -131,15 +128,13 @@ fn graphics_statistics_or_the_missing_feature_error() {
     let fs = kiln::include_spirv!("test/flat.frag").unwrap();
     let img = target(&device, 4, 4);
     assert_eq!(img.format(), RGBA8);
-    let desc = GraphicsPipelineDesc {
-        capture_statistics: true,
-        ..GraphicsPipelineDesc::new(&vs, &fs)
-            .vertex_buffer(VertexBufferLayout::packed(&[(
-                0,
-                vk::Format::R32G32_SFLOAT,
-            )]))
-            .targets(&[&img], None)
-    };
+    let desc = GraphicsPipelineDesc::new(&vs, &fs)
+        .vertex_buffer(VertexBufferLayout::packed(&[(
+            0,
+            vk::Format::R32G32_SFLOAT,
+        )]))
+        .targets(&[&img], None)
+        .capture_statistics(true);
     let r = device.graphics_pipeline(&desc);
     if !device.features().pipeline_executable_info {
         assert_eq!(code(r), "KILN-E267");
@@ -154,10 +149,7 @@ fn graphics_statistics_or_the_missing_feature_error() {
         vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT,
     );
     let plain = device
-        .graphics_pipeline(&GraphicsPipelineDesc {
-            capture_statistics: false,
-            ..desc
-        })
+        .graphics_pipeline(&desc.capture_statistics(false))
         .unwrap();
     assert_eq!(code(plain.executable_statistics()), "KILN-E268");
     assert_clean(&device);

@@ -239,10 +239,7 @@ fn a_stage_only_e204_names_the_call_and_that_call_shares_the_set() {
         .unwrap()
         .with_visibility(0, Visibility::Stages(both));
     let wide_pipeline = device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            layout: Some(&wide),
-            ..ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").layout(Some(&wide)))
         .unwrap();
     let data = [1.0f32, 2.0, 3.0];
     let (a, b) = (
@@ -268,10 +265,7 @@ fn a_stage_only_e204_names_the_call_and_that_call_shares_the_set() {
     // Following the hint: the other pipeline gets the same widened layout, and the set
     // made for the wide pipeline binds to it.
     let second = device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            layout: Some(&wide),
-            ..ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").layout(Some(&wide)))
         .unwrap();
     let wide_set = add::set(&wide_pipeline, &a, &b, &c);
     device
@@ -304,21 +298,17 @@ fn storage_buffer_with_adds_usage_and_descriptions_have_starting_points() {
     set.write_buffer(0, &both).unwrap();
 
     let buf = device
-        .buffer(&BufferDesc {
-            label: "from-default",
-            size: 256,
-            ..Default::default()
-        })
+        .buffer(&BufferDesc::default().label("from-default").size(256))
         .unwrap();
     assert_eq!(buf.size(), 256);
     assert!(buf.usage().contains(vk::BufferUsageFlags::STORAGE_BUFFER));
     let img = device
-        .image(&ImageDesc {
-            label: "from-default",
-            width: 8,
-            height: 4,
-            ..Default::default()
-        })
+        .image(
+            &ImageDesc::default()
+                .label("from-default")
+                .width(8)
+                .height(4),
+        )
         .unwrap();
     assert_eq!(
         (img.width(), img.height(), img.format(), img.mip_levels()),

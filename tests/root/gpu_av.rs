@@ -9,14 +9,14 @@ use common::{assert_report_clean, device_with_desc, semaphore_state_timeout};
 use kiln::{vk, Device, DeviceDesc, LayerFeatures};
 
 fn gpu_av_device() -> Device {
-    device_with_desc(DeviceDesc {
-        layer_features: Some(LayerFeatures {
-            gpu_assisted: true,
-            shader_printf: false,
-            synchronization: true,
-        }),
-        ..Default::default()
-    })
+    device_with_desc(
+        DeviceDesc::default().layer_features(Some(
+            LayerFeatures::default()
+                .gpu_assisted(true)
+                .shader_printf(false)
+                .synchronization(true),
+        )),
+    )
 }
 
 /// The 1-based line of `source` holding `marker`.

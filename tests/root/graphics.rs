@@ -24,10 +24,10 @@ fn clear_color_exact_pixels() {
     device
         .execute(|r| {
             // 0.4 * 255 = 102, 0.8 * 255 = 204: exact in UNORM8.
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0, 0.4, 0.8, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img,
+                [0.0, 0.4, 0.8, 1.0],
+            )]))?;
             r.end_rendering()
         })
         .unwrap();
@@ -64,10 +64,10 @@ fn flat_triangle_centre_and_corner_exact() {
         .unwrap();
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img,
+                [0.0, 0.0, 0.0, 1.0],
+            )]))?;
             r.bind_pipeline(&pipeline)?;
             // 0.2 * 255 = 51, 0.6 * 255 = 153: exact in UNORM8.
             r.push(0, &[1.0f32, 0.2, 0.6, 1.0])?;
@@ -114,10 +114,10 @@ fn additive_blend_exact_pixels() {
         .unwrap();
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.2, 0.2, 0.2, 0.2])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img,
+                [0.2, 0.2, 0.2, 0.2],
+            )]))?;
             r.bind_pipeline(&pipeline)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             // Drawn twice: red 0.2 (clear) + 0.2 + 0.2 = 0.6, green 0.2 + 0.4 = 0.6.
@@ -246,10 +246,7 @@ fn recording_errors_are_coded() {
     let pipeline = flat_pipeline(&device, RGBA8).unwrap();
     let img = target(&device, 4, 4);
     let cleared = [ColorAttachment::clear(&img, [0.0; 4])];
-    let clear = RenderingDesc {
-        color: &cleared,
-        depth: None,
-    };
+    let clear = RenderingDesc::new(&cleared);
     let plain = add::storage(&device, "not a vertex buffer", &[0f32; 6]);
     let err = device
         .execute(|r| {
@@ -313,10 +310,9 @@ fn recording_errors_are_coded() {
         .unwrap();
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&texture, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &texture, [0.0; 4],
+            )]))?;
             r.end_rendering()
         })
         .unwrap_err();
@@ -324,10 +320,10 @@ fn recording_errors_are_coded() {
     // The device still works after the failed recordings.
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img,
+                [1.0, 0.0, 0.0, 1.0],
+            )]))?;
             r.end_rendering()
         })
         .unwrap();

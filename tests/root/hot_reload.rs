@@ -57,10 +57,7 @@ fn equal_layouts_swap_changed_layouts_and_compile_errors_change_nothing() {
     std::fs::write(&src, shader(1)).unwrap();
     let mut hot = HotComputePipeline::new(
         &device,
-        &HotDesc {
-            poll_interval: Duration::from_millis(20),
-            ..HotDesc::new(&src)
-        },
+        &HotDesc::new(&src).poll_interval(Duration::from_millis(20)),
     )
     .unwrap();
     let out = device.storage_buffer::<u32>("out", 64).unwrap();
@@ -177,10 +174,7 @@ fn an_edited_include_reloads_the_shader_that_includes_it() {
     .unwrap();
     let mut hot = HotComputePipeline::new(
         &device,
-        &HotDesc {
-            poll_interval: Duration::from_millis(20),
-            ..HotDesc::new(&src)
-        },
+        &HotDesc::new(&src).poll_interval(Duration::from_millis(20)),
     )
     .unwrap();
     let mut watched = hot.watched();

@@ -42,11 +42,9 @@ fn arrays_cubes_and_volumes_round_trip_and_sample_every_layer() {
     let volume = make(&device, ImageDesc::volume("volume", 2, 2, 4, RGBA8));
     let line = make(
         &device,
-        ImageDesc {
-            view_type: vk::ImageViewType::TYPE_1D_ARRAY,
-            array_layers: 2,
-            ..ImageDesc::texture("line", 16, 1, RGBA8)
-        },
+        ImageDesc::texture("line", 16, 1, RGBA8)
+            .view_type(vk::ImageViewType::TYPE_1D_ARRAY)
+            .array_layers(2),
     );
     for (image, planes) in [(&cube, 6), (&array, 3), (&volume, 4), (&line, 2)] {
         let (w, h) = (image.width(), image.height());
@@ -148,10 +146,7 @@ fn mip_generation_errors_are_coded() {
     let found = found.split("gives it").nth(1).unwrap_or_default();
     assert!(!found.contains("SAMPLED_IMAGE_FILTER_LINEAR"), "{err}");
     let depth = device
-        .image(&ImageDesc {
-            mip_levels: 2,
-            ..ImageDesc::depth_target("depth", 4, 4, vk::Format::D32_SFLOAT)
-        })
+        .image(&ImageDesc::depth_target("depth", 4, 4, vk::Format::D32_SFLOAT).mip_levels(2))
         .unwrap();
     let err = device.execute(|r| r.generate_mips(&depth)).unwrap_err();
     assert_eq!(err.code(), "KILN-E180", "{err}");
@@ -176,11 +171,11 @@ fn a_4x_target_resolves_its_edges_to_averages() {
     let x4 = vk::SampleCountFlags::TYPE_4;
     let (w, h) = (16u32, 16u32);
     let msaa = device
-        .image(&ImageDesc {
-            samples: x4,
-            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT,
-            ..ImageDesc::color_target("msaa", w, h, RGBA8)
-        })
+        .image(
+            &ImageDesc::color_target("msaa", w, h, RGBA8)
+                .samples(x4)
+                .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT),
+        )
         .unwrap();
     let resolved = device
         .image(&ImageDesc::color_target("resolved", w, h, RGBA8))
@@ -196,12 +191,11 @@ fn a_4x_target_resolves_its_edges_to_averages() {
         .unwrap();
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[
-                    ColorAttachment::clear(&msaa, [0.0, 0.0, 0.0, 1.0]).resolve_into(&resolved)
-                ],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &msaa,
+                [0.0, 0.0, 0.0, 1.0],
+            )
+            .resolve_into(&resolved)]))?;
             r.bind_pipeline(&pipeline)?;
             r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
@@ -230,10 +224,7 @@ fn multisample_errors_are_coded() {
     let device = device();
     let x4 = vk::SampleCountFlags::TYPE_4;
     let msaa = device
-        .image(&ImageDesc {
-            samples: x4,
-            ..ImageDesc::color_target("msaa", 8, 8, RGBA8)
-        })
+        .image(&ImageDesc::color_target("msaa", 8, 8, RGBA8).samples(x4))
         .unwrap();
     let single = device
         .image(&ImageDesc::color_target("single", 8, 8, RGBA8))
@@ -258,10 +249,7 @@ fn multisample_errors_are_coded() {
         "{err}"
     );
     let err = device
-        .image(&ImageDesc {
-            samples: vk::SampleCountFlags::TYPE_64,
-            ..ImageDesc::color_target("x64", 8, 8, RGBA8)
-        })
+        .image(&ImageDesc::color_target("x64", 8, 8, RGBA8).samples(vk::SampleCountFlags::TYPE_64))
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E180", "{err}");
     let vb = device
@@ -269,10 +257,7 @@ fn multisample_errors_are_coded() {
         .unwrap();
     let scope = |color: ColorAttachment, pipeline: Option<&kiln::GraphicsPipeline>| {
         device.execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[color],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[color]))?;
             if let Some(p) = pipeline {
                 r.bind_pipeline(p)?;
                 r.push(0, &[0.0f32; 4])?;
@@ -320,10 +305,7 @@ fn multisample_errors_are_coded() {
     // single-sampled, as it must be), and one image named twice.
     let two = |a: ColorAttachment, b: ColorAttachment| {
         device.execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[a, b],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[a, b]))?;
             r.end_rendering()
         })
     };
@@ -359,10 +341,10 @@ fn multisample_errors_are_coded() {
     let err = device
         .execute(|r| {
             for (i, img) in [&single, &bgra].into_iter().enumerate() {
-                r.begin_rendering(&RenderingDesc {
-                    color: &[clear(img)],
-                    depth: (i == 1).then(|| kiln::DepthAttachment::clear(&depth, 1.0)),
-                })?;
+                r.begin_rendering(
+                    &RenderingDesc::new(&[clear(img)])
+                        .depth((i == 1).then(|| kiln::DepthAttachment::clear(&depth, 1.0))),
+                )?;
                 r.bind_pipeline(&x1)?;
                 r.push(0, &[0.0f32; 4])?;
                 r.bind_vertex_buffer(0, &vb, 0)?;
@@ -377,10 +359,7 @@ fn multisample_errors_are_coded() {
     // A draw with the pipeline's vertex binding 0 unbound (VUID-vkCmdDraw-None-04007).
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[clear(&single)],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[clear(&single)]))?;
             r.bind_pipeline(&x1)?;
             r.push(0, &[0.0f32; 4])?;
             r.draw(3, 1, 0, 0)
@@ -404,10 +383,7 @@ fn image_descriptions_beyond_the_device_are_coded() {
             RGBA8,
         ),
         ImageDesc::cube("too big a cube", limits.max_image_dimension_cube + 1, RGBA8),
-        ImageDesc {
-            width: 8,
-            ..ImageDesc::cube("not square", 4, RGBA8)
-        },
+        ImageDesc::cube("not square", 4, RGBA8).width(8),
     ] {
         let err = device.image(&desc).unwrap_err();
         assert_eq!(err.code(), "KILN-E180", "{}: {err}", desc.label);
@@ -415,17 +391,16 @@ fn image_descriptions_beyond_the_device_are_coded() {
     }
     // A whole array image is not an attachment (one layer of it, through a view, is).
     let layers = device
-        .image(&ImageDesc {
-            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT,
-            ..ImageDesc::array("layers", 4, 4, 2, RGBA8)
-        })
+        .image(
+            &ImageDesc::array("layers", 4, 4, 2, RGBA8)
+                .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT),
+        )
         .unwrap();
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&layers, [0.0; 4])],
-                depth: None,
-            })
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &layers, [0.0; 4],
+            )]))
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E180", "{err}");
@@ -479,10 +454,9 @@ fn an_image_whose_view_the_shader_does_not_declare_is_e214() {
     let img = common::draw::target(&device, 8, 8);
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(&textured)?;
             r.bind_set(0, &quad)?;
             r.draw(0, 1, 0, 0)
@@ -502,21 +476,18 @@ fn faces_layers_and_mips_render_and_sample_through_views() {
     let device = device();
     let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
     let cube = device
-        .image(&ImageDesc {
-            usage,
-            ..ImageDesc::cube("faces", 4, RGBA8)
-        })
+        .image(&ImageDesc::cube("faces", 4, RGBA8).usage(usage))
         .unwrap();
     let faces: Vec<ImageView> = (0..6)
         .map(|f| cube.view_of(&ImageViewDesc::layer(f, 0)).unwrap())
         .collect();
     // Mip 1 of a two-mip texture is rendered; mip 0 keeps its upload.
     let mipped = device
-        .image(&ImageDesc {
-            usage,
-            mip_levels: 2,
-            ..ImageDesc::texture("mipped", 8, 8, RGBA8)
-        })
+        .image(
+            &ImageDesc::texture("mipped", 8, 8, RGBA8)
+                .usage(usage)
+                .mip_levels(2),
+        )
         .unwrap();
     mipped.upload(&shade(9).repeat(64)).unwrap();
     let mip1 = mipped.view_of(&ImageViewDesc::layer(0, 1)).unwrap();
@@ -530,16 +501,16 @@ fn faces_layers_and_mips_render_and_sample_through_views() {
     device
         .execute(|r| {
             for (f, view) in faces.iter().enumerate() {
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::view(view, shade_f(f as u32))],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::view(
+                    view,
+                    shade_f(f as u32),
+                )]))?;
                 r.end_rendering()?;
             }
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::view(&mip1, shade_f(7))],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::view(
+                &mip1,
+                shade_f(7),
+            )]))?;
             r.end_rendering()
         })
         .unwrap();
@@ -597,10 +568,9 @@ fn faces_layers_and_mips_render_and_sample_through_views() {
     whole.write_combined(0, &array, &sampler).unwrap();
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(&textured)?;
             r.bind_set(0, &whole)?;
             r.draw(0, 1, 0, 0)
@@ -615,10 +585,7 @@ fn view_errors_are_coded() {
     let device = device();
     let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
     let cube = device
-        .image(&ImageDesc {
-            usage,
-            ..ImageDesc::cube("cube", 4, RGBA8)
-        })
+        .image(&ImageDesc::cube("cube", 4, RGBA8).usage(usage))
         .unwrap();
     for (what, desc, text) in [
         (
@@ -629,10 +596,7 @@ fn view_errors_are_coded() {
         ("mip 1 of one mip", ImageViewDesc::layer(0, 1), "mips 1..+1"),
         (
             "a 3D view of a cube",
-            ImageViewDesc {
-                view_type: vk::ImageViewType::TYPE_3D,
-                ..ImageViewDesc::layer(0, 0)
-            },
+            ImageViewDesc::layer(0, 0).view_type(vk::ImageViewType::TYPE_3D),
             "not one Vulkan allows",
         ),
     ] {
@@ -644,10 +608,7 @@ fn view_errors_are_coded() {
     let face = cube.view_of(&ImageViewDesc::layer(0, 0)).unwrap();
     let scope = |c: ColorAttachment| {
         device.execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[c],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[c]))?;
             r.end_rendering()
         })
     };
@@ -659,10 +620,7 @@ fn view_errors_are_coded() {
         ),
         (
             "a view of another image",
-            ColorAttachment {
-                view: Some(&face),
-                ..ColorAttachment::clear(&other, [0.0; 4])
-            },
+            ColorAttachment::view(&face, [0.0; 4]).image(&other),
             "view is of `cube`",
         ),
     ] {

@@ -57,12 +57,13 @@ fn indirect_draws_read_the_commands_a_dispatch_wrote() {
         )
         .unwrap();
     let commands = device
-        .buffer(&BufferDesc {
-            label: "draw commands",
-            size: 28 * 4,
-            usage: vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("draw commands")
+                .size(28 * 4)
+                .usage(vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap();
     let mut set = writer.descriptor_set(0).unwrap();
     set.write_buffer(0, &commands).unwrap();
@@ -101,10 +102,10 @@ fn indirect_draws_read_the_commands_a_dispatch_wrote() {
                     r.push(0, &1u32)?;
                     r.dispatch(1, 1, 1)?;
                 }
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(img, [0.0, 0.0, 0.0, 1.0])],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    img,
+                    [0.0, 0.0, 0.0, 1.0],
+                )]))?;
                 r.bind_pipeline(&draw)?;
                 r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
                 r.bind_vertex_buffer(0, &vb, 0)?;
@@ -190,10 +191,10 @@ fn a_dispatch_rewriting_commands_a_draw_read_waits_for_the_draw() {
                     r.push(0, &3u32)?;
                     r.dispatch(1, 1, 1)?;
                 }
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(img, [0.0, 0.0, 0.0, 1.0])],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    img,
+                    [0.0, 0.0, 0.0, 1.0],
+                )]))?;
                 r.bind_pipeline(&draw)?;
                 r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
                 r.bind_vertex_buffer(0, &vb, 0)?;
@@ -238,10 +239,9 @@ fn indirect_draw_errors_are_coded() {
     let in_scope = |f: &Draw<'_>| {
         device
             .execute(|r| {
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    &img, [0.0; 4],
+                )]))?;
                 r.bind_pipeline(&draw)?;
                 r.push(0, &[0.0f32; 4])?;
                 r.bind_vertex_buffer(0, &vb, 0)?;
@@ -319,10 +319,10 @@ fn indirect_draw_errors_are_coded() {
     // zero draws draw nothing; both are recorded.
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img,
+                [0.0, 0.0, 0.0, 1.0],
+            )]))?;
             r.bind_pipeline(&draw)?;
             r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;

@@ -34,10 +34,8 @@ fn a_dispatch_reads_bytes_written_inline() {
         f.inline_uniform_block,
         f.inline_uniform_block_limits
     );
-    let made = device.compute_pipeline_with(&ComputePipelineDesc {
-        layout: Some(&layout),
-        ..ComputePipelineDesc::new(&m, "main")
-    });
+    let made =
+        device.compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").layout(Some(&layout)));
     if !f.inline_uniform_block {
         println!("inline uniform blocks: the coded-error path ran (no inlineUniformBlock)");
         let e = made.unwrap_err();
@@ -119,10 +117,7 @@ fn inline_uniform_block_errors_are_coded() {
         return;
     }
     let p = device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            layout: Some(&layout),
-            ..ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").layout(Some(&layout)))
         .unwrap();
     let mut set = p.descriptor_set(0).unwrap();
     let out = device.storage_buffer::<u32>("out", 4).unwrap();
@@ -189,13 +184,10 @@ fn inline_uniform_block_errors_are_coded() {
         })
         .collect();
     if many.len() as u32 > limits.max_per_stage {
-        let desc = PipelineLayoutDesc {
-            sets: vec![DescriptorSetLayoutDesc::new(
-                many,
-                vk::DescriptorSetLayoutCreateFlags::empty(),
-            )],
-            ..Default::default()
-        };
+        let desc = PipelineLayoutDesc::default().sets(vec![DescriptorSetLayoutDesc::new(
+            many,
+            vk::DescriptorSetLayoutCreateFlags::empty(),
+        )]);
         let e = device.pipeline_layout(&desc).unwrap_err();
         assert_eq!(e.code(), "KILN-E057", "{e}");
         assert!(e.to_string().contains("InlineUniformBlocks"), "{e}");

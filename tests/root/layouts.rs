@@ -67,16 +67,7 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
         .unwrap()
         .with_visibility(1, Visibility::All);
     let pc = device
-        .compute_pipeline_with(&kiln::ComputePipelineDesc {
-            module: &mb,
-            entry: "main",
-            spec: &[],
-            layout: Some(&wide),
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-            capture_statistics: false,
-        })
+        .compute_pipeline_with(&kiln::ComputePipelineDesc::new(&mb, "main").layout(Some(&wide)))
         .unwrap();
     assert_ne!(pc.layout().set_layouts()[1].id(), la.id());
     let err = device
@@ -126,16 +117,10 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
     assert_eq!(g.set_layouts()[0].desc().bindings()[0].stages, both);
     // The compute pipeline built on the widened layout runs with a set made for graphics.
     let pipeline = device
-        .compute_pipeline_with(&kiln::ComputePipelineDesc {
-            module: &comp,
-            entry: "main",
-            spec: &[],
-            layout: Some(&cmp.with_visibility(0, Visibility::Stages(both))),
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-            capture_statistics: false,
-        })
+        .compute_pipeline_with(
+            &kiln::ComputePipelineDesc::new(&comp, "main")
+                .layout(Some(&cmp.with_visibility(0, Visibility::Stages(both)))),
+        )
         .unwrap();
     let mut scene = device.descriptor_set(&g.set_layouts()[0], 0).unwrap();
     let mut ubo = [0.0f32; 20];
@@ -190,16 +175,7 @@ fn bindless_runtime_array_with_variable_count() {
         return;
     }
     let p = device
-        .compute_pipeline_with(&kiln::ComputePipelineDesc {
-            module: &m,
-            entry: "main",
-            spec: &[],
-            layout: Some(&desc),
-            required_subgroup_size: None,
-            full_subgroups: false,
-            push_descriptor_set: None,
-            capture_statistics: false,
-        })
+        .compute_pipeline_with(&kiln::ComputePipelineDesc::new(&m, "main").layout(Some(&desc)))
         .unwrap();
     let b = p.layout().set_layouts()[0]
         .desc()
@@ -407,17 +383,10 @@ fn samplers_are_interned_by_content() {
     let c = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
     assert_ne!(a.id(), c.id());
     // Floats compare by bits: -0.0 is another description.
-    let neg = SamplerDesc {
-        mip_lod_bias: -0.0,
-        ..Default::default()
-    };
+    let neg = SamplerDesc::default().mip_lod_bias(-0.0);
     assert_ne!(neg, SamplerDesc::default());
     assert_ne!(device.sampler(&neg).unwrap().id(), a.id());
-    let bad = SamplerDesc {
-        min_lod: 4.0,
-        max_lod: 1.0,
-        ..Default::default()
-    };
+    let bad = SamplerDesc::default().min_lod(4.0).max_lod(1.0);
     let err = device.sampler(&bad).unwrap_err();
     assert_eq!(err.code(), "KILN-E190", "{err}");
     assert_clean(&device);
@@ -567,10 +536,10 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
         .unwrap();
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img,
+                [0.0, 0.0, 0.0, 1.0],
+            )]))?;
             r.bind_pipeline(&pipeline)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             // One call for 64 bytes: kiln splits it into [0,16) VERTEX|FRAGMENT and
@@ -624,10 +593,7 @@ fn bindless_sampled_images_and_samplers() {
         return;
     }
     let p = device
-        .compute_pipeline_with(&kiln::ComputePipelineDesc {
-            layout: Some(&desc),
-            ..kiln::ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&kiln::ComputePipelineDesc::new(&m, "main").layout(Some(&desc)))
         .unwrap();
     let set_layout = &p.layout().set_layouts()[0];
     let (samplers, textures) = (

@@ -216,10 +216,9 @@ fn objects_of_another_device_are_e109() {
             r.copy_buffer_to_image(&texels_b, &img_a, 0)
         }),
         ("begin_rendering", &|r| {
-            r.begin_rendering(&kiln::RenderingDesc {
-                color: &[kiln::ColorAttachment::clear(&img_b, [0.0; 4])],
-                depth: None,
-            })
+            r.begin_rendering(&kiln::RenderingDesc::new(&[kiln::ColorAttachment::clear(
+                &img_b, [0.0; 4],
+            )]))
         }),
     ];
     for (what, case) in cases {
@@ -390,10 +389,7 @@ fn teardown_with_everything_dropped_is_silent() {
 fn teardown_frees_every_allocation_and_object() {
     // Breadcrumbs' marker rings (one 16 KiB allocation per queue, `device/breadcrumbs.rs`)
     // live as long as the device: off here, so that every allocation left is a leak.
-    let device = common::device_with_desc(kiln::DeviceDesc {
-        breadcrumbs: Some(false),
-        ..Default::default()
-    });
+    let device = common::device_with_desc(kiln::DeviceDesc::default().breadcrumbs(Some(false)));
     let watch = device.validation_watch();
     still_works(&device);
     // Staged transfers keep their staging buffers for reuse; freeing them leaves nothing.

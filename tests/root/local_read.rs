@@ -14,22 +14,19 @@ fn a_draw_reads_what_the_draw_before_it_wrote() {
     let vs = kiln::include_spirv!("test/fuzz_fullscreen.vert").unwrap();
     let fill = kiln::include_spirv!("test/local_read_fill.frag").unwrap();
     let double = kiln::include_spirv!("test/local_read_double.frag").unwrap();
-    let img = device
-        .image(&ImageDesc {
-            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
-            ..ImageDesc::color_target("target", 8, 8, RGBA8)
-        })
-        .unwrap();
+    let img =
+        device
+            .image(&ImageDesc::color_target("target", 8, 8, RGBA8).usage(
+                vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
+            ))
+            .unwrap();
     let writer = device
         .graphics_pipeline(&GraphicsPipelineDesc::new(&vs, &fill).targets(&[&img], None))
         .unwrap();
     let reader =
         device.graphics_pipeline(&GraphicsPipelineDesc::new(&vs, &double).targets(&[&img], None));
     let color = [ColorAttachment::clear(&img, [0.0; 4]).local_read()];
-    let scope = RenderingDesc {
-        color: &color,
-        depth: None,
-    };
+    let scope = RenderingDesc::new(&color);
     // Outside a local-read scope there is no local-read barrier.
     let e = device.execute(|r| r.local_read_barrier()).unwrap_err();
     assert_eq!(e.code(), "KILN-E283", "{e}");
@@ -83,10 +80,7 @@ fn a_draw_reads_what_the_draw_before_it_wrote() {
     let plain = [ColorAttachment::clear(&img, [0.0; 4])];
     let e = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &plain,
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&plain))?;
             r.local_read_barrier()?;
             r.end_rendering()
         })
@@ -109,12 +103,12 @@ fn a_split_local_read_scope_orders_input_attachment_reads() {
     let vs = kiln::include_spirv!("test/fuzz_fullscreen.vert").unwrap();
     let write = kiln::include_spirv!("test/local_read_split_write.frag").unwrap();
     let read = kiln::include_spirv!("test/local_read_split_read.frag").unwrap();
-    let img = device
-        .image(&ImageDesc {
-            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
-            ..ImageDesc::color_target("target", 8, 8, RGBA8)
-        })
-        .unwrap();
+    let img =
+        device
+            .image(&ImageDesc::color_target("target", 8, 8, RGBA8).usage(
+                vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
+            ))
+            .unwrap();
     let writer = device
         .graphics_pipeline(&GraphicsPipelineDesc::new(&vs, &write).targets(&[&img], None))
         .unwrap();
@@ -144,10 +138,7 @@ fn a_split_local_read_scope_orders_input_attachment_reads() {
     let color = [ColorAttachment::clear(&img, [0.0; 4]).local_read()];
     let (splits, uncovered) = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &color,
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&color))?;
             r.bind_pipeline(&writer)?;
             r.bind_set(0, &a)?;
             r.draw(3, 1, 0, 0)?;
@@ -181,10 +172,11 @@ fn a_local_read_attachment_needs_input_attachment_usage() {
         .unwrap();
     let scope = |img| {
         device.execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(img, [0.25, 0.6, 0.75, 1.0]).local_read()],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                img,
+                [0.25, 0.6, 0.75, 1.0],
+            )
+            .local_read()]))?;
             r.end_rendering()
         })
     };
@@ -205,12 +197,12 @@ fn a_local_read_attachment_needs_input_attachment_usage() {
     assert_eq!(e.code(), "KILN-E182", "{e}");
     assert!(e.to_string().contains("`colour only`"), "{e}");
     // With INPUT_ATTACHMENT the scope clears it.
-    let input = device
-        .image(&ImageDesc {
-            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
-            ..ImageDesc::color_target("input", 8, 8, RGBA8)
-        })
-        .unwrap();
+    let input =
+        device
+            .image(&ImageDesc::color_target("input", 8, 8, RGBA8).usage(
+                vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
+            ))
+            .unwrap();
     scope(&input).unwrap();
     // 0.6 · 255 = 153 exactly (0.5 would be 127.5, which a device may round either way:
     // the H200 gives 127, lavapipe 128).
@@ -220,21 +212,20 @@ fn a_local_read_attachment_needs_input_attachment_usage() {
     // A multisampled local-read attachment: its resolve target is only written by the
     // resolve, in COLOR_ATTACHMENT_OPTIMAL.
     let msaa = device
-        .image(&ImageDesc {
-            samples: vk::SampleCountFlags::TYPE_4,
-            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
-            ..ImageDesc::color_target("msaa", 8, 8, RGBA8)
-        })
+        .image(
+            &ImageDesc::color_target("msaa", 8, 8, RGBA8)
+                .samples(vk::SampleCountFlags::TYPE_4)
+                .usage(
+                    vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT,
+                ),
+        )
         .unwrap();
     let layouts = device
         .execute(|r| {
             let color = [ColorAttachment::clear(&msaa, [1.0, 0.0, 0.6, 1.0])
                 .local_read()
                 .resolve_into(&input)];
-            r.begin_rendering(&RenderingDesc {
-                color: &color,
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&color))?;
             let layouts = (r.image_layout(&msaa), r.image_layout(&input));
             r.end_rendering()?;
             Ok(layouts)

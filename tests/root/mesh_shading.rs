@@ -63,10 +63,9 @@ fn mesh_and_task_pipelines_draw_what_a_copy_wrote_or_are_coded_errors() {
             .unwrap();
         let err = device
             .execute(|r| {
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    &img, [0.0; 4],
+                )]))?;
                 r.draw_mesh_tasks(1, 1, 1)
             })
             .unwrap_err();
@@ -90,12 +89,13 @@ fn mesh_and_task_pipelines_draw_what_a_copy_wrote_or_are_coded_errors() {
         )
         .unwrap();
     let buf = device
-        .buffer(&BufferDesc {
-            label: "corners",
-            size: host.size(),
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER,
-            location: kiln::MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("corners")
+                .size(host.size())
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER)
+                .location(kiln::MemoryLocation::GpuOnly),
+        )
         .unwrap();
     let args = device
         .buffer_from_slice(
@@ -126,10 +126,10 @@ fn mesh_and_task_pipelines_draw_what_a_copy_wrote_or_are_coded_errors() {
                     (2, Some(t)) => t,
                     _ => &mesh,
                 };
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(img, [0.0, 0.0, 0.0, 1.0])],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    img,
+                    [0.0, 0.0, 0.0, 1.0],
+                )]))?;
                 r.bind_pipeline(p)?;
                 r.bind_set(0, &set)?;
                 r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
@@ -167,10 +167,9 @@ fn mesh_and_task_pipelines_draw_what_a_copy_wrote_or_are_coded_errors() {
     let img = &targets[0];
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(&mesh)?;
             r.bind_set(0, &set)?;
             r.push(0, &[0.0f32; 4])?;
@@ -184,10 +183,9 @@ fn mesh_and_task_pipelines_draw_what_a_copy_wrote_or_are_coded_errors() {
         .max_mesh_work_group_count[0];
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(&mesh)?;
             r.bind_set(0, &set)?;
             r.push(0, &[0.0f32; 4])?;

@@ -66,10 +66,7 @@ fn scopes_are_timed_in_order_and_ten_times_the_work_takes_longer() {
 
 #[test]
 fn whole_submissions_are_timed_and_nested_scopes_fit_inside() {
-    let device = device_with_desc(DeviceDesc {
-        timing: Some(true),
-        ..Default::default()
-    });
+    let device = device_with_desc(DeviceDesc::default().timing(Some(true)));
     // A plain execute is timed as a whole.
     let sub = device
         .submit(|r| r.fill_buffer(&device.storage_buffer::<u32>("f", 1 << 16).unwrap(), 7))
@@ -188,10 +185,8 @@ fn a_reused_recording_is_timed_at_every_submission() {
 
 #[test]
 fn a_timeout_names_the_submission_and_its_scopes() {
-    let device = device_with_desc(DeviceDesc {
-        wait_timeout: Some(Duration::from_millis(50)),
-        ..Default::default()
-    });
+    let device =
+        device_with_desc(DeviceDesc::default().wait_timeout(Some(Duration::from_millis(50))));
     let gate = Gate::new(&device);
     let sub = gate
         .submit_labeled(&device.queue(kiln::QueueKind::Main), "gated-work", |r| {
@@ -214,10 +209,7 @@ fn a_timeout_names_the_submission_and_its_scopes() {
 
 #[test]
 fn validation_errors_fail_the_submission_and_name_the_users_line() {
-    let device = device_with_desc(DeviceDesc {
-        validation_fail: Some(true),
-        ..Default::default()
-    });
+    let device = device_with_desc(DeviceDesc::default().validation_fail(Some(true)));
     let buf = device.storage_buffer::<u32>("target", 64).unwrap();
     // A valid submission passes.
     device.execute(|r| r.fill_buffer(&buf, 1)).unwrap();
@@ -328,27 +320,28 @@ fn the_trace_has_cpu_spans_and_gpu_scopes_with_positive_durations() {
 /// is refused. (GPU-assisted validation runs in `gpu_av.rs`.)
 #[test]
 fn layer_features_combine_where_the_layer_allows() {
-    let device = device_with_desc(DeviceDesc {
-        layer_features: Some(kiln::LayerFeatures {
-            shader_printf: true,
-            synchronization: true,
-            gpu_assisted: false,
-        }),
-        ..Default::default()
-    });
+    let device = device_with_desc(
+        DeviceDesc::default().layer_features(Some(
+            kiln::LayerFeatures::default()
+                .shader_printf(true)
+                .synchronization(true)
+                .gpu_assisted(false),
+        )),
+    );
     add::run_and_check(&device, 1000);
     assert_clean(&device);
     assert!(device.validation_report().printf.is_empty());
     drop(device);
-    let e = kiln::Device::with_desc(&DeviceDesc {
-        validation: Some(true),
-        layer_features: Some(kiln::LayerFeatures {
-            gpu_assisted: true,
-            shader_printf: true,
-            synchronization: false,
-        }),
-        ..Default::default()
-    })
+    let e = kiln::Device::with_desc(
+        &DeviceDesc::default()
+            .validation(Some(true))
+            .layer_features(Some(
+                kiln::LayerFeatures::default()
+                    .gpu_assisted(true)
+                    .shader_printf(true)
+                    .synchronization(false),
+            )),
+    )
     .unwrap_err();
     assert_eq!(e.code(), "KILN-E126", "{e}");
 }

@@ -72,10 +72,8 @@ fn a_stencil_mask_written_without_colour_keeps_a_quad_outside_it() {
     };
     let mark = pipeline(&device, 1, Some(ds), |d| {
         no_depth(d);
-        d.color_blend = vec![ColorBlendAttachment {
-            write_mask: vk::ColorComponentFlags::empty(),
-            ..Default::default()
-        }];
+        d.color_blend =
+            vec![ColorBlendAttachment::default().write_mask(vk::ColorComponentFlags::empty())];
         d.stencil = StencilState::both(vk::StencilOpState {
             pass_op: vk::StencilOp::REPLACE,
             compare_op: vk::CompareOp::ALWAYS,
@@ -101,10 +99,10 @@ fn a_stencil_mask_written_without_colour_keeps_a_quad_outside_it() {
     );
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
-                depth: Some(DepthAttachment::clear(&depth, 1.0)),
-            })?;
+            r.begin_rendering(
+                &RenderingDesc::new(&[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])])
+                    .depth(Some(DepthAttachment::clear(&depth, 1.0))),
+            )?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.bind_pipeline(&mark)?;
             r.push(0, &[1.0f32, 0.0, 0.0, 1.0])?;
@@ -136,10 +134,9 @@ fn each_attachment_blends_and_masks_on_its_own() {
     let p = pipeline(&device, 2, None, |d| {
         d.color_blend = vec![
             ColorBlendAttachment::default(),
-            ColorBlendAttachment {
-                blend: BlendMode::Additive,
-                write_mask: vk::ColorComponentFlags::R | vk::ColorComponentFlags::A,
-            },
+            ColorBlendAttachment::default()
+                .blend(BlendMode::Additive)
+                .write_mask(vk::ColorComponentFlags::R | vk::ColorComponentFlags::A),
         ];
     })
     .unwrap();
@@ -150,13 +147,10 @@ fn each_attachment_blends_and_masks_on_its_own() {
     );
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[
-                    ColorAttachment::clear(&a, [0.0, 0.0, 0.0, 0.0]),
-                    ColorAttachment::clear(&b, [0.5, 0.5, 0.0, 1.0]),
-                ],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[
+                ColorAttachment::clear(&a, [0.0, 0.0, 0.0, 0.0]),
+                ColorAttachment::clear(&b, [0.5, 0.5, 0.0, 1.0]),
+            ]))?;
             r.bind_pipeline(&p)?;
             r.push(0, &[0.25f32, 0.25, 0.25, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
@@ -187,10 +181,7 @@ fn depth_bias_decides_a_depth_test_between_equal_depths() {
     // Both draws are at depth 0; the first is pushed back by 1000 depth units, so the
     // second passes LESS. Without the bias it would fail (0 < 0) and red would stay.
     let biased = pipeline(&device, 1, Some(d16), |d| {
-        d.depth_bias = Some(DepthBias {
-            constant_factor: 1000.0,
-            ..Default::default()
-        });
+        d.depth_bias = Some(DepthBias::default().constant_factor(1000.0));
     })
     .unwrap();
     let plain = pipeline(&device, 1, Some(d16), |_| {}).unwrap();
@@ -202,10 +193,10 @@ fn depth_bias_decides_a_depth_test_between_equal_depths() {
     for (first, want) in [(&biased, [0, 255, 0, 255]), (&plain, [255, 0, 0, 255])] {
         device
             .execute(|r| {
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                    depth: Some(DepthAttachment::clear(&depth, 1.0)),
-                })?;
+                r.begin_rendering(
+                    &RenderingDesc::new(&[ColorAttachment::clear(&img, [0.0; 4])])
+                        .depth(Some(DepthAttachment::clear(&depth, 1.0))),
+                )?;
                 r.bind_vertex_buffer(0, &vb, 0)?;
                 r.bind_pipeline(first)?;
                 r.push(0, &[1.0f32, 0.0, 0.0, 1.0])?;
@@ -253,12 +244,7 @@ fn pipeline_state_errors_are_coded() {
             "an infinite depth bias",
             1,
             None,
-            Box::new(|d| {
-                d.depth_bias = Some(DepthBias {
-                    slope_factor: f32::INFINITY,
-                    ..Default::default()
-                })
-            }),
+            Box::new(|d| d.depth_bias = Some(DepthBias::default().slope_factor(f32::INFINITY))),
         ),
     ];
     for (what, colors, depth, edit) in cases {
@@ -276,12 +262,7 @@ fn pipeline_state_errors_are_coded() {
         .map(|i| ColorAttachment::clear(i, [0.0; 4]))
         .collect();
     let err = device
-        .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &colors,
-                depth: None,
-            })
-        })
+        .execute(|r| r.begin_rendering(&RenderingDesc::new(&colors)))
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "{err}");
     assert!(err.to_string().contains("maxColorAttachments"), "{err}");

@@ -38,10 +38,7 @@ const INJECTED_SPIN: u32 = 1024;
 const FOREVER: u32 = 65535;
 
 fn breadcrumb_device(desc: DeviceDesc) -> Device {
-    device_with_desc(DeviceDesc {
-        breadcrumbs: Some(true),
-        ..desc
-    })
+    device_with_desc(desc.breadcrumbs(Some(true)))
 }
 
 /// The test shaders' pipelines and buffers.
@@ -330,10 +327,7 @@ fn a_page_fault_names_its_scope_and_the_driver_fault() {
     println!("path: fault injector (no VK_EXT_device_fault; KILN_REQUIRE_DEVICE_FAULT unset)");
     let faults = Arc::new(FaultInjector::new());
     let lost = {
-        let device = breadcrumb_device(DeviceDesc {
-            faults: Some(faults.clone()),
-            ..Default::default()
-        });
+        let device = breadcrumb_device(DeviceDesc::default().faults(Some(faults.clone())));
         let w = work(&device);
         let (line, sub) = submit_three(&device, &w, "spin", spin(&w, INJECTED_SPIN));
         // Where the GPU is, live: wait until it spins.

@@ -66,10 +66,7 @@ fn run_frames(device: &kiln::Device, prefix: &str) -> u32 {
 
 #[test]
 fn waited_submissions_become_nested_zones_on_their_queues_tracks() {
-    let device = device_with_desc(DeviceDesc {
-        emulate_queues: true,
-        ..Default::default()
-    });
+    let device = device_with_desc(DeviceDesc::default().emulate_queues(true));
     let kept = Arc::new(Kept::default());
     device.add_zone_sink(kept.clone());
     device.start_trace();
@@ -194,10 +191,7 @@ fn child_profilers() {
     let sink = GlobalProfiler::lock().add_sink(Box::new(move |f| {
         let _ = tx.send(f);
     }));
-    let device = device_with_desc(DeviceDesc {
-        emulate_queues: true,
-        ..Default::default()
-    });
+    let device = device_with_desc(DeviceDesc::default().emulate_queues(true));
     run_frames(&device, "pf ");
     GlobalProfiler::lock().new_frame();
     GlobalProfiler::lock().remove_sink(sink);

@@ -16,10 +16,7 @@ fn pushed_vector_add(device: &Device) -> ComputePipeline {
     );
     let m = kiln::include_spirv!("vector_add.comp").unwrap();
     device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            push_descriptor_set: Some(0),
-            ..ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").push_descriptor_set(Some(0)))
         .unwrap()
 }
 
@@ -206,10 +203,7 @@ fn push_descriptor_errors_are_the_set_write_codes() {
     // A set the shader does not have, and two push sets in one layout.
     let m = kiln::include_spirv!("vector_add.comp").unwrap();
     let e = device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            push_descriptor_set: Some(3),
-            ..ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").push_descriptor_set(Some(3)))
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E210", "{e}");
     let mut two = PipelineLayoutDesc::from_stages(&[(&m, "main")]).unwrap();
@@ -248,10 +242,7 @@ const R32F: vk::Format = vk::Format::R32_SFLOAT;
 fn pushed_images(device: &Device) -> ComputePipeline {
     let m = kiln::include_spirv!("test/push_images.comp").unwrap();
     device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            push_descriptor_set: Some(0),
-            ..ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").push_descriptor_set(Some(0)))
         .unwrap()
 }
 
@@ -289,10 +280,10 @@ fn inputs(device: &Device) -> Inputs {
     let lut = lut_buf.view(R32F, 0, (n * 4) as u64).unwrap();
     let sampler = device.sampler(&SamplerDesc::nearest_clamp()).unwrap();
     let dst = device
-        .image(&ImageDesc {
-            usage: vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::SAMPLED,
-            ..ImageDesc::texture("dst", W, H, R32F)
-        })
+        .image(
+            &ImageDesc::texture("dst", W, H, R32F)
+                .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::SAMPLED),
+        )
         .unwrap();
     Inputs {
         tex,
@@ -314,10 +305,7 @@ fn pushed_images_samplers_and_texel_buffers_feed_two_dispatches() {
     let i = inputs(&device);
     let layer1 = i.comb.view_of(&ImageViewDesc::layer(1, 0)).unwrap();
     let dst2 = device
-        .image(&ImageDesc {
-            usage: vk::ImageUsageFlags::STORAGE,
-            ..ImageDesc::texture("dst2", W, H, R32F)
-        })
+        .image(&ImageDesc::texture("dst2", W, H, R32F).usage(vk::ImageUsageFlags::STORAGE))
         .unwrap();
     let (first, second, layouts) = device
         .execute(|r| {
@@ -522,10 +510,7 @@ fn a_graphics_push_moves_its_image_before_the_scope() {
         .buffer_from_slice("quad", vk::BufferUsageFlags::VERTEX_BUFFER, &quad)
         .unwrap();
     let color = [ColorAttachment::clear(&img, [0.0; 4])];
-    let scope = RenderingDesc {
-        color: &color,
-        depth: None,
-    };
+    let scope = RenderingDesc::new(&color);
     let moved = device
         .execute(|r| {
             r.transition(&tex, vk::ImageLayout::GENERAL)?;
@@ -565,18 +550,11 @@ fn a_bound_set_and_a_pushed_set_share_an_image_only_without_overlap() {
     let device = device();
     let m = kiln::include_spirv!("test/push_mixed_sets.comp").unwrap();
     let p = device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            push_descriptor_set: Some(1),
-            ..ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").push_descriptor_set(Some(1)))
         .unwrap();
     let desc = ImageDesc::array("x", W, H, 2, R32F);
-    let x = device
-        .image(&ImageDesc {
-            usage: desc.usage | vk::ImageUsageFlags::STORAGE,
-            ..desc
-        })
-        .unwrap();
+    let usage = desc.usage | vk::ImageUsageFlags::STORAGE;
+    let x = device.image(&desc.usage(usage)).unwrap();
     let n = (W * H) as usize;
     let mut data: Vec<f32> = (0..n).map(|i| i as f32).collect();
     data.extend(vec![-5.0f32; n]);

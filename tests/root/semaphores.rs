@@ -13,12 +13,13 @@ fn a_submission_after_a_timeline_value_runs_only_once_the_host_signals_it() {
     let s = device.timeline_semaphore("go", 5).unwrap();
     assert_eq!(s.value().unwrap(), 5);
     let buf = device
-        .buffer(&BufferDesc {
-            label: "out",
-            size: 64,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuToCpu,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("out")
+                .size(64)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuToCpu),
+        )
         .unwrap();
     let main = device.queue(QueueKind::Main);
     let sub = main

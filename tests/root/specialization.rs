@@ -74,10 +74,7 @@ fn an_array_length_zero_from_the_default_specialization_is_e064() {
     // invocation writes the sum 0 + 1 + 2 + 3 of its array.
     let spec = [(0, SpecValue::U32(64)), (1, SpecValue::U32(4))];
     let p = device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            spec: &spec,
-            ..ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").spec(&spec))
         .unwrap();
     let out = device.storage_buffer::<[f32; 4]>("o", 128).unwrap();
     let mut set = p.descriptor_set(0).unwrap();
@@ -94,10 +91,7 @@ fn an_array_length_zero_from_the_default_specialization_is_e064() {
     // A value that makes it 0 again (HSV 8 / D_split 4 = 2, / 4 = 0): refused.
     let spec = [(0, SpecValue::U32(8)), (1, SpecValue::U32(4))];
     let e = device
-        .compute_pipeline_with(&ComputePipelineDesc {
-            spec: &spec,
-            ..ComputePipelineDesc::new(&m, "main")
-        })
+        .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").spec(&spec))
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E064", "{e}");
     assert!(e.to_string().contains("HSV (constant_id 0) = 8"), "{e}");
@@ -109,10 +103,7 @@ fn spec_limits(
     spec: &[(u32, SpecValue)],
 ) -> kiln::Result<kiln::ComputePipeline> {
     let m = kiln::include_spirv!("test/spec_limits.comp").unwrap();
-    device.compute_pipeline_with(&ComputePipelineDesc {
-        spec,
-        ..ComputePipelineDesc::new(&m, "main")
-    })
+    device.compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").spec(spec))
 }
 
 #[test]
@@ -184,11 +175,9 @@ fn the_required_subgroup_size_is_checked_against_the_specialized_workgroup() {
     let wide = device.limits().max_compute_work_group_size[0];
     let spec = [(0, SpecValue::U32(wide))];
     let m = kiln::include_spirv!("test/spec_limits.comp").unwrap();
-    let desc = ComputePipelineDesc {
-        spec: &spec,
-        required_subgroup_size: Some(size),
-        ..ComputePipelineDesc::new(&m, "main")
-    };
+    let desc = ComputePipelineDesc::new(&m, "main")
+        .spec(&spec)
+        .required_subgroup_size(Some(size));
     let fits = u64::from(wide) <= u64::from(size) * u64::from(p.max_compute_workgroup_subgroups);
     let result = device.compute_pipeline_with(&desc);
     let control = p.subgroup_size_control
@@ -218,12 +207,10 @@ fn draw_pipeline<'a>(
     spec: &'a [(u32, SpecValue)],
 ) -> kiln::GraphicsPipelineDesc<'a> {
     let layout = kiln::VertexBufferLayout::packed(&[(0, vk::Format::R32G32_SFLOAT)]);
-    kiln::GraphicsPipelineDesc {
-        spec,
-        ..kiln::GraphicsPipelineDesc::new(vs, fs)
-            .vertex_buffer(layout)
-            .targets(&[img], None)
-    }
+    kiln::GraphicsPipelineDesc::new(vs, fs)
+        .vertex_buffer(layout)
+        .targets(&[img], None)
+        .spec(spec)
 }
 
 /// The same array check for graphics: the specialization is given to every stage, and a
@@ -260,10 +247,9 @@ fn a_graphics_stage_with_an_array_length_below_one_is_e064() {
         .unwrap();
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(&pipeline)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(3, 1, 0, 0)?;
@@ -289,10 +275,7 @@ fn a_descriptor_count_from_a_specialization_constant_sizes_the_layout() {
     for count in [2u32, 3, 5] {
         let spec = [(0, SpecValue::U32(count))];
         let p = device
-            .compute_pipeline_with(&ComputePipelineDesc {
-                spec: &spec,
-                ..ComputePipelineDesc::new(&m, "main")
-            })
+            .compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").spec(&spec))
             .unwrap();
         let binding = p.layout().set_layouts()[0].desc().bindings()[0].clone();
         assert_eq!(binding.count, count);
@@ -354,10 +337,9 @@ fn a_graphics_descriptor_count_from_a_specialization_constant_sizes_the_layout()
         .unwrap();
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;

@@ -146,11 +146,11 @@ fn required_subgroup_size_is_checked_against_the_range_and_applied() {
     let module = kiln::include_spirv!("test/subgroup_sum.comp").unwrap();
     let p = device.compute_properties().clone();
     let with = |size: Option<u32>, full: bool| {
-        device.compute_pipeline_with(&ComputePipelineDesc {
-            required_subgroup_size: size,
-            full_subgroups: full,
-            ..ComputePipelineDesc::new(&module, "main")
-        })
+        device.compute_pipeline_with(
+            &ComputePipelineDesc::new(&module, "main")
+                .required_subgroup_size(size)
+                .full_subgroups(full),
+        )
     };
     // Not a power of two, and beyond the range: KILN-E256 before any Vulkan call.
     assert_eq!(code(with(Some(3), false)), "KILN-E256");

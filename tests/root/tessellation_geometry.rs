@@ -76,12 +76,13 @@ fn tessellation_and_geometry_stages_draw_what_a_copy_wrote() {
     let bufs: Vec<_> = (0..3)
         .map(|i| {
             device
-                .buffer(&BufferDesc {
-                    label: &format!("shift {i}"),
-                    size: 8,
-                    usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                    location: kiln::MemoryLocation::GpuOnly,
-                })
+                .buffer(
+                    &BufferDesc::default()
+                        .label(&format!("shift {i}"))
+                        .size(8)
+                        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                        .location(kiln::MemoryLocation::GpuOnly),
+                )
                 .unwrap()
         })
         .collect();
@@ -113,10 +114,10 @@ fn tessellation_and_geometry_stages_draw_what_a_copy_wrote() {
                 r.copy_buffer(&host, 8 * i as u64, b, 0, 8)?;
             }
             for i in 0..3 {
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(&targets[i], [0.0, 0.0, 0.0, 1.0])],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    &targets[i],
+                    [0.0, 0.0, 0.0, 1.0],
+                )]))?;
                 r.bind_pipeline(pipelines[i])?;
                 r.bind_set(0, &sets[i])?;
                 r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
@@ -145,16 +146,10 @@ fn stages_that_do_not_fit_are_coded_errors() {
         let e = device.graphics_pipeline(d).unwrap_err();
         (e.code(), e.to_string())
     };
-    let (c, text) = code(&GraphicsPipelineDesc {
-        topology: vk::PrimitiveTopology::PATCH_LIST,
-        ..desc(&m, false, false)
-    });
+    let (c, text) = code(&desc(&m, false, false).topology(vk::PrimitiveTopology::PATCH_LIST));
     assert_eq!(c, "KILN-E282", "{text}");
     assert!(text.contains("PATCH_LIST needs tessellation"), "{text}");
-    let (c, text) = code(&GraphicsPipelineDesc {
-        topology: vk::PrimitiveTopology::TRIANGLE_LIST,
-        ..desc(&m, true, false)
-    });
+    let (c, text) = code(&desc(&m, true, false).topology(vk::PrimitiveTopology::TRIANGLE_LIST));
     assert_eq!(c, "KILN-E282", "{text}");
     assert!(text.contains("set topology to PATCH_LIST"), "{text}");
     let max = device.limits().max_tessellation_patch_size;
@@ -169,10 +164,7 @@ fn stages_that_do_not_fit_are_coded_errors() {
         code(&desc(&m, false, false).tessellation(Tessellation::new(&m.tese, &m.tese, 3)));
     assert_eq!(c, "KILN-E251", "{text}");
     assert!(text.contains("TessellationControl"), "{text}");
-    let (c, text) = code(&GraphicsPipelineDesc {
-        geometry: Some(&m.tesc),
-        ..desc(&m, false, false)
-    });
+    let (c, text) = code(&desc(&m, false, false).geometry(Some(&m.tesc)));
     assert_eq!(c, "KILN-E251", "{text}");
     let mut mesh = GraphicsPipelineDesc::mesh_shading(&m.vs, &m.fs);
     mesh.geometry = Some(&m.geom);

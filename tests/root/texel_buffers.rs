@@ -12,13 +12,16 @@ const R32F: vk::Format = vk::Format::R32_SFLOAT;
 
 fn texel_buffer(device: &kiln::Device, label: &str, bytes: u64) -> kiln::Buffer {
     device
-        .buffer(&BufferDesc {
-            label,
-            size: bytes,
-            usage: vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
-                | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label(label)
+                .size(bytes)
+                .usage(
+                    vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
+                        | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
+                )
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap()
 }
 
@@ -123,12 +126,13 @@ fn buffer_view_and_texel_write_errors_are_coded() {
         )
         .unwrap();
     let uniform_only = device
-        .buffer(&BufferDesc {
-            label: "uniform texels",
-            size: 256,
-            usage: vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("uniform texels")
+                .size(256)
+                .usage(vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap();
     let v = uniform_only.view(R32F, 0, 256).unwrap();
     let mut set = p.descriptor_set(0).unwrap();

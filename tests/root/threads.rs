@@ -251,12 +251,13 @@ fn staged_transfers_survive_concurrent_release_of_staging_memory() {
                 s.spawn(move || {
                     let size = 300_000 + 4 * t as usize;
                     let buf = device
-                        .buffer(&BufferDesc {
-                            label: "gpu",
-                            size: size as u64,
-                            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                            location: MemoryLocation::GpuOnly,
-                        })
+                        .buffer(
+                            &BufferDesc::default()
+                                .label("gpu")
+                                .size(size as u64)
+                                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                                .location(MemoryLocation::GpuOnly),
+                        )
                         .unwrap();
                     let mut out = vec![0u8; size];
                     for k in 0..12u32 {

@@ -32,12 +32,13 @@ fn assert_staging_bounded(device: &Device) {
 
 fn gpu_buffer(device: &Device, label: &str, size: u64) -> Buffer {
     device
-        .buffer(&BufferDesc {
-            label,
-            size,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label(label)
+                .size(size)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap()
 }
 
@@ -281,12 +282,13 @@ fn short_of_memory_a_transfer_uses_smaller_chunks_instead_of_failing() {
             if free < step + (3 << 20) {
                 break;
             }
-            let b = device.buffer(&BufferDesc {
-                label: "filler",
-                size: step,
-                usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                location: MemoryLocation::GpuToCpu,
-            });
+            let b = device.buffer(
+                &BufferDesc::default()
+                    .label("filler")
+                    .size(step)
+                    .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                    .location(MemoryLocation::GpuToCpu),
+            );
             match b {
                 Ok(b) => filler.push(b),
                 Err(_) => break,
@@ -339,10 +341,7 @@ fn a_device_dropped_with_a_populated_staging_cache_tears_down_cleanly() {
 fn image_upload_and_readback_every_mip() {
     let device = device();
     let img = device
-        .image(&ImageDesc {
-            mip_levels: 3,
-            ..ImageDesc::texture("mips", 8, 4, RGBA8)
-        })
+        .image(&ImageDesc::texture("mips", 8, 4, RGBA8).mip_levels(3))
         .unwrap();
     assert_eq!(img.level_size(0), 8 * 4 * 4);
     assert_eq!(img.level_size(1), 4 * 2 * 4);
@@ -360,10 +359,7 @@ fn image_upload_and_readback_every_mip() {
     assert_eq!(err.code(), "KILN-E180", "{err}");
     for bad in [
         ImageDesc::texture("zero", 0, 4, RGBA8),
-        ImageDesc {
-            mip_levels: 5,
-            ..ImageDesc::texture("too many mips", 8, 4, RGBA8)
-        },
+        ImageDesc::texture("too many mips", 8, 4, RGBA8).mip_levels(5),
         ImageDesc::depth_target("depth as rgba8", 4, 4, vk::Format::R8G8B8A8_SINT),
     ] {
         let err = device.image(&bad).unwrap_err();
@@ -375,12 +371,13 @@ fn image_upload_and_readback_every_mip() {
 
 fn mapped(device: &kiln::Device, label: &str, location: MemoryLocation, n: usize) -> kiln::Buffer {
     device
-        .buffer(&BufferDesc {
-            label,
-            size: (n * 4) as u64,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label(label)
+                .size((n * 4) as u64)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(location),
+        )
         .unwrap()
 }
 

@@ -346,12 +346,13 @@ fn bar_rows(
 }
 
 fn device_buffer(device: &Device, label: &str, size: u64) -> BenchResult<Buffer> {
-    Ok(device.buffer(&BufferDesc {
-        label,
-        size,
-        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-        location: MemoryLocation::GpuOnly,
-    })?)
+    Ok(device.buffer(
+        &BufferDesc::default()
+            .label(label)
+            .size(size)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+            .location(MemoryLocation::GpuOnly),
+    )?)
 }
 
 fn size_rows(

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 /// How to create an [`AccelerationStructure`]: its label, what it is built from (which
 /// also says its level) and its build flags.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct AccelerationStructureDesc<'a> {
     /// Name shown in errors and validation messages.
     pub label: &'a str,
@@ -20,6 +21,28 @@ pub struct AccelerationStructureDesc<'a> {
     /// `VkBuildAccelerationStructureFlagsKHR` (default `PREFER_FAST_TRACE`; not both
     /// `PREFER_FAST_TRACE` and `PREFER_FAST_BUILD`).
     pub flags: vk::BuildAccelerationStructureFlagsKHR,
+}
+
+/// Builder methods: one per field, each taking the field's type (the struct is
+/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+impl<'a> AccelerationStructureDesc<'a> {
+    /// Sets [`AccelerationStructureDesc::label`](#structfield.label).
+    pub fn label(mut self, label: &'a str) -> Self {
+        self.label = label;
+        self
+    }
+
+    /// Sets [`AccelerationStructureDesc::geometry`](#structfield.geometry).
+    pub fn geometry(mut self, geometry: AccelerationStructureGeometry<'a>) -> Self {
+        self.geometry = geometry;
+        self
+    }
+
+    /// Sets [`AccelerationStructureDesc::flags`](#structfield.flags).
+    pub fn flags(mut self, flags: vk::BuildAccelerationStructureFlagsKHR) -> Self {
+        self.flags = flags;
+        self
+    }
 }
 
 impl<'a> AccelerationStructureDesc<'a> {

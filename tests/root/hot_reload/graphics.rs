@@ -41,10 +41,9 @@ fn record<'a>(
     pipeline: &'a kiln::GraphicsPipeline,
     set: &'a DescriptorSet,
 ) -> kiln::Result<()> {
-    r.begin_rendering(&RenderingDesc {
-        color: &[ColorAttachment::clear(img, [0.0; 4])],
-        depth: None,
-    })?;
+    r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+        img, [0.0; 4],
+    )]))?;
     r.bind_pipeline(pipeline)?;
     r.bind_set(0, set)?;
     r.draw(3, 1, 0, 0)?;
@@ -285,10 +284,9 @@ fn tessellation_and_geometry_stages_reload_too() {
     let draw = |hot: &HotGraphicsPipeline| {
         device
             .execute(|r| {
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    &img, [0.0; 4],
+                )]))?;
                 r.bind_pipeline(hot.pipeline())?;
                 r.draw(3, 1, 0, 0)?;
                 r.end_rendering()

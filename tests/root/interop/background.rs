@@ -27,10 +27,7 @@ fn specializations_compile_in_parallel_and_each_dispatches() {
         .iter()
         .map(|spec| {
             device
-                .compute_pipeline_async(&ComputePipelineDesc {
-                    spec,
-                    ..ComputePipelineDesc::new(&module, "main")
-                })
+                .compute_pipeline_async(&ComputePipelineDesc::new(&module, "main").spec(spec))
                 .unwrap()
         })
         .collect();

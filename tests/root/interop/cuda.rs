@@ -246,12 +246,11 @@ fn cuda_reads_and_writes_kilns_buffer_ordered_by_the_shared_timeline() {
 fn vulkan_half_only(device: &Device, why: &str) {
     println!("path: no CUDA ({why}); Vulkan-only path: exports checked, no CUDA import");
     let f = device.features();
-    let desc = BufferDesc {
-        label: "for cuda",
-        size: (N * 4) as u64,
-        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-        location: MemoryLocation::GpuOnly,
-    };
+    let desc = BufferDesc::default()
+        .label("for cuda")
+        .size((N * 4) as u64)
+        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+        .location(MemoryLocation::GpuOnly);
     match device.exportable_buffer(&desc, ExternalHandle::OpaqueFd) {
         Ok(b) => {
             let (fd, m) = b.export_memory().unwrap();
@@ -270,12 +269,11 @@ fn vulkan_half_only(device: &Device, why: &str) {
 }
 
 fn run_with_cuda(cuda: &Cuda, cu_device: c_int, device: &Device) {
-    let desc = BufferDesc {
-        label: "shared with cuda",
-        size: (N * 4) as u64,
-        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-        location: MemoryLocation::GpuOnly,
-    };
+    let desc = BufferDesc::default()
+        .label("shared with cuda")
+        .size((N * 4) as u64)
+        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+        .location(MemoryLocation::GpuOnly);
     let shared = device
         .exportable_buffer(&desc, ExternalHandle::OpaqueFd)
         .unwrap();

@@ -18,12 +18,13 @@ use kiln::{vk, Buffer, BufferDesc, Device, DeviceDesc, MemoryLocation, QueueKind
 
 fn gpu_buffer(device: &Device, label: &str, size: u64) -> Buffer {
     device
-        .buffer(&BufferDesc {
-            label,
-            size,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label(label)
+                .size(size)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap()
 }
 
@@ -103,11 +104,11 @@ fn raw_commands_on_two_queues_are_ordered_by_after() {
 /// batches instead.)
 #[test]
 fn the_same_raw_work_without_after_is_reported_and_fails_the_wait() {
-    let device = device_with_desc(DeviceDesc {
-        emulate_queues: true,
-        validation_fail: Some(true),
-        ..Default::default()
-    });
+    let device = device_with_desc(
+        DeviceDesc::default()
+            .emulate_queues(true)
+            .validation_fail(Some(true)),
+    );
     let (compute, transfer) = (
         device.queue(QueueKind::Compute),
         device.queue(QueueKind::Transfer),

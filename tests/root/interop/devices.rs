@@ -6,10 +6,7 @@ use common::{add, assert_clean, code, device_with_desc};
 use kiln::{Device, DeviceDesc};
 
 fn open(wanted: String) -> Device {
-    device_with_desc(DeviceDesc {
-        device: Some(wanted),
-        ..Default::default()
-    })
+    device_with_desc(DeviceDesc::default().device(Some(wanted)))
 }
 
 #[test]
@@ -49,11 +46,9 @@ fn devices_are_enumerated_and_opened_side_by_side_by_index_name_and_uuid() {
     let mut set = p.descriptor_set(0).unwrap();
     assert_eq!(code(set.write_buffer(0, &foreign)), "KILN-E109");
     // An unknown UUID is KILN-E102, listing the devices with theirs.
-    let e = Device::with_desc(&DeviceDesc {
-        device: Some(format!("uuid:{}", "0".repeat(32))),
-        ..Default::default()
-    })
-    .unwrap_err();
+    let e =
+        Device::with_desc(&DeviceDesc::default().device(Some(format!("uuid:{}", "0".repeat(32)))))
+            .unwrap_err();
     assert_eq!(e.code(), "KILN-E102", "{e}");
     assert!(e.to_string().contains(&uuid), "{e}");
     for d in [&by_index, &by_uuid, &by_name] {

@@ -19,12 +19,11 @@ use kiln::{
 const N: usize = 1024;
 
 fn desc(label: &str) -> BufferDesc<'_> {
-    BufferDesc {
-        label,
-        size: (N * 4) as u64,
-        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-        location: MemoryLocation::GpuOnly,
-    }
+    BufferDesc::default()
+        .label(label)
+        .size((N * 4) as u64)
+        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+        .location(MemoryLocation::GpuOnly)
 }
 
 /// Whether `device` can share timeline semaphores as opaque fds; prints the path.
@@ -181,10 +180,7 @@ fn external_misuse_is_coded() {
     let t = device.timeline_semaphore("plain", 0).unwrap();
     assert_eq!(code(t.export()), "KILN-E163");
     // Not device-local.
-    let host = BufferDesc {
-        location: MemoryLocation::CpuToGpu,
-        ..desc("host")
-    };
+    let host = desc("host").location(MemoryLocation::CpuToGpu);
     assert_eq!(
         code(device.exportable_buffer(&host, ExternalHandle::OpaqueFd)),
         "KILN-E163"
@@ -204,10 +200,7 @@ fn external_misuse_is_coded() {
     let (fd, memory) = exported.export_memory().unwrap();
     let other = common::device();
     // Larger than the memory: E164, before any import.
-    let big = BufferDesc {
-        size: memory.allocation_size + 1,
-        ..desc("too big")
-    };
+    let big = desc("too big").size(memory.allocation_size + 1);
     let e = other.import_buffer(&big, fd.as_fd(), &memory).unwrap_err();
     assert_eq!(e.code(), "KILN-E164", "{e}");
     // A memory type the buffer does not allow.

@@ -255,11 +255,11 @@ fn imported_memory_round_trips_or_reports_a_clear_error() {
 fn host_buffers_in_kiln_mapped_imported_memory_round_trip() {
     use kiln::{DeviceDesc, HostBufferMemory};
     for emulate_queues in [false, true] {
-        let desc = |host_buffer_memory| DeviceDesc {
-            validation: Some(true),
-            emulate_queues,
-            host_buffer_memory,
-            ..Default::default()
+        let desc = |host_buffer_memory| {
+            DeviceDesc::default()
+                .validation(Some(true))
+                .emulate_queues(emulate_queues)
+                .host_buffer_memory(host_buffer_memory)
         };
         let device = common::device_with_desc(desc(HostBufferMemory::Imported));
         if !device.features().external_memory_host {
@@ -345,12 +345,12 @@ fn host_buffers_in_kiln_mapped_imported_memory_round_trip() {
 fn uploads_by_the_copy_shader_follow_the_upload_queue() {
     use kiln::{DeviceDesc, UploadQueue};
     for compute_queues in [1, 2] {
-        let device = common::device_with_desc(DeviceDesc {
-            emulate_queues: true,
-            compute_queues,
-            upload_queue: UploadQueue::ComputeShader,
-            ..Default::default()
-        });
+        let device = common::device_with_desc(
+            DeviceDesc::default()
+                .emulate_queues(true)
+                .compute_queues(compute_queues)
+                .upload_queue(UploadQueue::ComputeShader),
+        );
         let computes = device.queues(QueueKind::Compute);
         let want = if computes.len() >= 2 && computes[1] != device.queue(QueueKind::Main) {
             computes[1].clone()

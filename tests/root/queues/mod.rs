@@ -21,12 +21,13 @@ use kiln::{vk, Buffer, BufferDesc, Device, MemoryLocation, QueueKind, QueueSourc
 
 fn gpu_buffer(device: &Device, label: &str, size: u64) -> Buffer {
     device
-        .buffer(&BufferDesc {
-            label,
-            size,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label(label)
+                .size(size)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap()
 }
 
@@ -58,6 +59,7 @@ fn has_dedicated_family(device: &Device, kind: QueueKind) -> bool {
                 && !f.queue_flags.intersects(F::GRAPHICS | F::COMPUTE)
         }
         QueueKind::Main => true,
+        other => panic!("a queue kind this test does not know: {other:?}"),
     })
 }
 
@@ -317,12 +319,13 @@ fn image_layouts_follow_an_image_across_queues() {
             .unwrap();
         assert_eq!(img.layout(), vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
         let out = device
-            .buffer(&BufferDesc {
-                label: "out",
-                size: (w * h * 4) as u64,
-                usage: vk::BufferUsageFlags::TRANSFER_DST,
-                location: MemoryLocation::GpuToCpu,
-            })
+            .buffer(
+                &BufferDesc::default()
+                    .label("out")
+                    .size((w * h * 4) as u64)
+                    .usage(vk::BufferUsageFlags::TRANSFER_DST)
+                    .location(MemoryLocation::GpuToCpu),
+            )
             .unwrap();
         let transfer = device.queue(QueueKind::Transfer);
         let copied = transfer
@@ -414,10 +417,9 @@ fn commands_a_queue_cannot_run_are_e120() {
             ))
             .unwrap();
         let r = compute.execute(|r| {
-            r.begin_rendering(&kiln::RenderingDesc {
-                color: &[kiln::ColorAttachment::clear(&target, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&kiln::RenderingDesc::new(&[kiln::ColorAttachment::clear(
+                &target, [0.0; 4],
+            )]))?;
             r.end_rendering()
         });
         if compute.info().flags.contains(vk::QueueFlags::GRAPHICS) {
@@ -494,12 +496,13 @@ fn a_transfer_of_more_than_free_memory_is_a_coded_error() {
     if too_big > 16 << 30 {
         // A slice this large would not fit this machine (lavapipe's heaps are 2 GiB); the
         // buffer alone must still be refused.
-        let err = device.buffer(&BufferDesc {
-            label: "too big",
-            size: too_big,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        });
+        let err = device.buffer(
+            &BufferDesc::default()
+                .label("too big")
+                .size(too_big)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        );
         assert_eq!(err.unwrap_err().code(), want);
     } else {
         // calloc'd: no page is touched before the buffer is refused.
@@ -721,11 +724,11 @@ fn the_readback_queue_follows_the_device_description() {
         ReadbackQueue::Compute,
         ReadbackQueue::ComputeShader,
     ] {
-        let device = common::device_with_desc(DeviceDesc {
-            emulate_queues: true,
-            readback_queue: which,
-            ..Default::default()
-        });
+        let device = common::device_with_desc(
+            DeviceDesc::default()
+                .emulate_queues(true)
+                .readback_queue(which),
+        );
         device.debug_force_staging(true);
         device.debug_set_staging_chunk(64 << 10);
         let transfer = device.queues(QueueKind::Transfer);
@@ -733,6 +736,7 @@ fn the_readback_queue_follows_the_device_description() {
             ReadbackQueue::Auto | ReadbackQueue::Transfer => transfer.last().unwrap().clone(),
             ReadbackQueue::Main | ReadbackQueue::ComputeShader => device.queue(QueueKind::Main),
             ReadbackQueue::Compute => device.queue(QueueKind::Compute),
+            other => panic!("a readback queue this test does not know: {other:?}"),
         };
         assert_eq!(device.readback_queue(), want, "{which:?}");
         assert_eq!(device.readback_queue().info().index, want.info().index);

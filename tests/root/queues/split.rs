@@ -18,14 +18,14 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
 
 /// Splits from 256 KiB into up to `parts` parts, emulated queues where the device has none.
 fn split_device(parts: u32) -> Device {
-    device_with_desc(DeviceDesc {
-        emulate_queues: true,
-        transfer_split: Some(TransferSplit {
-            min_bytes: 256 << 10,
-            max_parts: parts,
-        }),
-        ..Default::default()
-    })
+    device_with_desc(
+        DeviceDesc::default()
+            .emulate_queues(true)
+            .transfer_split(Some(TransferSplit {
+                min_bytes: 256 << 10,
+                max_parts: parts,
+            })),
+    )
 }
 
 /// The queues the policy gives a copy of `size` bytes on `queue` of `device`.
@@ -159,11 +159,11 @@ fn a_buffer_dropped_during_a_split_copy_is_destroyed_after_every_part() {
 #[test]
 fn one_queue_devices_small_copies_and_off_keep_one_copy() {
     let plain = device();
-    let off = device_with_desc(DeviceDesc {
-        emulate_queues: true,
-        transfer_split: Some(TransferSplit::OFF),
-        ..Default::default()
-    });
+    let off = device_with_desc(
+        DeviceDesc::default()
+            .emulate_queues(true)
+            .transfer_split(Some(TransferSplit::OFF)),
+    );
     assert_eq!(plain.transfer_split(), TransferSplit::DEFAULT);
     let big = (64u64 << 20) + 4099;
     let small = (64u64 << 20) - 1;
@@ -213,14 +213,14 @@ fn one_queue_devices_small_copies_and_off_keep_one_copy() {
 /// against the CPU reference; validation silent.
 #[test]
 fn a_stream_whose_chunk_copies_are_split_matches_the_cpu_reference() {
-    let device = device_with_desc(DeviceDesc {
-        emulate_queues: true,
-        transfer_split: Some(TransferSplit {
-            min_bytes: 16 << 10,
-            max_parts: 2,
-        }),
-        ..Default::default()
-    });
+    let device = device_with_desc(
+        DeviceDesc::default()
+            .emulate_queues(true)
+            .transfer_split(Some(TransferSplit {
+                min_bytes: 16 << 10,
+                max_parts: 2,
+            })),
+    );
     // A chunk of one SPLIT_ALIGN unit (16 Ki u32s = 64 KiB) stays one copy; one of 256 KiB
     // (four units) is copied in two parts.
     let up = device.upload_queue().info().index;

@@ -27,10 +27,7 @@ fn blur(device: &Device) -> kiln::ComputePipeline {
 /// An r32f image `w`×`h` with `usage`.
 fn r32f(device: &Device, label: &str, w: u32, h: u32, usage: vk::ImageUsageFlags) -> Image {
     device
-        .image(&ImageDesc {
-            usage,
-            ..ImageDesc::texture(label, w, h, vk::Format::R32_SFLOAT)
-        })
+        .image(&ImageDesc::texture(label, w, h, vk::Format::R32_SFLOAT).usage(usage))
         .unwrap()
 }
 
@@ -167,12 +164,13 @@ fn compute_copy_draw_and_readback_in_one_recording() {
     let fill = device.compute_pipeline(&cs, "main").unwrap();
     let draw = common::draw::flat_pipeline(&device, RGBA8).unwrap();
     let vb = device
-        .buffer(&BufferDesc {
-            label: "vertices",
-            size: 3 * 8,
-            usage: vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("vertices")
+                .size(3 * 8)
+                .usage(vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap();
     let copy = device.storage_buffer::<f32>("copy", 6).unwrap();
     let (w, h) = (64u32, 64u32);
@@ -189,10 +187,10 @@ fn compute_copy_draw_and_readback_in_one_recording() {
             r.push(0, &1.0f32)?;
             r.dispatch(1, 1, 1)?;
             r.copy_buffer(&vb, 0, &copy, 0, 24)?;
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img,
+                [0.0, 0.0, 0.0, 1.0],
+            )]))?;
             r.bind_pipeline(&draw)?;
             r.push(0, &[1.0f32, 0.2, 0.6, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
@@ -343,10 +341,9 @@ fn compute_written_image_sampled_by_a_draw() {
             r.dispatch(2, 1, 1)?;
             r.bind_pipeline(&gp)?;
             r.bind_set(0, &gset)?;
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
             r.end_rendering()
@@ -382,10 +379,9 @@ fn an_image_in_the_wrong_layout_inside_a_rendering_scope_is_an_error() {
         .unwrap();
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(&gp)?;
             r.bind_set(0, &set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
@@ -482,12 +478,13 @@ fn cross_queue_waits_follow_the_reflected_access() {
     // Plain buffers: `storage_buffer` would zero them on the main queue first.
     let gpu = |label| {
         device
-            .buffer(&BufferDesc {
-                label,
-                size: n as u64 * 4,
-                usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                location: MemoryLocation::GpuOnly,
-            })
+            .buffer(
+                &BufferDesc::default()
+                    .label(label)
+                    .size(n as u64 * 4)
+                    .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                    .location(MemoryLocation::GpuOnly),
+            )
             .unwrap()
     };
     let (a, c1, c2) = (gpu("a"), gpu("c1"), gpu("c2"));

@@ -33,16 +33,9 @@ fn fixture(device: &Device) -> Fx {
     let ma = kiln::include_spirv!("test/state_a.comp").unwrap();
     let spec = |bias: f32| {
         device
-            .compute_pipeline_with(&ComputePipelineDesc {
-                module: &ma,
-                entry: "main",
-                spec: &[(0, SpecValue::F32(bias))],
-                layout: None,
-                required_subgroup_size: None,
-                full_subgroups: false,
-                push_descriptor_set: None,
-                capture_statistics: false,
-            })
+            .compute_pipeline_with(
+                &ComputePipelineDesc::new(&ma, "main").spec(&[(0, SpecValue::F32(bias))]),
+            )
             .unwrap()
     };
     let (a, a100) = (spec(0.0), spec(100.0));
@@ -369,10 +362,8 @@ fn draws_follow_push_constant_range_changes() {
     for i in 0..4 {
         mvp[i * 5] = 1.0;
     }
-    let rendering = RenderingDesc {
-        color: &[ColorAttachment::clear(&img, [0.0; 4])],
-        depth: None,
-    };
+    let color = [ColorAttachment::clear(&img, [0.0; 4])];
+    let rendering = RenderingDesc::new(&color);
     // A passed draw check, then a layout with other ranges: nothing pushed for it.
     let r = device.execute(|r| {
         r.begin_rendering(&rendering)?;
@@ -503,10 +494,9 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
             r.bind_pipeline(&compute)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(n as u32)?;
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(&graphics)?;
             r.push(0, &[0.2f32, 0.4, 0.6, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;

@@ -50,13 +50,13 @@ fn compute_and_transfer_commands_name_the_users_line() {
     let img = target(&device, 4, 4);
     let texels = device.storage_buffer::<u8>("texels", 64).unwrap();
     let pushed = device
-        .compute_pipeline_with(&kiln::ComputePipelineDesc {
-            push_descriptor_set: Some(0),
-            ..kiln::ComputePipelineDesc::new(
+        .compute_pipeline_with(
+            &kiln::ComputePipelineDesc::new(
                 &kiln::include_spirv!("vector_add.comp").unwrap(),
                 "main",
             )
-        })
+            .push_descriptor_set(Some(0)),
+        )
         .unwrap();
     device
         .execute(|r| {
@@ -174,10 +174,7 @@ fn graphics_commands_name_the_users_line() {
     device
         .execute(|r| {
             let color = [ColorAttachment::clear(&img, [0.0; 4])];
-            let desc = RenderingDesc {
-                color: &color,
-                depth: None,
-            };
+            let desc = RenderingDesc::new(&color);
             named!(r, "begin_rendering", r.begin_rendering(&desc));
             // Refused (no local-read attachment in this scope), and still names its line.
             let refused = r.local_read_barrier().map_err(|e| e.code());
@@ -230,10 +227,7 @@ fn graphics_commands_name_the_users_line() {
 /// recorded after `raw_using` named the line of the command before it.
 #[test]
 fn a_message_for_raw_using_commands_names_its_line() {
-    let device = device_with_desc(DeviceDesc {
-        validation_fail: Some(true),
-        ..Default::default()
-    });
+    let device = device_with_desc(DeviceDesc::default().validation_fail(Some(true)));
     let buf = device.storage_buffer::<u32>("target", 64).unwrap();
     let mut line = 0;
     let e = device

@@ -69,10 +69,9 @@ fn render(
             if manual {
                 r.manual_barriers();
             }
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(p)?;
             if list {
                 r.draw_list(0, 0, &draws(sets))?;
@@ -132,10 +131,9 @@ fn a_draw_list_refuses_bad_input_before_recording_anything() {
         .execute(|r| {
             let list = draws(&sets);
             let outside = r.draw_list(0, 0, &list).map_err(code);
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             let unbound = r.draw_list(0, 0, &list).map_err(code);
             r.bind_pipeline(&p)?;
             let no_set = r.draw_list(1, 0, &list).map_err(code);
@@ -183,10 +181,9 @@ fn an_empty_draw_list_pushes_nothing() {
     let img = target(&device, 16, 16);
     let got = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                &img, [0.0; 4],
+            )]))?;
             r.bind_pipeline(&p)?;
             r.bind_set(0, &sets[0])?;
             r.draw_list::<[f32; 4]>(0, 0, &[])?;

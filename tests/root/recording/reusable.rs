@@ -115,10 +115,7 @@ fn image_layouts_must_come_back() {
     let device = device();
     let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
     let img = device
-        .image(&ImageDesc {
-            usage,
-            ..ImageDesc::texture("tex", 4, 4, vk::Format::R8G8B8A8_UNORM)
-        })
+        .image(&ImageDesc::texture("tex", 4, 4, vk::Format::R8G8B8A8_UNORM).usage(usage))
         .unwrap();
     // UNDEFINED → SHADER_READ_ONLY: a second run would start from the wrong layout.
     let err = device
@@ -160,11 +157,8 @@ fn image_layouts_must_come_back() {
 /// (nested) one did, and the submission stamps every listed set.
 #[test]
 fn each_set_is_listed_once_per_recording_and_stamped() {
-    let device = kiln::Device::with_desc(&kiln::DeviceDesc {
-        validation: Some(true),
-        ..Default::default()
-    })
-    .unwrap();
+    let device =
+        kiln::Device::with_desc(&kiln::DeviceDesc::default().validation(Some(true))).unwrap();
     let m = kiln::include_spirv!("vector_add.comp").unwrap();
     let p = device.compute_pipeline(&m, "main").unwrap();
     let buf = device.storage_buffer::<f32>("b", 4).unwrap();
@@ -217,10 +211,7 @@ fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
     let device = device();
     let usage = vk::ImageUsageFlags::SAMPLED;
     let img = device
-        .image(&ImageDesc {
-            usage,
-            ..ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM)
-        })
+        .image(&ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM).usage(usage))
         .unwrap();
     let a: Vec<u8> = (0..64).collect();
     let b: Vec<u8> = (0..64).map(|x| 200 - x).collect();
@@ -229,12 +220,13 @@ fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
     assert_eq!(img.read().unwrap(), a);
     assert_eq!(img.layout(), vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
     let out = device
-        .buffer(&BufferDesc {
-            label: "out",
-            size: 64,
-            usage: vk::BufferUsageFlags::TRANSFER_DST,
-            location: MemoryLocation::GpuToCpu,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("out")
+                .size(64)
+                .usage(vk::BufferUsageFlags::TRANSFER_DST)
+                .location(MemoryLocation::GpuToCpu),
+        )
         .unwrap();
     let mut rec = device
         .record(|r| r.copy_image_to_buffer(&img, 0, &out))
@@ -263,10 +255,7 @@ fn a_recording_starts_from_the_layout_it_first_saw() {
     let device = device();
     let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::STORAGE;
     let img = device
-        .image(&ImageDesc {
-            usage,
-            ..ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM)
-        })
+        .image(&ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM).usage(usage))
         .unwrap();
     device
         .execute(|r| r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL))

@@ -60,10 +60,7 @@ fn draw_a_then_b(
     set.write_buffer(0, words).unwrap();
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[color],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[color]))?;
             r.bind_pipeline(&write)?;
             r.bind_set(0, &set)?;
             r.push(0, &WORD)?;
@@ -126,21 +123,20 @@ fn a_split_multisampled_scope_resolves_everything_drawn() {
     let device = device();
     let x4 = vk::SampleCountFlags::TYPE_4;
     let msaa = device
-        .image(&ImageDesc {
-            samples: x4,
-            usage: vk::ImageUsageFlags::COLOR_ATTACHMENT,
-            ..ImageDesc::color_target("msaa", 16, 16, RGBA8)
-        })
+        .image(
+            &ImageDesc::color_target("msaa", 16, 16, RGBA8)
+                .samples(x4)
+                .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT),
+        )
         .unwrap();
     let resolved: Image = device
         .image(&ImageDesc::color_target("resolved", 16, 16, RGBA8))
         .unwrap();
     let words = words(&device);
     // Stored: a scope is split only when every attachment is.
-    let color = ColorAttachment {
-        store: true,
-        ..ColorAttachment::clear(&msaa, [1.0, 0.0, 0.0, 1.0]).resolve_into(&resolved)
-    };
+    let color = ColorAttachment::clear(&msaa, [1.0, 0.0, 0.0, 1.0])
+        .resolve_into(&resolved)
+        .store(true);
     let (splits, uncovered, _) = draw_a_then_b(&device, color, x4, &words);
     assert_eq!((splits, uncovered), (1, 0));
     // Every sample of a pixel has one colour: the resolve is exact. Not column 11:
@@ -158,10 +154,7 @@ fn a_scope_with_an_attachment_not_stored_is_not_split_and_warns() {
         .image(&ImageDesc::color_target("target", 16, 16, RGBA8))
         .unwrap();
     let words = words(&device);
-    let color = ColorAttachment {
-        store: false,
-        ..ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0])
-    };
+    let color = ColorAttachment::clear(&img, [1.0, 0.0, 0.0, 1.0]).store(false);
     let (splits, uncovered, _) =
         draw_a_then_b(&device, color, vk::SampleCountFlags::TYPE_1, &words);
     assert_eq!((splits, uncovered), (0, 1), "KILN-W005: counted, not split");
@@ -238,10 +231,10 @@ fn scope<'a>(
 ) -> (u32, u32) {
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(img, [1.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                img,
+                [1.0, 0.0, 0.0, 1.0],
+            )]))?;
             draws(r)?;
             r.end_rendering()?;
             Ok((r.debug_scope_splits(), r.debug_uncovered()))
@@ -338,10 +331,10 @@ fn repeated_reads_across_scopes_are_ordered_around_a_fill_between_them() {
     fx.device
         .execute(|r| {
             for (i, img) in [&fx.img, &second].into_iter().enumerate() {
-                r.begin_rendering(&RenderingDesc {
-                    color: &[ColorAttachment::clear(img, [1.0, 0.0, 0.0, 1.0])],
-                    depth: None,
-                })?;
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    img,
+                    [1.0, 0.0, 0.0, 1.0],
+                )]))?;
                 draw_b(r, &fx, (0, 8), 1)?;
                 r.set_scissor(columns(8, 16, 16))?;
                 r.draw(3, 1, 0, 0)?;

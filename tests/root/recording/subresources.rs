@@ -23,10 +23,7 @@ fn texel(x: u32, y: u32) -> [u8; 4] {
 fn render_into_mip_1_while_sampling_mip_0() {
     let device = device();
     let img = device
-        .image(&ImageDesc {
-            mip_levels: 2,
-            ..ImageDesc::color_target("chain", 4, 4, RGBA8)
-        })
+        .image(&ImageDesc::color_target("chain", 4, 4, RGBA8).mip_levels(2))
         .unwrap();
     let bytes: Vec<u8> = (0..16).flat_map(|i| texel(i % 4, i / 4)).collect();
     img.upload_level(0, &bytes).unwrap();
@@ -62,10 +59,9 @@ fn render_into_mip_1_while_sampling_mip_0() {
         .execute(|r| {
             r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::view(&mip1, [0.0; 4])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::view(
+                &mip1, [0.0; 4],
+            )]))?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
             r.end_rendering()?;
@@ -101,10 +97,10 @@ fn render_into_mip_1_while_sampling_mip_0() {
 fn one_layer_moves_while_the_other_keeps_its_layout() {
     let device = device();
     let img = device
-        .image(&ImageDesc {
-            usage: vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::COLOR_ATTACHMENT,
-            ..ImageDesc::array("layers", 4, 4, 2, RGBA8)
-        })
+        .image(
+            &ImageDesc::array("layers", 4, 4, 2, RGBA8)
+                .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::COLOR_ATTACHMENT),
+        )
         .unwrap();
     let upload: Vec<u8> = (0..2 * 16 * 4).map(|i| i as u8).collect();
     img.upload(&upload).unwrap();
@@ -119,10 +115,10 @@ fn one_layer_moves_while_the_other_keeps_its_layout() {
                 r.subresource_layout(&img, 0, 0),
                 r.subresource_layout(&img, 0, 1),
             );
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::view(&layer0, [0.0, 0.2, 0.4, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::view(
+                &layer0,
+                [0.0, 0.2, 0.4, 1.0],
+            )]))?;
             r.end_rendering()?;
             let after_render = (
                 r.subresource_layout(&img, 0, 0),
@@ -158,10 +154,7 @@ fn one_layer_moves_while_the_other_keeps_its_layout() {
 fn per_level_copies_move_only_their_level() {
     let device = device();
     let img = device
-        .image(&ImageDesc {
-            mip_levels: 3,
-            ..ImageDesc::texture("levels", 4, 4, RGBA8)
-        })
+        .image(&ImageDesc::texture("levels", 4, 4, RGBA8).mip_levels(3))
         .unwrap();
     let l0: Vec<u8> = (0..64).map(|i| i as u8).collect();
     let l1: Vec<u8> = (0..16).map(|i| 200 - i as u8).collect();

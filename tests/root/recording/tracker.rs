@@ -238,10 +238,7 @@ fn images_through_sets_keep_layouts_and_hazards_at_every_dispatch() {
     let usage = vk::ImageUsageFlags::STORAGE;
     let img = |label: &str| {
         device
-            .image(&ImageDesc {
-                usage,
-                ..ImageDesc::texture(label, w, h, vk::Format::R32_SFLOAT)
-            })
+            .image(&ImageDesc::texture(label, w, h, vk::Format::R32_SFLOAT).usage(usage))
             .unwrap()
     };
     let (a, b) = (img("a"), img("b"));

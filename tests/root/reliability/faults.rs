@@ -22,12 +22,13 @@ static INJECTED: AtomicU64 = AtomicU64::new(0);
 type Action = fn(&Device) -> kiln::Result<()>;
 
 fn buffer(d: &Device) -> kiln::Result<()> {
-    d.buffer(&BufferDesc {
-        label: "victim",
-        size: 4096,
-        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-        location: MemoryLocation::GpuOnly,
-    })
+    d.buffer(
+        &BufferDesc::default()
+            .label("victim")
+            .size(4096)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+            .location(MemoryLocation::GpuOnly),
+    )
     .map(drop)
 }
 
@@ -279,12 +280,13 @@ fn a_staged_transfer_whose_chunk_submission_fails_recovers() {
     device.debug_set_staging_chunk(1 << 20);
     let data: Vec<u32> = (0..6 << 18).map(|i| i * 3 + 1).collect();
     let buf = device
-        .buffer(&BufferDesc {
-            label: "staged",
-            size: 4 * data.len() as u64,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-            location: MemoryLocation::GpuOnly,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("staged")
+                .size(4 * data.len() as u64)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::GpuOnly),
+        )
         .unwrap();
     for nth in [1, 2, 5] {
         faults.fail_nth(

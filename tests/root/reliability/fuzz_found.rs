@@ -14,10 +14,10 @@ fn storage(device: &Device, label: &str, v: f32) -> Buffer {
 
 fn image(device: &Device) -> Image {
     let img = device
-        .image(&ImageDesc {
-            usage: vk::ImageUsageFlags::SAMPLED,
-            ..ImageDesc::texture("img", 8, 8, vk::Format::R8G8B8A8_UNORM)
-        })
+        .image(
+            &ImageDesc::texture("img", 8, 8, vk::Format::R8G8B8A8_UNORM)
+                .usage(vk::ImageUsageFlags::SAMPLED),
+        )
         .unwrap();
     img.upload(&bytes(&[9.0; N])).unwrap();
     img

@@ -22,10 +22,7 @@ fn a_transfer_only_image_has_no_view_and_still_copies() {
         vk::ImageUsageFlags::empty(),
     ] {
         let img = device
-            .image(&ImageDesc {
-                usage,
-                ..ImageDesc::texture("copies only", 4, 2, RGBA8)
-            })
+            .image(&ImageDesc::texture("copies only", 4, 2, RGBA8).usage(usage))
             .unwrap();
         assert_eq!(img.view(), vk::ImageView::null(), "{usage:?}");
         let texels: Vec<u8> = (0..32).map(|i| i * 7).collect();
@@ -80,16 +77,11 @@ fn a_reusable_recording_may_clear_depth_from_undefined() {
         .unwrap();
     let mut rec = device
         .record(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&color, [0.0; 4])],
-                depth: Some(DepthAttachment {
-                    image: &depth,
-                    clear: Some(0.5),
-                    store: true,
-                    stencil_clear: None,
-                    view: None,
-                }),
-            })?;
+            r.begin_rendering(
+                &RenderingDesc::new(&[ColorAttachment::clear(&color, [0.0; 4])]).depth(Some(
+                    DepthAttachment::clear(&depth, 0.5).stencil_clear(None),
+                )),
+            )?;
             r.bind_pipeline(&pipeline)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.push(0, &[1.0f32, 0.0, 0.0, 1.0])?;
@@ -142,12 +134,13 @@ fn mapped_host_access_waits_only_for_the_submissions_using_the_buffer() {
     let p = vector_add(&device);
     let mapped = |label: &str| {
         device
-            .buffer(&BufferDesc {
-                label,
-                size: 16,
-                usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-                location: MemoryLocation::CpuToGpu,
-            })
+            .buffer(
+                &BufferDesc::default()
+                    .label(label)
+                    .size(16)
+                    .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                    .location(MemoryLocation::CpuToGpu),
+            )
             .unwrap()
     };
     let (a, c, other) = (mapped("a"), mapped("c"), mapped("other"));
@@ -174,12 +167,13 @@ fn mapped_host_access_waits_only_for_the_submissions_using_the_buffer() {
 fn raw_commands_make_host_access_wait() {
     let device = device();
     let buf = device
-        .buffer(&BufferDesc {
-            label: "raw filled",
-            size: 4096,
-            usage: vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
-            location: MemoryLocation::GpuToCpu,
-        })
+        .buffer(
+            &BufferDesc::default()
+                .label("raw filled")
+                .size(4096)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST)
+                .location(MemoryLocation::GpuToCpu),
+        )
         .unwrap();
     for value in [0xABCD_0123u32, 0x0F0F_F0F0] {
         let sub = device

@@ -141,14 +141,8 @@ fn render<'a>(
         r.full_barrier()?;
     }
     let load = clear.map_or(LoadOp::Load, |v| LoadOp::Clear(unorm(float(v))));
-    let color = [ColorAttachment {
-        load,
-        ..ColorAttachment::clear(&i.image, [0.0; 4])
-    }];
-    r.begin_rendering(&RenderingDesc {
-        color: &color,
-        depth: None,
-    })?;
+    let color = [ColorAttachment::clear(&i.image, [0.0; 4]).load(load)];
+    r.begin_rendering(&RenderingDesc::new(&color))?;
     let drawn = match (draw, buf) {
         (Draw::Push(v), _) => {
             r.bind_pipeline(&w.pipes.push_word)?;

@@ -131,12 +131,15 @@ impl World<'_> {
         };
         let buffer = self
             .device
-            .buffer(&BufferDesc {
-                label: "fuzz",
-                size: 4 * LEN as u64,
-                usage: vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::VERTEX_BUFFER,
-                location,
-            })
+            .buffer(
+                &BufferDesc::default()
+                    .label("fuzz")
+                    .size(4 * LEN as u64)
+                    .usage(
+                        vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::VERTEX_BUFFER,
+                    )
+                    .location(location),
+            )
             .map_err(|e| fail(step, e))?;
         buffer.upload(&[0u32; LEN]).map_err(|e| fail(step, e))?;
         let mut word_set = self
@@ -231,10 +234,7 @@ impl World<'_> {
             | vk::ImageUsageFlags::COLOR_ATTACHMENT;
         let image = self
             .device
-            .image(&ImageDesc {
-                usage,
-                ..ImageDesc::texture("fuzz", 8, 8, vk::Format::R8G8B8A8_UNORM)
-            })
+            .image(&ImageDesc::texture("fuzz", 8, 8, vk::Format::R8G8B8A8_UNORM).usage(usage))
             .map_err(|e| fail(step, e))?;
         // Zeroed, so that every image has defined contents (a copy out of an undefined
         // image would give whatever the memory held).
