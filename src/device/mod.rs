@@ -99,7 +99,7 @@ pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
 pub use post_mortem::{Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault};
 pub use properties::{ComputeProperties, CooperativeMatrixConfig, COMPONENT_TYPE_BFLOAT16_KHR};
-pub(crate) use queue::{create_timeline, Queue, QueueStamps, ResourceStamps};
+pub(crate) use queue::{create_timeline, Queue, QueueGuard, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub(crate) use queue_order::QueueOrder;
 pub use sampler::{Sampler, SamplerDesc};

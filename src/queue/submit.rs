@@ -47,7 +47,8 @@ use super::timing::{self, GpuTimings};
 use super::trace::Trace;
 use crate::commands::{RecordedWork, Recorder, TimedWork};
 use crate::device::{
-    set_caller, FaultSite, QueueOrder, ResourceStamps, Shared, SubmitContext, MAX_QUEUES,
+    set_caller, FaultSite, QueueGuard, QueueOrder, ResourceStamps, Shared, SubmitContext,
+    MAX_QUEUES,
 };
 use crate::error::{vk_err, vk_err_labeled, Error, Result};
 
@@ -232,6 +233,10 @@ fn for_each_use(
 /// image's final layout is committed, every used set and resource stamped with the value.
 /// Returns the value.
 ///
+/// The waits and signals are planned from plain data first ([`cross_queue_after`],
+/// [`SubmitPlan::new`], both pure and unit-tested), then applied: one `vkQueueSubmit2`
+/// ([`submit_planned`]) and the stamps ([`apply_submitted`]).
+///
 /// Errors: `KILN-E105` device lost (naming `batch.label`; also when it was lost earlier,
 /// then nothing is tried), `KILN-E106` out of memory, `KILN-E104` other failures; then
 /// nothing was submitted, the command buffer is not pending, `batch.fence` is not
@@ -245,6 +250,55 @@ pub(crate) fn submit(
     let q = shared.queues.get(queue).ok_or_else(|| {
         vk_err("vkQueueSubmit2 (no such queue)")(vk::Result::ERROR_INITIALIZATION_FAILED)
     })?;
+    check_batch(batch)?;
+    shared.check_lost("vkQueueSubmit2")?;
+    let multi = shared.queues.len() > 1;
+    let guard = q.lock();
+    // Queue lock, then the cross-queue lock: the one order kiln takes them in.
+    let order = multi.then(|| shared.cross_queue.lock().unwrap_or_else(|p| p.into_inner()));
+    let value = guard.next_value();
+    // Values of other queues to wait for (0: none).
+    let after = if multi {
+        let submitted: [u64; MAX_QUEUES] =
+            std::array::from_fn(|p| shared.queues.get(p).map_or(0, |o| o.submitted()));
+        let mut use_waits = [0u64; MAX_QUEUES];
+        for_each_use(work, batch.uses, |stamps, write| {
+            stamps.add_waits(queue, write, &mut use_waits)
+        });
+        cross_queue_after(queue, batch, &submitted, &use_waits)
+    } else {
+        [0; MAX_QUEUES]
+    };
+    let timelines: [vk::Semaphore; MAX_QUEUES] = std::array::from_fn(|p| {
+        shared
+            .queues
+            .get(p)
+            .map_or(vk::Semaphore::null(), |o| o.timeline())
+    });
+    let plan = SubmitPlan::new(
+        &timelines[..shared.queues.len()],
+        queue,
+        value,
+        batch,
+        &after,
+    );
+    if plan.cross > 0 {
+        shared
+            .cross_queue_waits
+            .fetch_add(plan.cross as u64, Ordering::Relaxed);
+    }
+    submit_planned(shared, queue, &guard, batch, work, &plan, &after)?;
+    guard.mark_submitted(value, batch.label);
+    apply_submitted(shared, queue, value, batch, work);
+    drop(order);
+    drop(guard);
+    Ok(value)
+}
+
+/// The limits on a batch's semaphores (`MAX_EXTRA` binary ones each way, a coding error of
+/// kiln's; `MAX_TIMELINE_WAITS` application timelines each way, `KILN-E1xx`
+/// `TooManyWaits`), checked before any lock or Vulkan call.
+fn check_batch(batch: &Batch<'_>) -> Result<()> {
     if batch.wait.len() > MAX_EXTRA || batch.signal.len() > MAX_EXTRA {
         return Err(vk_err("vkQueueSubmit2 (too many binary semaphores)")(
             vk::Result::ERROR_INITIALIZATION_FAILED,
@@ -259,112 +313,207 @@ pub(crate) fn submit(
             max: MAX_TIMELINE_WAITS,
         });
     }
-    shared.check_lost("vkQueueSubmit2")?;
-    let multi = shared.queues.len() > 1;
-    let guard = q.lock();
-    // Queue lock, then the cross-queue lock: the one order kiln takes them in.
-    let order = multi.then(|| shared.cross_queue.lock().unwrap_or_else(|p| p.into_inner()));
-    let value = guard.next_value();
-    // Values of other queues to wait for (0: none).
+    Ok(())
+}
+
+/// The value of every other queue's timeline a submission on `queue` waits for (0: none),
+/// from plain data: `submitted` (per kiln queue, its last submitted value; used with
+/// `batch.after_all`), `use_waits` (the largest stamps of its uses on each other queue,
+/// `ResourceStamps::add_waits`), `batch.siblings` and `batch.explicit`.
+///
+/// In order: `after_all` waits for everything submitted on the other queues; the uses'
+/// stamps raise that; a sibling part's value (another part of one split copy) is lowered
+/// to the value before it, so the parts do not wait for each other (the sibling's queue's
+/// value before it is at least every stamp the sibling replaced); the caller's explicit
+/// dependencies raise it (one wait per queue, the larger value). The own queue is never
+/// in it (its order is the timeline's previous value, [`SubmitPlan::new`]).
+pub(crate) fn cross_queue_after(
+    queue: usize,
+    batch: &Batch<'_>,
+    submitted: &[u64; MAX_QUEUES],
+    use_waits: &[u64; MAX_QUEUES],
+) -> [u64; MAX_QUEUES] {
     let mut after = [0u64; MAX_QUEUES];
-    if multi {
+    for (p, a) in after.iter_mut().enumerate() {
+        if p == queue {
+            continue;
+        }
         if batch.after_all {
-            for (p, other) in shared.queues.iter().enumerate() {
-                if p != queue {
-                    after[p] = other.submitted();
-                }
+            *a = submitted[p];
+        }
+        *a = (*a).max(use_waits[p]);
+    }
+    for &(p, v) in batch.siblings {
+        if let Some(a) = after.get_mut(p) {
+            if *a == v {
+                *a = v - 1;
             }
         }
-        for_each_use(work, batch.uses, |stamps, write| {
-            stamps.add_waits(queue, write, &mut after)
-        });
-        // A sibling part's stamp is the one this part must not wait for; the sibling's
-        // queue's value before it is at least every stamp the sibling replaced.
-        for &(p, v) in batch.siblings {
-            if let Some(a) = after.get_mut(p) {
-                if *a == v {
-                    *a = v - 1;
-                }
-            }
+    }
+    super::after::merge_explicit(queue, &mut after, batch.explicit);
+    after
+}
+
+/// The most semaphores one submission waits for: its own timeline, the binary ones, the
+/// application's timelines and one per other queue.
+const MAX_WAITS: usize = 1 + MAX_EXTRA + MAX_TIMELINE_WAITS + MAX_QUEUES;
+/// The most semaphores one submission signals.
+const MAX_SIGNALS: usize = 1 + MAX_EXTRA + MAX_TIMELINE_WAITS;
+
+/// One semaphore a submission waits for or signals: the value (0 for a binary semaphore)
+/// and the stages (`VkSemaphoreSubmitInfo`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SemaphoreOp {
+    pub semaphore: vk::Semaphore,
+    pub value: u64,
+    pub stages: vk::PipelineStageFlags2,
+}
+
+impl SemaphoreOp {
+    fn all(semaphore: vk::Semaphore, value: u64) -> SemaphoreOp {
+        SemaphoreOp {
+            semaphore,
+            value,
+            stages: vk::PipelineStageFlags2::ALL_COMMANDS,
         }
-        // The caller's explicit dependencies: one wait per queue, the larger value.
-        super::after::merge_explicit(queue, &mut after, batch.explicit);
     }
-    let timeline = q.timeline();
-    // Fixed arrays: a submission allocates nothing.
-    let mut waits =
-        [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_TIMELINE_WAITS + MAX_QUEUES];
-    let mut signals = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_TIMELINE_WAITS];
-    signals[0] = signals[0]
-        .semaphore(timeline)
-        .value(value)
-        .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-    // The queue's first submission has nothing of its own queue to wait for: value 0 is
-    // the timeline's initial value, which no operation signalled (a wait on it orders
-    // nothing, §7.4.2), so it is left out rather than passed as a dependency it is not.
-    let own = usize::from(value > 1);
-    if own == 1 {
-        waits[0] = waits[0]
-            .semaphore(timeline)
-            .value(value - 1)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+
+    fn info(&self) -> vk::SemaphoreSubmitInfo<'static> {
+        vk::SemaphoreSubmitInfo::default()
+            .semaphore(self.semaphore)
+            .value(self.value)
+            .stage_mask(self.stages)
     }
-    let mut n_waits = own;
-    for &(s, stages) in batch.wait {
-        waits[n_waits] = waits[n_waits].semaphore(s).stage_mask(stages);
-        n_waits += 1;
-    }
-    for &(s, value) in batch.timeline_wait {
-        waits[n_waits] = waits[n_waits]
-            .semaphore(s)
-            .value(value)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-        n_waits += 1;
-    }
-    for (p, &v) in after.iter().enumerate() {
-        let Some(other) = shared.queues.get(p) else {
-            break;
+}
+
+/// The waits and signals of one submission, in `VkSubmitInfo2`'s order, computed from plain
+/// data (fixed arrays: a submission allocates nothing).
+///
+/// Waits: the own timeline's previous value (left out for the queue's first submission:
+/// value 0 is the timeline's initial value, which no operation signalled, so a wait on it
+/// orders nothing, §7.4.2), `batch.wait` at their stages, `batch.timeline_wait` and each
+/// other queue's timeline at its `after` value (also when that value is complete already:
+/// a host wait makes the other queue's writes available, not visible to this queue's
+/// accesses; the semaphore wait does that, §7.4, §7.1 "Availability and visibility", and
+/// costs nothing on a signalled value). Signals: the own timeline's `value`, `batch.signal`,
+/// `batch.timeline_signal`. All at `ALL_COMMANDS` but the binary waits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SubmitPlan {
+    waits: [SemaphoreOp; MAX_WAITS],
+    n_waits: usize,
+    signals: [SemaphoreOp; MAX_SIGNALS],
+    n_signals: usize,
+    /// How many of the waits are other queues' timelines.
+    pub cross: usize,
+    /// The value the submission signals on its queue's timeline.
+    pub value: u64,
+}
+
+impl SubmitPlan {
+    /// The plan for submission `value` on `queue` (its timeline `timelines[queue]`; one
+    /// timeline per kiln queue) of `batch` (within [`check_batch`]'s limits), waiting for
+    /// the other queues' values `after` ([`cross_queue_after`]).
+    pub(crate) fn new(
+        timelines: &[vk::Semaphore],
+        queue: usize,
+        value: u64,
+        batch: &Batch<'_>,
+        after: &[u64; MAX_QUEUES],
+    ) -> SubmitPlan {
+        let own = timelines.get(queue).copied().unwrap_or_default();
+        let mut plan = SubmitPlan {
+            waits: [SemaphoreOp::default(); MAX_WAITS],
+            n_waits: 0,
+            signals: [SemaphoreOp::default(); MAX_SIGNALS],
+            n_signals: 0,
+            cross: 0,
+            value,
         };
-        // Also when the value is complete already (the host waited for it): a host wait
-        // makes the other queue's writes available, not visible to this queue's accesses;
-        // the semaphore wait does that (§7.4, §7.1 "Availability and visibility"), and costs
-        // nothing on a signalled value.
-        if v > 0 {
-            waits[n_waits] = waits[n_waits]
-                .semaphore(other.timeline())
-                .value(v)
-                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-            n_waits += 1;
+        if value > 1 {
+            plan.wait(SemaphoreOp::all(own, value - 1));
+        }
+        for &(semaphore, stages) in batch.wait {
+            plan.wait(SemaphoreOp {
+                semaphore,
+                value: 0,
+                stages,
+            });
+        }
+        for &(s, v) in batch.timeline_wait {
+            plan.wait(SemaphoreOp::all(s, v));
+        }
+        for (&timeline, &v) in timelines.iter().zip(after) {
+            if v > 0 {
+                plan.wait(SemaphoreOp::all(timeline, v));
+                plan.cross += 1;
+            }
+        }
+        plan.signal(SemaphoreOp::all(own, value));
+        for &s in batch.signal {
+            plan.signal(SemaphoreOp::all(s, 0));
+        }
+        for &(s, v) in batch.timeline_signal {
+            plan.signal(SemaphoreOp::all(s, v));
+        }
+        plan
+    }
+
+    fn wait(&mut self, op: SemaphoreOp) {
+        if let Some(w) = self.waits.get_mut(self.n_waits) {
+            *w = op;
+            self.n_waits += 1;
         }
     }
-    for (w, &s) in signals[1..].iter_mut().zip(batch.signal) {
-        *w = w
-            .semaphore(s)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+
+    fn signal(&mut self, op: SemaphoreOp) {
+        if let Some(s) = self.signals.get_mut(self.n_signals) {
+            *s = op;
+            self.n_signals += 1;
+        }
     }
-    let n_binary = 1 + batch.signal.len();
-    for (w, &(s, v)) in signals[n_binary..].iter_mut().zip(batch.timeline_signal) {
-        *w = w
-            .semaphore(s)
-            .value(v)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+
+    /// The waits, in order.
+    pub(crate) fn waits(&self) -> &[SemaphoreOp] {
+        &self.waits[..self.n_waits]
     }
-    let cross = n_waits - own - batch.wait.len() - batch.timeline_wait.len();
-    if cross > 0 {
-        shared
-            .cross_queue_waits
-            .fetch_add(cross as u64, std::sync::atomic::Ordering::Relaxed);
+
+    /// The signals, in order.
+    pub(crate) fn signals(&self) -> &[SemaphoreOp] {
+        &self.signals[..self.n_signals]
     }
-    let waits = &waits[..n_waits];
-    let signals = &signals[..n_binary + batch.timeline_signal.len()];
+}
+
+/// The `vkQueueSubmit2` of `plan` on `queue` (locked by `guard`), between the queue's
+/// debug label (labels on), the validation context of the submission (validation on) and
+/// the fault injector. On failure the error is noted (device lost) and returned; nothing
+/// was submitted.
+#[allow(clippy::too_many_arguments)]
+fn submit_planned(
+    shared: &Shared,
+    queue: usize,
+    guard: &QueueGuard<'_>,
+    batch: &Batch<'_>,
+    work: &RecordedWork<'_>,
+    plan: &SubmitPlan,
+    after: &[u64; MAX_QUEUES],
+) -> Result<()> {
+    let q = &shared.queues[queue];
+    let mut waits = [vk::SemaphoreSubmitInfo::default(); MAX_WAITS];
+    for (w, op) in waits.iter_mut().zip(plan.waits()) {
+        *w = op.info();
+    }
+    let mut signals = [vk::SemaphoreSubmitInfo::default(); MAX_SIGNALS];
+    for (s, op) in signals.iter_mut().zip(plan.signals()) {
+        *s = op.info();
+    }
     let cb = batch
         .command_buffer
         .map(|cb| vk::CommandBufferSubmitInfo::default().command_buffer(cb));
     let cbs = cb.as_slice();
     let info = vk::SubmitInfo2::default()
-        .wait_semaphore_infos(waits)
+        .wait_semaphore_infos(&waits[..plan.n_waits])
         .command_buffer_infos(cbs)
-        .signal_semaphore_infos(signals);
+        .signal_semaphore_infos(&signals[..plan.n_signals]);
     // Debug labels (validation on, or KILN_LABELS=1): the submission's label on the queue
     // (its command buffer was named with it before recording, `name_command_buffer`), so
     // the layer's messages and capture tools name it.
@@ -376,25 +525,7 @@ pub(crate) fn submit(
         unsafe { du.queue_begin_debug_utils_label(guard.raw(), &label) };
     }
     let context = shared.instance.validation.then(|| {
-        // What the layer's submit-time messages can check this submission against.
-        let mut order = QueueOrder {
-            queue,
-            after: [0; MAX_QUEUES],
-            exact: [false; MAX_QUEUES],
-        };
-        for (p, other) in shared.queues.iter().enumerate().take(MAX_QUEUES) {
-            if after[p] > 0 {
-                q.note_waited(p, after[p]);
-            }
-            // Another queue's work is also before this submission when the host saw it
-            // complete before submitting (§7.4: a host wait, then the submission).
-            order.after[p] = if p == queue {
-                value - 1
-            } else {
-                q.waited_for(p).max(other.seen_complete())
-            };
-            order.exact[p] = other.layer_index_is_value(&shared.queues);
-        }
+        let order = queue_order(shared, queue, plan.value, after);
         SubmitContext::enter(batch.label, &work.pipelines, &work.raw_calls, Some(order))
     });
     if let Some(crumbs) = &work.crumbs {
@@ -425,12 +556,46 @@ pub(crate) fn submit(
             batch.label,
             work.timed.as_deref(),
         ))
-    })?;
-    guard.mark_submitted(value, batch.label);
-    // Submitted: later recordings see the image layouts this one leaves behind, a write to
-    // a set it bound waits for it, and (several queues) later submissions on other queues
-    // that use what it uses wait for it. Under the locks, so that layouts and stamps of
-    // two queues' submissions are applied in the order they were submitted.
+    })
+}
+
+/// What the layer's submit-time messages can check submission `value` of `queue` against
+/// (validation on), noting the cross-queue waits `after` on the queue.
+fn queue_order(shared: &Shared, queue: usize, value: u64, after: &[u64; MAX_QUEUES]) -> QueueOrder {
+    let q = &shared.queues[queue];
+    let mut order = QueueOrder {
+        queue,
+        after: [0; MAX_QUEUES],
+        exact: [false; MAX_QUEUES],
+    };
+    for (p, other) in shared.queues.iter().enumerate().take(MAX_QUEUES) {
+        if after[p] > 0 {
+            q.note_waited(p, after[p]);
+        }
+        // Another queue's work is also before this submission when the host saw it
+        // complete before submitting (§7.4: a host wait, then the submission).
+        order.after[p] = if p == queue {
+            value - 1
+        } else {
+            q.waited_for(p).max(other.seen_complete())
+        };
+        order.exact[p] = other.layer_index_is_value(&shared.queues);
+    }
+    order
+}
+
+/// After a successful submission of `value` on `queue`: later recordings see the image
+/// layouts this one leaves behind, a write to a set it bound waits for it, and (several
+/// queues) later submissions on other queues that use what it uses wait for it. Called
+/// under the locks, so that layouts and stamps of two queues' submissions are applied in
+/// the order they were submitted.
+fn apply_submitted(
+    shared: &Shared,
+    queue: usize,
+    value: u64,
+    batch: &Batch<'_>,
+    work: &RecordedWork<'_>,
+) {
     work.commit_layouts();
     for set in &work.used_sets {
         set.uses.stamp(queue, value);
@@ -443,9 +608,6 @@ pub(crate) fn submit(
     if work.opaque {
         shared.opaque.stamp(queue, value);
     }
-    drop(order);
-    drop(guard);
-    Ok(value)
 }
 
 /// A submitted batch of commands. Waiting is explicit ([`wait`](Self::wait),
@@ -655,6 +817,140 @@ impl Drop for Submission {
         ) {
             log::error!("kiln: waiting for a dropped submission failed: {e}");
             self.keep_queries_if_pending();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ash::vk::Handle;
+
+    fn sem(n: u64) -> vk::Semaphore {
+        vk::Semaphore::from_raw(n)
+    }
+
+    const ALL: vk::PipelineStageFlags2 = vk::PipelineStageFlags2::ALL_COMMANDS;
+
+    fn op(s: u64, value: u64) -> SemaphoreOp {
+        SemaphoreOp::all(sem(s), value)
+    }
+
+    #[test]
+    fn first_submission_waits_for_nothing_of_its_own_queue() {
+        let batch = Batch::commands("b", vk::CommandBuffer::null());
+        let plan = SubmitPlan::new(&[sem(10)], 0, 1, &batch, &[0; MAX_QUEUES]);
+        assert_eq!(plan.waits(), &[] as &[SemaphoreOp]);
+        assert_eq!(plan.signals(), &[op(10, 1)]);
+        assert_eq!(plan.cross, 0);
+        let plan = SubmitPlan::new(&[sem(10)], 0, 7, &batch, &[0; MAX_QUEUES]);
+        assert_eq!(plan.waits(), &[op(10, 6)]);
+        assert_eq!(plan.signals(), &[op(10, 7)]);
+    }
+
+    #[test]
+    fn waits_and_signals_in_submit_order() {
+        let acquire = vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT;
+        let mut batch = Batch::commands("frame", vk::CommandBuffer::null());
+        let wait = [(sem(1), acquire)];
+        let timeline_wait = [(sem(2), 5), (sem(3), 9)];
+        let signal = [sem(4)];
+        let timeline_signal = [(sem(5), 11)];
+        batch.wait = &wait;
+        batch.timeline_wait = &timeline_wait;
+        batch.signal = &signal;
+        batch.timeline_signal = &timeline_signal;
+        let mut after = [0; MAX_QUEUES];
+        after[0] = 3;
+        after[2] = 8;
+        let timelines = [sem(20), sem(21), sem(22)];
+        let plan = SubmitPlan::new(&timelines, 1, 4, &batch, &after);
+        let binary = SemaphoreOp {
+            semaphore: sem(1),
+            value: 0,
+            stages: acquire,
+        };
+        assert_eq!(
+            plan.waits(),
+            &[op(21, 3), binary, op(2, 5), op(3, 9), op(20, 3), op(22, 8)]
+        );
+        assert_eq!(plan.signals(), &[op(21, 4), op(4, 0), op(5, 11)]);
+        assert_eq!(plan.cross, 2);
+        assert!(plan
+            .waits()
+            .iter()
+            .filter(|w| w.semaphore != sem(1))
+            .all(|w| w.stages == ALL));
+        // The limits are what the fixed arrays hold.
+        let full_wait = [(sem(1), acquire); MAX_EXTRA];
+        let full_tw = [(sem(2), 1); MAX_TIMELINE_WAITS];
+        batch.wait = &full_wait;
+        batch.timeline_wait = &full_tw;
+        // Every other queue (`after` never names the own queue).
+        let mut after = [9; MAX_QUEUES];
+        after[0] = 0;
+        let timelines = [sem(30); MAX_QUEUES];
+        let plan = SubmitPlan::new(&timelines, 0, 2, &batch, &after);
+        assert_eq!(plan.waits().len(), MAX_WAITS - 1);
+        assert_eq!(plan.cross, MAX_QUEUES - 1);
+    }
+
+    #[test]
+    fn cross_queue_after_merges_in_order() {
+        let mut batch = Batch::commands("copy", vk::CommandBuffer::null());
+        let mut submitted = [0; MAX_QUEUES];
+        submitted[..3].copy_from_slice(&[10, 20, 30]);
+        let mut uses = [0; MAX_QUEUES];
+        uses[1] = 4;
+        uses[2] = 30;
+        // Uses only: the largest stamp per other queue; never the own queue.
+        let mut own = uses;
+        own[0] = 99;
+        assert_eq!(
+            cross_queue_after(0, &batch, &submitted, &own)[..3],
+            [0, 4, 30]
+        );
+        // after_all: everything submitted on the other queues.
+        batch.after_all = true;
+        assert_eq!(
+            cross_queue_after(0, &batch, &submitted, &uses)[..3],
+            [0, 20, 30]
+        );
+        // A sibling part's value is lowered to the one before it (after after_all).
+        let siblings = [(2, 30), (1, 7)];
+        batch.siblings = &siblings;
+        assert_eq!(
+            cross_queue_after(0, &batch, &submitted, &uses)[..3],
+            [0, 20, 29]
+        );
+        batch.after_all = false;
+        // Explicit dependencies raise (never lower) the derived values.
+        let mut explicit = [0; MAX_QUEUES];
+        explicit[0] = 50;
+        explicit[1] = 2;
+        explicit[2] = 31;
+        batch.explicit = &explicit;
+        assert_eq!(
+            cross_queue_after(0, &batch, &submitted, &uses)[..3],
+            [0, 4, 31]
+        );
+        assert_eq!(
+            cross_queue_after(1, &batch, &submitted, &uses)[..3],
+            [50, 0, 31]
+        );
+    }
+
+    #[test]
+    fn batch_limits_are_checked() {
+        let mut batch = Batch::commands("b", vk::CommandBuffer::null());
+        assert!(check_batch(&batch).is_ok());
+        let waits = [(sem(1), 1); MAX_TIMELINE_WAITS + 1];
+        batch.timeline_wait = &waits;
+        match check_batch(&batch) {
+            Err(Error::TooManyWaits { count, max, .. }) => {
+                assert_eq!((count, max), (MAX_TIMELINE_WAITS + 1, MAX_TIMELINE_WAITS))
+            }
+            other => panic!("expected TooManyWaits, got {other:?}"),
         }
     }
 }
