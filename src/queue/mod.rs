@@ -51,7 +51,7 @@ pub use submit::Submission;
 pub use submit::MAX_TIMELINE_WAITS;
 /// The one record and submit path, for the window presenter.
 #[cfg(feature = "window")]
-pub(crate) use submit::{record, submit, Batch, RecordOptions, NO_EXPLICIT};
+pub(crate) use submit::{record, submit, Batch, RecordOptions};
 pub use timing::{GpuTimings, ScopeTiming};
 pub use transfer::Transfer;
 
