@@ -497,57 +497,9 @@ fn query_properties(
     // extension structs only with the extension present. kiln requires Vulkan 1.3.
     unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
     let limits = p2.properties.limits;
-    let any = |v: [vk::Bool32; 3]| v.iter().any(|&x| b(x));
-    supported.p12 = FloatControls {
-        denorm_preserve: any([
-            p12.shader_denorm_preserve_float16,
-            p12.shader_denorm_preserve_float32,
-            p12.shader_denorm_preserve_float64,
-        ]),
-        denorm_flush_to_zero: any([
-            p12.shader_denorm_flush_to_zero_float16,
-            p12.shader_denorm_flush_to_zero_float32,
-            p12.shader_denorm_flush_to_zero_float64,
-        ]),
-        signed_zero_inf_nan_preserve: any([
-            p12.shader_signed_zero_inf_nan_preserve_float16,
-            p12.shader_signed_zero_inf_nan_preserve_float32,
-            p12.shader_signed_zero_inf_nan_preserve_float64,
-        ]),
-        rounding_mode_rte: any([
-            p12.shader_rounding_mode_rte_float16,
-            p12.shader_rounding_mode_rte_float32,
-            p12.shader_rounding_mode_rte_float64,
-        ]),
-        rounding_mode_rtz: any([
-            p12.shader_rounding_mode_rtz_float16,
-            p12.shader_rounding_mode_rtz_float32,
-            p12.shader_rounding_mode_rtz_float64,
-        ]),
-    };
+    supported.p12 = float_controls(&p12);
     let cooperative_matrix = if supported.cooperative_matrix {
-        let ext = ash::khr::cooperative_matrix::Instance::new(&instance.entry, ir);
-        // SAFETY: the extension is present on `physical`; a plain query.
-        match unsafe { ext.get_physical_device_cooperative_matrix_properties(physical) } {
-            Ok(list) => list
-                .iter()
-                .map(|p| CooperativeMatrixConfig {
-                    m: p.m_size,
-                    n: p.n_size,
-                    k: p.k_size,
-                    a_type: p.a_type,
-                    b_type: p.b_type,
-                    c_type: p.c_type,
-                    result_type: p.result_type,
-                    saturating_accumulation: b(p.saturating_accumulation),
-                    scope: p.scope,
-                })
-                .collect(),
-            Err(e) => {
-                log::warn!("kiln: vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: {e}");
-                Vec::new()
-            }
-        }
+        cooperative_matrix_configs(instance, physical)
     } else {
         Vec::new()
     };
@@ -586,4 +538,67 @@ fn query_properties(
         cooperative_matrix2: Default::default(),
     };
     (supported, compute)
+}
+
+/// The float-controls booleans of `p12`: each true when any of the three widths has it.
+fn float_controls(p12: &vk::PhysicalDeviceVulkan12Properties<'_>) -> FloatControls {
+    let any = |v: [vk::Bool32; 3]| v.iter().any(|&x| b(x));
+    FloatControls {
+        denorm_preserve: any([
+            p12.shader_denorm_preserve_float16,
+            p12.shader_denorm_preserve_float32,
+            p12.shader_denorm_preserve_float64,
+        ]),
+        denorm_flush_to_zero: any([
+            p12.shader_denorm_flush_to_zero_float16,
+            p12.shader_denorm_flush_to_zero_float32,
+            p12.shader_denorm_flush_to_zero_float64,
+        ]),
+        signed_zero_inf_nan_preserve: any([
+            p12.shader_signed_zero_inf_nan_preserve_float16,
+            p12.shader_signed_zero_inf_nan_preserve_float32,
+            p12.shader_signed_zero_inf_nan_preserve_float64,
+        ]),
+        rounding_mode_rte: any([
+            p12.shader_rounding_mode_rte_float16,
+            p12.shader_rounding_mode_rte_float32,
+            p12.shader_rounding_mode_rte_float64,
+        ]),
+        rounding_mode_rtz: any([
+            p12.shader_rounding_mode_rtz_float16,
+            p12.shader_rounding_mode_rtz_float32,
+            p12.shader_rounding_mode_rtz_float64,
+        ]),
+    }
+}
+
+/// The cooperative matrix configurations of `physical`, which has VK_KHR_cooperative_matrix
+/// (none, with a log line, when the query fails).
+fn cooperative_matrix_configs(
+    instance: &Instance,
+    physical: vk::PhysicalDevice,
+) -> Vec<CooperativeMatrixConfig> {
+    let ir = &instance.raw;
+    let ext = ash::khr::cooperative_matrix::Instance::new(&instance.entry, ir);
+    // SAFETY: the extension is present on `physical`; a plain query.
+    match unsafe { ext.get_physical_device_cooperative_matrix_properties(physical) } {
+        Ok(list) => list
+            .iter()
+            .map(|p| CooperativeMatrixConfig {
+                m: p.m_size,
+                n: p.n_size,
+                k: p.k_size,
+                a_type: p.a_type,
+                b_type: p.b_type,
+                c_type: p.c_type,
+                result_type: p.result_type,
+                saturating_accumulation: b(p.saturating_accumulation),
+                scope: p.scope,
+            })
+            .collect(),
+        Err(e) => {
+            log::warn!("kiln: vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: {e}");
+            Vec::new()
+        }
+    }
 }

@@ -296,7 +296,7 @@ pub(crate) fn submit(
 }
 
 /// The limits on a batch's semaphores (`MAX_EXTRA` binary ones each way, a coding error of
-/// kiln's; `MAX_TIMELINE_WAITS` application timelines each way, `KILN-E1xx`
+/// kiln's; `MAX_TIMELINE_WAITS` application timelines each way, `KILN-E131`
 /// `TooManyWaits`), checked before any lock or Vulkan call.
 fn check_batch(batch: &Batch<'_>) -> Result<()> {
     if batch.wait.len() > MAX_EXTRA || batch.signal.len() > MAX_EXTRA {

@@ -525,10 +525,33 @@ impl Tables {
         }
     }
 
+    /// Reads one global instruction (module docs): a type, a variable, a constant.
     fn add_global(&mut self, inst: &Instruction) {
         let Some(rid) = inst.result_id else {
             return;
         };
+        match inst.class.opcode {
+            Op::Variable => self.add_variable(inst, rid),
+            Op::UntypedVariableKHR => self.add_untyped_variable(inst, rid),
+            Op::Constant | Op::SpecConstant => self.add_constant(inst, rid),
+            Op::ConstantTrue | Op::ConstantFalse | Op::SpecConstantTrue | Op::SpecConstantFalse => {
+                self.add_bool_constant(inst, rid)
+            }
+            Op::ConstantComposite | Op::SpecConstantComposite => {
+                let parts = inst.operands.iter().filter_map(|o| id(Some(o))).collect();
+                self.composites.insert(rid, parts);
+            }
+            Op::SpecConstantOp => self.add_spec_constant_op(inst, rid),
+            _ => {
+                if let Some(ty) = self.type_of(inst) {
+                    self.types.insert(rid, ty);
+                }
+            }
+        }
+    }
+
+    /// The type an `OpType*` declares (`None`: not a type instruction).
+    fn type_of(&mut self, inst: &Instruction) -> Option<Ty> {
         let ops = &inst.operands;
         let ty = match inst.class.opcode {
             Op::TypeVoid => Ty::Void,
@@ -596,118 +619,122 @@ impl Tables {
                 }
                 Ty::Other
             }
-            Op::Variable => {
-                let pointer = inst.result_type.and_then(|p| match self.types.get(&p) {
-                    Some(Ty::Pointer { storage, pointee }) => Some((*storage, *pointee)),
-                    _ => None,
-                });
-                if let Some((storage, pointee)) = pointer {
-                    self.globals.insert(
-                        rid,
-                        Global {
-                            storage,
-                            pointee: Some(pointee),
-                        },
-                    );
-                    self.global_order.push(rid);
-                }
-                return;
-            }
-            Op::UntypedVariableKHR => {
-                if let Some(Operand::StorageClass(storage)) = ops.first() {
-                    self.globals.insert(
-                        rid,
-                        Global {
-                            storage: *storage,
-                            pointee: id(ops.get(1)),
-                        },
-                    );
-                    self.global_order.push(rid);
-                }
-                return;
-            }
-            Op::Constant | Op::SpecConstant => {
-                let value = match ops.first() {
-                    Some(Operand::LiteralBit32(v)) => Some(*v as u64),
-                    Some(Operand::LiteralBit64(v)) => Some(*v),
-                    _ => None,
-                };
-                let given = match (inst.class.opcode, inst.result_type) {
-                    (Op::SpecConstant, Some(ty)) => self.override_of(rid).map(|v| {
-                        // The value as the constant's width holds it (SPIR-V spec §2.2.1).
-                        match self.types.get(&ty) {
-                            Some(Ty::Int { width, .. } | Ty::Float { width }) if *width < 64 => {
-                                v & ((1u64 << width) - 1)
-                            }
-                            _ => v,
-                        }
-                    }),
-                    _ => None,
-                };
-                if let (Some(v), Some(ty)) = (given.or(value), inst.result_type) {
-                    let is_float = matches!(self.types.get(&ty), Some(Ty::Float { .. }));
-                    let c = if is_float {
-                        Const::FloatBits(v)
-                    } else {
-                        Const::Int(v)
-                    };
-                    self.consts.insert(rid, c);
-                    self.const_types.insert(rid, ty);
-                }
-                if inst.class.opcode == Op::SpecConstant {
-                    self.spec_consts.push(rid);
-                }
-                return;
-            }
-            Op::ConstantTrue | Op::ConstantFalse | Op::SpecConstantTrue | Op::SpecConstantFalse => {
-                let v = matches!(inst.class.opcode, Op::ConstantTrue | Op::SpecConstantTrue);
-                let v = match inst.class.opcode {
-                    Op::SpecConstantTrue | Op::SpecConstantFalse => {
-                        self.override_of(rid).map_or(v, |bits| bits != 0)
+            _ => return None,
+        };
+        Some(ty)
+    }
+
+    /// `OpVariable`: a global of the storage class and pointee of its pointer type.
+    fn add_variable(&mut self, inst: &Instruction, rid: u32) {
+        let pointer = inst.result_type.and_then(|p| match self.types.get(&p) {
+            Some(Ty::Pointer { storage, pointee }) => Some((*storage, *pointee)),
+            _ => None,
+        });
+        if let Some((storage, pointee)) = pointer {
+            self.globals.insert(
+                rid,
+                Global {
+                    storage,
+                    pointee: Some(pointee),
+                },
+            );
+            self.global_order.push(rid);
+        }
+    }
+
+    /// `OpUntypedVariableKHR`: a global of its storage class and data type operand.
+    fn add_untyped_variable(&mut self, inst: &Instruction, rid: u32) {
+        let ops = &inst.operands;
+        if let Some(Operand::StorageClass(storage)) = ops.first() {
+            self.globals.insert(
+                rid,
+                Global {
+                    storage: *storage,
+                    pointee: id(ops.get(1)),
+                },
+            );
+            self.global_order.push(rid);
+        }
+    }
+
+    /// `OpConstant`, `OpSpecConstant` (with its given specialization value, masked to the
+    /// constant's width).
+    fn add_constant(&mut self, inst: &Instruction, rid: u32) {
+        let ops = &inst.operands;
+        let value = match ops.first() {
+            Some(Operand::LiteralBit32(v)) => Some(*v as u64),
+            Some(Operand::LiteralBit64(v)) => Some(*v),
+            _ => None,
+        };
+        let given = match (inst.class.opcode, inst.result_type) {
+            (Op::SpecConstant, Some(ty)) => self.override_of(rid).map(|v| {
+                // The value as the constant's width holds it (SPIR-V spec §2.2.1).
+                match self.types.get(&ty) {
+                    Some(Ty::Int { width, .. } | Ty::Float { width }) if *width < 64 => {
+                        v & ((1u64 << width) - 1)
                     }
                     _ => v,
-                };
-                self.consts.insert(rid, Const::Bool(v));
-                if let Some(ty) = inst.result_type {
-                    self.const_types.insert(rid, ty);
                 }
-                if matches!(
-                    inst.class.opcode,
-                    Op::SpecConstantTrue | Op::SpecConstantFalse
-                ) {
-                    self.spec_consts.push(rid);
-                }
-                return;
-            }
-            Op::ConstantComposite | Op::SpecConstantComposite => {
-                let parts = ops.iter().filter_map(|o| id(Some(o))).collect();
-                self.composites.insert(rid, parts);
-                return;
-            }
-            Op::SpecConstantOp => {
-                if let (Some(Operand::LiteralSpecConstantOpInteger(op)), Some(ty)) =
-                    (ops.first(), inst.result_type)
-                {
-                    self.const_types.insert(rid, ty);
-                    let args = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
-                    self.spec_op_args.insert(rid, args);
-                    if matches!(
-                        op,
-                        Op::VectorShuffle | Op::CompositeExtract | Op::CompositeInsert
-                    ) {
-                        self.eval_composite_op(rid, *op, &ops[1..]);
-                    } else {
-                        let args: Vec<u32> = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
-                        if let Some(c) = self.eval_spec_op(*op, &args, ty) {
-                            self.consts.insert(rid, c);
-                        }
-                    }
-                }
-                return;
-            }
-            _ => return,
+            }),
+            _ => None,
         };
-        self.types.insert(rid, ty);
+        if let (Some(v), Some(ty)) = (given.or(value), inst.result_type) {
+            let is_float = matches!(self.types.get(&ty), Some(Ty::Float { .. }));
+            let c = if is_float {
+                Const::FloatBits(v)
+            } else {
+                Const::Int(v)
+            };
+            self.consts.insert(rid, c);
+            self.const_types.insert(rid, ty);
+        }
+        if inst.class.opcode == Op::SpecConstant {
+            self.spec_consts.push(rid);
+        }
+    }
+
+    /// `OpConstantTrue/False`, `OpSpecConstantTrue/False` (with its given value).
+    fn add_bool_constant(&mut self, inst: &Instruction, rid: u32) {
+        let v = matches!(inst.class.opcode, Op::ConstantTrue | Op::SpecConstantTrue);
+        let v = match inst.class.opcode {
+            Op::SpecConstantTrue | Op::SpecConstantFalse => {
+                self.override_of(rid).map_or(v, |bits| bits != 0)
+            }
+            _ => v,
+        };
+        self.consts.insert(rid, Const::Bool(v));
+        if let Some(ty) = inst.result_type {
+            self.const_types.insert(rid, ty);
+        }
+        if matches!(
+            inst.class.opcode,
+            Op::SpecConstantTrue | Op::SpecConstantFalse
+        ) {
+            self.spec_consts.push(rid);
+        }
+    }
+
+    /// `OpSpecConstantOp`: its type and arguments, and its value where it folds.
+    fn add_spec_constant_op(&mut self, inst: &Instruction, rid: u32) {
+        let ops = &inst.operands;
+        if let (Some(Operand::LiteralSpecConstantOpInteger(op)), Some(ty)) =
+            (ops.first(), inst.result_type)
+        {
+            self.const_types.insert(rid, ty);
+            let args = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
+            self.spec_op_args.insert(rid, args);
+            if matches!(
+                op,
+                Op::VectorShuffle | Op::CompositeExtract | Op::CompositeInsert
+            ) {
+                self.eval_composite_op(rid, *op, &ops[1..]);
+            } else {
+                let args: Vec<u32> = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
+                if let Some(c) = self.eval_spec_op(*op, &args, ty) {
+                    self.consts.insert(rid, c);
+                }
+            }
+        }
     }
 
     /// The specialization value given for constant `rid` (by its SpecId), if any.
