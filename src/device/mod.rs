@@ -53,7 +53,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
-use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use gpu_allocator::vulkan::Allocator;
 
 pub(crate) use acceleration_structure::{
     functions as acceleration_structure_functions, BuildInput,
@@ -207,160 +207,6 @@ pub(crate) struct Shared {
     pub instance: Instance,
 }
 
-/// The physical device `desc` (or `KILN_DEVICE`) picks, its properties and queue
-/// families, and the queues to create on it (`families::plan_queues`).
-///
-/// Errors: `KILN-E101` no device, `KILN-E102` `KILN_DEVICE` matched nothing, `KILN-E103`
-/// no compute queue.
-fn pick_device(
-    desc: &DeviceDesc,
-    instance: &Instance,
-) -> Result<(
-    vk::PhysicalDevice,
-    DeviceInfo,
-    vk::PhysicalDeviceProperties,
-    Vec<vk::QueueFamilyProperties>,
-    families::QueuePlan,
-)> {
-    let wanted = desc
-        .device
-        .clone()
-        .or_else(|| std::env::var("KILN_DEVICE").ok());
-    let (physical, info, properties) = physical::pick_physical(instance, wanted.as_deref())?;
-    log::info!("kiln: using {info}");
-    let family = physical::main_queue_family(instance, physical, &info)?;
-    // SAFETY: `physical` comes from this instance.
-    let families = unsafe {
-        instance
-            .raw
-            .get_physical_device_queue_family_properties(physical)
-    };
-    let plan = families::plan_queues(
-        &families,
-        family,
-        desc.compute_queues,
-        desc.transfer_queues,
-        desc.emulate_queues,
-    );
-    Ok((physical, info, properties, families, plan))
-}
-
-/// `DeviceDesc::validation_fail`, else `KILN_VALIDATION_FAIL`.
-fn validation_fail(desc: &DeviceDesc) -> bool {
-    desc.validation_fail
-        .or_else(|| env_flag("KILN_VALIDATION_FAIL"))
-        .unwrap_or(false)
-}
-
-/// Submissions are timed: `DeviceDesc::timing`, else `KILN_TIMING`; or `KILN_TRACE` is set.
-fn timing_on(desc: &DeviceDesc) -> bool {
-    desc.timing
-        .or_else(|| env_flag("KILN_TIMING"))
-        .unwrap_or(false)
-        || std::env::var_os("KILN_TRACE").is_some_and(|v| !v.is_empty())
-}
-
-/// An enabled extension's device functions (`load`, under the loader lock's walking
-/// share, `loader` module docs), or `None` when it is not enabled.
-fn device_fns<T>(enabled: bool, load: impl FnOnce() -> T) -> Option<T> {
-    enabled.then(|| loader::walking(load))
-}
-
-/// What [`build_device`] made: the device, its queues and allocator, and what it found.
-struct Built {
-    raw: ash::Device,
-    queues: Vec<Queue>,
-    allocator: Allocator,
-    features: Features,
-    supported: capabilities::Supported,
-    compute: ComputeProperties,
-    host_import_alignment: Option<u64>,
-}
-
-/// Creates the logical device of `physical` with the queues of `plan` and its allocator.
-/// On an error everything made so far is destroyed by one guard
-/// ([`partial::PartialDevice`]): the queues, then the device.
-///
-/// Errors: `KILN-E107` no synchronization2 or timeline semaphores, `KILN-E104` Vulkan
-/// failures, the allocator's error.
-fn build_device(
-    instance: &Instance,
-    physical: vk::PhysicalDevice,
-    info: &DeviceInfo,
-    properties: &vk::PhysicalDeviceProperties,
-    plan: &families::QueuePlan,
-    layer: LayerFeatures,
-) -> Result<Built> {
-    let features::Created {
-        raw,
-        features,
-        supported,
-        compute,
-    } = features::create_device(instance, physical, &plan.create, info)?;
-    // From here on an error destroys what was made (the queues, then the device).
-    let mut partial = partial::PartialDevice::new(raw, plan.queues.len());
-    if !(features.synchronization2 && features.timeline_semaphore) {
-        return Err(Error::MissingFeature {
-            device: info.name.clone(),
-            what: "synchronization2 and timelineSemaphore (Vulkan 1.3), which kiln's \
-                   barriers and submissions use"
-                .into(),
-        });
-    }
-    let spin = queue::spin_budget(properties);
-    let layer_waits = instance.validation && (layer.shader_printf || layer.gpu_assisted);
-    for planned in &plan.queues {
-        let q = Queue::create(
-            partial.raw(),
-            *planned,
-            partial.queues.first(),
-            spin,
-            layer_waits,
-        )?;
-        partial.queues.push(q);
-    }
-    let host_import_alignment = features
-        .external_memory_host
-        .then(|| host_import_alignment(instance, physical));
-    let allocator = Allocator::new(&AllocatorCreateDesc {
-        instance: instance.raw.clone(),
-        device: partial.raw().clone(),
-        physical_device: physical,
-        debug_settings: Default::default(),
-        buffer_device_address: features.buffer_device_address,
-        allocation_sizes: Default::default(),
-    })
-    .map_err(|source| Error::Allocation {
-        object: "allocator".into(),
-        source,
-    })?;
-    let (raw, queues) = partial.finish();
-    Ok(Built {
-        raw,
-        queues,
-        allocator,
-        features,
-        supported,
-        compute,
-        host_import_alignment,
-    })
-}
-
-/// `minImportedHostPointerAlignment` of `physical`, which has VK_EXT_external_memory_host
-/// enabled (at least 1).
-fn host_import_alignment(instance: &Instance, physical: vk::PhysicalDevice) -> u64 {
-    let mut p = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
-    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
-    // SAFETY: the chain holds one local struct of the right sType; the extension is
-    // enabled on this device.
-    unsafe {
-        instance
-            .raw
-            .get_physical_device_properties2(physical, &mut p2)
-    };
-    p.min_imported_host_pointer_alignment.max(1)
-}
-
 impl Shared {
     /// Creates the instance, picks the physical device, creates the logical device with its
     /// queues and the allocator. The caller registers the upper layers' slots, then shares
@@ -379,8 +225,8 @@ impl Shared {
             desc.allocations_beyond_limit,
             std::sync::atomic::Ordering::Relaxed,
         );
-        let (physical, info, properties, families, plan) = pick_device(desc, &instance)?;
-        let Built {
+        let (physical, info, properties, families, plan) = partial::pick_device(desc, &instance)?;
+        let partial::Built {
             raw,
             queues,
             allocator,
@@ -388,7 +234,7 @@ impl Shared {
             supported,
             compute,
             host_import_alignment,
-        } = build_device(&instance, physical, &info, &properties, &plan, layer)?;
+        } = partial::build_device(&instance, physical, &info, &properties, &plan, layer)?;
         let debug_utils = instance
             .has_debug_utils()
             .then(|| loader::walking(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw)));
@@ -405,17 +251,17 @@ impl Shared {
             features.calibrated_timestamps,
         );
         let ir = &instance.raw;
-        let push_descriptor = device_fns(features.push_descriptor, || {
+        let push_descriptor = partial::device_fns(features.push_descriptor, || {
             ash::khr::push_descriptor::Device::new(ir, &raw)
         });
-        let mesh_shader = device_fns(features.mesh_shader, || {
+        let mesh_shader = partial::device_fns(features.mesh_shader, || {
             ash::ext::mesh_shader::Device::new(ir, &raw)
         });
-        let acceleration_structure = device_fns(features.acceleration_structure, || {
+        let acceleration_structure = partial::device_fns(features.acceleration_structure, || {
             ash::khr::acceleration_structure::Device::new(ir, &raw)
         });
         let split = split::from_desc(desc.transfer_split);
-        let fault = device_fns(features.device_fault, || {
+        let fault = partial::device_fns(features.device_fault, || {
             ash::ext::device_fault::Device::new(ir, &raw)
         });
         let breadcrumbs =
@@ -449,10 +295,10 @@ impl Shared {
             lost: AtomicBool::new(false),
             debug_utils,
             labels,
-            validation_fail: validation_fail(desc),
+            validation_fail: partial::validation_fail(desc),
             wait_timeout,
             allocations_beyond_limit: desc.allocations_beyond_limit,
-            timing: AtomicBool::new(timing_on(desc)),
+            timing: AtomicBool::new(partial::timing_on(desc)),
             timestamps,
             push_descriptor,
             mesh_shader,

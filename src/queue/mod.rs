@@ -28,6 +28,7 @@ mod device;
 mod external;
 mod handle;
 mod host;
+mod plan;
 mod profilers;
 mod recording;
 mod semaphore;
