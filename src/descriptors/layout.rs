@@ -264,7 +264,6 @@ impl Drop for SetLayout {
 /// uniform and storage buffers, images, samplers and texel buffers (`PushWrite`), so a
 /// push layout holds nothing else (no input attachments, no inline uniform blocks).
 fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Result<()> {
-    use vk::DescriptorBindingFlags as B;
     use vk::DescriptorType as T;
     let err = |detail: String| Err(Error::InvalidSetLayout { detail });
     let push = vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR;
@@ -281,51 +280,7 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Resu
         ));
     }
     if desc.flags.contains(push) {
-        let total: u64 = desc.bindings.iter().map(|b| b.count as u64).sum();
-        if total > max_push as u64 {
-            return err(format!(
-                "a push-descriptor layout of {total} descriptors exceeds maxPushDescriptors \
-                 {max_push}; move bindings to a set of their own"
-            ));
-        }
-        if desc
-            .flags
-            .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
-        {
-            return err("a push-descriptor layout cannot be UPDATE_AFTER_BIND_POOL".into());
-        }
-        for b in &desc.bindings {
-            if matches!(
-                b.descriptor_type,
-                T::UNIFORM_BUFFER_DYNAMIC | T::STORAGE_BUFFER_DYNAMIC
-            ) || b.flags.contains(B::VARIABLE_DESCRIPTOR_COUNT)
-            {
-                return err(format!(
-                    "binding {}: a push-descriptor layout cannot hold dynamic buffers or a \
-                     variable descriptor count",
-                    b.binding
-                ));
-            }
-            let pushable = matches!(
-                b.descriptor_type,
-                T::UNIFORM_BUFFER
-                    | T::STORAGE_BUFFER
-                    | T::SAMPLER
-                    | T::COMBINED_IMAGE_SAMPLER
-                    | T::SAMPLED_IMAGE
-                    | T::STORAGE_IMAGE
-                    | T::UNIFORM_TEXEL_BUFFER
-                    | T::STORAGE_TEXEL_BUFFER
-            );
-            if !pushable {
-                return err(format!(
-                    "binding {}: kiln's push-descriptor sets hold buffers, images, samplers \
-                     and texel buffers (Recorder::push_descriptor_set, PushWrite), not {:?}; \
-                     put it in another set",
-                    b.binding, b.descriptor_type
-                ));
-            }
-        }
+        validate_push(desc, max_push)?;
     }
     let last = desc.bindings.last().map(|b| b.binding);
     for (i, b) in desc.bindings.iter().enumerate() {
@@ -346,62 +301,135 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Resu
                 b.descriptor_type
             ));
         }
-        let dynamic = matches!(
+        validate_binding_flags(desc, b, f, last)?;
+    }
+    Ok(())
+}
+
+/// The rules of a push-descriptor layout (VUID-VkDescriptorSetLayoutCreateInfo-flags-00280,
+/// -00281, -04590, -04591): at most `max_push` descriptors, not UPDATE_AFTER_BIND_POOL, no
+/// dynamic buffers or variable count, only the types kiln's push writes take.
+fn validate_push(desc: &DescriptorSetLayoutDesc, max_push: u32) -> Result<()> {
+    use vk::DescriptorBindingFlags as B;
+    use vk::DescriptorType as T;
+    let err = |detail: String| Err(Error::InvalidSetLayout { detail });
+    let total: u64 = desc.bindings.iter().map(|b| b.count as u64).sum();
+    if total > max_push as u64 {
+        return err(format!(
+            "a push-descriptor layout of {total} descriptors exceeds maxPushDescriptors \
+             {max_push}; move bindings to a set of their own"
+        ));
+    }
+    if desc
+        .flags
+        .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
+    {
+        return err("a push-descriptor layout cannot be UPDATE_AFTER_BIND_POOL".into());
+    }
+    for b in &desc.bindings {
+        if matches!(
             b.descriptor_type,
             T::UNIFORM_BUFFER_DYNAMIC | T::STORAGE_BUFFER_DYNAMIC
+        ) || b.flags.contains(B::VARIABLE_DESCRIPTOR_COUNT)
+        {
+            return err(format!(
+                "binding {}: a push-descriptor layout cannot hold dynamic buffers or a \
+                 variable descriptor count",
+                b.binding
+            ));
+        }
+        let pushable = matches!(
+            b.descriptor_type,
+            T::UNIFORM_BUFFER
+                | T::STORAGE_BUFFER
+                | T::SAMPLER
+                | T::COMBINED_IMAGE_SAMPLER
+                | T::SAMPLED_IMAGE
+                | T::STORAGE_IMAGE
+                | T::UNIFORM_TEXEL_BUFFER
+                | T::STORAGE_TEXEL_BUFFER
         );
-        let known = B::UPDATE_AFTER_BIND | B::PARTIALLY_BOUND | B::VARIABLE_DESCRIPTOR_COUNT;
-        if !known.contains(b.flags) {
+        if !pushable {
             return err(format!(
-                "binding {n}: binding flags {:?} are not supported by kiln",
-                b.flags
+                "binding {}: kiln's push-descriptor sets hold buffers, images, samplers \
+                 and texel buffers (Recorder::push_descriptor_set, PushWrite), not {:?}; \
+                 put it in another set",
+                b.binding, b.descriptor_type
             ));
         }
-        if b.flags.contains(B::PARTIALLY_BOUND) && !f.descriptor_binding_partially_bound {
+    }
+    Ok(())
+}
+
+/// The rules of binding `b`'s flags (`last`: the highest binding number): those kiln knows,
+/// each with its feature; a variable count only on the highest, non-dynamic binding;
+/// UPDATE_AFTER_BIND only for the types the device supports it for, in an
+/// UPDATE_AFTER_BIND_POOL layout.
+fn validate_binding_flags(
+    desc: &DescriptorSetLayoutDesc,
+    b: &SetLayoutBinding,
+    f: &Features,
+    last: Option<u32>,
+) -> Result<()> {
+    use vk::DescriptorBindingFlags as B;
+    use vk::DescriptorType as T;
+    let err = |detail: String| Err(Error::InvalidSetLayout { detail });
+    let n = b.binding;
+    let dynamic = matches!(
+        b.descriptor_type,
+        T::UNIFORM_BUFFER_DYNAMIC | T::STORAGE_BUFFER_DYNAMIC
+    );
+    let known = B::UPDATE_AFTER_BIND | B::PARTIALLY_BOUND | B::VARIABLE_DESCRIPTOR_COUNT;
+    if !known.contains(b.flags) {
+        return err(format!(
+            "binding {n}: binding flags {:?} are not supported by kiln",
+            b.flags
+        ));
+    }
+    if b.flags.contains(B::PARTIALLY_BOUND) && !f.descriptor_binding_partially_bound {
+        return err(format!(
+            "binding {n}: PARTIALLY_BOUND needs descriptorBindingPartiallyBound, which the \
+             device lacks"
+        ));
+    }
+    if b.flags.contains(B::VARIABLE_DESCRIPTOR_COUNT) {
+        if !f.descriptor_binding_variable_descriptor_count {
             return err(format!(
-                "binding {n}: PARTIALLY_BOUND needs descriptorBindingPartiallyBound, which the \
-                 device lacks"
+                "binding {n}: VARIABLE_DESCRIPTOR_COUNT needs \
+                 descriptorBindingVariableDescriptorCount, which the device lacks"
             ));
         }
-        if b.flags.contains(B::VARIABLE_DESCRIPTOR_COUNT) {
-            if !f.descriptor_binding_variable_descriptor_count {
-                return err(format!(
-                    "binding {n}: VARIABLE_DESCRIPTOR_COUNT needs \
-                     descriptorBindingVariableDescriptorCount, which the device lacks"
-                ));
-            }
-            if Some(n) != last || dynamic {
-                return err(format!(
-                    "binding {n}: only the highest binding, and not a dynamic buffer, may be \
-                     VARIABLE_DESCRIPTOR_COUNT"
-                ));
-            }
+        if Some(n) != last || dynamic {
+            return err(format!(
+                "binding {n}: only the highest binding, and not a dynamic buffer, may be \
+                 VARIABLE_DESCRIPTOR_COUNT"
+            ));
         }
-        if b.flags.contains(B::UPDATE_AFTER_BIND) {
-            let supported = match b.descriptor_type {
-                T::STORAGE_BUFFER => f.update_after_bind_storage_buffer,
-                T::UNIFORM_BUFFER => f.update_after_bind_uniform_buffer,
-                T::SAMPLED_IMAGE | T::COMBINED_IMAGE_SAMPLER | T::SAMPLER => {
-                    f.update_after_bind_sampled_image
-                }
-                T::STORAGE_IMAGE => f.update_after_bind_storage_image,
-                _ => false,
-            };
-            if !supported {
-                return err(format!(
-                    "binding {n}: the device does not support UPDATE_AFTER_BIND for {:?}",
-                    b.descriptor_type
-                ));
+    }
+    if b.flags.contains(B::UPDATE_AFTER_BIND) {
+        let supported = match b.descriptor_type {
+            T::STORAGE_BUFFER => f.update_after_bind_storage_buffer,
+            T::UNIFORM_BUFFER => f.update_after_bind_uniform_buffer,
+            T::SAMPLED_IMAGE | T::COMBINED_IMAGE_SAMPLER | T::SAMPLER => {
+                f.update_after_bind_sampled_image
             }
-            if !desc
-                .flags
-                .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
-            {
-                return err(format!(
-                    "binding {n} is UPDATE_AFTER_BIND but the layout lacks \
-                     UPDATE_AFTER_BIND_POOL"
-                ));
-            }
+            T::STORAGE_IMAGE => f.update_after_bind_storage_image,
+            _ => false,
+        };
+        if !supported {
+            return err(format!(
+                "binding {n}: the device does not support UPDATE_AFTER_BIND for {:?}",
+                b.descriptor_type
+            ));
+        }
+        if !desc
+            .flags
+            .contains(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
+        {
+            return err(format!(
+                "binding {n} is UPDATE_AFTER_BIND but the layout lacks \
+                 UPDATE_AFTER_BIND_POOL"
+            ));
         }
     }
     Ok(())

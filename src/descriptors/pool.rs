@@ -8,6 +8,27 @@
 //! hands them out again (no `vkAllocateDescriptorSets`/`vkFreeDescriptorSets` per set):
 //! every descriptor of such a set must be written again before it binds (KILN-E207), so
 //! no stale descriptor of its previous life is ever used.
+//!
+//! # Growth policy
+//!
+//! The decisions are pure data, [`PoolChain`], unit-tested without a device (like
+//! `plan_queues`); [`DescriptorAllocator`] applies them with Vulkan calls:
+//!
+//! 1. A set is taken from the spare list when one is there (recycled layouts, no variable
+//!    count).
+//! 2. Otherwise the pools not marked full are tried newest first (the newest is the
+//!    largest and least likely to be full); one that answers `OUT_OF_POOL_MEMORY` or
+//!    `FRAGMENTED_POOL` is marked full.
+//! 3. Then a new pool of the next size is created and tried; the sizes run
+//!    [`FIRST_SETS_PER_POOL`], twice that, … up to [`MAX_SETS_PER_POOL`], then stay there.
+//!    If even the new pool reports itself full (fragmentation, or a driver whose pool
+//!    sizes are approximate: `VK_ERROR_OUT_OF_POOL_MEMORY` is allowed for any allocation,
+//!    §14.2.3), one more ([`NEW_POOLS_PER_ALLOCATION`] in all); then the allocation fails
+//!    with the last error.
+//! 4. A freed set (not recycled) clears its pool's full mark: the pool is tried again.
+//!
+//! A pool of `sets` sets holds each descriptor type's per-set count × `sets` (at least 1
+//! per listed type), and `inline bindings × sets` inline uniform block bindings.
 
 use ash::vk;
 
@@ -19,24 +40,132 @@ use crate::error::{vk_err, Result};
 pub(crate) const FIRST_SETS_PER_POOL: u32 = 16;
 /// Upper bound on sets per pool as pools grow.
 pub(crate) const MAX_SETS_PER_POOL: u32 = 4096;
+/// New pools one allocation may create before it fails.
+pub(crate) const NEW_POOLS_PER_ALLOCATION: usize = 2;
+
+/// The growth policy of one layout's pools, as plain data (module docs): each pool's live
+/// sets and full mark, and the size of the next pool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PoolChain {
+    /// Per pool, in creation order.
+    pools: Vec<PoolState>,
+    next_sets: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PoolState {
+    live: u32,
+    full: bool,
+}
+
+impl Default for PoolChain {
+    fn default() -> Self {
+        PoolChain {
+            pools: Vec::new(),
+            next_sets: FIRST_SETS_PER_POOL,
+        }
+    }
+}
+
+impl PoolChain {
+    /// The next pool to try below index `below` (start with `usize::MAX`): the newest not
+    /// marked full.
+    pub(crate) fn candidate_below(&self, below: usize) -> Option<usize> {
+        (0..self.pools.len().min(below))
+            .rev()
+            .find(|&i| !self.pools[i].full)
+    }
+
+    /// The pools to try, newest first, skipping those marked full.
+    #[cfg(test)]
+    fn candidates(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut below = usize::MAX;
+        while let Some(i) = self.candidate_below(below) {
+            out.push(i);
+            below = i;
+        }
+        out
+    }
+
+    /// Adds a pool of the next size; returns its index and its sets (the size after it
+    /// doubles, up to [`MAX_SETS_PER_POOL`]).
+    pub(crate) fn grow(&mut self) -> (usize, u32) {
+        let sets = self.next_sets;
+        self.pools.push(PoolState {
+            live: 0,
+            full: false,
+        });
+        self.next_sets = sets.saturating_mul(2).min(MAX_SETS_PER_POOL);
+        (self.pools.len() - 1, sets)
+    }
+
+    /// The sets the next new pool holds.
+    pub(crate) fn next_sets(&self) -> u32 {
+        self.next_sets
+    }
+
+    /// Pool `i` gave out a set.
+    pub(crate) fn allocated(&mut self, i: usize) {
+        if let Some(p) = self.pools.get_mut(i) {
+            p.live += 1;
+        }
+    }
+
+    /// Pool `i` answered that it is full (`OUT_OF_POOL_MEMORY`, `FRAGMENTED_POOL`).
+    pub(crate) fn mark_full(&mut self, i: usize) {
+        if let Some(p) = self.pools.get_mut(i) {
+            p.full = true;
+        }
+    }
+
+    /// A set of pool `i` went back to it: it is tried again.
+    pub(crate) fn freed(&mut self, i: usize) {
+        if let Some(p) = self.pools.get_mut(i) {
+            p.live = p.live.saturating_sub(1);
+            p.full = false;
+        }
+    }
+
+    /// Live sets of pool `i`.
+    #[cfg(test)]
+    fn live(&self, i: usize) -> u32 {
+        self.pools.get(i).map_or(0, |p| p.live)
+    }
+
+    /// Forgets every pool (they were destroyed); the sizes start over.
+    pub(crate) fn clear(&mut self) {
+        *self = PoolChain::default();
+    }
+}
+
+/// The pool sizes of a pool of `sets` sets of a layout whose sets each hold `per_set`:
+/// each count × `sets`, saturating, at least 1.
+pub(crate) fn scaled_sizes(
+    per_set: &[vk::DescriptorPoolSize],
+    sets: u32,
+) -> Vec<vk::DescriptorPoolSize> {
+    per_set
+        .iter()
+        .map(|s| vk::DescriptorPoolSize {
+            ty: s.ty,
+            descriptor_count: s.descriptor_count.saturating_mul(sets).max(1),
+        })
+        .collect()
+}
 
 pub(crate) struct DescriptorAllocator {
     sizes: Vec<vk::DescriptorPoolSize>,
     flags: vk::DescriptorPoolCreateFlags,
-    pools: Vec<PoolEntry>,
-    next_sets: u32,
+    /// The pools, parallel to `chain`'s.
+    pools: Vec<vk::DescriptorPool>,
+    chain: PoolChain,
     /// Freed sets kept for reuse: (set, pool index). Only when `recycle`.
     spare: Vec<(vk::DescriptorSet, usize)>,
     /// Every binding must be written before a set of this layout binds.
     recycle: bool,
     /// Inline uniform block bindings per set (their pool sizes count bytes).
     inline_bindings: u32,
-}
-
-struct PoolEntry {
-    raw: vk::DescriptorPool,
-    live: u32,
-    full: bool,
 }
 
 impl DescriptorAllocator {
@@ -57,7 +186,7 @@ impl DescriptorAllocator {
             sizes: desc.pool_sizes(),
             flags,
             pools: Vec::new(),
-            next_sets: FIRST_SETS_PER_POOL,
+            chain: PoolChain::default(),
             spare: Vec::new(),
             recycle: bindings.iter().all(|b| !b.flags.intersects(partial)),
             inline_bindings: bindings
@@ -67,16 +196,10 @@ impl DescriptorAllocator {
         }
     }
 
+    /// Creates the next pool of the chain; returns its index.
     fn grow(&mut self, device: &ash::Device) -> Result<usize> {
-        let sets = self.next_sets;
-        let sizes: Vec<vk::DescriptorPoolSize> = self
-            .sizes
-            .iter()
-            .map(|s| vk::DescriptorPoolSize {
-                ty: s.ty,
-                descriptor_count: s.descriptor_count.saturating_mul(sets).max(1),
-            })
-            .collect();
+        let sets = self.chain.next_sets();
+        let sizes = scaled_sizes(&self.sizes, sets);
         // VUID-VkDescriptorPoolCreateInfo-pNext: inline uniform blocks need their binding
         // count besides their bytes (the INLINE_UNIFORM_BLOCK pool size).
         let mut inline = vk::DescriptorPoolInlineUniformBlockCreateInfo::default()
@@ -91,13 +214,8 @@ impl DescriptorAllocator {
         // SAFETY: valid create info with locals alive for the call.
         let raw = unsafe { device.create_descriptor_pool(&info, None) }
             .map_err(vk_err("vkCreateDescriptorPool"))?;
-        self.pools.push(PoolEntry {
-            raw,
-            live: 0,
-            full: false,
-        });
-        self.next_sets = (sets * 2).min(MAX_SETS_PER_POOL);
-        Ok(self.pools.len() - 1)
+        self.pools.push(raw);
+        Ok(self.chain.grow().0)
     }
 
     /// Allocates one set; returns (set, pool index).
@@ -129,37 +247,32 @@ impl DescriptorAllocator {
             // serialized by the allocator's mutex (Vulkan: externally synchronized).
             unsafe { device.allocate_descriptor_sets(&info) }
         };
-        // Newest pools first: they are the largest and least likely to be full.
-        for i in (0..self.pools.len()).rev() {
-            if self.pools[i].full {
-                continue;
-            }
-            match try_pool(self.pools[i].raw) {
+        let mut below = usize::MAX;
+        while let Some(i) = self.chain.candidate_below(below) {
+            below = i;
+            match try_pool(self.pools[i]) {
                 Ok(v) => {
-                    self.pools[i].live += 1;
+                    self.chain.allocated(i);
                     return Ok((v[0], i));
                 }
                 Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
-                    self.pools[i].full = true;
+                    self.chain.mark_full(i);
                 }
                 Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
             }
         }
-        // A new pool; if even that one reports itself full (fragmentation, or a driver
-        // whose pool sizes are approximate: VK_ERROR_OUT_OF_POOL_MEMORY is allowed for any
-        // allocation, Vulkan spec §14.2.3), one more, twice as large.
         let mut last = vk::Result::ERROR_OUT_OF_POOL_MEMORY;
-        for _ in 0..2 {
+        for _ in 0..NEW_POOLS_PER_ALLOCATION {
             let i = self.grow(device)?;
-            match try_pool(self.pools[i].raw) {
+            match try_pool(self.pools[i]) {
                 Ok(v) => {
-                    self.pools[i].live += 1;
+                    self.chain.allocated(i);
                     return Ok((v[0], i));
                 }
                 Err(
                     e @ (vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL),
                 ) => {
-                    self.pools[i].full = true;
+                    self.chain.mark_full(i);
                     last = e;
                 }
                 Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
@@ -171,7 +284,7 @@ impl DescriptorAllocator {
     /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending
     /// submission may use it.
     pub(crate) fn free(&mut self, device: &ash::Device, set: vk::DescriptorSet, pool: usize) {
-        let Some(p) = self.pools.get_mut(pool) else {
+        let Some(&raw) = self.pools.get(pool) else {
             return;
         };
         if self.recycle {
@@ -180,17 +293,85 @@ impl DescriptorAllocator {
         }
         // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET) and no
         // pending command buffer uses it (kiln's execute waits).
-        let _ = unsafe { device.free_descriptor_sets(p.raw, &[set]) };
-        p.live = p.live.saturating_sub(1);
-        p.full = false;
+        let _ = unsafe { device.free_descriptor_sets(raw, &[set]) };
+        self.chain.freed(pool);
     }
 
     pub(crate) fn destroy(&mut self, device: &ash::Device) {
         // Spare sets are freed with their pools.
         self.spare.clear();
-        for p in self.pools.drain(..) {
+        for raw in self.pools.drain(..) {
             // SAFETY: called from the layout's Drop, when no set of these pools is alive.
-            unsafe { device.destroy_descriptor_pool(p.raw, None) };
+            unsafe { device.destroy_descriptor_pool(raw, None) };
         }
+        self.chain.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_double_up_to_the_cap() {
+        let mut chain = PoolChain::default();
+        let sizes: Vec<u32> = (0..12).map(|_| chain.grow().1).collect();
+        assert_eq!(
+            sizes,
+            [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 4096, 4096, 4096]
+        );
+        chain.clear();
+        assert_eq!(chain.grow(), (0, FIRST_SETS_PER_POOL));
+    }
+
+    #[test]
+    fn newest_pools_first_and_full_ones_skipped() {
+        let mut chain = PoolChain::default();
+        assert_eq!(chain.candidates().len(), 0);
+        for _ in 0..3 {
+            chain.grow();
+        }
+        assert_eq!(chain.candidates(), [2, 1, 0]);
+        chain.allocated(2);
+        chain.allocated(2);
+        chain.mark_full(2);
+        chain.mark_full(0);
+        assert_eq!(chain.candidates(), [1]);
+        // A set freed to a full pool makes it a candidate again.
+        chain.freed(2);
+        assert_eq!(chain.live(2), 1);
+        assert_eq!(chain.candidates(), [2, 1]);
+        // Out of range indices change nothing; live never goes below 0.
+        chain.freed(9);
+        chain.freed(1);
+        assert_eq!(chain.live(1), 0);
+    }
+
+    #[test]
+    fn pool_sizes_scale_per_set_counts() {
+        let per_set = [
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_BUFFER,
+                descriptor_count: 3,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::INLINE_UNIFORM_BLOCK,
+                descriptor_count: 0,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::SAMPLED_IMAGE,
+                descriptor_count: u32::MAX / 2,
+            },
+        ];
+        let sized = scaled_sizes(&per_set, 16);
+        let counts: Vec<_> = sized.iter().map(|s| (s.ty, s.descriptor_count)).collect();
+        assert_eq!(
+            counts,
+            [
+                (vk::DescriptorType::STORAGE_BUFFER, 48),
+                (vk::DescriptorType::INLINE_UNIFORM_BLOCK, 1),
+                (vk::DescriptorType::SAMPLED_IMAGE, u32::MAX),
+            ]
+        );
     }
 }

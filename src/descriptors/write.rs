@@ -140,6 +140,21 @@ pub(crate) fn check_buffer_write_in(
             requested: range,
         });
     }
+    check_buffer_range(layout, (set, binding), needed, offset, range)?;
+    Ok((idx, expected))
+}
+
+/// A buffer descriptor's range and offset against the device limits of its kind (`needed`:
+/// UNIFORM_BUFFER, else storage): `KILN-E206` a range over max{Uniform,Storage}BufferRange,
+/// `KILN-E208` an offset not a multiple of min{Uniform,Storage}BufferOffsetAlignment.
+#[inline]
+fn check_buffer_range(
+    layout: &SetLayout,
+    (set, binding): (u32, u32),
+    needed: vk::BufferUsageFlags,
+    offset: u64,
+    range: u64,
+) -> Result<()> {
     let limits = layout.shared.limits();
     let (limit, limit_name, align, align_name) = if needed == vk::BufferUsageFlags::UNIFORM_BUFFER {
         (
@@ -174,7 +189,7 @@ pub(crate) fn check_buffer_write_in(
             limit_name: align_name,
         });
     }
-    Ok((idx, expected))
+    Ok(())
 }
 
 /// The buffer usage a buffer descriptor of type `ty` needs

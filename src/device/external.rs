@@ -360,46 +360,10 @@ fn bind_new(
         Ok(b) => b,
         Err(e) => return fail(vk_err("vkCreateBuffer")(e)),
     };
-    let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().buffer(raw);
-    let mut export = vk::ExportMemoryAllocateInfo::default().handle_types(bits);
-    let mut import_info = vk::ImportMemoryFdInfoKHR::default().handle_type(bits);
-    let mut alloc = vk::MemoryAllocateInfo::default()
-        .allocation_size(size)
-        .memory_type_index(type_index)
-        .push_next(&mut dedicated);
-    alloc = match import.as_ref().and_then(|c| c.dup.as_ref()) {
-        Some(fd) => {
-            import_info = import_info.fd(fd.as_raw_fd());
-            alloc.push_next(&mut import_info)
-        }
-        None => alloc.push_next(&mut export),
-    };
-    // SAFETY: size and type checked against the buffer's requirements; the export or import
-    // struct is of a handle type the device supports for this usage (checked); an import's
-    // fd is kiln's duplicate, alive for the call.
-    let memory = match unsafe { d.allocate_memory(&alloc, None) } {
+    let memory = match allocate_dedicated(shared, desc, raw, (size, type_index), bits, &mut import)
+    {
         Ok(m) => m,
-        Err(e) => {
-            // SAFETY: the buffer has no memory and is unused.
-            unsafe { d.destroy_buffer(raw, None) };
-            // A failed import: kiln's duplicate is closed once, by kiln or by the driver.
-            if let Some(c) = import.as_mut() {
-                if let Some(dup) = c.dup.take() {
-                    release_failed_import(dup, c.original);
-                }
-            }
-            let e = match (e, &import) {
-                (vk::Result::ERROR_INVALID_EXTERNAL_HANDLE, Some(c)) => {
-                    Error::InvalidExternalHandle {
-                        object: desc.label.to_string(),
-                        handle: c.memory.handle,
-                        detail: "vkAllocateMemory: VK_ERROR_INVALID_EXTERNAL_HANDLE".into(),
-                    }
-                }
-                (e, _) => vk_err("vkAllocateMemory")(e),
-            };
-            return fail(e);
-        }
+        Err(e) => return fail(e),
     };
     // Imported: the implementation owns the duplicate now and closes it with the memory.
     if let Some(dup) = import.as_mut().and_then(|c| c.dup.take()) {
@@ -432,6 +396,65 @@ fn bind_new(
         external,
         (heap, size),
     ))
+}
+
+/// Allocates the dedicated memory of external buffer `raw` (`(size, type_index)`): an
+/// export of handle types `bits` when `import` is `None`, else an import of its duplicate
+/// fd. On failure the buffer is destroyed and an import's duplicate closed once (by kiln
+/// or the driver); the caller releases the heap reservation.
+///
+/// Errors: `KILN-E165` (an import the driver refuses as an invalid external handle),
+/// `KILN-E104`/`KILN-E106` other failures.
+fn allocate_dedicated(
+    shared: &Shared,
+    desc: &BufferDesc<'_>,
+    raw: vk::Buffer,
+    (size, type_index): (u64, u32),
+    bits: vk::ExternalMemoryHandleTypeFlags,
+    import: &mut Option<ImportCheck<'_>>,
+) -> Result<vk::DeviceMemory> {
+    let d = &shared.raw;
+    let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().buffer(raw);
+    let mut export = vk::ExportMemoryAllocateInfo::default().handle_types(bits);
+    let mut import_info = vk::ImportMemoryFdInfoKHR::default().handle_type(bits);
+    let mut alloc = vk::MemoryAllocateInfo::default()
+        .allocation_size(size)
+        .memory_type_index(type_index)
+        .push_next(&mut dedicated);
+    alloc = match import.as_ref().and_then(|c| c.dup.as_ref()) {
+        Some(fd) => {
+            import_info = import_info.fd(fd.as_raw_fd());
+            alloc.push_next(&mut import_info)
+        }
+        None => alloc.push_next(&mut export),
+    };
+    // SAFETY: size and type checked against the buffer's requirements; the export or import
+    // struct is of a handle type the device supports for this usage (checked); an import's
+    // fd is kiln's duplicate, alive for the call.
+    match unsafe { d.allocate_memory(&alloc, None) } {
+        Ok(m) => Ok(m),
+        Err(e) => {
+            // SAFETY: the buffer has no memory and is unused.
+            unsafe { d.destroy_buffer(raw, None) };
+            // A failed import: kiln's duplicate is closed once, by kiln or by the driver.
+            if let Some(c) = import.as_mut() {
+                if let Some(dup) = c.dup.take() {
+                    release_failed_import(dup, c.original);
+                }
+            }
+            let e = match (e, &import) {
+                (vk::Result::ERROR_INVALID_EXTERNAL_HANDLE, Some(c)) => {
+                    Error::InvalidExternalHandle {
+                        object: desc.label.to_string(),
+                        handle: c.memory.handle,
+                        detail: "vkAllocateMemory: VK_ERROR_INVALID_EXTERNAL_HANDLE".into(),
+                    }
+                }
+                (e, _) => vk_err("vkAllocateMemory")(e),
+            };
+            Err(e)
+        }
+    }
 }
 
 /// The allocation size and memory type of an export (the buffer's requirements, the first

@@ -206,26 +206,7 @@ pub(crate) fn plan_queues(
         source: QueueSource::Dedicated,
     }];
     let mut by_kind: [Vec<usize>; 3] = [vec![0], Vec::new(), Vec::new()];
-    // Families in preference order for each kind.
-    let compute_only = |p: &vk::QueueFamilyProperties| {
-        p.queue_flags.contains(F::COMPUTE) && !p.queue_flags.contains(F::GRAPHICS)
-    };
-    let transfer_only = |p: &vk::QueueFamilyProperties| {
-        p.queue_flags.contains(F::TRANSFER) && !p.queue_flags.intersects(F::GRAPHICS | F::COMPUTE)
-    };
-    let mut compute_families: Vec<u32> = (0..families.len() as u32)
-        .filter(|&f| compute_only(&families[f as usize]))
-        .collect();
-    compute_families.push(main);
-    let mut transfer_families: Vec<u32> = (0..families.len() as u32)
-        .filter(|&f| transfer_only(&families[f as usize]))
-        .collect();
-    // Fewest capabilities besides transfer first (a plain copy family before a video one).
-    transfer_families.sort_by_key(|&f| {
-        let extra = flags_of(f) & !(F::TRANSFER | F::SPARSE_BINDING | F::PROTECTED);
-        (extra.as_raw().count_ones(), f)
-    });
-    transfer_families.extend(compute_families.iter().copied());
+    let (compute_families, transfer_families) = preferred_families(families, main);
     let wanted = [
         (
             QueueKind::Compute,
@@ -277,6 +258,49 @@ pub(crate) fn plan_queues(
             }
         }
     }
+    let create = create_infos(&queues);
+    QueuePlan {
+        create,
+        queues,
+        by_kind,
+    }
+}
+
+/// The families to take compute and transfer queues from, in preference order: compute
+/// from compute-only families, then `main`; transfer from transfer-only families (fewest
+/// capabilities besides transfer first), then the compute ones.
+fn preferred_families(families: &[vk::QueueFamilyProperties], main: u32) -> (Vec<u32>, Vec<u32>) {
+    use vk::QueueFlags as F;
+    let flags_of = |f: u32| {
+        families
+            .get(f as usize)
+            .map_or(F::empty(), |p| p.queue_flags)
+    };
+    let compute_only = |p: &vk::QueueFamilyProperties| {
+        p.queue_flags.contains(F::COMPUTE) && !p.queue_flags.contains(F::GRAPHICS)
+    };
+    let transfer_only = |p: &vk::QueueFamilyProperties| {
+        p.queue_flags.contains(F::TRANSFER) && !p.queue_flags.intersects(F::GRAPHICS | F::COMPUTE)
+    };
+    let mut compute_families: Vec<u32> = (0..families.len() as u32)
+        .filter(|&f| compute_only(&families[f as usize]))
+        .collect();
+    compute_families.push(main);
+    let mut transfer_families: Vec<u32> = (0..families.len() as u32)
+        .filter(|&f| transfer_only(&families[f as usize]))
+        .collect();
+    // Fewest capabilities besides transfer first (a plain copy family before a video one).
+    transfer_families.sort_by_key(|&f| {
+        let extra = flags_of(f) & !(F::TRANSFER | F::SPARSE_BINDING | F::PROTECTED);
+        (extra.as_raw().count_ones(), f)
+    });
+    transfer_families.extend(compute_families.iter().copied());
+    (compute_families, transfer_families)
+}
+
+/// `(family, queue count)` for `VkDeviceQueueCreateInfo`: each family of the dedicated
+/// queues once, in order, with one more than its highest queue index.
+fn create_infos(queues: &[PlannedQueue]) -> Vec<(u32, u32)> {
     let mut create: Vec<(u32, u32)> = Vec::new();
     for q in queues.iter().filter(|q| q.source == QueueSource::Dedicated) {
         match create.iter_mut().find(|(f, _)| *f == q.family) {
@@ -284,11 +308,7 @@ pub(crate) fn plan_queues(
             None => create.push((q.family, q.queue_index + 1)),
         }
     }
-    QueuePlan {
-        create,
-        queues,
-        by_kind,
-    }
+    create
 }
 
 /// Pipeline stages a queue of these capabilities supports (Vulkan spec §7.1.2, the table of

@@ -16,12 +16,15 @@
 //! `VK_KHR_deferred_host_operations`) and `VK_KHR_ray_query` when present
 //! (`acceleration_structure/features.rs`); `VK_EXT_device_fault` when present
 //! (`features/fault.rs`).
+//!
+//! The feature structs are one table (`features/table.rs`): one `Option` per Vulkan version
+//! or extension, queried, settled and chained into `vkCreateDevice` from it.
 
-use std::ffi::CStr;
+use std::ffi::{c_char, CStr};
 
 use ash::vk;
 
-use super::acceleration_structure::{self as accel, AccelerationStructureLimits, RayFeatures};
+use super::acceleration_structure::{self as accel, AccelerationStructureLimits};
 use super::capabilities::{FloatControls, Supported};
 use super::coopmat2::{self, CooperativeMatrix2Features};
 use super::instance::Instance;
@@ -34,15 +37,14 @@ mod descriptors;
 mod external;
 mod fault;
 mod mesh;
+mod table;
 
-use self::bfloat16::Bfloat16Features;
 use self::mesh::mesh_limits;
 pub use self::mesh::MeshShaderLimits;
+use self::table::{FeatureTable, Settled};
 
 pub(crate) use self::descriptors::local_read_missing;
 pub use self::descriptors::{InlineUniformBlockLimits, UpdateAfterBindLimits};
-use self::descriptors::{LocalRead, LAYER_KNOWS_LOCAL_READ};
-use self::fault::Fault;
 
 /// `VK_KHR_shader_bfloat16`'s name; ash (headers 1.3.281) predates the extension.
 const BFLOAT16_NAME: &CStr = c"VK_KHR_shader_bfloat16";
@@ -212,6 +214,9 @@ fn b(v: vk::Bool32) -> bool {
     v == vk::TRUE
 }
 
+/// Creates the logical device of `physical` with queues `queues` (`(family, count)`):
+/// queries its extensions and the feature table (`features/table.rs`), enables what the
+/// module docs say, and reports what it enabled and supports.
 pub(crate) fn create_device(
     instance: &Instance,
     physical: vk::PhysicalDevice,
@@ -219,8 +224,6 @@ pub(crate) fn create_device(
     info: &DeviceInfo,
 ) -> Result<Created> {
     let ir = &instance.raw;
-    let v12 = info.used_api_version >= vk::API_VERSION_1_2;
-    let v13 = info.used_api_version >= vk::API_VERSION_1_3;
     // SAFETY: plain query.
     let exts = unsafe { ir.enumerate_device_extension_properties(physical) }
         .map_err(vk_err("vkEnumerateDeviceExtensionProperties"))?;
@@ -229,288 +232,30 @@ pub(crate) fn create_device(
             .any(|e| e.extension_name_as_c_str().is_ok_and(|x| x == n))
     };
     let layer = instance.validation_layer_version;
-    let layer_knows = |since: u32| layer == 0 || layer >= since;
-    let has_coopmat =
-        has(ash::khr::cooperative_matrix::NAME) && layer_knows(LAYER_KNOWS_COOPERATIVE_MATRIX);
-    let has_bf16 = has(BFLOAT16_NAME) && layer_knows(LAYER_KNOWS_BFLOAT16);
-    let has_coopmat2 = has_coopmat && has(coopmat2::NAME) && layer_knows(coopmat2::LAYER_KNOWS);
-    for (name, since) in [
-        (
-            ash::khr::cooperative_matrix::NAME,
-            LAYER_KNOWS_COOPERATIVE_MATRIX,
-        ),
-        (BFLOAT16_NAME, LAYER_KNOWS_BFLOAT16),
-        (coopmat2::NAME, coopmat2::LAYER_KNOWS),
-    ] {
-        if has(name) && !layer_knows(since) {
-            log::warn!(
-                "KILN-W004: {} has {name:?} but the validation layer ({}.{}.{}) predates it, \
-                 so kiln leaves it off and modules using it are refused (KILN-E107); run \
-                 with KILN_VALIDATION=0 or a newer layer to use it",
-                info.name,
-                vk::api_version_major(layer),
-                vk::api_version_minor(layer),
-                vk::api_version_patch(layer)
-            );
-        }
-    }
-    let push_descriptor = has(ash::khr::push_descriptor::NAME);
-    let has_exec = has(ash::khr::pipeline_executable_properties::NAME);
-    let has_mesh = has(ash::ext::mesh_shader::NAME);
-    let mut flr = LocalRead::new(
-        has(ash::khr::dynamic_rendering_local_read::NAME) && layer_knows(LAYER_KNOWS_LOCAL_READ),
-    );
-    let mut fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static> = Default::default();
-    let mut f11: vk::PhysicalDeviceVulkan11Features<'static> = Default::default();
-    let mut f12: vk::PhysicalDeviceVulkan12Features<'static> = Default::default();
-    let mut f13: vk::PhysicalDeviceVulkan13Features<'static> = Default::default();
-    let mut fcm: vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static> = Default::default();
-    let mut fbf = Bfloat16Features::default();
-    let mut fcm2 = coopmat2::RawFeatures::default();
-    let mut fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static> =
-        Default::default();
-    let mut frt = RayFeatures::new(has);
-    let mut ffa = Fault::new(has(ash::ext::device_fault::NAME), layer);
-    let mut f10 = {
-        let mut f2 = vk::PhysicalDeviceFeatures2::default();
-        if v12 {
-            f2 = f2.push_next(&mut f11).push_next(&mut f12);
-        }
-        if v13 {
-            f2 = f2.push_next(&mut f13);
-        }
-        if has_coopmat {
-            f2 = f2.push_next(&mut fcm);
-        }
-        if has_bf16 {
-            f2 = f2.push_next(&mut fbf);
-        }
-        if has_coopmat2 {
-            f2 = f2.push_next(&mut fcm2);
-        }
-        if has_exec {
-            f2 = f2.push_next(&mut fpe);
-        }
-        if has_mesh {
-            f2 = f2.push_next(&mut fms);
-        }
-        f2 = frt.chain_query(f2);
-        f2 = flr.chain_query(f2);
-        f2 = ffa.chain_query(f2);
-        // SAFETY: the chain holds only locals alive for the call, each of the right sType,
-        // the extension ones only when the device has the extension.
-        unsafe { ir.get_physical_device_features2(physical, &mut f2) };
-        f2.features
-    };
-    f11.p_next = std::ptr::null_mut();
-    f12.p_next = std::ptr::null_mut();
-    f13.p_next = std::ptr::null_mut();
-    fcm.p_next = std::ptr::null_mut();
-    fbf.p_next = std::ptr::null_mut();
-    fcm2.p_next = std::ptr::null_mut();
-    fpe.p_next = std::ptr::null_mut();
-    fms.p_next = std::ptr::null_mut();
-    let local_read = flr.enable();
-    // Multiview and fragment-shading-rate mesh shading need features kiln does not
-    // enable; mesh queries, queries kiln does not make.
-    fms.multiview_mesh_shader = vk::FALSE;
-    fms.primitive_fragment_shading_rate_mesh_shader = vk::FALSE;
-    fms.mesh_shader_queries = vk::FALSE;
-    f10.robust_buffer_access = vk::FALSE;
-    f13.robust_image_access = vk::FALSE;
-    f12.buffer_device_address_capture_replay = vk::FALSE;
-    f12.buffer_device_address_multi_device = vk::FALSE;
-    fcm.cooperative_matrix_robust_buffer_access = vk::FALSE;
-    let cooperative_matrix = has_coopmat && b(fcm.cooperative_matrix);
-    let bfloat16 = [
-        has_bf16 && b(fbf.shader_bfloat16_type),
-        has_bf16 && b(fbf.shader_bfloat16_dot_product),
-        has_bf16 && b(fbf.shader_bfloat16_cooperative_matrix),
-    ];
-    let cooperative_matrix2 = if has_coopmat2 && cooperative_matrix {
-        fcm2.get()
-    } else {
-        CooperativeMatrix2Features::default()
-    };
-    let any_coopmat2 = cooperative_matrix2 != CooperativeMatrix2Features::default();
-    let pipeline_executable_info = has_exec && b(fpe.pipeline_executable_info);
-    let mut ext_names = Vec::new();
-    let swapchain = instance.surface && has(ash::khr::swapchain::NAME);
-    if swapchain {
-        ext_names.push(ash::khr::swapchain::NAME.as_ptr());
-    }
-    let external_memory_host = has(ash::ext::external_memory_host::NAME);
-    if external_memory_host {
-        ext_names.push(ash::ext::external_memory_host::NAME.as_ptr());
-    }
-    let external = external::enable(has, &mut ext_names);
-    // The EXT extension where present, else the KHR one (same functions). EXT first: the
-    // Khronos validation layer 1.3.239 (Debian 12's) does not know the KHR name and warns
-    // "Device Extension VK_KHR_calibrated_timestamps is not supported by this layer" on
-    // every device creation, which fails every test that
-    // asserts a clean validation report; drivers that have KHR also keep EXT.
-    let calibrated_timestamps = if has(ash::ext::calibrated_timestamps::NAME) {
-        ext_names.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
-        true
-    } else if has(ash::khr::calibrated_timestamps::NAME) {
-        ext_names.push(ash::khr::calibrated_timestamps::NAME.as_ptr());
-        true
-    } else {
-        false
-    };
-    if push_descriptor {
-        ext_names.push(ash::khr::push_descriptor::NAME.as_ptr());
-    }
-    if cooperative_matrix {
-        ext_names.push(ash::khr::cooperative_matrix::NAME.as_ptr());
-    }
-    if bfloat16[0] {
-        ext_names.push(BFLOAT16_NAME.as_ptr());
-    }
-    if any_coopmat2 {
-        ext_names.push(coopmat2::NAME.as_ptr());
-    }
-    if pipeline_executable_info {
-        ext_names.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
-    }
-    if local_read {
-        ext_names.push(ash::khr::dynamic_rendering_local_read::NAME.as_ptr());
-    }
-    let mesh_shader = has_mesh && b(fms.mesh_shader);
-    if mesh_shader {
-        ext_names.push(ash::ext::mesh_shader::NAME.as_ptr());
-    } else {
-        fms = Default::default();
-    }
-    let (acceleration_structure, ray_query) = frt.settle(&mut ext_names);
-    let device_fault = ffa.enable(&mut ext_names);
+    warn_layer_predates(&info.name, layer, &has);
+    let mut table = FeatureTable::new(&has, layer, info.used_api_version);
+    table.query(ir, physical);
+    let settled = table.settle();
+    let mut plain = Vec::new();
+    let extensions = PlainExtensions::enable(instance, &has, &mut plain);
     let supported = Supported {
-        f10,
-        f11,
-        f12,
-        f13,
+        f10: table.core,
+        f11: table.v11.unwrap_or_default(),
+        f12: table.v12.unwrap_or_default(),
+        f13: table.v13.unwrap_or_default(),
         p12: FloatControls::default(),
-        cooperative_matrix,
-        bfloat16,
-        cooperative_matrix2,
-        mesh_shader: [mesh_shader, mesh_shader && b(fms.task_shader)],
-        ray_query,
+        cooperative_matrix: settled.cooperative_matrix,
+        bfloat16: settled.bfloat16,
+        cooperative_matrix2: settled.cooperative_matrix2,
+        mesh_shader: [settled.mesh_shader, settled.task_shader],
+        ray_query: settled.ray_query,
     };
     let (mut supported, mut compute) =
-        query_properties(instance, physical, supported, push_descriptor);
-    if any_coopmat2 {
+        query_properties(instance, physical, supported, extensions.push_descriptor);
+    if table.cooperative_matrix2.is_some() {
         compute.cooperative_matrix2 = coopmat2::query(instance, physical);
     }
-
-    let mut features = Features {
-        timeline_semaphore: v12 && b(f12.timeline_semaphore),
-        synchronization2: v13 && b(f13.synchronization2),
-        dynamic_rendering: v13 && b(f13.dynamic_rendering),
-        buffer_device_address: v12 && b(f12.buffer_device_address),
-        descriptor_indexing: v12 && b(f12.descriptor_indexing),
-        runtime_descriptor_array: v12 && b(f12.runtime_descriptor_array),
-        descriptor_binding_partially_bound: v12 && b(f12.descriptor_binding_partially_bound),
-        descriptor_binding_variable_descriptor_count: v12
-            && b(f12.descriptor_binding_variable_descriptor_count),
-        update_after_bind_storage_buffer: v12
-            && b(f12.descriptor_binding_storage_buffer_update_after_bind),
-        update_after_bind_uniform_buffer: v12
-            && b(f12.descriptor_binding_uniform_buffer_update_after_bind),
-        update_after_bind_sampled_image: v12
-            && b(f12.descriptor_binding_sampled_image_update_after_bind),
-        update_after_bind_storage_image: v12
-            && b(f12.descriptor_binding_storage_image_update_after_bind),
-        shader_float64: b(f10.shader_float64),
-        shader_int64: b(f10.shader_int64),
-        shader_int16: b(f10.shader_int16),
-        shader_float16: v12 && b(f12.shader_float16),
-        shader_int8: v12 && b(f12.shader_int8),
-        storage_buffer_16bit_access: v12 && b(f11.storage_buffer16_bit_access),
-        storage_buffer_8bit_access: v12 && b(f12.storage_buffer8_bit_access),
-        scalar_block_layout: v12 && b(f12.scalar_block_layout),
-        vulkan_memory_model: v12 && b(f12.vulkan_memory_model),
-        geometry_shader: b(f10.geometry_shader),
-        tessellation_shader: b(f10.tessellation_shader),
-        shader_storage_image_write_without_format: b(f10.shader_storage_image_write_without_format),
-        shader_storage_image_read_without_format: b(f10.shader_storage_image_read_without_format),
-        vertex_pipeline_stores_and_atomics: b(f10.vertex_pipeline_stores_and_atomics),
-        fragment_stores_and_atomics: b(f10.fragment_stores_and_atomics),
-        sampler_anisotropy: b(f10.sampler_anisotropy),
-        independent_blend: b(f10.independent_blend),
-        depth_bias_clamp: b(f10.depth_bias_clamp),
-        mesh_shader,
-        task_shader: mesh_shader && b(fms.task_shader),
-        mesh_shader_limits: if mesh_shader {
-            mesh_limits(ir, physical)
-        } else {
-            MeshShaderLimits::default()
-        },
-        acceleration_structure,
-        ray_query,
-        acceleration_structure_limits: if acceleration_structure {
-            accel::limits(ir, physical)
-        } else {
-            AccelerationStructureLimits::default()
-        },
-        texture_compression_bc: b(f10.texture_compression_bc),
-        texture_compression_etc2: b(f10.texture_compression_etc2),
-        texture_compression_astc_ldr: b(f10.texture_compression_astc_ldr),
-        image_cube_array: b(f10.image_cube_array),
-        multi_draw_indirect: b(f10.multi_draw_indirect),
-        draw_indirect_count: v12 && b(f12.draw_indirect_count),
-        swapchain,
-        external_memory_host,
-        external_memory_fd: external.memory_fd,
-        external_memory_dma_buf: external.memory_dma_buf,
-        external_semaphore_fd: external.semaphore_fd,
-        host_query_reset: v12 && b(f12.host_query_reset),
-        calibrated_timestamps,
-        push_descriptor,
-        subgroup_size_control: v13 && b(f13.subgroup_size_control),
-        compute_full_subgroups: v13 && b(f13.compute_full_subgroups),
-        cooperative_matrix,
-        shader_bfloat16: bfloat16[0],
-        pipeline_executable_info,
-        cooperative_matrix2,
-        update_after_bind_limits: if v12 {
-            let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
-            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p12);
-            // SAFETY: the chain holds one local struct of the right sType.
-            unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
-            UpdateAfterBindLimits {
-                samplers: p12
-                    .max_descriptor_set_update_after_bind_samplers
-                    .min(p12.max_per_stage_descriptor_update_after_bind_samplers),
-                uniform_buffers: p12
-                    .max_descriptor_set_update_after_bind_uniform_buffers
-                    .min(p12.max_per_stage_descriptor_update_after_bind_uniform_buffers),
-                storage_buffers: p12
-                    .max_descriptor_set_update_after_bind_storage_buffers
-                    .min(p12.max_per_stage_descriptor_update_after_bind_storage_buffers),
-                sampled_images: p12
-                    .max_descriptor_set_update_after_bind_sampled_images
-                    .min(p12.max_per_stage_descriptor_update_after_bind_sampled_images),
-                storage_images: p12
-                    .max_descriptor_set_update_after_bind_storage_images
-                    .min(p12.max_per_stage_descriptor_update_after_bind_storage_images),
-                input_attachments: p12
-                    .max_descriptor_set_update_after_bind_input_attachments
-                    .min(p12.max_per_stage_descriptor_update_after_bind_input_attachments),
-            }
-        } else {
-            UpdateAfterBindLimits::default()
-        },
-        inline_uniform_block: false,
-        inline_uniform_block_limits: InlineUniformBlockLimits::default(),
-        dynamic_rendering_local_read: local_read,
-        device_fault,
-    };
-    features.inline_uniform_block = v13 && b(f13.inline_uniform_block);
-    if features.inline_uniform_block {
-        features.inline_uniform_block_limits =
-            descriptors::inline_uniform_block_limits(ir, physical);
-    }
-
+    let mut features = enabled_features(ir, physical, &table, &settled, &extensions);
     // One priority per queue, all equal (at most MAX_QUEUES queues per family).
     let priorities = [1.0f32; super::MAX_QUEUES];
     let queue_infos: Vec<_> = queues
@@ -521,39 +266,9 @@ pub(crate) fn create_device(
                 .queue_priorities(&priorities[..(n as usize).clamp(1, super::MAX_QUEUES)])
         })
         .collect();
-    let mut chain = Chain {
-        f11,
-        f12,
-        f13,
-        fcm,
-        fbf,
-        fcm2,
-        fpe,
-        fms,
-        frt,
-        flr,
-        ffa,
-    };
-    let flags = (
-        v12,
-        v13,
-        cooperative_matrix,
-        bfloat16[0],
-        pipeline_executable_info,
-        mesh_shader,
-    );
-    let raw = match try_create(
-        ir,
-        physical,
-        &queue_infos,
-        &ext_names,
-        &f10,
-        &mut chain,
-        flags,
-        any_coopmat2,
-    ) {
+    let raw = match table.create(ir, physical, &queue_infos, &plain) {
         Ok(raw) => raw,
-        Err(e) if any_coopmat2 => {
+        Err(e) if table.cooperative_matrix2.is_some() => {
             // A driver that lists VK_NV_cooperative_matrix2 but refuses it (or a struct
             // kiln lays out differently from the driver) must not cost the device: retry
             // without it, and say so.
@@ -562,20 +277,11 @@ pub(crate) fn create_device(
                  so workgroup-scope cooperative matrices are refused (KILN-E112)",
                 info.name
             );
-            ext_names.retain(|&n| n != coopmat2::NAME.as_ptr());
+            table.cooperative_matrix2 = None;
             features.cooperative_matrix2 = CooperativeMatrix2Features::default();
             supported.cooperative_matrix2 = CooperativeMatrix2Features::default();
             compute.cooperative_matrix2 = Default::default();
-            try_create(
-                ir,
-                physical,
-                &queue_infos,
-                &ext_names,
-                &f10,
-                &mut chain,
-                flags,
-                false,
-            )?
+            table.create(ir, physical, &queue_infos, &plain)?
         }
         Err(e) => return Err(e),
     };
@@ -587,79 +293,181 @@ pub(crate) fn create_device(
     })
 }
 
-/// The feature structs chained into `VkDeviceCreateInfo`.
-struct Chain {
-    f11: vk::PhysicalDeviceVulkan11Features<'static>,
-    f12: vk::PhysicalDeviceVulkan12Features<'static>,
-    f13: vk::PhysicalDeviceVulkan13Features<'static>,
-    fcm: vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static>,
-    fbf: Bfloat16Features,
-    fcm2: coopmat2::RawFeatures,
-    fpe: vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>,
-    fms: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static>,
-    frt: RayFeatures,
-    flr: LocalRead,
-    ffa: Fault,
+/// `KILN-W004` for each extension the device has but the validation layer of version
+/// `layer` (0: none) predates: kiln leaves it off (the feature table does not query it).
+fn warn_layer_predates(device: &str, layer: u32, has: &impl Fn(&CStr) -> bool) {
+    let layer_knows = |since: u32| layer == 0 || layer >= since;
+    for (name, since) in [
+        (
+            ash::khr::cooperative_matrix::NAME,
+            LAYER_KNOWS_COOPERATIVE_MATRIX,
+        ),
+        (BFLOAT16_NAME, LAYER_KNOWS_BFLOAT16),
+        (coopmat2::NAME, coopmat2::LAYER_KNOWS),
+    ] {
+        if has(name) && !layer_knows(since) {
+            log::warn!(
+                "KILN-W004: {device} has {name:?} but the validation layer ({}.{}.{}) predates \
+                 it, so kiln leaves it off and modules using it are refused (KILN-E107); run \
+                 with KILN_VALIDATION=0 or a newer layer to use it",
+                vk::api_version_major(layer),
+                vk::api_version_minor(layer),
+                vk::api_version_patch(layer)
+            );
+        }
+    }
 }
 
-/// One `vkCreateDevice` with the structs of `chain` that `(v12, v13, cooperative matrix,
-/// bfloat16, pipeline executable info, mesh shader)` and `coopmat2` say, their `pNext`
-/// links reset first.
-#[allow(clippy::too_many_arguments)]
-fn try_create(
+/// The extensions kiln enables that have no feature struct.
+struct PlainExtensions {
+    swapchain: bool,
+    external_memory_host: bool,
+    external: external::ExternalExtensions,
+    calibrated_timestamps: bool,
+    push_descriptor: bool,
+}
+
+impl PlainExtensions {
+    /// Those `has` reports (the swapchain only with the instance's surface extensions),
+    /// their names appended to `names`.
+    fn enable(
+        instance: &Instance,
+        has: &impl Fn(&CStr) -> bool,
+        names: &mut Vec<*const c_char>,
+    ) -> PlainExtensions {
+        let swapchain = instance.surface && has(ash::khr::swapchain::NAME);
+        if swapchain {
+            names.push(ash::khr::swapchain::NAME.as_ptr());
+        }
+        let external_memory_host = has(ash::ext::external_memory_host::NAME);
+        if external_memory_host {
+            names.push(ash::ext::external_memory_host::NAME.as_ptr());
+        }
+        let external = external::enable(has, names);
+        // The EXT extension where present, else the KHR one (same functions). EXT first: the
+        // Khronos validation layer 1.3.239 (Debian 12's) does not know the KHR name and warns
+        // "Device Extension VK_KHR_calibrated_timestamps is not supported by this layer" on
+        // every device creation, which fails every test that
+        // asserts a clean validation report; drivers that have KHR also keep EXT.
+        let calibrated = [
+            ash::ext::calibrated_timestamps::NAME,
+            ash::khr::calibrated_timestamps::NAME,
+        ]
+        .into_iter()
+        .find(|&n| has(n));
+        names.extend(calibrated.map(CStr::as_ptr));
+        let push_descriptor = has(ash::khr::push_descriptor::NAME);
+        if push_descriptor {
+            names.push(ash::khr::push_descriptor::NAME.as_ptr());
+        }
+        PlainExtensions {
+            swapchain,
+            external_memory_host,
+            external,
+            calibrated_timestamps: calibrated.is_some(),
+            push_descriptor,
+        }
+    }
+}
+
+/// The [`Features`] of a device whose settled table is `table`, `settled`, with the
+/// extensions `plain`; queries the limits of what is enabled.
+fn enabled_features(
     ir: &ash::Instance,
     physical: vk::PhysicalDevice,
-    queue_infos: &[vk::DeviceQueueCreateInfo<'_>],
-    ext_names: &[*const std::ffi::c_char],
-    f10: &vk::PhysicalDeviceFeatures,
-    chain: &mut Chain,
-    (v12, v13, coopmat, bf16, exec, mesh): (bool, bool, bool, bool, bool, bool),
-    coopmat2: bool,
-) -> Result<ash::Device> {
-    chain.f11.p_next = std::ptr::null_mut();
-    chain.f12.p_next = std::ptr::null_mut();
-    chain.f13.p_next = std::ptr::null_mut();
-    chain.fcm.p_next = std::ptr::null_mut();
-    chain.fbf.p_next = std::ptr::null_mut();
-    chain.fcm2.p_next = std::ptr::null_mut();
-    chain.fpe.p_next = std::ptr::null_mut();
-    chain.fms.p_next = std::ptr::null_mut();
-    let mut info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(queue_infos)
-        .enabled_extension_names(ext_names)
-        .enabled_features(f10);
-    if v12 {
-        info = info.push_next(&mut chain.f11).push_next(&mut chain.f12);
+    table: &FeatureTable,
+    settled: &Settled,
+    plain: &PlainExtensions,
+) -> Features {
+    // A missing version's struct reads all false (the `v12 &&` of each feature).
+    let f10 = &table.core;
+    let f11 = table.v11.unwrap_or_default();
+    let f12 = table.v12.unwrap_or_default();
+    let f13 = table.v13.unwrap_or_default();
+    let mesh_shader = settled.mesh_shader;
+    let acceleration_structure = settled.ray_query;
+    let inline_uniform_block = b(f13.inline_uniform_block);
+    Features {
+        timeline_semaphore: b(f12.timeline_semaphore),
+        synchronization2: b(f13.synchronization2),
+        dynamic_rendering: b(f13.dynamic_rendering),
+        buffer_device_address: b(f12.buffer_device_address),
+        descriptor_indexing: b(f12.descriptor_indexing),
+        runtime_descriptor_array: b(f12.runtime_descriptor_array),
+        descriptor_binding_partially_bound: b(f12.descriptor_binding_partially_bound),
+        descriptor_binding_variable_descriptor_count: b(
+            f12.descriptor_binding_variable_descriptor_count
+        ),
+        update_after_bind_storage_buffer: b(f12.descriptor_binding_storage_buffer_update_after_bind),
+        update_after_bind_uniform_buffer: b(f12.descriptor_binding_uniform_buffer_update_after_bind),
+        update_after_bind_sampled_image: b(f12.descriptor_binding_sampled_image_update_after_bind),
+        update_after_bind_storage_image: b(f12.descriptor_binding_storage_image_update_after_bind),
+        shader_float64: b(f10.shader_float64),
+        shader_int64: b(f10.shader_int64),
+        shader_int16: b(f10.shader_int16),
+        shader_float16: b(f12.shader_float16),
+        shader_int8: b(f12.shader_int8),
+        storage_buffer_16bit_access: b(f11.storage_buffer16_bit_access),
+        storage_buffer_8bit_access: b(f12.storage_buffer8_bit_access),
+        scalar_block_layout: b(f12.scalar_block_layout),
+        vulkan_memory_model: b(f12.vulkan_memory_model),
+        geometry_shader: b(f10.geometry_shader),
+        tessellation_shader: b(f10.tessellation_shader),
+        shader_storage_image_write_without_format: b(f10.shader_storage_image_write_without_format),
+        shader_storage_image_read_without_format: b(f10.shader_storage_image_read_without_format),
+        vertex_pipeline_stores_and_atomics: b(f10.vertex_pipeline_stores_and_atomics),
+        fragment_stores_and_atomics: b(f10.fragment_stores_and_atomics),
+        sampler_anisotropy: b(f10.sampler_anisotropy),
+        independent_blend: b(f10.independent_blend),
+        depth_bias_clamp: b(f10.depth_bias_clamp),
+        mesh_shader,
+        task_shader: settled.task_shader,
+        mesh_shader_limits: if mesh_shader {
+            mesh_limits(ir, physical)
+        } else {
+            MeshShaderLimits::default()
+        },
+        acceleration_structure,
+        ray_query: settled.ray_query,
+        acceleration_structure_limits: if acceleration_structure {
+            accel::limits(ir, physical)
+        } else {
+            AccelerationStructureLimits::default()
+        },
+        texture_compression_bc: b(f10.texture_compression_bc),
+        texture_compression_etc2: b(f10.texture_compression_etc2),
+        texture_compression_astc_ldr: b(f10.texture_compression_astc_ldr),
+        image_cube_array: b(f10.image_cube_array),
+        multi_draw_indirect: b(f10.multi_draw_indirect),
+        draw_indirect_count: b(f12.draw_indirect_count),
+        swapchain: plain.swapchain,
+        external_memory_host: plain.external_memory_host,
+        external_memory_fd: plain.external.memory_fd,
+        external_memory_dma_buf: plain.external.memory_dma_buf,
+        external_semaphore_fd: plain.external.semaphore_fd,
+        host_query_reset: b(f12.host_query_reset),
+        calibrated_timestamps: plain.calibrated_timestamps,
+        push_descriptor: plain.push_descriptor,
+        subgroup_size_control: b(f13.subgroup_size_control),
+        compute_full_subgroups: b(f13.compute_full_subgroups),
+        cooperative_matrix: settled.cooperative_matrix,
+        shader_bfloat16: settled.bfloat16[0],
+        pipeline_executable_info: settled.pipeline_executable_info,
+        cooperative_matrix2: settled.cooperative_matrix2,
+        update_after_bind_limits: if table.v12.is_some() {
+            descriptors::update_after_bind_limits(ir, physical)
+        } else {
+            UpdateAfterBindLimits::default()
+        },
+        inline_uniform_block,
+        inline_uniform_block_limits: if inline_uniform_block {
+            descriptors::inline_uniform_block_limits(ir, physical)
+        } else {
+            InlineUniformBlockLimits::default()
+        },
+        dynamic_rendering_local_read: settled.local_read,
+        device_fault: settled.device_fault,
     }
-    if v13 {
-        info = info.push_next(&mut chain.f13);
-    }
-    if coopmat {
-        info = info.push_next(&mut chain.fcm);
-    }
-    if bf16 {
-        info = info.push_next(&mut chain.fbf);
-    }
-    if coopmat2 {
-        info = info.push_next(&mut chain.fcm2);
-    }
-    if exec {
-        info = info.push_next(&mut chain.fpe);
-    }
-    if mesh {
-        info = info.push_next(&mut chain.fms);
-    }
-    info = chain.frt.chain_create(info);
-    info = chain.flr.chain_create(info);
-    info = chain.ffa.chain_create(info);
-    // Under the loader lock: vkCreateDevice and ash's loading of every device function
-    // (`loader` module docs).
-    let _loader = super::loader::exclusive();
-    // SAFETY: every pointer in `info` refers to `chain` and the caller's slices, alive for
-    // this call, each struct's pNext reset above so the chain is exactly these; the
-    // features enabled are a subset of those the device reported, and the extension
-    // structs are chained only with their extensions enabled.
-    unsafe { ir.create_device(physical, &info, None) }.map_err(vk_err("vkCreateDevice"))
 }
 
 /// Queries the compute properties (and the float controls of `supported`) of `physical`.
@@ -689,57 +497,9 @@ fn query_properties(
     // extension structs only with the extension present. kiln requires Vulkan 1.3.
     unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
     let limits = p2.properties.limits;
-    let any = |v: [vk::Bool32; 3]| v.iter().any(|&x| b(x));
-    supported.p12 = FloatControls {
-        denorm_preserve: any([
-            p12.shader_denorm_preserve_float16,
-            p12.shader_denorm_preserve_float32,
-            p12.shader_denorm_preserve_float64,
-        ]),
-        denorm_flush_to_zero: any([
-            p12.shader_denorm_flush_to_zero_float16,
-            p12.shader_denorm_flush_to_zero_float32,
-            p12.shader_denorm_flush_to_zero_float64,
-        ]),
-        signed_zero_inf_nan_preserve: any([
-            p12.shader_signed_zero_inf_nan_preserve_float16,
-            p12.shader_signed_zero_inf_nan_preserve_float32,
-            p12.shader_signed_zero_inf_nan_preserve_float64,
-        ]),
-        rounding_mode_rte: any([
-            p12.shader_rounding_mode_rte_float16,
-            p12.shader_rounding_mode_rte_float32,
-            p12.shader_rounding_mode_rte_float64,
-        ]),
-        rounding_mode_rtz: any([
-            p12.shader_rounding_mode_rtz_float16,
-            p12.shader_rounding_mode_rtz_float32,
-            p12.shader_rounding_mode_rtz_float64,
-        ]),
-    };
+    supported.p12 = float_controls(&p12);
     let cooperative_matrix = if supported.cooperative_matrix {
-        let ext = ash::khr::cooperative_matrix::Instance::new(&instance.entry, ir);
-        // SAFETY: the extension is present on `physical`; a plain query.
-        match unsafe { ext.get_physical_device_cooperative_matrix_properties(physical) } {
-            Ok(list) => list
-                .iter()
-                .map(|p| CooperativeMatrixConfig {
-                    m: p.m_size,
-                    n: p.n_size,
-                    k: p.k_size,
-                    a_type: p.a_type,
-                    b_type: p.b_type,
-                    c_type: p.c_type,
-                    result_type: p.result_type,
-                    saturating_accumulation: b(p.saturating_accumulation),
-                    scope: p.scope,
-                })
-                .collect(),
-            Err(e) => {
-                log::warn!("kiln: vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: {e}");
-                Vec::new()
-            }
-        }
+        cooperative_matrix_configs(instance, physical)
     } else {
         Vec::new()
     };
@@ -778,4 +538,67 @@ fn query_properties(
         cooperative_matrix2: Default::default(),
     };
     (supported, compute)
+}
+
+/// The float-controls booleans of `p12`: each true when any of the three widths has it.
+fn float_controls(p12: &vk::PhysicalDeviceVulkan12Properties<'_>) -> FloatControls {
+    let any = |v: [vk::Bool32; 3]| v.iter().any(|&x| b(x));
+    FloatControls {
+        denorm_preserve: any([
+            p12.shader_denorm_preserve_float16,
+            p12.shader_denorm_preserve_float32,
+            p12.shader_denorm_preserve_float64,
+        ]),
+        denorm_flush_to_zero: any([
+            p12.shader_denorm_flush_to_zero_float16,
+            p12.shader_denorm_flush_to_zero_float32,
+            p12.shader_denorm_flush_to_zero_float64,
+        ]),
+        signed_zero_inf_nan_preserve: any([
+            p12.shader_signed_zero_inf_nan_preserve_float16,
+            p12.shader_signed_zero_inf_nan_preserve_float32,
+            p12.shader_signed_zero_inf_nan_preserve_float64,
+        ]),
+        rounding_mode_rte: any([
+            p12.shader_rounding_mode_rte_float16,
+            p12.shader_rounding_mode_rte_float32,
+            p12.shader_rounding_mode_rte_float64,
+        ]),
+        rounding_mode_rtz: any([
+            p12.shader_rounding_mode_rtz_float16,
+            p12.shader_rounding_mode_rtz_float32,
+            p12.shader_rounding_mode_rtz_float64,
+        ]),
+    }
+}
+
+/// The cooperative matrix configurations of `physical`, which has VK_KHR_cooperative_matrix
+/// (none, with a log line, when the query fails).
+fn cooperative_matrix_configs(
+    instance: &Instance,
+    physical: vk::PhysicalDevice,
+) -> Vec<CooperativeMatrixConfig> {
+    let ir = &instance.raw;
+    let ext = ash::khr::cooperative_matrix::Instance::new(&instance.entry, ir);
+    // SAFETY: the extension is present on `physical`; a plain query.
+    match unsafe { ext.get_physical_device_cooperative_matrix_properties(physical) } {
+        Ok(list) => list
+            .iter()
+            .map(|p| CooperativeMatrixConfig {
+                m: p.m_size,
+                n: p.n_size,
+                k: p.k_size,
+                a_type: p.a_type,
+                b_type: p.b_type,
+                c_type: p.c_type,
+                result_type: p.result_type,
+                saturating_accumulation: b(p.saturating_accumulation),
+                scope: p.scope,
+            })
+            .collect(),
+        Err(e) => {
+            log::warn!("kiln: vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: {e}");
+            Vec::new()
+        }
+    }
 }

@@ -34,6 +34,7 @@ mod layer_settings;
 mod lifetime;
 pub(crate) mod loader;
 mod messages;
+mod partial;
 mod physical;
 mod post_mortem;
 mod properties;
@@ -52,7 +53,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
-use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use gpu_allocator::vulkan::Allocator;
 
 pub(crate) use acceleration_structure::{
     functions as acceleration_structure_functions, BuildInput,
@@ -99,7 +100,7 @@ pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
 pub use post_mortem::{Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault};
 pub use properties::{ComputeProperties, CooperativeMatrixConfig, COMPONENT_TYPE_BFLOAT16_KHR};
-pub(crate) use queue::{create_timeline, Queue, QueueStamps, ResourceStamps};
+pub(crate) use queue::{create_timeline, Queue, QueueGuard, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub(crate) use queue_order::QueueOrder;
 pub use sampler::{Sampler, SamplerDesc};
@@ -224,97 +225,16 @@ impl Shared {
             desc.allocations_beyond_limit,
             std::sync::atomic::Ordering::Relaxed,
         );
-        let wanted = desc
-            .device
-            .clone()
-            .or_else(|| std::env::var("KILN_DEVICE").ok());
-        let (physical, info, properties) = physical::pick_physical(&instance, wanted.as_deref())?;
-        log::info!("kiln: using {info}");
-        let family = physical::main_queue_family(&instance, physical, &info)?;
-        // SAFETY: `physical` comes from this instance.
-        let families = unsafe {
-            instance
-                .raw
-                .get_physical_device_queue_family_properties(physical)
-        };
-        let plan = families::plan_queues(
-            &families,
-            family,
-            desc.compute_queues,
-            desc.transfer_queues,
-            desc.emulate_queues,
-        );
-        let features::Created {
+        let (physical, info, properties, families, plan) = partial::pick_device(desc, &instance)?;
+        let partial::Built {
             raw,
+            queues,
+            allocator,
             features,
             supported,
             compute,
-        } = features::create_device(&instance, physical, &plan.create, &info)?;
-        let destroy = |raw: &ash::Device| {
-            let _loader = loader::exclusive();
-            // SAFETY: nothing created from `raw` is alive (the callers say what they
-            // destroyed first).
-            unsafe { raw.destroy_device(None) }
-        };
-        if !(features.synchronization2 && features.timeline_semaphore) {
-            destroy(&raw);
-            return Err(Error::MissingFeature {
-                device: info.name.clone(),
-                what: "synchronization2 and timelineSemaphore (Vulkan 1.3), which kiln's \
-                       barriers and submissions use"
-                    .into(),
-            });
-        }
-        let spin = queue::spin_budget(&properties);
-        let mut queues: Vec<Queue> = Vec::with_capacity(plan.queues.len());
-        for planned in &plan.queues {
-            let layer_waits = instance.validation && (layer.shader_printf || layer.gpu_assisted);
-            match Queue::create(&raw, *planned, queues.first(), spin, layer_waits) {
-                Ok(q) => queues.push(q),
-                Err(e) => {
-                    for q in &queues {
-                        q.destroy(&raw);
-                    }
-                    // Every queue's timeline was destroyed above.
-                    destroy(&raw);
-                    return Err(e);
-                }
-            }
-        }
-        let host_import_alignment = features.external_memory_host.then(|| {
-            let mut p = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
-            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
-            // SAFETY: the chain holds one local struct of the right sType; the
-            // extension is enabled on this device.
-            unsafe {
-                instance
-                    .raw
-                    .get_physical_device_properties2(physical, &mut p2)
-            };
-            p.min_imported_host_pointer_alignment.max(1)
-        });
-        let allocator = Allocator::new(&AllocatorCreateDesc {
-            instance: instance.raw.clone(),
-            device: raw.clone(),
-            physical_device: physical,
-            debug_settings: Default::default(),
-            buffer_device_address: features.buffer_device_address,
-            allocation_sizes: Default::default(),
-        });
-        let allocator = match allocator {
-            Ok(a) => a,
-            Err(source) => {
-                for q in &queues {
-                    q.destroy(&raw);
-                }
-                // Every queue's timeline was destroyed above.
-                destroy(&raw);
-                return Err(Error::Allocation {
-                    object: "allocator".into(),
-                    source,
-                });
-            }
-        };
+            host_import_alignment,
+        } = partial::build_device(&instance, physical, &info, &properties, &plan, layer)?;
         let debug_utils = instance
             .has_debug_utils()
             .then(|| loader::walking(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw)));
@@ -330,19 +250,20 @@ impl Shared {
             features.host_query_reset,
             features.calibrated_timestamps,
         );
-        let push_descriptor = features.push_descriptor.then(|| {
-            loader::walking(|| ash::khr::push_descriptor::Device::new(&instance.raw, &raw))
+        let ir = &instance.raw;
+        let push_descriptor = partial::device_fns(features.push_descriptor, || {
+            ash::khr::push_descriptor::Device::new(ir, &raw)
         });
-        let mesh_shader = features
-            .mesh_shader
-            .then(|| loader::walking(|| ash::ext::mesh_shader::Device::new(&instance.raw, &raw)));
-        let acceleration_structure = features.acceleration_structure.then(|| {
-            loader::walking(|| ash::khr::acceleration_structure::Device::new(&instance.raw, &raw))
+        let mesh_shader = partial::device_fns(features.mesh_shader, || {
+            ash::ext::mesh_shader::Device::new(ir, &raw)
+        });
+        let acceleration_structure = partial::device_fns(features.acceleration_structure, || {
+            ash::khr::acceleration_structure::Device::new(ir, &raw)
         });
         let split = split::from_desc(desc.transfer_split);
-        let fault = features
-            .device_fault
-            .then(|| loader::walking(|| ash::ext::device_fault::Device::new(&instance.raw, &raw)));
+        let fault = partial::device_fns(features.device_fault, || {
+            ash::ext::device_fault::Device::new(ir, &raw)
+        });
         let breadcrumbs =
             breadcrumbs::Breadcrumbs::new(breadcrumbs::enabled(desc.breadcrumbs), fault);
         let shared = Shared {
@@ -374,18 +295,10 @@ impl Shared {
             lost: AtomicBool::new(false),
             debug_utils,
             labels,
-            validation_fail: desc
-                .validation_fail
-                .or_else(|| env_flag("KILN_VALIDATION_FAIL"))
-                .unwrap_or(false),
+            validation_fail: partial::validation_fail(desc),
             wait_timeout,
             allocations_beyond_limit: desc.allocations_beyond_limit,
-            timing: std::sync::atomic::AtomicBool::new(
-                desc.timing
-                    .or_else(|| env_flag("KILN_TIMING"))
-                    .unwrap_or(false)
-                    || std::env::var_os("KILN_TRACE").is_some_and(|v| !v.is_empty()),
-            ),
+            timing: AtomicBool::new(partial::timing_on(desc)),
             timestamps,
             push_descriptor,
             mesh_shader,

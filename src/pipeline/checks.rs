@@ -111,9 +111,73 @@ pub(crate) fn check_descriptor_limits(
     }
     check_inline_limits(shared, sets)?;
     use vk::DescriptorType as T;
-    // (name, per-stage limit, per-set limit, types counted)
+    let classes = descriptor_classes(shared);
+    let counted = |b: &crate::descriptors::SetLayoutBinding, types: &[T]| {
+        types.contains(&b.descriptor_type)
+            && !b
+                .flags
+                .contains(vk::DescriptorBindingFlags::UPDATE_AFTER_BIND)
+    };
+    let all_stages: vk::ShaderStageFlags = sets
+        .iter()
+        .flat_map(|s| s.bindings().iter().map(|b| b.stages))
+        .fold(vk::ShaderStageFlags::empty(), |a, b| a | b);
+    for (what, limit_name, per_stage, per_set, types) in classes {
+        let total: u64 = sets
+            .iter()
+            .flat_map(|s| s.bindings())
+            .filter(|b| counted(b, types))
+            .map(|b| b.count as u64)
+            .sum();
+        if total > per_set as u64 {
+            return Err(Error::LimitExceeded {
+                what: format!("{what} in the pipeline layout"),
+                count: total,
+                limit: per_set as u64,
+                limit_name,
+            });
+        }
+        for bit in 0..32 {
+            let stage = vk::ShaderStageFlags::from_raw(1 << bit);
+            if !all_stages.contains(stage) {
+                continue;
+            }
+            let n: u64 = sets
+                .iter()
+                .flat_map(|s| s.bindings())
+                .filter(|b| b.stages.contains(stage) && counted(b, types))
+                .map(|b| b.count as u64)
+                .sum();
+            if n > per_stage as u64 {
+                return Err(Error::LimitExceeded {
+                    what: format!("{what} visible to the {stage:?} stage"),
+                    count: n,
+                    limit: per_stage as u64,
+                    limit_name,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A class of descriptors with its limits: (name, the limits' names, per-stage limit,
+/// per-set limit, the types counted).
+type LimitClass = (
+    &'static str,
+    &'static str,
+    u32,
+    u32,
+    &'static [vk::DescriptorType],
+);
+
+/// The descriptor classes of the device `shared` and their limits (Vulkan spec §47.1,
+/// `maxPerStageDescriptor*` and `maxDescriptorSet*`).
+fn descriptor_classes(shared: &Shared) -> [LimitClass; 7] {
+    use vk::DescriptorType as T;
+    let l = shared.limits();
     let accel = &shared.features.acceleration_structure_limits;
-    let classes: [(&'static str, &'static str, u32, u32, &[T]); 7] = [
+    [
         (
             "samplers",
             "maxPerStageDescriptorSamplers / maxDescriptorSetSamplers",
@@ -167,54 +231,7 @@ pub(crate) fn check_descriptor_limits(
             accel.max_descriptor_set_acceleration_structures,
             &[T::ACCELERATION_STRUCTURE_KHR],
         ),
-    ];
-    let counted = |b: &crate::descriptors::SetLayoutBinding, types: &[T]| {
-        types.contains(&b.descriptor_type)
-            && !b
-                .flags
-                .contains(vk::DescriptorBindingFlags::UPDATE_AFTER_BIND)
-    };
-    let all_stages: vk::ShaderStageFlags = sets
-        .iter()
-        .flat_map(|s| s.bindings().iter().map(|b| b.stages))
-        .fold(vk::ShaderStageFlags::empty(), |a, b| a | b);
-    for (what, limit_name, per_stage, per_set, types) in classes {
-        let total: u64 = sets
-            .iter()
-            .flat_map(|s| s.bindings())
-            .filter(|b| counted(b, types))
-            .map(|b| b.count as u64)
-            .sum();
-        if total > per_set as u64 {
-            return Err(Error::LimitExceeded {
-                what: format!("{what} in the pipeline layout"),
-                count: total,
-                limit: per_set as u64,
-                limit_name,
-            });
-        }
-        for bit in 0..32 {
-            let stage = vk::ShaderStageFlags::from_raw(1 << bit);
-            if !all_stages.contains(stage) {
-                continue;
-            }
-            let n: u64 = sets
-                .iter()
-                .flat_map(|s| s.bindings())
-                .filter(|b| b.stages.contains(stage) && counted(b, types))
-                .map(|b| b.count as u64)
-                .sum();
-            if n > per_stage as u64 {
-                return Err(Error::LimitExceeded {
-                    what: format!("{what} visible to the {stage:?} stage"),
-                    count: n,
-                    limit: per_stage as u64,
-                    limit_name,
-                });
-            }
-        }
-    }
-    Ok(())
+    ]
 }
 
 /// Checks the inline uniform blocks of a pipeline layout: blocks per stage

@@ -1,6 +1,7 @@
 //! Compute pipelines built from a reflected module: the pipeline layout comes from
 //! reflection alone.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -407,64 +408,10 @@ impl ComputePipeline {
             [] => String::new(),
             c => format!(" (from {})", c.join(", ")),
         };
-        let l = shared.limits();
-        let invocations = wg.iter().map(|&x| x as u64).product::<u64>();
-        if wg
-            .iter()
-            .zip(l.max_compute_work_group_size)
-            .any(|(a, b)| *a > b)
-            || invocations > l.max_compute_work_group_invocations as u64
-            || wg.contains(&0)
-        {
-            return Err(Error::WorkgroupTooLarge {
-                entry: ep.name.clone(),
-                size: wg,
-                max_size: l.max_compute_work_group_size,
-                max_invocations: l.max_compute_work_group_invocations,
-                from,
-            });
-        }
+        check_workgroup(shared, &ep.name, wg, &from)?;
         let flags = statistics::create_flags(shared, &label, desc.capture_statistics)?;
         check_subgroup_size(shared, &label, desc, (wg, &from))?;
-        let reflected;
-        let layout_desc = match desc.layout {
-            Some(d) => {
-                check_layout_covers(&label, ep, d)?;
-                d
-            }
-            None => {
-                reflected = PipelineLayoutDesc::from_entry_points(&[(&label, ep)])?;
-                &reflected
-            }
-        };
-        let pushed;
-        let layout_desc = match desc.push_descriptor_set {
-            None => layout_desc,
-            Some(set) => {
-                let fail = |detail: String| {
-                    Err(Error::PushDescriptor {
-                        pipeline: label.clone(),
-                        set,
-                        detail,
-                    })
-                };
-                if !shared.features.push_descriptor {
-                    return fail(format!(
-                        "device `{}` lacks VK_KHR_push_descriptor; allocate a DescriptorSet \
-                         and bind_set it instead",
-                        shared.info.name
-                    ));
-                }
-                if set as usize >= layout_desc.sets.len() {
-                    return fail(format!(
-                        "the layout has {} set(s); name one of them",
-                        layout_desc.sets.len()
-                    ));
-                }
-                pushed = layout_desc.clone().with_push_descriptor(set);
-                &pushed
-            }
-        };
+        let layout_desc = &*layout_desc_of(shared, &label, desc, ep)?;
         let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
         let cache = shared.slot::<PipelineCache>()?.raw();
         let module = shader_module(shared, desc.module)?;
@@ -619,4 +566,79 @@ impl Drop for ComputePipeline {
         self.shared
             .retire(move |s| unsafe { s.raw.destroy_pipeline(raw, None) });
     }
+}
+
+/// `KILN-E054` (`WorkgroupTooLarge`) for a workgroup size `wg` (taken `from` specialization
+/// constants, or "") beyond the device's limits or with a zero dimension.
+fn check_workgroup(shared: &Shared, entry: &str, wg: [u32; 3], from: &str) -> Result<()> {
+    let l = shared.limits();
+    let invocations = wg.iter().map(|&x| x as u64).product::<u64>();
+    if wg
+        .iter()
+        .zip(l.max_compute_work_group_size)
+        .any(|(a, b)| *a > b)
+        || invocations > l.max_compute_work_group_invocations as u64
+        || wg.contains(&0)
+    {
+        return Err(Error::WorkgroupTooLarge {
+            entry: entry.to_string(),
+            size: wg,
+            max_size: l.max_compute_work_group_size,
+            max_invocations: l.max_compute_work_group_invocations,
+            from: from.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The pipeline's layout: `desc.layout` (checked to cover `ep`, `KILN-E058`) or the one
+/// reflected from `ep`, with `desc.push_descriptor_set` a push-descriptor set.
+fn layout_desc_of<'d>(
+    shared: &Shared,
+    label: &str,
+    desc: &ComputePipelineDesc<'d>,
+    ep: &EntryPoint,
+) -> Result<Cow<'d, PipelineLayoutDesc>> {
+    let layout_desc = match desc.layout {
+        Some(d) => {
+            check_layout_covers(label, ep, d)?;
+            Cow::Borrowed(d)
+        }
+        None => Cow::Owned(PipelineLayoutDesc::from_entry_points(&[(label, ep)])?),
+    };
+    match desc.push_descriptor_set {
+        None => Ok(layout_desc),
+        Some(set) => push_descriptor_layout(shared, label, &layout_desc, set).map(Cow::Owned),
+    }
+}
+
+/// `layout_desc` with set `set` a push-descriptor set. Errors: `KILN-E210` (the
+/// device lacks VK_KHR_push_descriptor, or the layout has no set `set`).
+fn push_descriptor_layout(
+    shared: &Shared,
+    label: &str,
+    layout_desc: &PipelineLayoutDesc,
+    set: u32,
+) -> Result<PipelineLayoutDesc> {
+    let fail = |detail: String| {
+        Err(Error::PushDescriptor {
+            pipeline: label.to_string(),
+            set,
+            detail,
+        })
+    };
+    if !shared.features.push_descriptor {
+        return fail(format!(
+            "device `{}` lacks VK_KHR_push_descriptor; allocate a DescriptorSet \
+             and bind_set it instead",
+            shared.info.name
+        ));
+    }
+    if set as usize >= layout_desc.sets.len() {
+        return fail(format!(
+            "the layout has {} set(s); name one of them",
+            layout_desc.sets.len()
+        ));
+    }
+    Ok(layout_desc.clone().with_push_descriptor(set))
 }

@@ -515,13 +515,7 @@ impl GraphicsPipeline {
             pipeline: pipeline.to_string(),
             detail,
         };
-        let f = &shared.features;
-        if !(f.dynamic_rendering && f.synchronization2) {
-            return Err(Error::MissingFeature {
-                device: shared.info.name.clone(),
-                what: "dynamicRendering and synchronization2 (Vulkan 1.3), which kiln's graphics pipelines use".into(),
-            });
-        }
+        check_rendering_features(shared)?;
         let (vertex, stages) = stages::checked(shared, desc)?;
         // Each stage as specialized (array lengths checked; descriptor counts from
         // specialization constants at the given values, for the reflected layout).
@@ -544,16 +538,7 @@ impl GraphicsPipeline {
         };
 
         let (layout, access, set_names) = layout_and_access(shared, desc, &stages)?;
-        let input_attachments = layout
-            .set_layouts()
-            .iter()
-            .flat_map(|s| s.desc().bindings())
-            .any(|b| b.descriptor_type == vk::DescriptorType::INPUT_ATTACHMENT);
-        if input_attachments && !f.dynamic_rendering_local_read {
-            // With dynamic rendering, input attachments need local read
-            // (VUID-VkGraphicsPipelineCreateInfo-renderPass-06061).
-            return Err(crate::device::local_read_missing(&shared.info.name));
-        }
+        check_input_attachments(shared, &layout)?;
         state::check_depth_bias(desc.depth_bias, &shared.features).map_err(invalid)?;
         let depth =
             state::depth_stencil(&desc.depth, &desc.stencil, desc.depth_format).map_err(invalid)?;
@@ -948,4 +933,31 @@ impl Drop for GraphicsPipeline {
         self.shared
             .retire(move |s| unsafe { s.raw.destroy_pipeline(raw, None) });
     }
+}
+
+/// `KILN-E107` without dynamicRendering and synchronization2 (Vulkan 1.3).
+fn check_rendering_features(shared: &Shared) -> Result<()> {
+    let f = &shared.features;
+    if !(f.dynamic_rendering && f.synchronization2) {
+        return Err(Error::MissingFeature {
+            device: shared.info.name.clone(),
+            what: "dynamicRendering and synchronization2 (Vulkan 1.3), which kiln's graphics pipelines use".into(),
+        });
+    }
+    Ok(())
+}
+
+/// `KILN-E107` for a layout with input attachments on a device without
+/// dynamicRenderingLocalRead: with dynamic rendering, input attachments need local read
+/// (VUID-VkGraphicsPipelineCreateInfo-renderPass-06061).
+fn check_input_attachments(shared: &Shared, layout: &PipelineLayout) -> Result<()> {
+    let input_attachments = layout
+        .set_layouts()
+        .iter()
+        .flat_map(|s| s.desc().bindings())
+        .any(|b| b.descriptor_type == vk::DescriptorType::INPUT_ATTACHMENT);
+    if input_attachments && !shared.features.dynamic_rendering_local_read {
+        return Err(crate::device::local_read_missing(&shared.info.name));
+    }
+    Ok(())
 }

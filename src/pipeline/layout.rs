@@ -184,33 +184,7 @@ impl PipelineLayoutDesc {
                     }
                 }
             }
-            if let Some(pc) = &ep.push_constants {
-                if pc.size > 0 {
-                    let start = pc.offset & !3;
-                    let end = pc
-                        .offset
-                        .checked_add(pc.size)
-                        .and_then(|e| e.checked_add(3))
-                        .map(|e| e & !3)
-                        .ok_or_else(|| Error::ReflectUnsupported {
-                            object: format!("push constants of `{label}`"),
-                            detail: format!(
-                                "offset {} + size {} does not fit in 32 bits",
-                                pc.offset, pc.size
-                            ),
-                        })?;
-                    let key = ep.stage.as_raw();
-                    let r = push.entry(key).or_insert(PushConstantRange {
-                        stages: ep.stage,
-                        offset: start,
-                        size: end - start,
-                    });
-                    let lo = r.offset.min(start);
-                    let hi = (r.offset + r.size).max(end);
-                    r.offset = lo;
-                    r.size = hi - lo;
-                }
-            }
+            add_push_range(&mut push, label, ep)?;
         }
         let set_count = slots.keys().map(|(s, _)| s + 1).max().unwrap_or(0) as usize;
         let mut per_set: Vec<Vec<SetLayoutBinding>> = vec![Vec::new(); set_count];
@@ -590,4 +564,42 @@ impl PipelineLayout {
                 }))
             })
     }
+}
+
+/// Merges the push-constant block of entry point `ep` (of `label`) into `push` (one range
+/// per stage, widened to 4-byte boundaries). Errors: `KILN-E052` a block whose end does not
+/// fit in 32 bits.
+fn add_push_range(
+    push: &mut BTreeMap<u32, PushConstantRange>,
+    label: &str,
+    ep: &EntryPoint,
+) -> Result<()> {
+    if let Some(pc) = &ep.push_constants {
+        if pc.size > 0 {
+            let start = pc.offset & !3;
+            let end = pc
+                .offset
+                .checked_add(pc.size)
+                .and_then(|e| e.checked_add(3))
+                .map(|e| e & !3)
+                .ok_or_else(|| Error::ReflectUnsupported {
+                    object: format!("push constants of `{label}`"),
+                    detail: format!(
+                        "offset {} + size {} does not fit in 32 bits",
+                        pc.offset, pc.size
+                    ),
+                })?;
+            let key = ep.stage.as_raw();
+            let r = push.entry(key).or_insert(PushConstantRange {
+                stages: ep.stage,
+                offset: start,
+                size: end - start,
+            });
+            let lo = r.offset.min(start);
+            let hi = (r.offset + r.size).max(end);
+            r.offset = lo;
+            r.size = hi - lo;
+        }
+    }
+    Ok(())
 }

@@ -28,6 +28,7 @@ mod device;
 mod external;
 mod handle;
 mod host;
+mod plan;
 mod profilers;
 mod recording;
 mod semaphore;
@@ -51,7 +52,7 @@ pub use submit::Submission;
 pub use submit::MAX_TIMELINE_WAITS;
 /// The one record and submit path, for the window presenter.
 #[cfg(feature = "window")]
-pub(crate) use submit::{record, submit, Batch, RecordOptions, NO_EXPLICIT};
+pub(crate) use submit::{record, submit, Batch, RecordOptions};
 pub use timing::{GpuTimings, ScopeTiming};
 pub use transfer::Transfer;
 

@@ -42,12 +42,14 @@ use std::time::Instant;
 
 use ash::vk;
 
+use super::plan::{cross_queue_after, SubmitPlan, MAX_SIGNALS, MAX_WAITS};
 use super::profilers::Profilers;
 use super::timing::{self, GpuTimings};
 use super::trace::Trace;
 use crate::commands::{RecordedWork, Recorder, TimedWork};
 use crate::device::{
-    set_caller, FaultSite, QueueOrder, ResourceStamps, Shared, SubmitContext, MAX_QUEUES,
+    set_caller, FaultSite, QueueGuard, QueueOrder, ResourceStamps, Shared, SubmitContext,
+    MAX_QUEUES,
 };
 use crate::error::{vk_err, vk_err_labeled, Error, Result};
 
@@ -232,6 +234,10 @@ fn for_each_use(
 /// image's final layout is committed, every used set and resource stamped with the value.
 /// Returns the value.
 ///
+/// The waits and signals are planned from plain data first ([`cross_queue_after`],
+/// [`SubmitPlan::new`], both pure and unit-tested), then applied: one `vkQueueSubmit2`
+/// ([`submit_planned`]) and the stamps ([`apply_submitted`]).
+///
 /// Errors: `KILN-E105` device lost (naming `batch.label`; also when it was lost earlier,
 /// then nothing is tried), `KILN-E106` out of memory, `KILN-E104` other failures; then
 /// nothing was submitted, the command buffer is not pending, `batch.fence` is not
@@ -245,6 +251,55 @@ pub(crate) fn submit(
     let q = shared.queues.get(queue).ok_or_else(|| {
         vk_err("vkQueueSubmit2 (no such queue)")(vk::Result::ERROR_INITIALIZATION_FAILED)
     })?;
+    check_batch(batch)?;
+    shared.check_lost("vkQueueSubmit2")?;
+    let multi = shared.queues.len() > 1;
+    let guard = q.lock();
+    // Queue lock, then the cross-queue lock: the one order kiln takes them in.
+    let order = multi.then(|| shared.cross_queue.lock().unwrap_or_else(|p| p.into_inner()));
+    let value = guard.next_value();
+    // Values of other queues to wait for (0: none).
+    let after = if multi {
+        let submitted: [u64; MAX_QUEUES] =
+            std::array::from_fn(|p| shared.queues.get(p).map_or(0, |o| o.submitted()));
+        let mut use_waits = [0u64; MAX_QUEUES];
+        for_each_use(work, batch.uses, |stamps, write| {
+            stamps.add_waits(queue, write, &mut use_waits)
+        });
+        cross_queue_after(queue, batch, &submitted, &use_waits)
+    } else {
+        [0; MAX_QUEUES]
+    };
+    let timelines: [vk::Semaphore; MAX_QUEUES] = std::array::from_fn(|p| {
+        shared
+            .queues
+            .get(p)
+            .map_or(vk::Semaphore::null(), |o| o.timeline())
+    });
+    let plan = SubmitPlan::new(
+        &timelines[..shared.queues.len()],
+        queue,
+        value,
+        batch,
+        &after,
+    );
+    if plan.cross > 0 {
+        shared
+            .cross_queue_waits
+            .fetch_add(plan.cross as u64, Ordering::Relaxed);
+    }
+    submit_planned(shared, queue, &guard, batch, work, &plan, &after)?;
+    guard.mark_submitted(value, batch.label);
+    apply_submitted(shared, queue, value, batch, work);
+    drop(order);
+    drop(guard);
+    Ok(value)
+}
+
+/// The limits on a batch's semaphores (`MAX_EXTRA` binary ones each way, a coding error of
+/// kiln's; `MAX_TIMELINE_WAITS` application timelines each way, `KILN-E131`
+/// `TooManyWaits`), checked before any lock or Vulkan call.
+fn check_batch(batch: &Batch<'_>) -> Result<()> {
     if batch.wait.len() > MAX_EXTRA || batch.signal.len() > MAX_EXTRA {
         return Err(vk_err("vkQueueSubmit2 (too many binary semaphores)")(
             vk::Result::ERROR_INITIALIZATION_FAILED,
@@ -259,112 +314,40 @@ pub(crate) fn submit(
             max: MAX_TIMELINE_WAITS,
         });
     }
-    shared.check_lost("vkQueueSubmit2")?;
-    let multi = shared.queues.len() > 1;
-    let guard = q.lock();
-    // Queue lock, then the cross-queue lock: the one order kiln takes them in.
-    let order = multi.then(|| shared.cross_queue.lock().unwrap_or_else(|p| p.into_inner()));
-    let value = guard.next_value();
-    // Values of other queues to wait for (0: none).
-    let mut after = [0u64; MAX_QUEUES];
-    if multi {
-        if batch.after_all {
-            for (p, other) in shared.queues.iter().enumerate() {
-                if p != queue {
-                    after[p] = other.submitted();
-                }
-            }
-        }
-        for_each_use(work, batch.uses, |stamps, write| {
-            stamps.add_waits(queue, write, &mut after)
-        });
-        // A sibling part's stamp is the one this part must not wait for; the sibling's
-        // queue's value before it is at least every stamp the sibling replaced.
-        for &(p, v) in batch.siblings {
-            if let Some(a) = after.get_mut(p) {
-                if *a == v {
-                    *a = v - 1;
-                }
-            }
-        }
-        // The caller's explicit dependencies: one wait per queue, the larger value.
-        super::after::merge_explicit(queue, &mut after, batch.explicit);
+    Ok(())
+}
+
+/// The `vkQueueSubmit2` of `plan` on `queue` (locked by `guard`), between the queue's
+/// debug label (labels on), the validation context of the submission (validation on) and
+/// the fault injector. On failure the error is noted (device lost) and returned; nothing
+/// was submitted.
+#[allow(clippy::too_many_arguments)]
+fn submit_planned(
+    shared: &Shared,
+    queue: usize,
+    guard: &QueueGuard<'_>,
+    batch: &Batch<'_>,
+    work: &RecordedWork<'_>,
+    plan: &SubmitPlan,
+    after: &[u64; MAX_QUEUES],
+) -> Result<()> {
+    let q = &shared.queues[queue];
+    let mut waits = [vk::SemaphoreSubmitInfo::default(); MAX_WAITS];
+    for (w, op) in waits.iter_mut().zip(plan.waits()) {
+        *w = op.info();
     }
-    let timeline = q.timeline();
-    // Fixed arrays: a submission allocates nothing.
-    let mut waits =
-        [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_TIMELINE_WAITS + MAX_QUEUES];
-    let mut signals = [vk::SemaphoreSubmitInfo::default(); 1 + MAX_EXTRA + MAX_TIMELINE_WAITS];
-    signals[0] = signals[0]
-        .semaphore(timeline)
-        .value(value)
-        .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-    // The queue's first submission has nothing of its own queue to wait for: value 0 is
-    // the timeline's initial value, which no operation signalled (a wait on it orders
-    // nothing, §7.4.2), so it is left out rather than passed as a dependency it is not.
-    let own = usize::from(value > 1);
-    if own == 1 {
-        waits[0] = waits[0]
-            .semaphore(timeline)
-            .value(value - 1)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+    let mut signals = [vk::SemaphoreSubmitInfo::default(); MAX_SIGNALS];
+    for (s, op) in signals.iter_mut().zip(plan.signals()) {
+        *s = op.info();
     }
-    let mut n_waits = own;
-    for &(s, stages) in batch.wait {
-        waits[n_waits] = waits[n_waits].semaphore(s).stage_mask(stages);
-        n_waits += 1;
-    }
-    for &(s, value) in batch.timeline_wait {
-        waits[n_waits] = waits[n_waits]
-            .semaphore(s)
-            .value(value)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-        n_waits += 1;
-    }
-    for (p, &v) in after.iter().enumerate() {
-        let Some(other) = shared.queues.get(p) else {
-            break;
-        };
-        // Also when the value is complete already (the host waited for it): a host wait
-        // makes the other queue's writes available, not visible to this queue's accesses;
-        // the semaphore wait does that (§7.4, §7.1 "Availability and visibility"), and costs
-        // nothing on a signalled value.
-        if v > 0 {
-            waits[n_waits] = waits[n_waits]
-                .semaphore(other.timeline())
-                .value(v)
-                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-            n_waits += 1;
-        }
-    }
-    for (w, &s) in signals[1..].iter_mut().zip(batch.signal) {
-        *w = w
-            .semaphore(s)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-    }
-    let n_binary = 1 + batch.signal.len();
-    for (w, &(s, v)) in signals[n_binary..].iter_mut().zip(batch.timeline_signal) {
-        *w = w
-            .semaphore(s)
-            .value(v)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
-    }
-    let cross = n_waits - own - batch.wait.len() - batch.timeline_wait.len();
-    if cross > 0 {
-        shared
-            .cross_queue_waits
-            .fetch_add(cross as u64, std::sync::atomic::Ordering::Relaxed);
-    }
-    let waits = &waits[..n_waits];
-    let signals = &signals[..n_binary + batch.timeline_signal.len()];
     let cb = batch
         .command_buffer
         .map(|cb| vk::CommandBufferSubmitInfo::default().command_buffer(cb));
     let cbs = cb.as_slice();
     let info = vk::SubmitInfo2::default()
-        .wait_semaphore_infos(waits)
+        .wait_semaphore_infos(&waits[..plan.n_waits])
         .command_buffer_infos(cbs)
-        .signal_semaphore_infos(signals);
+        .signal_semaphore_infos(&signals[..plan.n_signals]);
     // Debug labels (validation on, or KILN_LABELS=1): the submission's label on the queue
     // (its command buffer was named with it before recording, `name_command_buffer`), so
     // the layer's messages and capture tools name it.
@@ -376,25 +359,7 @@ pub(crate) fn submit(
         unsafe { du.queue_begin_debug_utils_label(guard.raw(), &label) };
     }
     let context = shared.instance.validation.then(|| {
-        // What the layer's submit-time messages can check this submission against.
-        let mut order = QueueOrder {
-            queue,
-            after: [0; MAX_QUEUES],
-            exact: [false; MAX_QUEUES],
-        };
-        for (p, other) in shared.queues.iter().enumerate().take(MAX_QUEUES) {
-            if after[p] > 0 {
-                q.note_waited(p, after[p]);
-            }
-            // Another queue's work is also before this submission when the host saw it
-            // complete before submitting (§7.4: a host wait, then the submission).
-            order.after[p] = if p == queue {
-                value - 1
-            } else {
-                q.waited_for(p).max(other.seen_complete())
-            };
-            order.exact[p] = other.layer_index_is_value(&shared.queues);
-        }
+        let order = queue_order(shared, queue, plan.value, after);
         SubmitContext::enter(batch.label, &work.pipelines, &work.raw_calls, Some(order))
     });
     if let Some(crumbs) = &work.crumbs {
@@ -425,12 +390,46 @@ pub(crate) fn submit(
             batch.label,
             work.timed.as_deref(),
         ))
-    })?;
-    guard.mark_submitted(value, batch.label);
-    // Submitted: later recordings see the image layouts this one leaves behind, a write to
-    // a set it bound waits for it, and (several queues) later submissions on other queues
-    // that use what it uses wait for it. Under the locks, so that layouts and stamps of
-    // two queues' submissions are applied in the order they were submitted.
+    })
+}
+
+/// What the layer's submit-time messages can check submission `value` of `queue` against
+/// (validation on), noting the cross-queue waits `after` on the queue.
+fn queue_order(shared: &Shared, queue: usize, value: u64, after: &[u64; MAX_QUEUES]) -> QueueOrder {
+    let q = &shared.queues[queue];
+    let mut order = QueueOrder {
+        queue,
+        after: [0; MAX_QUEUES],
+        exact: [false; MAX_QUEUES],
+    };
+    for (p, other) in shared.queues.iter().enumerate().take(MAX_QUEUES) {
+        if after[p] > 0 {
+            q.note_waited(p, after[p]);
+        }
+        // Another queue's work is also before this submission when the host saw it
+        // complete before submitting (§7.4: a host wait, then the submission).
+        order.after[p] = if p == queue {
+            value - 1
+        } else {
+            q.waited_for(p).max(other.seen_complete())
+        };
+        order.exact[p] = other.layer_index_is_value(&shared.queues);
+    }
+    order
+}
+
+/// After a successful submission of `value` on `queue`: later recordings see the image
+/// layouts this one leaves behind, a write to a set it bound waits for it, and (several
+/// queues) later submissions on other queues that use what it uses wait for it. Called
+/// under the locks, so that layouts and stamps of two queues' submissions are applied in
+/// the order they were submitted.
+fn apply_submitted(
+    shared: &Shared,
+    queue: usize,
+    value: u64,
+    batch: &Batch<'_>,
+    work: &RecordedWork<'_>,
+) {
     work.commit_layouts();
     for set in &work.used_sets {
         set.uses.stamp(queue, value);
@@ -443,9 +442,6 @@ pub(crate) fn submit(
     if work.opaque {
         shared.opaque.stamp(queue, value);
     }
-    drop(order);
-    drop(guard);
-    Ok(value)
 }
 
 /// A submitted batch of commands. Waiting is explicit ([`wait`](Self::wait),
@@ -655,6 +651,26 @@ impl Drop for Submission {
         ) {
             log::error!("kiln: waiting for a dropped submission failed: {e}");
             self.keep_queries_if_pending();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ash::vk::Handle;
+
+    #[test]
+    fn batch_limits_are_checked() {
+        let mut batch = Batch::commands("b", vk::CommandBuffer::null());
+        assert!(check_batch(&batch).is_ok());
+        let waits = [(vk::Semaphore::from_raw(1), 1); MAX_TIMELINE_WAITS + 1];
+        batch.timeline_wait = &waits;
+        match check_batch(&batch) {
+            Err(Error::TooManyWaits { count, max, .. }) => {
+                assert_eq!((count, max), (MAX_TIMELINE_WAITS + 1, MAX_TIMELINE_WAITS))
+            }
+            other => panic!("expected TooManyWaits, got {other:?}"),
         }
     }
 }

@@ -25,6 +25,7 @@
 //! # Ok(()) }
 //! ```
 
+mod frame_state;
 mod swapchain;
 
 use std::ffi::CStr;

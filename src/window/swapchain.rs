@@ -8,6 +8,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 
+use super::frame_state::{marks_stale, needs_recreate, SlotSync, SwapchainChoice};
 use super::surface_err;
 use crate::commands::{RecordedWork, Recorder};
 use crate::device::{Buffer, BufferDesc, Device, FaultSite, Image, Queue, Shared};
@@ -90,15 +91,8 @@ struct Slot {
     cb: vk::CommandBuffer,
     fence: vk::Fence,
     acquired: vk::Semaphore,
-    /// A batch that signals `fence` was submitted and not waited for since. False after a
-    /// failed submission: the fence was reset and nothing will signal it, so the slot's
-    /// next frame must not wait for it (it would wait forever).
-    fence_pending: bool,
-    /// A failed frame left `acquired` signalled by its acquire with no batch to wait for
-    /// it; the next frame first submits a batch that waits for it
-    /// (VUID-vkAcquireNextImageKHR-semaphore-01779: it must be unsignalled when the slot
-    /// acquires again).
-    acquired_stale: bool,
+    /// What `fence` and `acquired` owe the slot's next frame (`frame_state.rs`).
+    sync: SlotSync,
 }
 
 /// A presented frame copied to host memory ([`Presenter::take_capture`]).
@@ -273,8 +267,7 @@ impl Presenter {
                     fence,
                     acquired,
                     // Created signalled: nothing to wait for.
-                    fence_pending: false,
-                    acquired_stale: false,
+                    sync: SlotSync::default(),
                 }),
                 (cb, fence, acquired) => {
                     if let Ok(f) = fence {
@@ -336,7 +329,7 @@ impl Presenter {
         let slot = &self.slots[c.slot];
         // A capture is kept only from a frame whose submission succeeded; when the slot's
         // later frame failed, that frame waited for this one first.
-        if slot.fence_pending {
+        if slot.sync.must_wait() {
             wait_fence(&self.device.shared, slot.fence)?;
         }
         let mut px: Vec<u8> = c.buffer.read()?;
@@ -364,14 +357,7 @@ impl Presenter {
                 .get_physical_device_surface_capabilities(shared.physical, self.surface)
         }
         .map_err(vk_err("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"))?;
-        let extent = if caps.current_extent.width != u32::MAX {
-            caps.current_extent
-        } else {
-            vk::Extent2D {
-                width: size[0].clamp(caps.min_image_extent.width, caps.max_image_extent.width),
-                height: size[1].clamp(caps.min_image_extent.height, caps.max_image_extent.height),
-            }
-        };
+        let extent = SwapchainChoice::extent(&caps, size);
         if extent.width == 0 || extent.height == 0 {
             return Ok(()); // minimised: keep the old swapchain (or none) until it has a size
         }
@@ -381,46 +367,20 @@ impl Presenter {
                 .get_physical_device_surface_present_modes(shared.physical, self.surface)
         }
         .map_err(vk_err("vkGetPhysicalDeviceSurfacePresentModesKHR"))?;
-        let mode = if self.desc.vsync {
-            vk::PresentModeKHR::FIFO
-        } else {
-            [vk::PresentModeKHR::MAILBOX, vk::PresentModeKHR::IMMEDIATE]
-                .into_iter()
-                .find(|m| modes.contains(m))
-                .unwrap_or(vk::PresentModeKHR::FIFO)
-        };
-        let mut count = caps.min_image_count + 1;
-        if caps.max_image_count > 0 {
-            count = count.min(caps.max_image_count);
-        }
-        let mut usage = vk::ImageUsageFlags::COLOR_ATTACHMENT;
-        if caps
-            .supported_usage_flags
-            .contains(vk::ImageUsageFlags::TRANSFER_SRC)
-        {
-            usage |= vk::ImageUsageFlags::TRANSFER_SRC;
-        }
-        let alpha = if caps
-            .supported_composite_alpha
-            .contains(vk::CompositeAlphaFlagsKHR::OPAQUE)
-        {
-            vk::CompositeAlphaFlagsKHR::OPAQUE
-        } else {
-            vk::CompositeAlphaFlagsKHR::INHERIT
-        };
+        let choice = SwapchainChoice::new(&caps, &modes, self.desc.vsync);
         let old = self.swapchain;
         let info = vk::SwapchainCreateInfoKHR::default()
             .surface(self.surface)
-            .min_image_count(count)
+            .min_image_count(choice.count)
             .image_format(self.format.format)
             .image_color_space(self.format.color_space)
             .image_extent(extent)
             .image_array_layers(1)
-            .image_usage(usage)
+            .image_usage(choice.usage)
             .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
             .pre_transform(caps.current_transform)
-            .composite_alpha(alpha)
-            .present_mode(mode)
+            .composite_alpha(choice.alpha)
+            .present_mode(choice.mode)
             .clipped(true)
             .old_swapchain(old);
         let new = {
@@ -438,8 +398,30 @@ impl Presenter {
             unsafe { self.swapchain_fn.destroy_swapchain(old, None) };
         }
         self.swapchain = new;
+        self.wrap_images(shared, extent, choice.usage)?;
+        self.extent = extent;
+        self.stale = false;
+        self.created += 1;
+        log::debug!(
+            "kiln: swapchain {}x{} {:?} {:?}, {} images",
+            extent.width,
+            extent.height,
+            self.format.format,
+            choice.mode,
+            self.images.len()
+        );
+        Ok(())
+    }
+
+    /// The images of the new swapchain, each with its `rendered` semaphore.
+    fn wrap_images(
+        &mut self,
+        shared: &Arc<Shared>,
+        extent: vk::Extent2D,
+        usage: vk::ImageUsageFlags,
+    ) -> Result<()> {
         // SAFETY: plain query on the new swapchain.
-        let raws = unsafe { self.swapchain_fn.get_swapchain_images(new) }
+        let raws = unsafe { self.swapchain_fn.get_swapchain_images(self.swapchain) }
             .map_err(vk_err("vkGetSwapchainImagesKHR"))?;
         for (i, raw) in raws.into_iter().enumerate() {
             let label = format!("swapchain image {i}");
@@ -460,17 +442,6 @@ impl Presenter {
             .map_err(vk_err("vkCreateSemaphore"))?;
             self.rendered.push(s);
         }
-        self.extent = extent;
-        self.stale = false;
-        self.created += 1;
-        log::debug!(
-            "kiln: swapchain {}x{} {:?} {:?}, {} images",
-            extent.width,
-            extent.height,
-            self.format.format,
-            mode,
-            self.images.len()
-        );
         Ok(())
     }
 
@@ -499,7 +470,7 @@ impl Presenter {
     /// A frame that fails leaves the presenter usable: nothing it recorded is applied (no
     /// image layout changes), the acquired image is released by recreating the swapchain
     /// before the next frame, and the slot's fence and acquire semaphore are made ready
-    /// for the slot's next use, also when the submission itself failed.
+    /// for the slot's next use, also when the submission itself failed (`frame_state.rs`).
     ///
     /// Errors: whatever `record` returns (nothing is submitted), `KILN-E140` another
     /// device, `KILN-E105` device lost (the device stays lost: [`Device::is_lost`]),
@@ -518,39 +489,59 @@ impl Presenter {
         if window_size[0] == 0 || window_size[1] == 0 {
             return Ok(FrameStatus::Minimised);
         }
-        // A failed frame whose discard batch could not be submitted left its acquire
-        // semaphore signalled: consume the signal now, before the swapchain is recreated
-        // (its old images released) and before the slot acquires again.
-        for i in 0..self.slots.len() {
-            if self.slots[i].acquired_stale {
-                let (acquired, fence) = (self.slots[i].acquired, self.slots[i].fence);
-                if self.slots[i].fence_pending {
-                    wait_fence(&self.device.shared, fence)?;
-                }
-                // SAFETY: the fence is not pending (waited above, or its batch failed).
-                unsafe { self.device.shared.raw.reset_fences(&[fence]) }
-                    .map_err(vk_err("vkResetFences"))?;
-                self.slots[i].fence_pending = false;
-                self.discard(i, acquired, fence)?;
-            }
-        }
-        if self.stale
-            || self.swapchain == vk::SwapchainKHR::null()
-            || [self.extent.width, self.extent.height] != window_size
-        {
+        self.discard_stale_slots()?;
+        let has_swapchain = self.swapchain != vk::SwapchainKHR::null();
+        if needs_recreate(self.stale, has_swapchain, self.extent, window_size) {
             self.recreate(window_size)?;
             if self.swapchain == vk::SwapchainKHR::null() || self.stale {
                 return Ok(FrameStatus::Minimised);
             }
         }
+        let slot = self.next;
+        if self.slots[slot].sync.must_wait() {
+            wait_fence(&device.shared, self.slots[slot].fence)?;
+        }
+        let outcome = self.acquire_and_present(device, slot, record);
+        if marks_stale(&outcome) {
+            self.stale = true;
+        }
+        outcome
+    }
+
+    /// A failed frame whose discard batch could not be submitted left its acquire
+    /// semaphore signalled: consume the signal now, before the swapchain is recreated (its
+    /// old images released) and before the slot acquires again.
+    fn discard_stale_slots(&mut self) -> Result<()> {
+        for i in 0..self.slots.len() {
+            if !self.slots[i].sync.needs_discard() {
+                continue;
+            }
+            let (acquired, fence) = (self.slots[i].acquired, self.slots[i].fence);
+            if self.slots[i].sync.must_wait() {
+                wait_fence(&self.device.shared, fence)?;
+            }
+            // SAFETY: the fence is not pending (waited above, or its batch failed).
+            unsafe { self.device.shared.raw.reset_fences(&[fence]) }
+                .map_err(vk_err("vkResetFences"))?;
+            self.slots[i].sync.fence_reset();
+            self.discard(i, acquired, fence)?;
+        }
+        Ok(())
+    }
+
+    /// The part of [`frame`](Self::frame) from the acquire on, in slot `slot` (whose fence
+    /// was waited for). Every outcome but `Presented` marks the swapchain stale (the
+    /// caller).
+    fn acquire_and_present<'a>(
+        &mut self,
+        device: &'a Device,
+        slot: usize,
+        record: impl for<'r> FnOnce(&mut Recorder<'a, 'r>, &Frame<'_>) -> Result<()>,
+    ) -> Result<FrameStatus> {
         let shared: &'a Arc<Shared> = &device.shared;
         let d = &shared.raw;
-        let slot_index = self.next;
-        if self.slots[slot_index].fence_pending {
-            wait_fence(shared, self.slots[slot_index].fence)?;
-        }
         let (pool, cb, fence, acquired) = {
-            let s = &self.slots[slot_index];
+            let s = &self.slots[slot];
             (s.pool, s.cb, s.fence, s.acquired)
         };
         // A fault injected here fails the call as the driver would (the test-only injector);
@@ -558,7 +549,7 @@ impl Presenter {
         let acquire = shared.inject(FaultSite::Acquire).and_then(|()| {
             // SAFETY: `acquired` is unsignalled with no pending operation: its last wait
             // (the submission of this slot's previous frame, or of its discard batch) has
-            // completed, as the fence wait above shows.
+            // completed, as the fence wait before shows.
             unsafe {
                 self.swapchain_fn.acquire_next_image(
                     self.swapchain,
@@ -570,14 +561,8 @@ impl Presenter {
         });
         let (image_index, suboptimal) = match acquire {
             Ok(v) => v,
-            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
-                self.stale = true;
-                return Ok(FrameStatus::OutOfDate);
-            }
-            Err(e) => {
-                self.stale = true;
-                return Err(shared.note_error(vk_err("vkAcquireNextImageKHR")(e)));
-            }
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => return Ok(FrameStatus::OutOfDate),
+            Err(e) => return Err(shared.note_error(vk_err("vkAcquireNextImageKHR")(e))),
         };
         let target = self.images[image_index as usize].clone();
         let rendered = self.rendered[image_index as usize];
@@ -585,10 +570,75 @@ impl Presenter {
         // failed submission), so its pool may be reset (its command buffer returns to the
         // initial state, also after a failed frame that left it recording).
         if let Err(e) = unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) } {
-            self.stale = true;
-            self.slots[slot_index].acquired_stale = true;
+            self.slots[slot].sync.acquire_unconsumed();
             return Err(vk_err("vkResetCommandPool")(e));
         }
+        let recorded = self.record_frame(shared, slot, cb, &target, record);
+        // SAFETY: the slot's fence is signalled (waited above) or unsignalled after a failed
+        // submission; either way no pending batch uses it, so it may be reset.
+        if let Err(e) = unsafe { d.reset_fences(&[fence]) } {
+            self.slots[slot].sync.acquire_unconsumed();
+            return Err(vk_err("vkResetFences")(e));
+        }
+        self.slots[slot].sync.fence_reset();
+        self.next = (self.next + 1) % self.slots.len();
+        let (capture, work) = match recorded {
+            Ok(v) => v,
+            Err(e) => {
+                // Nothing is drawn; the acquired image is released by recreating the
+                // swapchain, and the acquire's signal is consumed.
+                self.discard_logged(slot, acquired, fence);
+                return Err(e);
+            }
+        };
+        // The frame joins the device's timeline (through the one submit path): it waits
+        // for the previous value (so it sees every earlier submission's writes, as kiln's
+        // own submissions do) and signals the next (so later submissions, deferred
+        // destruction and rewrites of the sets it bound wait for it).
+        let wait = [(
+            acquired,
+            vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT
+                | vk::PipelineStageFlags2::ALL_TRANSFER,
+        )];
+        let signal = [rendered];
+        let batch = Batch {
+            wait: &wait,
+            signal: &signal,
+            fence,
+            ..Batch::commands("present", cb)
+        };
+        if let Err(e) = queue::submit(shared, Queue::MAIN, &batch, &work) {
+            // Nothing was submitted: no layout was committed, the fence is unsignalled and
+            // the acquire semaphore signalled. Release the image (recreate the swapchain)
+            // and make the slot usable again.
+            self.discard_logged(slot, acquired, fence);
+            return Err(e);
+        }
+        self.slots[slot].sync.batch_submitted(true);
+        drop(work);
+        if let Some(buffer) = capture {
+            self.capture_next = false;
+            self.capture = Some(Capture {
+                buffer,
+                extent: self.extent,
+                slot,
+            });
+        }
+        self.present(shared, image_index, rendered, suboptimal)
+    }
+
+    /// Records the frame into `cb` (reset): the target to COLOR_ATTACHMENT_OPTIMAL,
+    /// `record`, the capture's copy when one was asked for (and the surface allows
+    /// TRANSFER_SRC), the target to PRESENT_SRC_KHR. Returns the capture buffer and the
+    /// recorded work.
+    fn record_frame<'a>(
+        &self,
+        shared: &'a Arc<Shared>,
+        slot: usize,
+        cb: vk::CommandBuffer,
+        target: &Image,
+        record: impl for<'r> FnOnce(&mut Recorder<'a, 'r>, &Frame<'_>) -> Result<()>,
+    ) -> Result<(Option<Buffer>, RecordedWork<'a>)> {
         let capture =
             if self.capture_next && target.usage().contains(vk::ImageUsageFlags::TRANSFER_SRC) {
                 let size = self.extent.width as u64 * self.extent.height as u64 * 4;
@@ -600,13 +650,13 @@ impl Presenter {
                         usage: vk::BufferUsageFlags::TRANSFER_DST,
                         location: MemoryLocation::GpuToCpu,
                     },
-                ))
+                )?)
             } else {
                 None
             };
         let frame = Frame {
-            target: &target,
-            slot: slot_index,
+            target,
+            slot,
             extent: self.extent,
         };
         let options = RecordOptions {
@@ -616,83 +666,36 @@ impl Presenter {
             // The presenter keeps no submission to read timestamps from.
             timed: false,
         };
-        let recorded = match capture.transpose() {
-            Ok(capture) => queue::record(shared, Queue::MAIN, cb, options, |rec| {
-                rec.transition_from(
-                    &target,
-                    vk::ImageLayout::UNDEFINED,
-                    vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-                )?;
-                record(rec, &frame)?;
-                if rec.close_rendering() {
-                    return Err(Error::RenderingState {
-                        what: "frame ended inside a rendering scope; call end_rendering",
-                    });
-                }
-                if let Some(buf) = &capture {
-                    rec.copy_image_to_buffer(&target, 0, buf)?;
-                    // The host reads the capture after waiting for this frame (§7.9).
-                    rec.host_barrier();
-                }
-                rec.transition(&target, vk::ImageLayout::PRESENT_SRC_KHR)?;
-                Ok(capture)
-            }),
-            Err(e) => Err(e),
-        };
-        // SAFETY: the slot's fence is signalled (waited above) or unsignalled after a failed
-        // submission; either way no pending batch uses it, so it may be reset.
-        if let Err(e) = unsafe { d.reset_fences(&[fence]) } {
-            self.stale = true;
-            self.slots[slot_index].acquired_stale = true;
-            return Err(vk_err("vkResetFences")(e));
-        }
-        self.slots[slot_index].fence_pending = false;
-        self.next = (self.next + 1) % self.slots.len();
-        let (capture, work) = match recorded {
-            Ok(v) => v,
-            Err(e) => {
-                // Nothing is drawn; the acquired image is released by recreating the
-                // swapchain, and the acquire's signal is consumed (below).
-                self.stale = true;
-                if let Err(d) = self.discard(slot_index, acquired, fence) {
-                    log::warn!("kiln: discarding a failed frame: {d}");
-                }
-                return Err(e);
+        queue::record(shared, Queue::MAIN, cb, options, |rec| {
+            rec.transition_from(
+                target,
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+            )?;
+            record(rec, &frame)?;
+            if rec.close_rendering() {
+                return Err(Error::RenderingState {
+                    what: "frame ended inside a rendering scope; call end_rendering",
+                });
             }
-        };
-        // The frame joins the device's timeline (through the one submit path): it waits
-        // for the previous value (so it sees every earlier submission's writes, as kiln's
-        // own submissions do) and signals the next (so later submissions, deferred
-        // destruction and rewrites of the sets it bound wait for it).
-        let batch = Batch {
-            label: "present",
-            command_buffer: Some(cb),
-            wait: &[(
-                acquired,
-                vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT
-                    | vk::PipelineStageFlags2::ALL_TRANSFER,
-            )],
-            timeline_wait: &[],
-            signal: &[rendered],
-            timeline_signal: &[],
-            fence,
-            uses: &[],
-            after_all: false,
-            siblings: &[],
-            explicit: &queue::NO_EXPLICIT,
-        };
-        if let Err(e) = queue::submit(shared, Queue::MAIN, &batch, &work) {
-            // Nothing was submitted: no layout was committed, the fence is unsignalled and
-            // the acquire semaphore signalled. Release the image (recreate the swapchain)
-            // and make the slot usable again.
-            self.stale = true;
-            if let Err(d) = self.discard(slot_index, acquired, fence) {
-                log::warn!("kiln: discarding a failed frame: {d}");
+            if let Some(buf) = &capture {
+                rec.copy_image_to_buffer(target, 0, buf)?;
+                // The host reads the capture after waiting for this frame (§7.9).
+                rec.host_barrier();
             }
-            return Err(e);
-        }
-        self.slots[slot_index].fence_pending = true;
-        drop(work);
+            rec.transition(target, vk::ImageLayout::PRESENT_SRC_KHR)?;
+            Ok(capture)
+        })
+    }
+
+    /// Presents image `image_index` once `rendered` is signalled; the frame's status.
+    fn present(
+        &self,
+        shared: &Shared,
+        image_index: u32,
+        rendered: vk::Semaphore,
+        suboptimal: bool,
+    ) -> Result<FrameStatus> {
         let swapchains = [self.swapchain];
         let indices = [image_index];
         let present_wait = [rendered];
@@ -703,35 +706,24 @@ impl Presenter {
         let presented = {
             let guard = shared.main_queue().lock();
             // SAFETY: the queue is externally synchronized by its lock; `rendered` is
-            // signalled by the submission above; the image was acquired and is in
+            // signalled by the frame's submission; the image was acquired and is in
             // PRESENT_SRC_KHR once that submission completes.
             unsafe { self.swapchain_fn.queue_present(guard.raw(), &present) }
         };
         // The present was made (its semaphore wait executes whatever it returns, §34.10);
         // a fault injected here replaces its result (the test-only injector).
-        let presented = shared.inject(FaultSite::Present).and(presented);
-        if let Some(buffer) = capture {
-            self.capture_next = false;
-            self.capture = Some(Capture {
-                buffer,
-                extent: self.extent,
-                slot: slot_index,
-            });
-        }
-        match presented {
+        match shared.inject(FaultSite::Present).and(presented) {
             Ok(false) if !suboptimal => Ok(FrameStatus::Presented),
-            Ok(_) => {
-                self.stale = true;
-                Ok(FrameStatus::Suboptimal)
-            }
-            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
-                self.stale = true;
-                Ok(FrameStatus::OutOfDate)
-            }
-            Err(e) => {
-                self.stale = true;
-                Err(shared.note_error(vk_err("vkQueuePresentKHR")(e)))
-            }
+            Ok(_) => Ok(FrameStatus::Suboptimal),
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => Ok(FrameStatus::OutOfDate),
+            Err(e) => Err(shared.note_error(vk_err("vkQueuePresentKHR")(e))),
+        }
+    }
+
+    /// [`discard`](Self::discard), its failure logged (the slot stays marked).
+    fn discard_logged(&mut self, slot: usize, acquired: vk::Semaphore, fence: vk::Fence) {
+        if let Err(d) = self.discard(slot, acquired, fence) {
+            log::warn!("kiln: discarding a failed frame: {d}");
         }
     }
 
@@ -743,18 +735,12 @@ impl Presenter {
     ///
     /// Errors: as `queue::submit` (the slot stays marked).
     fn discard(&mut self, slot: usize, acquired: vk::Semaphore, fence: vk::Fence) -> Result<()> {
+        let wait = [(acquired, vk::PipelineStageFlags2::ALL_COMMANDS)];
         let batch = Batch {
-            label: "present (frame discarded)",
             command_buffer: None,
-            wait: &[(acquired, vk::PipelineStageFlags2::ALL_COMMANDS)],
-            timeline_wait: &[],
-            signal: &[],
-            timeline_signal: &[],
+            wait: &wait,
             fence,
-            uses: &[],
-            after_all: false,
-            siblings: &[],
-            explicit: &queue::NO_EXPLICIT,
+            ..Batch::commands("present (frame discarded)", vk::CommandBuffer::null())
         };
         let done = queue::submit(
             &self.device.shared,
@@ -762,9 +748,7 @@ impl Presenter {
             &batch,
             &RecordedWork::default(),
         );
-        let s = &mut self.slots[slot];
-        s.acquired_stale = done.is_err();
-        s.fence_pending = done.is_ok();
+        self.slots[slot].sync.batch_submitted(done.is_ok());
         done.map(drop)
     }
 

@@ -11,9 +11,8 @@
 //! `rayTracingPipeline` or `rayQuery` feature (VUID-vkGetAccelerationStructureBuildSizesKHR-rayTracingPipeline-03617,
 //! which layer 1.3.239 reports): a device with acceleration structures but no ray queries
 //! (NVIDIA's driver 580.159.04 is one) gets neither, and its structures are `KILN-E107`. Capture/replay,
-//! indirect builds and host commands stay off: kiln builds on the device only.
-
-use std::ffi::{c_char, CStr};
+//! indirect builds and host commands stay off: kiln builds on the device only. The feature
+//! structs are entries of the device's feature table (`features/table.rs`).
 
 use ash::vk;
 
@@ -35,91 +34,6 @@ pub struct AccelerationStructureLimits {
     /// `minAccelerationStructureScratchOffsetAlignment`: the alignment in bytes of the
     /// scratch memory of a build (kiln allocates it).
     pub min_scratch_offset_alignment: u32,
-}
-
-/// The feature structs of the two extensions, chained into the feature query and into
-/// `vkCreateDevice` when the device has the extensions.
-#[derive(Default)]
-pub(crate) struct RayFeatures {
-    acceleration: vk::PhysicalDeviceAccelerationStructureFeaturesKHR<'static>,
-    query: vk::PhysicalDeviceRayQueryFeaturesKHR<'static>,
-    /// The device lists VK_KHR_acceleration_structure and VK_KHR_deferred_host_operations.
-    has_acceleration: bool,
-    /// ... and VK_KHR_ray_query.
-    has_query: bool,
-}
-
-impl RayFeatures {
-    /// The structs for a device whose extensions `has` answers for.
-    pub(crate) fn new(has: impl Fn(&CStr) -> bool) -> RayFeatures {
-        let has_acceleration = has(ash::khr::acceleration_structure::NAME)
-            && has(ash::khr::deferred_host_operations::NAME);
-        RayFeatures {
-            has_acceleration,
-            has_query: has_acceleration && has(ash::khr::ray_query::NAME),
-            ..Default::default()
-        }
-    }
-
-    /// `f2` with the structs of the extensions the device has chained (for the query).
-    pub(crate) fn chain_query<'a>(
-        &'a mut self,
-        mut f2: vk::PhysicalDeviceFeatures2<'a>,
-    ) -> vk::PhysicalDeviceFeatures2<'a> {
-        self.acceleration.p_next = std::ptr::null_mut();
-        self.query.p_next = std::ptr::null_mut();
-        if self.has_acceleration {
-            f2 = f2.push_next(&mut self.acceleration);
-        }
-        if self.has_query {
-            f2 = f2.push_next(&mut self.query);
-        }
-        f2
-    }
-
-    /// After the query: clears what kiln does not enable and what the device did not
-    /// report, and appends the extensions to enable to `names`. Returns
-    /// `(accelerationStructure, rayQuery)` as enabled.
-    pub(crate) fn settle(&mut self, names: &mut Vec<*const c_char>) -> (bool, bool) {
-        let a = &mut self.acceleration;
-        a.p_next = std::ptr::null_mut();
-        a.acceleration_structure_capture_replay = vk::FALSE;
-        a.acceleration_structure_indirect_build = vk::FALSE;
-        a.acceleration_structure_host_commands = vk::FALSE;
-        self.query.p_next = std::ptr::null_mut();
-        // Both or neither (module docs).
-        let query = self.has_acceleration
-            && a.acceleration_structure == vk::TRUE
-            && self.has_query
-            && self.query.ray_query == vk::TRUE;
-        let acceleration = query;
-        self.has_acceleration = acceleration;
-        self.has_query = query;
-        if acceleration {
-            names.push(ash::khr::deferred_host_operations::NAME.as_ptr());
-            names.push(ash::khr::acceleration_structure::NAME.as_ptr());
-        }
-        if query {
-            names.push(ash::khr::ray_query::NAME.as_ptr());
-        }
-        (acceleration, query)
-    }
-
-    /// `info` with the structs of the enabled extensions chained (their `pNext` reset).
-    pub(crate) fn chain_create<'a>(
-        &'a mut self,
-        mut info: vk::DeviceCreateInfo<'a>,
-    ) -> vk::DeviceCreateInfo<'a> {
-        self.acceleration.p_next = std::ptr::null_mut();
-        self.query.p_next = std::ptr::null_mut();
-        if self.has_acceleration {
-            info = info.push_next(&mut self.acceleration);
-        }
-        if self.has_query {
-            info = info.push_next(&mut self.query);
-        }
-        info
-    }
 }
 
 /// The acceleration-structure limits of `physical`, which has VK_KHR_acceleration_structure.

@@ -35,8 +35,8 @@ pub use desc::{
     AccelerationStructureDesc, AccelerationStructureGeometry, AccelerationStructureInstance,
     AccelerationStructureTriangles,
 };
+pub(crate) use features::limits;
 pub use features::AccelerationStructureLimits;
-pub(crate) use features::{limits, RayFeatures};
 
 use super::buffer::Dependent;
 use super::{Buffer, BufferDesc, Device, Shared};

@@ -38,61 +38,6 @@ pub(super) fn inline_uniform_block_limits(
     }
 }
 
-/// `VkPhysicalDeviceDynamicRenderingLocalReadFeaturesKHR`, chained to the features query
-/// where the device has the extension (and the layer knows it), and to `vkCreateDevice`
-/// where the feature is enabled.
-#[derive(Default)]
-pub(super) struct LocalRead {
-    raw: vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR<'static>,
-    /// The device lists the extension and the layer (if any) knows it.
-    has: bool,
-    /// The feature is enabled ([`enable`](Self::enable)).
-    enabled: bool,
-}
-
-impl LocalRead {
-    /// The struct for a device that has the extension (`has`) or not.
-    pub(super) fn new(has: bool) -> LocalRead {
-        LocalRead {
-            has,
-            ..Default::default()
-        }
-    }
-
-    /// `f2` with the struct chained where the device has the extension.
-    pub(super) fn chain_query<'a>(
-        &'a mut self,
-        f2: vk::PhysicalDeviceFeatures2<'a>,
-    ) -> vk::PhysicalDeviceFeatures2<'a> {
-        self.raw.p_next = std::ptr::null_mut();
-        if self.has {
-            f2.push_next(&mut self.raw)
-        } else {
-            f2
-        }
-    }
-
-    /// After the query: enables the feature where the device reported it; returns whether.
-    pub(super) fn enable(&mut self) -> bool {
-        self.raw.p_next = std::ptr::null_mut();
-        self.enabled = self.has && self.raw.dynamic_rendering_local_read == vk::TRUE;
-        self.enabled
-    }
-
-    /// `info` with the struct chained where the feature is enabled.
-    pub(super) fn chain_create<'a>(
-        &'a mut self,
-        info: vk::DeviceCreateInfo<'a>,
-    ) -> vk::DeviceCreateInfo<'a> {
-        self.raw.p_next = std::ptr::null_mut();
-        if self.enabled {
-            info.push_next(&mut self.raw)
-        } else {
-            info
-        }
-    }
-}
-
 /// `KILN-E107` for local read on a device without it.
 #[cold]
 pub(crate) fn local_read_missing(device: &str) -> crate::error::Error {
@@ -137,5 +82,36 @@ impl UpdateAfterBindLimits {
             T::INPUT_ATTACHMENT => self.input_attachments,
             _ => 0,
         }
+    }
+}
+
+/// The update-after-bind limits of `physical` (a Vulkan 1.2 device).
+pub(super) fn update_after_bind_limits(
+    ir: &ash::Instance,
+    physical: vk::PhysicalDevice,
+) -> UpdateAfterBindLimits {
+    let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p12);
+    // SAFETY: the chain holds one local struct of the right sType.
+    unsafe { ir.get_physical_device_properties2(physical, &mut p2) };
+    UpdateAfterBindLimits {
+        samplers: p12
+            .max_descriptor_set_update_after_bind_samplers
+            .min(p12.max_per_stage_descriptor_update_after_bind_samplers),
+        uniform_buffers: p12
+            .max_descriptor_set_update_after_bind_uniform_buffers
+            .min(p12.max_per_stage_descriptor_update_after_bind_uniform_buffers),
+        storage_buffers: p12
+            .max_descriptor_set_update_after_bind_storage_buffers
+            .min(p12.max_per_stage_descriptor_update_after_bind_storage_buffers),
+        sampled_images: p12
+            .max_descriptor_set_update_after_bind_sampled_images
+            .min(p12.max_per_stage_descriptor_update_after_bind_sampled_images),
+        storage_images: p12
+            .max_descriptor_set_update_after_bind_storage_images
+            .min(p12.max_per_stage_descriptor_update_after_bind_storage_images),
+        input_attachments: p12
+            .max_descriptor_set_update_after_bind_input_attachments
+            .min(p12.max_per_stage_descriptor_update_after_bind_input_attachments),
     }
 }

@@ -8,7 +8,7 @@ use ash::vk;
 use rspirv::spirv::{Dim, StorageClass};
 
 use super::tables::{self, Tables, Ty};
-use super::{layout, DescriptorBinding, UnsupportedBinding};
+use super::{layout, BlockLayout, DescriptorBinding, ImageTy, UnsupportedBinding};
 use crate::error::{Error, Result};
 
 /// The resource variables a module declares, by variable id.
@@ -63,41 +63,12 @@ fn describe_binding(
 ) -> Result<Option<Described>> {
     let d = t.deco(var).cloned().unwrap_or_default();
     let name = t.names.get(&var).filter(|n| !n.is_empty()).cloned();
-    // Strip arrays: the descriptor count is the product of all dimensions.
-    let mut ty = pointee;
-    let mut count: u32 = 1;
-    let mut runtime_array = false;
-    let mut count_spec_id = None;
-    let mut depth = 0;
-    loop {
-        depth += 1;
-        if depth > 16 {
-            return Err(Error::ReflectUnsupported {
-                object: binding_label(&name, &d),
-                detail: "array nesting deeper than 16".into(),
-            });
-        }
-        match t.types.get(&ty) {
-            Some(Ty::Array { element, length }) => {
-                let n = t
-                    .eval_int(*length)
-                    .ok_or_else(|| Error::ReflectUnsupported {
-                        object: binding_label(&name, &d),
-                        detail: "array length is not an integer constant kiln can evaluate".into(),
-                    })?;
-                if let Some(sid) = t.deco(*length).and_then(|d| d.spec_id) {
-                    count_spec_id = Some(sid);
-                }
-                count = count.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX));
-                ty = *element;
-            }
-            Some(Ty::RuntimeArray { element }) => {
-                runtime_array = true;
-                ty = *element;
-            }
-            _ => break,
-        }
-    }
+    let Stripped {
+        ty,
+        count,
+        runtime_array,
+        count_spec_id,
+    } = strip_arrays(t, pointee, || binding_label(&name, &d))?;
     if let (StorageClass::UniformConstant, Some(Ty::TensorArm)) = (storage, t.types.get(&ty)) {
         // Vulkan spec, "Shader Resource and Descriptor Type Correspondence": a storage tensor
         // (OpTypeTensorARM, UniformConstant) needs VK_DESCRIPTOR_TYPE_TENSOR_ARM, which
@@ -113,11 +84,103 @@ fn describe_binding(
             statically_used: false,
         })));
     }
-    let mut image = None;
-    let mut block = None;
     let mut non_writable = d.non_writable;
     let mut non_readable = d.non_readable;
-    let ty_deco = t.deco(ty).cloned().unwrap_or_default();
+    let Some((descriptor_type, image, block)) = descriptor_type_of(t, storage, ty) else {
+        // Not a descriptor Vulkan knows (e.g. an OpenGL-style loose uniform). A variable
+        // without a Binding decoration is simply not reported; one with it is an error.
+        if d.binding.is_some() {
+            return Err(Error::ReflectUnsupported {
+                object: binding_label(&name, &d),
+                detail: format!("{storage:?} variable of a type that is no Vulkan descriptor"),
+            });
+        }
+        return Ok(None);
+    };
+    // A block whose every member is NonWritable (NonReadable) is as a whole.
+    non_writable |= all_members(t, ty, |d| d.non_writable);
+    non_readable |= all_members(t, ty, |d| d.non_readable);
+    let block_name = block
+        .as_ref()
+        .and(t.names.get(&ty))
+        .filter(|n| !n.is_empty())
+        .cloned();
+    let name = name.or_else(|| t.names.get(&ty).cloned());
+    Ok(Some(Described::Binding(DescriptorBinding {
+        set: d.set.unwrap_or(0),
+        binding: d.binding.unwrap_or(0),
+        descriptor_type,
+        count: if runtime_array { 0 } else { count },
+        runtime_array,
+        count_spec_id,
+        name,
+        block_name,
+        block,
+        image,
+        non_writable,
+        non_readable,
+        input_attachment_index: d.input_attachment_index,
+    })))
+}
+
+/// A binding's type with its arrays stripped: the descriptor count is the product of all
+/// dimensions (0 for a runtime array).
+struct Stripped {
+    ty: u32,
+    count: u32,
+    runtime_array: bool,
+    /// The SpecId of a specialization-constant array length.
+    count_spec_id: Option<u32>,
+}
+
+/// Strips the arrays of `pointee` (at most 16 deep). Errors: `KILN-E052`
+/// `ReflectUnsupported` naming `label()`: deeper nesting, a length kiln cannot evaluate.
+fn strip_arrays(t: &Tables, pointee: u32, label: impl Fn() -> String) -> Result<Stripped> {
+    let mut s = Stripped {
+        ty: pointee,
+        count: 1,
+        runtime_array: false,
+        count_spec_id: None,
+    };
+    for _ in 0..16 {
+        match t.types.get(&s.ty) {
+            Some(Ty::Array { element, length }) => {
+                let n = t
+                    .eval_int(*length)
+                    .ok_or_else(|| Error::ReflectUnsupported {
+                        object: label(),
+                        detail: "array length is not an integer constant kiln can evaluate".into(),
+                    })?;
+                if let Some(sid) = t.deco(*length).and_then(|d| d.spec_id) {
+                    s.count_spec_id = Some(sid);
+                }
+                s.count = s.count.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX));
+                s.ty = *element;
+            }
+            Some(Ty::RuntimeArray { element }) => {
+                s.runtime_array = true;
+                s.ty = *element;
+            }
+            _ => return Ok(s),
+        }
+    }
+    Err(Error::ReflectUnsupported {
+        object: label(),
+        detail: "array nesting deeper than 16".into(),
+    })
+}
+
+/// The descriptor type of a `storage` variable of (array-stripped) type `ty`, with its
+/// image type and block layout where it has them; `None`: no Vulkan descriptor (Vulkan
+/// spec, "Shader Resource and Descriptor Type Correspondence").
+fn descriptor_type_of(
+    t: &Tables,
+    storage: StorageClass,
+    ty: u32,
+) -> Option<(vk::DescriptorType, Option<ImageTy>, Option<BlockLayout>)> {
+    let mut image = None;
+    let mut block = None;
+    let buffer_block = t.deco(ty).is_some_and(|d| d.buffer_block);
     let descriptor_type = match (storage, t.types.get(&ty)) {
         (StorageClass::UniformConstant, Some(Ty::Sampler)) => vk::DescriptorType::SAMPLER,
         (StorageClass::UniformConstant, Some(Ty::SampledImage { image: img })) => {
@@ -144,7 +207,7 @@ fn describe_binding(
         (StorageClass::UniformConstant, Some(Ty::AccelerationStructure)) => {
             vk::DescriptorType::ACCELERATION_STRUCTURE_KHR
         }
-        (StorageClass::Uniform, Some(Ty::Struct { .. })) if ty_deco.buffer_block => {
+        (StorageClass::Uniform, Some(Ty::Struct { .. })) if buffer_block => {
             block = layout::block_layout(t, ty);
             vk::DescriptorType::STORAGE_BUFFER
         }
@@ -156,49 +219,21 @@ fn describe_binding(
             block = layout::block_layout(t, ty);
             vk::DescriptorType::STORAGE_BUFFER
         }
-        _ => {
-            // Not a descriptor Vulkan knows (e.g. an OpenGL-style loose uniform). A variable
-            // without a Binding decoration is simply not reported; one with it is an error.
-            if d.binding.is_some() {
-                return Err(Error::ReflectUnsupported {
-                    object: binding_label(&name, &d),
-                    detail: format!("{storage:?} variable of a type that is no Vulkan descriptor"),
-                });
-            }
-            return Ok(None);
-        }
+        _ => return None,
     };
-    if let Some(Ty::Struct { members }) = t.types.get(&ty) {
-        let all_nw = !members.is_empty()
-            && (0..members.len() as u32)
-                .all(|m| t.member_decos.get(&(ty, m)).is_some_and(|d| d.non_writable));
-        non_writable |= all_nw;
-        let all_nr = !members.is_empty()
-            && (0..members.len() as u32)
-                .all(|m| t.member_decos.get(&(ty, m)).is_some_and(|d| d.non_readable));
-        non_readable |= all_nr;
+    Some((descriptor_type, image, block))
+}
+
+/// Whether `ty` is a struct with members, each decorated so that `pred` holds.
+fn all_members(t: &Tables, ty: u32, pred: impl Fn(&tables::Decos) -> bool) -> bool {
+    match t.types.get(&ty) {
+        Some(Ty::Struct { members }) => {
+            !members.is_empty()
+                && (0..members.len() as u32)
+                    .all(|m| t.member_decos.get(&(ty, m)).is_some_and(&pred))
+        }
+        _ => false,
     }
-    let block_name = block
-        .as_ref()
-        .and(t.names.get(&ty))
-        .filter(|n| !n.is_empty())
-        .cloned();
-    let name = name.or_else(|| t.names.get(&ty).cloned());
-    Ok(Some(Described::Binding(DescriptorBinding {
-        set: d.set.unwrap_or(0),
-        binding: d.binding.unwrap_or(0),
-        descriptor_type,
-        count: if runtime_array { 0 } else { count },
-        runtime_array,
-        count_spec_id,
-        name,
-        block_name,
-        block,
-        image,
-        non_writable,
-        non_readable,
-        input_attachment_index: d.input_attachment_index,
-    })))
 }
 
 fn binding_label(name: &Option<String>, d: &tables::Decos) -> String {

@@ -19,6 +19,8 @@ use rspirv::spirv::{BuiltIn, Decoration, Dim, ImageFormat, Op, StorageClass};
 use super::forward::SetAside;
 use crate::error::{Error, Result};
 
+mod types;
+
 /// A SPIR-V type, as much of it as reflection needs.
 #[derive(Clone, Debug)]
 pub(crate) enum Ty {
@@ -525,189 +527,142 @@ impl Tables {
         }
     }
 
+    /// Reads one global instruction (module docs): a type, a variable, a constant.
     fn add_global(&mut self, inst: &Instruction) {
         let Some(rid) = inst.result_id else {
             return;
         };
-        let ops = &inst.operands;
-        let ty = match inst.class.opcode {
-            Op::TypeVoid => Ty::Void,
-            Op::TypeBool => Ty::Bool,
-            Op::TypeInt => Ty::Int {
-                width: lit(ops.first()).unwrap_or(32),
-                signed: lit(ops.get(1)).unwrap_or(0) != 0,
-            },
-            Op::TypeFloat => Ty::Float {
-                width: lit(ops.first()).unwrap_or(32),
-            },
-            Op::TypeVector => match (id(ops.first()), lit(ops.get(1))) {
-                (Some(component), Some(count)) => Ty::Vector { component, count },
-                _ => Ty::Other,
-            },
-            Op::TypeMatrix => match (id(ops.first()), lit(ops.get(1))) {
-                (Some(column), Some(count)) => Ty::Matrix { column, count },
-                _ => Ty::Other,
-            },
-            Op::TypeImage => match ops.as_slice() {
-                [Operand::IdRef(_), Operand::Dim(dim), Operand::LiteralBit32(depth), Operand::LiteralBit32(arrayed), Operand::LiteralBit32(ms), Operand::LiteralBit32(sampled), Operand::ImageFormat(format), ..] => {
-                    Ty::Image(ImageTy {
-                        dim: *dim,
-                        depth: *depth,
-                        arrayed: *arrayed != 0,
-                        multisampled: *ms != 0,
-                        sampled: *sampled,
-                        format: *format,
-                    })
-                }
-                _ => Ty::Other,
-            },
-            Op::TypeSampler => Ty::Sampler,
-            Op::TypeSampledImage => match id(ops.first()) {
-                Some(image) => Ty::SampledImage { image },
-                None => Ty::Other,
-            },
-            Op::TypeArray => match (id(ops.first()), id(ops.get(1))) {
-                (Some(element), Some(length)) => Ty::Array { element, length },
-                _ => Ty::Other,
-            },
-            Op::TypeRuntimeArray => match id(ops.first()) {
-                Some(element) => Ty::RuntimeArray { element },
-                None => Ty::Other,
-            },
-            Op::TypeStruct => Ty::Struct {
-                members: ops.iter().filter_map(|o| id(Some(o))).collect(),
-            },
-            Op::TypePointer => match (ops.first(), id(ops.get(1))) {
-                (Some(Operand::StorageClass(storage)), Some(pointee)) => Ty::Pointer {
-                    storage: *storage,
-                    pointee,
-                },
-                _ => Ty::Other,
-            },
-            Op::TypeAccelerationStructureKHR => Ty::AccelerationStructure,
-            Op::TypeTensorARM => Ty::TensorArm,
-            Op::TypeCooperativeMatrixKHR => {
-                // rspirv reads the Scope operand as an IdScope.
-                match ops.get(1) {
-                    Some(Operand::IdScope(scope)) | Some(Operand::IdRef(scope)) => {
-                        self.cooperative_matrix_scope_ids.push(*scope)
-                    }
-                    _ => {}
-                }
-                Ty::Other
-            }
-            Op::Variable => {
-                let pointer = inst.result_type.and_then(|p| match self.types.get(&p) {
-                    Some(Ty::Pointer { storage, pointee }) => Some((*storage, *pointee)),
-                    _ => None,
-                });
-                if let Some((storage, pointee)) = pointer {
-                    self.globals.insert(
-                        rid,
-                        Global {
-                            storage,
-                            pointee: Some(pointee),
-                        },
-                    );
-                    self.global_order.push(rid);
-                }
-                return;
-            }
-            Op::UntypedVariableKHR => {
-                if let Some(Operand::StorageClass(storage)) = ops.first() {
-                    self.globals.insert(
-                        rid,
-                        Global {
-                            storage: *storage,
-                            pointee: id(ops.get(1)),
-                        },
-                    );
-                    self.global_order.push(rid);
-                }
-                return;
-            }
-            Op::Constant | Op::SpecConstant => {
-                let value = match ops.first() {
-                    Some(Operand::LiteralBit32(v)) => Some(*v as u64),
-                    Some(Operand::LiteralBit64(v)) => Some(*v),
-                    _ => None,
-                };
-                let given = match (inst.class.opcode, inst.result_type) {
-                    (Op::SpecConstant, Some(ty)) => self.override_of(rid).map(|v| {
-                        // The value as the constant's width holds it (SPIR-V spec §2.2.1).
-                        match self.types.get(&ty) {
-                            Some(Ty::Int { width, .. } | Ty::Float { width }) if *width < 64 => {
-                                v & ((1u64 << width) - 1)
-                            }
-                            _ => v,
-                        }
-                    }),
-                    _ => None,
-                };
-                if let (Some(v), Some(ty)) = (given.or(value), inst.result_type) {
-                    let is_float = matches!(self.types.get(&ty), Some(Ty::Float { .. }));
-                    let c = if is_float {
-                        Const::FloatBits(v)
-                    } else {
-                        Const::Int(v)
-                    };
-                    self.consts.insert(rid, c);
-                    self.const_types.insert(rid, ty);
-                }
-                if inst.class.opcode == Op::SpecConstant {
-                    self.spec_consts.push(rid);
-                }
-                return;
-            }
+        match inst.class.opcode {
+            Op::Variable => self.add_variable(inst, rid),
+            Op::UntypedVariableKHR => self.add_untyped_variable(inst, rid),
+            Op::Constant | Op::SpecConstant => self.add_constant(inst, rid),
             Op::ConstantTrue | Op::ConstantFalse | Op::SpecConstantTrue | Op::SpecConstantFalse => {
-                let v = matches!(inst.class.opcode, Op::ConstantTrue | Op::SpecConstantTrue);
-                let v = match inst.class.opcode {
-                    Op::SpecConstantTrue | Op::SpecConstantFalse => {
-                        self.override_of(rid).map_or(v, |bits| bits != 0)
-                    }
-                    _ => v,
-                };
-                self.consts.insert(rid, Const::Bool(v));
-                if let Some(ty) = inst.result_type {
-                    self.const_types.insert(rid, ty);
-                }
-                if matches!(
-                    inst.class.opcode,
-                    Op::SpecConstantTrue | Op::SpecConstantFalse
-                ) {
-                    self.spec_consts.push(rid);
-                }
-                return;
+                self.add_bool_constant(inst, rid)
             }
             Op::ConstantComposite | Op::SpecConstantComposite => {
-                let parts = ops.iter().filter_map(|o| id(Some(o))).collect();
+                let parts = inst.operands.iter().filter_map(|o| id(Some(o))).collect();
                 self.composites.insert(rid, parts);
-                return;
             }
-            Op::SpecConstantOp => {
-                if let (Some(Operand::LiteralSpecConstantOpInteger(op)), Some(ty)) =
-                    (ops.first(), inst.result_type)
-                {
-                    self.const_types.insert(rid, ty);
-                    let args = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
-                    self.spec_op_args.insert(rid, args);
-                    if matches!(
-                        op,
-                        Op::VectorShuffle | Op::CompositeExtract | Op::CompositeInsert
-                    ) {
-                        self.eval_composite_op(rid, *op, &ops[1..]);
-                    } else {
-                        let args: Vec<u32> = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
-                        if let Some(c) = self.eval_spec_op(*op, &args, ty) {
-                            self.consts.insert(rid, c);
-                        }
-                    }
+            Op::SpecConstantOp => self.add_spec_constant_op(inst, rid),
+            _ => {
+                if let Some(ty) = self.type_of(inst) {
+                    self.types.insert(rid, ty);
                 }
-                return;
             }
-            _ => return,
+        }
+    }
+
+    /// `OpVariable`: a global of the storage class and pointee of its pointer type.
+    fn add_variable(&mut self, inst: &Instruction, rid: u32) {
+        let pointer = inst.result_type.and_then(|p| match self.types.get(&p) {
+            Some(Ty::Pointer { storage, pointee }) => Some((*storage, *pointee)),
+            _ => None,
+        });
+        if let Some((storage, pointee)) = pointer {
+            self.globals.insert(
+                rid,
+                Global {
+                    storage,
+                    pointee: Some(pointee),
+                },
+            );
+            self.global_order.push(rid);
+        }
+    }
+
+    /// `OpUntypedVariableKHR`: a global of its storage class and data type operand.
+    fn add_untyped_variable(&mut self, inst: &Instruction, rid: u32) {
+        let ops = &inst.operands;
+        if let Some(Operand::StorageClass(storage)) = ops.first() {
+            self.globals.insert(
+                rid,
+                Global {
+                    storage: *storage,
+                    pointee: id(ops.get(1)),
+                },
+            );
+            self.global_order.push(rid);
+        }
+    }
+
+    /// `OpConstant`, `OpSpecConstant` (with its given specialization value, masked to the
+    /// constant's width).
+    fn add_constant(&mut self, inst: &Instruction, rid: u32) {
+        let ops = &inst.operands;
+        let value = match ops.first() {
+            Some(Operand::LiteralBit32(v)) => Some(*v as u64),
+            Some(Operand::LiteralBit64(v)) => Some(*v),
+            _ => None,
         };
-        self.types.insert(rid, ty);
+        let given = match (inst.class.opcode, inst.result_type) {
+            (Op::SpecConstant, Some(ty)) => self.override_of(rid).map(|v| {
+                // The value as the constant's width holds it (SPIR-V spec §2.2.1).
+                match self.types.get(&ty) {
+                    Some(Ty::Int { width, .. } | Ty::Float { width }) if *width < 64 => {
+                        v & ((1u64 << width) - 1)
+                    }
+                    _ => v,
+                }
+            }),
+            _ => None,
+        };
+        if let (Some(v), Some(ty)) = (given.or(value), inst.result_type) {
+            let is_float = matches!(self.types.get(&ty), Some(Ty::Float { .. }));
+            let c = if is_float {
+                Const::FloatBits(v)
+            } else {
+                Const::Int(v)
+            };
+            self.consts.insert(rid, c);
+            self.const_types.insert(rid, ty);
+        }
+        if inst.class.opcode == Op::SpecConstant {
+            self.spec_consts.push(rid);
+        }
+    }
+
+    /// `OpConstantTrue/False`, `OpSpecConstantTrue/False` (with its given value).
+    fn add_bool_constant(&mut self, inst: &Instruction, rid: u32) {
+        let v = matches!(inst.class.opcode, Op::ConstantTrue | Op::SpecConstantTrue);
+        let v = match inst.class.opcode {
+            Op::SpecConstantTrue | Op::SpecConstantFalse => {
+                self.override_of(rid).map_or(v, |bits| bits != 0)
+            }
+            _ => v,
+        };
+        self.consts.insert(rid, Const::Bool(v));
+        if let Some(ty) = inst.result_type {
+            self.const_types.insert(rid, ty);
+        }
+        if matches!(
+            inst.class.opcode,
+            Op::SpecConstantTrue | Op::SpecConstantFalse
+        ) {
+            self.spec_consts.push(rid);
+        }
+    }
+
+    /// `OpSpecConstantOp`: its type and arguments, and its value where it folds.
+    fn add_spec_constant_op(&mut self, inst: &Instruction, rid: u32) {
+        let ops = &inst.operands;
+        if let (Some(Operand::LiteralSpecConstantOpInteger(op)), Some(ty)) =
+            (ops.first(), inst.result_type)
+        {
+            self.const_types.insert(rid, ty);
+            let args = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
+            self.spec_op_args.insert(rid, args);
+            if matches!(
+                op,
+                Op::VectorShuffle | Op::CompositeExtract | Op::CompositeInsert
+            ) {
+                self.eval_composite_op(rid, *op, &ops[1..]);
+            } else {
+                let args: Vec<u32> = ops[1..].iter().filter_map(|o| id(Some(o))).collect();
+                if let Some(c) = self.eval_spec_op(*op, &args, ty) {
+                    self.consts.insert(rid, c);
+                }
+            }
+        }
     }
 
     /// The specialization value given for constant `rid` (by its SpecId), if any.
