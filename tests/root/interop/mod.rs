@@ -2,9 +2,11 @@
 //! queue and host waits with a deadline (`dependencies`); buffers and timeline semaphores
 //! shared by fd between two kiln devices (`external`), and with CUDA on the H200 (`cuda`:
 //! `KILN_REQUIRE_CUDA=1` makes a missing CUDA driver a failure), several devices side by side
-//! (`devices`), compute pipelines compiled in the background (`background`).
+//! (`devices`), compute pipelines compiled in the background (`background`), graphics ones and hot
+//! reload on the same pool (`background_graphics`).
 
 mod background;
+mod background_graphics;
 mod cuda;
 mod dependencies;
 mod devices;
