@@ -1,17 +1,16 @@
 //! Pipelines compiled in the background (issue 28): [`Device::compute_pipeline_async`] and
-//! [`Device::graphics_pipeline_async`] queue the creation on a bounded pool of threads (a layer slot, its threads started on
-//! first use, at most the machine's parallelism, 8 at most) and returns a
-//! [`PendingPipeline`] at once: [`is_ready`](PendingPipeline::is_ready),
+//! [`Device::graphics_pipeline_async`] queue the creation on a bounded pool of threads (a
+//! layer slot, its threads started on first use, at most the machine's parallelism, 8 at
+//! most) and return a [`PendingPipeline`] at once: [`is_ready`](PendingPipeline::is_ready),
 //! [`wait`](PendingPipeline::wait), and [`get`](PendingPipeline::get), which either waits
 //! or refuses with `KILN-E269` while the driver compiles ([`NotReady`], the caller's
-//! choice at each bind).
+//! choice at each bind). Hot reload (`pipeline/hot.rs`) creates every version here too.
 //!
 //! The pipelines share the device's persisted `VkPipelineCache`: kiln creates it without
 //! `VK_PIPELINE_CACHE_CREATE_EXTERNALLY_SYNCHRONIZED_BIT`, so the implementation
 //! synchronizes concurrent `vkCreateComputePipelines` and `vkCreateGraphicsPipelines` calls
-//! on it (Vulkan spec §10.7
-//! "Pipeline Cache", "Threading Behavior"); every other object creation reaches
-//! (layouts, interners) is thread-safe already.
+//! on it (Vulkan spec §10.7 "Pipeline Cache", "Threading Behavior"); every other object
+//! creation reaches (layouts, interners) is thread-safe already.
 //!
 //! A pending pipeline dropped before its job started cancels the job; one dropped while
 //! the driver compiles lets the job finish and drop the pipeline (retired like any other):

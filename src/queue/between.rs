@@ -128,7 +128,6 @@ pub fn copy_between_devices_in_chunks(
         }
     }
     flush(chunks - 1, &mut reads, &host_src, &mut host_dst)?;
-    drop(flush);
     for u in uploads.into_iter().flatten() {
         u.wait()?;
     }
