@@ -92,7 +92,7 @@ ok(cu.cuImportExternalSemaphore(ctypes.byref(ext_sem), ctypes.byref(sd)), "cuImp
 
 class Shared:  # the imported buffer as a CUDA array (version 2: no stream synchronization)
     __cuda_array_interface__ = {"shape": (n,), "typestr": "<f4", "data": (ptr.value, False),
-                                "version": 2}
+                                "strides": None, "version": 2}
 stream = torch.cuda.current_stream()
 raw_stream = ctypes.c_void_p(stream.cuda_stream)
 def wait(v):
