@@ -1,6 +1,7 @@
 //! y = a * x + y split over every GPU kiln finds (`Device::enumerate`): one `Device` per GPU,
 //! each its contiguous slice in a thread of its own (upload, dispatch, readback), the
-//! results joined and checked exactly. Where the machine has no GPU (lavapipe) the CPU
+//! slices gathered into one buffer on the first device with `kiln::copy_between_devices`
+//! (through pinned host memory, readbacks and uploads overlapped) and checked exactly. Where the machine has no GPU (lavapipe) the CPU
 //! devices are used, so the example runs everywhere; `KILN_MULTI_GPU_COPIES=<n>` opens each
 //! device `n` times (several kiln devices on one physical device, as the tests do).
 //!
@@ -15,9 +16,17 @@ struct Params {
     n: u32,
 }
 
-/// Runs saxpy over `x` and `y` on the device `index` and returns the new `y`.
-fn saxpy_on(index: usize, a: f32, x: &[f32], y: &[f32]) -> kiln::Result<Vec<f32>> {
-    let device = kiln::Device::with_desc(&DeviceDesc::default().device(Some(index.to_string())))?;
+/// Runs saxpy over `x` and `y` on the device `index` and returns the device and its new `y`.
+fn saxpy_on(
+    index: usize,
+    a: f32,
+    x: &[f32],
+    y: &[f32],
+) -> kiln::Result<(kiln::Device, kiln::Buffer)> {
+    let device = kiln::Device::with_desc(&DeviceDesc {
+        device: Some(index.to_string()),
+        ..Default::default()
+    })?;
     let pipeline = device.compute_pipeline(&kiln::include_spirv!("saxpy.comp")?, "main")?;
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let x_buf = device.buffer_from_slice("x", usage, x)?;
@@ -32,7 +41,7 @@ fn saxpy_on(index: usize, a: f32, x: &[f32], y: &[f32]) -> kiln::Result<Vec<f32>
         r.push(0, &Params { a, n })?;
         r.dispatch_threads(n)
     })?;
-    y_buf.read()
+    Ok((device, y_buf))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -70,7 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
     let per = n.div_ceil(slots.len());
     let start = std::time::Instant::now();
-    let parts: Vec<kiln::Result<Vec<f32>>> = std::thread::scope(|s| {
+    let parts: Vec<kiln::Result<(kiln::Device, kiln::Buffer)>> = std::thread::scope(|s| {
         let handles: Vec<_> = slots
             .iter()
             .zip(x.chunks(per).zip(y.chunks(per)))
@@ -82,15 +91,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect()
     });
     let elapsed = start.elapsed();
-    let mut out = Vec::with_capacity(n);
-    for p in parts {
-        out.extend(p?);
+    let parts = parts.into_iter().collect::<kiln::Result<Vec<_>>>()?;
+    // Gather every slice into one buffer of the first device, device to device.
+    let gather = std::time::Instant::now();
+    let first = &parts[0].0;
+    let all_y = first.storage_buffer::<f32>("y, gathered", n)?;
+    let mut offset = 0u64;
+    for (_, part) in &parts {
+        kiln::copy_between_devices(part, 0, &all_y, offset, part.size())?;
+        offset += part.size();
     }
+    let gathered = gather.elapsed();
+    let out: Vec<f32> = all_y.read()?;
     let bad = (0..n).filter(|&i| out[i] != a * x[i] + y[i]).count();
     println!(
         "N: {n}, a: {a}, {} device(s) × {copies}, {:.1} ms (device creation included)",
         chosen.len(),
         elapsed.as_secs_f64() * 1e3
+    );
+    println!(
+        "gathered on device {} with copy_between_devices: {:.1} ms",
+        first.info().index,
+        gathered.as_secs_f64() * 1e3
     );
     if bad != 0 || out.len() != n {
         println!("FAILED: {bad} wrong elements");

@@ -133,9 +133,9 @@ pub use pipeline::{
     HotComputePipeline, HotDesc, HotGraphicsDesc, HotGraphicsPipeline, HotTessellation, ReloadEvent,
 };
 pub use queue::{
-    begin_end_order, zones_of, After, GpuTimings, GpuZone, HostBuffer, Queue, Recording,
-    ScopeTiming, StagingUsage, Submission, TimelineSemaphore, Transfer, ZoneSink,
-    MAX_TIMELINE_WAITS,
+    begin_end_order, copy_between_devices, copy_between_devices_in_chunks, zones_of, After,
+    GpuTimings, GpuZone, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission,
+    TimelineSemaphore, Transfer, ZoneSink, BETWEEN_DEVICES_CHUNK, MAX_TIMELINE_WAITS,
 };
 pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};
 

@@ -16,7 +16,7 @@
 //! The bench sets `MESA_SHADER_CACHE_DISABLE=true` and `__GL_SHADER_DISK_CACHE=0` for itself
 //! (driver disk caches off, so "cold" is cold) and points `KILN_PIPELINE_CACHE_DIR` at a
 //! temporary folder it deletes at the end (the user's own cache is never touched).
-//! `KILN_BENCH_ONLY=dispatch|chain|bandwidth|pipelines|reflection|transfers|queues|draws` runs one
+//! `KILN_BENCH_ONLY=dispatch|chain|bandwidth|pipelines|reflection|transfers|queues|draws|handoff` runs one
 //! group; `KILN_BENCH_ONLY=barriers` runs issue 15's barrier sweep (notes only, never in the
 //! default run: see `barriers.rs`); `KILN_BENCH_ONLY=hostmem` runs the host-memory sweep
 //! (memory types, imported huge/small pages, copy shapes, which queues copy concurrently:
@@ -38,7 +38,9 @@ mod dispatch;
 mod draws;
 mod draws_gpu;
 mod floors;
+mod handoff;
 mod hostmem;
+mod parallel_pipelines;
 mod pipelines;
 mod queues;
 mod raw;
@@ -291,15 +293,18 @@ fn run(opts: &Opts) -> BenchResult<bool> {
     ));
     let mut rows = Vec::new();
     // The last steps are opt-in sweeps: run only when `KILN_BENCH_ONLY` names them.
-    let steps: [(&str, RowFn); 10] = [
+    let steps: [(&str, RowFn); 12] = [
         ("dispatch", dispatch::rows),
         ("chain", chain::rows),
         ("bandwidth", transfer::bandwidth_rows),
         ("pipelines", pipelines::creation_rows),
+        ("pipelines", parallel_pipelines::rows),
         ("reflection", pipelines::reflection_rows),
         ("transfers", transfer::transfer_rows),
         ("queues", queues::rows),
         ("draws", draws::rows),
+        // Issue 28: kiln's timeline semaphore through CUDA and back (a note without CUDA).
+        ("handoff", handoff::rows),
         // Opt-in only (KILN_BENCH_ONLY=barriers): about a minute on a GPU, long on a CPU.
         ("barriers", barriers::rows),
         // Opt-in only (KILN_BENCH_ONLY=hostmem): the host-memory sweep.

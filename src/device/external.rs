@@ -44,6 +44,10 @@ use super::buffer::{check_size, External};
 use super::{Buffer, BufferDesc, Device, Shared};
 use crate::error::{vk_err, Error, Result};
 
+mod image;
+
+pub(crate) use image::import_image_memory;
+
 /// The OS handle a buffer's memory or a semaphore's payload is shared as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -160,7 +164,7 @@ fn check(
 
 /// The memory type kiln allocates external buffers from: the first device-local type the
 /// buffer allows (the exporter and an importer on the same physical device choose the same).
-fn memory_type(shared: &Shared, bits: u32) -> Option<u32> {
+pub(crate) fn memory_type(shared: &Shared, bits: u32) -> Option<u32> {
     // SAFETY: a plain query on the device's physical device.
     let props = unsafe {
         shared

@@ -31,6 +31,8 @@ struct ImageInner {
     raw: vk::Image,
     view: vk::ImageView,
     allocation: Option<Allocation>,
+    /// The dedicated memory of an exportable or imported image (`device::external::image`).
+    external: Option<ExternalImage>,
     /// False for swapchain images: the swapchain owns `raw`.
     owns_image: bool,
     format: vk::Format,
@@ -68,6 +70,22 @@ impl std::fmt::Debug for Image {
     }
 }
 
+/// What [`Image::check`] found: the plan, the usage kiln creates with, the aspect.
+pub(crate) struct CheckedImage {
+    pub planned: ImagePlan,
+    pub usage: vk::ImageUsageFlags,
+    pub aspect: vk::ImageAspectFlags,
+}
+
+/// The memory of an external image (`device::external::image`): the dedicated allocation,
+/// how it is shared, whether it can be exported, its heap reservation.
+pub(crate) struct ExternalImage {
+    pub memory: vk::DeviceMemory,
+    pub info: super::ExternalMemory,
+    pub exportable: bool,
+    pub heap: (usize, u64),
+}
+
 fn invalid(label: &str, detail: String) -> Error {
     Error::InvalidImage {
         object: label.to_string(),
@@ -77,6 +95,30 @@ fn invalid(label: &str, detail: String) -> Error {
 
 impl Image {
     pub(crate) fn new(shared: &Arc<Shared>, desc: &ImageDesc<'_>) -> Result<Image> {
+        let checked = Self::check(shared, desc)?;
+        let raw = Self::create_raw(shared, desc, &checked, None)?;
+        let (usage, aspect) = (checked.usage, checked.aspect);
+        let (allocation, view) = match memory_and_view(shared, raw, desc, usage, aspect) {
+            Ok(done) => done,
+            Err(e) => {
+                // SAFETY: unused image; its memory (if any) was returned.
+                unsafe { shared.raw.destroy_image(raw, None) };
+                return Err(e);
+            }
+        };
+        Ok(Self::assemble(
+            shared,
+            desc,
+            (raw, view),
+            &checked,
+            Some(allocation),
+            None,
+        ))
+    }
+
+    /// Every check of `desc` that needs no Vulkan object: the features, the format, the
+    /// plan, the device's format support.
+    pub(crate) fn check(shared: &Shared, desc: &ImageDesc<'_>) -> Result<CheckedImage> {
         let label = desc.label;
         if !shared.features.synchronization2 {
             return Err(Error::MissingFeature {
@@ -100,8 +142,25 @@ impl Image {
         let usage =
             desc.usage | vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
         check_format(shared, desc, usage, planned)?;
-        let d = &shared.raw;
-        let create = vk::ImageCreateInfo::default()
+        Ok(CheckedImage {
+            planned,
+            usage,
+            aspect: info.aspect,
+        })
+    }
+
+    /// The `VkImage` of a checked description, external (of the handle types `external`)
+    /// or not; no memory bound.
+    pub(crate) fn create_raw(
+        shared: &Shared,
+        desc: &ImageDesc<'_>,
+        checked: &CheckedImage,
+        external: Option<vk::ExternalMemoryHandleTypeFlags>,
+    ) -> Result<vk::Image> {
+        let planned = checked.planned;
+        let mut ext =
+            vk::ExternalMemoryImageCreateInfo::default().handle_types(external.unwrap_or_default());
+        let mut create = vk::ImageCreateInfo::default()
             .flags(planned.flags)
             .image_type(planned.image_type)
             .format(desc.format)
@@ -114,34 +173,63 @@ impl Image {
             .array_layers(desc.array_layers)
             .samples(desc.samples)
             .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(usage)
+            .usage(checked.usage)
             // Concurrent over kiln's queue families when there are several (see `Sharing`).
             .sharing_mode(shared.sharing.mode())
             .queue_family_indices(shared.sharing.families())
             .initial_layout(vk::ImageLayout::UNDEFINED);
+        if external.is_some() {
+            create = create.push_next(&mut ext);
+        }
         let raw = shared
             .inject(FaultSite::CreateImage)
             .and_then(|()| {
-                // SAFETY: every field was checked against the device above; the families
-                // (if any) are distinct families of this device's queues.
-                unsafe { d.create_image(&create, None) }
+                // SAFETY: every field was checked against the device (`check`); the
+                // families (if any) are distinct families of this device's queues; an
+                // external handle type was checked by the caller (`device::external::image`).
+                unsafe { shared.raw.create_image(&create, None) }
             })
             .map_err(vk_err("vkCreateImage"))?;
-        let (allocation, view) = match memory_and_view(shared, raw, desc, usage, info.aspect) {
-            Ok(done) => done,
-            Err(e) => {
-                // SAFETY: unused image; its memory (if any) was returned.
-                unsafe { d.destroy_image(raw, None) };
-                return Err(e);
-            }
-        };
-        shared.set_name(raw, label);
-        shared.set_name(view, label);
-        Ok(Image(Arc::new(ImageInner {
+        shared.set_name(raw, desc.label);
+        Ok(raw)
+    }
+
+    /// An image of `desc` bound to the dedicated memory of `external` (an export or an
+    /// import, `device::external::image`), with its view. On an error the caller frees
+    /// `raw` and the memory.
+    pub(crate) fn from_external(
+        shared: &Arc<Shared>,
+        desc: &ImageDesc<'_>,
+        raw: vk::Image,
+        checked: &CheckedImage,
+        external: ExternalImage,
+    ) -> Result<Image> {
+        let view = view_of(shared, raw, desc, checked.usage, checked.aspect)?;
+        Ok(Self::assemble(
+            shared,
+            desc,
+            (raw, view),
+            checked,
+            None,
+            Some(external),
+        ))
+    }
+
+    fn assemble(
+        shared: &Arc<Shared>,
+        desc: &ImageDesc<'_>,
+        (raw, view): (vk::Image, vk::ImageView),
+        checked: &CheckedImage,
+        allocation: Option<Allocation>,
+        external: Option<ExternalImage>,
+    ) -> Image {
+        shared.set_name(view, desc.label);
+        Image(Arc::new(ImageInner {
             shared: shared.clone(),
             raw,
             view,
-            allocation: Some(allocation),
+            allocation,
+            external,
             owns_image: true,
             format: desc.format,
             width: desc.width,
@@ -151,16 +239,21 @@ impl Image {
             view_type: desc.view_type,
             samples: desc.samples,
             mip_levels: desc.mip_levels,
-            usage,
-            aspect: info.aspect,
+            usage: checked.usage,
+            aspect: checked.aspect,
             layout: Mutex::new(SubresourceMap::new(
                 desc.mip_levels,
                 desc.array_layers,
                 vk::ImageLayout::UNDEFINED,
             )),
-            label: label.to_string(),
+            label: desc.label.to_string(),
             stamps: ResourceStamps::default(),
-        })))
+        }))
+    }
+
+    /// The external memory, for images made by `device::external::image`.
+    pub(crate) fn external(&self) -> Option<&ExternalImage> {
+        self.0.external.as_ref()
     }
 
     /// Wraps an image another object owns (a swapchain image): kiln makes and destroys
@@ -190,6 +283,7 @@ impl Image {
             raw,
             view,
             allocation: None,
+            external: None,
             owns_image: false,
             format,
             width: extent.width,
@@ -450,20 +544,9 @@ fn memory_and_view(
     let bound = unsafe { d.bind_image_memory(raw, allocation.memory(), allocation.offset()) };
     // An image used only for copies gets no view: a view needs a usage that views
     // serve (VUID-VkImageViewCreateInfo-image-04441).
-    let view = bound.map_err(vk_err("vkBindImageMemory")).and_then(|_| {
-        if usage.intersects(VIEW_USAGE) {
-            let range = vk::ImageSubresourceRange {
-                aspect_mask: aspect,
-                base_mip_level: 0,
-                level_count: desc.mip_levels,
-                base_array_layer: 0,
-                layer_count: desc.array_layers,
-            };
-            make_view(shared, raw, desc.format, desc.view_type, range)
-        } else {
-            Ok(vk::ImageView::null())
-        }
-    });
+    let view = bound
+        .map_err(vk_err("vkBindImageMemory"))
+        .and_then(|_| view_of(shared, raw, desc, usage, aspect));
     let view = match view {
         Ok(v) => v,
         Err(e) => {
@@ -474,6 +557,28 @@ fn memory_and_view(
         }
     };
     Ok((allocation, view))
+}
+
+/// The view of every mip and layer of `raw` (memory bound), or none for a transfer-only
+/// image.
+fn view_of(
+    shared: &Shared,
+    raw: vk::Image,
+    desc: &ImageDesc<'_>,
+    usage: vk::ImageUsageFlags,
+    aspect: vk::ImageAspectFlags,
+) -> Result<vk::ImageView> {
+    if !usage.intersects(VIEW_USAGE) {
+        return Ok(vk::ImageView::null());
+    }
+    let range = vk::ImageSubresourceRange {
+        aspect_mask: aspect,
+        base_mip_level: 0,
+        level_count: desc.mip_levels,
+        base_array_layer: 0,
+        layer_count: desc.array_layers,
+    };
+    make_view(shared, raw, desc.format, desc.view_type, range)
 }
 
 /// Checks that the device supports `desc` as planned with `usage` (optimal tiling): the
@@ -576,6 +681,7 @@ impl Drop for ImageInner {
     fn drop(&mut self) {
         let (view, raw, owns) = (self.view, self.raw, self.owns_image);
         let allocation = self.allocation.take();
+        let external = self.external.as_ref().map(|e| (e.memory, e.heap));
         let label = std::mem::take(&mut self.label);
         // Deferred until every submission that may use the image has finished (swapchain
         // images are owned by the swapchain: only their view is destroyed).
@@ -588,6 +694,14 @@ impl Drop for ImageInner {
                 if owns {
                     s.raw.destroy_image(raw, None);
                 }
+                // The dedicated memory of an external image, after the image; an imported
+                // allocation's fd is closed by the driver.
+                if let Some((memory, _)) = external {
+                    s.raw.free_memory(memory, None);
+                }
+            }
+            if let Some((_, heap)) = external {
+                s.heaps.release(heap.0, heap.1);
             }
             if let Some(a) = allocation {
                 match s.allocator.lock() {

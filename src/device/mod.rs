@@ -77,7 +77,7 @@ pub use coopmat2::{
 pub(crate) use desc::env_flag;
 pub use desc::DeviceDesc;
 use desc::{readback_queue, wait_timeout};
-pub(crate) use external::{check_fd, release_failed_import};
+pub(crate) use external::{check_fd, import_image_memory, release_failed_import};
 pub use external::{ExternalHandle, ExternalMemory};
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{

@@ -154,12 +154,12 @@ macro_rules! memory_errors {
                 why: String,
             },
 
-            /// An import whose described memory does not fit the buffer: an allocation smaller
-            /// than the buffer's memory requirements, or a memory type the buffer (or a DMA-BUF
-            /// fd) does not allow (VUID-VkMemoryAllocateInfo-allocationSize-01742,
+            /// An import whose described memory does not fit the buffer or image: an allocation
+            /// smaller than its memory requirements, or a memory type it (or a DMA-BUF fd) does
+            /// not allow (VUID-VkMemoryAllocateInfo-allocationSize-01742,
             /// VUID-vkBindBufferMemory-size-01037, VUID-vkBindBufferMemory-memory-01035).
             #[code("KILN-E164")]
-            #[error("imported memory for buffer `{object}` does not fit: {allocation_size} bytes of memory type {memory_type_index}, but the buffer needs {needed} bytes of one of the types {type_bits:#b}; import with the ExternalMemory the exporter returned, into a buffer no larger than the exported one")]
+            #[error("imported memory for `{object}` does not fit: {allocation_size} bytes of memory type {memory_type_index}, but it needs {needed} bytes of one of the types {type_bits:#b}; import with the ExternalMemory the exporter returned, into a buffer no larger than the exported one (an image: of the exported one's ImageDesc)")]
             ExternalImportMismatch {
                 object: String,
                 allocation_size: u64,

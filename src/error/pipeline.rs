@@ -128,9 +128,9 @@ macro_rules! pipeline_errors {
             #[error("pipeline `{pipeline}` was not created to capture statistics (VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR); create it with capture_statistics: true in its ComputePipelineDesc or GraphicsPipelineDesc")]
             ExecutableStatisticsNotCaptured { pipeline: String },
 
-            /// A background pipeline (`Device::compute_pipeline_async`) asked for with
-            /// `NotReady::Error` while the driver still compiles it, or whose creation failed
-            /// and was reported before.
+            /// A background pipeline (`Device::compute_pipeline_async`,
+            /// `graphics_pipeline_async`) asked for with `NotReady::Error` while the driver
+            /// still compiles it, or whose creation failed and was reported before.
             #[code("KILN-E269")]
             #[error("pipeline `{label}` cannot be bound yet: {why}; wait for it (NotReady::Wait, PendingPipeline::wait), or check PendingPipeline::is_ready first")]
             PipelineNotReady { label: String, why: String },

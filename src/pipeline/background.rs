@@ -1,16 +1,16 @@
-//! Compute pipelines compiled in the background (issue 28): [`Device::compute_pipeline_async`]
-//! queues the creation on a bounded pool of threads (a layer slot, its threads started on
-//! first use, at most the machine's parallelism, 8 at most) and returns a
-//! [`PendingPipeline`] at once: [`is_ready`](PendingPipeline::is_ready),
+//! Pipelines compiled in the background (issue 28): [`Device::compute_pipeline_async`] and
+//! [`Device::graphics_pipeline_async`] queue the creation on a bounded pool of threads (a
+//! layer slot, its threads started on first use, at most the machine's parallelism, 8 at
+//! most) and return a [`PendingPipeline`] at once: [`is_ready`](PendingPipeline::is_ready),
 //! [`wait`](PendingPipeline::wait), and [`get`](PendingPipeline::get), which either waits
 //! or refuses with `KILN-E269` while the driver compiles ([`NotReady`], the caller's
-//! choice at each bind).
+//! choice at each bind). Hot reload (`pipeline/hot.rs`) creates every version here too.
 //!
 //! The pipelines share the device's persisted `VkPipelineCache`: kiln creates it without
 //! `VK_PIPELINE_CACHE_CREATE_EXTERNALLY_SYNCHRONIZED_BIT`, so the implementation
-//! synchronizes concurrent `vkCreateComputePipelines` calls on it (Vulkan spec §10.7
-//! "Pipeline Cache", "Threading Behavior"); every other object creation reaches
-//! (layouts, interners) is thread-safe already.
+//! synchronizes concurrent `vkCreateComputePipelines` and `vkCreateGraphicsPipelines` calls
+//! on it (Vulkan spec §10.7 "Pipeline Cache", "Threading Behavior"); every other object
+//! creation reaches (layouts, interners) is thread-safe already.
 //!
 //! A pending pipeline dropped before its job started cancels the job; one dropped while
 //! the driver compiles lets the job finish and drop the pipeline (retired like any other):
@@ -21,10 +21,12 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use super::{ComputePipeline, ComputePipelineDesc, PipelineLayoutDesc};
+use super::{ComputePipeline, ComputePipelineDesc, GraphicsPipeline, GraphicsPipelineDesc};
 use crate::device::{Device, LayerSlot, Shared};
 use crate::error::{Error, Result};
-use crate::shaders::{ShaderModule, SpecValue};
+use owned::{OwnedCompute, OwnedGraphics};
+
+mod owned;
 
 /// What [`PendingPipeline::get`] does when the pipeline is still compiling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,64 +129,24 @@ fn worker(inner: &PoolInner) {
     }
 }
 
-/// A [`ComputePipelineDesc`] that owns what it names, for another thread.
-struct OwnedDesc {
-    module: ShaderModule,
-    entry: String,
-    spec: Vec<(u32, SpecValue)>,
-    layout: Option<PipelineLayoutDesc>,
-    required_subgroup_size: Option<u32>,
-    full_subgroups: bool,
-    push_descriptor_set: Option<u32>,
-    capture_statistics: bool,
-}
-
-impl OwnedDesc {
-    fn new(d: &ComputePipelineDesc<'_>) -> OwnedDesc {
-        OwnedDesc {
-            module: d.module.clone(),
-            entry: d.entry.to_string(),
-            spec: d.spec.to_vec(),
-            layout: d.layout.cloned(),
-            required_subgroup_size: d.required_subgroup_size,
-            full_subgroups: d.full_subgroups,
-            push_descriptor_set: d.push_descriptor_set,
-            capture_statistics: d.capture_statistics,
-        }
-    }
-
-    fn desc(&self) -> ComputePipelineDesc<'_> {
-        ComputePipelineDesc {
-            module: &self.module,
-            entry: &self.entry,
-            spec: &self.spec,
-            layout: self.layout.as_ref(),
-            required_subgroup_size: self.required_subgroup_size,
-            full_subgroups: self.full_subgroups,
-            push_descriptor_set: self.push_descriptor_set,
-            capture_statistics: self.capture_statistics,
-        }
-    }
-}
-
 /// What a job and its [`PendingPipeline`] share.
-#[derive(Default)]
-struct JobState {
-    result: Mutex<Option<Result<ComputePipeline>>>,
+struct JobState<P> {
+    result: Mutex<Option<Result<P>>>,
     done: Condvar,
     cancelled: AtomicBool,
 }
 
-/// A compute pipeline being created on the device's pipeline threads
-/// ([`Device::compute_pipeline_async`]).
-pub struct PendingPipeline {
+/// A pipeline being created on the device's pipeline threads: a [`ComputePipeline`]
+/// ([`Device::compute_pipeline_async`], the default `P`) or a [`GraphicsPipeline`]
+/// ([`Device::graphics_pipeline_async`]).
+pub struct PendingPipeline<P = ComputePipeline> {
     label: String,
-    state: Arc<JobState>,
+    state: Arc<JobState<P>>,
     /// The pipeline once taken out of `state` by [`get`](Self::get), or why it failed.
-    taken: Option<std::result::Result<ComputePipeline, String>>,
+    taken: Option<std::result::Result<P, String>>,
 }
 
-impl std::fmt::Debug for PendingPipeline {
+impl<P> std::fmt::Debug for PendingPipeline<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PendingPipeline")
             .field("label", &self.label)
@@ -193,14 +155,14 @@ impl std::fmt::Debug for PendingPipeline {
     }
 }
 
-impl PendingPipeline {
+impl<P> PendingPipeline<P> {
     /// Whether the driver is done (successfully or not): [`get`](Self::get) and
     /// [`wait`](Self::wait) then return at once.
     pub fn is_ready(&self) -> bool {
         self.taken.is_some() || lock(&self.state.result).is_some()
     }
 
-    fn block(&self) -> Option<Result<ComputePipeline>> {
+    fn block(&self) -> Option<Result<P>> {
         let mut r = lock(&self.state.result);
         while r.is_none() {
             r = self.state.done.wait(r).unwrap_or_else(|p| p.into_inner());
@@ -210,9 +172,10 @@ impl PendingPipeline {
 
     /// Blocks until the pipeline is created and returns it.
     ///
-    /// Errors: those of [`Device::compute_pipeline_with`]; `KILN-E269` its failure was
-    /// already returned by [`get`](Self::get).
-    pub fn wait(mut self) -> Result<ComputePipeline> {
+    /// Errors: those of [`Device::compute_pipeline_with`] (or
+    /// [`Device::graphics_pipeline`]); `KILN-E269` its failure was already returned by
+    /// [`get`](Self::get).
+    pub fn wait(mut self) -> Result<P> {
         match self.taken.take() {
             Some(Ok(p)) => Ok(p),
             Some(Err(why)) => Err(self.unavailable(why)),
@@ -227,9 +190,9 @@ impl PendingPipeline {
     /// calls return the same pipeline.
     ///
     /// Errors: `KILN-E269` still compiling (with `NotReady::Error`), or its creation failed
-    /// earlier; the creation's own error (as [`Device::compute_pipeline_with`]) the first
-    /// time it is seen.
-    pub fn get(&mut self, not_ready: NotReady) -> Result<&ComputePipeline> {
+    /// earlier; the creation's own error (as [`Device::compute_pipeline_with`] or
+    /// [`Device::graphics_pipeline`]) the first time it is seen.
+    pub fn get(&mut self, not_ready: NotReady) -> Result<&P> {
         if self.taken.is_none() {
             if not_ready == NotReady::Error && !self.is_ready() {
                 return Err(self.unavailable("it is still compiling".into()));
@@ -258,7 +221,7 @@ impl PendingPipeline {
     }
 }
 
-impl Drop for PendingPipeline {
+impl<P> Drop for PendingPipeline<P> {
     fn drop(&mut self) {
         // A job not started yet skips the creation; one running finishes and drops it.
         self.state.cancelled.store(true, Ordering::Release);
@@ -275,10 +238,42 @@ impl Device {
         &self,
         desc: &ComputePipelineDesc<'_>,
     ) -> Result<PendingPipeline> {
+        let owned = OwnedCompute::new(desc);
+        let label = format!("{} ({})", desc.entry, desc.module.label());
+        self.spawn_pipeline(label, move |shared| {
+            ComputePipeline::new(shared, &owned.desc())
+        })
+    }
+
+    /// Queues the creation of the graphics pipeline `desc` on the device's pipeline
+    /// threads, as [`compute_pipeline_async`](Self::compute_pipeline_async) does for
+    /// compute: the same pool, the same `VkPipelineCache`, the same handle
+    /// ([`PendingPipeline::get`] waits or refuses with `KILN-E269`). Every error of
+    /// [`Device::graphics_pipeline`] comes from the handle.
+    pub fn graphics_pipeline_async(
+        &self,
+        desc: &GraphicsPipelineDesc<'_>,
+    ) -> Result<PendingPipeline<GraphicsPipeline>> {
+        let owned = OwnedGraphics::new(desc);
+        let label = owned.label().to_string();
+        self.spawn_pipeline(label, move |shared| {
+            GraphicsPipeline::new(shared, &owned.desc())
+        })
+    }
+
+    /// Queues `create` on the pipeline threads; its result lands in the handle.
+    fn spawn_pipeline<P: Send + 'static>(
+        &self,
+        label: String,
+        create: impl FnOnce(&Arc<Shared>) -> Result<P> + Send + 'static,
+    ) -> Result<PendingPipeline<P>> {
         let shared = self.shared.clone();
         let threads = shared.slot::<PipelineThreads>()?;
-        let owned = OwnedDesc::new(desc);
-        let state = Arc::new(JobState::default());
+        let state = Arc::new(JobState {
+            result: Mutex::new(None),
+            done: Condvar::new(),
+            cancelled: AtomicBool::new(false),
+        });
         let job_state = state.clone();
         let created = threads.inner.clone();
         let job_shared = shared.clone();
@@ -286,7 +281,7 @@ impl Device {
             if job_state.cancelled.load(Ordering::Acquire) {
                 return;
             }
-            let r = ComputePipeline::new(&job_shared, &owned.desc());
+            let r = create(&job_shared);
             if r.is_ok() {
                 created.created.fetch_add(1, Ordering::Relaxed);
             }
@@ -294,7 +289,7 @@ impl Device {
             job_state.done.notify_all();
         }));
         Ok(PendingPipeline {
-            label: format!("{} ({})", desc.entry, desc.module.label()),
+            label,
             state,
             taken: None,
         })

@@ -12,7 +12,9 @@
 //!   `$KILN_GLSLC`) with the command line kiln-build uses (`--target-env=vulkan1.3`, the
 //!   stage from the file name or, for graphics, from the stage's role, `-I` the file's
 //!   folder, a `// kiln: target-env=…` line honoured), then reflection and pipeline
-//!   creation ([`Device::compute_pipeline`], [`Device::graphics_pipeline`]). A graphics
+//!   creation on the device's pipeline threads, the path of
+//!   [`Device::compute_pipeline_async`] and [`Device::graphics_pipeline_async`] (the same
+//!   bounded pool and persisted `VkPipelineCache`; the watcher waits for its job). A graphics
 //!   pipeline recompiles only the stages whose files changed and keeps the others' modules.
 //! - **Swapping** happens only in `poll` (and `wait_for_reload`), which take `&mut self`:
 //!   no recording can borrow the pipeline while it runs, so the safe point is wherever the
@@ -33,7 +35,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use super::{ComputePipeline, Pipeline, PipelineLayout};
+use super::{ComputePipeline, ComputePipelineDesc, PendingPipeline, Pipeline, PipelineLayout};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::shaders::ShaderModule;
@@ -284,11 +286,14 @@ impl HotComputePipeline {
     /// in the error), then those of [`Device::compute_pipeline`].
     pub fn new(device: &Device, desc: &HotDesc) -> Result<Self> {
         let (stage, module) = StageWatch::first(&desc.source, None)?;
-        let current = device.compute_pipeline(&module, &desc.entry)?;
+        let current = device
+            .compute_pipeline_async(&ComputePipelineDesc::new(&module, &desc.entry))?
+            .wait()?;
         let (device, entry) = (device.clone(), desc.entry.clone());
         let build = move |m: &[&ShaderModule]| match m {
             [m] => device
-                .compute_pipeline(m, &entry)
+                .compute_pipeline_async(&ComputePipelineDesc::new(m, &entry))
+                .and_then(PendingPipeline::wait)
                 .map_err(|e| e.to_string()),
             _ => Err(format!("{} modules for one compute stage", m.len())),
         };

@@ -22,10 +22,12 @@
 //! above it as layer slots, bottom-up (see the docs of `device::slots`).
 
 mod after;
+mod between;
 mod chunks;
 mod context;
 mod device;
 mod external;
+mod external_image;
 mod handle;
 mod host;
 mod plan;
@@ -42,6 +44,7 @@ mod transfer;
 use ash::vk;
 
 pub use after::After;
+pub use between::{copy_between_devices, copy_between_devices_in_chunks, BETWEEN_DEVICES_CHUNK};
 pub use handle::Queue;
 pub use host::HostBuffer;
 pub use profilers::{begin_end_order, zones_of, GpuZone, ZoneSink};

@@ -65,6 +65,18 @@ pub const TOPICS: &[Topic] = &[
         needs: &[("kiln", Build::Kiln("bench"))],
     },
     Topic {
+        name: "interop",
+        what: "issue 28 beside CUDA: interop tests, hand-off and pipeline rows, PyTorch script",
+        needs: &[
+            ("root", Build::Root),
+            ("kiln", Build::Kiln("bench")),
+            (
+                "torch_interop_helper",
+                Build::Example("torch_interop_helper"),
+            ),
+        ],
+    },
+    Topic {
         name: "transfers",
         what: "the stream's chunk-count sweep against CUDA's stream",
         needs: &[("stream_overlap", Build::Example("stream_overlap"))],

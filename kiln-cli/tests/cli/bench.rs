@@ -30,6 +30,13 @@ const ROWS: &[(&str, &str)] = &[
     ("pipeline create warm", "ms"),
     ("pipeline warm speedup (cold/warm)", "x"),
     ("pipeline re-create, no cache", "ms"),
+    // Issue 28: 24 specializations one after another and on the pipeline threads.
+    ("pipeline create 24, one after another", "ms"),
+    ("pipeline create 24, in parallel", "ms"),
+    (
+        "pipeline parallel speedup (one after another/parallel)",
+        "x",
+    ),
     ("reflection + layout per module", "us"),
     ("staging upload", "GB/s"),
     ("staging readback", "GB/s"),

@@ -13,7 +13,7 @@ use crate::device::{Device, Image};
 use crate::error::{Error, Result};
 use crate::pipeline::{
     BlendMode, ColorBlendAttachment, DepthBias, DepthState, GraphicsPipeline, GraphicsPipelineDesc,
-    PipelineLayoutDesc, StencilState, Tessellation, VertexBufferLayout,
+    PendingPipeline, PipelineLayoutDesc, StencilState, Tessellation, VertexBufferLayout,
 };
 use crate::shaders::{ShaderModule, SpecValue};
 
@@ -414,10 +414,14 @@ impl HotGraphicsPipeline {
                     desc.label
                 ),
             })
-            .and_then(|d| device.graphics_pipeline(&d))?;
+            .and_then(|d| device.graphics_pipeline_async(&d))?
+            .wait()?;
         let (device, owned) = (device.clone(), desc.clone());
         let build = move |m: &[&ShaderModule]| match owned.pipeline_desc(m) {
-            Some(d) => device.graphics_pipeline(&d).map_err(|e| e.to_string()),
+            Some(d) => device
+                .graphics_pipeline_async(&d)
+                .and_then(PendingPipeline::wait)
+                .map_err(|e| e.to_string()),
             None => Err(format!(
                 "{} modules for the stages of `{}`",
                 m.len(),
