@@ -84,6 +84,13 @@ pub struct DeviceDesc {
     /// `KILN_BREADCRUMBS=1|0`, else on in debug builds of kiln and off in release builds
     /// (each scope end then drains the GPU).
     pub breadcrumbs: Option<bool>,
+    /// Load RenderDoc's in-application API (`librenderdoc`) before the instance, so
+    /// [`Device::capture`](crate::Device::capture) can capture this device; `None` = when
+    /// `KILN_CAPTURE` is set, and a RenderDoc already in the process (the application
+    /// launched from RenderDoc) is used either way; `Some(false)` never touches it. Missing
+    /// RenderDoc is the warning `KILN-W018`, never an error. Loading it hooks every
+    /// instance made later in the process, and labels are recorded on this device.
+    pub renderdoc: Option<bool>,
 }
 
 impl Default for DeviceDesc {
@@ -107,6 +114,7 @@ impl Default for DeviceDesc {
             allocations_beyond_limit: false,
             faults: None,
             breadcrumbs: None,
+            renderdoc: None,
         }
     }
 }

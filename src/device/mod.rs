@@ -17,6 +17,7 @@ mod budget;
 mod buffer;
 mod buffer_view;
 mod capabilities;
+mod capture;
 mod coopmat2;
 mod desc;
 mod external;
@@ -70,6 +71,10 @@ pub(crate) use buffer::{allocate_bound, check_size as check_buffer_size, free_bo
 pub use buffer::{Buffer, BufferDesc};
 pub use buffer_view::BufferView;
 pub use capabilities::{capability_name, capability_requirement, known_capabilities};
+#[cfg(feature = "window")]
+pub(crate) use capture::presented as capture_presented;
+pub(crate) use capture::register_run_capture;
+pub use capture::CaptureReport;
 pub use coopmat2::{
     CooperativeMatrix2Features, CooperativeMatrix2Properties, FlexibleDimensionsConfig,
 };
@@ -216,6 +221,11 @@ impl Shared {
     /// synchronization2 or timeline semaphores (Vulkan 1.3), `KILN-E104` other Vulkan
     /// failures.
     pub(crate) fn create(desc: &DeviceDesc) -> Result<Shared> {
+        // RenderDoc, when asked for, is loaded first (`capture.rs`).
+        capture::create_device(desc.renderdoc, || Self::create_once(desc))
+    }
+
+    fn create_once(desc: &DeviceDesc) -> Result<Shared> {
         let app = CString::new(desc.app_name.clone()).unwrap_or_else(|_| c"kiln".into());
         let layer = instance::layer_features(desc.layer_features)?;
         let wait_timeout = wait_timeout(desc)?;
@@ -318,8 +328,8 @@ impl Shared {
         let debug_utils = instance
             .has_debug_utils()
             .then(|| loader::walking(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw)));
-        let labels =
-            debug_utils.is_some() && (instance.validation || env_flag("KILN_LABELS") == Some(true));
+        let labels = debug_utils.is_some()
+            && (instance.validation || env_flag("KILN_LABELS") == Some(true) || capture::loaded());
         let timestamps = timestamps::Timestamps::new(
             &instance,
             &raw,

@@ -134,6 +134,8 @@ impl Device {
         crate::descriptors::register_slots(&mut shared)?;
         crate::pipeline::register_slots(&mut shared)?;
         super::register_slots(&mut shared)?;
+        // `KILN_CAPTURE`'s RenderDoc capture (`device/capture.rs`), last: ended first.
+        crate::device::register_run_capture(&mut shared)?;
         Ok(Device {
             shared: Arc::new(shared),
         })

@@ -686,6 +686,8 @@ impl Presenter {
         // The present was made (its semaphore wait executes whatever it returns, §34.10);
         // a fault injected here replaces its result (the test-only injector).
         let presented = shared.inject(FaultSite::Present).and(presented);
+        // `KILN_CAPTURE=…:frames=N` ends after the N-th present (`device/capture.rs`).
+        crate::device::capture_presented(shared);
         if let Some(buffer) = capture {
             self.capture_next = false;
             self.capture = Some(Capture {
