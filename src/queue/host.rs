@@ -365,9 +365,8 @@ impl Device {
             allocate_bound(shared, label, size, usage, MemoryLocation::GpuToCpu, 64)?;
         let Some(ptr) = allocation.mapped_ptr() else {
             free_bound(shared, raw, allocation, heap, label);
-            return Err(Error::Vulkan {
-                call: "vkMapMemory (host buffer memory is not host-visible)",
-                result: vk::Result::ERROR_MEMORY_MAP_FAILED,
+            return Err(Error::Internal {
+                what: "host-buffer memory came back from the allocator unmapped",
             });
         };
         shared.set_name(raw, label);

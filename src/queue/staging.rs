@@ -100,9 +100,8 @@ impl StagingBuffer {
             allocate_bound(shared, dir.label(), size, usage, dir.location(bar), atom)?;
         if allocation.mapped_ptr().is_none() {
             free_bound(shared, raw, allocation, heap, dir.label());
-            return Err(Error::Vulkan {
-                call: "vkMapMemory (staging memory is not host-visible)",
-                result: vk::Result::ERROR_MEMORY_MAP_FAILED,
+            return Err(Error::Internal {
+                what: "staging memory came back from the allocator unmapped",
             });
         }
         Ok(StagingBuffer {

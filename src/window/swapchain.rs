@@ -263,7 +263,11 @@ impl Presenter {
                     Err(vk_err(
                         "vkAllocateCommandBuffers/vkCreateFence/vkCreateSemaphore",
                     )(
-                        cb.err().unwrap_or(vk::Result::ERROR_OUT_OF_HOST_MEMORY)
+                        // The first call that failed (one did: the arm above takes all Ok).
+                        cb.err()
+                            .or(fence.err())
+                            .or(acquired.err())
+                            .unwrap_or(vk::Result::ERROR_UNKNOWN),
                     ))
                 }
             }
