@@ -75,7 +75,8 @@ pub struct DeviceDesc {
     /// allocate beyond it); the validation layer's warning about it is then not counted.
     pub allocations_beyond_limit: bool,
     /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see
-    /// `kiln::__private::FaultInjector`). Unstable.
+    /// `kiln::hooks::FaultInjector`). Unstable.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub faults: Option<Arc<FaultInjector>>,
     /// Breadcrumbs: markers the GPU writes at every timing scope's start and end, so a
@@ -91,6 +92,16 @@ pub struct DeviceDesc {
     /// RenderDoc is the warning `KILN-W018`, never an error. Loading it hooks every
     /// instance made later in the process, and labels are recorded on this device.
     pub renderdoc: Option<bool>,
+}
+
+impl DeviceDesc {
+    /// The fault injector (`faults`, feature `unstable-hooks`); `None` without the feature.
+    pub(crate) fn faults(&self) -> Option<Arc<FaultInjector>> {
+        #[cfg(feature = "unstable-hooks")]
+        return self.faults.clone();
+        #[cfg(not(feature = "unstable-hooks"))]
+        None
+    }
 }
 
 impl Default for DeviceDesc {
@@ -112,6 +123,7 @@ impl Default for DeviceDesc {
             upload_queue: UploadQueue::Auto,
             transfer_split: None,
             allocations_beyond_limit: false,
+            #[cfg(feature = "unstable-hooks")]
             faults: None,
             breadcrumbs: None,
             renderdoc: None,

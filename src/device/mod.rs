@@ -98,7 +98,9 @@ pub(crate) use host_memory::HostRegion;
 pub use image::Image;
 pub use image_desc::ImageDesc;
 pub use image_view::{ImageView, ImageViewDesc};
-pub(crate) use instance::{caller, set_caller, SubmitContext};
+#[cfg(feature = "unstable-hooks")]
+pub(crate) use instance::caller;
+pub(crate) use instance::{set_caller, SubmitContext};
 pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
@@ -380,7 +382,7 @@ impl Shared {
             info,
             heaps: HeapBudget::new(&instance.raw, physical),
             opaque: QueueStamps::default(),
-            faults: desc.faults.clone(),
+            faults: desc.faults(),
             lost: AtomicBool::new(false),
             debug_utils,
             labels,
@@ -598,6 +600,7 @@ impl std::fmt::Debug for Device {
 }
 
 impl Device {
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_strong_count(&self) -> usize {
         Arc::strong_count(&self.shared)

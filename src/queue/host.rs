@@ -391,6 +391,7 @@ impl Device {
 
     /// Sets where later host buffers take their memory from (the bench's host-memory
     /// sweep compares the two). Unstable.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_set_host_buffer_memory(&self, memory: HostBufferMemory) {
         self.shared

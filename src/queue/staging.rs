@@ -214,6 +214,7 @@ impl StagingCache {
     }
 
     /// Sets the host threads per transfer (0: the default).
+    #[cfg(feature = "unstable-hooks")]
     pub(super) fn set_threads(&self, n: usize) {
         let n = if n == 0 {
             super::chunks::default_threads()
@@ -223,10 +224,12 @@ impl StagingCache {
         self.threads.store(n, Ordering::Relaxed);
     }
 
+    #[cfg(feature = "unstable-hooks")]
     pub(super) fn set_bar(&self, on: bool) {
         self.bar.store(on, Ordering::Relaxed);
     }
 
+    #[cfg(feature = "unstable-hooks")]
     pub(super) fn set_chunk(&self, bytes: u64) {
         self.chunk.store(bytes.max(MIN_STAGING), Ordering::Relaxed);
     }
@@ -236,6 +239,7 @@ impl StagingCache {
         self.force.load(Ordering::Relaxed)
     }
 
+    #[cfg(feature = "unstable-hooks")]
     pub(super) fn set_forced(&self, on: bool) {
         self.force.store(on, Ordering::Relaxed);
     }
