@@ -13,9 +13,9 @@
 //! - **API.** `RENDERDOC_GetAPI` for 1.6.0 (capture titles), else 1.4.1; older builds are
 //!   refused (`KILN-W018`). Captures name the device by its `VkInstance`'s dispatch-table
 //!   pointer (`RENDERDOC_DEVICEPOINTER_FROM_VKINSTANCE`), windows by wildcard.
-//! - **Files.** RenderDoc writes `<template>_capture.rdc` (`_frame<N>` for its own triggers); kiln sets the template beside
-//!   the requested path, reads the written name back (`GetCapture`) and renames it to the
-//!   path asked for.
+//! - **Files.** RenderDoc writes `<template>_capture.rdc` (`_frame<N>` for its own
+//!   triggers); kiln sets the template beside the requested path, reads the written name
+//!   back (`GetCapture`) and renames it to the path asked for.
 //! - **Never the user's failure.** Every problem is a coded warning, logged and returned in
 //!   [`CaptureReport::warning`]; the work runs either way: `KILN-W018` RenderDoc missing or
 //!   too old, `KILN-W019` the capture file cannot be written, `KILN-W020` no capture made
