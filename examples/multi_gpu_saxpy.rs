@@ -23,10 +23,7 @@ fn saxpy_on(
     x: &[f32],
     y: &[f32],
 ) -> kiln::Result<(kiln::Device, kiln::Buffer)> {
-    let device = kiln::Device::with_desc(&DeviceDesc {
-        device: Some(index.to_string()),
-        ..Default::default()
-    })?;
+    let device = kiln::Device::with_desc(&DeviceDesc::default().device(Some(index.to_string())))?;
     let pipeline = device.compute_pipeline(&kiln::include_spirv!("saxpy.comp")?, "main")?;
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let x_buf = device.buffer_from_slice("x", usage, x)?;

@@ -58,12 +58,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = args.next().map_or(Ok(1 << 20), |a| a.parse())?;
     let device = kiln::Device::new()?;
     eprintln!("kiln: {}", device.info().name);
-    let desc = BufferDesc {
-        label: "shared with torch",
-        size: (n * 4) as u64,
-        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
-        location: MemoryLocation::GpuOnly,
-    };
+    let desc = BufferDesc::default()
+        .label("shared with torch")
+        .size((n * 4) as u64)
+        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+        .location(MemoryLocation::GpuOnly);
     let shared = device.exportable_buffer(&desc, ExternalHandle::OpaqueFd)?;
     let timeline = device.exportable_timeline_semaphore("torch", 0, ExternalHandle::OpaqueFd)?;
     let (mem_fd, memory): (OwnedFd, _) = shared.export_memory()?;

@@ -28,7 +28,11 @@
 //! read (the default is used), `KILN-W005` a draw uses through a descriptor
 //! set what an earlier draw of the same rendering scope wrote, in a scope kiln cannot
 //! split (an attachment not stored; `commands/split.rs`), `KILN-W016` feature `tracy` without a running Tracy client,
-//! `KILN-W017` feature `puffin` with puffin's scopes off (`queue/profilers.rs`). They are
+//! `KILN-W017` feature `puffin` with puffin's scopes off (`queue/profilers.rs`),
+//! `KILN-W018` a RenderDoc capture asked for but RenderDoc missing, too old or unable to
+//! capture the device, `KILN-W019` a capture file that cannot be written, `KILN-W020` no
+//! capture made (another running, the device not hooked, nothing written), `KILN-W021` a
+//! `KILN_CAPTURE` value kiln cannot read (`device/capture.rs`). They are
 //! not [`Error`] variants.
 //!
 //! # How a variant is written

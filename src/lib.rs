@@ -72,9 +72,11 @@
 //!
 //! ## Unstable hooks
 //!
-//! Methods and items marked `#[doc(hidden)]` (the `debug_*` methods of [`Device`] and the
-//! `__private` module) exist for kiln's own macros, tests and benchmarks. They are not part
-//! of the API and may change in any release.
+//! The hooks of kiln's own tests and benchmarks (the `debug_*` methods of [`Device`] and
+//! others, fault injection through `DeviceDesc::faults`, the `hooks` module) exist only with
+//! the off-by-default feature `unstable-hooks`, hidden from these docs; they are not part
+//! of the API and may change in any release. The hidden `__macro_support` module holds what
+//! kiln's macros expand to.
 //!
 //! ## Pipeline cache
 //!
@@ -109,15 +111,15 @@ pub use device::{
     capability_name, capability_requirement, known_capabilities, AccelerationStructure,
     AccelerationStructureDesc, AccelerationStructureGeometry, AccelerationStructureInstance,
     AccelerationStructureLimits, AccelerationStructureTriangles, Breadcrumb, Buffer, BufferDesc,
-    BufferView, ComputeProperties, CooperativeMatrix2Features, CooperativeMatrix2Properties,
-    CooperativeMatrixConfig, Device, DeviceDesc, DeviceFault, DeviceInfo, ExternalHandle,
-    ExternalMemory, FaultAddress, Features, FlexibleDimensionsConfig, HeapUsage, HostBufferMemory,
-    Image, ImageDesc, ImageView, ImageViewDesc, InlineUniformBlockLimits, LayerFeatures,
-    MemoryLocation, MemoryReport, MeshShaderLimits, PostMortem, QueueInfo, QueueKind, QueueSource,
-    ReadbackQueue, Sampler, SamplerDesc, Subresources, TransferPart, TransferSplit,
-    UpdateAfterBindLimits, UploadQueue, ValidationReport, ValidationWatch, VendorFault,
-    COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES,
-    MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
+    BufferView, CaptureReport, ComputeProperties, CooperativeMatrix2Features,
+    CooperativeMatrix2Properties, CooperativeMatrixConfig, Device, DeviceDesc, DeviceFault,
+    DeviceInfo, ExternalHandle, ExternalMemory, FaultAddress, Features, FlexibleDimensionsConfig,
+    HeapUsage, HostBufferMemory, Image, ImageDesc, ImageView, ImageViewDesc,
+    InlineUniformBlockLimits, LayerFeatures, MemoryLocation, MemoryReport, MeshShaderLimits,
+    PostMortem, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc,
+    Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
+    ValidationReport, ValidationWatch, VendorFault, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN,
+    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
@@ -151,16 +153,26 @@ pub mod reflect {
     };
 }
 
-/// Unstable hooks for kiln's macros, tests and benchmarks (see the crate docs): not part
-/// of the API; anything here may change or go away in any release.
+/// What the expansions of kiln's own macros (`include_spirv!`, the host-layout macro of
+/// `shaders/host.rs`) name: not API, for those macros only; anything here may change in any
+/// release.
 #[doc(hidden)]
-pub mod __private {
+pub mod __macro_support {
+    pub use crate::shaders::host::{field_size, Probe, ProbeKnown, ProbeUnknown};
+    pub use kiln_macros::spirv_bytes;
+}
+
+/// Test and benchmark hooks (feature `unstable-hooks`, off by default): fault injection
+/// (`DeviceDesc::faults`), the pipeline cache's file helpers, the staging chunk size, the
+/// `Device::debug_*` and other `debug_*` methods. For kiln's own tests and benchmarks; not
+/// covered by semver.
+#[cfg(feature = "unstable-hooks")]
+#[doc(hidden)]
+pub mod hooks {
     pub use crate::device::{FaultInjector, FaultSite};
     pub use crate::pipeline::cache::{cache_dir, check_header, file_name};
     pub use crate::pipeline::statistics::check as check_executable_statistics;
     pub use crate::queue::STAGING_CHUNK;
-    pub use crate::shaders::host::{field_size, Probe, ProbeKnown, ProbeUnknown};
-    pub use kiln_macros::spirv_bytes;
 }
 
 /// Compile-time proof that kiln's handles can cross threads (issue: threads).

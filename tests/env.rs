@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use common::{assert_clean, assert_watch_clean, device};
-use kiln::__private::{check_header, file_name};
+use kiln::hooks::{check_header, file_name};
 use kiln::PipelineCacheStatus;
 use kiln::{vk, Device};
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kiln::__private::{FaultInjector, FaultSite};
+use kiln::hooks::{FaultInjector, FaultSite};
 use kiln::vk;
 use kiln::window::{FrameStatus, Presenter, PresenterDesc};
 use kiln::{

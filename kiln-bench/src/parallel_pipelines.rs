@@ -30,10 +30,7 @@ fn desc<'a>(
     module: &'a kiln::ShaderModule,
     spec: &'a [(u32, SpecValue); 2],
 ) -> ComputePipelineDesc<'a> {
-    ComputePipelineDesc {
-        spec,
-        ..ComputePipelineDesc::new(module, "main")
-    }
+    ComputePipelineDesc::new(module, "main").spec(spec)
 }
 
 fn spec(seed: u32) -> [(u32, SpecValue); 2] {

@@ -89,7 +89,7 @@ pub fn creation_rows(
     let c1 = unsafe { raw.d.create_pipeline_cache(&empty, None) }?;
     let mut c2 = vk::PipelineCache::null();
     let result = (|| -> BenchResult<Vec<Row>> {
-        if let Some(dir) = kiln::__private::cache_dir() {
+        if let Some(dir) = kiln::hooks::cache_dir() {
             let _ = std::fs::remove_dir_all(dir);
         }
         let d1 = Device::new()?;

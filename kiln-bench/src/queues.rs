@@ -526,7 +526,7 @@ fn sweep(
     // Back to the defaults.
     device.release_staging_memory();
     device.debug_set_upload_staging_bar(false);
-    device.debug_set_staging_chunk(kiln::__private::STAGING_CHUNK);
+    device.debug_set_staging_chunk(kiln::hooks::STAGING_CHUNK);
     device.debug_set_transfer_threads(0);
     Ok(rows)
 }

@@ -230,6 +230,7 @@ impl<'a> Recorder<'a, '_> {
     /// Accesses inside rendering scopes that needed a barrier kiln cannot record there (a
     /// draw using what an earlier draw of the same scope wrote through a descriptor set;
     /// logged once as `KILN-W005`). Unstable: for kiln's tests.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_uncovered(&self) -> u32 {
         self.tracker.uncovered
@@ -239,6 +240,7 @@ impl<'a> Recorder<'a, '_> {
     /// barrier recorded for the resources it covers (see the `hazards` module docs): every
     /// hazard then gets its own barrier, as before that shortcut. Unstable: an A/B switch
     /// for kiln's bench.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_no_last_barrier_cover(&mut self) {
         self.tracker.no_cover = true;

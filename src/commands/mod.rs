@@ -483,6 +483,7 @@ impl<'a> Recorder<'a, '_> {
 
     /// How many set stamps this recording has listed for its submission to update (each
     /// set once, and again after a nested recording listed it). Unstable: for kiln's tests.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_used_set_count(&self) -> usize {
         self.used_sets.len()

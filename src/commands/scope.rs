@@ -51,7 +51,7 @@ use std::panic::Location;
 use ash::vk;
 
 use super::Recorder;
-use crate::device::{caller, set_caller, QueryLease, Shared};
+use crate::device::{set_caller, QueryLease, Shared};
 use crate::error::{Error, Result};
 
 /// One scope of a recording: its name, nesting depth, the queries of its start and end and
@@ -145,9 +145,10 @@ impl<'a> Recorder<'a, '_> {
 
     /// The location a validation message raised now would name (validation on): that of
     /// the last command recorded. Unstable: for kiln's tests.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_caller(&self) -> Option<(&'static str, u32)> {
-        caller().map(|l| (l.file(), l.line()))
+        crate::device::caller().map(|l| (l.file(), l.line()))
     }
 
     /// Notes a `raw()` call at `location` (validation on), for submit-time messages.

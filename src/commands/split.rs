@@ -124,6 +124,7 @@ impl Resume {
 impl Recorder<'_, '_> {
     /// Scopes this recording split to order a draw after an earlier draw of the same scope
     /// (see the `split` module docs). Unstable: for kiln's tests.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_scope_splits(&self) -> u32 {
         self.resume.splits

@@ -211,6 +211,7 @@ impl DescriptorSet {
 
     /// The main queue's timeline value of the last submission on it that used this set
     /// (0: none yet). Unstable: for kiln's tests.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_last_used(&self) -> u64 {
         self.uses.get(0)

@@ -76,7 +76,8 @@ pub struct DeviceDesc {
     /// allocate beyond it); the validation layer's warning about it is then not counted.
     pub allocations_beyond_limit: bool,
     /// Test-only fault injection: makes chosen Vulkan calls of this device fail (see
-    /// `kiln::__private::FaultInjector`). Unstable.
+    /// `kiln::hooks::FaultInjector`). Unstable.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub faults: Option<Arc<FaultInjector>>,
     /// Breadcrumbs: markers the GPU writes at every timing scope's start and end, so a
@@ -85,6 +86,23 @@ pub struct DeviceDesc {
     /// `KILN_BREADCRUMBS=1|0`, else on in debug builds of kiln and off in release builds
     /// (each scope end then drains the GPU).
     pub breadcrumbs: Option<bool>,
+    /// Load RenderDoc's in-application API (`librenderdoc`) before the instance, so
+    /// [`Device::capture`](crate::Device::capture) can capture this device; `None` = when
+    /// `KILN_CAPTURE` is set, and a RenderDoc already in the process (the application
+    /// launched from RenderDoc) is used either way; `Some(false)` never touches it. Missing
+    /// RenderDoc is the warning `KILN-W018`, never an error. Loading it hooks every
+    /// instance made later in the process, and labels are recorded on this device.
+    pub renderdoc: Option<bool>,
+}
+
+impl DeviceDesc {
+    /// The fault injector (`faults`, feature `unstable-hooks`); `None` without the feature.
+    pub(crate) fn fault_injector(&self) -> Option<Arc<FaultInjector>> {
+        #[cfg(feature = "unstable-hooks")]
+        return self.faults.clone();
+        #[cfg(not(feature = "unstable-hooks"))]
+        None
+    }
 }
 
 /// Builder methods: one per field, each taking the field's type (the struct is
@@ -187,7 +205,9 @@ impl DeviceDesc {
         self
     }
 
-    /// Sets [`DeviceDesc::faults`](#structfield.faults) (kiln's own tests and benchmarks; unstable).
+    /// Sets [`DeviceDesc::faults`](#structfield.faults) (kiln's own tests and benchmarks;
+    /// feature `unstable-hooks`).
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn faults(mut self, faults: Option<Arc<FaultInjector>>) -> Self {
         self.faults = faults;
@@ -197,6 +217,12 @@ impl DeviceDesc {
     /// Sets [`DeviceDesc::breadcrumbs`](#structfield.breadcrumbs).
     pub fn breadcrumbs(mut self, breadcrumbs: Option<bool>) -> Self {
         self.breadcrumbs = breadcrumbs;
+        self
+    }
+
+    /// Sets [`DeviceDesc::renderdoc`](#structfield.renderdoc).
+    pub fn renderdoc(mut self, renderdoc: Option<bool>) -> Self {
+        self.renderdoc = renderdoc;
         self
     }
 }
@@ -220,8 +246,10 @@ impl Default for DeviceDesc {
             upload_queue: UploadQueue::Auto,
             transfer_split: None,
             allocations_beyond_limit: false,
+            #[cfg(feature = "unstable-hooks")]
             faults: None,
             breadcrumbs: None,
+            renderdoc: None,
         }
     }
 }

@@ -82,6 +82,8 @@ pub struct FaultInjector {
     armed: Mutex<Vec<Armed>>,
 }
 
+// Armed only through `kiln::hooks` (feature `unstable-hooks`).
+#[cfg_attr(not(feature = "unstable-hooks"), allow(dead_code))]
 impl FaultInjector {
     /// An injector with nothing armed.
     pub fn new() -> FaultInjector {

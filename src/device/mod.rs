@@ -17,6 +17,7 @@ mod budget;
 mod buffer;
 mod buffer_view;
 mod capabilities;
+mod capture;
 mod coopmat2;
 mod desc;
 mod external;
@@ -71,6 +72,10 @@ pub(crate) use buffer::{allocate_bound, check_size as check_buffer_size, free_bo
 pub use buffer::{Buffer, BufferDesc};
 pub use buffer_view::BufferView;
 pub use capabilities::{capability_name, capability_requirement, known_capabilities};
+#[cfg(feature = "window")]
+pub(crate) use capture::presented as capture_presented;
+pub(crate) use capture::register_run_capture;
+pub use capture::CaptureReport;
 pub use coopmat2::{
     CooperativeMatrix2Features, CooperativeMatrix2Properties, FlexibleDimensionsConfig,
 };
@@ -94,7 +99,9 @@ pub(crate) use host_memory::HostRegion;
 pub use image::Image;
 pub use image_desc::ImageDesc;
 pub use image_view::{ImageView, ImageViewDesc};
-pub(crate) use instance::{caller, set_caller, SubmitContext};
+#[cfg(feature = "unstable-hooks")]
+pub(crate) use instance::caller;
+pub(crate) use instance::{set_caller, SubmitContext};
 pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
@@ -217,6 +224,11 @@ impl Shared {
     /// synchronization2 or timeline semaphores (Vulkan 1.3), `KILN-E104` other Vulkan
     /// failures.
     pub(crate) fn create(desc: &DeviceDesc) -> Result<Shared> {
+        // RenderDoc, when asked for, is loaded first (`capture.rs`).
+        capture::create_device(desc.renderdoc, || Self::create_once(desc))
+    }
+
+    fn create_once(desc: &DeviceDesc) -> Result<Shared> {
         let app = CString::new(desc.app_name.clone()).unwrap_or_else(|_| c"kiln".into());
         let layer = instance::layer_features(desc.layer_features)?;
         let wait_timeout = wait_timeout(desc)?;
@@ -238,8 +250,8 @@ impl Shared {
         let debug_utils = instance
             .has_debug_utils()
             .then(|| loader::walking(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw)));
-        let labels =
-            debug_utils.is_some() && (instance.validation || env_flag("KILN_LABELS") == Some(true));
+        let labels = debug_utils.is_some()
+            && (instance.validation || env_flag("KILN_LABELS") == Some(true) || capture::loaded());
         let timestamps = timestamps::Timestamps::new(
             &instance,
             &raw,
@@ -291,7 +303,7 @@ impl Shared {
             info,
             heaps: HeapBudget::new(&instance.raw, physical),
             opaque: QueueStamps::default(),
-            faults: desc.faults.clone(),
+            faults: desc.fault_injector(),
             lost: AtomicBool::new(false),
             debug_utils,
             labels,
@@ -501,6 +513,7 @@ impl std::fmt::Debug for Device {
 }
 
 impl Device {
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_strong_count(&self) -> usize {
         Arc::strong_count(&self.shared)

@@ -255,6 +255,7 @@ impl Device {
 
     /// Changes the split policy for later copies (the bench's sweep compares one queue
     /// with 2–4 parts in one process). Unstable.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_set_transfer_split(&self, split: TransferSplit) {
         self.shared

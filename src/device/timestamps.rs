@@ -272,6 +272,7 @@ impl Shared {
     }
 
     /// Query pools created so far (unstable, for tests).
+    #[cfg(feature = "unstable-hooks")]
     pub(crate) fn query_pools_created(&self) -> u32 {
         self.timestamps.created.load(Ordering::Relaxed)
     }

@@ -297,6 +297,7 @@ impl Device {
 
     /// Holds (`true`) or releases the device's pipeline threads: held, they start no job.
     /// For tests of pipelines that are not ready. Unstable.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_hold_pipeline_threads(&self, hold: bool) {
         if let Ok(t) = self.shared.slot::<PipelineThreads>() {
@@ -306,6 +307,7 @@ impl Device {
     }
 
     /// Pipelines the pipeline threads created so far. Unstable: for kiln's tests.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_pipelines_created_async(&self) -> u64 {
         self.shared

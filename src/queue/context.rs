@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard};
 use ash::vk;
 
 use crate::device::{LayerSlot, Shared};
-use crate::error::{vk_err, Result};
+use crate::error::{vk_err, Error, Result};
 
 /// A command pool and its one primary command buffer.
 pub(crate) struct Context {
@@ -55,9 +55,9 @@ impl Contexts {
     /// new one.
     pub(super) fn take(&self, shared: &Shared, queue: usize) -> Result<Context> {
         let Some(qc) = self.queues.get(queue) else {
-            return Err(vk_err("kiln command context (no such queue)")(
-                vk::Result::ERROR_INITIALIZATION_FAILED,
-            ));
+            return Err(Error::Internal {
+                what: "a command context was asked for a kiln queue the device does not have",
+            });
         };
         if let Some(c) = lock(&qc.free).pop() {
             return Ok(c);

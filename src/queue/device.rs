@@ -134,6 +134,8 @@ impl Device {
         crate::descriptors::register_slots(&mut shared)?;
         crate::pipeline::register_slots(&mut shared)?;
         super::register_slots(&mut shared)?;
+        // `KILN_CAPTURE`'s RenderDoc capture (`device/capture.rs`), last: ended first.
+        crate::device::register_run_capture(&mut shared)?;
         Ok(Device {
             shared: Arc::new(shared),
         })
@@ -220,6 +222,7 @@ impl Device {
 
     /// Timestamp query pools this device created so far (kept for reuse; unstable, for
     /// kiln's tests).
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_query_pools_created(&self) -> u32 {
         self.shared.query_pools_created()
@@ -334,6 +337,7 @@ impl Device {
 
     /// Readbacks done by kiln's copy shader so far (`ReadbackQueue::ComputeShader`), for
     /// tests. Unstable.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_shader_copies(&self) -> u64 {
         self.shared
@@ -346,6 +350,7 @@ impl Device {
     /// Makes `upload`/`read` of `GpuOnly` buffers go through staging buffers even where the
     /// device maps that memory (CPU and integrated devices such as lavapipe, where the
     /// direct path is normally taken), so tests and benchmarks exercise the staged path.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_force_staging(&self, on: bool) {
         if let Ok(c) = self.shared.slot::<StagingCache>() {
@@ -355,6 +360,7 @@ impl Device {
 
     /// Sets the staging chunk size (default 32 MiB, `STAGING_CHUNK`), so tests can
     /// exercise chunked transfers with small buffers and the bench can sweep it.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_set_staging_chunk(&self, bytes: u64) {
         if let Ok(c) = self.shared.slot::<StagingCache>() {
@@ -364,6 +370,7 @@ impl Device {
 
     /// How many semaphore waits on other queues' timelines kiln's submissions have made so
     /// far (values already complete are not waited for). Unstable: for kiln's tests.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_cross_queue_waits(&self) -> u64 {
         self.shared
@@ -373,6 +380,7 @@ impl Device {
 
     /// Sets the host threads of one staged transfer (0: the default, `KILN_TRANSFER_THREADS`,
     /// else the machine's parallelism up to 8), for the bench's sweep.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_set_transfer_threads(&self, threads: usize) {
         if let Ok(c) = self.shared.slot::<StagingCache>() {
@@ -383,6 +391,7 @@ impl Device {
     /// Stages uploads in `CpuToGpu` memory (the BAR on discrete GPUs) instead of system
     /// memory; staging buffers already made keep their memory (call
     /// [`release_staging_memory`](Self::release_staging_memory) first). For the bench.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_set_upload_staging_bar(&self, on: bool) {
         if let Ok(c) = self.shared.slot::<StagingCache>() {

@@ -365,9 +365,8 @@ impl Device {
             allocate_bound(shared, label, size, usage, MemoryLocation::GpuToCpu, 64)?;
         let Some(ptr) = allocation.mapped_ptr() else {
             free_bound(shared, raw, allocation, heap, label);
-            return Err(Error::Vulkan {
-                call: "vkMapMemory (host buffer memory is not host-visible)",
-                result: vk::Result::ERROR_MEMORY_MAP_FAILED,
+            return Err(Error::Internal {
+                what: "host-buffer memory came back from the allocator unmapped",
             });
         };
         shared.set_name(raw, label);
@@ -392,6 +391,7 @@ impl Device {
 
     /// Sets where later host buffers take their memory from (the bench's host-memory
     /// sweep compares the two). Unstable.
+    #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_set_host_buffer_memory(&self, memory: HostBufferMemory) {
         self.shared

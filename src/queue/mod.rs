@@ -50,7 +50,9 @@ pub use host::HostBuffer;
 pub use profilers::{begin_end_order, zones_of, GpuZone, ZoneSink};
 pub use recording::Recording;
 pub use semaphore::TimelineSemaphore;
-pub use staging::{StagingUsage, STAGING_CHUNK};
+pub use staging::StagingUsage;
+#[cfg(feature = "unstable-hooks")]
+pub use staging::STAGING_CHUNK;
 pub use submit::Submission;
 pub use submit::MAX_TIMELINE_WAITS;
 /// The one record and submit path, for the window presenter.

@@ -109,8 +109,10 @@ impl ShaderCopies {
 
 fn create(shared: &Shared) -> Result<Objects> {
     let d = &shared.raw;
-    let words = ash::util::read_spv(&mut std::io::Cursor::new(COPY_SPV))
-        .map_err(|_| vk_err("kiln copy shader SPIR-V")(vk::Result::ERROR_INVALID_SHADER_NV))?;
+    let words =
+        ash::util::read_spv(&mut std::io::Cursor::new(COPY_SPV)).map_err(|_| Error::Internal {
+            what: "kiln's copy shader (queue/shaders/copy.spv) is not SPIR-V words",
+        })?;
     let bindings = [0, 1].map(|b| {
         vk::DescriptorSetLayoutBinding::default()
             .binding(b)

@@ -100,9 +100,8 @@ impl StagingBuffer {
             allocate_bound(shared, dir.label(), size, usage, dir.location(bar), atom)?;
         if allocation.mapped_ptr().is_none() {
             free_bound(shared, raw, allocation, heap, dir.label());
-            return Err(Error::Vulkan {
-                call: "vkMapMemory (staging memory is not host-visible)",
-                result: vk::Result::ERROR_MEMORY_MAP_FAILED,
+            return Err(Error::Internal {
+                what: "staging memory came back from the allocator unmapped",
             });
         }
         Ok(StagingBuffer {
@@ -215,6 +214,7 @@ impl StagingCache {
     }
 
     /// Sets the host threads per transfer (0: the default).
+    #[cfg(feature = "unstable-hooks")]
     pub(super) fn set_threads(&self, n: usize) {
         let n = if n == 0 {
             super::chunks::default_threads()
@@ -224,10 +224,12 @@ impl StagingCache {
         self.threads.store(n, Ordering::Relaxed);
     }
 
+    #[cfg(feature = "unstable-hooks")]
     pub(super) fn set_bar(&self, on: bool) {
         self.bar.store(on, Ordering::Relaxed);
     }
 
+    #[cfg(feature = "unstable-hooks")]
     pub(super) fn set_chunk(&self, bytes: u64) {
         self.chunk.store(bytes.max(MIN_STAGING), Ordering::Relaxed);
     }
@@ -237,6 +239,7 @@ impl StagingCache {
         self.force.load(Ordering::Relaxed)
     }
 
+    #[cfg(feature = "unstable-hooks")]
     pub(super) fn set_forced(&self, on: bool) {
         self.force.store(on, Ordering::Relaxed);
     }

@@ -248,8 +248,8 @@ pub(crate) fn submit(
     batch: &Batch<'_>,
     work: &RecordedWork<'_>,
 ) -> Result<u64> {
-    let q = shared.queues.get(queue).ok_or_else(|| {
-        vk_err("vkQueueSubmit2 (no such queue)")(vk::Result::ERROR_INITIALIZATION_FAILED)
+    let q = shared.queues.get(queue).ok_or(Error::Internal {
+        what: "a submission to a kiln queue the device does not have",
     })?;
     check_batch(batch)?;
     shared.check_lost("vkQueueSubmit2")?;
@@ -301,9 +301,9 @@ pub(crate) fn submit(
 /// `TooManyWaits`), checked before any lock or Vulkan call.
 fn check_batch(batch: &Batch<'_>) -> Result<()> {
     if batch.wait.len() > MAX_EXTRA || batch.signal.len() > MAX_EXTRA {
-        return Err(vk_err("vkQueueSubmit2 (too many binary semaphores)")(
-            vk::Result::ERROR_INITIALIZATION_FAILED,
-        ));
+        return Err(Error::Internal {
+            what: "a submission with more binary semaphores than kiln's batches hold",
+        });
     }
     if batch.timeline_wait.len() > MAX_TIMELINE_WAITS
         || batch.timeline_signal.len() > MAX_TIMELINE_WAITS

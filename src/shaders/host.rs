@@ -225,16 +225,16 @@ macro_rules! host_layout {
                 ::std::vec![$($crate::HostMember {
                     name: stringify!($f),
                     offset: ::core::mem::offset_of!($t, $f),
-                    size: $crate::__private::field_size::<$t, _>(|s: &$t| &s.$f),
+                    size: $crate::__macro_support::field_size::<$t, _>(|s: &$t| &s.$f),
                     scalars: {
                         #[allow(unused_imports)]
-                        use $crate::__private::{ProbeKnown as _, ProbeUnknown as _};
+                        use $crate::__macro_support::{ProbeKnown as _, ProbeUnknown as _};
                         // The field's type is fixed by the assignment before the method
                         // call, so method resolution sees it (never runs: `none` is None).
-                        let mut probe = $crate::__private::Probe::new();
+                        let mut probe = $crate::__macro_support::Probe::new();
                         let none: ::core::option::Option<&$t> = ::core::option::Option::None;
                         if let ::core::option::Option::Some(s) = none {
-                            probe = $crate::__private::Probe::of(&s.$f);
+                            probe = $crate::__macro_support::Probe::of(&s.$f);
                         }
                         (&probe).scalars()
                     },

@@ -31,7 +31,7 @@ pub use reflect::{
 #[macro_export]
 macro_rules! include_spirv {
     ($name:literal) => {
-        $crate::ShaderModule::from_bytes($crate::__private::spirv_bytes!($name))
+        $crate::ShaderModule::from_bytes($crate::__macro_support::spirv_bytes!($name))
             .map(|m| m.with_label($name))
     };
 }

@@ -280,7 +280,11 @@ impl Presenter {
                     Err(vk_err(
                         "vkAllocateCommandBuffers/vkCreateFence/vkCreateSemaphore",
                     )(
-                        cb.err().unwrap_or(vk::Result::ERROR_OUT_OF_HOST_MEMORY)
+                        // The first call that failed (one did: the arm above takes all Ok).
+                        cb.err()
+                            .or(fence.err())
+                            .or(acquired.err())
+                            .unwrap_or(vk::Result::ERROR_UNKNOWN),
                     ))
                 }
             }
@@ -712,7 +716,10 @@ impl Presenter {
         };
         // The present was made (its semaphore wait executes whatever it returns, §34.10);
         // a fault injected here replaces its result (the test-only injector).
-        match shared.inject(FaultSite::Present).and(presented) {
+        let presented = shared.inject(FaultSite::Present).and(presented);
+        // `KILN_CAPTURE=…:frames=N` ends after the N-th present (`device/capture.rs`).
+        crate::device::capture_presented(shared);
+        match presented {
             Ok(false) if !suboptimal => Ok(FrameStatus::Presented),
             Ok(_) => Ok(FrameStatus::Suboptimal),
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => Ok(FrameStatus::OutOfDate),

@@ -44,8 +44,8 @@ pub fn emulated_device() -> Device {
 }
 
 /// [`device`] with a fault injector (`DeviceDesc::faults`, test-only): the calls it arms
-/// fail with the chosen `VkResult` (see `kiln::__private::FaultInjector`).
-pub fn faulty_device(faults: &std::sync::Arc<kiln::__private::FaultInjector>) -> Device {
+/// fail with the chosen `VkResult` (see `kiln::hooks::FaultInjector`).
+pub fn faulty_device(faults: &std::sync::Arc<kiln::hooks::FaultInjector>) -> Device {
     device_with(
         DeviceDesc::default()
             .validation(Some(true))
@@ -54,7 +54,7 @@ pub fn faulty_device(faults: &std::sync::Arc<kiln::__private::FaultInjector>) ->
 }
 
 /// [`emulated_device`] with a fault injector (see [`faulty_device`]).
-pub fn faulty_emulated_device(faults: &std::sync::Arc<kiln::__private::FaultInjector>) -> Device {
+pub fn faulty_emulated_device(faults: &std::sync::Arc<kiln::hooks::FaultInjector>) -> Device {
     device_with(
         DeviceDesc::default()
             .validation(Some(true))

@@ -158,7 +158,7 @@ fn graphics_statistics_or_the_missing_feature_error() {
 /// The check behind both errors, on every device: the feature first, then the capture.
 #[test]
 fn statistics_check_errors() {
-    let check = kiln::__private::check_executable_statistics;
+    let check = kiln::hooks::check_executable_statistics;
     let e = check("gemm:main", "the GPU", false, true).unwrap_err();
     assert_eq!(e.code(), "KILN-E267");
     let msg = e.to_string();

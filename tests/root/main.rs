@@ -10,6 +10,7 @@
 
 mod acceleration_structures;
 mod capabilities;
+mod capture;
 mod compressed;
 mod compute;
 mod descriptor_sets;

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{assert_clean, code, device_with_desc};
-use kiln::__private::{FaultInjector, FaultSite};
+use kiln::hooks::{FaultInjector, FaultSite};
 use kiln::{vk, Buffer, ComputePipeline, DescriptorSet, Device, DeviceDesc, Error, PostMortem};
 
 /// The longest a child may run before the parent kills it.

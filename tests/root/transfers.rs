@@ -8,7 +8,7 @@ use common::add;
 use common::add::vector_add;
 use common::draw::RGBA8;
 use common::{assert_clean, assert_watch_clean, device};
-use kiln::__private::STAGING_CHUNK;
+use kiln::hooks::STAGING_CHUNK;
 use kiln::{vk, Buffer, BufferDesc, Device, ImageDesc, MemoryLocation};
 
 /// Chunk size in these tests: small, so chunked (double-buffered) transfers stay cheap.

@@ -177,6 +177,48 @@ const TEST_PREREQS: &[Prereq] = &[
     },
 ];
 
+fn has_librenderdoc() -> bool {
+    Path::new("/usr/lib/librenderdoc.so").is_file()
+}
+
+fn has_python_renderdoc() -> bool {
+    Path::new("/usr/lib/python3/dist-packages/renderdoc.so").is_file()
+}
+
+/// RenderDoc for the capture tests (`tests/root/capture.rs`): installed where the release
+/// packages it (Debian 12 does; Debian 13 does not), else the tests check their warning
+/// path and say so.
+const RENDERDOC_PREREQS: &[Prereq] = &[
+    Prereq {
+        what: "RenderDoc's in-application library (the capture tests)",
+        package: "librenderdoc",
+        present: has_librenderdoc,
+    },
+    Prereq {
+        what: "RenderDoc's Python module (the capture tests open the capture with it)",
+        package: "python3-renderdoc",
+        present: has_python_renderdoc,
+    },
+];
+
+/// Installs [`RENDERDOC_PREREQS`] where apt knows the packages; never fails the run.
+fn ensure_renderdoc() {
+    let packaged = Command::new("apt-cache")
+        .args(["show", "librenderdoc"])
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    if !packaged {
+        eprintln!(
+            "xtask: librenderdoc is not packaged here; the RenderDoc capture tests check their \
+             warning path"
+        );
+        return;
+    }
+    if let Err(e) = ensure(&RENDERDOC_PREREQS.iter().collect::<Vec<_>>()) {
+        eprintln!("xtask: RenderDoc (optional, for the capture tests): {e}");
+    }
+}
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -451,6 +493,9 @@ fn main() -> ExitCode {
     if let Err(e) = ensure(needs) {
         eprintln!("xtask: {e}");
         return ExitCode::FAILURE;
+    }
+    if matches!(cmd, "test" | "standalone") {
+        ensure_renderdoc();
     }
     match cmd {
         "demo" => {

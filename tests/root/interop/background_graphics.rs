@@ -39,10 +39,11 @@ fn draw(device: &kiln::Device, pipeline: &kiln::GraphicsPipeline, color: [f32; 4
         .unwrap();
     device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc {
-                color: &[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])],
-                depth: None,
-            })?;
+            r.begin_rendering(
+                &RenderingDesc::default()
+                    .color(&[ColorAttachment::clear(&img, [0.0, 0.0, 0.0, 1.0])])
+                    .depth(None),
+            )?;
             r.bind_pipeline(pipeline)?;
             r.push(0, &color)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
@@ -167,10 +168,7 @@ fn hot_reload_creates_its_pipelines_on_the_pipeline_threads() {
     let before = device.debug_pipelines_created_async();
     let mut hot = HotComputePipeline::new(
         &device,
-        &HotDesc {
-            poll_interval: Duration::from_millis(20),
-            ..HotDesc::new(&comp)
-        },
+        &HotDesc::new(&comp).poll_interval(Duration::from_millis(20)),
     )
     .unwrap();
     assert_eq!(

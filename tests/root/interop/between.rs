@@ -97,12 +97,7 @@ fn two_gpus_copy_between_them_when_two_exist() {
         );
         return;
     }
-    let open = |i: usize| {
-        device_with_desc(DeviceDesc {
-            device: Some(i.to_string()),
-            ..Default::default()
-        })
-    };
+    let open = |i: usize| device_with_desc(DeviceDesc::default().device(Some(i.to_string())));
     let (g0, g1) = (open(found[0]), open(found[1]));
     assert_ne!(g0.info().device_uuid, g1.info().device_uuid);
     let n = 64 << 20; // words: 256 MiB

@@ -116,7 +116,7 @@ fn naga_multi_entry_module_reflects_per_entry_point() {
 /// reflection, pipeline creation and a dispatch are as without them.
 #[test]
 fn nonsemantic_debug_info_is_skipped_by_reflection() {
-    let bytes: &[u8] = kiln::__private::spirv_bytes!("test/debug_info.comp");
+    let bytes: &[u8] = kiln::__macro_support::spirv_bytes!("test/debug_info.comp");
     let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
     assert!(
         contains(b"NonSemantic.Shader.DebugInfo.100"),

@@ -1,5 +1,5 @@
 //! Fault injection (issue 17, part 3b): chosen Vulkan calls fail with a chosen `VkResult`
-//! at their `n`th call (`kiln::__private::FaultInjector`, test-only). Each case checks the
+//! at their `n`th call (`kiln::hooks::FaultInjector`, test-only). Each case checks the
 //! coded error, that the device is usable afterwards where Vulkan allows it (later work
 //! succeeds, with exact values) and reports itself lost where it does not, and that
 //! teardown leaks nothing (the validation layer's object tracker stays silent, gpu-allocator
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use common::add::{self, vector_add};
 use common::gate::Gate;
 use common::{allocator_warnings, assert_watch_clean, code, faulty_device};
-use kiln::__private::{FaultInjector, FaultSite};
+use kiln::hooks::{FaultInjector, FaultSite};
 use kiln::{vk, BufferDesc, Device, ImageDesc, MemoryLocation};
 
 /// Faults injected by this module's tests (printed by each).
