@@ -17,7 +17,10 @@ fn image(device: &kiln::Device, label: &str, size: u32) -> kiln::Image {
 }
 
 /// A case: the command under test, given the recorder.
-type Case<'c, 'a> = (&'c str, &'c dyn Fn(&mut Recorder<'a, '_>) -> kiln::Result<()>);
+type Case<'c, 'a> = (
+    &'c str,
+    &'c dyn Fn(&mut Recorder<'a, '_>) -> kiln::Result<()>,
+);
 
 /// Runs each case inside one recording of `a`: `KILN-E109` naming `b's`, nothing recorded
 /// (the barrier count is unchanged; the recording goes on), then `after`.
