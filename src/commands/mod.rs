@@ -21,11 +21,17 @@
 //! bound-state check, the layout transitions, the automatic barrier (or manual mode's),
 //! the pending scope start and the kept buffers, once, in that order. A command checks its
 //! arguments before it. The other commands (binds, pushes, barriers, transitions,
-//! rendering scopes, timing scopes) record their caller first and write a pending scope
-//! start right before their own Vulkan command; every public command is
-//! `#[track_caller]` (`tests/root/recording/callers.rs` checks each one names the user's
-//! line), and one calling another goes through a crate-internal form (`transition_now`),
-//! never through a public command, whose location would be kiln's.
+//! rendering scopes, dynamic state, timing scopes) record their caller first; those that
+//! record GPU work or state a scope's work starts from (`begin_rendering`,
+//! `push_descriptor_set`, the dynamic state but viewport and scissor, `raw`) write a
+//! pending scope start right before their own Vulkan command, while binds, pushes,
+//! viewport and scissor leave it to the next command and barriers and transitions stay
+//! before it (`scope`: a scope does not time the wait for earlier work). Every public
+//! command is `#[track_caller]` (`tests/root/recording/callers.rs` checks each one names
+//! the user's line; `tests/root/recording/devices.rs` that each one taking a buffer or
+//! image refuses another device's), and one calling another goes through a crate-internal
+//! form (`transition_now`), or is itself `#[track_caller]`, so the location stays the
+//! user's.
 //!
 //! **Arguments.** Binding commands (pipelines, descriptor sets, vertex and index buffers)
 //! borrow their object for `'a`, the lifetime of the whole recording: nothing to count or
@@ -54,7 +60,7 @@
 //! | `barriers` | every barrier kiln records on its own or by `barrier`/`full_barrier` (`barrier_count`) |
 //! | `state.rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
 //! | `state.resume` | `begin_rendering` keeps the scope's attachment infos; a draw whose hazard against an earlier draw of the scope splits it (`split`) begins it again from them |
-//! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; every command calls `flush_scopes` right before its own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
+//! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; `record` and the commands above that record work call `flush_scopes` right before their own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
 //!
 //! **What the submission layer does with it.** The recording ends in one
 //! `RecordedWork` (`Recorder::into_work`, called only by `queue`):
