@@ -6,7 +6,8 @@
 //! CPU time per dispatch of each mode (best of the rounds).
 //!
 //! `KILN_VALIDATION=0 cargo run --release -p kiln-bench --example tracker_profile [rounds]`
-//! (`TRACKER_MODE=automatic|nocover|manual`: one mode only).
+//! (`TRACKER_MODE=automatic|nocover|manual|scoped`: one mode only; `scoped` is the
+//! `scoped dispatch recording` row's stream, each dispatch in a timing scope, submitted).
 
 use ash::vk;
 use kiln::{BufferDesc, ComputePipelineDesc, Device, MemoryLocation, SpecValue};
@@ -70,52 +71,92 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         a: 1.0,
         b: 2.0,
     };
-    // `TRACKER_MODE=automatic|nocover|manual`: that mode only (one per process, for
-    // instruction counts).
+    // `TRACKER_MODE=automatic|nocover|manual|scoped`: that mode only (one per process, for
+    // instruction counts). `scoped` is the bench's `scoped dispatch recording` stream:
+    // manual barriers, each dispatch in a timing scope of its own (submitted: its queries
+    // are written).
     let only = std::env::var("TRACKER_MODE").ok();
-    for (manual, cover) in [(false, true), (false, false), (true, false)] {
-        let name = match (manual, cover) {
-            (true, _) => "manual",
-            (false, true) => "automatic",
-            (false, false) => "nocover",
-        };
+    for name in ["automatic", "nocover", "manual", "scoped"] {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }
+        let (manual, cover, scoped) = (
+            name != "automatic" && name != "nocover",
+            name != "nocover",
+            name == "scoped",
+        );
         let mut best = f64::MAX;
         let mut barriers = 0;
         for _ in 0..rounds {
             let mut t = 0.0;
-            let rec = device.record(|r| {
-                if manual {
-                    r.manual_barriers();
-                }
-                if !cover {
-                    r.debug_no_last_barrier_cover();
-                }
-                let t0 = kiln_bench::thread_cpu_ns();
-                for &(pi, si) in &seq {
-                    r.bind_pipeline(&pipes[pi])?;
-                    r.bind_set(0, &sets[si])?;
-                    r.push(0, &p)?;
-                    r.dispatch(1, 1, 1)?;
-                }
-                barriers = r.barrier_count();
-                t = kiln_bench::thread_cpu_ns() - t0;
-                Ok(())
-            })?;
-            // Recorded only, never submitted: no device work runs beside the recording.
-            drop(rec);
+            let stream = Stream {
+                pipes: &pipes,
+                sets: &sets,
+                seq: &seq,
+                p,
+                manual,
+                cover,
+                scoped,
+            };
+            if scoped {
+                device.execute(|r| {
+                    (t, barriers) = stream.record(r)?;
+                    Ok(())
+                })?;
+            } else {
+                // Recorded only, never submitted: no device work runs beside the recording.
+                drop(device.record(|r| {
+                    (t, barriers) = stream.record(r)?;
+                    Ok(())
+                })?);
+            }
             best = best.min(t / seq.len() as f64);
         }
-        let mode = match (manual, cover) {
-            (true, _) => "manual",
-            (false, true) => "automatic",
-            (false, false) => "automatic, last-barrier cover off",
+        let mode = if name == "nocover" {
+            "automatic, last-barrier cover off"
+        } else {
+            name
         };
         println!(
             "{mode:34} {best:8.1} ns per dispatch (thread CPU, best of {rounds}), {barriers} barriers"
         );
     }
     Ok(())
+}
+
+/// One mode's stream of dispatches (see `main`).
+struct Stream<'s> {
+    pipes: &'s [kiln::ComputePipeline],
+    sets: &'s [kiln::DescriptorSet],
+    seq: &'s [(usize, usize)],
+    p: Params,
+    manual: bool,
+    cover: bool,
+    scoped: bool,
+}
+
+impl<'s> Stream<'s> {
+    /// Records the stream; the thread CPU time of the dispatches and the barriers recorded.
+    fn record(&self, r: &mut kiln::Recorder<'s, '_>) -> kiln::Result<(f64, u32)> {
+        if self.manual {
+            r.manual_barriers();
+        }
+        if !self.cover {
+            r.debug_no_last_barrier_cover();
+        }
+        let t0 = kiln_bench::thread_cpu_ns();
+        for &(pi, si) in self.seq {
+            if self.scoped {
+                r.begin_scope("dispatch")?;
+            }
+            r.bind_pipeline(&self.pipes[pi])?;
+            r.bind_set(0, &self.sets[si])?;
+            r.push(0, &self.p)?;
+            r.dispatch(1, 1, 1)?;
+            if self.scoped {
+                r.end_scope()?;
+            }
+        }
+        Ok((kiln_bench::thread_cpu_ns() - t0, r.barrier_count()))
+    }
 }

@@ -94,7 +94,7 @@ impl Recorder<'_, '_> {
         structures: &[&AccelerationStructure],
     ) -> Result<()> {
         self.outside_rendering(INSIDE_SCOPE)?;
-        if !self.queue_flags.contains(vk::QueueFlags::COMPUTE) {
+        if !self.caps.queue_flags.contains(vk::QueueFlags::COMPUTE) {
             return Err(
                 self.unsupported("an acceleration structure build", vk::QueueFlags::COMPUTE)
             );

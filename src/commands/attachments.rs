@@ -173,13 +173,24 @@ pub(super) fn check(
         check_shape(d.image, d.view, extent, first, usage, "a depth attachment")?;
         formats.depth = Some(d.image.format());
     }
-    let attachments = desc
+    check_samples(desc, first, samples)?;
+    check_distinct(desc)?;
+    Ok((extent, formats))
+}
+
+/// Every attachment of `desc` has `first`'s sample count `samples`
+/// (VUID-VkRenderingInfo-multisampledRenderToSingleSampled-06857). Errors: `KILN-E180`.
+fn check_samples(
+    desc: &RenderingDesc<'_>,
+    first: &Image,
+    samples: vk::SampleCountFlags,
+) -> Result<()> {
+    let mut attachments = desc
         .color
         .iter()
         .map(|c| c.image)
         .chain(desc.depth.as_ref().map(|d| d.image));
-    if let Some(other) = attachments.clone().find(|i| i.samples() != samples) {
-        // VUID-VkRenderingInfo-multisampledRenderToSingleSampled-06857.
+    if let Some(other) = attachments.find(|i| i.samples() != samples) {
         return Err(invalid(
             other,
             format!(
@@ -190,6 +201,11 @@ pub(super) fn check(
             ),
         ));
     }
+    Ok(())
+}
+
+/// No image (or view of it) is named twice in `desc`. Errors: `KILN-E180`.
+fn check_distinct(desc: &RenderingDesc<'_>) -> Result<()> {
     // One image (or one view of it) twice (two attachments, an attachment and a resolve
     // target, two resolve targets) would be written twice by one scope.
     use ash::vk::Handle;
@@ -213,7 +229,7 @@ pub(super) fn check(
             ));
         }
     }
-    Ok((extent, formats))
+    Ok(())
 }
 
 /// A colour attachment's resolve target, if any: the attachment is multisampled, the

@@ -233,7 +233,7 @@ impl<'a> Recorder<'a, '_> {
     #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_uncovered(&self) -> u32 {
-        self.tracker.uncovered
+        self.sync.tracker.uncovered
     }
 
     /// Turns off, for the rest of this recording, the automatic barriers' use of the last
@@ -243,39 +243,40 @@ impl<'a> Recorder<'a, '_> {
     #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_no_last_barrier_cover(&mut self) {
-        self.tracker.no_cover = true;
+        self.sync.tracker.no_cover = true;
     }
 
     /// The automatic barrier of a dispatch (the bound compute sets' uses).
     #[inline(never)]
     pub(crate) fn track_dispatch(&mut self) -> Result<()> {
-        let before = self.tracker.epoch;
+        let before = self.sync.tracker.epoch;
         let (need, had_images) = match self.compiled_dispatch() {
             // One set whose uses are compiled: applied from the cache as they are.
             Some((start, end)) => {
                 let need = self
+                    .sync
                     .tracker
-                    .apply_resolved(&self.set_cache.uses[start..end]);
+                    .apply_resolved(&self.sync.set_cache.uses[start..end]);
                 if !need.is_empty() {
                     if let Some(recorded) = self.emit(need) {
-                        self.tracker.recorded(recorded);
+                        self.sync.tracker.recorded(recorded);
                     }
                 }
                 (need, false)
             }
             None => {
                 self.set_uses(0, "a dispatch")?;
-                let had_images = !self.pending_images.is_empty();
+                let had_images = !self.sync.pending_images.is_empty();
                 (self.track_uses(), had_images)
             }
         };
         // The previous change of the tracker was the previous dispatch with the same
         // bindings: every later repeat needs what this one needed.
-        let addresses = !self.after_addresses.is_empty();
-        if self.last_dispatch == (self.bind_gen, before) && !had_images && !addresses {
-            self.repeat = (self.bind_gen, self.tracker.epoch, need);
+        let addresses = !self.sync.after_addresses.is_empty();
+        if self.sync.last_dispatch == (self.sync.bind_gen, before) && !had_images && !addresses {
+            self.sync.repeat = (self.sync.bind_gen, self.sync.tracker.epoch, need);
         }
-        self.last_dispatch = (self.bind_gen, self.tracker.epoch);
+        self.sync.last_dispatch = (self.sync.bind_gen, self.sync.tracker.epoch);
         Ok(())
     }
 
@@ -285,10 +286,10 @@ impl<'a> Recorder<'a, '_> {
     /// transition, no buffer-device-address ordering).
     #[inline]
     fn compiled_dispatch(&self) -> Option<(usize, usize)> {
-        if !self.pending_images.is_empty() || !self.after_addresses.is_empty() {
+        if !self.sync.pending_images.is_empty() || !self.sync.after_addresses.is_empty() {
             return None;
         }
-        let bound = self.bound[0].as_ref()?;
+        let bound = self.state.bound[0].as_ref()?;
         let [Slot::Set(set)] = bound.sets.as_slice() else {
             return None;
         };
@@ -296,7 +297,7 @@ impl<'a> Recorder<'a, '_> {
             return None;
         }
         let bindings = bound.access.set(0);
-        let c = self.set_cache.get(
+        let c = self.sync.set_cache.get(
             *set as *const DescriptorSet as usize,
             bindings.as_ptr() as usize,
         )?;
@@ -307,35 +308,36 @@ impl<'a> Recorder<'a, '_> {
     /// update the state later commands are ordered against).
     #[inline(never)]
     pub(crate) fn track_draw(&mut self, indexed: bool, buffers: &[BufferAccess<'_>]) -> Result<()> {
-        let before = self.tracker.changes;
+        let before = self.sync.tracker.changes;
         self.set_uses(1, "a draw inside a rendering scope")?;
         let vertex = Use {
             stage: S::VERTEX_ATTRIBUTE_INPUT,
             read: A::VERTEX_ATTRIBUTE_READ,
             write: A::NONE,
         };
-        for (b, offset) in self.vertex_buffers.iter().flatten() {
+        for (b, offset) in self.state.vertex_buffers.iter().flatten() {
             let size = b.size().saturating_sub(*offset);
-            self.uses.push((buffer_key(b, *offset, size), vertex));
+            self.sync.uses.push((buffer_key(b, *offset, size), vertex));
         }
-        if let (true, Some((b, offset))) = (indexed, self.index_buffer) {
+        if let (true, Some((b, offset))) = (indexed, self.state.index_buffer) {
             let index = Use {
                 stage: S::INDEX_INPUT,
                 read: A::INDEX_READ,
                 write: A::NONE,
             };
             let size = b.size().saturating_sub(offset);
-            self.uses.push((buffer_key(b, offset, size), index));
+            self.sync.uses.push((buffer_key(b, offset, size), index));
         }
         for b in buffers {
-            self.uses
+            self.sync
+                .uses
                 .push((buffer_key(b.buffer, b.offset, b.size), b.use_));
         }
         let need = self.track_uses();
-        if self.rendering && !need.is_empty() {
+        if self.state.rendering && !need.is_empty() {
             // A hazard against an earlier draw of the scope (`split`).
             self.split_scope(need);
-        } else if self.rendering && self.tracker.changes == before {
+        } else if self.state.rendering && self.sync.tracker.changes == before {
             self.mark_draw_reads(indexed);
         }
         Ok(())
@@ -359,12 +361,12 @@ impl<'a> Recorder<'a, '_> {
     /// `except`, which the caller checks.
     #[inline(always)]
     pub(crate) fn draw_repeats_reads_except(&self, indexed: bool, except: usize) -> bool {
-        let changes = self.tracker.changes;
-        let (stamp, with_index) = self.vertex_applied;
-        if stamp != changes || (indexed && !with_index) || !self.pending_images.is_empty() {
+        let changes = self.sync.tracker.changes;
+        let (stamp, with_index) = self.sync.vertex_applied;
+        if stamp != changes || (indexed && !with_index) || !self.sync.pending_images.is_empty() {
             return false;
         }
-        let Some(bound) = self.bound[1].as_ref() else {
+        let Some(bound) = self.state.bound[1].as_ref() else {
             return false;
         };
         if !bound.access.device_address_stages().is_empty() {
@@ -376,7 +378,7 @@ impl<'a> Recorder<'a, '_> {
         while si < sets.len() {
             let ok = si == except
                 || match sets[si] {
-                    Slot::Set(set) => self.set_cache.applied_at(
+                    Slot::Set(set) => self.sync.set_cache.applied_at(
                         set.draw_entry.load(Ordering::Relaxed),
                         set as *const DescriptorSet as usize,
                         bound.access.set(si).as_ptr() as usize,
@@ -397,14 +399,14 @@ impl<'a> Recorder<'a, '_> {
     /// were reads that needed nothing): marks its vertex buffers and its read-only bound
     /// sets as applied at the tracker's `changes` (see `draw_repeats_reads`).
     fn mark_draw_reads(&mut self, indexed: bool) {
-        let changes = self.tracker.changes;
-        self.vertex_applied = (changes, indexed);
-        let Some(bound) = self.bound[1].as_ref() else {
+        let changes = self.sync.tracker.changes;
+        self.sync.vertex_applied = (changes, indexed);
+        let Some(bound) = self.state.bound[1].as_ref() else {
             return;
         };
         for (si, s) in bound.sets.iter().enumerate() {
             if let Slot::Set(set) = s {
-                let entry = self.set_cache.mark_applied(
+                let entry = self.sync.set_cache.mark_applied(
                     *set as *const DescriptorSet as usize,
                     bound.access.set(si).as_ptr() as usize,
                     changes,
@@ -416,26 +418,29 @@ impl<'a> Recorder<'a, '_> {
         }
     }
 
-    /// Applies `self.uses` (and the pending layout transitions) to the tracker and records
+    /// Applies `self.sync.uses` (and the pending layout transitions) to the tracker and records
     /// the barrier they need (inside a rendering scope: records nothing); returns it.
     pub(crate) fn track_uses(&mut self) -> Need {
         // Uses from more than one source may name one resource twice.
-        let merge = !(self.uses.is_empty() && self.pre_sources <= 1);
-        let mut need = self.tracker.apply_with(&self.pre, &mut self.uses, merge);
-        self.pre.clear();
-        self.pre_sources = 0;
-        if !self.rendering {
+        let merge = !(self.sync.uses.is_empty() && self.sync.pre_sources <= 1);
+        let mut need = self
+            .sync
+            .tracker
+            .apply_with(&self.sync.pre, &mut self.sync.uses, merge);
+        self.sync.pre.clear();
+        self.sync.pre_sources = 0;
+        if !self.state.rendering {
             need.merge(self.address_barriers());
         }
-        let now = std::mem::take(&mut self.addresses_now);
-        self.after_addresses |= now;
-        if self.rendering {
+        let now = std::mem::take(&mut self.sync.addresses_now);
+        self.sync.after_addresses |= now;
+        if self.state.rendering {
             // No barrier inside a scope: a draw's need is the caller's (`split`).
             return need;
         }
-        if !need.is_empty() || !self.pending_images.is_empty() {
+        if !need.is_empty() || !self.sync.pending_images.is_empty() {
             if let Some(recorded) = self.emit(need) {
-                self.tracker.recorded(recorded);
+                self.sync.tracker.recorded(recorded);
             }
         }
         need
@@ -446,7 +451,7 @@ impl<'a> Recorder<'a, '_> {
     /// earlier work → its stages). Clears `after_addresses`.
     pub(crate) fn address_barriers(&mut self) -> Need {
         let mut need = Need::default();
-        let after = std::mem::take(&mut self.after_addresses);
+        let after = std::mem::take(&mut self.sync.after_addresses);
         if !after.is_empty() {
             need.merge(Need {
                 src_stage: after,
@@ -455,11 +460,11 @@ impl<'a> Recorder<'a, '_> {
                 dst_access: A::MEMORY_READ | A::MEMORY_WRITE,
             });
         }
-        if !self.addresses_now.is_empty() && self.tracker.epoch > 1 {
+        if !self.sync.addresses_now.is_empty() && self.sync.tracker.epoch > 1 {
             need.merge(Need {
                 src_stage: S::ALL_COMMANDS,
                 src_access: A::MEMORY_WRITE,
-                dst_stage: self.addresses_now,
+                dst_stage: self.sync.addresses_now,
                 dst_access: A::MEMORY_READ | A::MEMORY_WRITE,
             });
         }
@@ -478,10 +483,11 @@ impl<'a> Recorder<'a, '_> {
             .dst_stage_mask(dst_stage)
             .dst_access_mask(dst_access)];
         let with_memory = !(src_stage.is_empty() && dst_stage.is_empty());
-        if !with_memory && self.pending_images.is_empty() {
+        if !with_memory && self.sync.pending_images.is_empty() {
             return None;
         }
-        let mut dep = vk::DependencyInfo::default().image_memory_barriers(&self.pending_images);
+        let mut dep =
+            vk::DependencyInfo::default().image_memory_barriers(&self.sync.pending_images);
         if with_memory {
             dep = dep.memory_barriers(&memory);
         }
@@ -491,7 +497,7 @@ impl<'a> Recorder<'a, '_> {
         // enabled; the images transitioned are kept alive by `images` until the
         // submission; locals outlive the call.
         unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
-        self.pending_images.clear();
+        self.sync.pending_images.clear();
         self.barriers += 1;
         with_memory.then_some(Need {
             src_stage,
@@ -502,13 +508,13 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Lists the uses of the sets bound at bind point `slot` (0 compute, 1 graphics) into
-    /// `self.uses`, moving their images to the layouts their descriptors need (transitions
+    /// `self.sync.uses`, moving their images to the layouts their descriptors need (transitions
     /// left pending for the command's barrier). `what` names the command in errors.
     ///
     /// Errors: `KILN-E286` an image cannot be moved (inside a rendering scope, or needed in
     /// two layouts by one command).
     pub(crate) fn set_uses(&mut self, slot: usize, what: &'static str) -> Result<()> {
-        let Some(bound) = self.bound[slot].as_ref() else {
+        let Some(bound) = self.state.bound[slot].as_ref() else {
             return Ok(());
         };
         let access = bound.access;
@@ -516,18 +522,18 @@ impl<'a> Recorder<'a, '_> {
         // Memory reached through buffer device addresses is named by no binding: the
         // command is ordered after everything before it and before everything after it
         // (`track_uses`).
-        self.addresses_now |= access.device_address_stages();
+        self.sync.addresses_now |= access.device_address_stages();
         for si in 0..n {
-            let bound_slot = self.bound[slot]
+            let bound_slot = self.state.bound[slot]
                 .as_ref()
                 .and_then(|b| b.sets.get(si).copied());
             let set: &'a DescriptorSet = match bound_slot {
                 Some(Slot::Set(set)) => set,
                 Some(Slot::Pushed) => {
-                    for &(s, idx, key) in &self.pushed[slot] {
+                    for &(s, idx, key) in &self.state.pushed[slot] {
                         let b = access.set(si).get(idx);
                         if let Some(b) = b.filter(|b| s as usize == si && b.access.any()) {
-                            self.uses.push((key, shader_use(b)));
+                            self.sync.uses.push((key, shader_use(b)));
                         }
                     }
                     self.pushed_image_uses(slot, si, access.set(si), what)?;
@@ -540,36 +546,36 @@ impl<'a> Recorder<'a, '_> {
                 set as *const DescriptorSet as usize,
                 bindings.as_ptr() as usize,
             );
-            let compiled = self.set_cache.get(set_id, access_id);
+            let compiled = self.sync.set_cache.get(set_id, access_id);
             if let Some(c) = compiled.filter(|c| !c.images) {
-                let uses = &self.set_cache.uses[c.start as usize..c.end as usize];
-                self.pre.extend_from_slice(uses);
-                self.pre_sources += 1;
+                let uses = &self.sync.set_cache.uses[c.start as usize..c.end as usize];
+                self.sync.pre.extend_from_slice(uses);
+                self.sync.pre_sources += 1;
                 continue;
             }
             // Listed binding by binding; the first time, the buffers are also resolved
             // into the cache.
             let compile = compiled.is_none();
-            if compile && self.set_cache.uses.capacity() == 0 {
+            if compile && self.sync.set_cache.uses.capacity() == 0 {
                 // One allocation for the first pairs instead of a growth per push (each a
                 // realloc, and glibc consolidates its fast bins on a larger one: on lavapipe,
                 // whose command buffers free many small blocks, ~50k instructions each).
-                self.set_cache.reserve();
+                self.sync.set_cache.reserve();
             }
-            let from = self.set_cache.uses.len();
+            let from = self.sync.set_cache.uses.len();
             let mut images = false;
             for (idx, b) in bindings.iter().enumerate() {
                 // An input attachment is a local-read colour attachment of the open scope:
                 // its writes and reads are the scope's (the scope barriers order them with
                 // the rest; inside, `local_read_barrier` orders draw after draw).
                 let input = b.descriptor_type == vk::DescriptorType::INPUT_ATTACHMENT;
-                if !b.access.any() || (input && self.rendering) {
+                if !b.access.any() || (input && self.state.rendering) {
                     continue;
                 }
                 let u = shader_use(b);
                 let layout = descriptor_layout(b.descriptor_type);
-                let (uses, set_images) = (&mut self.uses, &mut self.set_images);
-                let (tracker, cache) = (&mut self.tracker, &mut self.set_cache.uses);
+                let (uses, set_images) = (&mut self.sync.uses, &mut self.sync.set_images);
+                let (tracker, cache) = (&mut self.sync.tracker, &mut self.sync.set_cache.uses);
                 set.for_each_at(idx, |r| match r {
                     SetResource::Buffer {
                         buffer,
@@ -596,7 +602,7 @@ impl<'a> Recorder<'a, '_> {
                 });
             }
             if compile {
-                self.set_cache.insert(set_id, access_id, from, images);
+                self.sync.set_cache.insert(set_id, access_id, from, images);
             }
         }
         self.set_image_layouts(slot, what)
@@ -605,32 +611,38 @@ impl<'a> Recorder<'a, '_> {
     /// [`set_uses`](Self::set_uses) for the layout transitions only: the uses listed are
     /// dropped (a draw applies them). Errors: as `set_uses`.
     pub(crate) fn set_layouts_only(&mut self, slot: usize, what: &'static str) -> Result<()> {
-        let (uses, pre, sources) = (self.uses.len(), self.pre.len(), self.pre_sources);
+        let (uses, pre, sources) = (
+            self.sync.uses.len(),
+            self.sync.pre.len(),
+            self.sync.pre_sources,
+        );
         let out = self.set_uses(slot, what);
-        self.uses.truncate(uses);
-        self.pre.truncate(pre);
-        self.pre_sources = sources;
+        self.sync.uses.truncate(uses);
+        self.sync.pre.truncate(pre);
+        self.sync.pre_sources = sources;
         out
     }
 
-    /// Moves `self.set_images` (of bind point `slot`) to their layouts and lists their uses.
+    /// Moves `self.sync.set_images` (of bind point `slot`) to their layouts and lists their uses.
     fn set_image_layouts(&mut self, slot: usize, what: &'static str) -> Result<()> {
-        let mut images = std::mem::take(&mut self.set_images);
+        let mut images = std::mem::take(&mut self.sync.set_images);
         let mut out = Ok(());
         for (i, si) in images.iter().enumerate() {
             if let Err(e) = self.set_image_layout(slot, si, &images[..i], what) {
                 out = Err(e);
                 break;
             }
-            self.uses.push((image_key(si.image, si.range), si.use_));
+            self.sync
+                .uses
+                .push((image_key(si.image, si.range), si.use_));
         }
         images.clear();
-        self.set_images = images;
+        self.sync.set_images = images;
         if out.is_err() {
-            self.uses.clear();
-            self.pre.clear();
-            self.pre_sources = 0;
-            self.pending_images.clear();
+            self.sync.uses.clear();
+            self.sync.pre.clear();
+            self.sync.pre_sources = 0;
+            self.sync.pending_images.clear();
         }
         out
     }
@@ -690,7 +702,7 @@ impl<'a> Recorder<'a, '_> {
                 "one command cannot use a subresource as a storage image and as a sampled image; use two images, or views of other mips or layers",
             ));
         }
-        if self.rendering {
+        if self.state.rendering {
             return Err(err(
                 what,
                 "bind the set before begin_rendering (kiln then moves the image), or transition the image before begin_rendering",
@@ -729,7 +741,7 @@ impl<'a> Recorder<'a, '_> {
     pub(crate) fn prepare_graphics_images(&mut self) -> Result<()> {
         // Only the layouts: the uses are applied at the draws.
         self.set_layouts_only(1, "a draw")?;
-        if !self.pending_images.is_empty() {
+        if !self.sync.pending_images.is_empty() {
             let _ = self.emit(Need::default());
         }
         Ok(())

@@ -33,12 +33,14 @@ impl Recorder<'_, '_> {
     /// with a full barrier (the caller cannot know which barriers automatic mode still owed
     /// the commands before: a dispatch after `copy_image_to_buffer` and this switch read
     /// the copy's writes unordered, which the API-sequence fuzzer found).
+    #[track_caller]
     pub fn manual_barriers(&mut self) {
-        if self.automatic && !self.tracker.is_clear() {
+        self.at(std::panic::Location::caller());
+        if self.sync.automatic && !self.sync.tracker.is_clear() {
             self.record_full_barrier();
-            self.tracker.reset();
+            self.sync.tracker.reset();
         }
-        self.automatic = false;
+        self.sync.automatic = false;
     }
 
     /// A memory barrier after dispatches: their writes are visible to later dispatches,
@@ -67,14 +69,14 @@ impl Recorder<'_, '_> {
         self.at(std::panic::Location::caller());
         self.outside_rendering("full_barrier inside a rendering scope; call end_rendering first")?;
         self.record_full_barrier();
-        self.tracker.reset();
+        self.sync.tracker.reset();
         Ok(())
     }
 
     /// `KILN-E283` with `what` inside a rendering scope.
     #[inline]
     pub(crate) fn outside_rendering(&self, what: &'static str) -> Result<()> {
-        if self.rendering {
+        if self.state.rendering {
             return Err(Error::RenderingState { what });
         }
         Ok(())
@@ -84,8 +86,8 @@ impl Recorder<'_, '_> {
     /// It clears the dispatch-since-barrier flag that copies and fills look at too, so it
     /// orders them as well.
     pub(crate) fn compute_barrier(&mut self) {
-        self.dirty = false;
-        if !self.stages.contains(S::COMPUTE_SHADER) {
+        self.sync.dirty = false;
+        if !self.caps.stages.contains(S::COMPUTE_SHADER) {
             // A transfer queue runs no dispatch: nothing to order (and a shader access with
             // only the transfer stage left would be invalid, VUID-VkMemoryBarrier2-dstAccessMask-03908).
             return;
@@ -102,7 +104,7 @@ impl Recorder<'_, '_> {
     /// [`full_barrier`](Self::full_barrier) where the caller knows no rendering scope is
     /// open.
     pub(crate) fn record_full_barrier(&mut self) {
-        self.dirty = false;
+        self.sync.dirty = false;
         self.barriers += 1;
         self.memory_barrier(
             S::ALL_COMMANDS,

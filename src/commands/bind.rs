@@ -38,14 +38,14 @@ impl<'a> Recorder<'a, '_> {
         let raw = pipeline.raw();
         let bind_point = pipeline.bind_point();
         let i = slot(bind_point);
-        if self.unsupported_bind[i] {
+        if self.caps.unsupported_bind[i] {
             return Err(if i == 1 {
                 self.unsupported("a graphics pipeline", vk::QueueFlags::GRAPHICS)
             } else {
                 self.unsupported("a compute pipeline", vk::QueueFlags::COMPUTE)
             });
         }
-        self.current_graphics = i == 1;
+        self.state.current_graphics = i == 1;
         let access: &'a crate::pipeline::PipelineAccess = pipeline.access();
         if self.timing.track {
             self.timing.note_pipeline(pipeline.label());
@@ -59,7 +59,7 @@ impl<'a> Recorder<'a, '_> {
             let d = *d;
             self.bind_dynamic_state(&d);
         }
-        match &mut self.bound[i] {
+        match &mut self.state.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {
                 prev.access = access;
@@ -76,7 +76,7 @@ impl<'a> Recorder<'a, '_> {
                 prev.workgroup = pipeline.workgroup_size();
             }
             None => {
-                self.bound[i] = Some(Bound {
+                self.state.bound[i] = Some(Bound {
                     raw,
                     layout,
                     access,
@@ -88,15 +88,16 @@ impl<'a> Recorder<'a, '_> {
                 })
             }
         }
-        self.views_ok[i] = false;
+        self.state.views_ok[i] = false;
         if i == 1 {
-            self.pipeline_formats = pipeline.rendering_formats().map(|f| (f, pipeline.label()));
-            self.vertex_bindings = pipeline.vertex_bindings();
-            self.pipeline_mesh = pipeline.mesh_shading();
-            self.pipeline_task = pipeline.task_stage();
-            self.formats_ok = false;
+            self.state.pipeline_formats =
+                pipeline.rendering_formats().map(|f| (f, pipeline.label()));
+            self.state.vertex_bindings = pipeline.vertex_bindings();
+            self.state.pipeline_mesh = pipeline.mesh_shading();
+            self.state.pipeline_task = pipeline.task_stage();
+            self.state.formats_ok = false;
         }
-        self.bind_gen += 1;
+        self.sync.bind_gen += 1;
         // SAFETY: `cb` is recording; the pipeline outlives the execution ('a).
         unsafe { self.shared.raw.cmd_bind_pipeline(self.cb, bind_point, raw) };
         Ok(())
@@ -112,7 +113,8 @@ impl<'a> Recorder<'a, '_> {
     pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
         self.at(std::panic::Location::caller());
         // `let else`, not `ok_or`: an eagerly built error is dropped on every call.
-        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
+        let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
+        else {
             return Err(Error::NoPipelineBound { what: "bind_set" });
         };
         let i = index as usize;
@@ -138,7 +140,8 @@ impl<'a> Recorder<'a, '_> {
     /// bookkeeping and the Vulkan command of [`bind_set`](Self::bind_set)).
     #[inline(always)]
     pub(crate) fn set_bound(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
-        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
+        let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
+        else {
             return Err(Error::NoPipelineBound { what: "bind_set" });
         };
         let i = index as usize;
@@ -147,10 +150,10 @@ impl<'a> Recorder<'a, '_> {
         }
         if bound.access.set_has_images(i) {
             // A set of buffers only has no view to check against the shaders.
-            self.views_ok[usize::from(self.current_graphics)] = false;
+            self.state.views_ok[usize::from(self.state.current_graphics)] = false;
         }
-        self.record_set_bind(usize::from(self.current_graphics), i, set);
-        if self.current_graphics && self.automatic && !self.rendering {
+        self.record_set_bind(usize::from(self.state.current_graphics), i, set);
+        if self.state.current_graphics && self.sync.automatic && !self.state.rendering {
             // Move the set's images to the layouts the draws will need now: no barrier can
             // be recorded inside a rendering scope.
             self.prepare_graphics_images()?;
@@ -165,7 +168,7 @@ impl<'a> Recorder<'a, '_> {
     /// `vkCmdBindDescriptorSets`, the slot (which exists), `bind_gen`.
     #[inline(always)]
     pub(super) fn record_set_bind(&mut self, point: usize, i: usize, set: &'a DescriptorSet) {
-        let Some(bound) = self.bound[point].as_mut() else {
+        let Some(bound) = self.state.bound[point].as_mut() else {
             return;
         };
         // List each set once per recording: the store and the comparison are this thread's
@@ -192,7 +195,7 @@ impl<'a> Recorder<'a, '_> {
         if let Some(slot) = bound.sets.get_mut(i) {
             *slot = Slot::Set(set);
         }
-        self.bind_gen += 1;
+        self.sync.bind_gen += 1;
     }
 }
 

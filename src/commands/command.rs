@@ -213,14 +213,16 @@ impl Recorder<'_, '_> {
         }
         match cmd.place {
             Place::Outside(what) => self.outside_rendering(what)?,
-            Place::Inside(what) if !self.rendering => return Err(Error::RenderingState { what }),
+            Place::Inside(what) if !self.state.rendering => {
+                return Err(Error::RenderingState { what })
+            }
             _ => {}
         }
         match cmd.bound {
             Bound::None => {}
             Bound::Compute(what) => {
                 self.ready_to_use(0, what)?;
-                if !self.views_ok[0] {
+                if !self.state.views_ok[0] {
                     self.check_views(0)?;
                 }
             }
@@ -230,7 +232,7 @@ impl Recorder<'_, '_> {
                 mesh,
             } => {
                 self.ready_to_use(1, what)?;
-                if mesh != self.pipeline_mesh {
+                if mesh != self.state.pipeline_mesh {
                     // VUID-vkCmdDrawMeshTasksEXT-stage-06480, VUID-vkCmdDraw-stage-06481.
                     return Err(Error::RenderingState {
                         what: if mesh {
@@ -242,17 +244,17 @@ impl Recorder<'_, '_> {
                         },
                     });
                 }
-                if !self.views_ok[1] {
+                if !self.state.views_ok[1] {
                     self.check_views(1)?;
                 }
-                if indexed && self.index_buffer.is_none() {
+                if indexed && self.state.index_buffer.is_none() {
                     // VUID-vkCmdDrawIndexed-None-07312 and its twins of the indexed draws.
                     return Err(Error::RenderingState {
                         what:
                             "an indexed draw without an index buffer; call bind_index_buffer first",
                     });
                 }
-                if !self.formats_ok {
+                if !self.state.formats_ok {
                     self.check_formats(what)?;
                 }
             }
@@ -261,9 +263,9 @@ impl Recorder<'_, '_> {
             let access = i.use_.read | i.use_.write;
             self.transition_for(i.image, i.range, i.layout, (i.use_.stage, access))?;
         }
-        if self.automatic {
+        if self.sync.automatic {
             self.track_command(&cmd)?;
-        } else if cmd.manual == Manual::Fenced && self.dirty {
+        } else if cmd.manual == Manual::Fenced && self.sync.dirty {
             // Earlier dispatches may write what this command reads or writes (an image's
             // transition orders only the image).
             self.record_full_barrier();
@@ -271,8 +273,8 @@ impl Recorder<'_, '_> {
         self.flush_scopes();
         vk_cmd(&self.shared.raw, self.cb);
         match cmd.manual {
-            Manual::Fenced if !self.automatic => self.record_full_barrier(),
-            Manual::Dispatch => self.dirty = true,
+            Manual::Fenced if !self.sync.automatic => self.record_full_barrier(),
+            Manual::Dispatch => self.sync.dirty = true,
             _ => {}
         }
         for b in cmd.buffers {
@@ -286,10 +288,10 @@ impl Recorder<'_, '_> {
     /// constants. One branch while nothing changed since the last successful check.
     #[inline(always)]
     fn ready_to_use(&mut self, slot: usize, what: &'static str) -> Result<()> {
-        if matches!(&self.bound[slot], Some(b) if b.ready) {
+        if matches!(&self.state.bound[slot], Some(b) if b.ready) {
             return Ok(());
         }
-        if self.bound[slot].is_none() {
+        if self.state.bound[slot].is_none() {
             return Err(Error::NoPipelineBound { what });
         }
         self.check_bound_state(slot)
@@ -300,7 +302,7 @@ impl Recorder<'_, '_> {
     #[cold]
     #[inline(never)]
     fn check_views(&mut self, slot: usize) -> Result<()> {
-        let Some(bound) = self.bound[slot].as_ref() else {
+        let Some(bound) = self.state.bound[slot].as_ref() else {
             return Ok(());
         };
         for (si, s) in bound.sets.iter().enumerate() {
@@ -345,7 +347,7 @@ impl Recorder<'_, '_> {
                 }
             }
         }
-        self.views_ok[slot] = true;
+        self.state.views_ok[slot] = true;
         Ok(())
     }
 
@@ -355,24 +357,24 @@ impl Recorder<'_, '_> {
     #[cold]
     #[inline(never)]
     fn check_formats(&mut self, what: &'static str) -> Result<()> {
-        let n = self.vertex_bindings as usize;
-        if (0..n).any(|i| self.vertex_buffers.get(i).is_none_or(Option::is_none)) {
+        let n = self.state.vertex_bindings as usize;
+        if (0..n).any(|i| self.state.vertex_buffers.get(i).is_none_or(Option::is_none)) {
             return Err(Error::RenderingState {
                 what: "a draw with a vertex buffer binding of the bound pipeline unbound; call \
                        bind_vertex_buffer for each of its vertex buffer layouts",
             });
         }
-        if let Some((formats, label)) = self.pipeline_formats {
-            if *formats != self.scope_formats {
+        if let Some((formats, label)) = self.state.pipeline_formats {
+            if *formats != self.state.scope_formats {
                 return Err(Error::RenderingFormats {
                     what,
                     pipeline: label.to_string(),
                     built: formats.to_string(),
-                    scope: self.scope_formats.to_string(),
+                    scope: self.state.scope_formats.to_string(),
                 });
             }
         }
-        self.formats_ok = true;
+        self.state.formats_ok = true;
         Ok(())
     }
 
@@ -392,10 +394,10 @@ impl Recorder<'_, '_> {
         }
         for b in cmd.buffers {
             let key = buffer_key(b.buffer, b.offset, b.size);
-            self.uses.push((key, b.use_));
+            self.sync.uses.push((key, b.use_));
         }
         for i in cmd.images {
-            self.uses.push((image_key(i.image, i.range), i.use_));
+            self.sync.uses.push((image_key(i.image, i.range), i.use_));
         }
         self.track_uses();
         Ok(())
@@ -405,9 +407,10 @@ impl Recorder<'_, '_> {
     /// needs what the previous one needed (two compares instead of the sets' resources).
     #[inline(always)]
     fn track_plain_dispatch(&mut self) -> Result<()> {
-        if self.bind_gen == self.repeat.0 && self.tracker.epoch == self.repeat.1 {
-            if !self.repeat.2.is_empty() {
-                let _ = self.emit(self.repeat.2);
+        if self.sync.bind_gen == self.sync.repeat.0 && self.sync.tracker.epoch == self.sync.repeat.1
+        {
+            if !self.sync.repeat.2.is_empty() {
+                let _ = self.emit(self.sync.repeat.2);
             }
             return Ok(());
         }

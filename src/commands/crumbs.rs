@@ -40,7 +40,7 @@ impl Recorder<'_, '_> {
         let Some(c) = &mut self.timing.crumbs else {
             return u32::MAX;
         };
-        if self.rendering {
+        if self.state.rendering {
             return u32::MAX;
         }
         let index = c.scopes.len() as u32;
@@ -51,7 +51,7 @@ impl Recorder<'_, '_> {
 
     /// The end marker of scope `index` (from [`crumb_begin`](Self::crumb_begin)).
     pub(crate) fn crumb_end(&mut self, index: u32) {
-        if index != u32::MAX && !self.rendering {
+        if index != u32::MAX && !self.state.rendering {
             self.marker(index, true, vk::PipelineStageFlags2::ALL_COMMANDS);
         }
     }

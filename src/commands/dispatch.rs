@@ -20,7 +20,7 @@ impl Recorder<'_, '_> {
     /// until a pipeline with another layout is bound (see `Bound::ready`).
     #[inline]
     pub(crate) fn check_bound_state(&mut self, slot: usize) -> Result<()> {
-        match &mut self.bound[slot] {
+        match &mut self.state.bound[slot] {
             Some(bound) if !bound.ready => {
                 bound.check()?;
                 bound.ready = true;
@@ -39,7 +39,7 @@ impl Recorder<'_, '_> {
     #[inline(always)]
     #[track_caller]
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
-        let limit = self.max_groups;
+        let limit = self.caps.max_groups;
         if (x > limit[0]) | (y > limit[1]) | (z > limit[2]) {
             return Err(self.dispatch_error([x, y, z]));
         }
@@ -56,7 +56,7 @@ impl Recorder<'_, '_> {
     fn dispatch_error(&self, groups: [u32; 3]) -> Error {
         Error::DispatchTooLarge {
             groups,
-            limit: self.max_groups,
+            limit: self.caps.max_groups,
         }
     }
 
@@ -69,7 +69,9 @@ impl Recorder<'_, '_> {
     #[inline]
     #[track_caller]
     pub fn dispatch_threads(&mut self, n: u32) -> Result<()> {
-        let wg = self.bound[0].as_ref().map_or(1, |b| b.workgroup[0].max(1));
+        let wg = self.state.bound[0]
+            .as_ref()
+            .map_or(1, |b| b.workgroup[0].max(1));
         self.dispatch(n.div_ceil(wg).max(1), 1, 1)
     }
 
@@ -91,7 +93,7 @@ impl Recorder<'_, '_> {
     #[inline]
     #[track_caller]
     pub fn dispatch_threads_3d(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
-        let wg = self.bound[0].as_ref().map_or([1; 3], |b| b.workgroup);
+        let wg = self.state.bound[0].as_ref().map_or([1; 3], |b| b.workgroup);
         let groups = |n: u32, w: u32| n.div_ceil(w.max(1)).max(1);
         self.dispatch(groups(x, wg[0]), groups(y, wg[1]), groups(z, wg[2]))
     }

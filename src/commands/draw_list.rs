@@ -68,6 +68,17 @@ impl<'a, T> ListDraw<'a, T> {
     }
 }
 
+/// What `draw_list` settles once for the fast path: the set number `i`, the push size and
+/// stages, the pipeline layout and the set's reflected access (its address: the key of the
+/// compiled reads).
+struct ListPlan {
+    i: usize,
+    size: u32,
+    stages: ash::vk::ShaderStageFlags,
+    layout: ash::vk::PipelineLayout,
+    access: usize,
+}
+
 impl<'a> Recorder<'a, '_> {
     /// Records each of `draws` as `bind_set(set, d.set)`, `push(offset, &d.push)` and
     /// `draw(d.vertex_count, d.instance_count, d.first_vertex, d.first_instance)` would, in
@@ -86,59 +97,22 @@ impl<'a> Recorder<'a, '_> {
         draws: &[ListDraw<'a, T>],
     ) -> Result<()> {
         self.at(Location::caller());
-        if !self.rendering {
-            return Err(Error::RenderingState {
-                what: "draw_list outside a rendering scope; call begin_rendering first",
-            });
-        }
-        let Some(bound) = self.bound[1].as_ref().filter(|_| self.current_graphics) else {
-            // Also when a compute pipeline was bound after the graphics one: the calls one
-            // by one would bind the sets at the compute bind point.
-            return Err(Error::NoPipelineBound {
-                what: "draw_list (a graphics pipeline, bound after any compute pipeline)",
-            });
-        };
-        let layouts = bound.layout.set_layouts();
-        let Some(expected) = layouts.get(set as usize) else {
-            return Err(Error::NoSuchSet {
-                set,
-                set_count: layouts.len() as u32,
-            });
-        };
-        for d in draws {
-            check_set(set, d.set, expected)?;
-        }
-        let size = std::mem::size_of::<T>() as u32;
-        let i = set as usize;
-        let has_images = bound.access.set_has_images(i);
-        let ranges = bound.layout.push_constant_ranges();
-        let stages = offset
-            .checked_add(size)
-            .and_then(|end| whole_range_stages(ranges, offset, end));
-        let Some(stages) = stages.filter(|_| !has_images) else {
-            // Bytes outside every range: the error now. Bytes that straddle ranges, or a
-            // set with images (checked against the shaders at each bind): the calls one by
-            // one.
-            super::push::push_segments(ranges, offset, offset.saturating_add(size))?;
-            for d in draws {
-                self.set_bound(set, d.set)?;
-                self.push_constants(offset, bytemuck::bytes_of(&d.push))?;
-                self.draw(
-                    d.vertex_count,
-                    d.instance_count,
-                    d.first_vertex,
-                    d.first_instance,
-                )?;
-            }
-            return Ok(());
+        let Some(plan) = self.plan_list(set, offset, draws)? else {
+            return self.draw_one_by_one(set, offset, draws);
         };
         if draws.is_empty() {
             // Nothing is pushed: the range must not count as pushed (`KILN-E255` at a later
             // draw, as without the list).
             return Ok(());
         }
-        let (layout, access) = (bound.layout.raw(), bound.access.set(i).as_ptr() as usize);
-        if let Some(b) = self.bound[1].as_mut() {
+        let ListPlan {
+            i,
+            size,
+            stages,
+            layout,
+            access,
+        } = plan;
+        if let Some(b) = self.state.bound[1].as_mut() {
             b.pushed.add(offset, offset + size);
             if b.sets.len() <= i {
                 b.sets.resize(i + 1, Slot::Empty);
@@ -158,12 +132,12 @@ impl<'a> Recorder<'a, '_> {
                     bytemuck::bytes_of(&d.push),
                 )
             };
-            let repeat = !self.automatic
-                || self.set_cache.applied_at(
+            let repeat = !self.sync.automatic
+                || self.sync.set_cache.applied_at(
                     d.set.draw_entry.load(std::sync::atomic::Ordering::Relaxed),
                     d.set as *const DescriptorSet as usize,
                     access,
-                    self.tracker.changes,
+                    self.sync.tracker.changes,
                 );
             if plain && repeat {
                 // SAFETY: as `record` checks for `draw`: a graphics pipeline without a
@@ -200,12 +174,85 @@ impl<'a> Recorder<'a, '_> {
         Ok(())
     }
 
+    /// The checks of `draw_list` that hold for every draw (see its errors), before anything
+    /// is recorded; `None` where the list is recorded as the calls one by one (bytes that
+    /// straddle push ranges, a set with images: checked against the shaders at each bind).
+    fn plan_list<T: bytemuck::Pod>(
+        &self,
+        set: u32,
+        offset: u32,
+        draws: &[ListDraw<'a, T>],
+    ) -> Result<Option<ListPlan>> {
+        if !self.state.rendering {
+            return Err(Error::RenderingState {
+                what: "draw_list outside a rendering scope; call begin_rendering first",
+            });
+        }
+        let graphics = self.state.current_graphics;
+        let Some(bound) = self.state.bound[1].as_ref().filter(|_| graphics) else {
+            // Also when a compute pipeline was bound after the graphics one: the calls one
+            // by one would bind the sets at the compute bind point.
+            return Err(Error::NoPipelineBound {
+                what: "draw_list (a graphics pipeline, bound after any compute pipeline)",
+            });
+        };
+        let layouts = bound.layout.set_layouts();
+        let Some(expected) = layouts.get(set as usize) else {
+            return Err(Error::NoSuchSet {
+                set,
+                set_count: layouts.len() as u32,
+            });
+        };
+        for d in draws {
+            check_set(set, d.set, expected)?;
+        }
+        let size = std::mem::size_of::<T>() as u32;
+        let i = set as usize;
+        let ranges = bound.layout.push_constant_ranges();
+        let stages = offset
+            .checked_add(size)
+            .and_then(|end| whole_range_stages(ranges, offset, end));
+        let Some(stages) = stages.filter(|_| !bound.access.set_has_images(i)) else {
+            // Bytes outside every range: the error now.
+            super::push::push_segments(ranges, offset, offset.saturating_add(size))?;
+            return Ok(None);
+        };
+        Ok(Some(ListPlan {
+            i,
+            size,
+            stages,
+            layout: bound.layout.raw(),
+            access: bound.access.set(i).as_ptr() as usize,
+        }))
+    }
+
+    /// `draw_list` as the calls one by one (`plan_list` said so).
+    #[track_caller]
+    fn draw_one_by_one<T: bytemuck::Pod>(
+        &mut self,
+        set: u32,
+        offset: u32,
+        draws: &[ListDraw<'a, T>],
+    ) -> Result<()> {
+        for d in draws {
+            self.set_bound(set, d.set)?;
+            self.push_constants(offset, bytemuck::bytes_of(&d.push))?;
+            self.draw(
+                d.vertex_count,
+                d.instance_count,
+                d.first_vertex,
+                d.first_instance,
+            )?;
+        }
+        Ok(())
+    }
+
     /// Binds `set` at number `i` of the bound graphics pipeline (checked by `check_set`; a
     /// set of buffers only; the slot exists; the rendering scope open), unless it is bound
     /// there: `set_bound` without what a draw list settled once.
     #[inline(always)]
     fn list_bind(&mut self, i: usize, set: &'a DescriptorSet) {
-        let bound_here = self.bound[1]
+        let bound_here = self.state.bound[1]
             .as_ref()
             .is_some_and(|b| matches!(b.sets.get(i), Some(Slot::Set(s)) if std::ptr::eq(*s, set)));
         if !bound_here {
@@ -218,11 +265,11 @@ impl<'a> Recorder<'a, '_> {
     /// pipeline's state passed its checks, no timing scope waits to start, and the reads
     /// of its vertex buffers and other sets were applied already (`draw_repeats_reads`).
     fn plain_draw_except(&self, except: usize) -> bool {
-        matches!(&self.bound[1], Some(b) if b.ready)
-            && self.views_ok[1]
-            && self.formats_ok
-            && !self.pipeline_mesh
+        matches!(&self.state.bound[1], Some(b) if b.ready)
+            && self.state.views_ok[1]
+            && self.state.formats_ok
+            && !self.state.pipeline_mesh
             && !self.scope_pending()
-            && (!self.automatic || self.draw_repeats_reads_except(false, except))
+            && (!self.sync.automatic || self.draw_repeats_reads_except(false, except))
     }
 }

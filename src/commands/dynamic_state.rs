@@ -18,7 +18,7 @@ impl Recorder<'_, '_> {
         let known = if self.opaque.load(Ordering::Relaxed) {
             None
         } else {
-            self.dynamic
+            self.state.dynamic
         };
         let raw = &self.shared.raw;
         let cb = self.cb;
@@ -74,22 +74,27 @@ impl Recorder<'_, '_> {
                 }
             }
         }
-        let topology = want.topology.or(self.dynamic.and_then(|d| d.topology));
-        self.dynamic = Some(DynamicState { topology, ..*want });
-        self.pipeline_topology = want.topology;
+        let topology = want
+            .topology
+            .or(self.state.dynamic.and_then(|d| d.topology));
+        self.state.dynamic = Some(DynamicState { topology, ..*want });
+        self.state.pipeline_topology = want.topology;
     }
 
     /// The command buffer's dynamic state, for a `set_*` of `what`: a graphics pipeline must
     /// be bound (its values are what the setter overrides). Errors: `KILN-E120` a queue
     /// without graphics, `KILN-E252` no graphics pipeline bound.
     fn dynamic_for(&mut self, what: &'static str) -> Result<&mut DynamicState> {
-        if !self.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
+        if !self.caps.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
             return Err(self.unsupported(what, vk::QueueFlags::GRAPHICS));
         }
-        if self.bound[1].is_none() {
+        if self.state.bound[1].is_none() {
             return Err(Error::NoPipelineBound { what });
         }
-        self.dynamic.as_mut().ok_or(Error::NoPipelineBound { what })
+        self.state
+            .dynamic
+            .as_mut()
+            .ok_or(Error::NoPipelineBound { what })
     }
 
     /// `vkCmdSetCullMode`: which faces the draws after it cull, until the next graphics
@@ -130,7 +135,7 @@ impl Recorder<'_, '_> {
         self.at(std::panic::Location::caller());
         let what = "set_primitive_topology";
         self.dynamic_for(what)?;
-        let Some(pipeline) = self.pipeline_topology else {
+        let Some(pipeline) = self.state.pipeline_topology else {
             return Err(Error::RenderingState {
                 what: "set_primitive_topology with a mesh-shading pipeline, which has no \
                        primitive topology; its mesh shader says what it outputs",
@@ -144,7 +149,7 @@ impl Recorder<'_, '_> {
                        topology of that class",
             });
         }
-        if let Some(d) = self.dynamic.as_mut() {
+        if let Some(d) = self.state.dynamic.as_mut() {
             d.topology = Some(topology);
         }
         self.flush_scopes();

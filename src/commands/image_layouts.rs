@@ -291,7 +291,7 @@ impl Recorder<'_, '_> {
         new: vk::ImageLayout,
         dst: (vk::PipelineStageFlags2, vk::AccessFlags2),
     ) -> Result<()> {
-        if !self.automatic {
+        if !self.sync.automatic {
             return self.transition_now(image, range, new);
         }
         self.outside_rendering(
@@ -332,7 +332,7 @@ impl Recorder<'_, '_> {
                 self.move_piece(image, piece, current, new, dst, how)
             }
             None => {
-                let mut pieces = std::mem::take(&mut self.layout_pieces);
+                let mut pieces = std::mem::take(&mut self.sync.layout_pieces);
                 pieces.clear();
                 if let Some(u) = self.images.iter().find(|u| u.image.raw() == image.raw()) {
                     u.last.for_each(range, |r, l| pieces.push((r, l)));
@@ -341,7 +341,7 @@ impl Recorder<'_, '_> {
                 for &(piece, current) in &pieces {
                     moved |= self.move_piece(image, piece, current, new, dst, how);
                 }
-                self.layout_pieces = pieces;
+                self.sync.layout_pieces = pieces;
                 moved
             }
         };
@@ -363,8 +363,8 @@ impl Recorder<'_, '_> {
         (dst_stage, dst_access): (vk::PipelineStageFlags2, vk::AccessFlags2),
         how: Move,
     ) -> bool {
-        let tracked = match self.automatic {
-            true => self.tracker.image_src(image.raw(), piece),
+        let tracked = match self.sync.automatic {
+            true => self.sync.tracker.image_src(image.raw(), piece),
             false => None,
         };
         if current == new && !how.always && !(how.order_same && tracked.is_some()) {
@@ -382,7 +382,7 @@ impl Recorder<'_, '_> {
             (None, false) => stage_access(current),
         };
         let (src_stage, src_access) = self.supported(src.0, src.1);
-        self.pending_images.push(
+        self.sync.pending_images.push(
             vk::ImageMemoryBarrier2::default()
                 .src_stage_mask(src_stage)
                 .src_access_mask(src_access)
@@ -395,13 +395,13 @@ impl Recorder<'_, '_> {
                 .image(image.raw())
                 .subresource_range(image.vk_range(piece)),
         );
-        if self.automatic {
+        if self.sync.automatic {
             let r = ImageRange {
                 range: piece,
                 levels: image.mip_levels(),
                 layers: image.array_layers(),
             };
-            self.tracker.transitioned(
+            self.sync.tracker.transitioned(
                 image.raw(),
                 r,
                 (dst_stage, dst_access),
@@ -413,15 +413,15 @@ impl Recorder<'_, '_> {
 
     /// Records the pending transitions alone (not counted in `barrier_count`).
     pub(crate) fn emit_transitions(&mut self) {
-        if self.pending_images.is_empty() {
+        if self.sync.pending_images.is_empty() {
             return;
         }
-        let dep = vk::DependencyInfo::default().image_memory_barriers(&self.pending_images);
+        let dep = vk::DependencyInfo::default().image_memory_barriers(&self.sync.pending_images);
         // SAFETY: `cb` is recording outside a rendering scope (callers check);
         // synchronization2 is enabled (required at device creation); the images are alive
         // (`touch` keeps a clone until the recording is submitted).
         unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
-        self.pending_images.clear();
+        self.sync.pending_images.clear();
     }
 }
 

@@ -139,7 +139,7 @@ impl Recorder<'_, '_> {
     /// has one, else mesh). Errors: `KILN-E260`.
     fn check_mesh_groups(&self, groups: [u32; 3]) -> Result<()> {
         let l = &self.shared.features.mesh_shader_limits;
-        let (limit, total, limit_name, stage) = if self.pipeline_task {
+        let (limit, total, limit_name, stage) = if self.state.pipeline_task {
             let (l, t) = (
                 l.max_task_work_group_count,
                 l.max_task_work_group_total_count,

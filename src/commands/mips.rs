@@ -80,6 +80,7 @@ impl Recorder<'_, '_> {
     /// of another device.
     #[track_caller]
     pub fn generate_mips(&mut self, image: &Image) -> Result<()> {
+        self.at(std::panic::Location::caller());
         if image.mip_levels() == 1 {
             // Nothing to record, but a call that could not be recorded is still an error.
             self.own_image(image)?;
@@ -95,7 +96,7 @@ impl Recorder<'_, '_> {
                     .into(),
             });
         }
-        if !self.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
+        if !self.caps.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
             return Err(self.unsupported("generate_mips (blits)", vk::QueueFlags::GRAPHICS));
         }
         // SAFETY: plain query on this device's physical device.

@@ -21,11 +21,17 @@
 //! bound-state check, the layout transitions, the automatic barrier (or manual mode's),
 //! the pending scope start and the kept buffers, once, in that order. A command checks its
 //! arguments before it. The other commands (binds, pushes, barriers, transitions,
-//! rendering scopes, timing scopes) record their caller first and write a pending scope
-//! start right before their own Vulkan command; every public command is
-//! `#[track_caller]` (`tests/root/recording/callers.rs` checks each one names the user's
-//! line), and one calling another goes through a crate-internal form (`transition_now`),
-//! never through a public command, whose location would be kiln's.
+//! rendering scopes, dynamic state, timing scopes) record their caller first; those that
+//! record GPU work or state a scope's work starts from (`begin_rendering`,
+//! `push_descriptor_set`, the dynamic state but viewport and scissor, `raw`) write a
+//! pending scope start right before their own Vulkan command, while binds, pushes,
+//! viewport and scissor leave it to the next command and barriers and transitions stay
+//! before it (`scope`: a scope does not time the wait for earlier work). Every public
+//! command is `#[track_caller]` (`tests/root/recording/callers.rs` checks each one names
+//! the user's line; `tests/root/recording/devices.rs` that each one taking a buffer or
+//! image refuses another device's), and one calling another goes through a crate-internal
+//! form (`transition_now`), or is itself `#[track_caller]`, so the location stays the
+//! user's.
 //!
 //! **Arguments.** Binding commands (pipelines, descriptor sets, vertex and index buffers)
 //! borrow their object for `'a`, the lifetime of the whole recording: nothing to count or
@@ -33,25 +39,28 @@
 //! transitions, rendering attachments) take `&Buffer`/`&Image` and keep a clone in the
 //! recorded work.
 //!
-//! **State a command updates** (fields of `Recorder`):
+//! **State a command updates** (fields of `Recorder`, grouped: `state` is the
+//! `BoundState`, what is bound and the rendering scope; `caps` the `QueueCaps`, what the
+//! queue can run; `sync` the `SyncMode`, the barrier mode and the tracker; the rest is
+//! what the recording hands the submission):
 //!
 //! | state | who updates it |
 //! | --- | --- |
-//! | `bound[bind point]` (pipeline, layout, sets, `pushed`, `ready`) | `bind_pipeline`, `bind_set`, `push_constants`, `push_descriptor_set` (marks its set as given); a draw or dispatch checks it (`check_bound_state`) |
+//! | `state.bound[bind point]` (pipeline, layout, sets, `pushed`, `ready`) | `bind_pipeline`, `bind_set`, `push_constants`, `push_descriptor_set` (marks its set as given); a draw or dispatch checks it (`check_bound_state`) |
 //! | `used_sets` | `bind_set`, once per set per recording (`listed_by`) |
 //! | `kept`, `images`, `used_sets` (uses) | the submission layer derives from them which other queues' work a submission waits for (`queue::submit`) |
 //! | `images` (`ImageUse`: first/last layouts per mip and layer, `moved`) | every command that uses an image in a layout: through `transition`/`transition_from` (or `touch` for a use without a barrier) |
 //! | `kept` | `record` for the buffers of a `Command`, and `push_descriptor_set`, through `keep` (each buffer once per recording: `Buffer::mark_kept`) |
-//! | `pushed`, `pushed_images`, `held` | `push_descriptor_set`: the pushed buffers' byte ranges and the pushed images (replaced by the next push of the set; the automatic barriers and the view checks read them), and every object pushed (images, views, samplers, buffer views), kept until the submission (`RecordedWork::held`) |
-//! | `dirty` | manual mode: set by `dispatch`; cleared by every barrier; a copy or fill records a barrier first when it is set |
-//! | `tracker`, `uses`, `pending_images` | automatic mode (the default): every dispatch, draw, copy and fill lists what it reads and writes in `uses` (bound sets × the pipeline's reflected access, vertex/index buffers, copy source and destination, by byte range and image) and the layout transitions it needs in `pending_images`; `track_uses` asks the tracker (`hazards`) for the one barrier they need and records it with the transitions (`automatic`), then tells the tracker what it recorded (`Tracker::recorded`) |
-//! | `set_cache`, `pre`, `pre_sources` | automatic mode: the first dispatch with a (set, pipeline access) pair compiles the set's buffer uses into `set_cache` (resolved to tracker slots); later ones copy them into `pre` (or, one set bound, apply them straight from the cache) |
-//! | `bind_gen`, `last_dispatch`, `repeat` | `bind_pipeline`/`bind_set` bump `bind_gen`; a dispatch with the bindings and tracker state of the previous one repeats its barrier without asking the tracker |
-//! | `vertex_buffers`, `index_buffer` | `bind_vertex_buffer`, `bind_index_buffer`: what a draw reads |
+//! | `state.pushed`, `state.pushed_images`, `held` | `push_descriptor_set`: the pushed buffers' byte ranges and the pushed images (replaced by the next push of the set; the automatic barriers and the view checks read them), and every object pushed (images, views, samplers, buffer views), kept until the submission (`RecordedWork::held`) |
+//! | `sync.dirty` | manual mode: set by `dispatch`; cleared by every barrier; a copy or fill records a barrier first when it is set |
+//! | `sync.tracker`, `sync.uses`, `sync.pending_images` | automatic mode (the default): every dispatch, draw, copy and fill lists what it reads and writes in `uses` (bound sets × the pipeline's reflected access, vertex/index buffers, copy source and destination, by byte range and image) and the layout transitions it needs in `pending_images`; `track_uses` asks the tracker (`hazards`) for the one barrier they need and records it with the transitions (`automatic`), then tells the tracker what it recorded (`Tracker::recorded`) |
+//! | `sync.set_cache`, `sync.pre`, `sync.pre_sources` | automatic mode: the first dispatch with a (set, pipeline access) pair compiles the set's buffer uses into `set_cache` (resolved to tracker slots); later ones copy them into `pre` (or, one set bound, apply them straight from the cache) |
+//! | `sync.bind_gen`, `sync.last_dispatch`, `sync.repeat` | `bind_pipeline`/`bind_set` bump `bind_gen`; a dispatch with the bindings and tracker state of the previous one repeats its barrier without asking the tracker |
+//! | `state.vertex_buffers`, `state.index_buffer`, `read` | `bind_vertex_buffer`, `bind_index_buffer`: what a draw reads; `read` lists each buffer once while it stays bound |
 //! | `barriers` | every barrier kiln records on its own or by `barrier`/`full_barrier` (`barrier_count`) |
-//! | `rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
-//! | `resume` | `begin_rendering` keeps the scope's attachment infos; a draw whose hazard against an earlier draw of the scope splits it (`split`) begins it again from them |
-//! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; every command calls `flush_scopes` right before its own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
+//! | `state.rendering` | `begin_rendering` / `end_rendering`; commands that are invalid inside (or outside) a scope check it |
+//! | `state.resume` | `begin_rendering` keeps the scope's attachment infos; a draw whose hazard against an earlier draw of the scope splits it (`split`) begins it again from them |
+//! | `timing` (scopes, reserved queries, the pending scope start) | `begin_scope`/`end_scope`/`scope`; `record` and the commands above that record work call `flush_scopes` right before their own Vulkan command (after its barriers), `raw` too; public commands call `at(Location::caller())` first (see `scope`) |
 //!
 //! **What the submission layer does with it.** The recording ends in one
 //! `RecordedWork` (`Recorder::into_work`, called only by `queue`):
@@ -258,13 +267,58 @@ impl Bound<'_> {
 pub struct Recorder<'a, 'r> {
     shared: &'a Shared,
     cb: vk::CommandBuffer,
+    /// Images touched, with the layout each was found in and is left in.
+    images: Vec<ImageUse>,
+    /// What is bound and where the recording is: pipelines, sets, vertex and index buffers,
+    /// the rendering scope (`BoundState`).
+    state: BoundState<'a>,
+    /// What the queue can run (`QueueCaps`).
+    caps: QueueCaps,
+    /// The barrier mode and its state: automatic (the hazard tracker) or manual
+    /// (`SyncMode`).
+    sync: SyncMode<'a>,
+    /// Every set bound, stamped with the submission value; each set is listed once (its
+    /// `listed_by` holds the id of the recording that listed it).
+    used_sets: Vec<&'a DescriptorSet>,
+    /// Buffers used for one call only, kept until the submission.
+    kept: Vec<Buffer>,
+    /// Buffers the recording reads and borrows for `'a` (vertex and index buffers).
+    read: Vec<&'a Buffer>,
+    /// Commands kiln cannot see the resources of were recorded: raw commands, or a
+    /// pipeline whose shaders may reach any buffer by its device address. (Atomic only
+    /// because `raw` takes `&self`.)
+    opaque: AtomicBool,
+    /// Unique (process-wide) id of this recording, for the deduplication of `used_sets`
+    /// and of `kept` (`Buffer::mark_kept`).
+    id: u64,
+    /// The command buffer is submitted more than once (a reusable `Recording`).
+    reusable: bool,
+    /// Objects pushed (images, views, samplers, buffer views), kept until the submission.
+    held: Vec<work::Held>,
+    /// The keys of `held` (`Held::key`): an object pushed again is held once.
+    held_keys: std::collections::HashSet<(u8, u64)>,
+    /// Barriers recorded (see `barrier_count`).
+    barriers: u32,
+    /// `KILN-W005` was logged by this recording.
+    warned: bool,
+    /// The acceleration structures this recording builds (each once): a later top-level
+    /// build of the recording may place them; marked built when the recording is
+    /// submitted (`RecordedWork::built`).
+    built: Vec<crate::device::AccelerationStructure>,
+    /// Scopes, timestamps and caller tracking (`scope`).
+    timing: scope::Timing<'a>,
+    /// Invariant in `'r`: see the type's docs.
+    _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
+}
+
+/// What is bound at the two bind points and the rendering scope the recording is in: what
+/// a draw or dispatch checks and reads (`Recorder::state`).
+struct BoundState<'a> {
     /// Bound pipelines: [compute, graphics] (Vulkan keeps state per bind point).
     bound: [Option<Bound<'a>>; 2],
     /// The bind point of the pipeline bound last: `bind_set` and `push_constants` use it.
     /// (A bool, not an index: indexing `bound` with it needs no bounds check.)
     current_graphics: bool,
-    /// Images touched, with the layout each was found in and is left in.
-    images: Vec<ImageUse>,
     /// Inside `begin_rendering` … `end_rendering`.
     rendering: bool,
     /// The open scope has a local-read colour attachment (`local_read_barrier`).
@@ -293,28 +347,40 @@ pub struct Recorder<'a, 'r> {
     /// a vertex buffer: checked by the first draw after any of them changed (`KILN-E287`,
     /// `KILN-E283`).
     formats_ok: bool,
-    /// Every set bound, stamped with the submission value; each set is listed once (its
-    /// `listed_by` holds the id of the recording that listed it).
-    used_sets: Vec<&'a DescriptorSet>,
-    /// Buffers used for one call only, kept until the submission.
-    kept: Vec<Buffer>,
-    /// Buffers the recording reads and borrows for `'a` (vertex and index buffers).
-    read: Vec<&'a Buffer>,
-    /// Commands kiln cannot see the resources of were recorded: raw commands, or a
-    /// pipeline whose shaders may reach any buffer by its device address. (Atomic only
-    /// because `raw` takes `&self`.)
-    opaque: AtomicBool,
-    /// Unique (process-wide) id of this recording, for the deduplication of `used_sets`
-    /// and of `kept` (`Buffer::mark_kept`).
-    id: u64,
-    /// A dispatch was recorded since the last barrier (manual mode).
-    dirty: bool,
+    /// Vertex buffers bound, by binding, and the index buffer (automatic barriers).
+    vertex_buffers: Vec<Option<(&'a Buffer, u64)>>,
+    index_buffer: Option<(&'a Buffer, u64)>,
+    /// Per bind point (compute, graphics): the buffers of the push-descriptor sets pushed,
+    /// as (set number, binding index in the set layout, byte range) (automatic barriers).
+    pushed: [Vec<(u32, usize, Key)>; 2],
+    /// Per bind point: the images of the push-descriptor sets pushed (automatic barriers,
+    /// view checks).
+    pushed_images: [Vec<push_descriptor::PushedImage>; 2],
+    /// The open rendering scope's attachments as begun, to begin it again when a draw's
+    /// hazard against an earlier draw splits it (`split`), and the splits made.
+    resume: split::Resume,
+}
+
+/// The capabilities of the queue the command buffer is for (`Recorder::caps`).
+struct QueueCaps {
+    /// The capabilities of the queue the command buffer is for (its pool's family).
+    queue_flags: vk::QueueFlags,
+    /// The pipeline stages that queue supports: every barrier's stages are masked to them
+    /// (VUID-vkCmdPipelineBarrier2-srcStageMask-03849 ff.).
+    stages: vk::PipelineStageFlags2,
+    /// Per bind point (compute, graphics): the queue cannot bind such a pipeline.
+    unsupported_bind: [bool; 2],
     /// `maxComputeWorkGroupCount` (copied: `dispatch` checks it every call).
     max_groups: [u32; 3],
+}
+
+/// How the recording orders its commands (`Recorder::sync`): automatic barriers (the
+/// default; the hazard tracker and its scratch lists) or manual ones (`dirty`).
+struct SyncMode<'a> {
     /// Automatic barriers and image layouts (the default; `manual_barriers` clears it).
     automatic: bool,
-    /// The command buffer is submitted more than once (a reusable `Recording`).
-    reusable: bool,
+    /// A dispatch was recorded since the last barrier (manual mode).
+    dirty: bool,
     /// The automatic barriers' state (`hazards`).
     tracker: Tracker,
     /// The uses of the command being recorded (scratch, kept for its allocation).
@@ -339,19 +405,6 @@ pub struct Recorder<'a, 'r> {
     /// A dispatch with this bind_gen at this tracker epoch needs this barrier (the answer of
     /// the second of two identical dispatches, which every later one repeats).
     repeat: (u64, u64, Need),
-    /// Per bind point (compute, graphics): the buffers of the push-descriptor sets pushed,
-    /// as (set number, binding index in the set layout, byte range) (automatic barriers).
-    pushed: [Vec<(u32, usize, Key)>; 2],
-    /// Per bind point: the images of the push-descriptor sets pushed (automatic barriers,
-    /// view checks).
-    pushed_images: [Vec<push_descriptor::PushedImage>; 2],
-    /// Objects pushed (images, views, samplers, buffer views), kept until the submission.
-    held: Vec<work::Held>,
-    /// The keys of `held` (`Held::key`): an object pushed again is held once.
-    held_keys: std::collections::HashSet<(u8, u64)>,
-    /// Vertex buffers bound, by binding, and the index buffer (automatic barriers).
-    vertex_buffers: Vec<Option<(&'a Buffer, u64)>>,
-    index_buffer: Option<(&'a Buffer, u64)>,
     /// The tracker's `changes` when a draw last applied the bound vertex buffers' uses (and
     /// the index buffer's: the flag), `u64::MAX` after a bind (`draw_repeats_reads`).
     vertex_applied: (u64, bool),
@@ -359,28 +412,6 @@ pub struct Recorder<'a, 'r> {
     /// addresses, and of earlier such commands no barrier followed yet (`automatic`).
     addresses_now: vk::PipelineStageFlags2,
     after_addresses: vk::PipelineStageFlags2,
-    /// Barriers recorded (see `barrier_count`).
-    barriers: u32,
-    /// `KILN-W005` was logged by this recording.
-    warned: bool,
-    /// The open rendering scope's attachments as begun, to begin it again when a draw's
-    /// hazard against an earlier draw splits it (`split`), and the splits made.
-    resume: split::Resume,
-    /// The acceleration structures this recording builds (each once): a later top-level
-    /// build of the recording may place them; marked built when the recording is
-    /// submitted (`RecordedWork::built`).
-    built: Vec<crate::device::AccelerationStructure>,
-    /// The capabilities of the queue the command buffer is for (its pool's family).
-    queue_flags: vk::QueueFlags,
-    /// The pipeline stages that queue supports: every barrier's stages are masked to them
-    /// (VUID-vkCmdPipelineBarrier2-srcStageMask-03849 ff.).
-    stages: vk::PipelineStageFlags2,
-    /// Per bind point (compute, graphics): the queue cannot bind such a pipeline.
-    unsupported_bind: [bool; 2],
-    /// Scopes, timestamps and caller tracking (`scope`).
-    timing: scope::Timing<'a>,
-    /// Invariant in `'r`: see the type's docs.
-    _brand: std::marker::PhantomData<fn(&'r ()) -> &'r ()>,
 }
 
 /// The stages barriers on a queue of `queue_flags` may name: the family's, less the
@@ -423,59 +454,65 @@ impl<'a> Recorder<'a, '_> {
         Recorder {
             shared,
             cb,
-            bound: [None, None],
-            current_graphics: false,
             images: Vec::new(),
-            rendering: false,
-            local_read_scope: false,
-            scope_formats: RenderingFormats::default(),
-            pipeline_formats: None,
-            views_ok: [false; 2],
-            dynamic: None,
-            pipeline_topology: None,
-            pipeline_mesh: false,
-            pipeline_task: false,
-            vertex_bindings: 0,
-            formats_ok: false,
+            state: BoundState {
+                bound: [None, None],
+                current_graphics: false,
+                rendering: false,
+                local_read_scope: false,
+                scope_formats: RenderingFormats::default(),
+                pipeline_formats: None,
+                views_ok: [false; 2],
+                dynamic: None,
+                pipeline_topology: None,
+                pipeline_mesh: false,
+                pipeline_task: false,
+                vertex_bindings: 0,
+                formats_ok: false,
+                vertex_buffers: Vec::new(),
+                index_buffer: None,
+                pushed: [Vec::new(), Vec::new()],
+                pushed_images: [Vec::new(), Vec::new()],
+                resume: split::Resume::default(),
+            },
+            caps: QueueCaps {
+                queue_flags,
+                stages: barrier_stages(shared, queue_flags),
+                unsupported_bind: [
+                    !queue_flags.contains(vk::QueueFlags::COMPUTE),
+                    !queue_flags.contains(vk::QueueFlags::GRAPHICS),
+                ],
+                max_groups: shared.limits().max_compute_work_group_count,
+            },
+            sync: SyncMode {
+                automatic: true,
+                dirty: false,
+                tracker: Tracker::new(shared.features.ray_query),
+                uses: Vec::new(),
+                pre: Vec::new(),
+                pre_sources: 0,
+                set_cache: automatic::SetUses::default(),
+                set_images: Vec::new(),
+                pending_images: Vec::new(),
+                layout_pieces: Vec::new(),
+                bind_gen: 1,
+                last_dispatch: (0, 0),
+                repeat: (0, 0, Need::default()),
+                vertex_applied: (u64::MAX, false),
+                addresses_now: vk::PipelineStageFlags2::NONE,
+                after_addresses: vk::PipelineStageFlags2::NONE,
+            },
             used_sets: Vec::new(),
             kept: Vec::new(),
             read: Vec::new(),
             opaque: AtomicBool::new(false),
             id: NEXT_RECORDING.fetch_add(1, Ordering::Relaxed),
-            dirty: false,
-            max_groups: shared.limits().max_compute_work_group_count,
-            automatic: true,
             reusable,
-            tracker: Tracker::new(shared.features.ray_query),
-            uses: Vec::new(),
-            pre: Vec::new(),
-            pre_sources: 0,
-            set_cache: automatic::SetUses::default(),
-            set_images: Vec::new(),
-            pending_images: Vec::new(),
-            layout_pieces: Vec::new(),
-            bind_gen: 1,
-            last_dispatch: (0, 0),
-            repeat: (0, 0, Need::default()),
-            pushed: [Vec::new(), Vec::new()],
-            pushed_images: [Vec::new(), Vec::new()],
             held: Vec::new(),
             held_keys: std::collections::HashSet::new(),
-            vertex_buffers: Vec::new(),
-            index_buffer: None,
-            vertex_applied: (u64::MAX, false),
-            addresses_now: vk::PipelineStageFlags2::NONE,
-            after_addresses: vk::PipelineStageFlags2::NONE,
             barriers: 0,
             warned: false,
-            resume: split::Resume::default(),
             built: Vec::new(),
-            queue_flags,
-            stages: barrier_stages(shared, queue_flags),
-            unsupported_bind: [
-                !queue_flags.contains(vk::QueueFlags::COMPUTE),
-                !queue_flags.contains(vk::QueueFlags::GRAPHICS),
-            ],
             timing: scope::Timing::new(queue, shared.instance.validation),
             _brand: std::marker::PhantomData,
         }
@@ -499,7 +536,7 @@ impl<'a> Recorder<'a, '_> {
             kept: self.kept,
             held: self.held,
             barriers: self.barriers,
-            written: self.automatic.then_some(self.tracker.written),
+            written: self.sync.automatic.then_some(self.sync.tracker.written),
             read: self.read,
             opaque: self.opaque.into_inner(),
             timed: timed.map(std::sync::Arc::new),
@@ -516,7 +553,7 @@ impl<'a> Recorder<'a, '_> {
     /// supports (each command's "Supported Queue Types", e.g. `vkCmdWaitEvents` needs
     /// graphics or compute: VUID-vkCmdWaitEvents-commandBuffer-cmdpool).
     pub fn queue_flags(&self) -> vk::QueueFlags {
-        self.queue_flags
+        self.caps.queue_flags
     }
 
     /// The command buffer, for kiln's own commands that name their uses themselves (the
@@ -601,7 +638,7 @@ impl<'a> Recorder<'a, '_> {
         stage: vk::PipelineStageFlags2,
         access: vk::AccessFlags2,
     ) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
-        let masked = stage & self.stages;
+        let masked = stage & self.caps.stages;
         if masked == stage {
             (stage, access)
         } else if masked.is_empty() {
@@ -616,7 +653,7 @@ impl<'a> Recorder<'a, '_> {
     #[inline(never)]
     pub(crate) fn unsupported(&self, what: &'static str, needed: vk::QueueFlags) -> Error {
         Error::QueueUnsupported {
-            flags: self.queue_flags,
+            flags: self.caps.queue_flags,
             what,
             needed,
         }

@@ -17,7 +17,8 @@ impl Recorder<'_, '_> {
     #[track_caller]
     pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
         self.at(std::panic::Location::caller());
-        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
+        let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
+        else {
             return Err(Error::NoPipelineBound {
                 what: "push_constants",
             });
@@ -54,7 +55,8 @@ impl Recorder<'_, '_> {
     #[cold]
     #[inline(never)]
     fn push_pieces(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
-        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
+        let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
+        else {
             return Err(Error::NoPipelineBound {
                 what: "push_constants",
             });
@@ -92,7 +94,9 @@ impl Recorder<'_, '_> {
     #[inline]
     #[track_caller]
     pub fn push_block<T: crate::ShaderBlock>(&mut self, value: &T) -> Result<()> {
-        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_ref() else {
+        self.at(std::panic::Location::caller());
+        let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_ref()
+        else {
             return Err(Error::NoPipelineBound { what: "push_block" });
         };
         let (lo, hi) = (T::OFFSET, T::OFFSET + T::SIZE);
@@ -128,7 +132,7 @@ impl Recorder<'_, '_> {
     pub fn push<T: bytemuck::Pod>(&mut self, offset: u32, value: &T) -> Result<()> {
         self.at(std::panic::Location::caller());
         let bytes = bytemuck::bytes_of(value);
-        let len = self.bound[usize::from(self.current_graphics)]
+        let len = self.state.bound[usize::from(self.state.current_graphics)]
             .as_ref()
             .map_or(bytes.len(), |bound| {
                 trim_tail_padding(

@@ -341,7 +341,8 @@ impl Recorder<'_, '_> {
     #[track_caller]
     pub fn push_descriptor_set(&mut self, set: u32, writes: &[PushWrite<'_>]) -> Result<()> {
         self.at(std::panic::Location::caller());
-        let Some(bound) = self.bound[usize::from(self.current_graphics)].as_mut() else {
+        let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
+        else {
             return Err(Error::NoPipelineBound {
                 what: "push_descriptor_set",
             });
@@ -431,7 +432,7 @@ impl Recorder<'_, '_> {
         // submission completes (`remember_pushed`).
         unsafe { push.cmd_push_descriptor_set(self.cb, bind_point, layout, set, vk_writes) };
         self.remember_pushed(set, writes, checked, idxs);
-        if self.current_graphics && self.automatic && !self.rendering {
+        if self.state.current_graphics && self.sync.automatic && !self.state.rendering {
             // As bind_set: the images move now, no barrier may be recorded in a scope.
             self.prepare_graphics_images()?;
         }
@@ -448,27 +449,27 @@ impl Recorder<'_, '_> {
         checked: &[Checked],
         idxs: &[usize],
     ) {
-        let point = usize::from(self.current_graphics);
-        if let Some(bound) = self.bound[point].as_mut() {
+        let point = usize::from(self.state.current_graphics);
+        if let Some(bound) = self.state.bound[point].as_mut() {
             let i = set as usize;
             if bound.sets.len() <= i {
                 bound.sets.resize(i + 1, Slot::Empty);
             }
             bound.sets[i] = Slot::Pushed;
         }
-        self.pushed[point].retain(|(s, _, _)| *s != set);
-        self.pushed_images[point].retain(|p| p.set != set);
+        self.state.pushed[point].retain(|(s, _, _)| *s != set);
+        self.state.pushed_images[point].retain(|p| p.set != set);
         for ((w, c), &idx) in writes.iter().zip(checked).zip(idxs) {
             match w.resource {
                 PushResource::Buffer { buffer, .. } => {
                     let Info::Buffer(info) = c.info else { continue };
                     let key = buffer_key(buffer, info.offset, info.range);
-                    self.pushed[point].push((set, idx, key));
+                    self.state.pushed[point].push((set, idx, key));
                     self.keep(buffer);
                 }
                 PushResource::TexelBuffer(view) => {
                     let key = buffer_key(view.buffer(), view.offset(), view.range());
-                    self.pushed[point].push((set, idx, key));
+                    self.state.pushed[point].push((set, idx, key));
                     self.keep(view.buffer());
                     self.hold(Held::TexelBuffer(view.clone()));
                 }
@@ -478,7 +479,7 @@ impl Recorder<'_, '_> {
                     sampler,
                 } => {
                     let Info::Image(info) = c.info else { continue };
-                    self.pushed_images[point].push(PushedImage {
+                    self.state.pushed_images[point].push(PushedImage {
                         set,
                         idx,
                         binding: w.binding,
@@ -494,7 +495,7 @@ impl Recorder<'_, '_> {
                     if let Some(s) = sampler {
                         self.hold(Held::Sampler(s.clone()));
                     }
-                    if !self.automatic {
+                    if !self.sync.automatic {
                         // Listed for cross-queue ordering (the automatic barriers touch it
                         // at each use).
                         self.touch(image);
@@ -503,8 +504,8 @@ impl Recorder<'_, '_> {
                 PushResource::Sampler(s) => self.hold(Held::Sampler(s.clone())),
             }
         }
-        self.views_ok[point] = false;
-        self.bind_gen += 1;
+        self.state.views_ok[point] = false;
+        self.sync.bind_gen += 1;
     }
 
     /// Keeps `h` until the submission, once per recording (a recording that pushes the
@@ -524,11 +525,11 @@ impl Recorder<'_, '_> {
         (image, range): (&Image, Subresources),
         layout: vk::ImageLayout,
     ) -> bool {
-        let Some(bound) = self.bound[slot].as_ref() else {
+        let Some(bound) = self.state.bound[slot].as_ref() else {
             return false;
         };
         let (levels, layers) = (image.mip_levels(), image.array_layers());
-        self.pushed_images[slot].iter().any(|p| {
+        self.state.pushed_images[slot].iter().any(|p| {
             let set = p.set as usize;
             matches!(bound.sets.get(set), Some(Slot::Pushed))
                 && bound
@@ -553,10 +554,10 @@ impl Recorder<'_, '_> {
         bindings: &[BindingAccess],
         what: &'static str,
     ) -> Result<()> {
-        if self.pushed_images[slot].is_empty() {
+        if self.state.pushed_images[slot].is_empty() {
             return Ok(());
         }
-        let images = std::mem::take(&mut self.pushed_images[slot]);
+        let images = std::mem::take(&mut self.state.pushed_images[slot]);
         let mut out = Ok(());
         for (i, p) in images.iter().enumerate() {
             let b = bindings.get(p.idx).filter(|b| b.access.any());
@@ -580,14 +581,14 @@ impl Recorder<'_, '_> {
             }
             // Listed for cross-queue ordering and kept (a no-op when moved above).
             self.touch(&p.image);
-            self.uses.push((image_key(&p.image, p.range), use_));
+            self.sync.uses.push((image_key(&p.image, p.range), use_));
         }
-        self.pushed_images[slot] = images;
+        self.state.pushed_images[slot] = images;
         if out.is_err() {
-            self.uses.clear();
-            self.pre.clear();
-            self.pre_sources = 0;
-            self.pending_images.clear();
+            self.sync.uses.clear();
+            self.sync.pre.clear();
+            self.sync.pre_sources = 0;
+            self.sync.pending_images.clear();
         }
         out
     }
@@ -599,7 +600,7 @@ impl Recorder<'_, '_> {
         slot: usize,
         set: usize,
     ) -> impl Iterator<Item = &PushedImage> {
-        self.pushed_images[slot]
+        self.state.pushed_images[slot]
             .iter()
             .filter(move |p| p.set as usize == set)
     }

@@ -249,10 +249,10 @@ impl<'a> Recorder<'a, '_> {
     #[track_caller]
     pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
         self.at(std::panic::Location::caller());
-        if !self.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
+        if !self.caps.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
             return Err(self.unsupported("rendering", vk::QueueFlags::GRAPHICS));
         }
-        if self.rendering {
+        if self.state.rendering {
             return Err(Error::RenderingState {
                 what: "begin_rendering inside a rendering scope; call end_rendering first",
             });
@@ -291,7 +291,7 @@ impl<'a> Recorder<'a, '_> {
         if let Some(st) = stencil.as_ref() {
             info = info.stencil_attachment(st);
         }
-        if self.automatic {
+        if self.sync.automatic {
             self.scope_barrier()?;
         }
         self.flush_scopes();
@@ -304,16 +304,16 @@ impl<'a> Recorder<'a, '_> {
         // attachment's format (checked) in COLOR_ATTACHMENT_OPTIMAL; dynamic rendering is
         // enabled on every Vulkan 1.3 device kiln makes graphics objects for.
         unsafe { self.shared.raw.cmd_begin_rendering(self.cb, &info) };
-        self.rendering = true;
+        self.state.rendering = true;
         // Kept to begin the scope again where a draw's hazard splits it (`split`).
-        self.resume.area = area;
-        self.resume.depth = depth;
-        self.resume.stencil = stencil;
-        self.resume.colors = colors;
-        self.local_read_scope = desc.color.iter().any(|c| c.local_read);
-        if formats != self.scope_formats {
-            self.scope_formats = formats;
-            self.formats_ok = false;
+        self.state.resume.area = area;
+        self.state.resume.depth = depth;
+        self.state.resume.stencil = stencil;
+        self.state.resume.colors = colors;
+        self.state.local_read_scope = desc.color.iter().any(|c| c.local_read);
+        if formats != self.state.scope_formats {
+            self.state.scope_formats = formats;
+            self.state.formats_ok = false;
         }
         let viewport = vk::Viewport {
             x: 0.0,
@@ -362,7 +362,7 @@ impl<'a> Recorder<'a, '_> {
     /// recorded since the last scope before the draws (`hazards`: rendering scopes).
     fn scope_barrier(&mut self) -> Result<()> {
         self.set_layouts_only(1, "a draw")?;
-        let mut need = self.tracker.flush();
+        let mut need = self.sync.tracker.flush();
         let addresses = self.address_barriers();
         if !addresses.is_empty() {
             need.get_or_insert_with(Default::default).merge(addresses);
@@ -484,14 +484,14 @@ impl<'a> Recorder<'a, '_> {
     /// Ends an open rendering scope; returns whether one was open (the submission layer
     /// closes a scope a recording left open, and fails the recording with `KILN-E283`).
     pub(crate) fn close_rendering(&mut self) -> bool {
-        if !self.rendering {
+        if !self.state.rendering {
             return false;
         }
         // SAFETY: a rendering scope begun on this command buffer is open.
         unsafe { self.shared.raw.cmd_end_rendering(self.cb) };
-        self.rendering = false;
-        self.local_read_scope = false;
-        self.tracker.end_rendering();
+        self.state.rendering = false;
+        self.state.local_read_scope = false;
+        self.sync.tracker.end_rendering();
         true
     }
 
@@ -509,7 +509,7 @@ impl<'a> Recorder<'a, '_> {
     #[track_caller]
     pub fn local_read_barrier(&mut self) -> Result<()> {
         self.at(std::panic::Location::caller());
-        if !self.rendering || !self.local_read_scope {
+        if !self.state.rendering || !self.state.local_read_scope {
             return Err(Error::RenderingState {
                 what: "local_read_barrier outside a rendering scope with a local-read colour \
                        attachment; begin_rendering with ColorAttachment::local_read",
@@ -602,15 +602,14 @@ impl<'a> Recorder<'a, '_> {
                 .raw
                 .cmd_bind_vertex_buffers(self.cb, binding, &[buffer.raw()], &[offset])
         };
+        self.note_read(buffer);
         let i = binding as usize;
-        if self.vertex_buffers.len() <= i {
-            self.vertex_buffers.resize(i + 1, None);
+        if self.state.vertex_buffers.len() <= i {
+            self.state.vertex_buffers.resize(i + 1, None);
         }
-        self.vertex_buffers[i] = Some((buffer, offset));
-        self.vertex_applied = (u64::MAX, false);
-        self.formats_ok = false;
-        // A use of the submission (host writes to the buffer wait for it).
-        self.read.push(buffer);
+        self.state.vertex_buffers[i] = Some((buffer, offset));
+        self.sync.vertex_applied = (u64::MAX, false);
+        self.state.formats_ok = false;
         Ok(())
     }
 
@@ -640,10 +639,23 @@ impl<'a> Recorder<'a, '_> {
                 .raw
                 .cmd_bind_index_buffer(self.cb, buffer.raw(), offset, index_type)
         };
-        self.index_buffer = Some((buffer, offset));
-        self.vertex_applied = (u64::MAX, false);
-        self.read.push(buffer);
+        self.note_read(buffer);
+        self.state.index_buffer = Some((buffer, offset));
+        self.sync.vertex_applied = (u64::MAX, false);
         Ok(())
+    }
+
+    /// Lists `buffer` (about to be bound as a vertex or index buffer) as a use of the
+    /// submission (host writes to it wait for it), unless a buffer bound now is it: those
+    /// are listed already, so a buffer bound again and again is listed once.
+    fn note_read(&mut self, buffer: &'a Buffer) {
+        let bound = self.state.vertex_buffers.iter().flatten();
+        let listed = bound
+            .chain(self.state.index_buffer.as_ref())
+            .any(|(b, _)| std::ptr::eq(*b, buffer));
+        if !listed {
+            self.read.push(buffer);
+        }
     }
 
     /// Moves `range` of an attachment from `old` (`None`: the current layouts) to `new`
@@ -659,7 +671,7 @@ impl<'a> Recorder<'a, '_> {
         new: vk::ImageLayout,
         always: bool,
     ) -> Result<()> {
-        if !self.automatic {
+        if !self.sync.automatic {
             return match (always, old) {
                 (true, Some(old)) => self.layout_barrier(image, range, old, new),
                 (true, None) => {

@@ -240,7 +240,7 @@ impl<'a> Recorder<'a, '_> {
         } else {
             u32::MAX
         };
-        let begin = if self.rendering {
+        let begin = if self.state.rendering {
             let q = self.reserve_query()?;
             self.flush_scopes();
             self.write_timestamp(q);

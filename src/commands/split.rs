@@ -127,15 +127,15 @@ impl Recorder<'_, '_> {
     #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_scope_splits(&self) -> u32 {
-        self.resume.splits
+        self.state.resume.splits
     }
 
     /// A draw inside the open scope needs `need` against an earlier draw of the scope:
     /// splits the scope around the barrier (module docs), or counts and logs it
     /// (`KILN-W005`) where the scope cannot be split.
     pub(crate) fn split_scope(&mut self, need: Need) {
-        if !self.resume.stored() {
-            self.tracker.uncovered += 1;
+        if !self.state.resume.stored() {
+            self.sync.tracker.uncovered += 1;
             if !self.warned {
                 self.warned = true;
                 log::warn!(
@@ -150,11 +150,11 @@ impl Recorder<'_, '_> {
         }
         // SAFETY: a rendering scope begun on this command buffer is open (`rendering`).
         unsafe { self.shared.raw.cmd_end_rendering(self.cb) };
-        if let Some(recorded) = self.emit(barrier(need, self.local_read_scope)) {
-            self.tracker.recorded(recorded);
+        if let Some(recorded) = self.emit(barrier(need, self.state.local_read_scope)) {
+            self.sync.tracker.recorded(recorded);
         }
-        self.resume.load();
-        let r = &self.resume;
+        self.state.resume.load();
+        let r = &self.state.resume;
         let mut info = vk::RenderingInfo::default()
             .render_area(r.area)
             .layer_count(1)
@@ -170,7 +170,7 @@ impl Recorder<'_, '_> {
         // the attachment layouts: nothing moved them inside the scope), with LOAD in
         // place of their load operations.
         unsafe { self.shared.raw.cmd_begin_rendering(self.cb, &info) };
-        self.resume.splits += 1;
+        self.state.resume.splits += 1;
     }
 }
 

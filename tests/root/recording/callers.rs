@@ -243,3 +243,70 @@ fn a_message_for_raw_using_commands_names_its_line() {
         .unwrap_err();
     common::assert_overlapping_copy_reported(&e, file!(), line);
 }
+
+/// The commands the two tests above do not record: a draw list, the dynamic state, mips
+/// and the switch to manual barriers (which records a full barrier) name the user's line.
+#[test]
+fn draw_lists_dynamic_state_mips_and_manual_mode_name_the_users_line() {
+    let device = device();
+    let vs = kiln::include_spirv!("test/list_cell.vert").unwrap();
+    let fs = kiln::include_spirv!("test/list_cell.frag").unwrap();
+    let mut desc = kiln::GraphicsPipelineDesc::new(&vs, &fs);
+    desc.color_formats = vec![RGBA8];
+    let p = device.graphics_pipeline(&desc).unwrap();
+    let green = device
+        .buffer_from_slice(
+            "green",
+            vk::BufferUsageFlags::UNIFORM_BUFFER,
+            &[0.0f32, 1.0, 0.0, 1.0],
+        )
+        .unwrap();
+    let mut set = p.descriptor_set(0).unwrap();
+    set.write_buffer(0, &green).unwrap();
+    // One draw over the whole target (clip-space rectangle x, y, width, height).
+    let list = [kiln::ListDraw::new(&set, [-1.0f32, -1.0, 2.0, 2.0], 6)];
+    let img = target(&device, 8, 8);
+    let filled = device.storage_buffer::<u32>("filled", 4).unwrap();
+    let mips = device
+        .image(&kiln::ImageDesc::texture("mips", 4, 4, vk::Format::R8G8B8A8_UNORM).full_mip_chain())
+        .unwrap();
+    device
+        .execute(|r| {
+            let color = [ColorAttachment::clear(&img, [0.0; 4])];
+            let desc = RenderingDesc::default().color(&color).depth(None);
+            r.begin_rendering(&desc)?;
+            named!(r, "bind_pipeline", r.bind_pipeline(&p));
+            named!(r, "set_cull_mode", r.set_cull_mode(vk::CullModeFlags::NONE));
+            named!(
+                r,
+                "set_front_face",
+                r.set_front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+            );
+            named!(
+                r,
+                "set_primitive_topology",
+                r.set_primitive_topology(vk::PrimitiveTopology::TRIANGLE_LIST)
+            );
+            named!(
+                r,
+                "set_stencil_reference",
+                r.set_stencil_reference(vk::StencilFaceFlags::FRONT_AND_BACK, 0)
+            );
+            named!(r, "draw_list", r.draw_list(0, 0, &list));
+            named!(r, "end_rendering", r.end_rendering());
+            named!(r, "generate_mips", r.generate_mips(&mips));
+            r.manual_barriers();
+            named_from(r, "manual_barriers", line!() - 1);
+            named!(r, "fill_buffer (manual)", r.fill_buffer(&filled, 7));
+            Ok(())
+        })
+        .unwrap();
+    let data = img.read().unwrap();
+    assert!(
+        data.chunks(4).all(|p| p == [0, 255, 0, 255]),
+        "{:?}",
+        &data[..8]
+    );
+    assert_eq!(filled.read::<u32>().unwrap(), vec![7; 4]);
+    common::assert_clean(&device);
+}

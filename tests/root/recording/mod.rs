@@ -5,6 +5,7 @@
 mod automatic;
 mod bound_state;
 mod callers;
+mod devices;
 mod draw_list;
 mod reusable;
 mod scope_split;
