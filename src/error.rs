@@ -144,6 +144,11 @@ macro_rules! errors {
 
 // The variants, one file per code range, each a macro that appends its range and calls the
 // next; `errors!` gets them all, in code order.
+mod external_handle;
+pub(crate) mod post_mortem;
+
+pub use external_handle::ExternalHandle;
+
 #[macro_use]
 mod shader;
 #[macro_use]
@@ -224,7 +229,7 @@ fn last_submission(label: &str) -> String {
 
 /// The post-mortem of `KILN-E105`/`KILN-E108` (`; breadcrumbs of kiln queue …`), nothing
 /// without one.
-fn post_mortem(report: &Option<Box<crate::PostMortem>>) -> String {
+fn post_mortem(report: &Option<Box<post_mortem::PostMortem>>) -> String {
     report.as_ref().map(|r| r.to_string()).unwrap_or_default()
 }
 

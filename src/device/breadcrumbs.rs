@@ -49,8 +49,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ash::vk;
 use gpu_allocator::vulkan::Allocation;
 
-use super::post_mortem::{Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault};
 use super::{allocate_bound, free_bound, MemoryLocation, Shared};
+use crate::error::post_mortem::{Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault};
 use crate::error::{Error, Result};
 
 /// Words of one queue's marker ring (16 KiB).

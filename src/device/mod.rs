@@ -37,7 +37,6 @@ pub(crate) mod loader;
 mod messages;
 mod partial;
 mod physical;
-mod post_mortem;
 mod properties;
 mod queue;
 mod queue_order;
@@ -56,6 +55,9 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 use gpu_allocator::vulkan::Allocator;
 
+pub use crate::error::post_mortem::{
+    Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault,
+};
 pub(crate) use acceleration_structure::{
     functions as acceleration_structure_functions, BuildInput,
     Geometry as AccelerationStructureInputs,
@@ -105,7 +107,6 @@ pub(crate) use instance::{set_caller, SubmitContext};
 pub use instance::{LayerFeatures, ValidationReport, ValidationWatch};
 pub(crate) use interner::Interner;
 pub use physical::DeviceInfo;
-pub use post_mortem::{Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault};
 pub use properties::{ComputeProperties, CooperativeMatrixConfig, COMPONENT_TYPE_BFLOAT16_KHR};
 pub(crate) use queue::{create_timeline, Queue, QueueGuard, QueueStamps, ResourceStamps};
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};

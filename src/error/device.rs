@@ -46,7 +46,7 @@ macro_rules! device_errors {
             DeviceLost {
                 call: &'static str,
                 label: String,
-                report: Option<Box<crate::PostMortem>>,
+                report: Option<Box<$crate::error::post_mortem::PostMortem>>,
             },
 
             /// VK_ERROR_OUT_OF_DEVICE_MEMORY / VK_ERROR_OUT_OF_HOST_MEMORY.
@@ -73,7 +73,7 @@ macro_rules! device_errors {
                 call: &'static str,
                 ms: u64,
                 label: String,
-                report: Option<Box<crate::PostMortem>>,
+                report: Option<Box<$crate::error::post_mortem::PostMortem>>,
             },
 
             /// An object of one device was used with another device (VUID-*-commonparent).

@@ -149,7 +149,7 @@ macro_rules! memory_errors {
             ExternalHandleUnsupported {
                 object: String,
                 what: &'static str,
-                handle: crate::ExternalHandle,
+                handle: $crate::error::ExternalHandle,
                 device: String,
                 why: String,
             },
@@ -175,7 +175,7 @@ macro_rules! memory_errors {
             #[error("`{object}`: the fd is not {handle:?} memory or payload this device can import ({detail}); pass an fd from Buffer::export_memory / TimelineSemaphore::export of a device on the same physical device (or the matching CUDA export); the fd is still yours to close")]
             InvalidExternalHandle {
                 object: String,
-                handle: crate::ExternalHandle,
+                handle: $crate::error::ExternalHandle,
                 detail: String,
             },
 

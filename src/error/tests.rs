@@ -42,8 +42,8 @@ samples! {
     vk::SampleCountFlags => vk::SampleCountFlags::TYPE_4,
     vk::BufferUsageFlags => vk::BufferUsageFlags::VERTEX_BUFFER,
     vk::QueueFlags => vk::QueueFlags::TRANSFER,
-    Option<Box<crate::PostMortem>> => None,
-    crate::ExternalHandle => crate::ExternalHandle::OpaqueFd,
+    Option<Box<crate::error::post_mortem::PostMortem>> => None,
+    crate::error::ExternalHandle => crate::error::ExternalHandle::OpaqueFd,
 }
 
 /// `KILN-E` or `KILN-W` and three digits.
@@ -236,7 +236,9 @@ fn vk_results_keep_their_context() {
 /// and `Display` show them (the H200's page-fault test prints the real one).
 #[test]
 fn device_lost_carries_the_post_mortem() {
-    use crate::{Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault};
+    use crate::error::post_mortem::{
+        Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault,
+    };
     let spin = Breadcrumb {
         submission: "frame 3".into(),
         scope: "frame/spin".into(),

@@ -15,8 +15,9 @@
 //! `cargo xtask standalone` — only the standalone crate's part of `test`.
 //! `cargo xtask check` — only checks (and installs) the system prerequisites.
 //! `cargo xtask lint` — rustfmt, clippy (`-D warnings`), rustdoc (`-D warnings`, the
-//! docs.rs features), the MSRV build and the benchmark results' freshness (`lint.rs`); CI
-//! runs it before `test`.
+//! docs.rs features), the MSRV build, the benchmark results' freshness (`lint.rs`) and the
+//! layering (`layers`); CI runs it before `test`.
+//! `cargo xtask layers` — every import in `src/` points down the layers (`layers.rs`).
 //! `cargo xtask gpu-run <topic>` — builds a device run's binaries into `.devbin/` and runs
 //! `scripts/gpu/<topic>.sh` (`gpu.rs`).
 //! `cargo xtask bench-results [--check]` — `docs/benchmarks/RESULTS.md` from the run
@@ -40,6 +41,7 @@
 mod bench;
 mod chroot;
 mod gpu;
+mod layers;
 mod lint;
 mod results;
 mod stack;
@@ -475,10 +477,10 @@ fn main() -> ExitCode {
         "test" | "test-current" | "standalone" => &with_test,
         // Builds only (the tests' shaders need glslc), or no Vulkan at all.
         "lint" => &base,
-        "gpu-run" | "bench-results" | "bench-import" => &Vec::new(),
+        "gpu-run" | "bench-results" | "bench-import" | "layers" => &Vec::new(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo|test|test-current|standalone|check|lint> [args for \
+                "usage: cargo xtask <demo|test|test-current|standalone|check|lint|layers> [args for \
                  cargo] [-- args for the test binaries]\n       cargo xtask gpu-run <topic|list> \
                  [--build-only|--no-build]\n       cargo xtask bench-results [--check]\n       \
                  cargo xtask bench-import BENCH.json --machine NAME --commit SHA [--date D]"
@@ -523,7 +525,8 @@ fn main() -> ExitCode {
             }
         }
         "standalone" => standalone(),
-        "lint" => exit(lint::run(&rest) & bench::results(&["--check"])),
+        "lint" => exit(lint::run(&rest) & bench::results(&["--check"]) & layers::run()),
+        "layers" => exit(layers::run()),
         "gpu-run" => exit(gpu::run(&rest)),
         "bench-results" => exit(bench::results(&rest)),
         "bench-import" => exit(bench::import(&rest)),

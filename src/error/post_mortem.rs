@@ -1,5 +1,7 @@
 //! What kiln tells about a lost device or a hung submission: [`PostMortem`], carried by
 //! `KILN-E105` (device lost) and `KILN-E108` (wait timeout) and logged once per device loss.
+//! Plain data the errors carry, so it lives in the error layer, below `device`, which fills
+//! it in (`device/breadcrumbs.rs`) and re-exports it.
 //!
 //! It joins two sources: the GPU's progress through the recorded work (*breadcrumbs*, written
 //! by the GPU into kiln's marker buffers at every timing-scope and submission boundary:

@@ -1,0 +1,446 @@
+//! `cargo xtask layers`: the library's layering, checked from the source (also a step of
+//! `cargo xtask lint`).
+//!
+//! The folders of `src/` are layers, bottom to top ([`ORDER`]); a file may name its own
+//! layer and the layers below it, never one above. The check reads every `.rs` file of
+//! `src/`, drops comments and string literals, and resolves each path that starts at the
+//! crate root — `crate::x`, the items of `use crate::{x, y::z}`, and `super::` chains that
+//! climb to the root — to the layer it names. A name re-exported at the root (`crate::Buffer`)
+//! counts as the layer it comes from (read from `src/lib.rs`'s `pub use` lines), so a
+//! re-export cannot hide an upward import. `lib.rs` itself is the composition of all layers
+//! and is not checked; `$crate::` paths in macros are the user's, not an import.
+//!
+//! Output: one line per upward import, `file:line: layer -> layer (path)`, and a summary.
+//! Pure functions over strings ([`strip`], [`root_paths`], [`reexports`], [`violations`])
+//! are unit-tested below.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The layers, bottom first: `error` (what every layer returns), then the folders.
+pub const ORDER: &[&str] = &[
+    "error",
+    "device",
+    "shaders",
+    "descriptors",
+    "pipeline",
+    "commands",
+    "queue",
+    "window",
+];
+
+fn rank(layer: &str) -> Option<usize> {
+    ORDER.iter().position(|l| *l == layer)
+}
+
+/// `text` with comments and the contents of string and char literals replaced by spaces
+/// (newlines kept, so line numbers stay).
+pub fn strip(text: &str) -> String {
+    let b: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < b.len() && b[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i] == '/' && b.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if b[i] == '*' && b.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(b[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && is_raw_start(&b, i) {
+            // r"..." or r#"..."#: find the closing quote with as many hashes.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            out.extend(std::iter::repeat_n(' ', j - i + 1));
+            j += 1;
+            while j < b.len() {
+                if b[j] == '"' && (0..hashes).all(|k| b.get(j + 1 + k) == Some(&'#')) {
+                    out.extend(std::iter::repeat_n(' ', hashes + 1));
+                    j += hashes + 1;
+                    break;
+                }
+                out.push(blank(b[j]));
+                j += 1;
+            }
+            i = j;
+        } else if c == '"' {
+            out.push(' ');
+            i += 1;
+            while i < b.len() && b[i] != '"' {
+                if b[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < b.len() {
+                    out.push(blank(b[i]));
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c == '\'' && is_char_literal(&b, i) {
+            let end = (i + 1..b.len()).find(|&j| b[j] == '\'' && b[j - 1] != '\\');
+            let end = end.unwrap_or(i);
+            out.extend(std::iter::repeat_n(' ', end - i + 1));
+            i = end + 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether `r` at `i` starts a raw string (not the end of an identifier such as `for"`).
+fn is_raw_start(b: &[char], i: usize) -> bool {
+    let prev_ident = i > 0 && (b[i - 1].is_alphanumeric() || b[i - 1] == '_');
+    if prev_ident {
+        return false;
+    }
+    let mut j = i + 1;
+    while b.get(j) == Some(&'#') {
+        j += 1;
+    }
+    b.get(j) == Some(&'"')
+}
+
+/// Whether the `'` at `i` opens a char literal (`'a'`, `'\n'`, `'\u{1F}'`), not a
+/// lifetime (`'a`).
+fn is_char_literal(b: &[char], i: usize) -> bool {
+    match (b.get(i + 1), b.get(i + 2)) {
+        (Some('\\'), _) => true,
+        (Some(_), Some('\'')) => true,
+        _ => false,
+    }
+}
+
+/// The first segment after the crate root of every root path in stripped `code`, with
+/// its 1-based line: `crate::a::b` gives `a`; `use crate::{a, b::c}` gives `a` and `b`;
+/// `super::super::x` in a file `depth` modules below the root gives `x` when the chain
+/// reaches the root (`depth` = the number of `super` that reach it).
+pub fn root_paths(code: &str, depth: usize) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    let chars: Vec<char> = code.chars().collect();
+    let line_of = |pos: usize| chars[..pos].iter().filter(|c| **c == '\n').count() + 1;
+    let ident_before = |pos: usize| {
+        pos > 0 && {
+            let c = chars[pos - 1];
+            c.is_alphanumeric() || c == '_' || c == '$'
+        }
+    };
+    let mut i = 0;
+    while i < chars.len() {
+        let rest: String = chars[i..chars.len().min(i + 7)].iter().collect();
+        let (start, after) = if rest.starts_with("crate::") && !ident_before(i) {
+            (i, i + 7)
+        } else if rest.starts_with("super::") && !ident_before(i) {
+            let mut j = i;
+            let mut supers = 0;
+            while chars[j..].iter().take(7).collect::<String>() == "super::" {
+                supers += 1;
+                j += 7;
+            }
+            if supers < depth || depth == 0 {
+                i = j;
+                continue;
+            }
+            (i, j)
+        } else {
+            i += 1;
+            continue;
+        };
+        let line = line_of(start);
+        let mut j = after;
+        while chars.get(j).is_some_and(|c| c.is_whitespace()) {
+            j += 1;
+        }
+        if chars.get(j) == Some(&'{') {
+            // A group: the first segment of each top-level item.
+            let mut level = 0;
+            let mut item = String::new();
+            let mut at_item_start = true;
+            while j < chars.len() {
+                let c = chars[j];
+                match c {
+                    '{' => level += 1,
+                    '}' => {
+                        level -= 1;
+                        if level == 0 {
+                            break;
+                        }
+                    }
+                    ',' if level == 1 => at_item_start = true,
+                    _ => {}
+                }
+                if level == 1 && at_item_start && (c.is_alphanumeric() || c == '_') {
+                    item.push(c);
+                } else if !item.is_empty() {
+                    found.push((line, std::mem::take(&mut item)));
+                    at_item_start = false;
+                }
+                j += 1;
+            }
+            if !item.is_empty() {
+                found.push((line, item));
+            }
+        } else {
+            let name: String = chars[j..]
+                .iter()
+                .take_while(|c| c.is_alphanumeric() || **c == '_')
+                .collect();
+            if !name.is_empty() {
+                found.push((line, name));
+            }
+        }
+        i = after;
+    }
+    found
+}
+
+/// The names `lib.rs` re-exports at the root, each with the layer it comes from
+/// (`pub use device::{Buffer, Image}` gives `Buffer -> device`).
+pub fn reexports(lib: &str) -> BTreeMap<String, String> {
+    let code = strip(lib);
+    let mut map = BTreeMap::new();
+    for stmt in code.split(';') {
+        let s = stmt.trim();
+        let Some(rest) = s.strip_prefix("pub use ") else {
+            continue;
+        };
+        let rest = rest.trim_start_matches("crate::");
+        let Some((layer, items)) = rest.split_once("::") else {
+            continue;
+        };
+        if rank(layer).is_none() {
+            continue;
+        }
+        let items = items.trim().trim_start_matches('{').trim_end_matches('}');
+        for item in items.split(',') {
+            // `a::b::C`, `C as D`: the name bound at the root is the last one.
+            let item = item.trim();
+            let bound = match item.split_once(" as ") {
+                Some((_, alias)) => alias.trim(),
+                None => item.rsplit("::").next().unwrap_or(item),
+            };
+            if !bound.is_empty() && bound != "self" && bound != "*" {
+                map.insert(bound.to_string(), layer.to_string());
+            }
+        }
+    }
+    map
+}
+
+/// An import of a layer above the file's own.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub file: String,
+    pub line: usize,
+    pub from: String,
+    pub to: String,
+    pub name: String,
+}
+
+/// The upward imports of one file of layer `layer` whose stripped code is `code`, at
+/// `depth` modules below the root.
+pub fn violations(
+    file: &str,
+    layer: &str,
+    code: &str,
+    depth: usize,
+    roots: &BTreeMap<String, String>,
+) -> Vec<Violation> {
+    let Some(own) = rank(layer) else {
+        return Vec::new();
+    };
+    root_paths(code, depth)
+        .into_iter()
+        .filter_map(|(line, name)| {
+            let target = if rank(&name).is_some() {
+                name.clone()
+            } else {
+                roots.get(&name)?.clone()
+            };
+            (rank(&target)? > own).then(|| Violation {
+                file: file.to_string(),
+                line,
+                from: layer.to_string(),
+                to: target,
+                name,
+            })
+        })
+        .collect()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The layer of `path` (relative to `src/`) and its module depth below the root:
+/// `device/mod.rs` is (device, 1), `device/features/mesh.rs` (device, 3), `error.rs`
+/// (error, 1), `lib.rs` none.
+pub fn layer_of(rel: &Path) -> Option<(String, usize)> {
+    let parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let first = parts.first()?;
+    let layer = first.trim_end_matches(".rs").to_string();
+    if layer == "lib" {
+        return None;
+    }
+    let last = parts.last()?;
+    // `a/b/mod.rs` is module a::b (depth 2); `a/b/c.rs` is a::b::c (depth 3).
+    let depth = if last == "mod.rs" {
+        parts.len() - 1
+    } else {
+        parts.len()
+    };
+    Some((layer, depth))
+}
+
+/// Checks `src/`; prints each upward import and a summary. True when there is none.
+pub fn run() -> bool {
+    let src = Path::new("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap_or_default();
+    let roots = reexports(&lib);
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    let mut checked = 0;
+    for path in &files {
+        let Ok(rel) = path.strip_prefix(src) else {
+            continue;
+        };
+        let Some((layer, depth)) = layer_of(rel) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        checked += 1;
+        let file = path.display().to_string();
+        found.extend(violations(&file, &layer, &strip(&text), depth, &roots));
+    }
+    for v in &found {
+        eprintln!(
+            "{}:{}: layer `{}` imports `{}` above it (`{}`)",
+            v.file, v.line, v.from, v.to, v.name
+        );
+    }
+    eprintln!(
+        "xtask layers: {} files, order {}: {}",
+        checked,
+        ORDER.join(" <- "),
+        if found.is_empty() {
+            "every import points down".to_string()
+        } else {
+            format!("{} upward imports", found.len())
+        }
+    );
+    found.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roots() -> BTreeMap<String, String> {
+        reexports(
+            "pub use device::{Buffer, Image as Img};\npub use commands::Recorder;\n\
+             pub use queue::{\n    Queue,\n    submit::Submission,\n};",
+        )
+    }
+
+    #[test]
+    fn reexports_name_their_layer() {
+        let r = roots();
+        assert_eq!(r.get("Buffer").map(String::as_str), Some("device"));
+        assert_eq!(r.get("Img").map(String::as_str), Some("device"));
+        assert_eq!(r.get("Image"), None);
+        assert_eq!(r.get("Recorder").map(String::as_str), Some("commands"));
+        assert_eq!(r.get("Submission").map(String::as_str), Some("queue"));
+    }
+
+    #[test]
+    fn comments_and_strings_are_not_imports() {
+        let code = strip(
+            "// crate::queue::x\nlet s = \"crate::queue\"; /* crate::window */\n\
+             let r = r#\"crate::queue\"#; let c = '\"'; crate::device::x();",
+        );
+        let paths = root_paths(&code, 1);
+        assert_eq!(paths, vec![(3, "device".to_string())]);
+        assert_eq!(code.lines().count(), 3);
+    }
+
+    #[test]
+    fn groups_supers_and_reexports_resolve_to_layers() {
+        let code = "use crate::{device::Shared, queue::Queue, Recorder};\n\
+                    use super::super::window::X;\nuse super::sibling;\n";
+        let found = violations("f.rs", "pipeline", code, 2, &roots());
+        let to: Vec<_> = found.iter().map(|v| (v.line, v.to.as_str())).collect();
+        assert_eq!(to, vec![(1, "queue"), (1, "commands"), (2, "window")]);
+        // One level down, `super::super` does not reach the root.
+        assert!(violations(
+            "f.rs",
+            "pipeline",
+            "use super::super::window::X;",
+            3,
+            &roots()
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn imports_of_lower_layers_and_macro_paths_pass() {
+        let code = "use crate::device::Shared;\nuse crate::error::Error;\n\
+                    $crate::queue::x!();\nfn f(a: crate::Buffer) {}\n";
+        assert!(violations("f.rs", "commands", code, 1, &roots()).is_empty());
+        assert_eq!(violations("f.rs", "device", code, 1, &roots()), Vec::new());
+        assert_eq!(violations("e.rs", "error", code, 1, &roots()).len(), 2);
+    }
+
+    #[test]
+    fn files_map_to_layers_and_depths() {
+        let l = |p: &str| layer_of(Path::new(p));
+        assert_eq!(l("device/mod.rs"), Some(("device".into(), 1)));
+        assert_eq!(l("device/features/mesh.rs"), Some(("device".into(), 3)));
+        assert_eq!(l("error.rs"), Some(("error".into(), 1)));
+        assert_eq!(l("error/shader.rs"), Some(("error".into(), 2)));
+        assert_eq!(l("lib.rs"), None);
+    }
+}
