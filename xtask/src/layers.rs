@@ -131,11 +131,10 @@ fn is_raw_start(b: &[char], i: usize) -> bool {
 /// Whether the `'` at `i` opens a char literal (`'a'`, `'\n'`, `'\u{1F}'`), not a
 /// lifetime (`'a`).
 fn is_char_literal(b: &[char], i: usize) -> bool {
-    match (b.get(i + 1), b.get(i + 2)) {
-        (Some('\\'), _) => true,
-        (Some(_), Some('\'')) => true,
-        _ => false,
-    }
+    matches!(
+        (b.get(i + 1), b.get(i + 2)),
+        (Some('\\'), _) | (Some(_), Some('\''))
+    )
 }
 
 /// The first segment after the crate root of every root path in stripped `code`, with
