@@ -86,6 +86,25 @@
 
 #![warn(missing_docs)]
 
+/// Builder methods for a `#[non_exhaustive]` description or option struct: one per listed
+/// field, named as the field and taking its type, which sets it and returns the struct
+/// (`BufferDesc::default().label("x").size(1024)`). An attribute before a field (`#[doc(hidden)]`,
+/// `#[cfg(...)]`) goes on its method.
+macro_rules! setters {
+    ($ty:ident $(<$lt:lifetime>)? { $($(#[$attr:meta])* $field:ident: $fty:ty),* $(,)? }) => {
+        impl$(<$lt>)? $ty$(<$lt>)? {
+            $(
+                #[doc = concat!("Sets [`", stringify!($field), "`](#structfield.", stringify!($field), ").")]
+                $(#[$attr])*
+                pub fn $field(mut self, $field: $fty) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
+
 mod commands;
 mod descriptors;
 mod device;

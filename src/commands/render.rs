@@ -45,33 +45,14 @@ pub struct ColorAttachment<'a> {
     pub local_read: bool,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl<'a> ColorAttachment<'a> {
-    /// Sets [`ColorAttachment::image`](#structfield.image).
-    pub fn image(mut self, image: &'a Image) -> Self {
-        self.image = image;
-        self
-    }
-
-    /// Sets [`ColorAttachment::load`](#structfield.load).
-    pub fn load(mut self, load: LoadOp) -> Self {
-        self.load = load;
-        self
-    }
-
-    /// Sets [`ColorAttachment::store`](#structfield.store).
-    pub fn store(mut self, store: bool) -> Self {
-        self.store = store;
-        self
-    }
-
-    /// Sets [`ColorAttachment::resolve`](#structfield.resolve).
-    pub fn resolve(mut self, resolve: Option<&'a Image>) -> Self {
-        self.resolve = resolve;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { ColorAttachment<'a> {
+    image: &'a Image,
+    load: LoadOp,
+    store: bool,
+    resolve: Option<&'a Image>,
+} }
 
 impl<'a> ColorAttachment<'a> {
     /// Clear to `rgba`, then store.
@@ -141,31 +122,19 @@ pub struct DepthAttachment<'a> {
     pub view: Option<&'a ImageView>,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { DepthAttachment<'a> {
+    image: &'a Image,
+    store: bool,
+    stencil_clear: Option<u32>,
+} }
+
 impl<'a> DepthAttachment<'a> {
-    /// Sets [`DepthAttachment::image`](#structfield.image).
-    pub fn image(mut self, image: &'a Image) -> Self {
-        self.image = image;
-        self
-    }
-
-    /// Sets [`DepthAttachment::store`](#structfield.store).
-    pub fn store(mut self, store: bool) -> Self {
-        self.store = store;
-        self
-    }
-
     /// Sets [`DepthAttachment::clear`](#structfield.clear): `None` keeps the image's depth
     /// (load), `Some(d)` clears it to `d` (0.0..=1.0).
     pub fn depth_clear(mut self, clear: Option<f32>) -> Self {
         self.clear = clear;
-        self
-    }
-
-    /// Sets [`DepthAttachment::stencil_clear`](#structfield.stencil_clear).
-    pub fn stencil_clear(mut self, stencil_clear: Option<u32>) -> Self {
-        self.stencil_clear = stencil_clear;
         self
     }
 }
@@ -201,25 +170,18 @@ pub struct RenderingDesc<'a> {
     pub depth: Option<DepthAttachment<'a>>,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { RenderingDesc<'a> {
+    color: &'a [ColorAttachment<'a>],
+    depth: Option<DepthAttachment<'a>>,
+} }
+
 impl<'a> RenderingDesc<'a> {
     /// Rendering into `color` (by fragment output location) with no depth attachment; add
     /// one with [`depth`](Self::depth).
     pub fn new(color: &'a [ColorAttachment<'a>]) -> Self {
         RenderingDesc { color, depth: None }
-    }
-
-    /// Sets [`RenderingDesc::color`](#structfield.color).
-    pub fn color(mut self, color: &'a [ColorAttachment<'a>]) -> Self {
-        self.color = color;
-        self
-    }
-
-    /// Sets [`RenderingDesc::depth`](#structfield.depth).
-    pub fn depth(mut self, depth: Option<DepthAttachment<'a>>) -> Self {
-        self.depth = depth;
-        self
     }
 }
 

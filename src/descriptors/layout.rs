@@ -46,15 +46,11 @@ pub struct DescriptorSetLayoutDesc {
     pub flags: vk::DescriptorSetLayoutCreateFlags,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl DescriptorSetLayoutDesc {
-    /// Sets [`DescriptorSetLayoutDesc::flags`](#structfield.flags).
-    pub fn flags(mut self, flags: vk::DescriptorSetLayoutCreateFlags) -> Self {
-        self.flags = flags;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { DescriptorSetLayoutDesc {
+    flags: vk::DescriptorSetLayoutCreateFlags,
+} }
 
 impl DescriptorSetLayoutDesc {
     /// A description with bindings sorted by number (declaration order does not matter).

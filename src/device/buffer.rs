@@ -26,33 +26,14 @@ pub struct BufferDesc<'a> {
     pub location: MemoryLocation,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl<'a> BufferDesc<'a> {
-    /// Sets [`BufferDesc::label`](#structfield.label).
-    pub fn label(mut self, label: &'a str) -> Self {
-        self.label = label;
-        self
-    }
-
-    /// Sets [`BufferDesc::size`](#structfield.size).
-    pub fn size(mut self, size: u64) -> Self {
-        self.size = size;
-        self
-    }
-
-    /// Sets [`BufferDesc::usage`](#structfield.usage).
-    pub fn usage(mut self, usage: vk::BufferUsageFlags) -> Self {
-        self.usage = usage;
-        self
-    }
-
-    /// Sets [`BufferDesc::location`](#structfield.location).
-    pub fn location(mut self, location: MemoryLocation) -> Self {
-        self.location = location;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { BufferDesc<'a> {
+    label: &'a str,
+    size: u64,
+    usage: vk::BufferUsageFlags,
+    location: MemoryLocation,
+} }
 
 impl Default for BufferDesc<'_> {
     /// An unlabelled device-local storage buffer of size 0: set at least `size`

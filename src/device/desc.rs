@@ -105,124 +105,37 @@ impl DeviceDesc {
     }
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl DeviceDesc {
-    /// Sets [`DeviceDesc::app_name`](#structfield.app_name).
-    pub fn app_name(mut self, app_name: String) -> Self {
-        self.app_name = app_name;
-        self
-    }
-
-    /// Sets [`DeviceDesc::validation`](#structfield.validation).
-    pub fn validation(mut self, validation: Option<bool>) -> Self {
-        self.validation = validation;
-        self
-    }
-
-    /// Sets [`DeviceDesc::device`](#structfield.device).
-    pub fn device(mut self, device: Option<String>) -> Self {
-        self.device = device;
-        self
-    }
-
-    /// Sets [`DeviceDesc::instance_extensions`](#structfield.instance_extensions).
-    pub fn instance_extensions(mut self, instance_extensions: Vec<&'static CStr>) -> Self {
-        self.instance_extensions = instance_extensions;
-        self
-    }
-
-    /// Sets [`DeviceDesc::compute_queues`](#structfield.compute_queues).
-    pub fn compute_queues(mut self, compute_queues: u32) -> Self {
-        self.compute_queues = compute_queues;
-        self
-    }
-
-    /// Sets [`DeviceDesc::transfer_queues`](#structfield.transfer_queues).
-    pub fn transfer_queues(mut self, transfer_queues: u32) -> Self {
-        self.transfer_queues = transfer_queues;
-        self
-    }
-
-    /// Sets [`DeviceDesc::emulate_queues`](#structfield.emulate_queues) (kiln's own tests and benchmarks; unstable).
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { DeviceDesc {
+    app_name: String,
+    validation: Option<bool>,
+    device: Option<String>,
+    instance_extensions: Vec<&'static CStr>,
+    compute_queues: u32,
+    transfer_queues: u32,
     #[doc(hidden)]
-    pub fn emulate_queues(mut self, emulate_queues: bool) -> Self {
-        self.emulate_queues = emulate_queues;
-        self
-    }
+    emulate_queues: bool,
+    layer_features: Option<LayerFeatures>,
+    validation_fail: Option<bool>,
+    wait_timeout: Option<std::time::Duration>,
+    timing: Option<bool>,
+    host_buffer_memory: HostBufferMemory,
+    readback_queue: ReadbackQueue,
+    upload_queue: UploadQueue,
+    transfer_split: Option<TransferSplit>,
+    allocations_beyond_limit: bool,
+    breadcrumbs: Option<bool>,
+    renderdoc: Option<bool>,
+} }
 
-    /// Sets [`DeviceDesc::layer_features`](#structfield.layer_features).
-    pub fn layer_features(mut self, layer_features: Option<LayerFeatures>) -> Self {
-        self.layer_features = layer_features;
-        self
-    }
-
-    /// Sets [`DeviceDesc::validation_fail`](#structfield.validation_fail).
-    pub fn validation_fail(mut self, validation_fail: Option<bool>) -> Self {
-        self.validation_fail = validation_fail;
-        self
-    }
-
-    /// Sets [`DeviceDesc::wait_timeout`](#structfield.wait_timeout).
-    pub fn wait_timeout(mut self, wait_timeout: Option<std::time::Duration>) -> Self {
-        self.wait_timeout = wait_timeout;
-        self
-    }
-
-    /// Sets [`DeviceDesc::timing`](#structfield.timing).
-    pub fn timing(mut self, timing: Option<bool>) -> Self {
-        self.timing = timing;
-        self
-    }
-
-    /// Sets [`DeviceDesc::host_buffer_memory`](#structfield.host_buffer_memory).
-    pub fn host_buffer_memory(mut self, host_buffer_memory: HostBufferMemory) -> Self {
-        self.host_buffer_memory = host_buffer_memory;
-        self
-    }
-
-    /// Sets [`DeviceDesc::readback_queue`](#structfield.readback_queue).
-    pub fn readback_queue(mut self, readback_queue: ReadbackQueue) -> Self {
-        self.readback_queue = readback_queue;
-        self
-    }
-
-    /// Sets [`DeviceDesc::upload_queue`](#structfield.upload_queue).
-    pub fn upload_queue(mut self, upload_queue: UploadQueue) -> Self {
-        self.upload_queue = upload_queue;
-        self
-    }
-
-    /// Sets [`DeviceDesc::transfer_split`](#structfield.transfer_split).
-    pub fn transfer_split(mut self, transfer_split: Option<TransferSplit>) -> Self {
-        self.transfer_split = transfer_split;
-        self
-    }
-
-    /// Sets [`DeviceDesc::allocations_beyond_limit`](#structfield.allocations_beyond_limit).
-    pub fn allocations_beyond_limit(mut self, allocations_beyond_limit: bool) -> Self {
-        self.allocations_beyond_limit = allocations_beyond_limit;
-        self
-    }
-
+impl DeviceDesc {
     /// Sets [`DeviceDesc::faults`](#structfield.faults) (kiln's own tests and benchmarks;
     /// feature `unstable-hooks`).
     #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn faults(mut self, faults: Option<Arc<FaultInjector>>) -> Self {
         self.faults = faults;
-        self
-    }
-
-    /// Sets [`DeviceDesc::breadcrumbs`](#structfield.breadcrumbs).
-    pub fn breadcrumbs(mut self, breadcrumbs: Option<bool>) -> Self {
-        self.breadcrumbs = breadcrumbs;
-        self
-    }
-
-    /// Sets [`DeviceDesc::renderdoc`](#structfield.renderdoc).
-    pub fn renderdoc(mut self, renderdoc: Option<bool>) -> Self {
-        self.renderdoc = renderdoc;
         self
     }
 }

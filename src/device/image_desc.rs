@@ -51,69 +51,20 @@ pub struct ImageDesc<'a> {
     pub samples: vk::SampleCountFlags,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl<'a> ImageDesc<'a> {
-    /// Sets [`ImageDesc::label`](#structfield.label).
-    pub fn label(mut self, label: &'a str) -> Self {
-        self.label = label;
-        self
-    }
-
-    /// Sets [`ImageDesc::width`](#structfield.width).
-    pub fn width(mut self, width: u32) -> Self {
-        self.width = width;
-        self
-    }
-
-    /// Sets [`ImageDesc::height`](#structfield.height).
-    pub fn height(mut self, height: u32) -> Self {
-        self.height = height;
-        self
-    }
-
-    /// Sets [`ImageDesc::depth`](#structfield.depth).
-    pub fn depth(mut self, depth: u32) -> Self {
-        self.depth = depth;
-        self
-    }
-
-    /// Sets [`ImageDesc::array_layers`](#structfield.array_layers).
-    pub fn array_layers(mut self, array_layers: u32) -> Self {
-        self.array_layers = array_layers;
-        self
-    }
-
-    /// Sets [`ImageDesc::view_type`](#structfield.view_type).
-    pub fn view_type(mut self, view_type: vk::ImageViewType) -> Self {
-        self.view_type = view_type;
-        self
-    }
-
-    /// Sets [`ImageDesc::format`](#structfield.format).
-    pub fn format(mut self, format: vk::Format) -> Self {
-        self.format = format;
-        self
-    }
-
-    /// Sets [`ImageDesc::usage`](#structfield.usage).
-    pub fn usage(mut self, usage: vk::ImageUsageFlags) -> Self {
-        self.usage = usage;
-        self
-    }
-
-    /// Sets [`ImageDesc::mip_levels`](#structfield.mip_levels).
-    pub fn mip_levels(mut self, mip_levels: u32) -> Self {
-        self.mip_levels = mip_levels;
-        self
-    }
-
-    /// Sets [`ImageDesc::samples`](#structfield.samples).
-    pub fn samples(mut self, samples: vk::SampleCountFlags) -> Self {
-        self.samples = samples;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { ImageDesc<'a> {
+    label: &'a str,
+    width: u32,
+    height: u32,
+    depth: u32,
+    array_layers: u32,
+    view_type: vk::ImageViewType,
+    format: vk::Format,
+    usage: vk::ImageUsageFlags,
+    mip_levels: u32,
+    samples: vk::SampleCountFlags,
+} }
 
 impl Default for ImageDesc<'_> {
     /// An unlabelled 1x1 RGBA8 sampled texture with one mip: set at least the size

@@ -31,39 +31,15 @@ pub struct ImageViewDesc {
     pub layer_count: u32,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl ImageViewDesc {
-    /// Sets [`ImageViewDesc::view_type`](#structfield.view_type).
-    pub fn view_type(mut self, view_type: vk::ImageViewType) -> Self {
-        self.view_type = view_type;
-        self
-    }
-
-    /// Sets [`ImageViewDesc::base_mip_level`](#structfield.base_mip_level).
-    pub fn base_mip_level(mut self, base_mip_level: u32) -> Self {
-        self.base_mip_level = base_mip_level;
-        self
-    }
-
-    /// Sets [`ImageViewDesc::level_count`](#structfield.level_count).
-    pub fn level_count(mut self, level_count: u32) -> Self {
-        self.level_count = level_count;
-        self
-    }
-
-    /// Sets [`ImageViewDesc::base_array_layer`](#structfield.base_array_layer).
-    pub fn base_array_layer(mut self, base_array_layer: u32) -> Self {
-        self.base_array_layer = base_array_layer;
-        self
-    }
-
-    /// Sets [`ImageViewDesc::layer_count`](#structfield.layer_count).
-    pub fn layer_count(mut self, layer_count: u32) -> Self {
-        self.layer_count = layer_count;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { ImageViewDesc {
+    view_type: vk::ImageViewType,
+    base_mip_level: u32,
+    level_count: u32,
+    base_array_layer: u32,
+    layer_count: u32,
+} }
 
 impl ImageViewDesc {
     /// A 2D view of one mip of one layer (of a 2D, 2D array or cube image): a render

@@ -394,27 +394,13 @@ pub struct LayerFeatures {
     pub synchronization: bool,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl LayerFeatures {
-    /// Sets [`LayerFeatures::shader_printf`](#structfield.shader_printf).
-    pub fn shader_printf(mut self, shader_printf: bool) -> Self {
-        self.shader_printf = shader_printf;
-        self
-    }
-
-    /// Sets [`LayerFeatures::gpu_assisted`](#structfield.gpu_assisted).
-    pub fn gpu_assisted(mut self, gpu_assisted: bool) -> Self {
-        self.gpu_assisted = gpu_assisted;
-        self
-    }
-
-    /// Sets [`LayerFeatures::synchronization`](#structfield.synchronization).
-    pub fn synchronization(mut self, synchronization: bool) -> Self {
-        self.synchronization = synchronization;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { LayerFeatures {
+    shader_printf: bool,
+    gpu_assisted: bool,
+    synchronization: bool,
+} }
 
 impl Default for LayerFeatures {
     fn default() -> Self {

@@ -44,87 +44,23 @@ pub struct SamplerDesc {
     pub unnormalized_coordinates: bool,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl SamplerDesc {
-    /// Sets [`SamplerDesc::mag_filter`](#structfield.mag_filter).
-    pub fn mag_filter(mut self, mag_filter: vk::Filter) -> Self {
-        self.mag_filter = mag_filter;
-        self
-    }
-
-    /// Sets [`SamplerDesc::min_filter`](#structfield.min_filter).
-    pub fn min_filter(mut self, min_filter: vk::Filter) -> Self {
-        self.min_filter = min_filter;
-        self
-    }
-
-    /// Sets [`SamplerDesc::mipmap_mode`](#structfield.mipmap_mode).
-    pub fn mipmap_mode(mut self, mipmap_mode: vk::SamplerMipmapMode) -> Self {
-        self.mipmap_mode = mipmap_mode;
-        self
-    }
-
-    /// Sets [`SamplerDesc::address_mode_u`](#structfield.address_mode_u).
-    pub fn address_mode_u(mut self, address_mode_u: vk::SamplerAddressMode) -> Self {
-        self.address_mode_u = address_mode_u;
-        self
-    }
-
-    /// Sets [`SamplerDesc::address_mode_v`](#structfield.address_mode_v).
-    pub fn address_mode_v(mut self, address_mode_v: vk::SamplerAddressMode) -> Self {
-        self.address_mode_v = address_mode_v;
-        self
-    }
-
-    /// Sets [`SamplerDesc::address_mode_w`](#structfield.address_mode_w).
-    pub fn address_mode_w(mut self, address_mode_w: vk::SamplerAddressMode) -> Self {
-        self.address_mode_w = address_mode_w;
-        self
-    }
-
-    /// Sets [`SamplerDesc::mip_lod_bias`](#structfield.mip_lod_bias).
-    pub fn mip_lod_bias(mut self, mip_lod_bias: f32) -> Self {
-        self.mip_lod_bias = mip_lod_bias;
-        self
-    }
-
-    /// Sets [`SamplerDesc::max_anisotropy`](#structfield.max_anisotropy).
-    pub fn max_anisotropy(mut self, max_anisotropy: Option<f32>) -> Self {
-        self.max_anisotropy = max_anisotropy;
-        self
-    }
-
-    /// Sets [`SamplerDesc::compare_op`](#structfield.compare_op).
-    pub fn compare_op(mut self, compare_op: Option<vk::CompareOp>) -> Self {
-        self.compare_op = compare_op;
-        self
-    }
-
-    /// Sets [`SamplerDesc::min_lod`](#structfield.min_lod).
-    pub fn min_lod(mut self, min_lod: f32) -> Self {
-        self.min_lod = min_lod;
-        self
-    }
-
-    /// Sets [`SamplerDesc::max_lod`](#structfield.max_lod).
-    pub fn max_lod(mut self, max_lod: f32) -> Self {
-        self.max_lod = max_lod;
-        self
-    }
-
-    /// Sets [`SamplerDesc::border_color`](#structfield.border_color).
-    pub fn border_color(mut self, border_color: vk::BorderColor) -> Self {
-        self.border_color = border_color;
-        self
-    }
-
-    /// Sets [`SamplerDesc::unnormalized_coordinates`](#structfield.unnormalized_coordinates).
-    pub fn unnormalized_coordinates(mut self, unnormalized_coordinates: bool) -> Self {
-        self.unnormalized_coordinates = unnormalized_coordinates;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { SamplerDesc {
+    mag_filter: vk::Filter,
+    min_filter: vk::Filter,
+    mipmap_mode: vk::SamplerMipmapMode,
+    address_mode_u: vk::SamplerAddressMode,
+    address_mode_v: vk::SamplerAddressMode,
+    address_mode_w: vk::SamplerAddressMode,
+    mip_lod_bias: f32,
+    max_anisotropy: Option<f32>,
+    compare_op: Option<vk::CompareOp>,
+    min_lod: f32,
+    max_lod: f32,
+    border_color: vk::BorderColor,
+    unnormalized_coordinates: bool,
+} }
 
 impl Default for SamplerDesc {
     /// Linear filtering, linear mips, repeat addressing, all mips.

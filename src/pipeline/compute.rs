@@ -57,57 +57,18 @@ pub struct ComputePipelineDesc<'a> {
     pub capture_statistics: bool,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl<'a> ComputePipelineDesc<'a> {
-    /// Sets [`ComputePipelineDesc::module`](#structfield.module).
-    pub fn module(mut self, module: &'a ShaderModule) -> Self {
-        self.module = module;
-        self
-    }
-
-    /// Sets [`ComputePipelineDesc::entry`](#structfield.entry).
-    pub fn entry(mut self, entry: &'a str) -> Self {
-        self.entry = entry;
-        self
-    }
-
-    /// Sets [`ComputePipelineDesc::spec`](#structfield.spec).
-    pub fn spec(mut self, spec: &'a [(u32, SpecValue)]) -> Self {
-        self.spec = spec;
-        self
-    }
-
-    /// Sets [`ComputePipelineDesc::layout`](#structfield.layout).
-    pub fn layout(mut self, layout: Option<&'a PipelineLayoutDesc>) -> Self {
-        self.layout = layout;
-        self
-    }
-
-    /// Sets [`ComputePipelineDesc::required_subgroup_size`](#structfield.required_subgroup_size).
-    pub fn required_subgroup_size(mut self, required_subgroup_size: Option<u32>) -> Self {
-        self.required_subgroup_size = required_subgroup_size;
-        self
-    }
-
-    /// Sets [`ComputePipelineDesc::full_subgroups`](#structfield.full_subgroups).
-    pub fn full_subgroups(mut self, full_subgroups: bool) -> Self {
-        self.full_subgroups = full_subgroups;
-        self
-    }
-
-    /// Sets [`ComputePipelineDesc::push_descriptor_set`](#structfield.push_descriptor_set).
-    pub fn push_descriptor_set(mut self, push_descriptor_set: Option<u32>) -> Self {
-        self.push_descriptor_set = push_descriptor_set;
-        self
-    }
-
-    /// Sets [`ComputePipelineDesc::capture_statistics`](#structfield.capture_statistics).
-    pub fn capture_statistics(mut self, capture_statistics: bool) -> Self {
-        self.capture_statistics = capture_statistics;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { ComputePipelineDesc<'a> {
+    module: &'a ShaderModule,
+    entry: &'a str,
+    spec: &'a [(u32, SpecValue)],
+    layout: Option<&'a PipelineLayoutDesc>,
+    required_subgroup_size: Option<u32>,
+    full_subgroups: bool,
+    push_descriptor_set: Option<u32>,
+    capture_statistics: bool,
+} }
 
 impl<'a> ComputePipelineDesc<'a> {
     /// Entry point `entry` of `module` with the reflected layout, no specialization and

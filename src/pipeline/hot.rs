@@ -59,27 +59,13 @@ pub struct HotDesc {
     pub poll_interval: Duration,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl HotDesc {
-    /// Sets [`HotDesc::source`](#structfield.source).
-    pub fn source(mut self, source: PathBuf) -> Self {
-        self.source = source;
-        self
-    }
-
-    /// Sets [`HotDesc::entry`](#structfield.entry).
-    pub fn entry(mut self, entry: String) -> Self {
-        self.entry = entry;
-        self
-    }
-
-    /// Sets [`HotDesc::poll_interval`](#structfield.poll_interval).
-    pub fn poll_interval(mut self, poll_interval: Duration) -> Self {
-        self.poll_interval = poll_interval;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { HotDesc {
+    source: PathBuf,
+    entry: String,
+    poll_interval: Duration,
+} }
 
 impl HotDesc {
     /// Entry point `main` of `source`, read every 100 ms.

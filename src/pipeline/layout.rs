@@ -70,45 +70,16 @@ pub struct PipelineLayoutDesc {
     pub uniform_block_sizes: BTreeMap<(u32, u32), u32>,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl PipelineLayoutDesc {
-    /// Sets [`PipelineLayoutDesc::sets`](#structfield.sets).
-    pub fn sets(mut self, sets: Vec<DescriptorSetLayoutDesc>) -> Self {
-        self.sets = sets;
-        self
-    }
-
-    /// Sets [`PipelineLayoutDesc::push_constant_ranges`](#structfield.push_constant_ranges).
-    pub fn push_constant_ranges(mut self, push_constant_ranges: Vec<PushConstantRange>) -> Self {
-        self.push_constant_ranges = push_constant_ranges;
-        self
-    }
-
-    /// Sets [`PipelineLayoutDesc::runtime_arrays`](#structfield.runtime_arrays).
-    pub fn runtime_arrays(mut self, runtime_arrays: Vec<(u32, u32)>) -> Self {
-        self.runtime_arrays = runtime_arrays;
-        self
-    }
-
-    /// Sets [`PipelineLayoutDesc::bindless_max`](#structfield.bindless_max).
-    pub fn bindless_max(mut self, bindless_max: BTreeMap<(u32, u32), u32>) -> Self {
-        self.bindless_max = bindless_max;
-        self
-    }
-
-    /// Sets [`PipelineLayoutDesc::names`](#structfield.names).
-    pub fn names(mut self, names: Vec<BTreeMap<String, u32>>) -> Self {
-        self.names = names;
-        self
-    }
-
-    /// Sets [`PipelineLayoutDesc::uniform_block_sizes`](#structfield.uniform_block_sizes).
-    pub fn uniform_block_sizes(mut self, uniform_block_sizes: BTreeMap<(u32, u32), u32>) -> Self {
-        self.uniform_block_sizes = uniform_block_sizes;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { PipelineLayoutDesc {
+    sets: Vec<DescriptorSetLayoutDesc>,
+    push_constant_ranges: Vec<PushConstantRange>,
+    runtime_arrays: Vec<(u32, u32)>,
+    bindless_max: BTreeMap<(u32, u32), u32>,
+    names: Vec<BTreeMap<String, u32>>,
+    uniform_block_sizes: BTreeMap<(u32, u32), u32>,
+} }
 
 struct Slot {
     first_entry: String,

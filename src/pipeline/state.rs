@@ -36,27 +36,13 @@ pub struct DepthState {
     pub compare: vk::CompareOp,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl DepthState {
-    /// Sets [`DepthState::test`](#structfield.test).
-    pub fn test(mut self, test: bool) -> Self {
-        self.test = test;
-        self
-    }
-
-    /// Sets [`DepthState::write`](#structfield.write).
-    pub fn write(mut self, write: bool) -> Self {
-        self.write = write;
-        self
-    }
-
-    /// Sets [`DepthState::compare`](#structfield.compare).
-    pub fn compare(mut self, compare: vk::CompareOp) -> Self {
-        self.compare = compare;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { DepthState {
+    test: bool,
+    write: bool,
+    compare: vk::CompareOp,
+} }
 
 impl Default for DepthState {
     /// Test and write, LESS (clear depth to 1.0).
@@ -80,21 +66,12 @@ pub struct ColorBlendAttachment {
     pub write_mask: vk::ColorComponentFlags,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl ColorBlendAttachment {
-    /// Sets [`ColorBlendAttachment::blend`](#structfield.blend).
-    pub fn blend(mut self, blend: BlendMode) -> Self {
-        self.blend = blend;
-        self
-    }
-
-    /// Sets [`ColorBlendAttachment::write_mask`](#structfield.write_mask).
-    pub fn write_mask(mut self, write_mask: vk::ColorComponentFlags) -> Self {
-        self.write_mask = write_mask;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { ColorBlendAttachment {
+    blend: BlendMode,
+    write_mask: vk::ColorComponentFlags,
+} }
 
 impl Default for ColorBlendAttachment {
     /// Opaque, every component written.
@@ -121,27 +98,13 @@ pub struct StencilState {
     pub back: vk::StencilOpState,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl StencilState {
-    /// Sets [`StencilState::test`](#structfield.test).
-    pub fn test(mut self, test: bool) -> Self {
-        self.test = test;
-        self
-    }
-
-    /// Sets [`StencilState::front`](#structfield.front).
-    pub fn front(mut self, front: vk::StencilOpState) -> Self {
-        self.front = front;
-        self
-    }
-
-    /// Sets [`StencilState::back`](#structfield.back).
-    pub fn back(mut self, back: vk::StencilOpState) -> Self {
-        self.back = back;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { StencilState {
+    test: bool,
+    front: vk::StencilOpState,
+    back: vk::StencilOpState,
+} }
 
 impl StencilState {
     /// The test on with `ops` for both faces.
@@ -168,27 +131,13 @@ pub struct DepthBias {
     pub slope_factor: f32,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl DepthBias {
-    /// Sets [`DepthBias::constant_factor`](#structfield.constant_factor).
-    pub fn constant_factor(mut self, constant_factor: f32) -> Self {
-        self.constant_factor = constant_factor;
-        self
-    }
-
-    /// Sets [`DepthBias::clamp`](#structfield.clamp).
-    pub fn clamp(mut self, clamp: f32) -> Self {
-        self.clamp = clamp;
-        self
-    }
-
-    /// Sets [`DepthBias::slope_factor`](#structfield.slope_factor).
-    pub fn slope_factor(mut self, slope_factor: f32) -> Self {
-        self.slope_factor = slope_factor;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { DepthBias {
+    constant_factor: f32,
+    clamp: f32,
+    slope_factor: f32,
+} }
 
 /// The blend states of `count` colour attachments: `per` (one per attachment, in order) or,
 /// when empty, `blend` with every component for each. Attachments that differ need

@@ -29,27 +29,13 @@ pub struct PresenterDesc {
     pub preferred_formats: Vec<vk::Format>,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl PresenterDesc {
-    /// Sets [`PresenterDesc::frames_in_flight`](#structfield.frames_in_flight).
-    pub fn frames_in_flight(mut self, frames_in_flight: usize) -> Self {
-        self.frames_in_flight = frames_in_flight;
-        self
-    }
-
-    /// Sets [`PresenterDesc::vsync`](#structfield.vsync).
-    pub fn vsync(mut self, vsync: bool) -> Self {
-        self.vsync = vsync;
-        self
-    }
-
-    /// Sets [`PresenterDesc::preferred_formats`](#structfield.preferred_formats).
-    pub fn preferred_formats(mut self, preferred_formats: Vec<vk::Format>) -> Self {
-        self.preferred_formats = preferred_formats;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { PresenterDesc {
+    frames_in_flight: usize,
+    vsync: bool,
+    preferred_formats: Vec<vk::Format>,
+} }
 
 impl Default for PresenterDesc {
     fn default() -> Self {

@@ -23,27 +23,13 @@ pub struct AccelerationStructureDesc<'a> {
     pub flags: vk::BuildAccelerationStructureFlagsKHR,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl<'a> AccelerationStructureDesc<'a> {
-    /// Sets [`AccelerationStructureDesc::label`](#structfield.label).
-    pub fn label(mut self, label: &'a str) -> Self {
-        self.label = label;
-        self
-    }
-
-    /// Sets [`AccelerationStructureDesc::geometry`](#structfield.geometry).
-    pub fn geometry(mut self, geometry: AccelerationStructureGeometry<'a>) -> Self {
-        self.geometry = geometry;
-        self
-    }
-
-    /// Sets [`AccelerationStructureDesc::flags`](#structfield.flags).
-    pub fn flags(mut self, flags: vk::BuildAccelerationStructureFlagsKHR) -> Self {
-        self.flags = flags;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { AccelerationStructureDesc<'a> {
+    label: &'a str,
+    geometry: AccelerationStructureGeometry<'a>,
+    flags: vk::BuildAccelerationStructureFlagsKHR,
+} }
 
 impl<'a> AccelerationStructureDesc<'a> {
     /// A bottom-level acceleration structure of `triangles` (one geometry each).

@@ -91,153 +91,34 @@ pub struct HotGraphicsDesc {
     pub poll_interval: Duration,
 }
 
-/// Builder methods: one per field, each taking the field's type (the struct is
-/// `#[non_exhaustive]`, so outside kiln it is built from `default()`/`new` and these).
-impl HotGraphicsDesc {
-    /// Sets [`HotGraphicsDesc::label`](#structfield.label).
-    pub fn label(mut self, label: String) -> Self {
-        self.label = label;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::vertex`](#structfield.vertex).
-    pub fn vertex(mut self, vertex: PathBuf) -> Self {
-        self.vertex = vertex;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::vertex_entry`](#structfield.vertex_entry).
-    pub fn vertex_entry(mut self, vertex_entry: String) -> Self {
-        self.vertex_entry = vertex_entry;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::geometry`](#structfield.geometry).
-    pub fn geometry(mut self, geometry: Option<PathBuf>) -> Self {
-        self.geometry = geometry;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::geometry_entry`](#structfield.geometry_entry).
-    pub fn geometry_entry(mut self, geometry_entry: String) -> Self {
-        self.geometry_entry = geometry_entry;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::fragment`](#structfield.fragment).
-    pub fn fragment(mut self, fragment: Option<PathBuf>) -> Self {
-        self.fragment = fragment;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::fragment_entry`](#structfield.fragment_entry).
-    pub fn fragment_entry(mut self, fragment_entry: String) -> Self {
-        self.fragment_entry = fragment_entry;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::vertex_buffers`](#structfield.vertex_buffers).
-    pub fn vertex_buffers(mut self, vertex_buffers: Vec<VertexBufferLayout>) -> Self {
-        self.vertex_buffers = vertex_buffers;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::color_formats`](#structfield.color_formats).
-    pub fn color_formats(mut self, color_formats: Vec<vk::Format>) -> Self {
-        self.color_formats = color_formats;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::depth_format`](#structfield.depth_format).
-    pub fn depth_format(mut self, depth_format: Option<vk::Format>) -> Self {
-        self.depth_format = depth_format;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::samples`](#structfield.samples).
-    pub fn samples(mut self, samples: vk::SampleCountFlags) -> Self {
-        self.samples = samples;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::topology`](#structfield.topology).
-    pub fn topology(mut self, topology: vk::PrimitiveTopology) -> Self {
-        self.topology = topology;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::polygon_mode`](#structfield.polygon_mode).
-    pub fn polygon_mode(mut self, polygon_mode: vk::PolygonMode) -> Self {
-        self.polygon_mode = polygon_mode;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::cull_mode`](#structfield.cull_mode).
-    pub fn cull_mode(mut self, cull_mode: vk::CullModeFlags) -> Self {
-        self.cull_mode = cull_mode;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::front_face`](#structfield.front_face).
-    pub fn front_face(mut self, front_face: vk::FrontFace) -> Self {
-        self.front_face = front_face;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::blend`](#structfield.blend).
-    pub fn blend(mut self, blend: BlendMode) -> Self {
-        self.blend = blend;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::color_blend`](#structfield.color_blend).
-    pub fn color_blend(mut self, color_blend: Vec<ColorBlendAttachment>) -> Self {
-        self.color_blend = color_blend;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::depth`](#structfield.depth).
-    pub fn depth(mut self, depth: DepthState) -> Self {
-        self.depth = depth;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::stencil`](#structfield.stencil).
-    pub fn stencil(mut self, stencil: StencilState) -> Self {
-        self.stencil = stencil;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::depth_bias`](#structfield.depth_bias).
-    pub fn depth_bias(mut self, depth_bias: Option<DepthBias>) -> Self {
-        self.depth_bias = depth_bias;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::spec`](#structfield.spec).
-    pub fn spec(mut self, spec: Vec<(u32, SpecValue)>) -> Self {
-        self.spec = spec;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::layout`](#structfield.layout).
-    pub fn layout(mut self, layout: Option<PipelineLayoutDesc>) -> Self {
-        self.layout = layout;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::capture_statistics`](#structfield.capture_statistics).
-    pub fn capture_statistics(mut self, capture_statistics: bool) -> Self {
-        self.capture_statistics = capture_statistics;
-        self
-    }
-
-    /// Sets [`HotGraphicsDesc::poll_interval`](#structfield.poll_interval).
-    pub fn poll_interval(mut self, poll_interval: Duration) -> Self {
-        self.poll_interval = poll_interval;
-        self
-    }
-}
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `default()`/`new` and these.
+setters! { HotGraphicsDesc {
+    label: String,
+    vertex: PathBuf,
+    vertex_entry: String,
+    geometry: Option<PathBuf>,
+    geometry_entry: String,
+    fragment: Option<PathBuf>,
+    fragment_entry: String,
+    vertex_buffers: Vec<VertexBufferLayout>,
+    color_formats: Vec<vk::Format>,
+    depth_format: Option<vk::Format>,
+    samples: vk::SampleCountFlags,
+    topology: vk::PrimitiveTopology,
+    polygon_mode: vk::PolygonMode,
+    cull_mode: vk::CullModeFlags,
+    front_face: vk::FrontFace,
+    blend: BlendMode,
+    color_blend: Vec<ColorBlendAttachment>,
+    depth: DepthState,
+    stencil: StencilState,
+    depth_bias: Option<DepthBias>,
+    spec: Vec<(u32, SpecValue)>,
+    layout: Option<PipelineLayoutDesc>,
+    capture_statistics: bool,
+    poll_interval: Duration,
+} }
 
 impl HotGraphicsDesc {
     /// `vertex` and `fragment` (entry points `main`), read every 100 ms; the rest as
