@@ -484,7 +484,8 @@ impl Device {
     /// from being written is a coded warning, logged and in [`CaptureReport::warning`]:
     /// `KILN-W018` RenderDoc missing, too old (before 1.8) or loaded after the device was
     /// made; `KILN-W019` `path` cannot be written; `KILN-W020` another capture is running
-    /// or RenderDoc does not capture this device.
+    /// or RenderDoc does not capture this device. A `work` that panics ends the capture
+    /// (its file is written as for a return) before the panic goes on.
     pub fn capture<R>(
         &self,
         path: impl AsRef<Path>,
@@ -496,10 +497,25 @@ impl Device {
             .map_or_else(|| "kiln".to_string(), |s| s.to_string_lossy().into_owned());
         match start(&self.shared, path, &title) {
             Ok(active) => {
+                // Ended even when `work` panics: else RenderDoc stays capturing and every
+                // later capture of the process is `KILN-W020` ("another is running").
+                let mut guard = EndOnDrop(Some(active));
                 let out = work();
-                (out, active.end())
+                let report = guard.0.take().map(Active::end).unwrap_or_default();
+                (out, report)
             }
             Err(text) => (work(), CaptureReport::warn(text)),
+        }
+    }
+}
+
+/// Ends its capture when dropped (by an unwinding `work` of [`Device::capture`]).
+struct EndOnDrop(Option<Active>);
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        if let Some(active) = self.0.take() {
+            active.end();
         }
     }
 }

@@ -162,6 +162,13 @@ fn child_capture() {
         println!("ENVFILE exists={}", file.is_file());
         return;
     }
+    if case == "panic" {
+        // A capture whose work panics (caught here), then another capture to the path.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            device.capture(&path, || panic!("the captured work panicked"))
+        }));
+        assert!(caught.is_err());
+    }
     let ((), report) = device.capture(&path, || work(&device));
     print_report(&report);
     assert_clean(&device);
@@ -304,6 +311,29 @@ fn a_capture_holds_the_dispatch_the_draw_and_the_labels() {
         .unwrap();
     assert!(dispatch > scope, "{text}");
     println!("capture: PATH real: {len} bytes, opened by RenderDoc:\n{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `work` that panics ends its capture: the next `Device::capture` of the process is
+/// made (before the fix RenderDoc stayed capturing and it was `KILN-W020`, another capture
+/// running). The real path needs a RenderDoc that captures the device (a GPU).
+#[test]
+fn a_capture_whose_work_panics_ends_and_the_next_one_is_made() {
+    let dir = temp_dir("panic");
+    let path = dir.join("again.rdc");
+    let r = run_child("panic", &[("CAPTURE_PATH", path.to_str().unwrap())]);
+    assert!(
+        r.output.contains("the captured work panicked"),
+        "{}",
+        r.output
+    );
+    if !real_path(&r, "capture after a panic") {
+        assert_eq!(r.file, None);
+        return;
+    }
+    assert_eq!(r.warning, None, "{}", r.output);
+    assert_eq!(r.file.as_deref(), Some(path.as_path()), "{}", r.output);
+    println!("capture after a panic: PATH real: the second capture was written");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
