@@ -382,14 +382,30 @@ fn start(shared: &Shared, path: &Path, title: &str) -> std::result::Result<Activ
 }
 
 /// `KILN-W019` unless a file can be created at `path` (an existing one is kept until the
-/// capture replaces it).
+/// capture replaces it). Only a regular file is replaced: a FIFO would block the open
+/// until a reader came (a hang), and a device node such as `/dev/null` would be replaced
+/// by the capture's rename.
 fn check_writable(path: &Path) -> std::result::Result<(), String> {
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() {
+            return Err(format!(
+                "KILN-W019: the capture file `{}` exists and is not a regular file (a \
+                 directory, FIFO, socket or device); the work runs without a capture (name a \
+                 new file or a regular one to replace)",
+                path.display()
+            ));
+        }
+    }
     let existed = path.exists();
-    let opened = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path);
+    // Non-blocking: a FIFO made between the check above and here fails instead of waiting.
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let opened = options.open(path);
     match opened {
         Ok(_) => {
             if !existed {
