@@ -248,3 +248,24 @@ fn the_device_dropped_while_its_pipelines_compile() {
     assert!(watch.torn_down(), "the device outlived its last pipeline");
     common::assert_watch_clean(&watch);
 }
+
+/// Handles cross threads: a pending pipeline can be made on one thread and waited for on
+/// another (compile-time check).
+#[test]
+fn pending_pipelines_and_hot_pipelines_are_send() {
+    fn send<T: Send>() {}
+    send::<kiln::PendingPipeline>();
+    send::<kiln::PendingPipeline<kiln::GraphicsPipeline>>();
+    send::<HotComputePipeline>();
+    send::<HotGraphicsPipeline>();
+    let device = device();
+    let vs = kiln::include_spirv!("test/flat.vert").unwrap();
+    let fs = kiln::include_spirv!("test/flat.frag").unwrap();
+    let pending = device.graphics_pipeline_async(&flat_desc(&vs, &fs)).unwrap();
+    let p = std::thread::spawn(move || pending.wait().unwrap())
+        .join()
+        .unwrap();
+    let [centre, corner] = draw(&device, &p, [1.0, 0.0, 0.0, 1.0]);
+    assert_eq!((centre, corner), ([255, 0, 0, 255], [0, 0, 0, 255]));
+    assert_clean(&device);
+}
