@@ -261,7 +261,9 @@ fn pending_pipelines_and_hot_pipelines_are_send() {
     let device = device();
     let vs = kiln::include_spirv!("test/flat.vert").unwrap();
     let fs = kiln::include_spirv!("test/flat.frag").unwrap();
-    let pending = device.graphics_pipeline_async(&flat_desc(&vs, &fs)).unwrap();
+    let pending = device
+        .graphics_pipeline_async(&flat_desc(&vs, &fs))
+        .unwrap();
     let p = std::thread::spawn(move || pending.wait().unwrap())
         .join()
         .unwrap();
