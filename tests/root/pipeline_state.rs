@@ -286,7 +286,8 @@ fn raw_values_that_are_no_vulkan_enum_are_e282() {
         d.color_formats = vec![RGBA8];
         d
     };
-    let cases: [(&str, Box<dyn Fn(&mut kiln::GraphicsPipelineDesc)>); 4] = [
+    type Set = Box<dyn Fn(&mut kiln::GraphicsPipelineDesc)>;
+    let cases: [(&str, Set); 4] = [
         (
             "topology",
             Box::new(|d| d.topology = vk::PrimitiveTopology::from_raw(999)),
