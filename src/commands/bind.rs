@@ -107,7 +107,8 @@ impl<'a> Recorder<'a, '_> {
     ///
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E205` no such set, `KILN-E204` the set's
     /// layout differs from the pipeline's at that number (the error shows the first
-    /// differing binding), `KILN-E207` a binding was never written.
+    /// differing binding), `KILN-E207` a binding was never written, `KILN-E109` a set made
+    /// on another device.
     #[inline(always)]
     #[track_caller]
     pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
@@ -200,8 +201,8 @@ impl<'a> Recorder<'a, '_> {
 }
 
 /// Checks that `set` can be bound at number `index` of a pipeline layout whose set layout
-/// there is `expected`. Errors: `KILN-E204` another layout, `KILN-E207` a binding never
-/// written.
+/// there is `expected`. Errors: `KILN-E109` a set of another device, `KILN-E204` another
+/// layout, `KILN-E207` a binding never written.
 #[inline(always)]
 pub(super) fn check_set(index: u32, set: &DescriptorSet, expected: &Arc<SetLayout>) -> Result<()> {
     // Interned layouts: equal ids ⇔ the same object (both are alive for 'a).
@@ -230,6 +231,13 @@ fn foreign_pipeline() -> Error {
 #[cold]
 #[inline(never)]
 fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Error {
+    // A set of another device: its layout is interned there, never equal to this
+    // device's, whatever its bindings (VUID-vkCmdBindDescriptorSets-commonparent).
+    if !Arc::ptr_eq(&set.layout().shared, &expected.shared) {
+        return Error::ForeignObject {
+            object: format!("descriptor set bound at set {index} (made on another device)"),
+        };
+    }
     let (have, want) = (set.layout().desc(), expected.desc());
     let mut diff = have.diff(want).unwrap_or_else(|| "layouts differ".into());
     if let Some(stages) = have.only_stages_differ(want) {

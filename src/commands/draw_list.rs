@@ -86,8 +86,8 @@ impl<'a> Recorder<'a, '_> {
     /// `draw_list.rs`): the cost per draw is close to the three Vulkan commands alone.
     ///
     /// Errors, before anything is recorded: `KILN-E283` outside a rendering scope,
-    /// `KILN-E252` no graphics pipeline bound, `KILN-E205`, `KILN-E204`, `KILN-E207` (a
-    /// set, as `bind_set`), `KILN-E250` (the push constants, as `push_constants`); then, at
+    /// `KILN-E252` no graphics pipeline bound, `KILN-E205`, `KILN-E204`, `KILN-E207`,
+    /// `KILN-E109` (a set, as `bind_set`), `KILN-E250` (the push constants, as `push_constants`); then, at
     /// the first draw, the errors of [`draw`](Self::draw) (the draws before it recorded).
     #[track_caller]
     pub fn draw_list<T: bytemuck::Pod>(

@@ -100,10 +100,19 @@ impl Recorder<'_, '_> {
     /// `vkCmdSetCullMode`: which faces the draws after it cull, until the next graphics
     /// pipeline bind (which records the pipeline's `cull_mode`).
     ///
-    /// Errors: `KILN-E120` a queue without graphics, `KILN-E252` no graphics pipeline bound.
+    /// Errors: `KILN-E120` a queue without graphics, `KILN-E252` no graphics pipeline bound,
+    /// `KILN-E283` a value Vulkan does not define (bits beyond `FRONT_AND_BACK`, a front face
+    /// or topology that is no enum value).
     #[track_caller]
     pub fn set_cull_mode(&mut self, cull_mode: vk::CullModeFlags) -> Result<()> {
         self.at(std::panic::Location::caller());
+        if !vk::CullModeFlags::FRONT_AND_BACK.contains(cull_mode) {
+            // VUID-vkCmdSetCullMode-cullMode-parameter.
+            return Err(Error::RenderingState {
+                what: "set_cull_mode with bits beyond FRONT_AND_BACK; give NONE, FRONT, BACK \
+                       or FRONT_AND_BACK",
+            });
+        }
         self.dynamic_for("set_cull_mode")?.cull_mode = cull_mode;
         self.flush_scopes();
         // SAFETY: `cb` is recording on a graphics queue; the state is dynamic in every kiln
@@ -117,6 +126,13 @@ impl Recorder<'_, '_> {
     #[track_caller]
     pub fn set_front_face(&mut self, front_face: vk::FrontFace) -> Result<()> {
         self.at(std::panic::Location::caller());
+        if ![vk::FrontFace::COUNTER_CLOCKWISE, vk::FrontFace::CLOCKWISE].contains(&front_face) {
+            // VUID-vkCmdSetFrontFace-frontFace-parameter.
+            return Err(Error::RenderingState {
+                what: "set_front_face with a value that is no VkFrontFace; give \
+                       COUNTER_CLOCKWISE or CLOCKWISE",
+            });
+        }
         self.dynamic_for("set_front_face")?.front_face = front_face;
         self.flush_scopes();
         // SAFETY: as in `set_cull_mode`.
@@ -134,6 +150,13 @@ impl Recorder<'_, '_> {
     pub fn set_primitive_topology(&mut self, topology: vk::PrimitiveTopology) -> Result<()> {
         self.at(std::panic::Location::caller());
         let what = "set_primitive_topology";
+        if !(0..=10).contains(&topology.as_raw()) {
+            // VUID-vkCmdSetPrimitiveTopology-primitiveTopology-parameter.
+            return Err(Error::RenderingState {
+                what: "set_primitive_topology with a value that is no VkPrimitiveTopology; \
+                       give one of POINT_LIST … PATCH_LIST",
+            });
+        }
         self.dynamic_for(what)?;
         let Some(pipeline) = self.state.pipeline_topology else {
             return Err(Error::RenderingState {

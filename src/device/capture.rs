@@ -382,14 +382,30 @@ fn start(shared: &Shared, path: &Path, title: &str) -> std::result::Result<Activ
 }
 
 /// `KILN-W019` unless a file can be created at `path` (an existing one is kept until the
-/// capture replaces it).
+/// capture replaces it). Only a regular file is replaced: a FIFO would block the open
+/// until a reader came (a hang), and a device node such as `/dev/null` would be replaced
+/// by the capture's rename.
 fn check_writable(path: &Path) -> std::result::Result<(), String> {
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() {
+            return Err(format!(
+                "KILN-W019: the capture file `{}` exists and is not a regular file (a \
+                 directory, FIFO, socket or device); the work runs without a capture (name a \
+                 new file or a regular one to replace)",
+                path.display()
+            ));
+        }
+    }
     let existed = path.exists();
-    let opened = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path);
+    // Non-blocking: a FIFO made between the check above and here fails instead of waiting.
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let opened = options.open(path);
     match opened {
         Ok(_) => {
             if !existed {
@@ -484,7 +500,8 @@ impl Device {
     /// from being written is a coded warning, logged and in [`CaptureReport::warning`]:
     /// `KILN-W018` RenderDoc missing, too old (before 1.8) or loaded after the device was
     /// made; `KILN-W019` `path` cannot be written; `KILN-W020` another capture is running
-    /// or RenderDoc does not capture this device.
+    /// or RenderDoc does not capture this device. A `work` that panics ends the capture
+    /// (its file is written as for a return) before the panic goes on.
     pub fn capture<R>(
         &self,
         path: impl AsRef<Path>,
@@ -496,10 +513,25 @@ impl Device {
             .map_or_else(|| "kiln".to_string(), |s| s.to_string_lossy().into_owned());
         match start(&self.shared, path, &title) {
             Ok(active) => {
+                // Ended even when `work` panics: else RenderDoc stays capturing and every
+                // later capture of the process is `KILN-W020` ("another is running").
+                let mut guard = EndOnDrop(Some(active));
                 let out = work();
-                (out, active.end())
+                let report = guard.0.take().map(Active::end).unwrap_or_default();
+                (out, report)
             }
             Err(text) => (work(), CaptureReport::warn(text)),
+        }
+    }
+}
+
+/// Ends its capture when dropped (by an unwinding `work` of [`Device::capture`]).
+struct EndOnDrop(Option<Active>);
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        if let Some(active) = self.0.take() {
+            active.end();
         }
     }
 }

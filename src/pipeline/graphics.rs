@@ -421,6 +421,7 @@ fn check_targets(
         }
     }
     state::check_samples(shared, desc)?;
+    state::check_fixed_state(desc)?;
     let max_bindings = shared.limits().max_vertex_input_bindings as usize;
     if desc.vertex_buffers.len() > max_bindings {
         return Err(format!(

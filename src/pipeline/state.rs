@@ -289,3 +289,39 @@ pub(crate) fn check_samples(
     }
     Ok(())
 }
+
+/// The fixed-function enums of `desc` are values Vulkan defines (VUID-VkPipelineInputAssemblyStateCreateInfo-topology-parameter,
+/// VUID-VkPipelineRasterizationStateCreateInfo-polygonMode-parameter, -cullMode-parameter,
+/// -frontFace-parameter): a raw value such as `PrimitiveTopology::from_raw(999)` is
+/// refused here instead of reaching the driver.
+pub(crate) fn check_fixed_state(desc: &super::GraphicsPipelineDesc<'_>) -> Result<(), String> {
+    let t = desc.topology;
+    if !(0..=10).contains(&t.as_raw()) {
+        return Err(format!(
+            "topology {t:?} is not a VkPrimitiveTopology (POINT_LIST … PATCH_LIST)"
+        ));
+    }
+    let p = desc.polygon_mode;
+    if ![
+        vk::PolygonMode::FILL,
+        vk::PolygonMode::LINE,
+        vk::PolygonMode::POINT,
+    ]
+    .contains(&p)
+    {
+        return Err(format!("polygon mode {p:?} is not FILL, LINE or POINT"));
+    }
+    if !vk::CullModeFlags::FRONT_AND_BACK.contains(desc.cull_mode) {
+        return Err(format!(
+            "cull mode {:?} has bits beyond FRONT_AND_BACK",
+            desc.cull_mode
+        ));
+    }
+    let f = desc.front_face;
+    if ![vk::FrontFace::COUNTER_CLOCKWISE, vk::FrontFace::CLOCKWISE].contains(&f) {
+        return Err(format!(
+            "front face {f:?} is not COUNTER_CLOCKWISE or CLOCKWISE"
+        ));
+    }
+    Ok(())
+}

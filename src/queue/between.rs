@@ -33,7 +33,8 @@ pub const BETWEEN_DEVICES_CHUNK: u64 = 32 << 20;
 /// wait for pending writes of `src` and later uses of `dst` wait for them, on either
 /// device, as for any upload and readback.
 ///
-/// Errors: `KILN-E155` size 0; `KILN-E151` a range that passes the end of a buffer; those
+/// Errors: `KILN-E155` size 0, or `src` and `dst` one buffer with overlapping ranges
+/// (as [`Recorder::copy_buffer`](crate::Recorder::copy_buffer)); `KILN-E151` a range that passes the end of a buffer; those
 /// of [`Device::host_buffer`] for the four chunk buffers (`KILN-E154`, `KILN-E150`);
 /// `KILN-E105`/`KILN-E108` a device lost or a wait that timed out.
 pub fn copy_between_devices(
@@ -65,19 +66,32 @@ pub fn copy_between_devices_in_chunks(
     size: u64,
     chunk: u64,
 ) -> Result<()> {
-    if size == 0 {
+    let len = usize::try_from(size).unwrap_or(usize::MAX);
+    if size > 0 {
+        src.check_transfer(src_offset, len)?;
+        dst.check_transfer(dst_offset, len)?;
+    }
+    // One buffer as source and destination: the readback of chunk `i + 2` would run after
+    // the upload of chunk `i` and read what it wrote, so overlapping ranges are refused as
+    // `copy_buffer` refuses them (both ranges are in bounds here, so the sums fit).
+    let overlap = std::sync::Arc::ptr_eq(src.shared(), dst.shared())
+        && src.raw() == dst.raw()
+        && src_offset < dst_offset + size
+        && dst_offset < src_offset + size;
+    if size == 0 || overlap {
         return Err(Error::InvalidCopy {
             src: src.label().to_string(),
             dst: dst.label().to_string(),
             src_offset,
             dst_offset,
             size,
-            detail: "the size must be greater than 0",
+            detail: if size == 0 {
+                "the size must be greater than 0"
+            } else {
+                "source and destination ranges of one buffer overlap"
+            },
         });
     }
-    let len = usize::try_from(size).unwrap_or(usize::MAX);
-    src.check_transfer(src_offset, len)?;
-    dst.check_transfer(dst_offset, len)?;
     let chunk = chunk.max(4096).min(size);
     let (from, to) = (
         Device {

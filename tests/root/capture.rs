@@ -162,6 +162,13 @@ fn child_capture() {
         println!("ENVFILE exists={}", file.is_file());
         return;
     }
+    if case == "panic" {
+        // A capture whose work panics (caught here), then another capture to the path.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            device.capture(&path, || panic!("the captured work panicked"))
+        }));
+        assert!(caught.is_err());
+    }
     let ((), report) = device.capture(&path, || work(&device));
     print_report(&report);
     assert_clean(&device);
@@ -307,6 +314,29 @@ fn a_capture_holds_the_dispatch_the_draw_and_the_labels() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A `work` that panics ends its capture: the next `Device::capture` of the process is
+/// made (before the fix RenderDoc stayed capturing and it was `KILN-W020`, another capture
+/// running). The real path needs a RenderDoc that captures the device (a GPU).
+#[test]
+fn a_capture_whose_work_panics_ends_and_the_next_one_is_made() {
+    let dir = temp_dir("panic");
+    let path = dir.join("again.rdc");
+    let r = run_child("panic", &[("CAPTURE_PATH", path.to_str().unwrap())]);
+    assert!(
+        r.output.contains("the captured work panicked"),
+        "{}",
+        r.output
+    );
+    if !real_path(&r, "capture after a panic") {
+        assert_eq!(r.file, None);
+        return;
+    }
+    assert_eq!(r.warning, None, "{}", r.output);
+    assert_eq!(r.file.as_deref(), Some(path.as_path()), "{}", r.output);
+    println!("capture after a panic: PATH real: the second capture was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn without_renderdoc_the_work_runs_and_warns_w018() {
     let dir = temp_dir("missing");
@@ -338,6 +368,59 @@ fn an_unwritable_capture_path_warns_w019() {
     assert!(w.starts_with("KILN-W019"), "{w}\n{}", r.output);
     assert!(w.contains("no-such-dir/work.rdc"), "{w}");
     assert_eq!(r.file, None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A capture path that exists and is no regular file: a FIFO (before the fix the writable
+/// check opened it for writing and blocked until a reader came: the child hung) and
+/// `/dev/null` (the capture's rename would have replaced the device node); both
+/// `KILN-W019`, the work runs, nothing else is touched. Children bounded by 60 s.
+#[test]
+fn a_capture_path_that_is_no_regular_file_warns_w019_without_hanging() {
+    let dir = temp_dir("special");
+    let fifo = dir.join("fifo.rdc");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for path in [fifo.as_path(), Path::new("/dev/null")] {
+        let exe = std::env::current_exe().unwrap();
+        let mut child = Command::new(exe)
+            .args(["--exact", CHILD, "--nocapture", "--test-threads=1"])
+            .env("KILN_TEST_CHILD", CHILD)
+            .env("CAPTURE_CASE", "api")
+            .env("CAPTURE_PATH", path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(60) {
+                child.kill().unwrap();
+                let _ = child.wait();
+                panic!(
+                    "the capture to `{}` hung (killed after 60 s)",
+                    path.display()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let output = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{output}");
+        let line = output
+            .lines()
+            .find_map(|l| l.split_once("CAPTURE file=").map(|(_, r)| r.to_string()))
+            .unwrap_or_else(|| panic!("no CAPTURE line:\n{output}"));
+        assert!(line.starts_with("- warning=KILN-W019"), "{line}");
+        assert!(line.contains("not a regular file"), "{line}");
+    }
+    let meta = std::fs::metadata("/dev/null").unwrap();
+    assert!(!meta.is_file(), "/dev/null is still a device node");
+    println!("capture: PATH FIFO and /dev/null refused with KILN-W019");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

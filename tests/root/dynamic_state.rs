@@ -181,3 +181,44 @@ fn dynamic_state_errors_are_coded() {
     assert_eq!(err.code(), "KILN-E120", "{err}");
     assert_clean(&device);
 }
+
+/// Dynamic state given raw values Vulkan does not define (cull-mode bits beyond
+/// FRONT_AND_BACK, a front face or topology that is no enum value): `KILN-E283` before
+/// any command (before, the value reached vkCmdSet*, which the layer reports), and the
+/// recording goes on: a later draw with the defined values still draws.
+#[test]
+fn dynamic_state_values_vulkan_does_not_define_are_e283() {
+    let device = device();
+    let p = flat_pipeline(&device, RGBA8).unwrap();
+    let img = target(&device, "undefined values");
+    let verts: [[f32; 2]; 3] = [[-1.0, -1.0], [3.0, -1.0], [-1.0, 3.0]];
+    let vb = device
+        .buffer_from_slice("big triangle", vk::BufferUsageFlags::VERTEX_BUFFER, &verts)
+        .unwrap();
+    device
+        .execute(|r| {
+            r.begin_rendering(
+                &RenderingDesc::default()
+                    .color(&[ColorAttachment::clear(&img, [0.0; 4])])
+                    .depth(None),
+            )?;
+            r.bind_pipeline(&p)?;
+            for e in [
+                r.set_cull_mode(vk::CullModeFlags::from_raw(0x10)),
+                r.set_front_face(vk::FrontFace::from_raw(7)),
+                r.set_primitive_topology(vk::PrimitiveTopology::from_raw(999)),
+            ] {
+                let e = e.unwrap_err();
+                assert_eq!(e.code(), "KILN-E283", "{e}");
+            }
+            r.set_cull_mode(vk::CullModeFlags::NONE)?;
+            r.push(0, &GREEN)?;
+            r.bind_vertex_buffer(0, &vb, 0)?;
+            r.draw(3, 1, 0, 0)?;
+            r.end_rendering()
+        })
+        .unwrap();
+    let data = img.read().unwrap();
+    assert_eq!(pixel(&data, W, W / 2, H / 2), [0, 255, 0, 255]);
+    assert_clean(&device);
+}

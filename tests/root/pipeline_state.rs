@@ -268,3 +268,57 @@ fn pipeline_state_errors_are_coded() {
     assert!(err.to_string().contains("maxColorAttachments"), "{err}");
     assert_clean(&device);
 }
+
+/// Fixed-function enums given as raw values Vulkan does not define (topology, polygon
+/// mode, cull mode, front face): `KILN-E282` naming the field, from `graphics_pipeline` and
+/// through a `graphics_pipeline_async` handle, and the validation layer says nothing
+/// (before, the value reached vkCreateGraphicsPipelines:
+/// VUID-VkPipelineInputAssemblyStateCreateInfo-topology-parameter).
+#[test]
+fn raw_values_that_are_no_vulkan_enum_are_e282() {
+    let device = device();
+    let vs = kiln::include_spirv!("test/flat.vert").unwrap();
+    let fs = kiln::include_spirv!("test/flat.frag").unwrap();
+    let base = || {
+        let mut d = kiln::GraphicsPipelineDesc::new(&vs, &fs).vertex_buffer(
+            kiln::VertexBufferLayout::packed(&[(0, vk::Format::R32G32_SFLOAT)]),
+        );
+        d.color_formats = vec![RGBA8];
+        d
+    };
+    type Set = Box<dyn Fn(&mut kiln::GraphicsPipelineDesc)>;
+    let cases: [(&str, Set); 4] = [
+        (
+            "topology",
+            Box::new(|d| d.topology = vk::PrimitiveTopology::from_raw(999)),
+        ),
+        (
+            "polygon mode",
+            Box::new(|d| d.polygon_mode = vk::PolygonMode::from_raw(999)),
+        ),
+        (
+            "cull mode",
+            Box::new(|d| d.cull_mode = vk::CullModeFlags::from_raw(0x10)),
+        ),
+        (
+            "front face",
+            Box::new(|d| d.front_face = vk::FrontFace::from_raw(7)),
+        ),
+    ];
+    for (what, set) in &cases {
+        let mut d = base();
+        set(&mut d);
+        let e = device.graphics_pipeline(&d).unwrap_err();
+        assert_eq!(e.code(), "KILN-E282", "{what}: {e}");
+        assert!(e.to_string().contains(what), "{what}: {e}");
+        let pending = device.graphics_pipeline_async(&d).unwrap();
+        assert_eq!(pending.wait().unwrap_err().code(), "KILN-E282", "{what}");
+    }
+    // Every defined value still creates.
+    let mut d = base();
+    d.topology = vk::PrimitiveTopology::TRIANGLE_STRIP;
+    d.cull_mode = vk::CullModeFlags::FRONT_AND_BACK;
+    d.front_face = vk::FrontFace::CLOCKWISE;
+    device.graphics_pipeline(&d).unwrap();
+    assert_clean(&device);
+}

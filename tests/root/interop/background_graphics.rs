@@ -215,3 +215,59 @@ fn hot_reload_creates_its_pipelines_on_the_pipeline_threads() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_clean(&device);
 }
+
+/// The last `Device` handle dropped while its pipelines are queued and compiling: every
+/// handle still gives its pipeline (or the creation's error), and the device is torn down
+/// clean once the last pipeline goes, not before.
+#[test]
+fn the_device_dropped_while_its_pipelines_compile() {
+    let device = device();
+    let watch = device.validation_watch();
+    let vs = kiln::include_spirv!("test/flat.vert").unwrap();
+    let fs = kiln::include_spirv!("test/flat.frag").unwrap();
+    let pending: Vec<_> = (0..6)
+        .map(|_| {
+            device
+                .graphics_pipeline_async(&flat_desc(&vs, &fs))
+                .unwrap()
+        })
+        .collect();
+    let mut no_target = flat_desc(&vs, &fs);
+    no_target.color_formats.clear();
+    let bad = device.graphics_pipeline_async(&no_target).unwrap();
+    drop(device);
+    drop((vs, fs));
+    assert_eq!(code(bad.wait()), "KILN-E282");
+    let pipelines: Vec<_> = pending.into_iter().map(|p| p.wait().unwrap()).collect();
+    assert!(!watch.torn_down(), "torn down while its pipelines live");
+    drop(pipelines);
+    let start = std::time::Instant::now();
+    while !watch.torn_down() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(watch.torn_down(), "the device outlived its last pipeline");
+    common::assert_watch_clean(&watch);
+}
+
+/// Handles cross threads: a pending pipeline can be made on one thread and waited for on
+/// another (compile-time check).
+#[test]
+fn pending_pipelines_and_hot_pipelines_are_send() {
+    fn send<T: Send>() {}
+    send::<kiln::PendingPipeline>();
+    send::<kiln::PendingPipeline<kiln::GraphicsPipeline>>();
+    send::<HotComputePipeline>();
+    send::<HotGraphicsPipeline>();
+    let device = device();
+    let vs = kiln::include_spirv!("test/flat.vert").unwrap();
+    let fs = kiln::include_spirv!("test/flat.frag").unwrap();
+    let pending = device
+        .graphics_pipeline_async(&flat_desc(&vs, &fs))
+        .unwrap();
+    let p = std::thread::spawn(move || pending.wait().unwrap())
+        .join()
+        .unwrap();
+    let [centre, corner] = draw(&device, &p, [1.0, 0.0, 0.0, 1.0]);
+    assert_eq!((centre, corner), ([255, 0, 0, 255], [0, 0, 0, 255]));
+    assert_clean(&device);
+}

@@ -121,3 +121,97 @@ fn two_gpus_copy_between_them_when_two_exist() {
     assert_clean(&g0);
     assert_clean(&g1);
 }
+
+/// Odd sizes on one device and between two: 1 byte, 3 bytes at unaligned offsets, a size
+/// one past a chunk (a 1-byte last chunk), a chunk asked smaller than 4 KiB; the same
+/// device as source and destination; every byte checked, the bytes beside untouched.
+#[test]
+fn copies_between_devices_of_odd_sizes_and_the_same_device() {
+    let (a, b) = (device(), device());
+    let bytes: Vec<u8> = (0..12_345u32).map(|i| (i * 7 + 3) as u8).collect();
+    let src = add::storage(&a, "odd src", &bytes);
+    for (dev, name) in [(&a, "same device"), (&b, "other device")] {
+        for &(so, d_o, n, chunk) in &[
+            (0u64, 0u64, 1u64, 4096u64),
+            (5, 7, 1, 4096),
+            (1, 2, 3, 4096),
+            (3, 1, 4097, 4096),
+            (11, 13, 9_001, 1),
+            (0, 0, 12_345, 4096),
+        ] {
+            let dst = dev
+                .buffer_from_slice(
+                    "odd dst",
+                    vk::BufferUsageFlags::STORAGE_BUFFER,
+                    &[0xAAu8; 12_360],
+                )
+                .unwrap();
+            copy_between_devices_in_chunks(&src, so, &dst, d_o, n, chunk).unwrap();
+            let got = dst.read::<u8>().unwrap();
+            let (so, d_o, n) = (so as usize, d_o as usize, n as usize);
+            assert_eq!(
+                &got[d_o..d_o + n],
+                &bytes[so..so + n],
+                "{name}: {so} {d_o} {n}"
+            );
+            assert!(got[..d_o].iter().all(|&x| x == 0xAA), "{name}: before");
+            assert!(got[d_o + n..].iter().all(|&x| x == 0xAA), "{name}: after");
+        }
+    }
+    // Offsets whose end overflows u64: refused, not wrapped.
+    let dst = b.storage_buffer::<u32>("dst", 8).unwrap();
+    assert_eq!(
+        code(copy_between_devices(&src, u64::MAX, &dst, 0, 4)),
+        "KILN-E151"
+    );
+    assert_eq!(
+        code(copy_between_devices(&src, 0, &dst, u64::MAX - 1, 4)),
+        "KILN-E151"
+    );
+    println!("path: odd sizes within a and from a to b");
+    assert_clean(&a);
+    assert_clean(&b);
+}
+
+/// One buffer as its own source and destination: overlapping ranges (forward and
+/// backward, by more than a chunk and by one byte) are refused with `KILN-E155` before any
+/// work (before the fix, a forward overlap by more than a chunk silently read bytes its own
+/// earlier chunks had overwritten); ranges that do not overlap copy, in several chunks.
+#[test]
+fn a_copy_between_devices_within_one_buffer_refuses_overlap_and_copies_disjoint_ranges() {
+    let a = device();
+    let n = 40_000usize;
+    let bytes: Vec<u8> = (0..n as u32).map(|i| (i * 13 + 1) as u8).collect();
+    let buf = add::storage(&a, "self", &bytes);
+    for (so, d_o, len) in [
+        (0u64, 5_000u64, 20_000u64),
+        (5_000, 0, 20_000),
+        (100, 101, 2),
+        (101, 100, 2),
+    ] {
+        let e = copy_between_devices_in_chunks(&buf, so, &buf, d_o, len, 4096).unwrap_err();
+        assert_eq!(e.code(), "KILN-E155", "{so} -> {d_o}: {e}");
+        assert!(e.to_string().contains("overlap"), "{e}");
+    }
+    assert_eq!(
+        buf.read::<u8>().unwrap(),
+        bytes,
+        "refused copies wrote nothing"
+    );
+    // Disjoint ranges of the one buffer, touching: [0, 20 000) -> [20 000, 40 000).
+    copy_between_devices_in_chunks(&buf, 0, &buf, 20_000, 20_000, 4096).unwrap();
+    let mut want = bytes.clone();
+    want.copy_within(0..20_000, 20_000);
+    assert!(buf.read::<u8>().unwrap() == want, "the disjoint copy");
+    // Another buffer of the same size on the same device: any ranges.
+    let other = add::storage(&a, "other", &bytes);
+    copy_between_devices_in_chunks(&buf, 0, &other, 5_000, 20_000, 4096).unwrap();
+    want = bytes.clone();
+    want[5_000..25_000].copy_from_slice(&buf.read::<u8>().unwrap()[..20_000]);
+    assert!(
+        other.read::<u8>().unwrap() == want,
+        "another buffer, same offsets"
+    );
+    println!("path: one buffer, overlap refused (E155), disjoint ranges copied");
+    assert_clean(&a);
+}

@@ -199,3 +199,47 @@ fn driver_refuses(good: &OwnedFd, memory: &kiln::ExternalMemory) {
         r.messages.len()
     );
 }
+
+/// An import whose `layout` the image's usage does not allow (a sampled texture said to be
+/// in COLOR_ATTACHMENT_OPTIMAL, a depth layout, PRESENT_SRC_KHR, a value that is no
+/// layout): `KILN-E180`, no acquire barrier recorded
+/// (VUID-VkImageMemoryBarrier2-oldLayout-01208/01209), not a validation message
+/// from the acquire barrier; the caller's fd stays open and a good import still works.
+#[test]
+fn an_import_in_a_layout_its_usage_forbids_is_e180() {
+    let (a, b) = (device(), device());
+    if !images_shared(&a) {
+        return;
+    }
+    let image_a = a
+        .exportable_image(&desc("shared"), ExternalHandle::OpaqueFd)
+        .unwrap();
+    image_a.upload(&texels(3)).unwrap();
+    let (fd, memory) = image_a.export_memory().unwrap();
+    for layout in [
+        vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+        vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL,
+        vk::ImageLayout::DEPTH_READ_ONLY_OPTIMAL,
+        vk::ImageLayout::PRESENT_SRC_KHR,
+        vk::ImageLayout::from_raw(12_345),
+    ] {
+        let e = b
+            .import_image(&desc("x (imported)"), fd.as_fd(), &memory, layout)
+            .unwrap_err();
+        assert_eq!(e.code(), "KILN-E180", "{layout:?}: {e}");
+        assert!(fd_is_open(&fd), "{layout:?}");
+    }
+    let image_b = b
+        .import_image(
+            &desc("good (imported)"),
+            fd.as_fd(),
+            &memory,
+            image_a.layout(),
+        )
+        .unwrap();
+    assert_eq!(image_b.read().unwrap(), texels(3));
+    println!("path: layouts the usage forbids refused with E180, then a good import");
+    drop((image_a, image_b));
+    assert_clean(&a);
+    assert_clean_but_the_acquire(&b);
+}

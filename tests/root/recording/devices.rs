@@ -249,3 +249,74 @@ fn rendering_draws_and_pushes_refuse_another_devices_objects() {
     assert_clean(&a);
     assert_clean(&b);
 }
+
+/// A descriptor set of another device, bound (`bind_set`) or in a draw list: `KILN-E109`
+/// naming the set, not `KILN-E204` "incompatible layout" (the two layouts are equal, only
+/// their devices differ); nothing recorded, and the recording goes on with a's own set.
+#[test]
+fn descriptor_sets_of_another_device_are_e109_in_bind_set_and_draw_list() {
+    let a = device();
+    let b = device();
+    // Compute: vector_add's set 0 made on b, bound with a's pipeline.
+    let (p_a, p_b) = (add::vector_add(&a), add::vector_add(&b));
+    let one_b = add::storage(&b, "b's ones", &[1.0f32; 64]);
+    let set_b = add::set(&p_b, &one_b, &one_b, &one_b);
+    let one_a = add::storage(&a, "a's ones", &[1.0f32; 64]);
+    let out_a = a.storage_buffer::<f32>("a's out", 64).unwrap();
+    let set_a = add::set(&p_a, &one_a, &one_a, &out_a);
+    a.execute(|r| {
+        r.bind_pipeline(&p_a)?;
+        let before = r.barrier_count();
+        let e = r.bind_set(0, &set_b).unwrap_err();
+        assert_eq!(e.code(), "KILN-E109", "{e}");
+        assert!(e.to_string().contains("descriptor set"), "{e}");
+        assert_eq!(r.barrier_count(), before);
+        r.bind_set(0, &set_a)?;
+        r.dispatch_threads(64)
+    })
+    .unwrap();
+    assert_eq!(out_a.read::<f32>().unwrap(), vec![2.0f32; 64]);
+    // Graphics: a draw list whose second draw's set is b's.
+    let vs = kiln::include_spirv!("test/list_cell.vert").unwrap();
+    let fs = kiln::include_spirv!("test/list_cell.frag").unwrap();
+    let mut desc = kiln::GraphicsPipelineDesc::new(&vs, &fs);
+    desc.color_formats = vec![RGBA8];
+    let (g_a, g_b) = (
+        a.graphics_pipeline(&desc).unwrap(),
+        b.graphics_pipeline(&desc).unwrap(),
+    );
+    let uniform = |d: &kiln::Device, label: &str| {
+        d.buffer_from_slice(
+            label,
+            vk::BufferUsageFlags::UNIFORM_BUFFER,
+            &[0.0f32, 1.0, 0.0, 1.0],
+        )
+        .unwrap()
+    };
+    let (green_a, green_b) = (uniform(&a, "a's green"), uniform(&b, "b's green"));
+    let mut cell_a = g_a.descriptor_set(0).unwrap();
+    cell_a.write_buffer(0, &green_a).unwrap();
+    let mut cell_b = g_b.descriptor_set(0).unwrap();
+    cell_b.write_buffer(0, &green_b).unwrap();
+    let rect = [-1.0f32, -1.0, 2.0, 2.0];
+    let mixed = [
+        kiln::ListDraw::new(&cell_a, rect, 6),
+        kiln::ListDraw::new(&cell_b, rect, 6),
+    ];
+    let img = image(&a, "a's target", 8);
+    a.execute(|r| {
+        let color = [ColorAttachment::clear(&img, [0.0; 4])];
+        r.begin_rendering(&RenderingDesc::default().color(&color).depth(None))?;
+        r.bind_pipeline(&g_a)?;
+        let e = r.draw_list(0, 0, &mixed).unwrap_err();
+        assert_eq!(e.code(), "KILN-E109", "{e}");
+        assert!(e.to_string().contains("descriptor set"), "{e}");
+        r.end_rendering()
+    })
+    .unwrap();
+    // Nothing was drawn: the target holds the clear colour.
+    assert!(img.read().unwrap().iter().all(|&x| x == 0));
+    println!("path: b's sets refused with E109 in bind_set and draw_list");
+    assert_clean(&a);
+    assert_clean(&b);
+}
