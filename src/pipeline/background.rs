@@ -129,6 +129,18 @@ fn worker(inner: &PoolInner) {
     }
 }
 
+/// `create`'s result, or `KILN-E113` when it panics: the worker thread lives on (a panic
+/// would end it and leave the pool a thread short) and the handle gets an error instead of a
+/// `wait` that never returns. Unwind safety: after a panic nothing the closure touched is
+/// read again except through kiln's locks, which ignore poisoning.
+fn create_caught<P>(create: impl FnOnce() -> Result<P>) -> Result<P> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(create)).unwrap_or_else(|_| {
+        Err(Error::Internal {
+            what: "a pipeline creation panicked on the pipeline threads",
+        })
+    })
+}
+
 /// What a job and its [`PendingPipeline`] share.
 struct JobState<P> {
     result: Mutex<Option<Result<P>>>,
@@ -174,7 +186,7 @@ impl<P> PendingPipeline<P> {
     ///
     /// Errors: those of [`Device::compute_pipeline_with`] (or
     /// [`Device::graphics_pipeline`]); `KILN-E269` its failure was already returned by
-    /// [`get`](Self::get).
+    /// [`get`](Self::get); `KILN-E113` the creation panicked (a bug: the pool goes on).
     pub fn wait(mut self) -> Result<P> {
         match self.taken.take() {
             Some(Ok(p)) => Ok(p),
@@ -281,7 +293,7 @@ impl Device {
             if job_state.cancelled.load(Ordering::Acquire) {
                 return;
             }
-            let r = create(&job_shared);
+            let r = create_caught(|| create(&job_shared));
             if r.is_ok() {
                 created.created.fetch_add(1, Ordering::Relaxed);
             }
@@ -313,5 +325,24 @@ impl Device {
         self.shared
             .slot::<PipelineThreads>()
             .map_or(0, |t| t.inner.created.load(Ordering::Relaxed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_creation_that_panics_is_e113_and_one_that_returns_is_kept() {
+        let panicked = create_caught::<u32>(|| panic!("a driver callback panicked"));
+        assert_eq!(panicked.map_err(|e| e.code()), Err("KILN-E113"));
+        let failed = create_caught::<u32>(|| {
+            Err(Error::PipelineNotReady {
+                label: "p".into(),
+                why: String::new(),
+            })
+        });
+        assert_eq!(failed.map_err(|e| e.code()), Err("KILN-E269"));
+        assert_eq!(create_caught(|| Ok(7u32)).map_err(|e| e.code()), Ok(7));
     }
 }
