@@ -16,7 +16,7 @@ use ash::vk;
 use super::hazards::ImageRange;
 use super::work::ImageUse;
 use super::Recorder;
-use crate::device::{Image, Subresources};
+use crate::device::{layout_usage_ok, Image, Subresources};
 use crate::error::{Error, Result};
 
 /// Stages and accesses that use an image in `layout` (Vulkan spec §7.1.2, §12.4).
@@ -173,11 +173,14 @@ impl Recorder<'_, '_> {
     /// the recording relies on that layout (a reusable recording checks it at every
     /// submission, `KILN-E285`). The image is kept alive until the submission.
     ///
-    /// Errors: `KILN-E109` an image of another device, `KILN-E283` inside a rendering scope.
+    /// Errors: `KILN-E180` a layout the image's usage does not allow (or `UNDEFINED`,
+    /// `PREINITIALIZED`), `KILN-E109` an image of another device, `KILN-E283` inside a
+    /// rendering scope.
     #[track_caller]
     pub fn transition(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
         self.at(std::panic::Location::caller());
         self.own_image(image)?;
+        check_layout(image, new, "new")?;
         self.transition_now(image, Subresources::all(), new)
     }
 
@@ -185,8 +188,8 @@ impl Recorder<'_, '_> {
     /// only: the other subresources keep their layouts, and the barrier names exactly the
     /// subresources of `range` that are not in `new` yet.
     ///
-    /// Errors: `KILN-E180` a range that is empty or past the image's levels or layers,
-    /// `KILN-E109` an image of another device, `KILN-E283` inside a rendering scope.
+    /// Errors: `KILN-E180` a range that is empty or past the image's levels or layers or a
+    /// layout its usage does not allow, `KILN-E109` an image of another device, `KILN-E283` inside a rendering scope.
     #[track_caller]
     pub fn transition_subresources(
         &mut self,
@@ -197,6 +200,7 @@ impl Recorder<'_, '_> {
         self.at(std::panic::Location::caller());
         self.own_image(image)?;
         check_range(image, range)?;
+        check_layout(image, new, "new")?;
         self.transition_now(image, range, new)
     }
 
@@ -226,7 +230,9 @@ impl Recorder<'_, '_> {
     /// relies on no layout of the image: a reusable recording may then leave it in `new`
     /// (such a barrier is valid from every layout, so no `KILN-E284`/`KILN-E285`).
     ///
-    /// Errors: `KILN-E109` an image of another device, `KILN-E283` inside a rendering scope.
+    /// Errors: `KILN-E180` a layout the image's usage does not allow (`old` may be
+    /// `UNDEFINED`, `new` not), `KILN-E109` an image of another device, `KILN-E283` inside a
+    /// rendering scope.
     #[track_caller]
     pub fn transition_from(
         &mut self,
@@ -236,6 +242,10 @@ impl Recorder<'_, '_> {
     ) -> Result<()> {
         self.at(std::panic::Location::caller());
         self.own_image(image)?;
+        if old != vk::ImageLayout::UNDEFINED {
+            check_layout(image, old, "old")?;
+        }
+        check_layout(image, new, "new")?;
         self.layout_barrier(image, Subresources::all(), old, new)
     }
 
@@ -426,6 +436,35 @@ impl Recorder<'_, '_> {
 }
 
 /// Checks that `range` names subresources of `image`. Errors: `KILN-E180`.
+/// `KILN-E180` when `layout` (the barrier's `which` layout) cannot be the image's: a new
+/// layout of `UNDEFINED` or `PREINITIALIZED` (VUID-VkImageMemoryBarrier2-newLayout-01198), or
+/// a layout the image's usage does not allow (VUID-VkImageMemoryBarrier2-oldLayout-01208…
+/// 01213 and their `newLayout` twins; `device::layout_usage_ok`). A layout with no usage rule
+/// kiln knows (`PRESENT_SRC_KHR`, …) passes to the layer.
+fn check_layout(image: &Image, layout: vk::ImageLayout, which: &str) -> Result<()> {
+    let never = which == "new"
+        && matches!(
+            layout,
+            vk::ImageLayout::UNDEFINED | vk::ImageLayout::PREINITIALIZED
+        );
+    if !never && layout_usage_ok(layout, image.usage()) != Some(false) {
+        return Ok(());
+    }
+    Err(Error::InvalidImage {
+        object: image.label().to_string(),
+        detail: if never {
+            format!("{layout:?} cannot be the new layout of a transition; transition to the layout of the image's next use (GENERAL fits every use)")
+        } else {
+            format!(
+                "the {which} layout {layout:?} needs a usage the image lacks (its usage is {:?}); \
+                 transition to a layout its usage allows (GENERAL always), or create the image \
+                 with that usage",
+                image.usage()
+            )
+        },
+    })
+}
+
 pub(crate) fn check_range(image: &Image, range: Subresources) -> Result<()> {
     let (levels, layers) = (image.mip_levels(), image.array_layers());
     if range.fits(levels, layers) {

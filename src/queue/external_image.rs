@@ -8,7 +8,7 @@ use std::os::fd::BorrowedFd;
 use ash::vk;
 
 use crate::device::{
-    import_image_memory, Device, ExternalMemory, Image, ImageDesc, SubresourceMap,
+    import_image_memory, layout_usage_ok, Device, ExternalMemory, Image, ImageDesc, SubresourceMap,
 };
 use crate::error::{Error, Result};
 
@@ -46,7 +46,7 @@ impl Device {
             });
         }
         let image = import_image_memory(self, desc, fd, memory)?;
-        if !layout_allowed(layout, image.usage()) {
+        if layout_usage_ok(layout, image.usage()) != Some(true) {
             return Err(Error::InvalidImage {
                 object: desc.label.to_string(),
                 detail: format!(
@@ -104,77 +104,5 @@ impl Device {
             layout,
         ));
         Ok(())
-    }
-}
-
-/// Whether an image of `usage` may be in `layout` (the `oldLayout` rules of
-/// `VkImageMemoryBarrier2`, VUID-VkImageMemoryBarrier2-oldLayout-01208…01213, 01658,
-/// 01659, 03938, 03939): the layouts a kiln image can be left in by its exporter.
-fn layout_allowed(layout: vk::ImageLayout, usage: vk::ImageUsageFlags) -> bool {
-    use vk::ImageLayout as L;
-    use vk::ImageUsageFlags as U;
-    let any = |u: U| usage.intersects(u);
-    match layout {
-        L::UNDEFINED | L::GENERAL => true,
-        L::COLOR_ATTACHMENT_OPTIMAL => any(U::COLOR_ATTACHMENT),
-        L::DEPTH_STENCIL_ATTACHMENT_OPTIMAL
-        | L::DEPTH_ATTACHMENT_OPTIMAL
-        | L::STENCIL_ATTACHMENT_OPTIMAL
-        | L::DEPTH_READ_ONLY_STENCIL_ATTACHMENT_OPTIMAL
-        | L::DEPTH_ATTACHMENT_STENCIL_READ_ONLY_OPTIMAL => any(U::DEPTH_STENCIL_ATTACHMENT),
-        L::DEPTH_STENCIL_READ_ONLY_OPTIMAL
-        | L::DEPTH_READ_ONLY_OPTIMAL
-        | L::STENCIL_READ_ONLY_OPTIMAL => {
-            any(U::DEPTH_STENCIL_ATTACHMENT)
-                && any(U::DEPTH_STENCIL_ATTACHMENT | U::SAMPLED | U::INPUT_ATTACHMENT)
-        }
-        L::SHADER_READ_ONLY_OPTIMAL => any(U::SAMPLED | U::INPUT_ATTACHMENT),
-        L::READ_ONLY_OPTIMAL => any(U::SAMPLED | U::INPUT_ATTACHMENT | U::DEPTH_STENCIL_ATTACHMENT),
-        L::ATTACHMENT_OPTIMAL => any(U::COLOR_ATTACHMENT | U::DEPTH_STENCIL_ATTACHMENT),
-        L::TRANSFER_SRC_OPTIMAL => any(U::TRANSFER_SRC),
-        L::TRANSFER_DST_OPTIMAL => any(U::TRANSFER_DST),
-        L::RENDERING_LOCAL_READ_KHR => {
-            any(U::COLOR_ATTACHMENT | U::DEPTH_STENCIL_ATTACHMENT)
-                && any(U::INPUT_ATTACHMENT | U::STORAGE | U::SAMPLED)
-        }
-        _ => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::layout_allowed;
-    use ash::vk::{ImageLayout as L, ImageUsageFlags as U};
-
-    #[test]
-    fn import_layouts_follow_usage() {
-        let texture = U::SAMPLED | U::TRANSFER_SRC | U::TRANSFER_DST;
-        for ok in [
-            L::UNDEFINED,
-            L::GENERAL,
-            L::SHADER_READ_ONLY_OPTIMAL,
-            L::TRANSFER_SRC_OPTIMAL,
-        ] {
-            assert!(layout_allowed(ok, texture), "{ok:?}");
-        }
-        for bad in [
-            L::COLOR_ATTACHMENT_OPTIMAL,
-            L::DEPTH_STENCIL_ATTACHMENT_OPTIMAL,
-            L::DEPTH_READ_ONLY_OPTIMAL,
-            L::PRESENT_SRC_KHR,
-            L::PREINITIALIZED,
-            L::from_raw(12_345),
-        ] {
-            assert!(!layout_allowed(bad, texture), "{bad:?}");
-        }
-        assert!(layout_allowed(
-            L::COLOR_ATTACHMENT_OPTIMAL,
-            U::COLOR_ATTACHMENT
-        ));
-        assert!(!layout_allowed(L::TRANSFER_DST_OPTIMAL, U::STORAGE));
-        assert!(layout_allowed(
-            L::DEPTH_READ_ONLY_OPTIMAL,
-            U::DEPTH_STENCIL_ATTACHMENT
-        ));
     }
 }

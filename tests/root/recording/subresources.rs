@@ -216,6 +216,75 @@ fn a_range_past_the_image_is_refused() {
     assert_clean(&device);
 }
 
+/// One way to ask for a transition, in a recording.
+type Transition = fn(&mut kiln::Recorder<'_, '_>, &kiln::Image) -> kiln::Result<()>;
+
+/// A transition to (or, with `transition_from`, from) a layout the image's usage does not
+/// allow, or to UNDEFINED/PREINITIALIZED, is KILN-E180 before any barrier: a texture
+/// (SAMPLED, TRANSFER) is never a colour or depth attachment. Was: recorded as asked, a
+/// validation error (VUID-VkImageMemoryBarrier2-oldLayout-01208 and its twins).
+#[test]
+fn a_layout_the_usage_forbids_is_refused() {
+    let device = device();
+    let img = device
+        .image(&ImageDesc::texture("texture", 4, 4, RGBA8))
+        .unwrap();
+    let (undefined, general) = (vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL);
+    let cases: [(&str, Transition); 6] = [
+        ("to colour", |r, i| {
+            r.transition(i, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        }),
+        ("to UNDEFINED", |r, i| {
+            r.transition(i, vk::ImageLayout::UNDEFINED)
+        }),
+        ("to PREINITIALIZED", |r, i| {
+            r.transition(i, vk::ImageLayout::PREINITIALIZED)
+        }),
+        ("one mip to depth", |r, i| {
+            r.transition_subresources(
+                i,
+                Subresources::mip(0),
+                vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+            )
+        }),
+        ("from depth", |r, i| {
+            r.transition_from(
+                i,
+                vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL,
+                vk::ImageLayout::GENERAL,
+            )
+        }),
+        ("from UNDEFINED to colour", |r, i| {
+            r.transition_from(
+                i,
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+            )
+        }),
+    ];
+    for (what, case) in cases {
+        let r = device.execute(|r| {
+            let before = r.barrier_count();
+            let e = case(r, &img);
+            assert_eq!(r.barrier_count(), before, "{what}: a barrier was recorded");
+            e
+        });
+        let err = r.unwrap_err();
+        assert_eq!(err.code(), "KILN-E180", "{what}: {err}");
+        assert!(err.to_string().contains("texture"), "{what}: {err}");
+    }
+    assert_eq!(img.layout(), undefined);
+    // Layouts the usage allows still move it, from whatever it was.
+    device
+        .execute(|r| {
+            r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?;
+            r.transition_from(&img, undefined, general)
+        })
+        .unwrap();
+    assert_eq!(img.layout(), general);
+    assert_clean(&device);
+}
+
 /// Copies of single array layers: one layer is written while the other keeps its layout
 /// and contents, each layer is read back alone; errors for layers the image lacks.
 #[test]
