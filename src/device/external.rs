@@ -474,6 +474,47 @@ fn size_and_type(
     Ok((m.allocation_size, m.memory_type_index))
 }
 
+/// A new fd of an exportable buffer's or image's memory (`vkGetMemoryFdKHR`), owned by
+/// the caller, and what an importer needs. `external` is the object's memory, how it is
+/// shared and whether it was made exportable (`None`: not external); `made_by` names the
+/// function that makes it exportable, for the error.
+///
+/// Errors: `KILN-E163` not made exportable (an imported object cannot be exported again);
+/// `KILN-E106`, `KILN-E104` from the driver.
+pub(super) fn export_fd(
+    shared: &Shared,
+    label: &str,
+    external: Option<(vk::DeviceMemory, ExternalMemory, bool)>,
+    made_by: &str,
+) -> Result<(OwnedFd, ExternalMemory)> {
+    let Some((memory, info, true)) = external else {
+        return Err(Error::ExternalHandleUnsupported {
+            object: label.to_string(),
+            what: "export",
+            handle: external.map_or(ExternalHandle::OpaqueFd, |e| e.1.handle),
+            device: shared.info.name.clone(),
+            why: format!("it was not created by {made_by}"),
+        });
+    };
+    let Some(bits) = info.handle.memory_bits() else {
+        return Err(Error::Internal {
+            what: "an exported memory of a semaphore handle type",
+        });
+    };
+    let fns = super::loader::walking(|| {
+        ash::khr::external_memory_fd::Device::new(&shared.instance.raw, &shared.raw)
+    });
+    let get = vk::MemoryGetFdInfoKHR::default()
+        .memory(memory)
+        .handle_type(bits);
+    // SAFETY: the memory was allocated exportable as `bits` on this device (the extension
+    // is enabled: checked at creation); the new fd is the caller's.
+    let fd = unsafe { fns.get_memory_fd(&get) }.map_err(vk_err("vkGetMemoryFdKHR"))?;
+    // SAFETY: vkGetMemoryFdKHR returned a new fd that nothing else owns.
+    let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    Ok((fd, info))
+}
+
 impl Buffer {
     /// A new fd of this buffer's memory (`vkGetMemoryFdKHR`), owned by the caller (close
     /// it, or hand it to an importer: `Device::import_buffer`, CUDA's
@@ -484,35 +525,13 @@ impl Buffer {
     /// cannot be exported again); `KILN-E106` out of fds or memory; `KILN-E104` other
     /// failures.
     pub fn export_memory(&self) -> Result<(OwnedFd, ExternalMemory)> {
-        let shared = self.shared();
-        let Some(ext) = self.external().filter(|e| e.exportable) else {
-            return Err(Error::ExternalHandleUnsupported {
-                object: self.label().to_string(),
-                what: "export",
-                handle: self
-                    .external()
-                    .map_or(ExternalHandle::OpaqueFd, |e| e.info.handle),
-                device: shared.info.name.clone(),
-                why: "it was not created by Device::exportable_buffer".into(),
-            });
-        };
-        let Some(bits) = ext.info.handle.memory_bits() else {
-            return Err(Error::Internal {
-                what: "an exported buffer of a semaphore handle type",
-            });
-        };
-        let fns = super::loader::walking(|| {
-            ash::khr::external_memory_fd::Device::new(&shared.instance.raw, &shared.raw)
-        });
-        let info = vk::MemoryGetFdInfoKHR::default()
-            .memory(ext.memory)
-            .handle_type(bits);
-        // SAFETY: the memory was allocated exportable as `bits` on this device (the
-        // extension is enabled: checked at creation); the new fd is the caller's.
-        let fd = unsafe { fns.get_memory_fd(&info) }.map_err(vk_err("vkGetMemoryFdKHR"))?;
-        // SAFETY: vkGetMemoryFdKHR returned a new fd that nothing else owns.
-        let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-        Ok((fd, ext.info))
+        let ext = self.external().map(|e| (e.memory, e.info, e.exportable));
+        export_fd(
+            self.shared(),
+            self.label(),
+            ext,
+            "Device::exportable_buffer",
+        )
     }
 
     /// How its memory is shared: `Some` for buffers made by

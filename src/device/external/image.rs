@@ -306,30 +306,8 @@ impl Image {
     /// Errors: `KILN-E163` the image was not made by [`Device::exportable_image`] (an
     /// imported one cannot be exported again); `KILN-E106`, `KILN-E104`.
     pub fn export_memory(&self) -> Result<(OwnedFd, ExternalMemory)> {
-        let shared = self.shared();
-        let Some(ext) = self.external().filter(|e| e.exportable) else {
-            return Err(Error::ExternalHandleUnsupported {
-                object: self.label().to_string(),
-                what: "export",
-                handle: self
-                    .external()
-                    .map_or(ExternalHandle::OpaqueFd, |e| e.info.handle),
-                device: shared.info.name.clone(),
-                why: "it was not created by Device::exportable_image".into(),
-            });
-        };
-        let fns = crate::device::loader::walking(|| {
-            ash::khr::external_memory_fd::Device::new(&shared.instance.raw, &shared.raw)
-        });
-        let info = vk::MemoryGetFdInfoKHR::default()
-            .memory(ext.memory)
-            .handle_type(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
-        // SAFETY: the memory was allocated exportable as an opaque fd on this device (the
-        // extension is enabled: checked at creation); the new fd is the caller's.
-        let fd = unsafe { fns.get_memory_fd(&info) }.map_err(vk_err("vkGetMemoryFdKHR"))?;
-        // SAFETY: vkGetMemoryFdKHR returned a new fd that nothing else owns.
-        let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-        Ok((fd, ext.info))
+        let ext = self.external().map(|e| (e.memory, e.info, e.exportable));
+        super::export_fd(self.shared(), self.label(), ext, "Device::exportable_image")
     }
 
     /// How its memory is shared: `Some` for images made by [`Device::exportable_image`] or
