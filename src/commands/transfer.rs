@@ -10,7 +10,7 @@ use ash::vk;
 use super::automatic::{TRANSFER_READ, TRANSFER_WRITE};
 use super::command::{BufferAccess, Command, ImageAccess};
 use super::Recorder;
-use crate::device::{Buffer, Image, Subresources};
+use crate::device::{check_copy, Buffer, Image, Subresources};
 use crate::error::{Error, Result};
 
 impl Recorder<'_, '_> {
@@ -41,23 +41,7 @@ impl Recorder<'_, '_> {
                 });
             }
         }
-        let overlap = src.raw() == dst.raw()
-            && src_offset < dst_offset + size
-            && dst_offset < src_offset + size;
-        if size == 0 || overlap {
-            return Err(Error::InvalidCopy {
-                src: src.label().to_string(),
-                dst: dst.label().to_string(),
-                src_offset,
-                dst_offset,
-                size,
-                detail: if size == 0 {
-                    "the size must be greater than 0"
-                } else {
-                    "source and destination ranges of one buffer overlap"
-                },
-            });
-        }
+        check_copy(src, src_offset, dst, dst_offset, size)?;
         let uses = [
             BufferAccess::new(src, src_offset, size, TRANSFER_READ),
             BufferAccess::new(dst, dst_offset, size, TRANSFER_WRITE),

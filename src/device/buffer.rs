@@ -525,3 +525,36 @@ pub(crate) fn free_bound(
     }
     shared.heaps.release(heap, reserved);
 }
+
+/// `KILN-E155` when a copy of `size` bytes from `src` at `src_offset` to `dst` at
+/// `dst_offset` is empty, or copies between overlapping ranges of one buffer
+/// (VUID-VkBufferCopy-size-01988, VUID-vkCmdCopyBuffer-pRegions-00117): the check of
+/// `Recorder::copy_buffer` and `copy_between_devices`. The ranges are in bounds (checked
+/// before), so the sums fit.
+pub(crate) fn check_copy(
+    src: &Buffer,
+    src_offset: u64,
+    dst: &Buffer,
+    dst_offset: u64,
+    size: u64,
+) -> Result<()> {
+    let overlap = Arc::ptr_eq(src.shared(), dst.shared())
+        && src.raw() == dst.raw()
+        && src_offset < dst_offset + size
+        && dst_offset < src_offset + size;
+    if size == 0 || overlap {
+        return Err(Error::InvalidCopy {
+            src: src.label().to_string(),
+            dst: dst.label().to_string(),
+            src_offset,
+            dst_offset,
+            size,
+            detail: if size == 0 {
+                "the size must be greater than 0"
+            } else {
+                "source and destination ranges of one buffer overlap"
+            },
+        });
+    }
+    Ok(())
+}

@@ -72,7 +72,7 @@ pub(crate) use breadcrumbs::{
     CrumbScope, Crumbs, Event as CrumbEvent, MAX_PER_RECORDING, SUBMISSION,
 };
 pub use budget::HeapUsage;
-pub(crate) use buffer::{allocate_bound, check_size as check_buffer_size, free_bound};
+pub(crate) use buffer::{allocate_bound, check_copy, check_size as check_buffer_size, free_bound};
 pub use buffer::{Buffer, BufferDesc};
 pub use buffer_view::BufferView;
 pub use capabilities::{capability_name, capability_requirement, known_capabilities};

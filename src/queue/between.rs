@@ -20,8 +20,8 @@
 use super::chunks;
 use super::host::HostBuffer;
 use super::transfer::Transfer;
-use crate::device::{Buffer, Device};
-use crate::error::{Error, Result};
+use crate::device::{check_copy, Buffer, Device};
+use crate::error::Result;
 
 /// The default chunk of [`copy_between_devices`]: 32 MiB (kiln's staging chunk size).
 pub const BETWEEN_DEVICES_CHUNK: u64 = 32 << 20;
@@ -74,24 +74,7 @@ pub fn copy_between_devices_in_chunks(
     // One buffer as source and destination: the readback of chunk `i + 2` would run after
     // the upload of chunk `i` and read what it wrote, so overlapping ranges are refused as
     // `copy_buffer` refuses them (both ranges are in bounds here, so the sums fit).
-    let overlap = std::sync::Arc::ptr_eq(src.shared(), dst.shared())
-        && src.raw() == dst.raw()
-        && src_offset < dst_offset + size
-        && dst_offset < src_offset + size;
-    if size == 0 || overlap {
-        return Err(Error::InvalidCopy {
-            src: src.label().to_string(),
-            dst: dst.label().to_string(),
-            src_offset,
-            dst_offset,
-            size,
-            detail: if size == 0 {
-                "the size must be greater than 0"
-            } else {
-                "source and destination ranges of one buffer overlap"
-            },
-        });
-    }
+    check_copy(src, src_offset, dst, dst_offset, size)?;
     let chunk = chunk.max(4096).min(size);
     let (from, to) = (
         Device {
