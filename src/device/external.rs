@@ -193,8 +193,9 @@ impl Device {
     /// [`exportable_buffer`](Self::exportable_buffer)); `KILN-E164` `memory`'s size or
     /// memory type does not fit a buffer of `desc` (checked before the import);
     /// `KILN-E165` `fd` is not memory of that handle type that this device can import (the
-    /// driver's `VK_ERROR_INVALID_EXTERNAL_HANDLE`); `KILN-E152`, `KILN-E159`, `KILN-E162`,
-    /// `KILN-E154`, `KILN-E106`, `KILN-E104` as for any buffer.
+    /// driver's `VK_ERROR_INVALID_EXTERNAL_HANDLE`, or NVIDIA's
+    /// `VK_ERROR_OUT_OF_DEVICE_MEMORY`); `KILN-E152`, `KILN-E159`,
+    /// `KILN-E162`, `KILN-E154`, `KILN-E106`, `KILN-E104` as for any buffer.
     pub fn import_buffer(
         &self,
         desc: &BufferDesc<'_>,
@@ -422,18 +423,29 @@ fn allocate_dedicated(
                     release_failed_import(dup, c.original);
                 }
             }
-            let e = match (e, &import) {
-                (vk::Result::ERROR_INVALID_EXTERNAL_HANDLE, Some(c)) => {
-                    Error::InvalidExternalHandle {
-                        object: desc.label.to_string(),
-                        handle: c.memory.handle,
-                        detail: "vkAllocateMemory: VK_ERROR_INVALID_EXTERNAL_HANDLE".into(),
-                    }
-                }
-                (e, _) => vk_err("vkAllocateMemory")(e),
-            };
-            Err(e)
+            Err(match &import {
+                Some(c) => import_refused(desc.label, c.memory.handle, e),
+                None => vk_err("vkAllocateMemory")(e),
+            })
         }
+    }
+}
+
+/// The error of an import's failed `vkAllocateMemory`: `KILN-E165` where the driver refuses
+/// the fd — `VK_ERROR_INVALID_EXTERNAL_HANDLE` as the spec says (§11.2.7), or
+/// `VK_ERROR_OUT_OF_DEVICE_MEMORY`, NVIDIA's answer (driver 580) to an fd that is none of
+/// its allocations (an import maps memory that exists; it allocates none) — else what
+/// [`vk_err`] makes of it.
+pub(crate) fn import_refused(object: &str, handle: ExternalHandle, result: vk::Result) -> Error {
+    match result {
+        vk::Result::ERROR_INVALID_EXTERNAL_HANDLE | vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => {
+            Error::InvalidExternalHandle {
+                object: object.to_string(),
+                handle,
+                detail: format!("vkAllocateMemory: {result:?}"),
+            }
+        }
+        result => vk_err("vkAllocateMemory")(result),
     }
 }
 

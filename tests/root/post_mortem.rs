@@ -33,9 +33,13 @@ const DEADLINE: Duration = Duration::from_secs(45);
 /// (about a second on lavapipe) to be seen spinning, short enough for the device's
 /// teardown to wait for.
 const INJECTED_SPIN: u32 = 1024;
-/// Workgroups of a spin that does not end (minutes on lavapipe, where each ends after
-/// 65535 rounds; each of 0xffffffff rounds elsewhere).
-const FOREVER: u32 = 65535;
+/// Workgroups of a spin that outlasts the tests' waits on lavapipe (minutes: llvmpipe ends
+/// each invocation's loops after 65535 rounds, so the length is in the workgroups).
+const LAVAPIPE_HANG: u32 = 65535;
+/// How long the hung child's spin lasts elsewhere: far beyond its 1.5 s wait, and over by
+/// itself. A spin that never ends outlives its killed process on NVIDIA (580.159.04, the
+/// H200): the next processes' dispatches and draws then time out for minutes.
+const HANG: Duration = Duration::from_secs(20);
 
 fn breadcrumb_device(desc: DeviceDesc) -> Device {
     device_with_desc(desc.breadcrumbs(Some(true)))
@@ -101,17 +105,36 @@ fn submit_three<'a>(
         .unwrap()
 }
 
-/// `groups` workgroups of the spin shader, each of up to 0xffffffff rounds.
+/// `groups` workgroups of the spin shader, each of up to `rounds` rounds.
 fn spin<'a>(
     w: &'a Work,
-    groups: u32,
+    (groups, rounds): (u32, u32),
 ) -> impl for<'r> FnOnce(&mut kiln::Recorder<'a, 'r>) -> kiln::Result<()> {
     move |r| {
         r.bind_pipeline(&w.spin)?;
         r.bind_set(0, &w.spin_set)?;
-        r.push(0, &[u32::MAX])?;
+        r.push(0, &[rounds])?;
         r.dispatch(groups, 1, 1)
     }
+}
+
+/// The workgroups and rounds of a spin of about [`HANG`] (as many workgroups of every
+/// round as can be on lavapipe). Elsewhere one workgroup, its rounds measured: 2^20 of them
+/// timed, then as many as fill [`HANG`].
+fn hang(device: &Device, w: &Work) -> (u32, u32) {
+    if device.info().name.contains("llvmpipe") {
+        return (LAVAPIPE_HANG, u32::MAX);
+    }
+    let probe = 1u32 << 20;
+    let start = Instant::now();
+    device.execute(spin(w, (1, probe))).unwrap();
+    let per_round = start.elapsed().as_secs_f64() / f64::from(probe);
+    let rounds = (HANG.as_secs_f64() / per_round.max(1e-12)).min(f64::from(u32::MAX));
+    println!(
+        "spin: {:.1} ns a round, {rounds:.0} rounds",
+        per_round * 1e9
+    );
+    (1, rounds as u32)
 }
 
 /// The post-mortem an error carries.
@@ -229,7 +252,7 @@ fn child_hang() {
     }
     let device = breadcrumb_device(DeviceDesc::default());
     let w = work(&device);
-    let (line, sub) = submit_three(&device, &w, "spin", spin(&w, FOREVER));
+    let (line, sub) = submit_three(&device, &w, "spin", spin(&w, hang(&device, &w)));
     let e = sub
         .wait()
         .expect_err("the spinning submission cannot finish");
@@ -329,7 +352,7 @@ fn a_page_fault_names_its_scope_and_the_driver_fault() {
     let lost = {
         let device = breadcrumb_device(DeviceDesc::default().faults(Some(faults.clone())));
         let w = work(&device);
-        let (line, sub) = submit_three(&device, &w, "spin", spin(&w, INJECTED_SPIN));
+        let (line, sub) = submit_three(&device, &w, "spin", spin(&w, (INJECTED_SPIN, u32::MAX)));
         // Where the GPU is, live: wait until it spins.
         let start = Instant::now();
         loop {

@@ -25,7 +25,9 @@ use std::sync::Arc;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use super::{check_fd, memory_type, release_failed_import, ExternalHandle, ExternalMemory};
+use super::{
+    check_fd, import_refused, memory_type, release_failed_import, ExternalHandle, ExternalMemory,
+};
 use crate::device::image::{CheckedImage, ExternalImage};
 use crate::device::image_desc::ImageDesc;
 use crate::device::{Device, Image, Shared};
@@ -258,17 +260,10 @@ fn bind_new(
                     release_failed_import(dup, i.original);
                 }
             }
-            let e = match (e, &import) {
-                (vk::Result::ERROR_INVALID_EXTERNAL_HANDLE, Some(i)) => {
-                    Error::InvalidExternalHandle {
-                        object: desc.label.to_string(),
-                        handle: i.memory.handle,
-                        detail: "vkAllocateMemory: VK_ERROR_INVALID_EXTERNAL_HANDLE".into(),
-                    }
-                }
-                (e, _) => vk_err("vkAllocateMemory")(e),
-            };
-            return fail(e);
+            return fail(match &import {
+                Some(i) => import_refused(desc.label, i.memory.handle, e),
+                None => vk_err("vkAllocateMemory")(e),
+            });
         }
     };
     if let Some(dup) = import.as_mut().and_then(|i| i.dup.take()) {
