@@ -553,3 +553,26 @@ impl Buffer {
         self.external().map(|e| e.info)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_import_is_e165_whichever_way_the_driver_says_it() {
+        for (result, code) in [
+            (vk::Result::ERROR_INVALID_EXTERNAL_HANDLE, "KILN-E165"),
+            // NVIDIA 580.159.04 on an fd that is none of its allocations.
+            (vk::Result::ERROR_OUT_OF_DEVICE_MEMORY, "KILN-E165"),
+            (vk::Result::ERROR_OUT_OF_HOST_MEMORY, "KILN-E106"),
+            (vk::Result::ERROR_DEVICE_LOST, "KILN-E105"),
+            (vk::Result::ERROR_UNKNOWN, "KILN-E104"),
+        ] {
+            let e = import_refused("x", ExternalHandle::OpaqueFd, result);
+            assert_eq!(e.code(), code, "{result:?}: {e}");
+            if code == "KILN-E165" {
+                assert!(e.to_string().contains(&format!("{result:?}")), "{e}");
+            }
+        }
+    }
+}
