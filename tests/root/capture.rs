@@ -201,15 +201,22 @@ cap.Shutdown()
 rd.ShutdownReplay()
 "#;
 
-/// `/usr/bin/python3` can import `renderdoc` (Debian's module is built for it).
+/// The Python that imports RenderDoc's module: `KILN_RENDERDOC_PYTHON`, else
+/// `/usr/bin/python3` (Debian's module is built for it). On a machine whose Python is
+/// another version, Debian 12's `python3.11` beside it (`scripts/gpu/capture.sh`).
+fn python() -> String {
+    std::env::var("KILN_RENDERDOC_PYTHON").unwrap_or_else(|_| "/usr/bin/python3".into())
+}
+
+/// [`python()`] can import `renderdoc`.
 fn python_renderdoc() -> Result<(), String> {
-    let out = Command::new("/usr/bin/python3")
+    let out = Command::new(python())
         .args([
             "-c",
             "import sys; sys.path.append('/usr/lib/python3/dist-packages'); import renderdoc",
         ])
         .output()
-        .map_err(|e| format!("cannot run /usr/bin/python3: {e}"))?;
+        .map_err(|e| format!("cannot run {}: {e}", python()))?;
     if out.status.success() {
         Ok(())
     } else {
@@ -231,7 +238,7 @@ fn actions(file: &Path) -> Option<String> {
         );
         return None;
     }
-    let out = Command::new("/usr/bin/python3")
+    let out = Command::new(python())
         .args(["-c", LIST_ACTIONS])
         .arg(file)
         .output()

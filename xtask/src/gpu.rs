@@ -77,6 +77,11 @@ pub const TOPICS: &[Topic] = &[
         ],
     },
     Topic {
+        name: "capture",
+        what: "issue 27's RenderDoc captures, opened with RenderDoc's Python module",
+        needs: &[("root", Build::Root)],
+    },
+    Topic {
         name: "transfers",
         what: "the stream's chunk-count sweep against CUDA's stream",
         needs: &[("stream_overlap", Build::Example("stream_overlap"))],
