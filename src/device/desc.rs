@@ -5,10 +5,10 @@ use std::ffi::CStr;
 use std::sync::Arc;
 
 use super::{
-    FaultInjector, HostBufferMemory, LayerFeatures, ReadbackQueue, TransferSplit, UploadQueue,
-    EXECUTE_TIMEOUT, MAX_TRANSFER_QUEUES,
+    FaultInjector, LayerFeatures, ReadbackQueue, UploadQueue, EXECUTE_TIMEOUT, MAX_TRANSFER_QUEUES,
 };
 use crate::error::{Error, Result};
+use crate::transfer::{HostBufferMemory, TransferSplit};
 
 /// Options for [`Device::new`](crate::Device::new).
 #[derive(Clone, Debug)]

@@ -25,7 +25,6 @@ mod families;
 mod faults;
 mod features;
 mod format;
-mod host_memory;
 mod image;
 mod image_desc;
 mod image_view;
@@ -44,7 +43,6 @@ mod queue;
 mod queue_order;
 mod sampler;
 mod slots;
-mod split;
 mod subresources;
 mod texel_block;
 mod timestamps;
@@ -98,8 +96,6 @@ pub(crate) use features::local_read_missing;
 pub use features::{Features, InlineUniformBlockLimits, MeshShaderLimits, UpdateAfterBindLimits};
 pub(crate) use format::{format_info, NumClass};
 pub use gpu_allocator::MemoryLocation;
-pub use host_memory::HostBufferMemory;
-pub(crate) use host_memory::HostRegion;
 pub use image::Image;
 pub use image_desc::ImageDesc;
 pub use image_view::{ImageView, ImageViewDesc};
@@ -115,7 +111,6 @@ pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub(crate) use queue_order::QueueOrder;
 pub use sampler::{Sampler, SamplerDesc};
 pub(crate) use slots::LayerSlot;
-pub use split::{TransferPart, TransferSplit, SPLIT_ALIGN};
 pub(crate) use subresources::SubresourceMap;
 pub use subresources::Subresources;
 pub(crate) use timestamps::QueryLease;
@@ -275,7 +270,7 @@ impl Shared {
         let acceleration_structure = partial::device_fns(features.acceleration_structure, || {
             ash::khr::acceleration_structure::Device::new(ir, &raw)
         });
-        let split = split::from_desc(desc.transfer_split);
+        let split = crate::transfer::split_from_desc(desc.transfer_split);
         let fault = partial::device_fns(features.device_fault, || {
             ash::ext::device_fault::Device::new(ir, &raw)
         });

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::context::Contexts;
-use super::staging::{StagingCache, StagingUsage};
 use super::submit::{self, Batch, RecordOptions};
 use super::timing::{self, GpuTimings};
 use super::trace::Trace;
@@ -19,6 +18,7 @@ use crate::device::{
     MAX_QUEUES,
 };
 use crate::error::{Error, Result};
+use crate::transfer::{StagingCache, StagingUsage};
 
 /// Records `f` into a fresh context of queue `queue` and submits it with `label`.
 pub(crate) fn submit_on<'a, R>(
@@ -134,6 +134,7 @@ impl Device {
         crate::descriptors::register_slots(&mut shared)?;
         crate::pipeline::register_slots(&mut shared)?;
         super::register_slots(&mut shared)?;
+        crate::transfer::register_slots(&mut shared)?;
         // `KILN_CAPTURE`'s RenderDoc capture (`device/capture.rs`), last: ended first.
         crate::device::register_run_capture(&mut shared)?;
         Ok(Device {
@@ -341,7 +342,7 @@ impl Device {
     #[doc(hidden)]
     pub fn debug_shader_copies(&self) -> u64 {
         self.shared
-            .slot::<super::shader_copy::ShaderCopies>()
+            .slot::<crate::transfer::ShaderCopies>()
             .map_or(0, |c| {
                 c.submitted.load(std::sync::atomic::Ordering::Relaxed)
             })

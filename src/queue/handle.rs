@@ -27,8 +27,8 @@ use crate::error::Result;
 /// [`Device::queue`] and [`Device::queues`].
 #[derive(Clone)]
 pub struct Queue {
-    pub(super) shared: Arc<Shared>,
-    pub(super) index: usize,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) index: usize,
     kind: QueueKind,
 }
 
@@ -161,7 +161,7 @@ impl Device {
     /// `DeviceDesc::upload_queue` says ([`UploadQueue`](crate::UploadQueue)): by default
     /// the first transfer queue, the main queue where the device has none.
     pub fn upload_queue(&self) -> Queue {
-        let (index, kind) = super::transfer::transfer_queue_of(&self.shared, true);
+        let (index, kind) = crate::transfer::transfer_queue_of(&self.shared, true);
         Queue {
             shared: self.shared.clone(),
             index,
@@ -173,7 +173,7 @@ impl Device {
     /// `DeviceDesc::readback_queue` says ([`ReadbackQueue`](crate::ReadbackQueue)): put a
     /// stream's readbacks here and its uploads on [`upload_queue`](Self::upload_queue).
     pub fn readback_queue(&self) -> Queue {
-        let (index, kind) = super::transfer::transfer_queue_of(&self.shared, false);
+        let (index, kind) = crate::transfer::transfer_queue_of(&self.shared, false);
         Queue {
             shared: self.shared.clone(),
             index,

@@ -22,48 +22,38 @@
 //! above it as layer slots, bottom-up (see the docs of `device::slots`).
 
 mod after;
-mod between;
-mod chunks;
 mod context;
 mod device;
 mod external;
 mod external_image;
 mod handle;
-mod host;
 mod plan;
 mod profilers;
 mod recording;
 mod semaphore;
-mod shader_copy;
-mod staging;
-mod submit;
+pub(crate) mod submit;
 mod timing;
 mod trace;
-mod transfer;
 
 use ash::vk;
 
 pub use after::After;
-pub use between::{copy_between_devices, copy_between_devices_in_chunks, BETWEEN_DEVICES_CHUNK};
 pub use handle::Queue;
-pub use host::HostBuffer;
 pub use profilers::{begin_end_order, zones_of, GpuZone, ZoneSink};
 pub use recording::Recording;
 pub use semaphore::TimelineSemaphore;
-pub use staging::StagingUsage;
-#[cfg(feature = "unstable-hooks")]
-pub use staging::STAGING_CHUNK;
 pub use submit::Submission;
 pub use submit::MAX_TIMELINE_WAITS;
 /// The one record and submit path, for the window presenter.
 #[cfg(feature = "window")]
 pub(crate) use submit::{record, submit, Batch, RecordOptions};
 pub use timing::{GpuTimings, ScopeTiming};
-pub use transfer::Transfer;
 
 use crate::device::Shared;
 use crate::error::{Error, Result};
-use context::{Context, Contexts};
+use context::Context;
+pub(crate) use context::Contexts;
+pub(crate) use device::execute;
 
 /// A context that has not been handed to a queue (or kept by a recording) yet.
 const NO_CONTEXT: Error = Error::Internal {
@@ -74,7 +64,7 @@ const NO_CONTEXT: Error = Error::Internal {
 /// [`submitted`](Self::submitted) takes it out, it goes back to the free list reset when
 /// the guard drops — after a failed recording or submission, and when the recording closure
 /// panics (else its command pool would leak: VUID-vkDestroyDevice-device-00378).
-struct ContextGuard<'s> {
+pub(crate) struct ContextGuard<'s> {
     contexts: &'s Contexts,
     shared: &'s Shared,
     queue: usize,
@@ -82,7 +72,7 @@ struct ContextGuard<'s> {
 }
 
 impl<'s> ContextGuard<'s> {
-    fn new(contexts: &'s Contexts, shared: &'s Shared, queue: usize) -> Result<Self> {
+    pub(crate) fn new(contexts: &'s Contexts, shared: &'s Shared, queue: usize) -> Result<Self> {
         let ctx = contexts.take(shared, queue)?;
         Ok(ContextGuard {
             contexts,
@@ -92,19 +82,19 @@ impl<'s> ContextGuard<'s> {
         })
     }
 
-    fn cb(&self) -> vk::CommandBuffer {
+    pub(crate) fn cb(&self) -> vk::CommandBuffer {
         self.ctx
             .as_ref()
             .map_or(vk::CommandBuffer::null(), |c| c.cb)
     }
 
     /// The context, for a reusable recording that owns it from now on.
-    fn keep(mut self) -> Option<Context> {
+    pub(crate) fn keep(mut self) -> Option<Context> {
         self.ctx.take()
     }
 
     /// The context was submitted with timeline value `value`: pending until it completes.
-    fn submitted(mut self, value: u64) {
+    pub(crate) fn submitted(mut self, value: u64) {
         if let Some(ctx) = self.ctx.take() {
             self.contexts.recycle(self.shared, self.queue, value, ctx);
         }
@@ -120,13 +110,11 @@ impl Drop for ContextGuard<'_> {
     }
 }
 
-/// Registers this layer's slots (command contexts, staging cache, the trace) on a device
+/// Registers this layer's slots (command contexts, the trace, the profilers) on a device
 /// being created.
 fn register_slots(shared: &mut Shared) -> Result<()> {
     let contexts = Contexts::new(shared);
     shared.register_slot(contexts)?;
-    shared.register_slot(staging::StagingCache::default())?;
-    shared.register_slot(shader_copy::ShaderCopies::default())?;
     let trace = trace::Trace::from_env(shared);
     shared.register_slot(trace)?;
     let profilers = profilers::Profilers::new(shared);

@@ -21,10 +21,10 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 
-use super::submit::{self, Batch, RecordOptions};
-use super::{ContextGuard, Contexts};
 use crate::device::{LayerSlot, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
+use crate::queue::submit::{self, Batch, RecordOptions};
+use crate::queue::{ContextGuard, Contexts};
 
 /// The copy shader's SPIR-V (`shaders/copy.comp`, compiled with glslc; kiln has no build
 /// script).
@@ -111,7 +111,7 @@ fn create(shared: &Shared) -> Result<Objects> {
     let d = &shared.raw;
     let words =
         ash::util::read_spv(&mut std::io::Cursor::new(COPY_SPV)).map_err(|_| Error::Internal {
-            what: "kiln's copy shader (queue/shaders/copy.spv) is not SPIR-V words",
+            what: "kiln's copy shader (transfer/shaders/copy.spv) is not SPIR-V words",
         })?;
     let bindings = [0, 1].map(|b| {
         vk::DescriptorSetLayoutBinding::default()

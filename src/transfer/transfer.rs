@@ -15,12 +15,12 @@ use super::chunks::{self, Drain};
 use super::host::HostBuffer;
 use super::shader_copy::{self, ShaderCopies};
 use super::staging::StagingCache;
-use super::Queue;
 use crate::device::{
     Buffer, BufferDesc, Image, MemoryLocation, QueueKind, ReadbackQueue, Shared, Subresources,
     UploadQueue,
 };
 use crate::error::{Error, Result};
+use crate::queue::Queue;
 
 /// The queue that uploads use (the first transfer queue) or the one readbacks use
 /// ([`ReadbackQueue`], `Auto` resolved by [`readback_policy`]), with the kind it is handed
@@ -275,7 +275,7 @@ impl Image {
         } else {
             None
         };
-        super::device::execute(shared, "execute", |r| {
+        crate::queue::execute(shared, "execute", |r| {
             r.copy_buffer_to_image(&staging, self, level)?;
             if let Some(layout) = after {
                 r.transition_subresources(self, Subresources::mip(level), layout)?;
@@ -306,7 +306,7 @@ impl Image {
                 location: MemoryLocation::GpuToCpu,
             },
         )?;
-        super::device::execute(shared, "execute", |r| {
+        crate::queue::execute(shared, "execute", |r| {
             r.copy_image_to_buffer(self, level, &staging)
         })?;
         staging.read()

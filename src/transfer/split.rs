@@ -5,8 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::families::QueueKind;
-use super::{Device, Shared};
+use crate::device::{Device, QueueKind, Shared};
 
 /// TransferPart boundaries are multiples of this many bytes from the copy's start.
 pub const SPLIT_ALIGN: u64 = 64 << 10;
@@ -181,7 +180,7 @@ pub(crate) fn split_ranges(size: u64, parts: u64, align: u64) -> Vec<(u64, u64)>
 
 /// `desc` (`DeviceDesc::transfer_split`), else `KILN_TRANSFER_SPLIT` (`off`, `<parts>`,
 /// `<parts>:<min MiB>`), else the default; a value it cannot read is logged as `KILN-W015`.
-pub(super) fn from_desc(desc: Option<TransferSplit>) -> TransferSplit {
+pub(crate) fn from_desc(desc: Option<TransferSplit>) -> TransferSplit {
     if let Some(s) = desc {
         return s;
     }

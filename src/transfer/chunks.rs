@@ -29,10 +29,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use ash::vk;
 
 use super::staging::{Dir, Lease, StagingCache, MIN_CHUNK};
-use super::submit::{self, Batch, RecordOptions};
-use super::{ContextGuard, Contexts};
 use crate::device::{Buffer, ResourceStamps, Shared};
 use crate::error::{Error, Result};
+use crate::queue::submit::{self, Batch, RecordOptions};
+use crate::queue::{ContextGuard, Contexts};
 
 /// Bytes one thread copies at a time.
 pub(super) const STRIPE: usize = 2 << 20;

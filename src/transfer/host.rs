@@ -30,9 +30,8 @@ use ash::vk;
 use gpu_allocator::vulkan::Allocation;
 use gpu_allocator::MemoryLocation;
 
-use crate::device::{
-    allocate_bound, free_bound, Device, HostBufferMemory, HostRegion, ResourceStamps, Shared,
-};
+use super::host_memory::{HostBufferMemory, HostRegion};
+use crate::device::{allocate_bound, free_bound, Device, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// Host memory of one host buffer.

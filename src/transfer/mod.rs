@@ -1,0 +1,46 @@
+//! The transfer layer, above `queue`: the staging cache, chunked and split copies between
+//! host memory and device buffers, host buffers and the host pages kiln maps for them,
+//! kiln's copy shader, buffer/image uploads and readbacks, blocking and asynchronous, and
+//! copies between devices.
+//!
+//! Every copy here is recorded and submitted through the `queue` layer's one record and
+//! submit path (`queue::submit`).
+//!
+//! Files: `staging` (the staging cache), `chunks` (chunked, pipelined, multi-threaded
+//! staged transfers), `split` ([`TransferSplit`] and its pure policy), `host_memory`
+//! ([`HostBufferMemory`], the host pages of `HostRegion`), `host` ([`HostBuffer`], imported
+//! memory), `shader_copy` (readbacks and uploads by kiln's copy shader, `shaders/copy.comp`),
+//! `transfer` (`Buffer`/`Image` uploads and readbacks, [`Transfer`] and
+//! [`Queue`](crate::Queue)'s transfer methods), `between` (copies between devices).
+
+mod between;
+mod chunks;
+mod host;
+mod host_memory;
+mod shader_copy;
+mod split;
+mod staging;
+mod transfer;
+
+pub use between::{copy_between_devices, copy_between_devices_in_chunks, BETWEEN_DEVICES_CHUNK};
+pub use host::HostBuffer;
+pub use host_memory::HostBufferMemory;
+pub(crate) use shader_copy::ShaderCopies;
+pub(crate) use split::from_desc as split_from_desc;
+pub use split::{TransferPart, TransferSplit, SPLIT_ALIGN};
+pub(crate) use staging::StagingCache;
+pub use staging::StagingUsage;
+#[cfg(feature = "unstable-hooks")]
+pub use staging::STAGING_CHUNK;
+pub(crate) use transfer::transfer_queue_of;
+pub use transfer::Transfer;
+
+use crate::device::Shared;
+use crate::error::Result;
+
+/// Registers this layer's slots (the staging cache, the copy shader's pipelines) on a
+/// device being created.
+pub(crate) fn register_slots(shared: &mut Shared) -> Result<()> {
+    shared.register_slot(staging::StagingCache::default())?;
+    shared.register_slot(shader_copy::ShaderCopies::default())
+}
