@@ -106,6 +106,7 @@ macro_rules! setters {
 }
 
 mod commands;
+mod compose;
 mod descriptors;
 mod device;
 mod error;

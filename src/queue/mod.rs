@@ -1,6 +1,7 @@
 //! The submission layer: queue handles, command contexts, the one submit function (with the
-//! cross-queue waits), submissions, reusable recordings, the staging cache, host buffers and
-//! buffer/image uploads and readbacks, blocking and asynchronous.
+//! cross-queue waits), submissions, reusable recordings, timelines, timings and traces.
+//! Transfers (staging, host buffers, uploads and readbacks) are the layer above,
+//! `transfer`.
 //!
 //! Work reaches a queue only through `submit::record` (a command buffer recorded through a
 //! [`Recorder`](crate::Recorder), ending in a `RecordedWork`) and `submit::submit` (the
@@ -10,16 +11,10 @@
 //! host-buffer transfers and the window presenter all call them.
 //!
 //! Files: `handle` (the public [`Queue`]), `submit` (record, submit, [`Submission`], the
-//! cross-queue rules), `context`, `recording`, `staging` (the staging cache), `chunks`
-//! (chunked, pipelined, multi-threaded staged transfers), `host` ([`HostBuffer`], imported
-//! memory), `transfer` (`Buffer`/`Image` uploads and readbacks, [`Transfer`] and
-//! [`Queue`]'s transfer methods), `timing` ([`GpuTimings`], error descriptions, the
-//! validation-fail check), `trace` (the Chrome-trace profile), `device` (device creation
-//! and `Device`'s methods).
-//!
-//! This layer also completes the device: `Device::new`/`Device::with_desc` (in `device.rs`)
-//! create the device of the `device` layer and register the per-device state of every layer
-//! above it as layer slots, bottom-up (see the docs of `device::slots`).
+//! cross-queue rules), `context`, `recording`, `timing` ([`GpuTimings`], error
+//! descriptions, the validation-fail check), `trace` (the Chrome-trace profile), `device`
+//! (`Device`'s execute/submit/record). Device creation, which registers this layer's slots
+//! with every other layer's, is the composition root (`src/compose.rs`).
 
 mod after;
 mod context;
@@ -112,7 +107,7 @@ impl Drop for ContextGuard<'_> {
 
 /// Registers this layer's slots (command contexts, the trace, the profilers) on a device
 /// being created.
-fn register_slots(shared: &mut Shared) -> Result<()> {
+pub(crate) fn register_slots(shared: &mut Shared) -> Result<()> {
     let contexts = Contexts::new(shared);
     shared.register_slot(contexts)?;
     let trace = trace::Trace::from_env(shared);

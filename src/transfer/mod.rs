@@ -15,6 +15,7 @@
 
 mod between;
 mod chunks;
+mod device;
 mod host;
 mod host_memory;
 mod shader_copy;
@@ -25,14 +26,11 @@ mod transfer;
 pub use between::{copy_between_devices, copy_between_devices_in_chunks, BETWEEN_DEVICES_CHUNK};
 pub use host::HostBuffer;
 pub use host_memory::HostBufferMemory;
-pub(crate) use shader_copy::ShaderCopies;
 pub(crate) use split::from_desc as split_from_desc;
 pub use split::{TransferPart, TransferSplit, SPLIT_ALIGN};
-pub(crate) use staging::StagingCache;
 pub use staging::StagingUsage;
 #[cfg(feature = "unstable-hooks")]
 pub use staging::STAGING_CHUNK;
-pub(crate) use transfer::transfer_queue_of;
 pub use transfer::Transfer;
 
 use crate::device::Shared;
