@@ -29,7 +29,7 @@ impl Device {
         crate::descriptors::register_slots(&mut shared)?;
         crate::pipeline::register_slots(&mut shared)?;
         crate::queue::register_slots(&mut shared)?;
-        crate::transfer::register_slots(&mut shared)?;
+        crate::transfer::register_slots(&mut shared, desc)?;
         // `KILN_CAPTURE`'s RenderDoc capture (`device/capture.rs`), last: ended first.
         crate::device::register_run_capture(&mut shared)?;
         Ok(Device {

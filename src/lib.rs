@@ -137,9 +137,9 @@ pub use device::{
     DeviceInfo, ExternalHandle, ExternalMemory, FaultAddress, Features, FlexibleDimensionsConfig,
     HeapUsage, Image, ImageDesc, ImageView, ImageViewDesc, InlineUniformBlockLimits, LayerFeatures,
     MemoryLocation, MemoryReport, MeshShaderLimits, PostMortem, QueueInfo, QueueKind, QueueSource,
-    ReadbackQueue, Sampler, SamplerDesc, Subresources, UpdateAfterBindLimits, UploadQueue,
-    ValidationReport, ValidationWatch, VendorFault, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN,
-    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES,
+    Sampler, SamplerDesc, Subresources, UpdateAfterBindLimits, ValidationReport, ValidationWatch,
+    VendorFault, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES,
+    MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
@@ -161,7 +161,8 @@ pub use queue::{
 pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};
 pub use transfer::{
     copy_between_devices, copy_between_devices_in_chunks, HostBuffer, HostBufferMemory,
-    StagingUsage, Transfer, TransferPart, TransferSplit, BETWEEN_DEVICES_CHUNK, SPLIT_ALIGN,
+    ReadbackQueue, StagingUsage, Transfer, TransferDesc, TransferPart, TransferSplit, UploadQueue,
+    BETWEEN_DEVICES_CHUNK, SPLIT_ALIGN,
 };
 
 /// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry

@@ -82,15 +82,12 @@ pub use coopmat2::{
     CooperativeMatrix2Features, CooperativeMatrix2Properties, FlexibleDimensionsConfig,
 };
 pub(crate) use desc::env_flag;
+use desc::wait_timeout;
 pub use desc::DeviceDesc;
-use desc::{readback_queue, wait_timeout};
 pub(crate) use external::{check_fd, import_image_memory, release_failed_import};
 pub use external::{ExternalHandle, ExternalMemory};
 pub(crate) use families::{supported_stages, Sharing};
-pub use families::{
-    QueueInfo, QueueKind, QueueSource, ReadbackQueue, UploadQueue, MAX_COMPUTE_QUEUES,
-    MAX_TRANSFER_QUEUES,
-};
+pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
 pub use faults::{FaultInjector, FaultSite};
 pub(crate) use features::local_read_missing;
 pub use features::{Features, InlineUniformBlockLimits, MeshShaderLimits, UpdateAfterBindLimits};
@@ -110,7 +107,7 @@ pub(crate) use queue::{create_timeline, Queue, QueueGuard, QueueStamps, Resource
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub(crate) use queue_order::QueueOrder;
 pub use sampler::{Sampler, SamplerDesc};
-pub(crate) use slots::LayerSlot;
+pub(crate) use slots::{LayerOptions, LayerSlot};
 pub(crate) use subresources::SubresourceMap;
 pub use subresources::Subresources;
 pub(crate) use timestamps::QueryLease;
@@ -157,17 +154,6 @@ pub(crate) struct Shared {
     pub sharing: Sharing,
     /// `minImportedHostPointerAlignment` when `VK_EXT_external_memory_host` is enabled.
     pub host_import_alignment: Option<u64>,
-    /// `DeviceDesc::host_buffer_memory` (`HostBufferMemory::to_u8`; the bench's sweep
-    /// changes it through `Device::debug_set_host_buffer_memory`).
-    pub host_buffer_memory: std::sync::atomic::AtomicU8,
-    /// `DeviceDesc::readback_queue`.
-    pub readback_queue: ReadbackQueue,
-    /// `DeviceDesc::upload_queue`.
-    pub upload_queue: UploadQueue,
-    /// `DeviceDesc::transfer_split` (`min_bytes`, `max_parts`; the bench's sweep changes it
-    /// through `Device::debug_set_transfer_split`).
-    pub split_min_bytes: std::sync::atomic::AtomicU64,
-    pub split_max_parts: std::sync::atomic::AtomicU32,
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
@@ -270,7 +256,6 @@ impl Shared {
         let acceleration_structure = partial::device_fns(features.acceleration_structure, || {
             ash::khr::acceleration_structure::Device::new(ir, &raw)
         });
-        let split = crate::transfer::split_from_desc(desc.transfer_split);
         let fault = partial::device_fns(features.device_fault, || {
             ash::ext::device_fault::Device::new(ir, &raw)
         });
@@ -288,11 +273,6 @@ impl Shared {
             cross_queue: Mutex::new(()),
             cross_queue_waits: Default::default(),
             host_import_alignment,
-            host_buffer_memory: desc.host_buffer_memory.to_u8().into(),
-            readback_queue: readback_queue(desc),
-            upload_queue: families::upload_queue_setting(desc.upload_queue),
-            split_min_bytes: split.min_bytes.into(),
-            split_max_parts: split.max_parts.into(),
             physical,
             properties,
             features,

@@ -22,6 +22,7 @@
 //!   `VkInstance`).
 
 use std::any::Any;
+use std::sync::Arc;
 
 use super::Shared;
 use crate::error::{Error, Result};
@@ -91,5 +92,41 @@ impl Shared {
         while let Some(mut slot) = self.slots.entries.pop() {
             slot.teardown(self);
         }
+    }
+}
+
+/// The option structs of the layers above `device` on a [`DeviceDesc`](super::DeviceDesc)
+/// (the transfer layer's `TransferDesc`): this layer cannot name their types either, so the
+/// description keeps them by type, as the device keeps slots. The layer that defines a type
+/// sets it (its builder methods on `DeviceDesc`) and reads it back at device creation.
+#[derive(Clone, Default)]
+pub(crate) struct LayerOptions {
+    entries: Vec<Arc<dyn LayerOption>>,
+}
+
+/// An option struct of an upper layer (any `Debug + Send + Sync` type).
+pub(crate) trait LayerOption: Any + std::fmt::Debug + Send + Sync {}
+
+impl<T: Any + std::fmt::Debug + Send + Sync> LayerOption for T {}
+
+impl LayerOptions {
+    /// The options of type `T`, where set.
+    pub(crate) fn get<T: LayerOption>(&self) -> Option<&T> {
+        self.entries
+            .iter()
+            .find_map(|e| (&**e as &dyn Any).downcast_ref::<T>())
+    }
+
+    /// Sets the options of type `T` (replacing earlier ones of that type).
+    pub(crate) fn set<T: LayerOption>(&mut self, options: T) {
+        self.entries
+            .retain(|e| (&**e as &dyn Any).downcast_ref::<T>().is_none());
+        self.entries.push(Arc::new(options));
+    }
+}
+
+impl std::fmt::Debug for LayerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.entries.iter()).finish()
     }
 }

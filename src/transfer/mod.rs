@@ -7,7 +7,8 @@
 //! submit path (`queue::submit`).
 //!
 //! Files: `staging` (the staging cache), `chunks` (chunked, pipelined, multi-threaded
-//! staged transfers), `split` ([`TransferSplit`] and its pure policy), `host_memory`
+//! staged transfers), `desc` ([`TransferDesc`], the queue policies, the environment variables, the
+//! per-device settings), `split` ([`TransferSplit`] and its pure policy), `host_memory`
 //! ([`HostBufferMemory`], the host pages of `HostRegion`), `host` ([`HostBuffer`], imported
 //! memory), `shader_copy` (readbacks and uploads by kiln's copy shader, `shaders/copy.comp`),
 //! `transfer` (`Buffer`/`Image` uploads and readbacks, [`Transfer`] and
@@ -15,6 +16,7 @@
 
 mod between;
 mod chunks;
+mod desc;
 mod device;
 mod host;
 mod host_memory;
@@ -24,21 +26,22 @@ mod staging;
 mod transfer;
 
 pub use between::{copy_between_devices, copy_between_devices_in_chunks, BETWEEN_DEVICES_CHUNK};
+pub use desc::{ReadbackQueue, TransferDesc, UploadQueue};
 pub use host::HostBuffer;
 pub use host_memory::HostBufferMemory;
-pub(crate) use split::from_desc as split_from_desc;
 pub use split::{TransferPart, TransferSplit, SPLIT_ALIGN};
 pub use staging::StagingUsage;
 #[cfg(feature = "unstable-hooks")]
 pub use staging::STAGING_CHUNK;
 pub use transfer::Transfer;
 
-use crate::device::Shared;
+use crate::device::{DeviceDesc, Shared};
 use crate::error::Result;
 
-/// Registers this layer's slots (the staging cache, the copy shader's pipelines) on a
-/// device being created.
-pub(crate) fn register_slots(shared: &mut Shared) -> Result<()> {
+/// Registers this layer's slots (its settings from `desc`'s [`TransferDesc`], the staging
+/// cache, the copy shader's pipelines) on a device being created.
+pub(crate) fn register_slots(shared: &mut Shared, desc: &DeviceDesc) -> Result<()> {
+    shared.register_slot(desc::TransferSettings::new(&desc.transfer_desc()))?;
     shared.register_slot(staging::StagingCache::default())?;
     shared.register_slot(shader_copy::ShaderCopies::default())
 }

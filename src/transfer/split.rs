@@ -3,8 +3,6 @@
 //!
 //! The policy and the measurements behind it are documented on [`TransferSplit`].
 
-use std::sync::atomic::Ordering;
-
 use crate::device::{Device, QueueKind, Shared};
 
 /// TransferPart boundaries are multiples of this many bytes from the copy's start.
@@ -180,7 +178,7 @@ pub(crate) fn split_ranges(size: u64, parts: u64, align: u64) -> Vec<(u64, u64)>
 
 /// `desc` (`DeviceDesc::transfer_split`), else `KILN_TRANSFER_SPLIT` (`off`, `<parts>`,
 /// `<parts>:<min MiB>`), else the default; a value it cannot read is logged as `KILN-W015`.
-pub(crate) fn from_desc(desc: Option<TransferSplit>) -> TransferSplit {
+pub(super) fn from_desc(desc: Option<TransferSplit>) -> TransferSplit {
     if let Some(s) = desc {
         return s;
     }
@@ -224,10 +222,7 @@ impl Shared {
     /// The device's split policy now (`DeviceDesc::transfer_split`, or what
     /// `Device::debug_set_transfer_split` set).
     pub(crate) fn transfer_split(&self) -> TransferSplit {
-        TransferSplit {
-            min_bytes: self.split_min_bytes.load(Ordering::Relaxed),
-            max_parts: self.split_max_parts.load(Ordering::Relaxed),
-        }
+        super::desc::settings(self).split()
     }
 
     /// The kind of every kiln queue, by kiln queue index (what [`TransferSplit::plan`]
@@ -257,12 +252,7 @@ impl Device {
     #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_set_transfer_split(&self, split: TransferSplit) {
-        self.shared
-            .split_min_bytes
-            .store(split.min_bytes, Ordering::Relaxed);
-        self.shared
-            .split_max_parts
-            .store(split.max_parts, Ordering::Relaxed);
+        super::desc::settings(&self.shared).set_split(split);
     }
 }
 
