@@ -8,11 +8,10 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::context::Contexts;
 use super::submit::{self, Batch, RecordOptions};
 use super::timing::{self, GpuTimings};
 use super::trace::Trace;
-use super::{ContextGuard, Recording, Submission};
+use super::{Recording, Submission};
 use crate::commands::Recorder;
 use crate::device::{Buffer, BufferDesc, Device, MemoryLocation, Queue, Shared, MAX_QUEUES};
 use crate::error::{Error, Result};
@@ -59,32 +58,20 @@ pub(crate) fn submit_after_on<'a, R>(
     let label = label.into();
     let errors_from = timing::error_mark(shared);
     let trace = shared.slot::<Trace>()?;
-    let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
-    submit::name_command_buffer(shared, ctx.cb(), &label);
-    let span = trace.span("record");
-    let recorded = {
-        let _t = tracing::trace_span!("kiln.record", label = &*label).entered();
-        submit::record(shared, queue, ctx.cb(), RecordOptions::ONE_TIME, f)
+    let batch = Batch {
+        timeline_wait: deps.timeline_wait,
+        timeline_signal: deps.timeline_signal,
+        explicit: deps.explicit,
+        ..Batch::commands(&label, vk::CommandBuffer::null())
     };
-    let (out, work) = recorded?;
-    if let Some(span) = span {
-        span.end(&label);
-    }
-    let span = trace.span("submit");
-    let value = {
-        let _t = tracing::trace_span!("kiln.submit", label = &*label).entered();
-        let batch = Batch {
-            timeline_wait: deps.timeline_wait,
-            timeline_signal: deps.timeline_signal,
-            explicit: deps.explicit,
-            ..Batch::commands(&label, ctx.cb())
-        };
-        submit::submit(shared, queue, &batch, &work)?
-    };
-    if let Some(span) = span {
-        span.end(&label);
-    }
-    ctx.submitted(value);
+    let (out, value, work) = super::record_and_submit(
+        shared,
+        queue,
+        RecordOptions::ONE_TIME,
+        batch,
+        Some(trace),
+        f,
+    )?;
     let sub = Submission::new(
         shared.clone(),
         queue,

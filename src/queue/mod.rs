@@ -44,10 +44,10 @@ pub use submit::MAX_TIMELINE_WAITS;
 pub(crate) use submit::{record, submit, Batch, RecordOptions};
 pub use timing::{GpuTimings, ScopeTiming};
 
+use crate::commands::{RecordedWork, Recorder};
 use crate::device::Shared;
 use crate::error::{Error, Result};
-use context::Context;
-pub(crate) use context::Contexts;
+use context::{Context, Contexts};
 pub(crate) use device::execute;
 
 /// A context that has not been handed to a queue (or kept by a recording) yet.
@@ -59,7 +59,7 @@ const NO_CONTEXT: Error = Error::Internal {
 /// [`submitted`](Self::submitted) takes it out, it goes back to the free list reset when
 /// the guard drops — after a failed recording or submission, and when the recording closure
 /// panics (else its command pool would leak: VUID-vkDestroyDevice-device-00378).
-pub(crate) struct ContextGuard<'s> {
+struct ContextGuard<'s> {
     contexts: &'s Contexts,
     shared: &'s Shared,
     queue: usize,
@@ -67,7 +67,7 @@ pub(crate) struct ContextGuard<'s> {
 }
 
 impl<'s> ContextGuard<'s> {
-    pub(crate) fn new(contexts: &'s Contexts, shared: &'s Shared, queue: usize) -> Result<Self> {
+    fn new(contexts: &'s Contexts, shared: &'s Shared, queue: usize) -> Result<Self> {
         let ctx = contexts.take(shared, queue)?;
         Ok(ContextGuard {
             contexts,
@@ -77,19 +77,19 @@ impl<'s> ContextGuard<'s> {
         })
     }
 
-    pub(crate) fn cb(&self) -> vk::CommandBuffer {
+    fn cb(&self) -> vk::CommandBuffer {
         self.ctx
             .as_ref()
             .map_or(vk::CommandBuffer::null(), |c| c.cb)
     }
 
     /// The context, for a reusable recording that owns it from now on.
-    pub(crate) fn keep(mut self) -> Option<Context> {
+    fn keep(mut self) -> Option<Context> {
         self.ctx.take()
     }
 
     /// The context was submitted with timeline value `value`: pending until it completes.
-    pub(crate) fn submitted(mut self, value: u64) {
+    fn submitted(mut self, value: u64) {
         if let Some(ctx) = self.ctx.take() {
             self.contexts.recycle(self.shared, self.queue, value, ctx);
         }
@@ -103,6 +103,55 @@ impl Drop for ContextGuard<'_> {
             self.contexts.reset_and_free(self.shared, self.queue, ctx);
         }
     }
+}
+
+/// The one record→submit sequence of a one-time command buffer: a context of queue `queue`
+/// taken, its command buffer named `batch.label`, `f` recorded into it
+/// (`submit::record` with `options`), `batch` submitted with that command buffer
+/// (`submit::submit`; `batch.command_buffer` is replaced), the context handed back pending
+/// on the timeline value. With `trace` (`Device::execute` and friends), the recording and
+/// the submission are spans of the Chrome trace and `tracing` spans `kiln.record`,
+/// `kiln.submit`. Returns what `f` returned, the timeline value and the recorded work (the
+/// caller drops it once it has taken what it needs: what it kept alive is retired past the
+/// submission). Used by `device::submit_after_on` (every `execute`/`submit`) and the
+/// transfer layer's raw copies and copy-shader dispatches.
+///
+/// Errors: whatever `f` returns (nothing is submitted; the context goes back reset), the
+/// errors of `submit::submit`.
+pub(crate) fn record_and_submit<'a, R>(
+    shared: &'a Shared,
+    queue: usize,
+    options: submit::RecordOptions,
+    batch: submit::Batch<'_>,
+    trace: Option<&trace::Trace>,
+    f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+) -> Result<(R, u64, RecordedWork<'a>)> {
+    let label = batch.label;
+    let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
+    submit::name_command_buffer(shared, ctx.cb(), label);
+    let span = trace.and_then(|t| t.span("record"));
+    let recorded = {
+        let _t = trace.map(|_| tracing::trace_span!("kiln.record", label).entered());
+        submit::record(shared, queue, ctx.cb(), options, f)
+    };
+    let (out, work) = recorded?;
+    if let Some(span) = span {
+        span.end(label);
+    }
+    let span = trace.and_then(|t| t.span("submit"));
+    let value = {
+        let _t = trace.map(|_| tracing::trace_span!("kiln.submit", label).entered());
+        let batch = submit::Batch {
+            command_buffer: Some(ctx.cb()),
+            ..batch
+        };
+        submit::submit(shared, queue, &batch, &work)?
+    };
+    if let Some(span) = span {
+        span.end(label);
+    }
+    ctx.submitted(value);
+    Ok((out, value, work))
 }
 
 /// Registers this layer's slots (command contexts, the trace, the profilers) on a device
