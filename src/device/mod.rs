@@ -9,7 +9,8 @@
 //! the docs of `slots`).
 //!
 //! Nothing here names a type of the layers above (`shaders`, `descriptors`, `pipeline`,
-//! `commands`, `queue`, `window`): their per-device registries are layer slots.
+//! `commands`, `queue`, `transfer`, `window`): their per-device registries are layer slots,
+//! and their options on a [`DeviceDesc`] are kept by type (`slots::LayerOptions`).
 
 mod acceleration_structure;
 mod breadcrumbs;

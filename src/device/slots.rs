@@ -3,14 +3,14 @@
 //! Some registries belong to an upper layer but must live exactly as long as the device and
 //! be torn down in the device's order: the set-layout interner (`descriptors`), the
 //! pipeline-layout interner and the `VkPipelineCache` (`pipeline`), the command contexts
-//! and the staging buffers (`queue`). This layer cannot name their types (it is the bottom
+//! (`queue`), the staging buffers and the transfer settings (`transfer`). This layer cannot name their types (it is the bottom
 //! layer), so it keeps them as *slots*: values of any type that implements [`LayerSlot`],
 //! found again by their type ([`Shared::slot`]).
 //!
 //! - **Who owns a slot**: the layer that defines its type. Only that layer looks it up and
 //!   uses it; `device` only stores it and calls its hooks.
 //! - **Registration**: when the device is created, by `Device::with_desc` (the composition
-//!   root, in the topmost layer with per-device state), bottom-up in layer order: a slot may
+//!   root, `src/compose.rs`, above every layer), bottom-up in layer order: a slot may
 //!   rely on the slots of the layers below it. A type is registered at most once.
 //! - **Hooks**: [`LayerSlot::teardown`] (required) and [`LayerSlot::release_memory`] (called
 //!   when an allocation ran out of memory, before it is tried once more).

@@ -529,7 +529,7 @@ impl Queue {
 
     /// One copy between a host buffer and a device buffer (`upload`: host → device), split
     /// over queues as the device's [`TransferSplit`](crate::TransferSplit) says: the first
-    /// part on this queue, the others on its idle partners (`device/split.rs`), each a
+    /// part on this queue, the others on its idle partners (`transfer/split.rs`), each a
     /// submission that stamps both buffers, so later users wait for every part.
     fn host_copy(
         &self,
