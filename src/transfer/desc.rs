@@ -91,7 +91,7 @@ impl DeviceDesc {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ReadbackQueue {
-    /// kiln's policy (`transfer/transfer.rs`, `readback_policy`): the last transfer queue.
+    /// kiln's policy (`transfer/copies.rs`, `readback_policy`): the last transfer queue.
     #[default]
     Auto,
     /// The last transfer queue (the second where kiln created two; else the first, or the

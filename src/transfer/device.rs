@@ -4,8 +4,8 @@
 
 use ash::vk;
 
+use super::copies::transfer_queue_of;
 use super::staging::{StagingCache, StagingUsage};
-use super::transfer::transfer_queue_of;
 use crate::device::{Buffer, BufferDesc, Device, Image, ImageDesc, MemoryLocation};
 use crate::error::Result;
 use crate::queue::Queue;

@@ -11,11 +11,12 @@
 //! per-device settings), `split` ([`TransferSplit`] and its pure policy), `host_memory`
 //! ([`HostBufferMemory`], the host pages of `HostRegion`), `host` ([`HostBuffer`], imported
 //! memory), `shader_copy` (readbacks and uploads by kiln's copy shader, `shaders/copy.comp`),
-//! `transfer` (`Buffer`/`Image` uploads and readbacks, [`Transfer`] and
+//! `copies` (`Buffer`/`Image` uploads and readbacks, [`Transfer`] and
 //! [`Queue`](crate::Queue)'s transfer methods), `between` (copies between devices).
 
 mod between;
 mod chunks;
+mod copies;
 mod desc;
 mod device;
 mod host;
@@ -23,9 +24,9 @@ mod host_memory;
 mod shader_copy;
 mod split;
 mod staging;
-mod transfer;
 
 pub use between::{copy_between_devices, copy_between_devices_in_chunks, BETWEEN_DEVICES_CHUNK};
+pub use copies::Transfer;
 pub use desc::{ReadbackQueue, TransferDesc, UploadQueue};
 pub use host::HostBuffer;
 pub use host_memory::HostBufferMemory;
@@ -33,7 +34,6 @@ pub use split::{TransferPart, TransferSplit, SPLIT_ALIGN};
 pub use staging::StagingUsage;
 #[cfg(feature = "unstable-hooks")]
 pub use staging::STAGING_CHUNK;
-pub use transfer::Transfer;
 
 use crate::device::{DeviceDesc, Shared};
 use crate::error::Result;
