@@ -278,3 +278,58 @@ pub(crate) fn settings(shared: &Shared) -> &TransferSettings {
         FALLBACK.get_or_init(|| TransferSettings::new(&TransferDesc::default()))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_desc_shorthands_set_one_field_of_the_transfer_desc() {
+        let d = DeviceDesc::default();
+        assert_eq!(d.transfer_desc(), TransferDesc::default());
+        let d = d
+            .readback_queue(ReadbackQueue::Main)
+            .transfer_split(Some(TransferSplit::OFF))
+            .host_buffer_memory(HostBufferMemory::Driver)
+            .upload_queue(UploadQueue::ComputeShader);
+        let want = TransferDesc::default()
+            .readback_queue(ReadbackQueue::Main)
+            .transfer_split(Some(TransferSplit::OFF))
+            .host_buffer_memory(HostBufferMemory::Driver)
+            .upload_queue(UploadQueue::ComputeShader);
+        assert_eq!(d.transfer_desc(), want);
+        // `transfers` replaces the whole struct; a shorthand after it changes one field.
+        let d = d
+            .transfers(TransferDesc::default())
+            .upload_queue(UploadQueue::Main);
+        assert_eq!(
+            d.transfer_desc(),
+            TransferDesc::default().upload_queue(UploadQueue::Main)
+        );
+        // A clone of the description carries its transfer options.
+        assert_eq!(d.clone().transfer_desc(), d.transfer_desc());
+    }
+
+    #[test]
+    fn settings_keep_what_the_desc_names() {
+        let desc = TransferDesc::default()
+            .readback_queue(ReadbackQueue::Compute)
+            .upload_queue(UploadQueue::Main)
+            .transfer_split(Some(TransferSplit {
+                min_bytes: 1 << 20,
+                max_parts: 2,
+            }))
+            .host_buffer_memory(HostBufferMemory::Imported);
+        let s = TransferSettings::new(&desc);
+        assert_eq!(s.readback_queue, ReadbackQueue::Compute);
+        assert_eq!(s.upload_queue, UploadQueue::Main);
+        assert_eq!(s.host_buffer_memory(), HostBufferMemory::Imported);
+        assert_eq!(
+            s.split(),
+            TransferSplit {
+                min_bytes: 1 << 20,
+                max_parts: 2
+            }
+        );
+    }
+}
