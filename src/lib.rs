@@ -106,12 +106,14 @@ macro_rules! setters {
 }
 
 mod commands;
+mod compose;
 mod descriptors;
 mod device;
 mod error;
 mod pipeline;
 mod queue;
 mod shaders;
+mod transfer;
 #[cfg(feature = "window")]
 pub mod window;
 
@@ -133,12 +135,11 @@ pub use device::{
     BufferView, CaptureReport, ComputeProperties, CooperativeMatrix2Features,
     CooperativeMatrix2Properties, CooperativeMatrixConfig, Device, DeviceDesc, DeviceFault,
     DeviceInfo, ExternalHandle, ExternalMemory, FaultAddress, Features, FlexibleDimensionsConfig,
-    HeapUsage, HostBufferMemory, Image, ImageDesc, ImageView, ImageViewDesc,
-    InlineUniformBlockLimits, LayerFeatures, MemoryLocation, MemoryReport, MeshShaderLimits,
-    PostMortem, QueueInfo, QueueKind, QueueSource, ReadbackQueue, Sampler, SamplerDesc,
-    Subresources, TransferPart, TransferSplit, UpdateAfterBindLimits, UploadQueue,
-    ValidationReport, ValidationWatch, VendorFault, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN,
-    EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES, MAX_QUEUES, MAX_TRANSFER_QUEUES, SPLIT_ALIGN,
+    HeapUsage, Image, ImageDesc, ImageView, ImageViewDesc, InlineUniformBlockLimits, LayerFeatures,
+    MemoryLocation, MemoryReport, MeshShaderLimits, PostMortem, QueueInfo, QueueKind, QueueSource,
+    Sampler, SamplerDesc, Subresources, UpdateAfterBindLimits, ValidationReport, ValidationWatch,
+    VendorFault, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES,
+    MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{
@@ -154,11 +155,15 @@ pub use pipeline::{
     HotComputePipeline, HotDesc, HotGraphicsDesc, HotGraphicsPipeline, HotTessellation, ReloadEvent,
 };
 pub use queue::{
-    begin_end_order, copy_between_devices, copy_between_devices_in_chunks, zones_of, After,
-    GpuTimings, GpuZone, HostBuffer, Queue, Recording, ScopeTiming, StagingUsage, Submission,
-    TimelineSemaphore, Transfer, ZoneSink, BETWEEN_DEVICES_CHUNK, MAX_TIMELINE_WAITS,
+    begin_end_order, zones_of, After, GpuTimings, GpuZone, Queue, Recording, ScopeTiming,
+    Submission, TimelineSemaphore, ZoneSink, MAX_TIMELINE_WAITS,
 };
 pub use shaders::{HostLayout, HostMember, HostType, ShaderBlock, ShaderModule, SpecValue};
+pub use transfer::{
+    copy_between_devices, copy_between_devices_in_chunks, HostBuffer, HostBufferMemory,
+    ReadbackQueue, StagingUsage, Transfer, TransferDesc, TransferPart, TransferSplit, UploadQueue,
+    BETWEEN_DEVICES_CHUNK, SPLIT_ALIGN,
+};
 
 /// What reflection of a SPIR-V module returns ([`ShaderModule::reflection`]): per entry
 /// point, the descriptor bindings, push constants, interface variables, workgroup size and
@@ -191,7 +196,7 @@ pub mod hooks {
     pub use crate::device::{FaultInjector, FaultSite};
     pub use crate::pipeline::cache::{cache_dir, check_header, file_name};
     pub use crate::pipeline::statistics::check as check_executable_statistics;
-    pub use crate::queue::STAGING_CHUNK;
+    pub use crate::transfer::STAGING_CHUNK;
 }
 
 /// Compile-time proof that kiln's handles can cross threads (issue: threads).

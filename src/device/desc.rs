@@ -4,10 +4,7 @@
 use std::ffi::CStr;
 use std::sync::Arc;
 
-use super::{
-    FaultInjector, HostBufferMemory, LayerFeatures, ReadbackQueue, TransferSplit, UploadQueue,
-    EXECUTE_TIMEOUT, MAX_TRANSFER_QUEUES,
-};
+use super::{FaultInjector, LayerFeatures, EXECUTE_TIMEOUT, MAX_TRANSFER_QUEUES};
 use crate::error::{Error, Result};
 
 /// Options for [`Device::new`](crate::Device::new).
@@ -56,21 +53,6 @@ pub struct DeviceDesc {
     /// `Submission::gpu_timings`); `None` = `KILN_TIMING=1` or `KILN_TRACE` set, else off.
     /// Recordings that open scopes (`Recorder::scope`) are timed either way.
     pub timing: Option<bool>,
-    /// Where host buffers (`Device::host_buffer`) take their memory from: the driver's
-    /// host-cached memory type, or host pages kiln maps itself and imports
-    /// (`VK_EXT_external_memory_host`); default [`HostBufferMemory::Auto`].
-    pub host_buffer_memory: HostBufferMemory,
-    /// Which queue kiln's readbacks use ([`ReadbackQueue`]; default `Auto`: the
-    /// `KILN_READBACK_QUEUE` environment variable where set, else kiln's policy).
-    pub readback_queue: ReadbackQueue,
-    /// Which queue kiln's uploads use ([`UploadQueue`]; default `Auto`: the
-    /// `KILN_UPLOAD_QUEUE` environment variable where set, else the first transfer queue).
-    pub upload_queue: UploadQueue,
-    /// How large copies between host buffers (or imported memory) and device buffers are
-    /// split over queues ([`TransferSplit`]: by default copies of 64 MiB or more in up to
-    /// three parts on three queues); `None` = the `KILN_TRANSFER_SPLIT` environment variable where
-    /// set (`off`, `<parts>` or `<parts>:<min MiB>`), else [`TransferSplit::DEFAULT`].
-    pub transfer_split: Option<TransferSplit>,
     /// Allow one buffer larger than the device's `maxMemoryAllocationSize` (off: such a
     /// buffer is `KILN-E162`). Only for drivers that document larger allocations (NVIDIA's
     /// allocate beyond it); the validation layer's warning about it is then not counted.
@@ -93,6 +75,9 @@ pub struct DeviceDesc {
     /// RenderDoc is the warning `KILN-W018`, never an error. Loading it hooks every
     /// instance made later in the process, and labels are recorded on this device.
     pub renderdoc: Option<bool>,
+    /// The option structs of the layers above `device`, by type (the transfer layer's
+    /// `TransferDesc`, set by `DeviceDesc::transfers` and its shorthands).
+    pub(crate) layers: super::LayerOptions,
 }
 
 impl DeviceDesc {
@@ -120,10 +105,6 @@ setters! { DeviceDesc {
     validation_fail: Option<bool>,
     wait_timeout: Option<std::time::Duration>,
     timing: Option<bool>,
-    host_buffer_memory: HostBufferMemory,
-    readback_queue: ReadbackQueue,
-    upload_queue: UploadQueue,
-    transfer_split: Option<TransferSplit>,
     allocations_beyond_limit: bool,
     breadcrumbs: Option<bool>,
     renderdoc: Option<bool>,
@@ -154,37 +135,12 @@ impl Default for DeviceDesc {
             validation_fail: None,
             wait_timeout: None,
             timing: None,
-            host_buffer_memory: HostBufferMemory::Auto,
-            readback_queue: ReadbackQueue::Auto,
-            upload_queue: UploadQueue::Auto,
-            transfer_split: None,
             allocations_beyond_limit: false,
             #[cfg(feature = "unstable-hooks")]
             faults: None,
             breadcrumbs: None,
             renderdoc: None,
-        }
-    }
-}
-
-/// `DeviceDesc::readback_queue`; `Auto` = `KILN_READBACK_QUEUE` (`transfer`, `main`,
-/// `compute`, `compute-shader`) where set, a value it does not know logged as `KILN-W012`.
-pub(super) fn readback_queue(desc: &DeviceDesc) -> ReadbackQueue {
-    if desc.readback_queue != ReadbackQueue::Auto {
-        return desc.readback_queue;
-    }
-    match std::env::var("KILN_READBACK_QUEUE").as_deref() {
-        Err(_) | Ok("") | Ok("auto") => ReadbackQueue::Auto,
-        Ok("transfer") => ReadbackQueue::Transfer,
-        Ok("main") => ReadbackQueue::Main,
-        Ok("compute") => ReadbackQueue::Compute,
-        Ok("compute-shader") => ReadbackQueue::ComputeShader,
-        Ok(other) => {
-            log::warn!(
-                "KILN-W012: KILN_READBACK_QUEUE=`{other}` is not one of auto, transfer, main, \
-                 compute, compute-shader; kiln's policy (auto) is used"
-            );
-            ReadbackQueue::Auto
+            layers: Default::default(),
         }
     }
 }

@@ -9,7 +9,8 @@
 //! the docs of `slots`).
 //!
 //! Nothing here names a type of the layers above (`shaders`, `descriptors`, `pipeline`,
-//! `commands`, `queue`, `window`): their per-device registries are layer slots.
+//! `commands`, `queue`, `transfer`, `window`): their per-device registries are layer slots,
+//! and their options on a [`DeviceDesc`] are kept by type (`slots::LayerOptions`).
 
 mod acceleration_structure;
 mod breadcrumbs;
@@ -25,7 +26,6 @@ mod families;
 mod faults;
 mod features;
 mod format;
-mod host_memory;
 mod image;
 mod image_desc;
 mod image_view;
@@ -44,7 +44,6 @@ mod queue;
 mod queue_order;
 mod sampler;
 mod slots;
-mod split;
 mod subresources;
 mod texel_block;
 mod timestamps;
@@ -84,22 +83,17 @@ pub use coopmat2::{
     CooperativeMatrix2Features, CooperativeMatrix2Properties, FlexibleDimensionsConfig,
 };
 pub(crate) use desc::env_flag;
+use desc::wait_timeout;
 pub use desc::DeviceDesc;
-use desc::{readback_queue, wait_timeout};
 pub(crate) use external::{check_fd, import_image_memory, release_failed_import};
 pub use external::{ExternalHandle, ExternalMemory};
 pub(crate) use families::{supported_stages, Sharing};
-pub use families::{
-    QueueInfo, QueueKind, QueueSource, ReadbackQueue, UploadQueue, MAX_COMPUTE_QUEUES,
-    MAX_TRANSFER_QUEUES,
-};
+pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
 pub use faults::{FaultInjector, FaultSite};
 pub(crate) use features::local_read_missing;
 pub use features::{Features, InlineUniformBlockLimits, MeshShaderLimits, UpdateAfterBindLimits};
 pub(crate) use format::{format_info, NumClass};
 pub use gpu_allocator::MemoryLocation;
-pub use host_memory::HostBufferMemory;
-pub(crate) use host_memory::HostRegion;
 pub use image::Image;
 pub use image_desc::ImageDesc;
 pub use image_view::{ImageView, ImageViewDesc};
@@ -114,8 +108,7 @@ pub(crate) use queue::{create_timeline, Queue, QueueGuard, QueueStamps, Resource
 pub use queue::{DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_QUEUES};
 pub(crate) use queue_order::QueueOrder;
 pub use sampler::{Sampler, SamplerDesc};
-pub(crate) use slots::LayerSlot;
-pub use split::{TransferPart, TransferSplit, SPLIT_ALIGN};
+pub(crate) use slots::{LayerOptions, LayerSlot};
 pub(crate) use subresources::SubresourceMap;
 pub use subresources::Subresources;
 pub(crate) use timestamps::QueryLease;
@@ -162,17 +155,6 @@ pub(crate) struct Shared {
     pub sharing: Sharing,
     /// `minImportedHostPointerAlignment` when `VK_EXT_external_memory_host` is enabled.
     pub host_import_alignment: Option<u64>,
-    /// `DeviceDesc::host_buffer_memory` (`HostBufferMemory::to_u8`; the bench's sweep
-    /// changes it through `Device::debug_set_host_buffer_memory`).
-    pub host_buffer_memory: std::sync::atomic::AtomicU8,
-    /// `DeviceDesc::readback_queue`.
-    pub readback_queue: ReadbackQueue,
-    /// `DeviceDesc::upload_queue`.
-    pub upload_queue: UploadQueue,
-    /// `DeviceDesc::transfer_split` (`min_bytes`, `max_parts`; the bench's sweep changes it
-    /// through `Device::debug_set_transfer_split`).
-    pub split_min_bytes: std::sync::atomic::AtomicU64,
-    pub split_max_parts: std::sync::atomic::AtomicU32,
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub features: Features,
@@ -275,7 +257,6 @@ impl Shared {
         let acceleration_structure = partial::device_fns(features.acceleration_structure, || {
             ash::khr::acceleration_structure::Device::new(ir, &raw)
         });
-        let split = split::from_desc(desc.transfer_split);
         let fault = partial::device_fns(features.device_fault, || {
             ash::ext::device_fault::Device::new(ir, &raw)
         });
@@ -293,11 +274,6 @@ impl Shared {
             cross_queue: Mutex::new(()),
             cross_queue_waits: Default::default(),
             host_import_alignment,
-            host_buffer_memory: desc.host_buffer_memory.to_u8().into(),
-            readback_queue: readback_queue(desc),
-            upload_queue: families::upload_queue_setting(desc.upload_queue),
-            split_min_bytes: split.min_bytes.into(),
-            split_max_parts: split.max_parts.into(),
             physical,
             properties,
             features,

@@ -3,14 +3,14 @@
 //! Some registries belong to an upper layer but must live exactly as long as the device and
 //! be torn down in the device's order: the set-layout interner (`descriptors`), the
 //! pipeline-layout interner and the `VkPipelineCache` (`pipeline`), the command contexts
-//! and the staging buffers (`queue`). This layer cannot name their types (it is the bottom
+//! (`queue`), the staging buffers and the transfer settings (`transfer`). This layer cannot name their types (it is the bottom
 //! layer), so it keeps them as *slots*: values of any type that implements [`LayerSlot`],
 //! found again by their type ([`Shared::slot`]).
 //!
 //! - **Who owns a slot**: the layer that defines its type. Only that layer looks it up and
 //!   uses it; `device` only stores it and calls its hooks.
 //! - **Registration**: when the device is created, by `Device::with_desc` (the composition
-//!   root, in the topmost layer with per-device state), bottom-up in layer order: a slot may
+//!   root, `src/compose.rs`, above every layer), bottom-up in layer order: a slot may
 //!   rely on the slots of the layers below it. A type is registered at most once.
 //! - **Hooks**: [`LayerSlot::teardown`] (required) and [`LayerSlot::release_memory`] (called
 //!   when an allocation ran out of memory, before it is tried once more).
@@ -22,6 +22,7 @@
 //!   `VkInstance`).
 
 use std::any::Any;
+use std::sync::Arc;
 
 use super::Shared;
 use crate::error::{Error, Result};
@@ -91,5 +92,41 @@ impl Shared {
         while let Some(mut slot) = self.slots.entries.pop() {
             slot.teardown(self);
         }
+    }
+}
+
+/// The option structs of the layers above `device` on a [`DeviceDesc`](super::DeviceDesc)
+/// (the transfer layer's `TransferDesc`): this layer cannot name their types either, so the
+/// description keeps them by type, as the device keeps slots. The layer that defines a type
+/// sets it (its builder methods on `DeviceDesc`) and reads it back at device creation.
+#[derive(Clone, Default)]
+pub(crate) struct LayerOptions {
+    entries: Vec<Arc<dyn LayerOption>>,
+}
+
+/// An option struct of an upper layer (any `Debug + Send + Sync` type).
+pub(crate) trait LayerOption: Any + std::fmt::Debug + Send + Sync {}
+
+impl<T: Any + std::fmt::Debug + Send + Sync> LayerOption for T {}
+
+impl LayerOptions {
+    /// The options of type `T`, where set.
+    pub(crate) fn get<T: LayerOption>(&self) -> Option<&T> {
+        self.entries
+            .iter()
+            .find_map(|e| (&**e as &dyn Any).downcast_ref::<T>())
+    }
+
+    /// Sets the options of type `T` (replacing earlier ones of that type).
+    pub(crate) fn set<T: LayerOption>(&mut self, options: T) {
+        self.entries
+            .retain(|e| (&**e as &dyn Any).downcast_ref::<T>().is_none());
+        self.entries.push(Arc::new(options));
+    }
+}
+
+impl std::fmt::Debug for LayerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.entries.iter()).finish()
     }
 }

@@ -1,23 +1,19 @@
-//! `impl Device` of the submission layer: device creation (the composition root that
-//! registers every layer's slots), execute/submit/record, and the constructors and reports
-//! that need submissions (uploaded buffers and textures, the staging cache).
+//! `impl Device` of the submission layer: execute/submit/record and the constructors that
+//! need a submission (zero-filled storage buffers). Device creation is the composition root
+//! (`src/compose.rs`); the uploading constructors and the staging cache's reports are the
+//! transfer layer's (`transfer/device.rs`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use ash::vk;
 
-use super::context::Contexts;
-use super::staging::{StagingCache, StagingUsage};
 use super::submit::{self, Batch, RecordOptions};
 use super::timing::{self, GpuTimings};
 use super::trace::Trace;
-use super::{ContextGuard, Recording, Submission};
+use super::{Recording, Submission};
 use crate::commands::Recorder;
-use crate::device::{
-    Buffer, BufferDesc, Device, DeviceDesc, Image, ImageDesc, MemoryLocation, Queue, Shared,
-    MAX_QUEUES,
-};
+use crate::device::{Buffer, BufferDesc, Device, MemoryLocation, Queue, Shared, MAX_QUEUES};
 use crate::error::{Error, Result};
 
 /// Records `f` into a fresh context of queue `queue` and submits it with `label`.
@@ -62,32 +58,20 @@ pub(crate) fn submit_after_on<'a, R>(
     let label = label.into();
     let errors_from = timing::error_mark(shared);
     let trace = shared.slot::<Trace>()?;
-    let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
-    submit::name_command_buffer(shared, ctx.cb(), &label);
-    let span = trace.span("record");
-    let recorded = {
-        let _t = tracing::trace_span!("kiln.record", label = &*label).entered();
-        submit::record(shared, queue, ctx.cb(), RecordOptions::ONE_TIME, f)
+    let batch = Batch {
+        timeline_wait: deps.timeline_wait,
+        timeline_signal: deps.timeline_signal,
+        explicit: deps.explicit,
+        ..Batch::commands(&label, vk::CommandBuffer::null())
     };
-    let (out, work) = recorded?;
-    if let Some(span) = span {
-        span.end(&label);
-    }
-    let span = trace.span("submit");
-    let value = {
-        let _t = tracing::trace_span!("kiln.submit", label = &*label).entered();
-        let batch = Batch {
-            timeline_wait: deps.timeline_wait,
-            timeline_signal: deps.timeline_signal,
-            explicit: deps.explicit,
-            ..Batch::commands(&label, ctx.cb())
-        };
-        submit::submit(shared, queue, &batch, &work)?
-    };
-    if let Some(span) = span {
-        span.end(&label);
-    }
-    ctx.submitted(value);
+    let (out, value, work) = super::record_and_submit(
+        shared,
+        queue,
+        RecordOptions::ONE_TIME,
+        batch,
+        Some(trace),
+        f,
+    )?;
     let sub = Submission::new(
         shared.clone(),
         queue,
@@ -114,33 +98,6 @@ pub(crate) fn execute<'a, R>(
 }
 
 impl Device {
-    /// Creates a device with default options (see [`DeviceDesc`]).
-    ///
-    /// Errors: `KILN-E100` no loader, `KILN-E101` no driver/device, `KILN-E102`
-    /// `KILN_DEVICE` matched nothing, `KILN-E103` no compute queue, `KILN-E107` no
-    /// synchronization2 or timeline semaphores (Vulkan 1.3), `KILN-E104` other Vulkan
-    /// failures.
-    pub fn new() -> Result<Device> {
-        Self::with_desc(&DeviceDesc::default())
-    }
-
-    /// Creates a device with explicit options (errors: as [`new`](Self::new)).
-    pub fn with_desc(desc: &DeviceDesc) -> Result<Device> {
-        let mut shared = Shared::create(desc)?;
-        // Breadcrumbs' marker rings (`device::breadcrumbs`), when on.
-        shared.create_marker_rings()?;
-        // Every layer's per-device state, bottom-up (see `device::slots`). On an error the
-        // device is torn down like any other.
-        crate::descriptors::register_slots(&mut shared)?;
-        crate::pipeline::register_slots(&mut shared)?;
-        super::register_slots(&mut shared)?;
-        // `KILN_CAPTURE`'s RenderDoc capture (`device/capture.rs`), last: ended first.
-        crate::device::register_run_capture(&mut shared)?;
-        Ok(Device {
-            shared: Arc::new(shared),
-        })
-    }
-
     /// Records commands with `f`, submits them and waits until the GPU has finished; device
     /// writes are then visible to host reads of mapped memory.
     ///
@@ -247,24 +204,6 @@ impl Device {
         Recording::new(&self.shared, Queue::MAIN, f)
     }
 
-    /// Creates a device-local buffer of `usage` holding `data` (staged upload).
-    pub fn buffer_from_slice<T: bytemuck::Pod>(
-        &self,
-        label: &str,
-        usage: vk::BufferUsageFlags,
-        data: &[T],
-    ) -> Result<Buffer> {
-        let bytes: &[u8] = bytemuck::cast_slice(data);
-        let buf = self.buffer(&BufferDesc {
-            label,
-            size: bytes.len() as u64,
-            usage,
-            location: MemoryLocation::GpuOnly,
-        })?;
-        buf.upload(bytes)?;
-        Ok(buf)
-    }
-
     /// Creates a zero-filled device-local storage buffer of `len` elements of `T`.
     ///
     /// Errors: `KILN-E150`-range errors of [`Device::buffer`], a size overflow.
@@ -303,71 +242,6 @@ impl Device {
         Ok(buf)
     }
 
-    /// Creates a sampled texture from tightly packed texels (`width * height * bytes per
-    /// texel`), uploaded through a staging buffer; it ends in SHADER_READ_ONLY_OPTIMAL.
-    pub fn texture_from_bytes(
-        &self,
-        label: &str,
-        width: u32,
-        height: u32,
-        format: vk::Format,
-        bytes: &[u8],
-    ) -> Result<Image> {
-        let img = self.image(&ImageDesc::texture(label, width, height, format))?;
-        img.upload(bytes)?;
-        Ok(img)
-    }
-
-    /// Frees the idle staging buffers that [`Buffer::upload`] and [`Buffer::read`] keep for
-    /// reuse (at most two chunks' worth per direction, `STAGING_CHUNK` = 32 MiB each);
-    /// returns the bytes freed.
-    /// Transfers in progress keep theirs. The next staged transfer allocates again.
-    pub fn release_staging_memory(&self) -> u64 {
-        self.shared
-            .slot::<StagingCache>()
-            .map_or(0, |c| c.trim(&self.shared))
-    }
-
-    /// The idle staging buffers held for reuse by this device, and their bytes.
-    pub fn staging_usage(&self) -> StagingUsage {
-        self.shared
-            .slot::<StagingCache>()
-            .map_or_else(|_| StagingUsage::default(), |c| c.usage(&self.shared))
-    }
-
-    /// Readbacks done by kiln's copy shader so far (`ReadbackQueue::ComputeShader`), for
-    /// tests. Unstable.
-    #[cfg(feature = "unstable-hooks")]
-    #[doc(hidden)]
-    pub fn debug_shader_copies(&self) -> u64 {
-        self.shared
-            .slot::<super::shader_copy::ShaderCopies>()
-            .map_or(0, |c| {
-                c.submitted.load(std::sync::atomic::Ordering::Relaxed)
-            })
-    }
-
-    /// Makes `upload`/`read` of `GpuOnly` buffers go through staging buffers even where the
-    /// device maps that memory (CPU and integrated devices such as lavapipe, where the
-    /// direct path is normally taken), so tests and benchmarks exercise the staged path.
-    #[cfg(feature = "unstable-hooks")]
-    #[doc(hidden)]
-    pub fn debug_force_staging(&self, on: bool) {
-        if let Ok(c) = self.shared.slot::<StagingCache>() {
-            c.set_forced(on);
-        }
-    }
-
-    /// Sets the staging chunk size (default 32 MiB, `STAGING_CHUNK`), so tests can
-    /// exercise chunked transfers with small buffers and the bench can sweep it.
-    #[cfg(feature = "unstable-hooks")]
-    #[doc(hidden)]
-    pub fn debug_set_staging_chunk(&self, bytes: u64) {
-        if let Ok(c) = self.shared.slot::<StagingCache>() {
-            c.set_chunk(bytes);
-        }
-    }
-
     /// How many semaphore waits on other queues' timelines kiln's submissions have made so
     /// far (values already complete are not waited for). Unstable: for kiln's tests.
     #[cfg(feature = "unstable-hooks")]
@@ -376,26 +250,5 @@ impl Device {
         self.shared
             .cross_queue_waits
             .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Sets the host threads of one staged transfer (0: the default, `KILN_TRANSFER_THREADS`,
-    /// else the machine's parallelism up to 8), for the bench's sweep.
-    #[cfg(feature = "unstable-hooks")]
-    #[doc(hidden)]
-    pub fn debug_set_transfer_threads(&self, threads: usize) {
-        if let Ok(c) = self.shared.slot::<StagingCache>() {
-            c.set_threads(threads);
-        }
-    }
-
-    /// Stages uploads in `CpuToGpu` memory (the BAR on discrete GPUs) instead of system
-    /// memory; staging buffers already made keep their memory (call
-    /// [`release_staging_memory`](Self::release_staging_memory) first). For the bench.
-    #[cfg(feature = "unstable-hooks")]
-    #[doc(hidden)]
-    pub fn debug_set_upload_staging_bar(&self, on: bool) {
-        if let Ok(c) = self.shared.slot::<StagingCache>() {
-            c.set_bar(on);
-        }
     }
 }

@@ -27,9 +27,9 @@ use crate::error::Result;
 /// [`Device::queue`] and [`Device::queues`].
 #[derive(Clone)]
 pub struct Queue {
-    pub(super) shared: Arc<Shared>,
-    pub(super) index: usize,
-    kind: QueueKind,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) index: usize,
+    pub(crate) kind: QueueKind,
 }
 
 impl std::fmt::Debug for Queue {
@@ -155,30 +155,6 @@ impl Device {
                 kind,
             })
             .collect()
-    }
-
-    /// The queue kiln's uploads use (`Buffer::upload`, staged chunks), as
-    /// `DeviceDesc::upload_queue` says ([`UploadQueue`](crate::UploadQueue)): by default
-    /// the first transfer queue, the main queue where the device has none.
-    pub fn upload_queue(&self) -> Queue {
-        let (index, kind) = super::transfer::transfer_queue_of(&self.shared, true);
-        Queue {
-            shared: self.shared.clone(),
-            index,
-            kind,
-        }
-    }
-
-    /// The queue kiln's readbacks use (`Buffer::read_into`, staged chunks), as
-    /// `DeviceDesc::readback_queue` says ([`ReadbackQueue`](crate::ReadbackQueue)): put a
-    /// stream's readbacks here and its uploads on [`upload_queue`](Self::upload_queue).
-    pub fn readback_queue(&self) -> Queue {
-        let (index, kind) = super::transfer::transfer_queue_of(&self.shared, false);
-        Queue {
-            shared: self.shared.clone(),
-            index,
-            kind,
-        }
     }
 
     /// What every kiln queue of the device is, main queue first (each queue once).

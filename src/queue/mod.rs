@@ -1,6 +1,7 @@
 //! The submission layer: queue handles, command contexts, the one submit function (with the
-//! cross-queue waits), submissions, reusable recordings, the staging cache, host buffers and
-//! buffer/image uploads and readbacks, blocking and asynchronous.
+//! cross-queue waits), submissions, reusable recordings, timelines, timings and traces.
+//! Transfers (staging, host buffers, uploads and readbacks) are the layer above,
+//! `transfer`.
 //!
 //! Work reaches a queue only through `submit::record` (a command buffer recorded through a
 //! [`Recorder`](crate::Recorder), ending in a `RecordedWork`) and `submit::submit` (the
@@ -10,60 +11,44 @@
 //! host-buffer transfers and the window presenter all call them.
 //!
 //! Files: `handle` (the public [`Queue`]), `submit` (record, submit, [`Submission`], the
-//! cross-queue rules), `context`, `recording`, `staging` (the staging cache), `chunks`
-//! (chunked, pipelined, multi-threaded staged transfers), `host` ([`HostBuffer`], imported
-//! memory), `transfer` (`Buffer`/`Image` uploads and readbacks, [`Transfer`] and
-//! [`Queue`]'s transfer methods), `timing` ([`GpuTimings`], error descriptions, the
-//! validation-fail check), `trace` (the Chrome-trace profile), `device` (device creation
-//! and `Device`'s methods).
-//!
-//! This layer also completes the device: `Device::new`/`Device::with_desc` (in `device.rs`)
-//! create the device of the `device` layer and register the per-device state of every layer
-//! above it as layer slots, bottom-up (see the docs of `device::slots`).
+//! cross-queue rules), `context`, `recording`, `timing` ([`GpuTimings`], error
+//! descriptions, the validation-fail check), `trace` (the Chrome-trace profile), `device`
+//! (`Device`'s execute/submit/record). Device creation, which registers this layer's slots
+//! with every other layer's, is the composition root (`src/compose.rs`).
 
 mod after;
-mod between;
-mod chunks;
 mod context;
 mod device;
 mod external;
 mod external_image;
 mod handle;
-mod host;
 mod plan;
 mod profilers;
 mod recording;
 mod semaphore;
-mod shader_copy;
-mod staging;
-mod submit;
+pub(crate) mod submit;
 mod timing;
 mod trace;
-mod transfer;
 
 use ash::vk;
 
 pub use after::After;
-pub use between::{copy_between_devices, copy_between_devices_in_chunks, BETWEEN_DEVICES_CHUNK};
 pub use handle::Queue;
-pub use host::HostBuffer;
 pub use profilers::{begin_end_order, zones_of, GpuZone, ZoneSink};
 pub use recording::Recording;
 pub use semaphore::TimelineSemaphore;
-pub use staging::StagingUsage;
-#[cfg(feature = "unstable-hooks")]
-pub use staging::STAGING_CHUNK;
 pub use submit::Submission;
 pub use submit::MAX_TIMELINE_WAITS;
 /// The one record and submit path, for the window presenter.
 #[cfg(feature = "window")]
 pub(crate) use submit::{record, submit, Batch, RecordOptions};
 pub use timing::{GpuTimings, ScopeTiming};
-pub use transfer::Transfer;
 
+use crate::commands::{RecordedWork, Recorder};
 use crate::device::Shared;
 use crate::error::{Error, Result};
 use context::{Context, Contexts};
+pub(crate) use device::execute;
 
 /// A context that has not been handed to a queue (or kept by a recording) yet.
 const NO_CONTEXT: Error = Error::Internal {
@@ -120,13 +105,60 @@ impl Drop for ContextGuard<'_> {
     }
 }
 
-/// Registers this layer's slots (command contexts, staging cache, the trace) on a device
+/// The one record→submit sequence of a one-time command buffer: a context of queue `queue`
+/// taken, its command buffer named `batch.label`, `f` recorded into it
+/// (`submit::record` with `options`), `batch` submitted with that command buffer
+/// (`submit::submit`; `batch.command_buffer` is replaced), the context handed back pending
+/// on the timeline value. With `trace` (`Device::execute` and friends), the recording and
+/// the submission are spans of the Chrome trace and `tracing` spans `kiln.record`,
+/// `kiln.submit`. Returns what `f` returned, the timeline value and the recorded work (the
+/// caller drops it once it has taken what it needs: what it kept alive is retired past the
+/// submission). Used by `device::submit_after_on` (every `execute`/`submit`) and the
+/// transfer layer's raw copies and copy-shader dispatches.
+///
+/// Errors: whatever `f` returns (nothing is submitted; the context goes back reset), the
+/// errors of `submit::submit`.
+pub(crate) fn record_and_submit<'a, R>(
+    shared: &'a Shared,
+    queue: usize,
+    options: submit::RecordOptions,
+    batch: submit::Batch<'_>,
+    trace: Option<&trace::Trace>,
+    f: impl for<'r> FnOnce(&mut Recorder<'a, 'r>) -> Result<R>,
+) -> Result<(R, u64, RecordedWork<'a>)> {
+    let label = batch.label;
+    let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
+    submit::name_command_buffer(shared, ctx.cb(), label);
+    let span = trace.and_then(|t| t.span("record"));
+    let recorded = {
+        let _t = trace.map(|_| tracing::trace_span!("kiln.record", label).entered());
+        submit::record(shared, queue, ctx.cb(), options, f)
+    };
+    let (out, work) = recorded?;
+    if let Some(span) = span {
+        span.end(label);
+    }
+    let span = trace.and_then(|t| t.span("submit"));
+    let value = {
+        let _t = trace.map(|_| tracing::trace_span!("kiln.submit", label).entered());
+        let batch = submit::Batch {
+            command_buffer: Some(ctx.cb()),
+            ..batch
+        };
+        submit::submit(shared, queue, &batch, &work)?
+    };
+    if let Some(span) = span {
+        span.end(label);
+    }
+    ctx.submitted(value);
+    Ok((out, value, work))
+}
+
+/// Registers this layer's slots (command contexts, the trace, the profilers) on a device
 /// being created.
-fn register_slots(shared: &mut Shared) -> Result<()> {
+pub(crate) fn register_slots(shared: &mut Shared) -> Result<()> {
     let contexts = Contexts::new(shared);
     shared.register_slot(contexts)?;
-    shared.register_slot(staging::StagingCache::default())?;
-    shared.register_slot(shader_copy::ShaderCopies::default())?;
     let trace = trace::Trace::from_env(shared);
     shared.register_slot(trace)?;
     let profilers = profilers::Profilers::new(shared);

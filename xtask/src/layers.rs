@@ -20,7 +20,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The layers, bottom first: `error` (what every layer returns), then the folders.
+/// The layers, bottom first: `error` (what every layer returns), then the folders, then
+/// `compose` (`src/compose.rs`, the composition root that makes a `Device` of all layers).
 pub const ORDER: &[&str] = &[
     "error",
     "device",
@@ -29,7 +30,9 @@ pub const ORDER: &[&str] = &[
     "pipeline",
     "commands",
     "queue",
+    "transfer",
     "window",
+    "compose",
 ];
 
 fn rank(layer: &str) -> Option<usize> {
@@ -599,6 +602,14 @@ mod tests {
         let found = violations("f.rs", "pipeline", code, 2, &roots());
         let to: Vec<_> = found.iter().map(|v| (v.line, v.to.as_str())).collect();
         assert_eq!(to, vec![(1, "queue"), (1, "commands"), (2, "window")]);
+        // `transfer` sits above `queue`, the composition root `compose` above every layer.
+        let code = "use crate::transfer::StagingCache;\nfn f() { crate::compose::x() }\n";
+        let found = violations("f.rs", "queue", code, 1, &roots());
+        let to: Vec<_> = found.iter().map(|v| (v.line, v.to.as_str())).collect();
+        assert_eq!(to, vec![(1, "transfer"), (2, "compose")]);
+        let up = "use crate::{queue::Queue, device::Shared};\n";
+        assert!(violations("f.rs", "transfer", up, 1, &roots()).is_empty());
+        assert!(violations("compose.rs", "compose", code, 1, &roots()).is_empty());
         // One level down, `super::super` does not reach the root.
         assert!(violations(
             "f.rs",

@@ -18,8 +18,8 @@
 //! physical device (opaque fd) or a DMA-BUF the importing driver accepts.
 
 use super::chunks;
+use super::copies::Transfer;
 use super::host::HostBuffer;
-use super::transfer::Transfer;
 use crate::device::{check_copy, Buffer, Device};
 use crate::error::Result;
 

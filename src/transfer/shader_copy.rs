@@ -21,10 +21,10 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 
-use super::submit::{self, Batch, RecordOptions};
-use super::{ContextGuard, Contexts};
 use crate::device::{LayerSlot, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
+use crate::queue::record_and_submit;
+use crate::queue::submit::{Batch, RecordOptions};
 
 /// The copy shader's SPIR-V (`shaders/copy.comp`, compiled with glslc; kiln has no build
 /// script).
@@ -111,7 +111,7 @@ fn create(shared: &Shared) -> Result<Objects> {
     let d = &shared.raw;
     let words =
         ash::util::read_spv(&mut std::io::Cursor::new(COPY_SPV)).map_err(|_| Error::Internal {
-            what: "kiln's copy shader (queue/shaders/copy.spv) is not SPIR-V words",
+            what: "kiln's copy shader (transfer/shaders/copy.spv) is not SPIR-V words",
         })?;
     let bindings = [0, 1].map(|b| {
         vk::DescriptorSetLayoutBinding::default()
@@ -206,19 +206,22 @@ pub(super) fn submit_shader_copy(
     let push = crate::device::loader::walking(|| {
         ash::khr::push_descriptor::Device::new(&shared.instance.raw, &shared.raw)
     });
-    let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
     let raw = &shared.raw;
     let options = RecordOptions {
         timed: false,
         ..RecordOptions::ONE_TIME
     };
-    submit::name_command_buffer(shared, ctx.cb(), label);
     let words = u32::try_from(size / 16).map_err(|_| Error::Vulkan {
         call: "kiln shader copy (more than 2^32 16-byte words)",
         result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
     })?;
     let groups = words.div_ceil(GROUP).clamp(1, MAX_GROUPS);
-    let ((), work) = submit::record(shared, queue, ctx.cb(), options, |r| {
+    let batch = Batch {
+        uses,
+        siblings,
+        ..Batch::commands(label, vk::CommandBuffer::null())
+    };
+    let ((), value, _work) = record_and_submit(shared, queue, options, batch, None, |r| {
         let cb = r.command_buffer();
         let infos = [(src, src_offset), (dst, dst_offset)].map(|(buffer, offset)| {
             [vk::DescriptorBufferInfo {
@@ -256,13 +259,6 @@ pub(super) fn submit_shader_copy(
         }
         Ok(())
     })?;
-    let batch = Batch {
-        uses,
-        siblings,
-        ..Batch::commands(label, ctx.cb())
-    };
-    let value = submit::submit(shared, queue, &batch, &work)?;
-    ctx.submitted(value);
     copies
         .submitted
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -12,15 +12,13 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::chunks::{self, Drain};
+use super::desc::{ReadbackQueue, UploadQueue};
 use super::host::HostBuffer;
 use super::shader_copy::{self, ShaderCopies};
 use super::staging::StagingCache;
-use super::Queue;
-use crate::device::{
-    Buffer, BufferDesc, Image, MemoryLocation, QueueKind, ReadbackQueue, Shared, Subresources,
-    UploadQueue,
-};
+use crate::device::{Buffer, BufferDesc, Image, MemoryLocation, QueueKind, Shared, Subresources};
 use crate::error::{Error, Result};
+use crate::queue::Queue;
 
 /// The queue that uploads use (the first transfer queue) or the one readbacks use
 /// ([`ReadbackQueue`], `Auto` resolved by [`readback_policy`]), with the kind it is handed
@@ -31,7 +29,7 @@ pub(crate) fn transfer_queue_of(shared: &Shared, dir_upload: bool) -> (usize, Qu
         (i.unwrap_or(0), kind)
     };
     if dir_upload {
-        return match shared.upload_queue {
+        return match super::desc::settings(shared).upload_queue {
             UploadQueue::Main => (0, QueueKind::Main),
             UploadQueue::ComputeShader => {
                 transfer_queue_of_kind(shared, ReadbackQueue::ComputeShader)
@@ -39,7 +37,7 @@ pub(crate) fn transfer_queue_of(shared: &Shared, dir_upload: bool) -> (usize, Qu
             UploadQueue::Transfer | UploadQueue::Auto => first(QueueKind::Transfer),
         };
     }
-    match shared.readback_queue {
+    match super::desc::settings(shared).readback_queue {
         ReadbackQueue::Auto => transfer_queue_of_kind(shared, readback_policy(shared)),
         other => transfer_queue_of_kind(shared, other),
     }
@@ -84,7 +82,7 @@ fn readback_policy(_shared: &Shared) -> ReadbackQueue {
 /// Whether readbacks into host buffers on `queue` are shader copies: the resolved readback
 /// queue is `ComputeShader` and `queue` is it.
 fn shader_readbacks(shared: &Shared, queue: usize) -> bool {
-    let which = match shared.readback_queue {
+    let which = match super::desc::settings(shared).readback_queue {
         ReadbackQueue::Auto => readback_policy(shared),
         other => other,
     };
@@ -95,7 +93,7 @@ fn shader_readbacks(shared: &Shared, queue: usize) -> bool {
 /// Whether uploads from host buffers on `queue` are shader copies: the upload queue is
 /// `UploadQueue::ComputeShader` and `queue` is it.
 fn shader_uploads(shared: &Shared, queue: usize) -> bool {
-    shared.upload_queue == UploadQueue::ComputeShader
+    super::desc::settings(shared).upload_queue == UploadQueue::ComputeShader
         && transfer_queue_of_kind(shared, ReadbackQueue::ComputeShader).0 == queue
 }
 
@@ -275,7 +273,7 @@ impl Image {
         } else {
             None
         };
-        super::device::execute(shared, "execute", |r| {
+        crate::queue::execute(shared, "execute", |r| {
             r.copy_buffer_to_image(&staging, self, level)?;
             if let Some(layout) = after {
                 r.transition_subresources(self, Subresources::mip(level), layout)?;
@@ -306,7 +304,7 @@ impl Image {
                 location: MemoryLocation::GpuToCpu,
             },
         )?;
-        super::device::execute(shared, "execute", |r| {
+        crate::queue::execute(shared, "execute", |r| {
             r.copy_image_to_buffer(self, level, &staging)
         })?;
         staging.read()
@@ -531,7 +529,7 @@ impl Queue {
 
     /// One copy between a host buffer and a device buffer (`upload`: host → device), split
     /// over queues as the device's [`TransferSplit`](crate::TransferSplit) says: the first
-    /// part on this queue, the others on its idle partners (`device/split.rs`), each a
+    /// part on this queue, the others on its idle partners (`transfer/split.rs`), each a
     /// submission that stamps both buffers, so later users wait for every part.
     fn host_copy(
         &self,

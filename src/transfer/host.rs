@@ -30,9 +30,8 @@ use ash::vk;
 use gpu_allocator::vulkan::Allocation;
 use gpu_allocator::MemoryLocation;
 
-use crate::device::{
-    allocate_bound, free_bound, Device, HostBufferMemory, HostRegion, ResourceStamps, Shared,
-};
+use super::host_memory::{HostBufferMemory, HostRegion};
+use crate::device::{allocate_bound, free_bound, Device, ResourceStamps, Shared};
 use crate::error::{vk_err, Error, Result};
 
 /// Host memory of one host buffer.
@@ -344,11 +343,7 @@ impl Device {
         }
         let shared = &self.shared;
         crate::device::check_buffer_size(shared, label, size)?;
-        let mode = HostBufferMemory::from_u8(
-            shared
-                .host_buffer_memory
-                .load(std::sync::atomic::Ordering::Relaxed),
-        );
+        let mode = super::desc::settings(shared).host_buffer_memory();
         if mode.imports() {
             match mapped(shared, label, size) {
                 Ok(h) => return Ok(h),
@@ -394,9 +389,7 @@ impl Device {
     #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_set_host_buffer_memory(&self, memory: HostBufferMemory) {
-        self.shared
-            .host_buffer_memory
-            .store(memory.to_u8(), std::sync::atomic::Ordering::Relaxed);
+        super::desc::settings(&self.shared).set_host_buffer_memory(memory);
     }
 
     /// A host buffer holding `data`.

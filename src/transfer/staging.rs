@@ -215,7 +215,7 @@ impl StagingCache {
 
     /// Sets the host threads per transfer (0: the default).
     #[cfg(feature = "unstable-hooks")]
-    pub(super) fn set_threads(&self, n: usize) {
+    pub(crate) fn set_threads(&self, n: usize) {
         let n = if n == 0 {
             super::chunks::default_threads()
         } else {
@@ -225,12 +225,12 @@ impl StagingCache {
     }
 
     #[cfg(feature = "unstable-hooks")]
-    pub(super) fn set_bar(&self, on: bool) {
+    pub(crate) fn set_bar(&self, on: bool) {
         self.bar.store(on, Ordering::Relaxed);
     }
 
     #[cfg(feature = "unstable-hooks")]
-    pub(super) fn set_chunk(&self, bytes: u64) {
+    pub(crate) fn set_chunk(&self, bytes: u64) {
         self.chunk.store(bytes.max(MIN_STAGING), Ordering::Relaxed);
     }
 
@@ -240,7 +240,7 @@ impl StagingCache {
     }
 
     #[cfg(feature = "unstable-hooks")]
-    pub(super) fn set_forced(&self, on: bool) {
+    pub(crate) fn set_forced(&self, on: bool) {
         self.force.store(on, Ordering::Relaxed);
     }
 
@@ -326,7 +326,7 @@ impl StagingCache {
     /// Destroys every idle buffer (and pending one whose copy completed); returns the bytes
     /// freed. Buffers in use by a transfer are not affected (they return to the cache when
     /// it ends).
-    pub(super) fn trim(&self, shared: &Shared) -> u64 {
+    pub(crate) fn trim(&self, shared: &Shared) -> u64 {
         self.settle(shared);
         let idle: Vec<StagingBuffer> = self.lock().drain(..).collect();
         let bytes = idle.iter().map(|b| b.size).sum();
@@ -337,7 +337,7 @@ impl StagingCache {
     }
 
     /// The idle buffers and their bytes (pending ones whose copies completed count as idle).
-    pub(super) fn usage(&self, shared: &Shared) -> StagingUsage {
+    pub(crate) fn usage(&self, shared: &Shared) -> StagingUsage {
         self.settle(shared);
         let idle = self.lock();
         StagingUsage {

@@ -3,10 +3,7 @@
 //!
 //! The policy and the measurements behind it are documented on [`TransferSplit`].
 
-use std::sync::atomic::Ordering;
-
-use super::families::QueueKind;
-use super::{Device, Shared};
+use crate::device::{Device, QueueKind, Shared};
 
 /// TransferPart boundaries are multiples of this many bytes from the copy's start.
 pub const SPLIT_ALIGN: u64 = 64 << 10;
@@ -225,10 +222,7 @@ impl Shared {
     /// The device's split policy now (`DeviceDesc::transfer_split`, or what
     /// `Device::debug_set_transfer_split` set).
     pub(crate) fn transfer_split(&self) -> TransferSplit {
-        TransferSplit {
-            min_bytes: self.split_min_bytes.load(Ordering::Relaxed),
-            max_parts: self.split_max_parts.load(Ordering::Relaxed),
-        }
+        super::desc::settings(self).split()
     }
 
     /// The kind of every kiln queue, by kiln queue index (what [`TransferSplit::plan`]
@@ -258,12 +252,7 @@ impl Device {
     #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_set_transfer_split(&self, split: TransferSplit) {
-        self.shared
-            .split_min_bytes
-            .store(split.min_bytes, Ordering::Relaxed);
-        self.shared
-            .split_max_parts
-            .store(split.max_parts, Ordering::Relaxed);
+        super::desc::settings(&self.shared).set_split(split);
     }
 }
 

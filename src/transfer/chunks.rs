@@ -29,10 +29,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use ash::vk;
 
 use super::staging::{Dir, Lease, StagingCache, MIN_CHUNK};
-use super::submit::{self, Batch, RecordOptions};
-use super::{ContextGuard, Contexts};
 use crate::device::{Buffer, ResourceStamps, Shared};
 use crate::error::{Error, Result};
+use crate::queue::record_and_submit;
+use crate::queue::submit::{Batch, RecordOptions};
 
 /// Bytes one thread copies at a time.
 pub(super) const STRIPE: usize = 2 << 20;
@@ -97,15 +97,19 @@ pub(super) fn submit_raw_copy(
     after_all: bool,
     siblings: &[(usize, u64)],
 ) -> Result<u64> {
-    let ctx = ContextGuard::new(shared.slot::<Contexts>()?, shared, queue)?;
     let raw = &shared.raw;
     // Not timed: the work (and the queries it would hold) is dropped once submitted.
     let options = RecordOptions {
         timed: false,
         ..RecordOptions::ONE_TIME
     };
-    submit::name_command_buffer(shared, ctx.cb(), label);
-    let ((), work) = submit::record(shared, queue, ctx.cb(), options, |r| {
+    let batch = Batch {
+        uses,
+        after_all,
+        siblings,
+        ..Batch::commands(label, vk::CommandBuffer::null())
+    };
+    let ((), value, _work) = record_and_submit(shared, queue, options, batch, None, |r| {
         // SAFETY: the command buffer is recording. Both buffers belong to this device and
         // have TRANSFER usage; the callers checked the region against both. The submission
         // waits for the queue's previous value and for the other queues' pending uses of
@@ -116,14 +120,6 @@ pub(super) fn submit_raw_copy(
         unsafe { raw.cmd_copy_buffer(r.command_buffer(), src, dst, &[region]) };
         Ok(())
     })?;
-    let batch = Batch {
-        uses,
-        after_all,
-        siblings,
-        ..Batch::commands(label, ctx.cb())
-    };
-    let value = submit::submit(shared, queue, &batch, &work)?;
-    ctx.submitted(value);
     Ok(value)
 }
 

@@ -37,6 +37,8 @@ pub enum HostBufferMemory {
 }
 
 impl HostBufferMemory {
+    /// As the bench's knob stores it (`transfer::desc`'s `Knobs`).
+    #[cfg(feature = "unstable-hooks")]
     pub(crate) fn to_u8(self) -> u8 {
         match self {
             HostBufferMemory::Auto => 0,
@@ -45,6 +47,7 @@ impl HostBufferMemory {
         }
     }
 
+    #[cfg(feature = "unstable-hooks")]
     pub(crate) fn from_u8(v: u8) -> HostBufferMemory {
         match v {
             1 => HostBufferMemory::Driver,
