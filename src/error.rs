@@ -142,6 +142,95 @@ macro_rules! errors {
     };
 }
 
+/// Emits one area's error type (see [`area!`]) from a range file's variants and hands them
+/// on to the next link of the chain: `link! { Area "range" [Nest(Nested), ..] (next, rest..;
+/// variants so far) this range's variants }`.
+macro_rules! link {
+    ($area:ident $range:literal [$($nest:ident($nested:ident)),*]
+     ($next:ident $(, $rest:ident)* ; $($variants:tt)*) $($own:tt)*) => {
+        area! { $area $range [$($nest($nested)),*] $($own)* }
+        $next! { $($rest),* ; $($variants)* $($own)* }
+    };
+}
+
+/// Generates an area's error type: the range's variants written as in [`Error`] (same
+/// code, message and fields), one variant per nested lower area (`Device(DeviceError)`,
+/// its message and code those of the nested value), `code()`, the `Debug` of [`Error`],
+/// `From<Nested>` for the area and `From<Area> for Error` (variant to variant, nested
+/// values flattened).
+macro_rules! area {
+    ($area:ident $range:literal [$($nest:ident($nested:ident)),*] $(
+        $(#[doc = $doc:literal])*
+        #[code($code:literal)]
+        #[error($msg:literal $(, $arg:expr)* $(,)?)]
+        $name:ident $({
+            $( $(#[$field_attr:meta])* $field:ident : $ty:ty ),* $(,)?
+        })?,
+    )*) => {
+        #[doc = concat!("The errors of ", $range, ".")]
+        ///
+        /// Each variant is the [`Error`] variant of the same name (same code, message,
+        /// fields and `Debug`); `?` turns it into that [`Error`] in a function returning
+        /// [`Result`].
+        #[derive(thiserror::Error)]
+        #[non_exhaustive]
+        pub enum $area {
+            $(
+                $(#[doc = $doc])*
+                #[doc = ""]
+                #[doc = concat!("`", $code, "`: ", $msg)]
+                #[error("{}: {}", $code, format_args!($msg $(, $arg)*))]
+                $name $({ $(
+                    #[doc = concat!("The `", stringify!($field), "` the message shows.")]
+                    $(#[$field_attr])* $field: $ty
+                ),* })?,
+            )*
+            $(
+                #[doc = concat!("A [`", stringify!($nested), "`]; its code and message are the nested error's.")]
+                #[error(transparent)]
+                $nest(#[from] $nested),
+            )*
+        }
+
+        impl $area {
+            /// The stable code, e.g. `"KILN-E004"`; the message starts with it. The same as
+            /// [`Error::code`] of the [`Error`] it converts into.
+            pub fn code(&self) -> &'static str {
+                match self {
+                    $( Self::$name { .. } => $code, )*
+                    $( Self::$nest(nested) => nested.code(), )*
+                }
+            }
+        }
+
+        impl From<$area> for Error {
+            fn from(error: $area) -> Error {
+                match error {
+                    $( $area::$name $({ $($field),* })? => Error::$name $({ $($field),* })?, )*
+                    $( $area::$nest(nested) => nested.into(), )*
+                }
+            }
+        }
+
+        /// The same as `Debug` of [`Error`].
+        impl fmt::Debug for $area {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                debug_chain(self, f)
+            }
+        }
+
+        #[cfg(test)]
+        impl $area {
+            /// One value of every variant of this area (nested areas left out), its fields
+            /// filled with sample values.
+            fn every_variant() -> Vec<$area> {
+                use tests::Sample;
+                vec![$( $area::$name $({ $( $field: Sample::sample() ),* })?, )*]
+            }
+        }
+    };
+}
+
 // The variants, one file per code range, each a macro that appends its range and calls the
 // next; `errors!` gets them all, in code order.
 mod external_handle;
@@ -166,19 +255,24 @@ shader_errors! { device_errors, memory_errors, descriptors_errors, pipeline_erro
 /// already quote (one `caused by:` line each); `{:#?}` prints the same.
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut shown = self.to_string();
-        f.write_str(&shown)?;
-        let mut source = std::error::Error::source(self);
-        while let Some(error) = source {
-            let text = error.to_string();
-            if !shown.contains(&text) {
-                write!(f, "\ncaused by: {text}")?;
-                shown.push_str(&text);
-            }
-            source = error.source();
-        }
-        Ok(())
+        debug_chain(self, f)
     }
+}
+
+/// `Debug` of [`Error`] and of the area types.
+fn debug_chain(error: &dyn std::error::Error, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let mut shown = error.to_string();
+    f.write_str(&shown)?;
+    let mut source = error.source();
+    while let Some(error) = source {
+        let text = error.to_string();
+        if !shown.contains(&text) {
+            write!(f, "\ncaused by: {text}")?;
+            shown.push_str(&text);
+        }
+        source = error.source();
+    }
+    Ok(())
 }
 
 /// The names a set has, for `KILN-E201`.
@@ -243,6 +337,12 @@ fn post_mortem(report: &Option<Box<post_mortem::PostMortem>>) -> String {
 /// know the submission involved: out-of-memory is `KILN-E106`, a lost device `KILN-E105`
 /// (without a label), anything else `KILN-E104`.
 pub(crate) fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> Error {
+    move |result| map_result(call, result, "").into()
+}
+
+/// [`vk_err`] for a function that returns an area type: the same codes as a
+/// [`DeviceError`], which `?` nests into [`MemoryError`] and the areas above it.
+pub(crate) fn vk_device_err(call: &'static str) -> impl Fn(vk::Result) -> DeviceError {
     move |result| map_result(call, result, "")
 }
 
@@ -252,7 +352,7 @@ pub(crate) fn vk_err_labeled<'a>(
     call: &'static str,
     label: &'a str,
 ) -> impl Fn(vk::Result) -> Error + 'a {
-    move |result| map_result(call, result, label)
+    move |result| map_result(call, result, label).into()
 }
 
 /// [`vk_err_labeled`] for a wait of at most `timeout` (`vkWaitSemaphores`, `vkWaitForFences`):
@@ -263,31 +363,32 @@ pub(crate) fn vk_wait_err<'a>(
     label: &'a str,
 ) -> impl Fn(vk::Result) -> Error + 'a {
     move |result| match result {
-        vk::Result::TIMEOUT => Error::Timeout {
+        vk::Result::TIMEOUT => DeviceError::Timeout {
             call,
             ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
             // The waits' callers that know the submission waited for name it
             // (`queue::timing::with_description`); `label` is the last one submitted.
             label: String::new(),
             report: None,
-        },
-        result => map_result(call, result, label),
+        }
+        .into(),
+        result => map_result(call, result, label).into(),
     }
 }
 
-fn map_result(call: &'static str, result: vk::Result, label: &str) -> Error {
+fn map_result(call: &'static str, result: vk::Result, label: &str) -> DeviceError {
     match result {
-        vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost {
+        vk::Result::ERROR_DEVICE_LOST => DeviceError::DeviceLost {
             call,
             label: label.to_string(),
             report: None,
         },
-        vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => Error::OutOfMemory {
+        vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => DeviceError::OutOfMemory {
             call,
             kind: "device",
         },
-        vk::Result::ERROR_OUT_OF_HOST_MEMORY => Error::OutOfMemory { call, kind: "host" },
-        result => Error::Vulkan { call, result },
+        vk::Result::ERROR_OUT_OF_HOST_MEMORY => DeviceError::OutOfMemory { call, kind: "host" },
+        result => DeviceError::Vulkan { call, result },
     }
 }
 

@@ -5,8 +5,8 @@
 //! hands them on to the next macro named.
 
 macro_rules! descriptors_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { DescriptorError "E200–E249: descriptor set layouts, sets, pools, writes and binding" [Device(DeviceError), Memory(MemoryError), Shader(ShaderError)] ($($chain)*)
             // ------------------------------------------------------------ E200–E249 descriptors
             /// The set layout has no such binding.
             #[code("KILN-E200")]

@@ -5,8 +5,8 @@
 //! hands them on to the next macro named.
 
 macro_rules! device_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { DeviceError "E100–E149: the Vulkan instance, device and driver, window and surface" [] ($($chain)*)
             // ------------------------------------------------------------ E100–E149 Vulkan / device
             /// The Vulkan loader (libvulkan.so.1) could not be loaded.
             #[code("KILN-E100")]

@@ -5,8 +5,8 @@
 //! hands them on to the next macro named.
 
 macro_rules! memory_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { MemoryError "E150–E199: memory, buffers, transfers, images and samplers" [Device(DeviceError)] ($($chain)*)
             // ------------------------------------------------------------ E150–E199 memory / images
             /// gpu-allocator failed.
             #[code("KILN-E150")]

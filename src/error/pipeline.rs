@@ -5,8 +5,8 @@
 //! hands them on to the next macro named.
 
 macro_rules! pipeline_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { PipelineError "E250–E299: pipelines and recording" [Device(DeviceError), Memory(MemoryError), Shader(ShaderError), Descriptor(DescriptorError)] ($($chain)*)
             // ------------------------------------------------------------ E250–E299 pipelines
             /// Push-constant bytes outside every declared range (VUID-vkCmdPushConstants-offset-01795).
             #[code("KILN-E250")]

@@ -5,8 +5,8 @@
 //! hands them on to the next macro named.
 
 macro_rules! shader_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { ShaderError "E001–E099: SPIR-V input and reflection" [] ($($chain)*)
             // ------------------------------------------------------------ E001–E049 SPIR-V input
             /// The SPIR-V input has no bytes at all.
             #[code("KILN-E001")]

@@ -113,7 +113,8 @@ struct Pipelines {
 
 impl Pipelines {
     fn new(device: &Device) -> Pipelines {
-        let module = |m: kiln::Result<ShaderModule>| m.expect("the fuzzer's shaders load");
+        let module =
+            |m: Result<ShaderModule, kiln::ShaderError>| m.expect("the fuzzer's shaders load");
         let full = module(kiln::include_spirv!("test/fuzz_fullscreen.vert"));
         let word_vs = module(kiln::include_spirv!("test/fuzz_word.vert"));
         let word_fs = module(kiln::include_spirv!("test/fuzz_word.frag"));
