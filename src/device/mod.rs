@@ -120,7 +120,7 @@ pub(crate) use subresources::SubresourceMap;
 pub use subresources::Subresources;
 pub(crate) use timestamps::QueryLease;
 
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 use budget::HeapBudget;
 use instance::Instance;
 use lifetime::Graveyard;
@@ -372,7 +372,7 @@ impl Shared {
         &self,
         module: &str,
         scopes: &[vk::ScopeKHR],
-    ) -> Result<()> {
+    ) -> Result<(), DeviceError> {
         for &scope in scopes {
             capabilities::check_scope(&self.info.name, &self.supported, module, scope)?;
         }
@@ -390,7 +390,7 @@ impl Shared {
         extensions: &[String],
         capabilities: impl IntoIterator<Item = &'a str>,
         stage: vk::ShaderStageFlags,
-    ) -> Result<()> {
+    ) -> Result<(), DeviceError> {
         let m = capabilities::ModuleCapabilities { module, extensions };
         // Capabilities newer than kiln's grammar (kept as numbers) first: no device
         // kiln opens has them, and they are what the module's author must hear about.
@@ -546,7 +546,11 @@ impl Device {
     /// Errors: `KILN-E107` the device lacks the feature, extension or property (the message
     /// names capability, feature and device), `KILN-E110` a capability kiln does not know,
     /// `KILN-E111` an OpenCL-only capability.
-    pub fn check_capability(&self, capability: &str, stage: vk::ShaderStageFlags) -> Result<()> {
+    pub fn check_capability(
+        &self,
+        capability: &str,
+        stage: vk::ShaderStageFlags,
+    ) -> Result<(), DeviceError> {
         self.shared
             .check_capabilities("(query)", &[], [capability], stage)
     }
