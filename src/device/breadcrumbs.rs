@@ -198,7 +198,7 @@ impl Shared {
                     for r in rings {
                         self.free_ring(r);
                     }
-                    return Err(e);
+                    return Err(e.into());
                 }
             };
             let Some(words) = allocation.mapped_ptr().map(|p| p.cast::<u32>()) else {

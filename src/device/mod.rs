@@ -120,7 +120,7 @@ pub(crate) use subresources::SubresourceMap;
 pub use subresources::Subresources;
 pub(crate) use timestamps::QueryLease;
 
-use crate::error::{DeviceError, Error, Result};
+use crate::error::{DeviceError, Error, MemoryError, Result};
 use budget::HeapBudget;
 use instance::Instance;
 use lifetime::Graveyard;
@@ -427,7 +427,7 @@ impl Shared {
 
     /// [`inject`](Self::inject) for the memory allocation of object `label`: an injected
     /// result is gpu-allocator's error for it (`KILN-E150`).
-    pub(crate) fn inject_allocation(&self, label: &str) -> Result<()> {
+    pub(crate) fn inject_allocation(&self, label: &str) -> Result<(), MemoryError> {
         self.inject(FaultSite::AllocateMemory).map_err(|r| {
             let source = match r {
                 vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | vk::Result::ERROR_OUT_OF_HOST_MEMORY => {
@@ -435,7 +435,7 @@ impl Shared {
                 }
                 r => gpu_allocator::AllocationError::Internal(format!("vkAllocateMemory: {r:?}")),
             };
-            Error::Allocation {
+            MemoryError::Allocation {
                 object: label.to_string(),
                 source,
             }
@@ -658,7 +658,7 @@ impl Device {
     /// `KILN-E162` beyond `maxMemoryAllocationSize` (see
     /// [`DeviceDesc::allocations_beyond_limit`]), `KILN-E154` more than the heap has left,
     /// `KILN-E150` out of memory for its memory, `KILN-E106` out of memory for the buffer.
-    pub fn buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
+    pub fn buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer, MemoryError> {
         Buffer::new(&self.shared, desc)
     }
 
@@ -669,7 +669,7 @@ impl Device {
     /// Errors: `KILN-E180` zero or too large extent, bad mip count, or a format/usage pair
     /// the device does not support; `KILN-E150` out of memory for its memory,
     /// `KILN-E106` out of memory for the image.
-    pub fn image(&self, desc: &ImageDesc<'_>) -> Result<Image> {
+    pub fn image(&self, desc: &ImageDesc<'_>) -> Result<Image, MemoryError> {
         Image::new(&self.shared, desc)
     }
 
@@ -677,7 +677,7 @@ impl Device {
     ///
     /// Errors: `KILN-E190` a description Vulkan would reject (LOD range, bias or anisotropy
     /// beyond the device limits, anisotropy without the feature).
-    pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler> {
+    pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler, MemoryError> {
         Sampler::get_or_create(&self.shared, desc)
     }
 }

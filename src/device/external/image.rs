@@ -229,7 +229,7 @@ fn bind_new(
         .reserve(desc.label, MemoryLocation::GpuOnly, size)
     {
         Ok(h) => h,
-        Err(e) => return destroy(e),
+        Err(e) => return destroy(e.into()),
     };
     let fail = |e: Error| {
         shared.heaps.release(heap, size);
@@ -290,7 +290,7 @@ fn bind_new(
     };
     match Image::from_external(shared, desc, raw, checked, external) {
         Ok(image) => Ok(image),
-        Err(e) => free(e),
+        Err(e) => free(e.into()),
     }
 }
 
