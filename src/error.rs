@@ -212,6 +212,19 @@ macro_rules! area {
             }
         }
 
+        /// The [`Error`] of one of this area's own variants as that variant; any other
+        /// (nested areas' variants included) given back unchanged.
+        impl TryFrom<Error> for $area {
+            type Error = Error;
+
+            fn try_from(error: Error) -> std::result::Result<$area, Error> {
+                match error {
+                    $( Error::$name $({ $($field),* })? => Ok($area::$name $({ $($field),* })?), )*
+                    other => Err(other),
+                }
+            }
+        }
+
         /// The same as `Debug` of [`Error`].
         impl fmt::Debug for $area {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -351,8 +364,8 @@ pub(crate) fn vk_device_err(call: &'static str) -> impl Fn(vk::Result) -> Device
 pub(crate) fn vk_err_labeled<'a>(
     call: &'static str,
     label: &'a str,
-) -> impl Fn(vk::Result) -> Error + 'a {
-    move |result| map_result(call, result, label).into()
+) -> impl Fn(vk::Result) -> DeviceError + 'a {
+    move |result| map_result(call, result, label)
 }
 
 /// [`vk_err_labeled`] for a wait of at most `timeout` (`vkWaitSemaphores`, `vkWaitForFences`):
@@ -361,7 +374,7 @@ pub(crate) fn vk_wait_err<'a>(
     call: &'static str,
     timeout: Duration,
     label: &'a str,
-) -> impl Fn(vk::Result) -> Error + 'a {
+) -> impl Fn(vk::Result) -> DeviceError + 'a {
     move |result| match result {
         vk::Result::TIMEOUT => DeviceError::Timeout {
             call,
@@ -370,9 +383,8 @@ pub(crate) fn vk_wait_err<'a>(
             // (`queue::timing::with_description`); `label` is the last one submitted.
             label: String::new(),
             report: None,
-        }
-        .into(),
-        result => map_result(call, result, label).into(),
+        },
+        result => map_result(call, result, label),
     }
 }
 

@@ -27,7 +27,7 @@ use crate::device::{
     AccelerationStructure, Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps,
     Sampler, Shared,
 };
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 
 /// A resource a set refers to, kept alive as long as the set is.
 #[derive(Clone, Debug)]
@@ -510,7 +510,7 @@ impl DescriptorSet {
 
     /// Waits until no pending submission uses this set (VUID-vkUpdateDescriptorSets-None-03047:
     /// a set in use may not be updated without UPDATE_AFTER_BIND).
-    fn wait_unused(&self) -> Result<()> {
+    fn wait_unused(&self) -> Result<(), DeviceError> {
         // Every queue's last submission that bound the set.
         self.layout.shared.wait_stamps(&self.uses)
     }

@@ -450,8 +450,16 @@ impl Shared {
 
     /// Records the device as lost when `e` says so, and passes `e` on.
     pub(crate) fn note_error(&self, e: Error) -> Error {
+        match DeviceError::try_from(e) {
+            Ok(e) => self.note_device_error(e).into(),
+            Err(e) => e,
+        }
+    }
+
+    /// [`note_error`](Self::note_error) of a [`DeviceError`].
+    pub(crate) fn note_device_error(&self, e: DeviceError) -> DeviceError {
         let e = self.with_post_mortem(e);
-        if matches!(e, Error::DeviceLost { .. }) && !self.lost.swap(true, Ordering::AcqRel) {
+        if matches!(e, DeviceError::DeviceLost { .. }) && !self.lost.swap(true, Ordering::AcqRel) {
             log::error!("kiln: the device `{}` is lost: {e}", self.info.name);
         }
         e
@@ -459,9 +467,9 @@ impl Shared {
 
     /// `KILN-E105` for `call` when the device was lost earlier (naming the last submission
     /// of the main queue).
-    pub(crate) fn check_lost(&self, call: &'static str) -> Result<()> {
+    pub(crate) fn check_lost(&self, call: &'static str) -> Result<(), DeviceError> {
         if self.is_lost() {
-            return Err(self.with_post_mortem(Error::DeviceLost {
+            return Err(self.with_post_mortem(DeviceError::DeviceLost {
                 call,
                 label: self.main_queue().last_label(),
                 report: None,
@@ -601,7 +609,7 @@ impl Device {
     ///
     /// Errors: `KILN-E105` device lost (naming the last submission; also when it was lost
     /// earlier: [`is_lost`](Self::is_lost)).
-    pub fn wait_idle(&self) -> Result<()> {
+    pub fn wait_idle(&self) -> Result<(), DeviceError> {
         // Every `VkQueue`'s lock, in index order (the one order kiln takes several in);
         // emulated queues share the main queue's lock, taken once.
         let queues = &self.shared.queues;
@@ -619,7 +627,7 @@ impl Device {
                 .shared
                 .main_queue()
                 .error("vkDeviceWaitIdle", self.shared.wait_timeout, e);
-            self.shared.note_error(e)
+            self.shared.note_device_error(e)
         })?;
         self.shared.check_lost("vkDeviceWaitIdle")
     }

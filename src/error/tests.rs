@@ -398,6 +398,33 @@ fn nested_area_errors_flatten_into_the_lower_error() {
     assert!(matches!(Error::from(nested), Error::DeviceLost { .. }));
 }
 
+#[test]
+fn an_error_narrows_to_the_area_of_its_own_variant_only() {
+    for e in Error::every_variant() {
+        let code = e.code();
+        let shown = e.to_string();
+        let narrowed = match DeviceError::try_from(e) {
+            Ok(device) => {
+                assert_eq!((device.code(), device.to_string()), (code, shown));
+                true
+            }
+            Err(back) => {
+                assert_eq!((back.code(), back.to_string()), (code, shown));
+                false
+            }
+        };
+        assert_eq!(
+            narrowed,
+            ("KILN-E100"..="KILN-E149").contains(&code),
+            "{code}"
+        );
+    }
+    assert!(matches!(
+        ShaderError::try_from(Error::SpirvEmpty),
+        Ok(ShaderError::SpirvEmpty)
+    ));
+}
+
 /// A function that can fail only with shader errors, used with `?` where a
 /// [`Result`] (of [`Error`]) is returned, and one that nests a [`DeviceError`].
 #[test]
