@@ -609,7 +609,7 @@ fn check_input_attachments(shared: &Shared, layout: &PipelineLayout) -> Result<(
         .flat_map(|s| s.desc().bindings())
         .any(|b| b.descriptor_type == vk::DescriptorType::INPUT_ATTACHMENT);
     if input_attachments && !shared.features.dynamic_rendering_local_read {
-        return Err(crate::device::local_read_missing(&shared.info.name));
+        return Err(crate::device::local_read_missing(&shared.info.name).into());
     }
     Ok(())
 }
