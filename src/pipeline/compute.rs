@@ -503,22 +503,14 @@ impl ComputePipeline {
         set: u32,
         variable_count: Option<u32>,
     ) -> Result<DescriptorSet, DescriptorError> {
-        let layouts = self.layout.set_layouts();
-        let layout = layouts
-            .get(set as usize)
-            .ok_or(DescriptorError::NoSuchSet {
-                set,
-                set_count: layouts.len() as u32,
-            })?;
-        let names = self.names.get(set as usize).cloned().unwrap_or_default();
-        let s =
-            crate::descriptors::allocate_set_in(&self.shared, layout, set, names, variable_count)?;
-        // Named for the layer's messages and capture tools when labels are on.
-        if self.shared.labels {
-            self.shared
-                .set_name(s.raw(), &format!("{} set {set}", self.label()));
-        }
-        Ok(s)
+        let (names, label) = (&self.names, self.label());
+        super::pipeline_set(
+            &self.shared,
+            &self.layout,
+            names,
+            label,
+            (set, variable_count),
+        )
     }
 }
 

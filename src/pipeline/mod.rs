@@ -127,6 +127,35 @@ pub(crate) fn uses_device_addresses(module: &crate::shaders::ShaderModule) -> bo
         .any(|c| c.starts_with("PhysicalStorageBufferAddresses"))
 }
 
+/// A descriptor set for set number `set` of a pipeline's `layout` (`names`: each set's
+/// binding names), with the actual count of a variable-count binding (`None`: its
+/// maximum); named `<label> set <set>` when labels are on. Shared by compute and graphics
+/// pipelines' `descriptor_set`.
+///
+/// Errors: `KILN-E205` no such set, then those of the set's allocation.
+pub(crate) fn pipeline_set(
+    shared: &Arc<Shared>,
+    layout: &layout::PipelineLayout,
+    names: &[Arc<std::collections::BTreeMap<String, u32>>],
+    label: &str,
+    (set, variable_count): (u32, Option<u32>),
+) -> std::result::Result<crate::descriptors::DescriptorSet, crate::error::DescriptorError> {
+    let layouts = layout.set_layouts();
+    let set_layout = layouts
+        .get(set as usize)
+        .ok_or(crate::error::DescriptorError::NoSuchSet {
+            set,
+            set_count: layouts.len() as u32,
+        })?;
+    let names = names.get(set as usize).cloned().unwrap_or_default();
+    let s = crate::descriptors::allocate_set_in(shared, set_layout, set, names, variable_count)?;
+    // Named for the layer's messages and capture tools when labels are on.
+    if shared.labels {
+        shared.set_name(s.raw(), &format!("{label} set {set}"));
+    }
+    Ok(s)
+}
+
 /// Registers this layer's slots (the pipeline-layout interner, then the pipeline cache,
 /// loaded from disk now) on a device being created.
 pub(crate) fn register_slots(shared: &mut Shared) -> Result<()> {
