@@ -84,7 +84,7 @@ pub struct DescriptorSet {
     /// Id of the last recording that listed `last_used` among the stamps to update at its
     /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
     pub(crate) listed_by: AtomicU64,
-    /// A hint for the recorder that drew with this set last: the index of the set's
+    /// A hint for the recorder that drew or dispatched with this set last: the index of the set's
     /// compiled uses in its cache (`commands::automatic::SetUses`), which it verifies
     /// before use (another recording may have overwritten the hint: then it looks the set
     /// up); `u32::MAX`: none.
@@ -158,18 +158,13 @@ pub(crate) fn allocate_set_in(
     };
     let mut held = Vec::with_capacity(total);
     let mut unwritten = 0u32;
-    for (i, b) in bindings.iter().enumerate() {
-        let n = match count {
-            Some(n) if i == last => n,
-            _ => slots_of(b),
-        };
-        // A SAMPLER binding with immutable samplers needs no write.
-        let filled =
-            b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty();
-        if !filled && !partially_bound(b) {
-            unwritten += n;
+    match (count, layout.fresh_set()) {
+        // Maximum counts, no binding filled: every entry empty, the count known.
+        (None, (fresh, false)) => {
+            held.resize_with(total, || None);
+            unwritten = fresh;
         }
-        held.extend((0..n).map(|_| filled.then_some(Held::Immutable)));
+        _ => fill_held(bindings, count, &mut held, &mut unwritten),
     }
     Ok(DescriptorSet {
         layout: layout.clone(),
@@ -183,6 +178,30 @@ pub(crate) fn allocate_set_in(
         listed_by: AtomicU64::new(0),
         draw_entry: AtomicU32::new(u32::MAX),
     })
+}
+
+/// The entries of a new set binding after binding (`count`: the variable-count binding's,
+/// the last), and the descriptors to write before it binds, into `held` and `unwritten`.
+fn fill_held(
+    bindings: &[SetLayoutBinding],
+    count: Option<u32>,
+    held: &mut Vec<Option<Held>>,
+    unwritten: &mut u32,
+) {
+    let last = bindings.len().saturating_sub(1);
+    for (i, b) in bindings.iter().enumerate() {
+        let n = match count {
+            Some(n) if i == last => n,
+            _ => slots_of(b),
+        };
+        // A SAMPLER binding with immutable samplers needs no write.
+        let filled =
+            b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty();
+        if !filled && !partially_bound(b) {
+            *unwritten += n;
+        }
+        held.extend((0..n).map(|_| filled.then_some(Held::Immutable)));
+    }
 }
 
 #[inline]
@@ -465,7 +484,7 @@ impl DescriptorSet {
 
     /// Records that `element` of the binding at `idx` now refers to `h` (kept alive with
     /// the set).
-    #[inline]
+    #[inline(always)]
     fn store(&mut self, idx: usize, element: u32, h: Held) {
         let slot = self.layout.starts()[idx] as usize + element as usize;
         let old = self.held[slot].replace(h);
@@ -482,7 +501,7 @@ impl DescriptorSet {
 
     /// Checks one buffer write against the layout and the device limits; returns the
     /// binding's index in the layout and its descriptor type.
-    #[inline]
+    #[inline(always)]
     fn check_buffer_write(
         &self,
         binding: u32,

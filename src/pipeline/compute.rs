@@ -504,10 +504,13 @@ impl ComputePipeline {
         variable_count: Option<u32>,
     ) -> Result<DescriptorSet> {
         let layouts = self.layout.set_layouts();
-        let layout = layouts.get(set as usize).ok_or(Error::NoSuchSet {
-            set,
-            set_count: layouts.len() as u32,
-        })?;
+        // `let else`, not `ok_or`: an eagerly built error is dropped on every call.
+        let Some(layout) = layouts.get(set as usize) else {
+            return Err(Error::NoSuchSet {
+                set,
+                set_count: layouts.len() as u32,
+            });
+        };
         let names = self.names.get(set as usize).cloned().unwrap_or_default();
         let s =
             crate::descriptors::allocate_set_in(&self.shared, layout, set, names, variable_count)?;
