@@ -161,7 +161,9 @@ pub(crate) fn allocate_set_in(
     match (count, layout.fresh_set()) {
         // Maximum counts, no binding filled: every entry empty, the count known.
         (None, (fresh, false)) => {
-            held.resize_with(total, || None);
+            for _ in 0..total {
+                held.push(None);
+            }
             unwritten = fresh;
         }
         _ => fill_held(bindings, count, &mut held, &mut unwritten),
@@ -529,7 +531,14 @@ impl DescriptorSet {
 
     /// Waits until no pending submission uses this set (VUID-vkUpdateDescriptorSets-None-03047:
     /// a set in use may not be updated without UPDATE_AFTER_BIND).
+    #[inline]
     fn wait_unused(&self) -> Result<()> {
+        // A set no recording ever listed was never bound in a submission: no stamp to wait
+        // for (the common case, a new set's first write). `&mut self` of the writes orders
+        // this load after every recording's borrow of the set.
+        if self.listed_by.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+            return Ok(());
+        }
         // Every queue's last submission that bound the set.
         self.layout.shared.wait_stamps(&self.uses)
     }
