@@ -297,10 +297,22 @@ impl<'a> Recorder<'a, '_> {
             return None;
         }
         let bindings = bound.access.set(0);
-        let c = self.sync.set_cache.get(
+        let (set_id, access_id) = (
             *set as *const DescriptorSet as usize,
             bindings.as_ptr() as usize,
-        )?;
+        );
+        // The set's hint (its entry, as this or another recording left it), verified; else
+        // the hash lookup, whose answer becomes the hint.
+        let cache = &self.sync.set_cache;
+        let hint = set.draw_entry.load(Ordering::Relaxed);
+        let c = match cache.entries.get(hint as usize) {
+            Some(c) if c.set == set_id && c.access == access_id => c,
+            _ => {
+                let i = cache.find(set_id, access_id)?;
+                set.draw_entry.store(i, Ordering::Relaxed);
+                cache.entries.get(i as usize)?
+            }
+        };
         (!c.images).then_some((c.start as usize, c.end as usize))
     }
 

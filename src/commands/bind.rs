@@ -88,7 +88,9 @@ impl<'a> Recorder<'a, '_> {
                 })
             }
         }
-        self.state.views_ok[i] = false;
+        // A pipeline whose shaders use no image has no view to check (`check_views` would
+        // find none): the per-dispatch check stays passed.
+        self.state.views_ok[i] = !access.has_images();
         if i == 1 {
             self.state.pipeline_formats =
                 pipeline.rendering_formats().map(|f| (f, pipeline.label()));

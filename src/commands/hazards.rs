@@ -142,6 +142,7 @@ impl Need {
     }
 
     /// Both barriers in one.
+    #[inline]
     pub(crate) fn merge(&mut self, other: Need) {
         self.add(
             other.src_stage,
@@ -256,9 +257,8 @@ impl State {
                 mine.add(self.write_stage, self.write_access, u.stage, u.write);
             }
         }
-        if !mine.is_empty() {
-            need.merge(mine);
-        }
+        // Unconditional: four ORs cost less than the branch on `mine`.
+        need.merge(mine);
         if u.write.is_empty() {
             self.read_stage |= u.stage;
             self.read_cmd = ctx.cmd;
@@ -471,23 +471,18 @@ impl Tracker {
         };
         let mut need = Need::default();
         let mut wrote = false;
-        for &(res, u) in uses {
+        // The unflushed stages and accesses, gathered in locals and stored once.
+        let (mut write_stage, mut write_access, mut read_stage) = (S::NONE, A::NONE, S::NONE);
+        // By reference: only the fields used are loaded, not each 64-byte pair.
+        for (res, u) in uses {
+            let u = *u;
             let writes = !u.write.is_empty();
             wrote |= writes;
-            self.unflushed_write.0 |= if writes { u.stage } else { S::NONE };
-            self.unflushed_write.1 |= u.write;
-            self.unflushed_read |= if u.read.is_empty() { S::NONE } else { u.stage };
-            match res {
-                Res::Image(raw, range) => {
-                    if writes {
-                        self.written.insert(raw);
-                    }
-                    let map = self
-                        .images
-                        .entry(raw)
-                        .or_insert_with(|| range.map(State::default()));
-                    map.update(range.range, |_, s| s.apply(u, &mut need, &ctx));
-                }
+            write_stage |= if writes { u.stage } else { S::NONE };
+            write_access |= u.write;
+            read_stage |= if u.read.is_empty() { S::NONE } else { u.stage };
+            match *res {
+                Res::Image(raw, range) => self.apply_image(raw, range, u, &mut need, &ctx),
                 Res::Buffer(slot, start, end) => {
                     let Some(b) = self.slots.get_mut(slot as usize) else {
                         continue;
@@ -505,6 +500,9 @@ impl Tracker {
                 }
             }
         }
+        self.unflushed_write.0 |= write_stage;
+        self.unflushed_write.1 |= write_access;
+        self.unflushed_read |= read_stage;
         if wrote || !need.is_empty() {
             self.changes += 1;
         }
@@ -512,6 +510,20 @@ impl Tracker {
         // earlier draw of the scope (the flush ordered the rest): the recorder splits the
         // scope around it, or counts it in `uncovered`.
         need
+    }
+
+    /// [`apply_resolved`](Self::apply_resolved) of one use of an image (out of line: the
+    /// loop over a set's buffers stays small).
+    #[inline(never)]
+    fn apply_image(&mut self, raw: u64, range: ImageRange, u: Use, need: &mut Need, ctx: &Ctx) {
+        if !u.write.is_empty() {
+            self.written.insert(raw);
+        }
+        let map = self
+            .images
+            .entry(raw)
+            .or_insert_with(|| range.map(State::default()));
+        map.update(range.range, |_, s| s.apply(u, need, ctx));
     }
 
     /// The recorder recorded `barrier` (global, masked as recorded) right before the
@@ -659,14 +671,21 @@ pub(crate) fn merge_uses(uses: &mut Vec<(Res, Use)>) {
 
 /// Applies `u` to `[start, end)` of a buffer's spans (splitting spans at the range's ends,
 /// creating spans for the parts never used before, merging equal neighbours).
+/// The common case, one span that is the whole range, is inlined into the caller.
+#[inline(always)]
 fn apply_range(spans: &mut Vec<Span>, start: u64, end: u64, u: Use, need: &mut Need, ctx: &Ctx) {
-    // The common case: the whole range is one span already.
     if let [only] = spans.as_mut_slice() {
         if only.start == start && only.end == end {
             only.state.apply(u, need, ctx);
             return;
         }
     }
+    apply_split(spans, start, end, u, need, ctx);
+}
+
+/// [`apply_range`] where the range is not one span already.
+#[inline(never)]
+fn apply_split(spans: &mut Vec<Span>, start: u64, end: u64, u: Use, need: &mut Need, ctx: &Ctx) {
     let old = std::mem::take(spans);
     let mut out = Vec::with_capacity(old.len() + 2);
     let mut cur = start;

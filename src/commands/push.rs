@@ -149,6 +149,7 @@ impl Recorder<'_, '_> {
 /// How many of `len` bytes pushed at `offset` to push: all of them, or only those up to
 /// the end of the last range when fewer than `align` bytes lie past it (a struct's size
 /// rounded up to its alignment) and the bytes start inside the ranges.
+#[inline]
 pub(crate) fn trim_tail_padding(
     ranges: &[PushConstantRange],
     offset: u32,
@@ -214,6 +215,7 @@ pub(crate) struct Words {
 
 impl Words {
     /// The words `[offset, end)` covers (bytes, multiples of 4 once checked).
+    #[inline]
     pub(crate) fn of(offset: u32, end: u32) -> Words {
         let lo = (offset / 4).min(64);
         let hi = end.div_ceil(4).min(64);

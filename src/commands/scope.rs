@@ -47,6 +47,7 @@
 use std::cell::Cell;
 use std::ffi::CString;
 use std::panic::Location;
+use std::sync::Arc;
 
 use ash::vk;
 
@@ -58,7 +59,7 @@ use crate::error::{Error, Result};
 /// where it was opened.
 #[derive(Clone, Debug)]
 pub(crate) struct ScopeRecord {
-    pub name: String,
+    pub name: Arc<str>,
     pub depth: u32,
     pub begin: u32,
     pub end: u32,
@@ -181,7 +182,26 @@ impl<'a> Recorder<'a, '_> {
 
     /// Reserves the next query, growing the lease by a pool when needed.
     /// Errors: `KILN-E122` the queue cannot time work; `KILN-E104`/`KILN-E106`.
+    #[inline]
     fn reserve_query(&mut self) -> Result<u32> {
+        let q = self.timing.used;
+        // The common case: the lease's pools have room.
+        if self
+            .timing
+            .lease
+            .as_ref()
+            .is_some_and(|l| l.query(q).is_some())
+        {
+            self.timing.used += 1;
+            return Ok(q);
+        }
+        self.reserve_query_slow()
+    }
+
+    /// [`reserve_query`](Self::reserve_query) taking the lease or growing it.
+    #[cold]
+    #[inline(never)]
+    fn reserve_query_slow(&mut self) -> Result<u32> {
         let shared: &Shared = self.shared;
         let lease = match &mut self.timing.lease {
             Some(l) => l,
@@ -196,6 +216,7 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Records the timestamp of reserved query `q`.
+    #[inline]
     fn write_timestamp(&self, q: u32) {
         let Some((pool, index)) = self.timing.lease.as_ref().and_then(|l| l.query(q)) else {
             return;
@@ -266,8 +287,13 @@ impl<'a> Recorder<'a, '_> {
             self.timing.submission_begin = Some(begin);
         }
         self.timing.open.push(self.timing.scopes.len());
+        // A loop's scopes share one name: no allocation per scope.
+        let name = match self.timing.scopes.last() {
+            Some(s) if &*s.name == name => s.name.clone(),
+            _ => Arc::from(name),
+        };
         self.timing.scopes.push(ScopeRecord {
-            name: name.to_string(),
+            name,
             depth: self.timing.open.len() as u32 - 1,
             begin,
             end: u32::MAX,
@@ -349,7 +375,7 @@ impl<'a> Recorder<'a, '_> {
     /// Errors: `KILN-E123` a scope is still open; `KILN-E122` as `begin_scope`.
     pub(crate) fn finish_timing(&mut self) -> Result<Option<TimedWork>> {
         if let Some(&i) = self.timing.open.last() {
-            let name = self.timing.scopes.get(i).map_or("", |s| s.name.as_str());
+            let name = self.timing.scopes.get(i).map_or("", |s| &*s.name);
             return Err(Error::ScopeMismatch {
                 what: format!("the recording ended with scope `{name}` still open"),
             });

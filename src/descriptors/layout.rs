@@ -185,6 +185,11 @@ pub struct SetLayout {
     /// uniform block is one entry, `slots_of`).
     starts: Box<[u32]>,
     total: u32,
+    /// A new set at maximum counts: its descriptors that must be written before it binds
+    /// (outside PARTIALLY_BOUND bindings, not filled by immutable samplers), and whether
+    /// a SAMPLER binding is filled by immutable samplers (`allocate_set_in`).
+    fresh_unwritten: u32,
+    immutable_filled: bool,
     /// Interned immutable samplers, kept alive as long as the layout.
     _samplers: Vec<Sampler>,
 }
@@ -223,6 +228,12 @@ impl SetLayout {
     #[inline]
     pub(crate) fn descriptor_total(&self) -> u32 {
         self.total
+    }
+    /// A new set at maximum counts: the descriptors to write before it binds, and whether
+    /// a binding is filled by immutable samplers (see the fields).
+    #[inline]
+    pub(crate) fn fresh_set(&self) -> (u32, bool) {
+        (self.fresh_unwritten, self.immutable_filled)
     }
 }
 
@@ -572,6 +583,20 @@ fn create(
             start
         })
         .collect();
+    let filled = |b: &SetLayoutBinding| {
+        b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty()
+    };
+    let fresh_unwritten = desc
+        .bindings
+        .iter()
+        .filter(|b| {
+            !filled(b)
+                && !b
+                    .flags
+                    .contains(vk::DescriptorBindingFlags::PARTIALLY_BOUND)
+        })
+        .fold(0u32, |n, b| n.saturating_add(slots_of(b)));
+    let immutable_filled = desc.bindings.iter().any(filled);
     Ok(Arc::new(SetLayout {
         shared: shared.clone(),
         raw,
@@ -580,6 +605,8 @@ fn create(
         pools: Mutex::new(DescriptorAllocator::new(desc)),
         starts,
         total,
+        fresh_unwritten,
+        immutable_filled,
         _samplers: samplers,
     }))
 }

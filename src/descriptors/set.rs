@@ -84,7 +84,7 @@ pub struct DescriptorSet {
     /// Id of the last recording that listed `last_used` among the stamps to update at its
     /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
     pub(crate) listed_by: AtomicU64,
-    /// A hint for the recorder that drew with this set last: the index of the set's
+    /// A hint for the recorder that drew or dispatched with this set last: the index of the set's
     /// compiled uses in its cache (`commands::automatic::SetUses`), which it verifies
     /// before use (another recording may have overwritten the hint: then it looks the set
     /// up); `u32::MAX`: none.
@@ -158,18 +158,15 @@ pub(crate) fn allocate_set_in(
     };
     let mut held = Vec::with_capacity(total);
     let mut unwritten = 0u32;
-    for (i, b) in bindings.iter().enumerate() {
-        let n = match count {
-            Some(n) if i == last => n,
-            _ => slots_of(b),
-        };
-        // A SAMPLER binding with immutable samplers needs no write.
-        let filled =
-            b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty();
-        if !filled && !partially_bound(b) {
-            unwritten += n;
+    match (count, layout.fresh_set()) {
+        // Maximum counts, no binding filled: every entry empty, the count known.
+        (None, (fresh, false)) => {
+            for _ in 0..total {
+                held.push(None);
+            }
+            unwritten = fresh;
         }
-        held.extend((0..n).map(|_| filled.then_some(Held::Immutable)));
+        _ => fill_held(bindings, count, &mut held, &mut unwritten),
     }
     Ok(DescriptorSet {
         layout: layout.clone(),
@@ -183,6 +180,30 @@ pub(crate) fn allocate_set_in(
         listed_by: AtomicU64::new(0),
         draw_entry: AtomicU32::new(u32::MAX),
     })
+}
+
+/// The entries of a new set binding after binding (`count`: the variable-count binding's,
+/// the last), and the descriptors to write before it binds, into `held` and `unwritten`.
+fn fill_held(
+    bindings: &[SetLayoutBinding],
+    count: Option<u32>,
+    held: &mut Vec<Option<Held>>,
+    unwritten: &mut u32,
+) {
+    let last = bindings.len().saturating_sub(1);
+    for (i, b) in bindings.iter().enumerate() {
+        let n = match count {
+            Some(n) if i == last => n,
+            _ => slots_of(b),
+        };
+        // A SAMPLER binding with immutable samplers needs no write.
+        let filled =
+            b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty();
+        if !filled && !partially_bound(b) {
+            *unwritten += n;
+        }
+        held.extend((0..n).map(|_| filled.then_some(Held::Immutable)));
+    }
 }
 
 #[inline]
@@ -478,7 +499,7 @@ impl DescriptorSet {
 
     /// Records that `element` of the binding at `idx` now refers to `h` (kept alive with
     /// the set).
-    #[inline]
+    #[inline(always)]
     fn store(&mut self, idx: usize, element: u32, h: Held) {
         let slot = self.layout.starts()[idx] as usize + element as usize;
         let old = self.held[slot].replace(h);
@@ -495,7 +516,7 @@ impl DescriptorSet {
 
     /// Checks one buffer write against the layout and the device limits; returns the
     /// binding's index in the layout and its descriptor type.
-    #[inline]
+    #[inline(always)]
     fn check_buffer_write(
         &self,
         binding: u32,
@@ -523,7 +544,14 @@ impl DescriptorSet {
 
     /// Waits until no pending submission uses this set (VUID-vkUpdateDescriptorSets-None-03047:
     /// a set in use may not be updated without UPDATE_AFTER_BIND).
+    #[inline]
     fn wait_unused(&self) -> Result<(), DeviceError> {
+        // A set no recording ever listed was never bound in a submission: no stamp to wait
+        // for (the common case, a new set's first write). `&mut self` of the writes orders
+        // this load after every recording's borrow of the set.
+        if self.listed_by.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+            return Ok(());
+        }
         // Every queue's last submission that bound the set.
         self.layout.shared.wait_stamps(&self.uses)
     }

@@ -136,6 +136,13 @@ impl PipelineAccess {
         set >= 63 || self.image_sets & (1 << set) != 0
     }
 
+    /// Whether any set has a binding of an image the shaders use (a pipeline without one
+    /// needs no view check of its bound sets).
+    #[inline]
+    pub(crate) fn has_images(&self) -> bool {
+        self.image_sets != 0
+    }
+
     /// The access of `binding` of set `set` (`None`: no such binding in the layout).
     pub fn binding(&self, set: u32, binding: u32) -> Option<BindingAccess> {
         self.sets

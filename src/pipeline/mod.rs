@@ -141,12 +141,13 @@ pub(crate) fn pipeline_set(
     (set, variable_count): (u32, Option<u32>),
 ) -> std::result::Result<crate::descriptors::DescriptorSet, crate::error::DescriptorError> {
     let layouts = layout.set_layouts();
-    let set_layout = layouts
-        .get(set as usize)
-        .ok_or(crate::error::DescriptorError::NoSuchSet {
+    // `let else`, not `ok_or`: an eagerly built error is dropped on every call.
+    let Some(set_layout) = layouts.get(set as usize) else {
+        return Err(crate::error::DescriptorError::NoSuchSet {
             set,
             set_count: layouts.len() as u32,
-        })?;
+        });
+    };
     let names = names.get(set as usize).cloned().unwrap_or_default();
     let s = crate::descriptors::allocate_set_in(shared, set_layout, set, names, variable_count)?;
     // Named for the layer's messages and capture tools when labels are on.
