@@ -286,3 +286,54 @@ fn the_desc_wins_over_the_environment_in_either_order() {
     );
     assert!(out.status.success() && text.contains("CHILD ok"), "{text}");
 }
+
+/// A split transfer whose wait times out returns `KILN-E108` after the device's wait
+/// timeout, once: was the timeout again for every other part (dropping the consumed
+/// transfer waited for each part `wait` had not reached), so a 3-part copy took up to
+/// three times the timeout to report it. Its parts still run once the GPU can.
+#[test]
+fn a_split_transfer_that_times_out_reports_once() {
+    let timeout = std::time::Duration::from_millis(800);
+    let device = device_with_desc(
+        DeviceDesc::default()
+            .emulate_queues(true)
+            .transfer_split(Some(SPLIT))
+            .wait_timeout(Some(timeout)),
+    );
+    let watch = device.validation_watch();
+    let len = 1 << 20;
+    let data = pattern(len, 5);
+    let src = device.host_buffer_from_slice("src", &data).unwrap();
+    let x = gpu_buffer(&device, "x", len as u64);
+    let z = gpu_buffer(&device, "z", 16);
+    let compute = device.queue(kiln::QueueKind::Compute);
+    let up = device.upload_queue();
+    assert_ne!(compute.info().index, up.info().index);
+    // A held read of `x` on the compute queue: the upload's parts wait for it (and the
+    // compute queue, busy, takes no part).
+    let gate = common::gate::Gate::new(&device);
+    let held = gate
+        .submit_on(&compute, |r| r.copy_buffer(&x, 0, &z, 0, 16))
+        .unwrap();
+    let t = up.upload_from_host(&src, 0, &x, 0, len as u64).unwrap();
+    let parts = t.parts();
+    assert!(parts.len() >= 2, "a split copy: {parts:?}");
+    let start = std::time::Instant::now();
+    assert_eq!(code(t.wait()), "KILN-E108");
+    let took = start.elapsed();
+    assert!(
+        took < timeout * 3 / 2,
+        "{} parts: wait reported the timeout after {took:?} (timeout {timeout:?})",
+        parts.len()
+    );
+    gate.open();
+    held.wait().unwrap();
+    assert!(
+        x.read::<u8>().unwrap() == data,
+        "the parts ran once the gate opened"
+    );
+    drop((gate, src, x, z, compute, up));
+    assert_clean(&device);
+    drop(device);
+    assert_watch_clean(&watch);
+}
