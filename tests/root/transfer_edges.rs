@@ -337,3 +337,86 @@ fn a_split_transfer_that_times_out_reports_once() {
     drop(device);
     assert_watch_clean(&watch);
 }
+
+/// A staged asynchronous readback (`Queue::read_into`, six 1 MiB chunks) whose `n`th chunk
+/// copy fails at submission, whether `read_into` submits it or `Transfer::wait` does: the
+/// error is `KILN-E106`, the staging buffers go back (at most two chunks idle per
+/// direction), the next
+/// readback is exact, and the device tears down clean.
+#[test]
+fn a_staged_readback_whose_chunk_fails_in_wait_recovers() {
+    let faults = Arc::new(FaultInjector::new());
+    let device = common::faulty_device(&faults);
+    device.debug_force_staging(true);
+    device.debug_set_staging_chunk(1 << 20);
+    let watch = device.validation_watch();
+    let len = 6 << 20;
+    let data = pattern(len, 11);
+    let x = gpu_buffer(&device, "x", len as u64);
+    x.upload(&data).unwrap();
+    let q = device.readback_queue();
+    for nth in 1..=6 {
+        faults.fail_nth(
+            FaultSite::QueueSubmit,
+            nth,
+            vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
+        );
+        let mut out = vec![0u8; len];
+        let r = q.read_into(&x, 0, &mut out[..]).and_then(|t| t.wait());
+        assert_eq!(code(r), "KILN-E106", "chunk {nth}");
+        assert_eq!(faults.pending(), 0, "chunk {nth} was not submitted");
+        let idle = device.staging_usage().bytes;
+        assert!(idle <= 4 << 20, "chunk {nth}: {idle} idle staging bytes");
+        q.read_into(&x, 0, &mut out[..]).unwrap().wait().unwrap();
+        assert!(out == data, "after chunk {nth} failed");
+    }
+    assert_eq!(faults.injected(), 6);
+    assert_clean(&device);
+    drop((x, q, device));
+    assert_watch_clean(&watch);
+}
+
+/// The device is lost (injected) at the second part's submission of a split host copy:
+/// the copy is `KILN-E105`, every later transfer is refused with `KILN-E105` before any
+/// Vulkan call, the transfers and host buffers still held are dropped without hanging,
+/// and the device tears down with no command pool, staging buffer or host buffer leaked.
+#[test]
+fn a_device_lost_in_a_split_copy_refuses_later_transfers_and_tears_down() {
+    let faults = Arc::new(FaultInjector::new());
+    let device = device_with_desc(
+        DeviceDesc::default()
+            .emulate_queues(true)
+            .transfer_split(Some(SPLIT))
+            .faults(Some(faults.clone())),
+    );
+    device.debug_force_staging(true);
+    device.debug_set_staging_chunk(1 << 20);
+    let watch = device.validation_watch();
+    let len = 3 << 20;
+    let data = pattern(len, 13);
+    let src = device.host_buffer_from_slice("src", &data).unwrap();
+    let mut back = device.host_buffer("back", len as u64).unwrap();
+    let x = gpu_buffer(&device, "x", len as u64);
+    x.upload(&data).unwrap();
+    let (up, down) = (device.upload_queue(), device.readback_queue());
+    faults.fail_nth(FaultSite::QueueSubmit, 2, vk::Result::ERROR_DEVICE_LOST);
+    assert_eq!(
+        code(up.upload_from_host(&src, 0, &x, 0, len as u64)),
+        "KILN-E105"
+    );
+    let mut out = vec![0u8; len];
+    assert_eq!(code(down.read_into(&x, 0, &mut out[..])), "KILN-E105");
+    assert_eq!(
+        code(down.read_to_host(&x, 0, &mut back, 0, len as u64)),
+        "KILN-E105"
+    );
+    assert_eq!(code(x.upload(&data)), "KILN-E105");
+    assert_eq!(
+        faults.injected(),
+        1,
+        "later transfers made no Vulkan submission"
+    );
+    drop((src, back, x, up, down, device));
+    assert!(watch.torn_down());
+    assert_watch_clean(&watch);
+}
