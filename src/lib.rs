@@ -141,7 +141,9 @@ pub use device::{
     VendorFault, COMPONENT_TYPE_BFLOAT16_KHR, DEFAULT_SPIN, EXECUTE_TIMEOUT, MAX_COMPUTE_QUEUES,
     MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
-pub use error::{Error, Result};
+pub use error::{
+    DescriptorError, DeviceError, Error, MemoryError, PipelineError, Result, ShaderError,
+};
 pub use pipeline::{
     BindingAccess, BlendMode, ColorBlendAttachment, ComputePipeline, ComputePipelineDesc,
     DepthBias, DepthState, DynamicState, GraphicsPipeline, GraphicsPipelineDesc, NotReady,

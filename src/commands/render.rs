@@ -306,7 +306,7 @@ impl<'a> Recorder<'a, '_> {
         let reading = vk::ImageUsageFlags::INPUT_ATTACHMENT | vk::ImageUsageFlags::STORAGE;
         for c in desc.color.iter().filter(|c| c.local_read) {
             if !self.shared.features.dynamic_rendering_local_read {
-                return Err(crate::device::local_read_missing(&self.shared.info.name));
+                return Err(crate::device::local_read_missing(&self.shared.info.name).into());
             }
             if !c.image.usage().intersects(reading) {
                 return Err(Error::ImageUsage {

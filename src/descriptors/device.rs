@@ -5,14 +5,17 @@ use std::sync::Arc;
 use super::layout::{get_or_create, SetLayoutCache};
 use super::{allocate_set_in, DescriptorSet, DescriptorSetLayoutDesc, SetLayout};
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{DescriptorError, Result};
 
 impl Device {
     /// The interned set layout for a description (the same handle for equal content).
     ///
     /// Errors: `KILN-E209` a description Vulkan would reject on this device, `KILN-E190` an
     /// invalid immutable sampler.
-    pub fn set_layout(&self, desc: &DescriptorSetLayoutDesc) -> Result<Arc<SetLayout>> {
+    pub fn set_layout(
+        &self,
+        desc: &DescriptorSetLayoutDesc,
+    ) -> Result<Arc<SetLayout>, DescriptorError> {
         get_or_create(&self.shared, desc)
     }
 
@@ -31,7 +34,11 @@ impl Device {
     /// Errors: `KILN-E109` a layout of another device.
     ///
     /// [`ComputePipeline::descriptor_set`]: crate::ComputePipeline::descriptor_set
-    pub fn descriptor_set(&self, layout: &Arc<SetLayout>, set: u32) -> Result<DescriptorSet> {
+    pub fn descriptor_set(
+        &self,
+        layout: &Arc<SetLayout>,
+        set: u32,
+    ) -> Result<DescriptorSet, DescriptorError> {
         self.descriptor_set_with_count(layout, set, None)
     }
 
@@ -46,7 +53,7 @@ impl Device {
         layout: &Arc<SetLayout>,
         set: u32,
         variable_count: Option<u32>,
-    ) -> Result<DescriptorSet> {
+    ) -> Result<DescriptorSet, DescriptorError> {
         allocate_set_in(&self.shared, layout, set, Arc::default(), variable_count)
     }
 }

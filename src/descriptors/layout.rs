@@ -15,7 +15,7 @@ use ash::vk;
 
 use super::pool::DescriptorAllocator;
 use crate::device::{Features, Interner, LayerSlot, Sampler, SamplerDesc, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, DescriptorError, DeviceError, Result};
 
 /// One binding of a set layout (`VkDescriptorSetLayoutBinding` + binding flags).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -259,9 +259,13 @@ impl Drop for SetLayout {
 /// count (VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-flags-03003); kiln pushes
 /// uniform and storage buffers, images, samplers and texel buffers (`PushWrite`), so a
 /// push layout holds nothing else (no input attachments, no inline uniform blocks).
-fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Result<()> {
+fn validate(
+    desc: &DescriptorSetLayoutDesc,
+    f: &Features,
+    max_push: u32,
+) -> Result<(), DescriptorError> {
     use vk::DescriptorType as T;
-    let err = |detail: String| Err(Error::InvalidSetLayout { detail });
+    let err = |detail: String| Err(DescriptorError::InvalidSetLayout { detail });
     let push = vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR;
     let known_flags = vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL
         | if f.push_descriptor {
@@ -305,10 +309,10 @@ fn validate(desc: &DescriptorSetLayoutDesc, f: &Features, max_push: u32) -> Resu
 /// The rules of a push-descriptor layout (VUID-VkDescriptorSetLayoutCreateInfo-flags-00280,
 /// -00281, -04590, -04591): at most `max_push` descriptors, not UPDATE_AFTER_BIND_POOL, no
 /// dynamic buffers or variable count, only the types kiln's push writes take.
-fn validate_push(desc: &DescriptorSetLayoutDesc, max_push: u32) -> Result<()> {
+fn validate_push(desc: &DescriptorSetLayoutDesc, max_push: u32) -> Result<(), DescriptorError> {
     use vk::DescriptorBindingFlags as B;
     use vk::DescriptorType as T;
-    let err = |detail: String| Err(Error::InvalidSetLayout { detail });
+    let err = |detail: String| Err(DescriptorError::InvalidSetLayout { detail });
     let total: u64 = desc.bindings.iter().map(|b| b.count as u64).sum();
     if total > max_push as u64 {
         return err(format!(
@@ -366,10 +370,10 @@ fn validate_binding_flags(
     b: &SetLayoutBinding,
     f: &Features,
     last: Option<u32>,
-) -> Result<()> {
+) -> Result<(), DescriptorError> {
     use vk::DescriptorBindingFlags as B;
     use vk::DescriptorType as T;
-    let err = |detail: String| Err(Error::InvalidSetLayout { detail });
+    let err = |detail: String| Err(DescriptorError::InvalidSetLayout { detail });
     let n = b.binding;
     let dynamic = matches!(
         b.descriptor_type,
@@ -436,7 +440,7 @@ fn validate_binding_flags(
 /// (VUID-VkDescriptorSetLayoutBinding-descriptorType-02209) and at most
 /// `maxInlineUniformBlockSize` (-08004), and no VARIABLE_DESCRIPTOR_COUNT
 /// (VUID-VkDescriptorSetLayoutBindingFlagsCreateInfo-pBindingFlags-03015). Errors: `KILN-E209`.
-fn validate_inline(b: &SetLayoutBinding, f: &Features) -> Result<()> {
+fn validate_inline(b: &SetLayoutBinding, f: &Features) -> Result<(), DescriptorError> {
     let n = b.binding;
     let max = f.inline_uniform_block_limits.max_size;
     let detail = if b.count == 0 || !b.count.is_multiple_of(4) {
@@ -459,7 +463,7 @@ fn validate_inline(b: &SetLayoutBinding, f: &Features) -> Result<()> {
     } else {
         return Ok(());
     };
-    Err(Error::InvalidSetLayout { detail })
+    Err(DescriptorError::InvalidSetLayout { detail })
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -491,17 +495,17 @@ impl LayerSlot for SetLayoutCache {
 pub(crate) fn get_or_create(
     shared: &Arc<Shared>,
     desc: &DescriptorSetLayoutDesc,
-) -> Result<Arc<SetLayout>> {
+) -> Result<Arc<SetLayout>, DescriptorError> {
     let inline = vk::DescriptorType::INLINE_UNIFORM_BLOCK;
     if !shared.features.inline_uniform_block
         && desc.bindings.iter().any(|b| b.descriptor_type == inline)
     {
-        return Err(Error::MissingFeature {
+        return Err(DescriptorError::Device(DeviceError::MissingFeature {
             device: shared.info.name.clone(),
             what: "inlineUniformBlock (Vulkan 1.3, VK_EXT_inline_uniform_block), which an \
                    inline uniform block needs; keep the block a uniform buffer"
                 .into(),
-        });
+        }));
     }
     validate(desc, &shared.features, shared.compute.max_push_descriptors)?;
     shared
@@ -512,7 +516,10 @@ pub(crate) fn get_or_create(
 
 /// Creates the `VkDescriptorSetLayout` for a validated description. Runs outside the
 /// interner's lock: the immutable samplers are interned (their own lock) first.
-fn create(shared: &Arc<Shared>, desc: &DescriptorSetLayoutDesc) -> Result<Arc<SetLayout>> {
+fn create(
+    shared: &Arc<Shared>,
+    desc: &DescriptorSetLayoutDesc,
+) -> Result<Arc<SetLayout>, DescriptorError> {
     // Immutable samplers: interned by description (their own interner, before any lock of
     // this one); handles per binding.
     let mut samplers = Vec::new();
@@ -554,7 +561,7 @@ fn create(shared: &Arc<Shared>, desc: &DescriptorSetLayoutDesc) -> Result<Arc<Se
     }
     // SAFETY: `info` points at locals alive for the call.
     let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }
-        .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+        .map_err(vk_device_err("vkCreateDescriptorSetLayout"))?;
     let mut total = 0u32;
     let starts = desc
         .bindings

@@ -34,7 +34,7 @@ use ash::vk;
 
 use super::layout::DescriptorSetLayoutDesc;
 use crate::device::{FaultSite, Shared};
-use crate::error::{vk_err, Result};
+use crate::error::{vk_device_err, DescriptorError, Result};
 
 /// Sets in the first pool of a layout.
 pub(crate) const FIRST_SETS_PER_POOL: u32 = 16;
@@ -197,7 +197,7 @@ impl DescriptorAllocator {
     }
 
     /// Creates the next pool of the chain; returns its index.
-    fn grow(&mut self, device: &ash::Device) -> Result<usize> {
+    fn grow(&mut self, device: &ash::Device) -> Result<usize, DescriptorError> {
         let sets = self.chain.next_sets();
         let sizes = scaled_sizes(&self.sizes, sets);
         // VUID-VkDescriptorPoolCreateInfo-pNext: inline uniform blocks need their binding
@@ -213,7 +213,7 @@ impl DescriptorAllocator {
         }
         // SAFETY: valid create info with locals alive for the call.
         let raw = unsafe { device.create_descriptor_pool(&info, None) }
-            .map_err(vk_err("vkCreateDescriptorPool"))?;
+            .map_err(vk_device_err("vkCreateDescriptorPool"))?;
         self.pools.push(raw);
         Ok(self.chain.grow().0)
     }
@@ -224,7 +224,7 @@ impl DescriptorAllocator {
         shared: &Shared,
         layout: vk::DescriptorSetLayout,
         variable_count: Option<u32>,
-    ) -> Result<(vk::DescriptorSet, usize)> {
+    ) -> Result<(vk::DescriptorSet, usize), DescriptorError> {
         if variable_count.is_none() {
             if let Some(s) = self.spare.pop() {
                 return Ok(s);
@@ -258,7 +258,7 @@ impl DescriptorAllocator {
                 Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
                     self.chain.mark_full(i);
                 }
-                Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
+                Err(e) => return Err(vk_device_err("vkAllocateDescriptorSets")(e).into()),
             }
         }
         let mut last = vk::Result::ERROR_OUT_OF_POOL_MEMORY;
@@ -275,10 +275,10 @@ impl DescriptorAllocator {
                     self.chain.mark_full(i);
                     last = e;
                 }
-                Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
+                Err(e) => return Err(vk_device_err("vkAllocateDescriptorSets")(e).into()),
             }
         }
-        Err(vk_err("vkAllocateDescriptorSets")(last))
+        Err(vk_device_err("vkAllocateDescriptorSets")(last).into())
     }
 
     /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending

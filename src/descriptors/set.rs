@@ -27,7 +27,7 @@ use crate::device::{
     AccelerationStructure, Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps,
     Sampler, Shared,
 };
-use crate::error::{Error, Result};
+use crate::error::{DescriptorError, DeviceError, Result};
 
 /// A resource a set refers to, kept alive as long as the set is.
 #[derive(Clone, Debug)]
@@ -108,18 +108,18 @@ pub(crate) fn allocate_set_in(
     set: u32,
     names: Arc<BTreeMap<String, u32>>,
     variable_count: Option<u32>,
-) -> Result<DescriptorSet> {
+) -> Result<DescriptorSet, DescriptorError> {
     if !Arc::ptr_eq(&layout.shared, shared) {
-        return Err(Error::ForeignObject {
+        return Err(DescriptorError::Device(DeviceError::ForeignObject {
             object: format!("set layout {} (set {set})", layout.id()),
-        });
+        }));
     }
     if layout
         .desc()
         .flags
         .contains(vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR)
     {
-        return Err(Error::PushDescriptor {
+        return Err(DescriptorError::PushDescriptor {
             pipeline: format!("set layout {}", layout.id()),
             set,
             detail: "a push-descriptor set has no descriptor set object \
@@ -135,7 +135,7 @@ pub(crate) fn allocate_set_in(
     });
     let count = match (variable, variable_count) {
         (Some(b), Some(n)) if n > b.count => {
-            return Err(Error::ArrayElementOutOfRange {
+            return Err(DescriptorError::ArrayElementOutOfRange {
                 set,
                 binding: b.binding,
                 count: b.count,
@@ -325,11 +325,11 @@ impl DescriptorSet {
     ///
     /// Errors: `KILN-E201` no binding of that name (the message lists the names the set
     /// has).
-    pub fn binding_of(&self, name: &str) -> Result<u32> {
+    pub fn binding_of(&self, name: &str) -> Result<u32, DescriptorError> {
         self.names
             .get(name)
             .copied()
-            .ok_or_else(|| Error::NoSuchBindingName {
+            .ok_or_else(|| DescriptorError::NoSuchBindingName {
                 set: self.set,
                 name: name.to_string(),
                 available: self
@@ -342,29 +342,42 @@ impl DescriptorSet {
 
     /// Writes the whole `buffer` to `binding` (element 0); the descriptor type is the
     /// layout's (uniform or storage buffer).
-    pub fn write_buffer(&mut self, binding: u32, buffer: &Buffer) -> Result<()> {
+    pub fn write_buffer(&mut self, binding: u32, buffer: &Buffer) -> Result<(), DescriptorError> {
         self.write_buffer_range(binding, 0, None, buffer, 0, buffer.size())
     }
 
     /// Writes the whole `buffer` to array element `element` of `binding`.
-    pub fn write_buffer_at(&mut self, binding: u32, element: u32, buffer: &Buffer) -> Result<()> {
+    pub fn write_buffer_at(
+        &mut self,
+        binding: u32,
+        element: u32,
+        buffer: &Buffer,
+    ) -> Result<(), DescriptorError> {
         self.write_buffer_range(binding, element, None, buffer, 0, buffer.size())
     }
 
     /// Writes `buffer` to the binding whose reflected name is `name`.
-    pub fn write_named(&mut self, name: &str, buffer: &Buffer) -> Result<()> {
+    pub fn write_named(&mut self, name: &str, buffer: &Buffer) -> Result<(), DescriptorError> {
         let binding = self.binding_of(name)?;
         self.write_buffer(binding, buffer)
     }
 
     /// Writes `buffer` as a uniform buffer: an error if the binding is not one.
-    pub fn write_uniform_buffer(&mut self, binding: u32, buffer: &Buffer) -> Result<()> {
+    pub fn write_uniform_buffer(
+        &mut self,
+        binding: u32,
+        buffer: &Buffer,
+    ) -> Result<(), DescriptorError> {
         let ty = Some(vk::DescriptorType::UNIFORM_BUFFER);
         self.write_buffer_range(binding, 0, ty, buffer, 0, buffer.size())
     }
 
     /// Writes `buffer` as a storage buffer: an error if the binding is not one.
-    pub fn write_storage_buffer(&mut self, binding: u32, buffer: &Buffer) -> Result<()> {
+    pub fn write_storage_buffer(
+        &mut self,
+        binding: u32,
+        buffer: &Buffer,
+    ) -> Result<(), DescriptorError> {
         let ty = Some(vk::DescriptorType::STORAGE_BUFFER);
         self.write_buffer_range(binding, 0, ty, buffer, 0, buffer.size())
     }
@@ -380,7 +393,7 @@ impl DescriptorSet {
         buffer: &Buffer,
         offset: u64,
         range: u64,
-    ) -> Result<()> {
+    ) -> Result<(), DescriptorError> {
         let (idx, expected) =
             self.check_buffer_write(binding, element, ty, buffer, offset, range)?;
         self.wait_unused()?;
@@ -406,7 +419,7 @@ impl DescriptorSet {
     /// Writes several whole buffers (binding, buffer) in one `vkUpdateDescriptorSets` call.
     /// Every write is checked first (as in [`write_buffer`](Self::write_buffer)); if one
     /// fails, nothing is written.
-    pub fn write_buffers(&mut self, writes: &[(u32, &Buffer)]) -> Result<()> {
+    pub fn write_buffers(&mut self, writes: &[(u32, &Buffer)]) -> Result<(), DescriptorError> {
         // Up to BATCH writes go through stack arrays: no allocation per call.
         const BATCH: usize = 8;
         let none = (0usize, vk::DescriptorType::SAMPLER);
@@ -476,7 +489,7 @@ impl DescriptorSet {
 
     /// Index of `binding` in the layout's (sorted) bindings. Errors: `KILN-E200`.
     #[inline]
-    fn binding_index(&self, binding: u32) -> Result<usize> {
+    fn binding_index(&self, binding: u32) -> Result<usize, DescriptorError> {
         binding_index_in(&self.layout, self.set, binding)
     }
 
@@ -491,7 +504,7 @@ impl DescriptorSet {
         buffer: &Buffer,
         offset: u64,
         range: u64,
-    ) -> Result<(usize, vk::DescriptorType)> {
+    ) -> Result<(usize, vk::DescriptorType), DescriptorError> {
         let write = BufferWrite {
             binding,
             element,
@@ -510,24 +523,33 @@ impl DescriptorSet {
 
     /// Waits until no pending submission uses this set (VUID-vkUpdateDescriptorSets-None-03047:
     /// a set in use may not be updated without UPDATE_AFTER_BIND).
-    fn wait_unused(&self) -> Result<()> {
+    fn wait_unused(&self) -> Result<(), DeviceError> {
         // Every queue's last submission that bound the set.
         self.layout.shared.wait_stamps(&self.uses)
     }
 
     /// Writes `image` (its view of all mips) to `binding`: a SAMPLED_IMAGE is read in
     /// SHADER_READ_ONLY_OPTIMAL, a STORAGE_IMAGE in GENERAL. Type checked against the layout.
-    pub fn write_image(&mut self, binding: u32, image: &Image) -> Result<()> {
+    pub fn write_image(&mut self, binding: u32, image: &Image) -> Result<(), DescriptorError> {
         self.write_image_element(binding, 0, Some(image), None)
     }
 
     /// Writes `sampler` to a SAMPLER binding.
-    pub fn write_sampler(&mut self, binding: u32, sampler: &Sampler) -> Result<()> {
+    pub fn write_sampler(
+        &mut self,
+        binding: u32,
+        sampler: &Sampler,
+    ) -> Result<(), DescriptorError> {
         self.write_image_element(binding, 0, None, Some(sampler))
     }
 
     /// Writes `image` + `sampler` to a COMBINED_IMAGE_SAMPLER binding.
-    pub fn write_combined(&mut self, binding: u32, image: &Image, sampler: &Sampler) -> Result<()> {
+    pub fn write_combined(
+        &mut self,
+        binding: u32,
+        image: &Image,
+        sampler: &Sampler,
+    ) -> Result<(), DescriptorError> {
         self.write_image_element(binding, 0, Some(image), Some(sampler))
     }
 
@@ -538,14 +560,18 @@ impl DescriptorSet {
     /// Errors: `KILN-E200` no such binding, `KILN-E202` not an input attachment binding,
     /// `KILN-E182` an image without INPUT_ATTACHMENT usage, `KILN-E107` a device without
     /// `dynamicRenderingLocalRead`, `KILN-E109` an image of another device.
-    pub fn write_input_attachment(&mut self, binding: u32, image: &Image) -> Result<()> {
+    pub fn write_input_attachment(
+        &mut self,
+        binding: u32,
+        image: &Image,
+    ) -> Result<(), DescriptorError> {
         let expected = self
             .layout
             .desc()
             .binding(binding)
             .map(|b| b.descriptor_type);
         if let Some(ty) = expected.filter(|t| *t != vk::DescriptorType::INPUT_ATTACHMENT) {
-            return Err(Error::DescriptorTypeMismatch {
+            return Err(DescriptorError::DescriptorTypeMismatch {
                 set: self.set,
                 binding,
                 expected: ty,
@@ -572,7 +598,7 @@ impl DescriptorSet {
         element: u32,
         image: Option<&Image>,
         sampler: Option<&Sampler>,
-    ) -> Result<()> {
+    ) -> Result<(), DescriptorError> {
         self.write_image_inner(binding, element, image, None, sampler)
     }
 
@@ -587,7 +613,7 @@ impl DescriptorSet {
         element: u32,
         view: &ImageView,
         sampler: Option<&Sampler>,
-    ) -> Result<()> {
+    ) -> Result<(), DescriptorError> {
         self.write_image_inner(binding, element, Some(view.image()), Some(view), sampler)
     }
 
@@ -598,7 +624,7 @@ impl DescriptorSet {
         image: Option<&Image>,
         view: Option<&ImageView>,
         sampler: Option<&Sampler>,
-    ) -> Result<()> {
+    ) -> Result<(), DescriptorError> {
         let write = ImageWrite {
             binding,
             element,
@@ -637,7 +663,11 @@ impl DescriptorSet {
 
     /// Writes `view` to a UNIFORM_TEXEL_BUFFER or STORAGE_TEXEL_BUFFER `binding`
     /// (`samplerBuffer`/`textureBuffer` or `imageBuffer` in GLSL).
-    pub fn write_texel_buffer(&mut self, binding: u32, view: &BufferView) -> Result<()> {
+    pub fn write_texel_buffer(
+        &mut self,
+        binding: u32,
+        view: &BufferView,
+    ) -> Result<(), DescriptorError> {
         self.write_texel_buffer_at(binding, 0, view)
     }
 
@@ -654,7 +684,7 @@ impl DescriptorSet {
         binding: u32,
         element: u32,
         view: &BufferView,
-    ) -> Result<()> {
+    ) -> Result<(), DescriptorError> {
         let (idx, expected) = check_texel_write_in(
             &self.layout,
             self.set,
@@ -701,11 +731,11 @@ impl DescriptorSet {
         binding: u32,
         offset: u32,
         bytes: &[u8],
-    ) -> Result<()> {
+    ) -> Result<(), DescriptorError> {
         let idx = self.binding_index(binding)?;
         let b = &self.layout.desc().bindings()[idx];
         if b.descriptor_type != vk::DescriptorType::INLINE_UNIFORM_BLOCK {
-            return Err(Error::DescriptorTypeMismatch {
+            return Err(DescriptorError::DescriptorTypeMismatch {
                 set: self.set,
                 binding,
                 expected: b.descriptor_type,
@@ -716,7 +746,7 @@ impl DescriptorSet {
         }
         let size = b.count;
         let len = bytes.len() as u64;
-        let fail = |detail| Error::InlineUniformBlockWrite {
+        let fail = |detail| DescriptorError::InlineUniformBlockWrite {
             set: self.set,
             binding,
             offset,

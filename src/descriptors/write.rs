@@ -10,7 +10,7 @@ use ash::vk;
 
 use super::layout::SetLayout;
 use crate::device::{Buffer, BufferView, Image, ImageView, Sampler};
-use crate::error::{Error, Result};
+use crate::error::{DescriptorError, DeviceError, MemoryError, Result};
 
 /// One buffer descriptor write, as [`check_buffer_write_in`] checks it.
 #[derive(Clone, Copy)]
@@ -27,7 +27,11 @@ pub(crate) struct BufferWrite<'b> {
 /// Index of `binding` in `layout`'s (sorted) bindings, for set number `set`.
 /// Errors: `KILN-E200`.
 #[inline]
-pub(crate) fn binding_index_in(layout: &SetLayout, set: u32, binding: u32) -> Result<usize> {
+pub(crate) fn binding_index_in(
+    layout: &SetLayout,
+    set: u32,
+    binding: u32,
+) -> Result<usize, DescriptorError> {
     let desc = layout.desc();
     // Bindings are usually numbered 0, 1, 2, …: then the number is the index.
     if desc
@@ -39,7 +43,7 @@ pub(crate) fn binding_index_in(layout: &SetLayout, set: u32, binding: u32) -> Re
     }
     desc.bindings()
         .binary_search_by_key(&binding, |b| b.binding)
-        .map_err(|_| Error::NoSuchBinding {
+        .map_err(|_| DescriptorError::NoSuchBinding {
             set,
             binding,
             available: desc.bindings().iter().map(|b| b.binding).collect(),
@@ -57,7 +61,7 @@ pub(crate) fn check_buffer_write_in(
     set: u32,
     count_of: impl Fn(usize) -> u32,
     write: &BufferWrite<'_>,
-) -> Result<(usize, vk::DescriptorType)> {
+) -> Result<(usize, vk::DescriptorType), DescriptorError> {
     let BufferWrite {
         binding,
         element,
@@ -69,19 +73,19 @@ pub(crate) fn check_buffer_write_in(
     let desc = layout.desc();
     let idx = binding_index_in(layout, set, binding)?;
     if !Arc::ptr_eq(buffer.shared(), &layout.shared) {
-        return Err(Error::ForeignObject {
+        return Err(DescriptorError::Device(DeviceError::ForeignObject {
             object: format!(
                 "buffer `{}` (written to set {} binding {binding})",
                 buffer.label(),
                 set
             ),
-        });
+        }));
     }
     let b = &desc.bindings()[idx];
     let expected = b.descriptor_type;
     if let Some(found) = ty {
         if found != expected {
-            return Err(Error::DescriptorTypeMismatch {
+            return Err(DescriptorError::DescriptorTypeMismatch {
                 set,
                 binding,
                 expected,
@@ -92,7 +96,7 @@ pub(crate) fn check_buffer_write_in(
     }
     let needed = usage_for(expected);
     if needed.is_empty() {
-        return Err(Error::DescriptorTypeMismatch {
+        return Err(DescriptorError::DescriptorTypeMismatch {
             set,
             binding,
             expected,
@@ -114,7 +118,7 @@ pub(crate) fn check_buffer_write_in(
         } else {
             vk::DescriptorType::from_raw(i32::MAX)
         };
-        return Err(Error::DescriptorTypeMismatch {
+        return Err(DescriptorError::DescriptorTypeMismatch {
             set,
             binding,
             expected,
@@ -124,7 +128,7 @@ pub(crate) fn check_buffer_write_in(
     }
     let actual = count_of(idx);
     if element >= actual {
-        return Err(Error::ArrayElementOutOfRange {
+        return Err(DescriptorError::ArrayElementOutOfRange {
             set,
             binding,
             count: actual,
@@ -133,12 +137,12 @@ pub(crate) fn check_buffer_write_in(
     }
     let end = offset.checked_add(range);
     if end.is_none_or(|e| e > buffer.size()) || range == 0 {
-        return Err(Error::BufferOverflow {
+        return Err(DescriptorError::Memory(MemoryError::BufferOverflow {
             object: buffer.label().to_string(),
             capacity: buffer.size(),
             offset,
             requested: range,
-        });
+        }));
     }
     check_buffer_range(layout, (set, binding), needed, offset, range)?;
     Ok((idx, expected))
@@ -154,7 +158,7 @@ fn check_buffer_range(
     needed: vk::BufferUsageFlags,
     offset: u64,
     range: u64,
-) -> Result<()> {
+) -> Result<(), DescriptorError> {
     let limits = layout.shared.limits();
     let (limit, limit_name, align, align_name) = if needed == vk::BufferUsageFlags::UNIFORM_BUFFER {
         (
@@ -172,7 +176,7 @@ fn check_buffer_range(
         )
     };
     if range > limit {
-        return Err(Error::BufferRangeTooLarge {
+        return Err(DescriptorError::BufferRangeTooLarge {
             set,
             binding,
             range,
@@ -181,7 +185,7 @@ fn check_buffer_range(
         });
     }
     if offset != 0 && align > 0 && !offset.is_multiple_of(align) {
-        return Err(Error::MisalignedOffset {
+        return Err(DescriptorError::MisalignedOffset {
             set,
             binding,
             offset,
@@ -257,7 +261,7 @@ pub(crate) fn check_image_write_in(
     set: u32,
     count_of: impl Fn(usize) -> u32,
     w: &ImageWrite<'_>,
-) -> Result<(usize, vk::DescriptorType, vk::DescriptorImageInfo)> {
+) -> Result<(usize, vk::DescriptorType, vk::DescriptorImageInfo), DescriptorError> {
     use vk::DescriptorType as T;
     let binding = w.binding;
     let idx = binding_index_in(layout, set, binding)?;
@@ -286,7 +290,7 @@ pub(crate) fn check_image_write_in(
         (None, None) => (T::from_raw(i32::MAX), false),
     };
     if !ok {
-        return Err(Error::DescriptorTypeMismatch {
+        return Err(DescriptorError::DescriptorTypeMismatch {
             set,
             binding,
             expected,
@@ -309,7 +313,7 @@ pub(crate) fn check_image_write_in(
     }
     let actual = count_of(idx);
     if w.element >= actual {
-        return Err(Error::ArrayElementOutOfRange {
+        return Err(DescriptorError::ArrayElementOutOfRange {
             set,
             binding,
             count: actual,
@@ -319,7 +323,7 @@ pub(crate) fn check_image_write_in(
     if expected == T::INPUT_ATTACHMENT && !layout.shared.features.dynamic_rendering_local_read {
         // An input attachment of a dynamic rendering scope is read in
         // RENDERING_LOCAL_READ_KHR (VUID-VkWriteDescriptorSet-descriptorType-04150 ff.).
-        return Err(crate::device::local_read_missing(&layout.shared.info.name));
+        return Err(crate::device::local_read_missing(&layout.shared.info.name).into());
     }
     check_image_objects(layout, set, expected, w)?;
     let info = vk::DescriptorImageInfo {
@@ -346,11 +350,13 @@ fn check_image_objects(
     set: u32,
     expected: vk::DescriptorType,
     w: &ImageWrite<'_>,
-) -> Result<()> {
+) -> Result<(), DescriptorError> {
     let binding = w.binding;
     // A descriptor written with another VkDevice's image view or sampler is invalid.
-    let foreign = |kind: &str, label: &str| Error::ForeignObject {
-        object: format!("{kind} `{label}` (written to set {set} binding {binding})"),
+    let foreign = |kind: &str, label: &str| {
+        DescriptorError::Device(DeviceError::ForeignObject {
+            object: format!("{kind} `{label}` (written to set {set} binding {binding})"),
+        })
     };
     if let Some(img) = w.image.filter(|i| !Arc::ptr_eq(i.shared(), &layout.shared)) {
         return Err(foreign("image", img.label()));
@@ -361,7 +367,7 @@ fn check_image_objects(
             return Err(foreign("view of image", of.label()));
         }
         if let Some(img) = w.image.filter(|i| i.raw() != of.raw()) {
-            return Err(Error::ViewOfOtherImage {
+            return Err(DescriptorError::ViewOfOtherImage {
                 view_image: of.label().to_string(),
                 image: img.label().to_string(),
                 set,
@@ -378,11 +384,11 @@ fn check_image_objects(
     let usage = image_usage_of(expected);
     if let Some(img) = w.image {
         if !img.usage().contains(usage) {
-            return Err(Error::ImageUsage {
+            return Err(DescriptorError::Memory(MemoryError::ImageUsage {
                 object: img.label().to_string(),
                 needed: usage,
                 what: "this descriptor type",
-            });
+            }));
         }
     }
     Ok(())
@@ -401,7 +407,7 @@ pub(crate) fn check_texel_write_in(
     binding: u32,
     element: u32,
     view: &BufferView,
-) -> Result<(usize, vk::DescriptorType)> {
+) -> Result<(usize, vk::DescriptorType), DescriptorError> {
     use vk::DescriptorType as T;
     let idx = binding_index_in(layout, set, binding)?;
     let expected = layout.desc().bindings()[idx].descriptor_type;
@@ -409,7 +415,7 @@ pub(crate) fn check_texel_write_in(
         T::UNIFORM_TEXEL_BUFFER => vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER,
         T::STORAGE_TEXEL_BUFFER => vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
         _ => {
-            return Err(Error::DescriptorTypeMismatch {
+            return Err(DescriptorError::DescriptorTypeMismatch {
                 set,
                 binding,
                 expected,
@@ -420,7 +426,7 @@ pub(crate) fn check_texel_write_in(
     };
     let actual = count_of(idx);
     if element >= actual {
-        return Err(Error::ArrayElementOutOfRange {
+        return Err(DescriptorError::ArrayElementOutOfRange {
             set,
             binding,
             count: actual,
@@ -429,19 +435,19 @@ pub(crate) fn check_texel_write_in(
     }
     let buffer = view.buffer();
     if !Arc::ptr_eq(buffer.shared(), &layout.shared) {
-        return Err(Error::ForeignObject {
+        return Err(DescriptorError::Device(DeviceError::ForeignObject {
             object: format!(
                 "buffer view of `{}` (written to set {set} binding {binding})",
                 buffer.label(),
             ),
-        });
+        }));
     }
     if !buffer.usage().contains(usage) {
-        return Err(Error::BufferUsage {
+        return Err(DescriptorError::Memory(MemoryError::BufferUsage {
             object: buffer.label().to_string(),
             needed: usage,
             call: "write_texel_buffer (a view for this binding's texel-buffer type)",
-        });
+        }));
     }
     Ok((idx, expected))
 }

@@ -51,7 +51,7 @@ use gpu_allocator::vulkan::Allocation;
 
 use super::{allocate_bound, free_bound, MemoryLocation, Shared};
 use crate::error::post_mortem::{Breadcrumb, DeviceFault, FaultAddress, PostMortem, VendorFault};
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Result};
 
 /// Words of one queue's marker ring (16 KiB).
 pub(crate) const SLOTS: u64 = 4096;
@@ -198,7 +198,7 @@ impl Shared {
                     for r in rings {
                         self.free_ring(r);
                     }
-                    return Err(e);
+                    return Err(e.into());
                 }
             };
             let Some(words) = allocation.mapped_ptr().map(|p| p.cast::<u32>()) else {
@@ -406,24 +406,24 @@ impl Shared {
     /// `e` with its post-mortem when it is a lost device (`KILN-E105`: breadcrumbs and the
     /// driver's fault report) or a timeout (`KILN-E108`: breadcrumbs) and kiln knows
     /// something.
-    pub(crate) fn with_post_mortem(&self, e: Error) -> Error {
+    pub(crate) fn with_post_mortem(&self, e: DeviceError) -> DeviceError {
         let known = |r: PostMortem| (r.queue.is_some() || !r.is_empty()).then(|| Box::new(r));
         match e {
-            Error::DeviceLost {
+            DeviceError::DeviceLost {
                 call,
                 label,
                 report: None,
-            } => Error::DeviceLost {
+            } => DeviceError::DeviceLost {
                 call,
                 label,
                 report: known(self.post_mortem(true)),
             },
-            Error::Timeout {
+            DeviceError::Timeout {
                 call,
                 ms,
                 label,
                 report: None,
-            } => Error::Timeout {
+            } => DeviceError::Timeout {
                 call,
                 ms,
                 label,

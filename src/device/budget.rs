@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use crate::error::{Error, Result};
+use crate::error::{MemoryError, Result};
 
 /// One memory heap in [`Device::heap_usage`](crate::Device::heap_usage).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,7 +76,7 @@ impl HeapBudget {
         object: &str,
         location: MemoryLocation,
         size: u64,
-    ) -> Result<usize> {
+    ) -> Result<usize, MemoryError> {
         let heap = self.heap_for(location);
         let (Some(used), Some(&heap_size)) = (self.used.get(heap), self.sizes.get(heap)) else {
             return Ok(heap);
@@ -85,7 +85,7 @@ impl HeapBudget {
         loop {
             let available = heap_size.saturating_sub(cur);
             if size > available {
-                return Err(Error::HeapExhausted {
+                return Err(MemoryError::HeapExhausted {
                     object: object.to_string(),
                     requested: size,
                     available,

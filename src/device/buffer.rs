@@ -10,7 +10,7 @@ use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
 use super::{FaultSite, ResourceStamps, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, DeviceError, MemoryError, Result};
 
 /// How to create a [`Buffer`].
 #[derive(Clone, Debug)]
@@ -110,10 +110,10 @@ impl std::fmt::Debug for Buffer {
 /// Refuses a buffer of `size` bytes beyond the device's limits before any Vulkan call:
 /// `maxBufferSize` (`KILN-E159`, VUID-VkBufferCreateInfo-size-06409), then
 /// `maxMemoryAllocationSize` (`KILN-E162`) unless the device allows allocations beyond it.
-pub(crate) fn check_size(shared: &Shared, label: &str, size: u64) -> Result<()> {
+pub(crate) fn check_size(shared: &Shared, label: &str, size: u64) -> Result<(), MemoryError> {
     let max = shared.compute.max_buffer_size;
     if max > 0 && size > max {
-        return Err(Error::BufferTooLarge {
+        return Err(MemoryError::BufferTooLarge {
             object: label.to_string(),
             size,
             max,
@@ -122,7 +122,7 @@ pub(crate) fn check_size(shared: &Shared, label: &str, size: u64) -> Result<()> 
     }
     let limit = shared.compute.max_memory_allocation_size;
     if limit > 0 && size > limit && !shared.allocations_beyond_limit {
-        return Err(Error::AllocationTooLarge {
+        return Err(MemoryError::AllocationTooLarge {
             object: label.to_string(),
             size,
             max: limit,
@@ -133,7 +133,7 @@ pub(crate) fn check_size(shared: &Shared, label: &str, size: u64) -> Result<()> 
 }
 
 impl Buffer {
-    pub(crate) fn new(shared: &Arc<Shared>, desc: &BufferDesc<'_>) -> Result<Buffer> {
+    pub(crate) fn new(shared: &Arc<Shared>, desc: &BufferDesc<'_>) -> Result<Buffer, MemoryError> {
         Ok(Buffer(Arc::new(Self::new_inner(shared, desc)?)))
     }
 
@@ -141,19 +141,19 @@ impl Buffer {
     /// (an acceleration structure): `make`'s [`Dependent`] destroys it, right before the
     /// buffer, once every submission that kept the buffer has finished. On an error of
     /// `make` the buffer is destroyed and the error returned.
-    pub(crate) fn new_owning(
+    pub(crate) fn new_owning<E: From<MemoryError>>(
         shared: &Arc<Shared>,
         desc: &BufferDesc<'_>,
-        make: impl FnOnce(vk::Buffer) -> Result<Dependent>,
-    ) -> Result<Buffer> {
+        make: impl FnOnce(vk::Buffer) -> Result<Dependent, E>,
+    ) -> Result<Buffer, E> {
         let mut inner = Self::new_inner(shared, desc)?;
         inner.dependent = Some(make(inner.raw)?);
         Ok(Buffer(Arc::new(inner)))
     }
 
-    fn new_inner(shared: &Arc<Shared>, desc: &BufferDesc<'_>) -> Result<BufferInner> {
+    fn new_inner(shared: &Arc<Shared>, desc: &BufferDesc<'_>) -> Result<BufferInner, MemoryError> {
         if desc.size == 0 {
-            return Err(Error::ZeroSizedBuffer {
+            return Err(MemoryError::ZeroSizedBuffer {
                 object: desc.label.to_string(),
             });
         }
@@ -163,18 +163,19 @@ impl Buffer {
             .contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)
             && !shared.features.buffer_device_address
         {
-            return Err(Error::MissingFeature {
+            return Err(DeviceError::MissingFeature {
                 device: shared.info.name.clone(),
                 what: format!(
                     "bufferDeviceAddress, needed by buffer `{}` (SHADER_DEVICE_ADDRESS usage)",
                     desc.label
                 ),
-            });
+            }
+            .into());
         }
         if desc.usage.intersects(ACCELERATION_USAGE) && !shared.features.acceleration_structure {
             // The usage bits of an extension not enabled are invalid
             // (VUID-VkBufferCreateInfo-usage-parameter).
-            return Err(Error::MissingFeature {
+            return Err(DeviceError::MissingFeature {
                 device: shared.info.name.clone(),
                 what: format!(
                     "accelerationStructure (VK_KHR_acceleration_structure), needed by buffer \
@@ -182,7 +183,8 @@ impl Buffer {
                     desc.label,
                     desc.usage & ACCELERATION_USAGE
                 ),
-            });
+            }
+            .into());
         }
         let usage = desc.usage
             | vk::BufferUsageFlags::TRANSFER_SRC
@@ -294,7 +296,7 @@ impl Buffer {
     ///
     /// Errors: `KILN-E158` the buffer lacks SHADER_DEVICE_ADDRESS usage or the device
     /// lacks `bufferDeviceAddress`.
-    pub fn device_address(&self) -> Result<vk::DeviceAddress> {
+    pub fn device_address(&self) -> Result<vk::DeviceAddress, MemoryError> {
         let reason = if !self.0.shared.features.buffer_device_address {
             Some(format!(
                 "device `{}` lacks bufferDeviceAddress",
@@ -313,7 +315,7 @@ impl Buffer {
             None
         };
         if let Some(reason) = reason {
-            return Err(Error::NoDeviceAddress {
+            return Err(MemoryError::NoDeviceAddress {
                 object: self.0.label.clone(),
                 reason,
             });
@@ -366,10 +368,11 @@ impl Buffer {
     }
 }
 
-fn poisoned() -> Error {
-    Error::Internal {
+fn poisoned() -> MemoryError {
+    DeviceError::Internal {
         what: "the allocator's lock is poisoned (a thread panicked holding it)",
     }
+    .into()
 }
 
 impl Drop for BufferInner {
@@ -417,9 +420,9 @@ pub(crate) fn allocate_bound(
     usage: vk::BufferUsageFlags,
     location: MemoryLocation,
     min_align: u64,
-) -> Result<(vk::Buffer, Allocation, (usize, u64))> {
+) -> Result<(vk::Buffer, Allocation, (usize, u64)), MemoryError> {
     match allocate_bound_once(shared, label, size, usage, location, min_align) {
-        Err(e @ (Error::HeapExhausted { .. } | Error::Allocation { .. })) => {
+        Err(e @ (MemoryError::HeapExhausted { .. } | MemoryError::Allocation { .. })) => {
             if shared.release_slot_memory() == 0 {
                 return Err(e);
             }
@@ -436,7 +439,7 @@ fn allocate_bound_once(
     usage: vk::BufferUsageFlags,
     location: MemoryLocation,
     min_align: u64,
-) -> Result<(vk::Buffer, Allocation, (usize, u64))> {
+) -> Result<(vk::Buffer, Allocation, (usize, u64)), MemoryError> {
     let d = &shared.raw;
     // Concurrent over kiln's queue families when there are several (see `Sharing`).
     let info = vk::BufferCreateInfo::default()
@@ -451,7 +454,7 @@ fn allocate_bound_once(
             // are distinct families of this device's queues; valid create info.
             unsafe { d.create_buffer(&info, None) }
         })
-        .map_err(vk_err("vkCreateBuffer"))?;
+        .map_err(vk_device_err("vkCreateBuffer"))?;
     // SAFETY: `raw` was just created on this device.
     let mut requirements = unsafe { d.get_buffer_memory_requirements(raw) };
     requirements.alignment = requirements.alignment.max(min_align);
@@ -476,7 +479,7 @@ fn allocate_bound_once(
                 linear: true,
                 allocation_scheme: AllocationScheme::GpuAllocatorManaged,
             })
-            .map_err(|source| Error::Allocation {
+            .map_err(|source| MemoryError::Allocation {
                 object: label.to_string(),
                 source,
             })
@@ -498,7 +501,7 @@ fn allocate_bound_once(
             let _ = a.free(allocation);
         }
         shared.heaps.release(heap, requirements.size);
-        return Err(vk_err("vkBindBufferMemory")(e));
+        return Err(vk_device_err("vkBindBufferMemory")(e).into());
     }
     Ok((raw, allocation, (heap, requirements.size)))
 }
@@ -537,13 +540,13 @@ pub(crate) fn check_copy(
     dst: &Buffer,
     dst_offset: u64,
     size: u64,
-) -> Result<()> {
+) -> Result<(), MemoryError> {
     let overlap = Arc::ptr_eq(src.shared(), dst.shared())
         && src.raw() == dst.raw()
         && src_offset < dst_offset + size
         && dst_offset < src_offset + size;
     if size == 0 || overlap {
-        return Err(Error::InvalidCopy {
+        return Err(MemoryError::InvalidCopy {
             src: src.label().to_string(),
             dst: dst.label().to_string(),
             src_offset,

@@ -11,7 +11,7 @@ use ash::vk;
 
 use super::format::format_info;
 use super::{Buffer, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, MemoryError, Result};
 
 /// The texel-buffer usages, and the format feature each needs.
 const TEXEL_USAGES: [(vk::BufferUsageFlags, vk::FormatFeatureFlags); 2] = [
@@ -50,8 +50,8 @@ impl std::fmt::Debug for BufferView {
     }
 }
 
-fn invalid(buffer: &Buffer, detail: String) -> Error {
-    Error::InvalidBufferView {
+fn invalid(buffer: &Buffer, detail: String) -> MemoryError {
+    MemoryError::InvalidBufferView {
         object: buffer.label().to_string(),
         detail,
     }
@@ -65,7 +65,7 @@ impl BufferView {
         format: vk::Format,
         offset: u64,
         range: u64,
-    ) -> Result<Self> {
+    ) -> Result<Self, MemoryError> {
         let shared: &Arc<Shared> = buffer.shared();
         let texel = u64::from(format_info(format).map_or(0, |i| i.bytes));
         if texel == 0 {
@@ -80,7 +80,7 @@ impl BufferView {
             .collect();
         if usages.is_empty() {
             // VUID-VkBufferViewCreateInfo-buffer-00932.
-            return Err(Error::BufferUsage {
+            return Err(MemoryError::BufferUsage {
                 object: buffer.label().to_string(),
                 needed: vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
                     | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
@@ -98,7 +98,7 @@ impl BufferView {
         for (_, feature) in usages {
             if !found.contains(*feature) {
                 // VUID-VkBufferViewCreateInfo-buffer-00933, -00934.
-                return Err(Error::FormatFeature {
+                return Err(MemoryError::FormatFeature {
                     object: format!("buffer `{}`", buffer.label()),
                     format,
                     needed: *feature,
@@ -117,7 +117,7 @@ impl BufferView {
         // SAFETY: the buffer is live and of this device, has a texel usage whose format
         // feature `format` has, and the range was checked against its size and the limits.
         let raw = unsafe { shared.raw.create_buffer_view(&info, None) }
-            .map_err(vk_err("vkCreateBufferView"))?;
+            .map_err(vk_device_err("vkCreateBufferView"))?;
         shared.set_name(raw, buffer.label());
         Ok(BufferView(Arc::new(ViewInner {
             raw,
@@ -209,7 +209,12 @@ impl Buffer {
     /// Errors: `KILN-E157` neither texel usage, `KILN-E183` the format lacks the feature a
     /// usage needs, `KILN-E167` a range Vulkan rejects (alignment, bounds, whole texels,
     /// `maxTexelBufferElements`) or a format kiln does not know.
-    pub fn view(&self, format: vk::Format, offset: u64, range: u64) -> Result<BufferView> {
+    pub fn view(
+        &self,
+        format: vk::Format,
+        offset: u64,
+        range: u64,
+    ) -> Result<BufferView, MemoryError> {
         BufferView::new(self, format, offset, range)
     }
 }

@@ -30,7 +30,7 @@
 use ash::vk;
 
 use super::properties::ComputeProperties;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Result};
 
 /// Every feature the device reported, in Vulkan's own structs (their `p_next` null), plus
 /// the extension features kiln enables. What kiln enabled is this set minus the features
@@ -468,10 +468,10 @@ pub(crate) fn check(
     m: ModuleCapabilities<'_>,
     capability: &str,
     stage: vk::ShaderStageFlags,
-) -> Result<()> {
+) -> Result<(), DeviceError> {
     let module = m.module;
     let missing = |feature: String| {
-        Err(Error::MissingFeature {
+        Err(DeviceError::MissingFeature {
             device: device.to_string(),
             what: format!("{feature}, needed by SPIR-V capability {capability} of `{module}`"),
         })
@@ -482,7 +482,7 @@ pub(crate) fn check(
                 [one] => format!("OpExtension {one}"),
                 all => format!("one of the OpExtensions {}", all.join(", ")),
             };
-            return Err(Error::MissingFeature {
+            return Err(DeviceError::MissingFeature {
                 device: device.to_string(),
                 what: format!(
                     "SPIR-V capability {capability} of `{module}`, newer than kiln's SPIR-V \
@@ -497,7 +497,7 @@ pub(crate) fn check(
                 "the device extension behind this capability (not enabled by kiln)".into(),
             );
         }
-        return Err(Error::UnknownCapability {
+        return Err(DeviceError::UnknownCapability {
             module: module.to_string(),
             capability: capability.to_string(),
         });
@@ -551,7 +551,7 @@ pub(crate) fn check(
             Ok(())
         }
         Need::Extension(ext) => missing(format!("extension {ext} (not enabled by kiln)")),
-        Need::NotVulkan => Err(Error::CapabilityNotVulkan {
+        Need::NotVulkan => Err(DeviceError::CapabilityNotVulkan {
             module: module.to_string(),
             capability: capability.to_string(),
         }),
@@ -569,7 +569,7 @@ pub(crate) fn check_scope(
     supported: &Supported,
     module: &str,
     scope: vk::ScopeKHR,
-) -> Result<()> {
+) -> Result<(), DeviceError> {
     let why = match scope {
         vk::ScopeKHR::SUBGROUP => return Ok(()),
         vk::ScopeKHR::WORKGROUP if supported.cooperative_matrix2.workgroup_scope => return Ok(()),
@@ -579,7 +579,7 @@ pub(crate) fn check_scope(
         }
         _ => "Vulkan never allows (only Subgroup, and Workgroup with VK_NV_cooperative_matrix2)",
     };
-    Err(Error::CooperativeMatrixScope {
+    Err(DeviceError::CooperativeMatrixScope {
         module: module.to_string(),
         device: device.to_string(),
         scope: format!("{scope:?}"),
@@ -612,7 +612,7 @@ mod tests {
         }
     }
 
-    fn run(cap: &str, supported: &Supported, props: &ComputeProperties) -> Result<()> {
+    fn run(cap: &str, supported: &Supported, props: &ComputeProperties) -> Result<(), DeviceError> {
         let m = ModuleCapabilities {
             module: "m",
             extensions: &[],

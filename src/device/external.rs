@@ -42,7 +42,7 @@ use gpu_allocator::MemoryLocation;
 
 use super::buffer::{check_size, External};
 use super::{Buffer, BufferDesc, Device, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, DeviceError, MemoryError, Result};
 
 mod image;
 
@@ -77,9 +77,9 @@ fn check(
     desc: &BufferDesc<'_>,
     handle: ExternalHandle,
     export: bool,
-) -> Result<vk::ExternalMemoryHandleTypeFlags> {
+) -> Result<vk::ExternalMemoryHandleTypeFlags, MemoryError> {
     let what = if export { "export" } else { "import" };
-    let unsupported = |why: String| Error::ExternalHandleUnsupported {
+    let unsupported = |why: String| MemoryError::ExternalHandleUnsupported {
         object: desc.label.to_string(),
         what,
         handle,
@@ -106,7 +106,7 @@ fn check(
         )));
     }
     if desc.size == 0 {
-        return Err(Error::ZeroSizedBuffer {
+        return Err(MemoryError::ZeroSizedBuffer {
             object: desc.label.to_string(),
         });
     }
@@ -175,7 +175,7 @@ impl Device {
         &self,
         desc: &BufferDesc<'_>,
         handle: ExternalHandle,
-    ) -> Result<Buffer> {
+    ) -> Result<Buffer, MemoryError> {
         let shared = &self.shared;
         let bits = check(shared, desc, handle, true)?;
         bind_new(shared, desc, bits, handle, None)
@@ -201,7 +201,7 @@ impl Device {
         desc: &BufferDesc<'_>,
         fd: BorrowedFd<'_>,
         memory: &ExternalMemory,
-    ) -> Result<Buffer> {
+    ) -> Result<Buffer, MemoryError> {
         let shared = &self.shared;
         let bits = check(shared, desc, memory.handle, false)?;
         check_fd(desc.label, fd, memory.handle)?;
@@ -211,7 +211,7 @@ impl Device {
         }
         let dup = fd
             .try_clone_to_owned()
-            .map_err(|e| Error::InvalidExternalHandle {
+            .map_err(|e| MemoryError::InvalidExternalHandle {
                 object: desc.label.to_string(),
                 handle: memory.handle,
                 detail: format!("the fd cannot be duplicated: {e}"),
@@ -230,9 +230,13 @@ impl Device {
 /// open, or a pipe, socket or directory (exports are memfds, DMA-BUFs, driver character
 /// devices or anonymous inodes). Read through `/proc/self/fd`, which follows the fd to its
 /// file without taking a new one.
-pub(crate) fn check_fd(object: &str, fd: BorrowedFd<'_>, handle: ExternalHandle) -> Result<()> {
+pub(crate) fn check_fd(
+    object: &str,
+    fd: BorrowedFd<'_>,
+    handle: ExternalHandle,
+) -> Result<(), MemoryError> {
     use std::os::unix::fs::FileTypeExt;
-    let bad = |detail: String| Error::InvalidExternalHandle {
+    let bad = |detail: String| MemoryError::InvalidExternalHandle {
         object: object.to_string(),
         handle,
         detail,
@@ -282,7 +286,11 @@ struct ImportCheck<'fd> {
 
 /// The memory types a DMA-BUF fd can be imported as (`vkGetMemoryFdPropertiesKHR`);
 /// `KILN-E165` where the fd is no DMA-BUF the device can import.
-fn dma_buf_types(shared: &Shared, desc: &BufferDesc<'_>, fd: BorrowedFd<'_>) -> Result<u32> {
+fn dma_buf_types(
+    shared: &Shared,
+    desc: &BufferDesc<'_>,
+    fd: BorrowedFd<'_>,
+) -> Result<u32, MemoryError> {
     let ext = super::loader::walking(|| {
         ash::khr::external_memory_fd::Device::new(&shared.instance.raw, &shared.raw)
     });
@@ -298,7 +306,7 @@ fn dma_buf_types(shared: &Shared, desc: &BufferDesc<'_>, fd: BorrowedFd<'_>) -> 
         )
     }
     .result()
-    .map_err(|e| Error::InvalidExternalHandle {
+    .map_err(|e| MemoryError::InvalidExternalHandle {
         object: desc.label.to_string(),
         handle: ExternalHandle::DmaBuf,
         detail: format!("vkGetMemoryFdPropertiesKHR: {e:?}"),
@@ -316,7 +324,7 @@ fn bind_new(
     bits: vk::ExternalMemoryHandleTypeFlags,
     handle: ExternalHandle,
     mut import: Option<ImportCheck<'_>>,
-) -> Result<Buffer> {
+) -> Result<Buffer, MemoryError> {
     let d = &shared.raw;
     let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(bits);
     let info = vk::BufferCreateInfo::default()
@@ -332,14 +340,14 @@ fn bind_new(
     let req = req.memory_requirements;
     let (size, type_index) = size_and_type(shared, desc, handle, req, import.as_ref())?;
     let heap = shared.heaps.reserve(desc.label, desc.location, size)?;
-    let fail = |e: Error| {
+    let fail = |e: MemoryError| {
         shared.heaps.release(heap, size);
         Err(e)
     };
     // SAFETY: valid create info (checked above); locals outlive the call.
     let raw = match unsafe { d.create_buffer(&info, None) } {
         Ok(b) => b,
-        Err(e) => return fail(vk_err("vkCreateBuffer")(e)),
+        Err(e) => return fail(vk_device_err("vkCreateBuffer")(e).into()),
     };
     let memory = match allocate_dedicated(shared, desc, raw, (size, type_index), bits, &mut import)
     {
@@ -357,7 +365,7 @@ fn bind_new(
             d.destroy_buffer(raw, None);
             d.free_memory(memory, None);
         }
-        return fail(vk_err("vkBindBufferMemory")(e));
+        return fail(vk_device_err("vkBindBufferMemory")(e).into());
     }
     shared.set_name(raw, desc.label);
     let external = External {
@@ -393,7 +401,7 @@ fn allocate_dedicated(
     (size, type_index): (u64, u32),
     bits: vk::ExternalMemoryHandleTypeFlags,
     import: &mut Option<ImportCheck<'_>>,
-) -> Result<vk::DeviceMemory> {
+) -> Result<vk::DeviceMemory, MemoryError> {
     let d = &shared.raw;
     let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().buffer(raw);
     let mut export = vk::ExportMemoryAllocateInfo::default().handle_types(bits);
@@ -425,7 +433,7 @@ fn allocate_dedicated(
             }
             Err(match &import {
                 Some(c) => import_refused(desc.label, c.memory.handle, e),
-                None => vk_err("vkAllocateMemory")(e),
+                None => vk_device_err("vkAllocateMemory")(e).into(),
             })
         }
     }
@@ -438,13 +446,17 @@ fn allocate_dedicated(
 /// else what [`vk_err`] makes of it. A DMA-BUF fd was accepted by
 /// `vkGetMemoryFdPropertiesKHR` before (`dma_buf_types`), so its out-of-memory is one
 /// (`KILN-E106`), not a refused fd.
-pub(crate) fn import_refused(object: &str, handle: ExternalHandle, result: vk::Result) -> Error {
+pub(crate) fn import_refused(
+    object: &str,
+    handle: ExternalHandle,
+    result: vk::Result,
+) -> MemoryError {
     let refused = result == vk::Result::ERROR_INVALID_EXTERNAL_HANDLE
         || (result == vk::Result::ERROR_OUT_OF_DEVICE_MEMORY && handle == ExternalHandle::OpaqueFd);
     if !refused {
-        return vk_err("vkAllocateMemory")(result);
+        return vk_device_err("vkAllocateMemory")(result).into();
     }
-    Error::InvalidExternalHandle {
+    MemoryError::InvalidExternalHandle {
         object: object.to_string(),
         handle,
         detail: format!("vkAllocateMemory: {result:?}"),
@@ -460,10 +472,10 @@ fn size_and_type(
     handle: ExternalHandle,
     req: vk::MemoryRequirements,
     import: Option<&ImportCheck<'_>>,
-) -> Result<(u64, u32)> {
+) -> Result<(u64, u32), MemoryError> {
     let Some(c) = import else {
         let t = memory_type(shared, req.memory_type_bits).ok_or_else(|| {
-            Error::ExternalHandleUnsupported {
+            MemoryError::ExternalHandleUnsupported {
                 object: desc.label.to_string(),
                 what: "export",
                 handle,
@@ -477,7 +489,7 @@ fn size_and_type(
     let bits = req.memory_type_bits & c.allowed;
     let fits_type = m.memory_type_index < 32 && bits & (1 << m.memory_type_index) != 0;
     if m.allocation_size < req.size || !fits_type {
-        return Err(Error::ExternalImportMismatch {
+        return Err(MemoryError::ExternalImportMismatch {
             object: desc.label.to_string(),
             allocation_size: m.allocation_size,
             memory_type_index: m.memory_type_index,
@@ -500,9 +512,9 @@ pub(super) fn export_fd(
     label: &str,
     external: Option<(vk::DeviceMemory, ExternalMemory, bool)>,
     made_by: &str,
-) -> Result<(OwnedFd, ExternalMemory)> {
+) -> Result<(OwnedFd, ExternalMemory), MemoryError> {
     let Some((memory, info, true)) = external else {
-        return Err(Error::ExternalHandleUnsupported {
+        return Err(MemoryError::ExternalHandleUnsupported {
             object: label.to_string(),
             what: "export",
             handle: external.map_or(ExternalHandle::OpaqueFd, |e| e.1.handle),
@@ -511,9 +523,10 @@ pub(super) fn export_fd(
         });
     };
     let Some(bits) = info.handle.memory_bits() else {
-        return Err(Error::Internal {
+        return Err(DeviceError::Internal {
             what: "an exported memory of a semaphore handle type",
-        });
+        }
+        .into());
     };
     let fns = super::loader::walking(|| {
         ash::khr::external_memory_fd::Device::new(&shared.instance.raw, &shared.raw)
@@ -523,7 +536,7 @@ pub(super) fn export_fd(
         .handle_type(bits);
     // SAFETY: the memory was allocated exportable as `bits` on this device (the extension
     // is enabled: checked at creation); the new fd is the caller's.
-    let fd = unsafe { fns.get_memory_fd(&get) }.map_err(vk_err("vkGetMemoryFdKHR"))?;
+    let fd = unsafe { fns.get_memory_fd(&get) }.map_err(vk_device_err("vkGetMemoryFdKHR"))?;
     // SAFETY: vkGetMemoryFdKHR returned a new fd that nothing else owns.
     let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
     Ok((fd, info))
@@ -538,7 +551,7 @@ impl Buffer {
     /// [`Device::exportable_buffer`](crate::Device::exportable_buffer) (an imported one
     /// cannot be exported again); `KILN-E106` out of fds or memory; `KILN-E104` other
     /// failures.
-    pub fn export_memory(&self) -> Result<(OwnedFd, ExternalMemory)> {
+    pub fn export_memory(&self) -> Result<(OwnedFd, ExternalMemory), MemoryError> {
         let ext = self.external().map(|e| (e.memory, e.info, e.exportable));
         export_fd(
             self.shared(),

@@ -18,7 +18,7 @@ use super::image_desc::{plan, ImageDesc, ImageLimits, ImagePlan};
 use super::subresources::{SubresourceMap, Subresources};
 use super::texel_block::texel_block;
 use super::{FaultSite, ResourceStamps, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, DeviceError, MemoryError, Result};
 
 /// A `VkImage`, its `VkImageView` (all mips and layers, of the description's
 /// `view_type`) and memory: a cheap-to-clone handle,
@@ -86,15 +86,15 @@ pub(crate) struct ExternalImage {
     pub heap: (usize, u64),
 }
 
-fn invalid(label: &str, detail: String) -> Error {
-    Error::InvalidImage {
+fn invalid(label: &str, detail: String) -> MemoryError {
+    MemoryError::InvalidImage {
         object: label.to_string(),
         detail,
     }
 }
 
 impl Image {
-    pub(crate) fn new(shared: &Arc<Shared>, desc: &ImageDesc<'_>) -> Result<Image> {
+    pub(crate) fn new(shared: &Arc<Shared>, desc: &ImageDesc<'_>) -> Result<Image, MemoryError> {
         let checked = Self::check(shared, desc)?;
         let raw = Self::create_raw(shared, desc, &checked, None)?;
         let (usage, aspect) = (checked.usage, checked.aspect);
@@ -118,14 +118,18 @@ impl Image {
 
     /// Every check of `desc` that needs no Vulkan object: the features, the format, the
     /// plan, the device's format support.
-    pub(crate) fn check(shared: &Shared, desc: &ImageDesc<'_>) -> Result<CheckedImage> {
+    pub(crate) fn check(
+        shared: &Shared,
+        desc: &ImageDesc<'_>,
+    ) -> Result<CheckedImage, MemoryError> {
         let label = desc.label;
         if !shared.features.synchronization2 {
-            return Err(Error::MissingFeature {
+            return Err(DeviceError::MissingFeature {
                 device: shared.info.name.clone(),
                 what: "synchronization2 (Vulkan 1.3), which kiln's image layout transitions use"
                     .into(),
-            });
+            }
+            .into());
         }
         let info = texel_block(desc.format).ok_or_else(|| {
             invalid(
@@ -156,7 +160,7 @@ impl Image {
         desc: &ImageDesc<'_>,
         checked: &CheckedImage,
         external: Option<vk::ExternalMemoryHandleTypeFlags>,
-    ) -> Result<vk::Image> {
+    ) -> Result<vk::Image, MemoryError> {
         let planned = checked.planned;
         let mut ext =
             vk::ExternalMemoryImageCreateInfo::default().handle_types(external.unwrap_or_default());
@@ -189,7 +193,7 @@ impl Image {
                 // external handle type was checked by the caller (`device::external::image`).
                 unsafe { shared.raw.create_image(&create, None) }
             })
-            .map_err(vk_err("vkCreateImage"))?;
+            .map_err(vk_device_err("vkCreateImage"))?;
         shared.set_name(raw, desc.label);
         Ok(raw)
     }
@@ -203,7 +207,7 @@ impl Image {
         raw: vk::Image,
         checked: &CheckedImage,
         external: ExternalImage,
-    ) -> Result<Image> {
+    ) -> Result<Image, MemoryError> {
         let view = view_of(shared, raw, desc, checked.usage, checked.aspect)?;
         Ok(Self::assemble(
             shared,
@@ -266,7 +270,7 @@ impl Image {
         extent: vk::Extent2D,
         usage: vk::ImageUsageFlags,
         label: &str,
-    ) -> Result<Image> {
+    ) -> Result<Image, MemoryError> {
         let aspect = vk::ImageAspectFlags::COLOR;
         let range = vk::ImageSubresourceRange {
             aspect_mask: aspect,
@@ -440,7 +444,7 @@ impl Image {
     ///
     /// Errors: `KILN-E180` no such level, not a colour image or multisampled, `KILN-E181`
     /// wrong size.
-    pub(crate) fn check_level(&self, level: u32, found: u64) -> Result<()> {
+    pub(crate) fn check_level(&self, level: u32, found: u64) -> Result<(), MemoryError> {
         if self.0.samples != vk::SampleCountFlags::TYPE_1 {
             return Err(invalid(
                 &self.0.label,
@@ -466,7 +470,7 @@ impl Image {
         let expected = self.level_size(level);
         if expected != found {
             let (width, height, depth) = self.level_extent(level);
-            return Err(Error::ImageDataSize {
+            return Err(MemoryError::ImageDataSize {
                 object: self.0.label.clone(),
                 level,
                 width,
@@ -517,7 +521,7 @@ fn memory_and_view(
     desc: &ImageDesc<'_>,
     usage: vk::ImageUsageFlags,
     aspect: vk::ImageAspectFlags,
-) -> Result<(Allocation, vk::ImageView)> {
+) -> Result<(Allocation, vk::ImageView), MemoryError> {
     let (d, label) = (&shared.raw, desc.label);
     // SAFETY: `raw` was just created on this device.
     let requirements = unsafe { d.get_image_memory_requirements(raw) };
@@ -530,14 +534,15 @@ fn memory_and_view(
                 linear: false,
                 allocation_scheme: AllocationScheme::GpuAllocatorManaged,
             })
-            .map_err(|source| Error::Allocation {
+            .map_err(|source| MemoryError::Allocation {
                 object: label.to_string(),
                 source,
             })
         }),
-        Err(_) => Err(Error::Internal {
+        Err(_) => Err(DeviceError::Internal {
             what: "the allocator's lock is poisoned (a thread panicked holding it)",
-        }),
+        }
+        .into()),
     };
     let allocation = alloc?;
     // SAFETY: the allocation satisfies `requirements` (gpu-allocator's contract).
@@ -545,7 +550,7 @@ fn memory_and_view(
     // An image used only for copies gets no view: a view needs a usage that views
     // serve (VUID-VkImageViewCreateInfo-image-04441).
     let view = bound
-        .map_err(vk_err("vkBindImageMemory"))
+        .map_err(|e| vk_device_err("vkBindImageMemory")(e).into())
         .and_then(|_| view_of(shared, raw, desc, usage, aspect));
     let view = match view {
         Ok(v) => v,
@@ -567,7 +572,7 @@ fn view_of(
     desc: &ImageDesc<'_>,
     usage: vk::ImageUsageFlags,
     aspect: vk::ImageAspectFlags,
-) -> Result<vk::ImageView> {
+) -> Result<vk::ImageView, MemoryError> {
     if !usage.intersects(VIEW_USAGE) {
         return Ok(vk::ImageView::null());
     }
@@ -592,7 +597,7 @@ fn check_format(
     desc: &ImageDesc<'_>,
     usage: vk::ImageUsageFlags,
     planned: ImagePlan,
-) -> Result<()> {
+) -> Result<(), MemoryError> {
     let label = desc.label;
     // SAFETY: plain query on this instance's physical device.
     let props = unsafe {
@@ -620,7 +625,7 @@ fn check_format(
                 ),
             ))
         }
-        Err(e) => return Err(vk_err("vkGetPhysicalDeviceImageFormatProperties")(e)),
+        Err(e) => return Err(vk_device_err("vkGetPhysicalDeviceImageFormatProperties")(e).into()),
     };
     let e = p.max_extent;
     let detail = if p.max_mip_levels < desc.mip_levels {
@@ -666,7 +671,7 @@ fn make_view(
     format: vk::Format,
     view_type: vk::ImageViewType,
     range: vk::ImageSubresourceRange,
-) -> Result<vk::ImageView> {
+) -> Result<vk::ImageView, MemoryError> {
     let info = vk::ImageViewCreateInfo::default()
         .image(raw)
         .view_type(view_type)
@@ -674,7 +679,8 @@ fn make_view(
         .subresource_range(range);
     // SAFETY: `raw` is a live image of `format` with memory bound, whose type, flags,
     // levels and layers admit `view_type` and `range` (`image_desc::plan`).
-    unsafe { shared.raw.create_image_view(&info, None) }.map_err(vk_err("vkCreateImageView"))
+    Ok(unsafe { shared.raw.create_image_view(&info, None) }
+        .map_err(vk_device_err("vkCreateImageView"))?)
 }
 
 impl Drop for ImageInner {

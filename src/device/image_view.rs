@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::Image;
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, MemoryError, Result};
 
 /// Which mips and layers a view covers, and as what.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,8 +135,8 @@ pub(crate) fn check_view(
 
 impl ImageView {
     /// The view of `image` that `desc` describes (see [`Image::view_of`]).
-    pub(crate) fn new(image: &Image, desc: &ImageViewDesc) -> Result<Self> {
-        let invalid = |detail| Error::InvalidImage {
+    pub(crate) fn new(image: &Image, desc: &ImageViewDesc) -> Result<Self, MemoryError> {
+        let invalid = |detail| MemoryError::InvalidImage {
             object: image.label().to_string(),
             detail,
         };
@@ -170,7 +170,7 @@ impl ImageView {
         // SAFETY: the image is live with memory bound and a view usage; the range and view
         // type were checked against its levels, layers and type (`check_view`).
         let raw = unsafe { shared.raw.create_image_view(&info, None) }
-            .map_err(vk_err("vkCreateImageView"))?;
+            .map_err(vk_device_err("vkCreateImageView"))?;
         shared.set_name(raw, image.label());
         Ok(ImageView(Arc::new(ViewInner {
             raw,
@@ -227,7 +227,7 @@ impl Image {
     ///
     /// Errors: `KILN-E180` a range outside the image, a view type the image does not admit,
     /// or an image with transfer usage only.
-    pub fn view_of(&self, desc: &ImageViewDesc) -> Result<ImageView> {
+    pub fn view_of(&self, desc: &ImageViewDesc) -> Result<ImageView, MemoryError> {
         ImageView::new(self, desc)
     }
 }

@@ -35,7 +35,7 @@ use ash::vk;
 
 use super::messages::{classify, object_list, object_names, printf_text, Kind};
 use super::queue_order::{ordered_note, QueueOrder, LAYER_FOLLOWS_TIMELINES};
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Result};
 
 mod create;
 
@@ -414,7 +414,7 @@ impl Default for LayerFeatures {
 
 /// What `KILN_VALIDATION` asks for: `None` unset (the build's default), `Some((on,
 /// features))` otherwise. Errors: `KILN-E127` a value kiln does not know.
-fn validation_env() -> Result<Option<(bool, LayerFeatures)>> {
+fn validation_env() -> Result<Option<(bool, LayerFeatures)>, DeviceError> {
     let Ok(value) = std::env::var("KILN_VALIDATION") else {
         return Ok(None);
     };
@@ -432,7 +432,7 @@ fn validation_env() -> Result<Option<(bool, LayerFeatures)>> {
             "sync" => features.synchronization = true,
             "nosync" => features.synchronization = false,
             _ => {
-                return Err(Error::ValidationSetting {
+                return Err(DeviceError::ValidationSetting {
                     value: value.clone(),
                     token: token.to_string(),
                 })
@@ -454,7 +454,9 @@ pub(crate) fn validation_wanted() -> bool {
 /// The layer features of a device: `explicit` (from `DeviceDesc`), else `KILN_VALIDATION`'s
 /// list, else the defaults. Errors: `KILN-E127` (a bad `KILN_VALIDATION`), `KILN-E126`
 /// printf together with GPU-assisted validation.
-pub(crate) fn layer_features(explicit: Option<LayerFeatures>) -> Result<LayerFeatures> {
+pub(crate) fn layer_features(
+    explicit: Option<LayerFeatures>,
+) -> Result<LayerFeatures, DeviceError> {
     let features = match explicit {
         Some(f) => f,
         None => match validation_env()? {
@@ -469,7 +471,7 @@ pub(crate) fn layer_features(explicit: Option<LayerFeatures>) -> Result<LayerFea
         },
     };
     if features.shader_printf && features.gpu_assisted {
-        return Err(Error::LayerFeaturesConflict {
+        return Err(DeviceError::LayerFeaturesConflict {
             features: "shader printf and GPU-assisted validation",
         });
     }

@@ -48,11 +48,11 @@ impl<K: Eq + Hash + Clone, V> Interner<K, V> {
 
     /// The live value for `key`, or a new one from `create` (called without any lock held).
     /// Errors: whatever `create` returns (nothing is inserted then).
-    pub(crate) fn get_or_create(
+    pub(crate) fn get_or_create<E>(
         &self,
         key: &K,
-        create: impl FnOnce() -> Result<Arc<V>>,
-    ) -> Result<Arc<V>> {
+        create: impl FnOnce() -> Result<Arc<V>, E>,
+    ) -> Result<Arc<V>, E> {
         if let Some(v) = self.lock().get(key).and_then(Weak::upgrade) {
             return Ok(v);
         }

@@ -12,7 +12,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{Queue, QueueStamps, ResourceStamps, Shared};
-use crate::error::Result;
+use crate::error::{DeviceError, Result};
 
 type Garbage = Box<dyn FnOnce(&Shared) + Send>;
 
@@ -153,7 +153,12 @@ impl Shared {
     ///
     /// Errors: `KILN-E105` device lost (naming the last submission; also when it was lost
     /// earlier), `KILN-E108` timeout (naming the time waited), `KILN-E106` out of memory.
-    pub(crate) fn wait_value(&self, queue: usize, value: u64, timeout: Duration) -> Result<()> {
+    pub(crate) fn wait_value(
+        &self,
+        queue: usize,
+        value: u64,
+        timeout: Duration,
+    ) -> Result<(), DeviceError> {
         self.wait_value_for(queue, value, timeout, "")
     }
 
@@ -165,14 +170,14 @@ impl Shared {
         value: u64,
         timeout: Duration,
         label: &str,
-    ) -> Result<()> {
+    ) -> Result<(), DeviceError> {
         if let Some(q) = self.queues.get(queue) {
             if q.layer_waits() || value > q.completed_value(&self.raw) {
                 self.check_lost("vkWaitSemaphores")?;
                 self.inject(super::FaultSite::Wait)
                     .map_err(|e| q.wait_error(timeout, label, e))
                     .and_then(|()| q.wait_value(&self.raw, value, timeout, label))
-                    .map_err(|e| self.note_error(e))?;
+                    .map_err(|e| self.note_device_error(e))?;
             }
         }
         self.collect();
@@ -190,7 +195,7 @@ impl Shared {
                 self.inject(super::FaultSite::Wait)
                     .map_err(|e| q.wait_error(timeout, "", e))
                     .and_then(|()| q.poll_value(&self.raw, value, timeout))
-                    .map_err(|e| self.note_error(e))?;
+                    .map_err(|e| self.note_device_error(e))?;
             }
         }
         self.collect();
@@ -202,7 +207,7 @@ impl Shared {
     ///
     /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after the device's wait
     /// timeout, `DeviceDesc::wait_timeout`).
-    pub(crate) fn wait_stamps(&self, stamps: &QueueStamps) -> Result<()> {
+    pub(crate) fn wait_stamps(&self, stamps: &QueueStamps) -> Result<(), DeviceError> {
         for (queue, value) in stamps.values() {
             if value > self.completed_value(queue) {
                 self.wait_value(queue, value, self.wait_timeout)?;
@@ -219,7 +224,11 @@ impl Shared {
     /// Every submission ends with a barrier that makes its writes visible to the host.
     ///
     /// Errors: as [`wait_stamps`](Self::wait_stamps).
-    pub(crate) fn wait_host_access(&self, stamps: &ResourceStamps, write: bool) -> Result<()> {
+    pub(crate) fn wait_host_access(
+        &self,
+        stamps: &ResourceStamps,
+        write: bool,
+    ) -> Result<(), DeviceError> {
         self.wait_stamps(if write { &stamps.used } else { &stamps.written })?;
         self.wait_stamps(&self.opaque)
     }

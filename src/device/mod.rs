@@ -113,7 +113,7 @@ pub(crate) use subresources::SubresourceMap;
 pub use subresources::Subresources;
 pub(crate) use timestamps::QueryLease;
 
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, MemoryError, Result};
 use budget::HeapBudget;
 use instance::Instance;
 use lifetime::Graveyard;
@@ -348,7 +348,7 @@ impl Shared {
         &self,
         module: &str,
         scopes: &[vk::ScopeKHR],
-    ) -> Result<()> {
+    ) -> Result<(), DeviceError> {
         for &scope in scopes {
             capabilities::check_scope(&self.info.name, &self.supported, module, scope)?;
         }
@@ -366,7 +366,7 @@ impl Shared {
         extensions: &[String],
         capabilities: impl IntoIterator<Item = &'a str>,
         stage: vk::ShaderStageFlags,
-    ) -> Result<()> {
+    ) -> Result<(), DeviceError> {
         let m = capabilities::ModuleCapabilities { module, extensions };
         // Capabilities newer than kiln's grammar (kept as numbers) first: no device
         // kiln opens has them, and they are what the module's author must hear about.
@@ -403,7 +403,7 @@ impl Shared {
 
     /// [`inject`](Self::inject) for the memory allocation of object `label`: an injected
     /// result is gpu-allocator's error for it (`KILN-E150`).
-    pub(crate) fn inject_allocation(&self, label: &str) -> Result<()> {
+    pub(crate) fn inject_allocation(&self, label: &str) -> Result<(), MemoryError> {
         self.inject(FaultSite::AllocateMemory).map_err(|r| {
             let source = match r {
                 vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | vk::Result::ERROR_OUT_OF_HOST_MEMORY => {
@@ -411,7 +411,7 @@ impl Shared {
                 }
                 r => gpu_allocator::AllocationError::Internal(format!("vkAllocateMemory: {r:?}")),
             };
-            Error::Allocation {
+            MemoryError::Allocation {
                 object: label.to_string(),
                 source,
             }
@@ -426,8 +426,16 @@ impl Shared {
 
     /// Records the device as lost when `e` says so, and passes `e` on.
     pub(crate) fn note_error(&self, e: Error) -> Error {
+        match DeviceError::try_from(e) {
+            Ok(e) => self.note_device_error(e).into(),
+            Err(e) => e,
+        }
+    }
+
+    /// [`note_error`](Self::note_error) of a [`DeviceError`].
+    pub(crate) fn note_device_error(&self, e: DeviceError) -> DeviceError {
         let e = self.with_post_mortem(e);
-        if matches!(e, Error::DeviceLost { .. }) && !self.lost.swap(true, Ordering::AcqRel) {
+        if matches!(e, DeviceError::DeviceLost { .. }) && !self.lost.swap(true, Ordering::AcqRel) {
             log::error!("kiln: the device `{}` is lost: {e}", self.info.name);
         }
         e
@@ -435,9 +443,9 @@ impl Shared {
 
     /// `KILN-E105` for `call` when the device was lost earlier (naming the last submission
     /// of the main queue).
-    pub(crate) fn check_lost(&self, call: &'static str) -> Result<()> {
+    pub(crate) fn check_lost(&self, call: &'static str) -> Result<(), DeviceError> {
         if self.is_lost() {
-            return Err(self.with_post_mortem(Error::DeviceLost {
+            return Err(self.with_post_mortem(DeviceError::DeviceLost {
                 call,
                 label: self.main_queue().last_label(),
                 report: None,
@@ -522,7 +530,11 @@ impl Device {
     /// Errors: `KILN-E107` the device lacks the feature, extension or property (the message
     /// names capability, feature and device), `KILN-E110` a capability kiln does not know,
     /// `KILN-E111` an OpenCL-only capability.
-    pub fn check_capability(&self, capability: &str, stage: vk::ShaderStageFlags) -> Result<()> {
+    pub fn check_capability(
+        &self,
+        capability: &str,
+        stage: vk::ShaderStageFlags,
+    ) -> Result<(), DeviceError> {
         self.shared
             .check_capabilities("(query)", &[], [capability], stage)
     }
@@ -573,7 +585,7 @@ impl Device {
     ///
     /// Errors: `KILN-E105` device lost (naming the last submission; also when it was lost
     /// earlier: [`is_lost`](Self::is_lost)).
-    pub fn wait_idle(&self) -> Result<()> {
+    pub fn wait_idle(&self) -> Result<(), DeviceError> {
         // Every `VkQueue`'s lock, in index order (the one order kiln takes several in);
         // emulated queues share the main queue's lock, taken once.
         let queues = &self.shared.queues;
@@ -591,7 +603,7 @@ impl Device {
                 .shared
                 .main_queue()
                 .error("vkDeviceWaitIdle", self.shared.wait_timeout, e);
-            self.shared.note_error(e)
+            self.shared.note_device_error(e)
         })?;
         self.shared.check_lost("vkDeviceWaitIdle")
     }
@@ -630,7 +642,7 @@ impl Device {
     /// `KILN-E162` beyond `maxMemoryAllocationSize` (see
     /// [`DeviceDesc::allocations_beyond_limit`]), `KILN-E154` more than the heap has left,
     /// `KILN-E150` out of memory for its memory, `KILN-E106` out of memory for the buffer.
-    pub fn buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer> {
+    pub fn buffer(&self, desc: &BufferDesc<'_>) -> Result<Buffer, MemoryError> {
         Buffer::new(&self.shared, desc)
     }
 
@@ -641,7 +653,7 @@ impl Device {
     /// Errors: `KILN-E180` zero or too large extent, bad mip count, or a format/usage pair
     /// the device does not support; `KILN-E150` out of memory for its memory,
     /// `KILN-E106` out of memory for the image.
-    pub fn image(&self, desc: &ImageDesc<'_>) -> Result<Image> {
+    pub fn image(&self, desc: &ImageDesc<'_>) -> Result<Image, MemoryError> {
         Image::new(&self.shared, desc)
     }
 
@@ -649,7 +661,7 @@ impl Device {
     ///
     /// Errors: `KILN-E190` a description Vulkan would reject (LOD range, bias or anisotropy
     /// beyond the device limits, anisotropy without the feature).
-    pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler> {
+    pub fn sampler(&self, desc: &SamplerDesc) -> Result<Sampler, MemoryError> {
         Sampler::get_or_create(&self.shared, desc)
     }
 }

@@ -3,7 +3,7 @@
 use ash::vk;
 
 use super::instance::Instance;
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, DeviceError, Result};
 
 /// What the chosen physical device is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,7 +93,7 @@ impl super::Device {
     /// `KILN-E109`). Made without the validation layer (a short-lived instance of its own).
     ///
     /// Errors: `KILN-E100` no loader, `KILN-E101` no device, `KILN-E104` other failures.
-    pub fn enumerate() -> Result<Vec<DeviceInfo>> {
+    pub fn enumerate() -> Result<Vec<DeviceInfo>, DeviceError> {
         let instance = Instance::new(c"kiln", Some(false), super::LayerFeatures::default(), &[])?;
         Ok(list(&instance)?
             .into_iter()
@@ -108,7 +108,7 @@ pub(super) type Candidate = (vk::PhysicalDevice, DeviceInfo, vk::PhysicalDeviceP
 /// Every physical device of `instance`, in `vkEnumeratePhysicalDevices` order.
 ///
 /// Errors: `KILN-E101` none, `KILN-E104` the enumeration failed.
-pub(super) fn list(instance: &Instance) -> Result<Vec<Candidate>> {
+pub(super) fn list(instance: &Instance) -> Result<Vec<Candidate>, DeviceError> {
     let ir = &instance.raw;
     let devices = {
         // It may unload drivers: `loader` module docs.
@@ -116,9 +116,9 @@ pub(super) fn list(instance: &Instance) -> Result<Vec<Candidate>> {
         // SAFETY: plain query on a live instance.
         unsafe { ir.enumerate_physical_devices() }
     }
-    .map_err(vk_err("vkEnumeratePhysicalDevices"))?;
+    .map_err(vk_device_err("vkEnumeratePhysicalDevices"))?;
     if devices.is_empty() {
-        return Err(Error::NoDevice);
+        return Err(DeviceError::NoDevice);
     }
     let mut candidates = Vec::new();
     for (index, &pd) in devices.iter().enumerate() {
@@ -160,7 +160,10 @@ pub(super) fn list(instance: &Instance) -> Result<Vec<Candidate>> {
 ///
 /// Errors: as [`list`]; `KILN-E102` `wanted` matched nothing (the message lists the
 /// devices with their UUIDs).
-pub(super) fn pick_physical(instance: &Instance, wanted: Option<&str>) -> Result<Candidate> {
+pub(super) fn pick_physical(
+    instance: &Instance,
+    wanted: Option<&str>,
+) -> Result<Candidate, DeviceError> {
     let candidates = list(instance)?;
     let available = candidates
         .iter()
@@ -188,7 +191,7 @@ pub(super) fn pick_physical(instance: &Instance, wanted: Option<&str>) -> Result
             .into_iter()
             .min_by_key(|(_, i, _)| (rank(i.device_type), i.index)),
     };
-    chosen.ok_or_else(|| Error::DeviceNotMatched {
+    chosen.ok_or_else(|| DeviceError::DeviceNotMatched {
         wanted: wanted.unwrap_or_default().to_string(),
         available,
     })
@@ -200,7 +203,7 @@ pub(super) fn main_queue_family(
     instance: &Instance,
     physical: vk::PhysicalDevice,
     info: &DeviceInfo,
-) -> Result<u32> {
+) -> Result<u32, DeviceError> {
     // SAFETY: `physical` comes from this instance.
     let families = unsafe {
         instance
@@ -219,7 +222,7 @@ pub(super) fn main_queue_family(
                 .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
         })
         .map(|i| i as u32)
-        .ok_or_else(|| Error::NoComputeQueue {
+        .ok_or_else(|| DeviceError::NoComputeQueue {
             device: info.name.clone(),
         })
 }

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use ash::vk;
 
 use super::families::{PlannedQueue, QueueSource};
-use crate::error::{vk_err, vk_err_labeled, vk_wait_err, Error, Result};
+use crate::error::{vk_err, vk_err_labeled, vk_wait_err, DeviceError, Result};
 
 /// The most kiln queues a device has (main + async compute + transfer, each with its own
 /// timeline); per-resource stamps are fixed arrays of this length.
@@ -357,7 +357,12 @@ impl Queue {
 
     /// The error of a failed wait or submission of `call`: a lost device names the label of
     /// the last submission, a timeout the time waited.
-    pub(crate) fn error(&self, call: &'static str, timeout: Duration, e: vk::Result) -> Error {
+    pub(crate) fn error(
+        &self,
+        call: &'static str,
+        timeout: Duration,
+        e: vk::Result,
+    ) -> DeviceError {
         vk_wait_err(call, timeout, &self.last_label())(e)
     }
 
@@ -372,7 +377,7 @@ impl Queue {
         device: &ash::Device,
         value: u64,
         timeout: Duration,
-    ) -> Result<()> {
+    ) -> Result<(), DeviceError> {
         if self.spin.is_zero() {
             return self.wait_value(device, value, timeout, "");
         }
@@ -408,7 +413,7 @@ impl Queue {
 
     /// The error of a failed wait for the submission labelled `label` (empty: unknown, then
     /// a lost device names the last submission).
-    pub(crate) fn wait_error(&self, timeout: Duration, label: &str, e: vk::Result) -> Error {
+    pub(crate) fn wait_error(&self, timeout: Duration, label: &str, e: vk::Result) -> DeviceError {
         if label.is_empty() {
             self.error("vkWaitSemaphores", timeout, e)
         } else {
@@ -424,7 +429,7 @@ impl Queue {
         value: u64,
         timeout: Duration,
         label: &str,
-    ) -> Result<()> {
+    ) -> Result<(), DeviceError> {
         if !self.layer_waits && value <= self.completed_value(device) {
             return Ok(());
         }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::Shared;
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, MemoryError, Result};
 
 /// A sampler by content (`VkSamplerCreateInfo` without pointers). Floats compare and hash
 /// by their bits, so `0.0` and `-0.0` are different descriptions and a NaN equals itself.
@@ -194,8 +194,8 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// The device-wide sampler interner.
 pub(crate) type SamplerCache = super::interner::Interner<SamplerDesc, SamplerInner>;
 
-fn check(desc: &SamplerDesc, shared: &Shared) -> Result<()> {
-    let bad = |detail: String| Err(Error::InvalidSampler { detail });
+fn check(desc: &SamplerDesc, shared: &Shared) -> Result<(), MemoryError> {
+    let bad = |detail: String| Err(MemoryError::InvalidSampler { detail });
     let finite = [desc.mip_lod_bias, desc.min_lod];
     if finite.iter().any(|x| !x.is_finite()) || desc.max_lod.is_nan() {
         return bad(format!(
@@ -234,7 +234,10 @@ impl Sampler {
     /// The interned sampler for `desc` on the device `shared` (see [`Device::sampler`]).
     ///
     /// [`Device::sampler`]: crate::Device::sampler
-    pub(crate) fn get_or_create(shared: &Arc<Shared>, desc: &SamplerDesc) -> Result<Sampler> {
+    pub(crate) fn get_or_create(
+        shared: &Arc<Shared>,
+        desc: &SamplerDesc,
+    ) -> Result<Sampler, MemoryError> {
         check(desc, shared)?;
         let inner = shared
             .samplers
@@ -244,7 +247,7 @@ impl Sampler {
 }
 
 /// Creates the `VkSampler` for a checked description (outside the interner's lock).
-fn create(shared: &Arc<Shared>, desc: &SamplerDesc) -> Result<Arc<SamplerInner>> {
+fn create(shared: &Arc<Shared>, desc: &SamplerDesc) -> Result<Arc<SamplerInner>, MemoryError> {
     let mut info = vk::SamplerCreateInfo::default()
         .mag_filter(desc.mag_filter)
         .min_filter(desc.min_filter)
@@ -264,8 +267,8 @@ fn create(shared: &Arc<Shared>, desc: &SamplerDesc) -> Result<Arc<SamplerInner>>
         info = info.compare_enable(true).compare_op(c);
     }
     // SAFETY: the description was checked against the device's limits and features.
-    let raw =
-        unsafe { shared.raw.create_sampler(&info, None) }.map_err(vk_err("vkCreateSampler"))?;
+    let raw = unsafe { shared.raw.create_sampler(&info, None) }
+        .map_err(vk_device_err("vkCreateSampler"))?;
     Ok(Arc::new(SamplerInner {
         shared: shared.clone(),
         raw,

@@ -25,7 +25,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use super::Shared;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 
 /// Per-device state of an upper layer (see the module docs).
 pub(crate) trait LayerSlot: Any + Send + Sync {
@@ -47,7 +47,7 @@ pub(crate) struct Slots {
 }
 
 /// A lookup of a slot that was never registered: a bug in device creation.
-const UNREGISTERED: Error = Error::Internal {
+const UNREGISTERED: DeviceError = DeviceError::Internal {
     what: "a layer slot was looked up that device creation did not register",
 };
 
@@ -74,7 +74,7 @@ impl Shared {
 
     /// The slot of type `T`. Errors only if device creation did not register it.
     #[inline]
-    pub(crate) fn slot<T: LayerSlot>(&self) -> Result<&T> {
+    pub(crate) fn slot<T: LayerSlot>(&self) -> Result<&T, DeviceError> {
         self.slots.find::<T>().ok_or(UNREGISTERED)
     }
 

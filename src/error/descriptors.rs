@@ -1,12 +1,13 @@
 //! The variants of [`Error`](super::Error) with codes E200–E249: descriptor set layouts, sets, pools, writes, binding and push descriptors.
 //!
 //! Written as a link of the chain `errors!` is built from (see the module docs of
-//! [`error`](super)): the macro appends this range's variants to the ones it is given and
-//! hands them on to the next macro named.
+//! [`error`](super)): the macro emits the area type [`DescriptorError`](super::DescriptorError) with this
+//! range's variants, appends them to the ones it is given and hands them on to the next
+//! macro named.
 
 macro_rules! descriptors_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { DescriptorError "E200–E249: descriptor set layouts, sets, pools, writes and binding" [Device(DeviceError), Memory(MemoryError), Shader(ShaderError)] ($($chain)*)
             // ------------------------------------------------------------ E200–E249 descriptors
             /// The set layout has no such binding.
             #[code("KILN-E200")]

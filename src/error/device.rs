@@ -1,12 +1,13 @@
 //! The variants of [`Error`](super::Error) with codes E100–E149: the Vulkan instance, device and driver (E140–E149: window, surface).
 //!
 //! Written as a link of the chain `errors!` is built from (see the module docs of
-//! [`error`](super)): the macro appends this range's variants to the ones it is given and
-//! hands them on to the next macro named.
+//! [`error`](super)): the macro emits the area type [`DeviceError`](super::DeviceError) with this
+//! range's variants, appends them to the ones it is given and hands them on to the next
+//! macro named.
 
 macro_rules! device_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { DeviceError "E100–E149: the Vulkan instance, device and driver, window and surface" [] ($($chain)*)
             // ------------------------------------------------------------ E100–E149 Vulkan / device
             /// The Vulkan loader (libvulkan.so.1) could not be loaded.
             #[code("KILN-E100")]

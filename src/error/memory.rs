@@ -1,12 +1,13 @@
 //! The variants of [`Error`](super::Error) with codes E150–E199: memory, buffers and transfers (E180–E189: images, E190–E199: samplers).
 //!
 //! Written as a link of the chain `errors!` is built from (see the module docs of
-//! [`error`](super)): the macro appends this range's variants to the ones it is given and
-//! hands them on to the next macro named.
+//! [`error`](super)): the macro emits the area type [`MemoryError`](super::MemoryError) with this
+//! range's variants, appends them to the ones it is given and hands them on to the next
+//! macro named.
 
 macro_rules! memory_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { MemoryError "E150–E199: memory, buffers, transfers, images and samplers" [Device(DeviceError)] ($($chain)*)
             // ------------------------------------------------------------ E150–E199 memory / images
             /// gpu-allocator failed.
             #[code("KILN-E150")]

@@ -1,12 +1,13 @@
 //! The variants of [`Error`](super::Error) with codes E250–E299: pipelines and recording (E280–E299: graphics pipelines, rendering).
 //!
 //! Written as a link of the chain `errors!` is built from (see the module docs of
-//! [`error`](super)): the macro appends this range's variants to the ones it is given and
-//! hands them on to the next macro named.
+//! [`error`](super)): the macro emits the area type [`PipelineError`](super::PipelineError) with this
+//! range's variants, appends them to the ones it is given and hands them on to the next
+//! macro named.
 
 macro_rules! pipeline_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { PipelineError "E250–E299: pipelines and recording" [Device(DeviceError), Memory(MemoryError), Shader(ShaderError), Descriptor(DescriptorError)] ($($chain)*)
             // ------------------------------------------------------------ E250–E299 pipelines
             /// Push-constant bytes outside every declared range (VUID-vkCmdPushConstants-offset-01795).
             #[code("KILN-E250")]

@@ -1,12 +1,13 @@
 //! The variants of [`Error`](super::Error) with codes E001–E099: SPIR-V input (files, header, instruction stream, parse) and reflection / layout derivation.
 //!
 //! Written as a link of the chain `errors!` is built from (see the module docs of
-//! [`error`](super)): the macro appends this range's variants to the ones it is given and
-//! hands them on to the next macro named.
+//! [`error`](super)): the macro emits the area type [`ShaderError`](super::ShaderError) with this
+//! range's variants, appends them to the ones it is given and hands them on to the next
+//! macro named.
 
 macro_rules! shader_errors {
-    ($next:ident $(, $rest:ident)* ; $($variants:tt)*) => {
-        $next! { $($rest),* ; $($variants)*
+    ($($chain:tt)*) => {
+        link! { ShaderError "E001–E099: SPIR-V input and reflection" [] ($($chain)*)
             // ------------------------------------------------------------ E001–E049 SPIR-V input
             /// The SPIR-V input has no bytes at all.
             #[code("KILN-E001")]

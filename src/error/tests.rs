@@ -298,3 +298,155 @@ fn device_lost_carries_the_post_mortem() {
          breadcrumbs of kiln queue 1: nothing started, everything finished"
     );
 }
+
+/// Checks that every value of an area type has the code, `Display` and `Debug` of the
+/// [`Error`] it converts into; returns the codes.
+fn same_as_error<A>(all: Vec<A>, code: fn(&A) -> &'static str) -> Vec<&'static str>
+where
+    A: Into<Error> + std::error::Error,
+{
+    let mut codes = Vec::new();
+    for area in all {
+        let (area_code, shown, debug) = (code(&area), area.to_string(), format!("{area:?}"));
+        assert!(shown.starts_with(&format!("{area_code}: ")), "{shown}");
+        let error: Error = area.into();
+        assert_eq!(error.code(), area_code, "{shown}");
+        assert_eq!(error.to_string(), shown);
+        assert_eq!(format!("{error:?}"), debug);
+        codes.push(area_code);
+    }
+    codes
+}
+
+#[test]
+fn every_area_variant_is_the_error_variant_of_its_code() {
+    let areas = [
+        (
+            "E001",
+            "E099",
+            same_as_error(ShaderError::every_variant(), ShaderError::code),
+        ),
+        (
+            "E100",
+            "E149",
+            same_as_error(DeviceError::every_variant(), DeviceError::code),
+        ),
+        (
+            "E150",
+            "E199",
+            same_as_error(MemoryError::every_variant(), MemoryError::code),
+        ),
+        (
+            "E200",
+            "E249",
+            same_as_error(DescriptorError::every_variant(), DescriptorError::code),
+        ),
+        (
+            "E250",
+            "E299",
+            same_as_error(PipelineError::every_variant(), PipelineError::code),
+        ),
+    ];
+    let mut in_areas = Vec::new();
+    for (first, last, codes) in areas {
+        assert!(!codes.is_empty(), "{first}..{last}");
+        for code in codes {
+            let number = &code["KILN-".len()..];
+            assert!(
+                (first..=last).contains(&number),
+                "{code} outside {first}..{last}"
+            );
+            in_areas.push(code);
+        }
+    }
+    // Every variant of `Error` is in exactly one area.
+    let mut all: Vec<_> = Error::every_variant().iter().map(Error::code).collect();
+    all.sort_unstable();
+    in_areas.sort_unstable();
+    assert_eq!(in_areas, all);
+}
+
+#[test]
+fn nested_area_errors_flatten_into_the_lower_error() {
+    let lost = || DeviceError::DeviceLost {
+        call: "vkAllocateMemory",
+        label: String::new(),
+        report: None,
+    };
+    let memory = MemoryError::from(lost());
+    assert_eq!(memory.code(), "KILN-E105");
+    assert_eq!(memory.to_string(), lost().to_string());
+    assert_eq!(format!("{memory:?}"), format!("{:?}", lost()));
+    assert!(matches!(
+        Error::from(memory),
+        Error::DeviceLost {
+            call: "vkAllocateMemory",
+            ..
+        }
+    ));
+    // Two levels: a descriptor write's buffer check, a pipeline's device failure.
+    let usage = || MemoryError::BufferUsage {
+        object: "weights".into(),
+        needed: vk::BufferUsageFlags::STORAGE_BUFFER,
+        call: "a storage buffer binding",
+    };
+    let nested = PipelineError::Descriptor(DescriptorError::Memory(usage()));
+    assert_eq!(nested.code(), usage().code());
+    assert_eq!(nested.to_string(), usage().to_string());
+    assert!(matches!(Error::from(nested), Error::BufferUsage { .. }));
+    let nested = PipelineError::from(DescriptorError::from(MemoryError::from(lost())));
+    assert!(matches!(Error::from(nested), Error::DeviceLost { .. }));
+}
+
+#[test]
+fn an_error_narrows_to_the_area_of_its_own_variant_only() {
+    for e in Error::every_variant() {
+        let code = e.code();
+        let shown = e.to_string();
+        let narrowed = match DeviceError::try_from(e) {
+            Ok(device) => {
+                assert_eq!((device.code(), device.to_string()), (code, shown));
+                true
+            }
+            Err(back) => {
+                assert_eq!((back.code(), back.to_string()), (code, shown));
+                false
+            }
+        };
+        assert_eq!(
+            narrowed,
+            ("KILN-E100"..="KILN-E149").contains(&code),
+            "{code}"
+        );
+    }
+    assert!(matches!(
+        ShaderError::try_from(Error::SpirvEmpty),
+        Ok(ShaderError::SpirvEmpty)
+    ));
+}
+
+/// A function that can fail only with shader errors, used with `?` where a
+/// [`Result`] (of [`Error`]) is returned, and one that nests a [`DeviceError`].
+#[test]
+fn area_errors_convert_with_question_mark() {
+    fn parse(bytes: &[u8]) -> std::result::Result<usize, ShaderError> {
+        if bytes.is_empty() {
+            return Err(ShaderError::SpirvEmpty);
+        }
+        Ok(bytes.len())
+    }
+    fn create(result: vk::Result) -> std::result::Result<(), MemoryError> {
+        Err(vk_device_err("vkCreateBuffer")(result))?
+    }
+    fn both(bytes: &[u8]) -> Result<usize> {
+        let len = parse(bytes)?;
+        create(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY)?;
+        Ok(len)
+    }
+    assert!(matches!(both(&[]), Err(Error::SpirvEmpty)));
+    let e = both(&[1, 2, 3, 4]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "KILN-E106: out of device memory during vkCreateBuffer; free resources and retry"
+    );
+}

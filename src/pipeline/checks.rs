@@ -89,7 +89,8 @@ pub(crate) fn check_capabilities(
     shared.check_cooperative_matrix_scopes(
         module.label(),
         &module.reflection().cooperative_matrix_scopes,
-    )
+    )?;
+    Ok(())
 }
 
 /// Checks set count and per-stage / per-set descriptor counts against the limits of the

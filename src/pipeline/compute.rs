@@ -14,7 +14,7 @@ use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::statistics::{self, PipelineExecutable};
 use crate::descriptors::DescriptorSet;
 use crate::device::{FaultSite, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_err, DescriptorError, Error, Result};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
 /// Options for [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with).
@@ -490,7 +490,7 @@ impl ComputePipeline {
     /// binds to every pipeline whose layout has an equal set layout at that number.
     ///
     /// Errors: `KILN-E205` no such set.
-    pub fn descriptor_set(&self, set: u32) -> Result<DescriptorSet> {
+    pub fn descriptor_set(&self, set: u32) -> Result<DescriptorSet, DescriptorError> {
         self.descriptor_set_with_count(set, None)
     }
 
@@ -502,12 +502,14 @@ impl ComputePipeline {
         &self,
         set: u32,
         variable_count: Option<u32>,
-    ) -> Result<DescriptorSet> {
+    ) -> Result<DescriptorSet, DescriptorError> {
         let layouts = self.layout.set_layouts();
-        let layout = layouts.get(set as usize).ok_or(Error::NoSuchSet {
-            set,
-            set_count: layouts.len() as u32,
-        })?;
+        let layout = layouts
+            .get(set as usize)
+            .ok_or(DescriptorError::NoSuchSet {
+                set,
+                set_count: layouts.len() as u32,
+            })?;
         let names = self.names.get(set as usize).cloned().unwrap_or_default();
         let s =
             crate::descriptors::allocate_set_in(&self.shared, layout, set, names, variable_count)?;

@@ -19,7 +19,7 @@ use super::statistics::{self, PipelineExecutable};
 use super::Pipeline;
 use crate::descriptors::DescriptorSet;
 use crate::device::{format_info, FaultSite, NumClass, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_err, DescriptorError, Error, Result};
 use crate::shaders::EntryPoint;
 
 mod desc;
@@ -314,12 +314,14 @@ impl GraphicsPipeline {
     /// to every pipeline (graphics or compute) with an equal set layout at that number.
     ///
     /// Errors: `KILN-E205` no such set.
-    pub fn descriptor_set(&self, set: u32) -> Result<DescriptorSet> {
+    pub fn descriptor_set(&self, set: u32) -> Result<DescriptorSet, DescriptorError> {
         let layouts = self.layout.set_layouts();
-        let layout = layouts.get(set as usize).ok_or(Error::NoSuchSet {
-            set,
-            set_count: layouts.len() as u32,
-        })?;
+        let layout = layouts
+            .get(set as usize)
+            .ok_or(DescriptorError::NoSuchSet {
+                set,
+                set_count: layouts.len() as u32,
+            })?;
         let names = self.names.get(set as usize).cloned().unwrap_or_default();
         let s = crate::descriptors::allocate_set_in(&self.shared, layout, set, names, None)?;
         // Named for the layer's messages and capture tools when labels are on.
@@ -609,7 +611,7 @@ fn check_input_attachments(shared: &Shared, layout: &PipelineLayout) -> Result<(
         .flat_map(|s| s.desc().bindings())
         .any(|b| b.descriptor_type == vk::DescriptorType::INPUT_ATTACHMENT);
     if input_attachments && !shared.features.dynamic_rendering_local_read {
-        return Err(crate::device::local_read_missing(&shared.info.name));
+        return Err(crate::device::local_read_missing(&shared.info.name).into());
     }
     Ok(())
 }

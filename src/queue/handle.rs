@@ -21,7 +21,7 @@ use super::device::submit_on;
 use super::{Recording, Submission};
 use crate::commands::Recorder;
 use crate::device::{Device, QueueInfo, QueueKind, Shared};
-use crate::error::Result;
+use crate::error::{DeviceError, Result};
 
 /// One of the device's queues (cheap to clone: the device and an index). Made by
 /// [`Device::queue`] and [`Device::queues`].
@@ -95,7 +95,7 @@ impl Queue {
     /// Waits until every submission made to this queue so far has finished.
     ///
     /// Errors: `KILN-E105` device lost, `KILN-E108` timeout.
-    pub fn wait_idle(&self) -> Result<()> {
+    pub fn wait_idle(&self) -> Result<(), DeviceError> {
         let last = self.shared.queues[self.index].submitted();
         self.shared
             .wait_value(self.index, last, self.shared.wait_timeout)

@@ -386,7 +386,7 @@ fn submit_planned(
     }
     submitted.map_err(|e| {
         shared.note_error(timing::with_description(
-            vk_err_labeled("vkQueueSubmit2", batch.label)(e),
+            vk_err_labeled("vkQueueSubmit2", batch.label)(e).into(),
             batch.label,
             work.timed.as_deref(),
         ))
@@ -615,7 +615,7 @@ impl Submission {
         let _t = tracing::trace_span!("kiln.wait", label = &*self.label).entered();
         self.shared
             .wait_value_for(self.queue, self.value, timeout, &self.label)
-            .map_err(|e| timing::with_description(e, &self.label, timed))?;
+            .map_err(|e| timing::with_description(e.into(), &self.label, timed))?;
         if let Some(span) = span {
             span.end(&self.label);
         }

@@ -29,7 +29,7 @@
 //! ```
 
 use super::reflect::{BlockLayout, BlockMember, EntryPoint, ScalarType};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ShaderError};
 
 /// One member of a host struct: name, byte offset, byte size, and its scalars when its type
 /// implements [`HostType`].
@@ -174,10 +174,15 @@ fn same_scalars(host: (ScalarType, u32), shader: (ScalarType, u32)) -> bool {
 }
 
 /// `KILN-E062`/`KILN-E063` for member `i`: a name or a type that differs.
-fn check_name_and_type(block: &str, i: usize, h: &HostMember, s: &BlockMember) -> Result<()> {
+fn check_name_and_type(
+    block: &str,
+    i: usize,
+    h: &HostMember,
+    s: &BlockMember,
+) -> Result<(), ShaderError> {
     if let Some(shader_name) = s.name.as_deref().filter(|n| !n.is_empty()) {
         if !same_name(h.name, shader_name) {
-            return Err(Error::HostMemberName {
+            return Err(ShaderError::HostMemberName {
                 block: block.to_string(),
                 index: i,
                 host: h.name.to_string(),
@@ -189,7 +194,7 @@ fn check_name_and_type(block: &str, i: usize, h: &HostMember, s: &BlockMember) -
         // A column or element padded to its stride may be held padded on the host too.
         let stored = s.ty.stored_scalars().unwrap_or(shader);
         if !same_scalars(host, shader) && !same_scalars(host, stored) {
-            return Err(Error::HostMemberType {
+            return Err(ShaderError::HostMemberType {
                 block: block.to_string(),
                 member: h.name.to_string(),
                 host: scalars_name(host),
@@ -257,7 +262,7 @@ impl BlockLayout {
     /// Errors: `KILN-E062` a member name differs (members out of order), `KILN-E063` a
     /// member's type differs, `KILN-E055` naming the first member at another offset or of
     /// another size with both offsets, `KILN-E056` for a size or member-count mismatch.
-    pub fn check_host<T: HostLayout>(&self, block: &str) -> Result<()> {
+    pub fn check_host<T: HostLayout>(&self, block: &str) -> Result<(), ShaderError> {
         let host = T::host_members();
         let shader = &self.members;
         let trailing_runtime = self.runtime_stride.is_some();
@@ -267,7 +272,7 @@ impl BlockLayout {
             &shader[..]
         };
         if host.len() != shader_fixed.len() {
-            return Err(Error::HostLayoutSize {
+            return Err(ShaderError::HostLayoutSize {
                 block: block.to_string(),
                 detail: format!(
                     "host type {} has {} members, the shader block has {}",
@@ -281,7 +286,7 @@ impl BlockLayout {
             check_name_and_type(block, i, h, s)?;
             let runtime = trailing_runtime && s.size == 0;
             if h.offset as u64 != s.offset as u64 || (!runtime && h.size as u64 != s.size as u64) {
-                return Err(Error::HostLayoutMismatch {
+                return Err(ShaderError::HostLayoutMismatch {
                     block: block.to_string(),
                     member: format!(
                         "{} (shader: {})",
@@ -296,7 +301,7 @@ impl BlockLayout {
             }
         }
         if (T::host_size() as u64) < self.size as u64 {
-            return Err(Error::HostLayoutSize {
+            return Err(ShaderError::HostLayoutSize {
                 block: block.to_string(),
                 detail: format!(
                     "host type {} is {} bytes, the shader block needs {}",
@@ -336,7 +341,7 @@ impl EntryPoint {
             .clone()
             .unwrap_or_else(|| format!("set {set} binding {binding}"));
         match &b.block {
-            Some(block) => block.check_host::<T>(&name),
+            Some(block) => Ok(block.check_host::<T>(&name)?),
             None => Ok(()),
         }
     }
@@ -385,7 +390,7 @@ impl EntryPoint {
     ///
     /// Errors: `KILN-E062`, `KILN-E063`, `KILN-E055`, `KILN-E056` (also when the entry
     /// point uses no push constants).
-    pub fn check_push_constants<T: HostLayout>(&self) -> Result<()> {
+    pub fn check_push_constants<T: HostLayout>(&self) -> Result<(), ShaderError> {
         match self
             .push_constants
             .as_ref()
@@ -394,7 +399,7 @@ impl EntryPoint {
             Some((p, block)) => {
                 block.check_host::<T>(p.name.as_deref().unwrap_or("push constants"))
             }
-            None => Err(Error::HostLayoutSize {
+            None => Err(ShaderError::HostLayoutSize {
                 block: "push constants".into(),
                 detail: format!("entry point `{}` uses no push constants", self.name),
             }),

@@ -2,7 +2,7 @@
 //!
 //! Source: SPIR-V spec §2.3 "Physical Layout of a SPIR-V Module and Instruction".
 
-use crate::error::{Error, Result};
+use crate::error::{Result, ShaderError};
 use crate::shaders::reflect::{self, ModuleReflection};
 
 /// The SPIR-V magic number (SPIR-V spec §3.1).
@@ -22,19 +22,19 @@ impl ShaderModule {
     ///
     /// Errors: `KILN-E001`..`E011` for malformed input (each names the byte offset),
     /// `KILN-E052` for constructs reflection does not understand.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, ShaderError> {
         let words = words_from_bytes(bytes)?;
         Self::from_words(words)
     }
 
     /// Checks and reflects a module given as host-order words.
-    pub fn from_spirv(words: &[u32]) -> Result<Self> {
+    pub fn from_spirv(words: &[u32]) -> Result<Self, ShaderError> {
         Self::from_words(words.to_vec())
     }
 
-    fn from_words(mut words: Vec<u32>) -> Result<Self> {
+    fn from_words(mut words: Vec<u32>) -> Result<Self, ShaderError> {
         if words.is_empty() {
-            return Err(Error::SpirvEmpty);
+            return Err(ShaderError::SpirvEmpty);
         }
         if words[0] == SPIRV_MAGIC.swap_bytes() {
             for w in &mut words {
@@ -60,9 +60,9 @@ impl ShaderModule {
     ///
     /// Errors: `KILN-E012` the file cannot be read (missing, unreadable, a directory), then
     /// those of [`from_bytes`](Self::from_bytes).
-    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self> {
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self, ShaderError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| Error::ShaderFileRead {
+        let bytes = std::fs::read(path).map_err(|source| ShaderError::ShaderFileRead {
             path: path.to_path_buf(),
             source,
         })?;
@@ -86,12 +86,12 @@ impl ShaderModule {
 }
 
 /// Converts bytes (either endianness) to host-order words, checking length.
-fn words_from_bytes(bytes: &[u8]) -> Result<Vec<u32>> {
+fn words_from_bytes(bytes: &[u8]) -> Result<Vec<u32>, ShaderError> {
     if bytes.is_empty() {
-        return Err(Error::SpirvEmpty);
+        return Err(ShaderError::SpirvEmpty);
     }
     if !bytes.len().is_multiple_of(4) {
-        return Err(Error::SpirvNotWordAligned { len: bytes.len() });
+        return Err(ShaderError::SpirvNotWordAligned { len: bytes.len() });
     }
     let le: Vec<u32> = bytes
         .chunks_exact(4)
@@ -103,36 +103,36 @@ fn words_from_bytes(bytes: &[u8]) -> Result<Vec<u32>> {
 /// Checks the header and that every instruction's word count is in range.
 ///
 /// `words` must already be in host order (magic equal to [`SPIRV_MAGIC`] if valid).
-pub(crate) fn check_words(words: &[u32]) -> Result<()> {
+pub(crate) fn check_words(words: &[u32]) -> Result<(), ShaderError> {
     if words.len() < 5 {
         if let Some(&magic) = words.first() {
             if magic != SPIRV_MAGIC {
-                return Err(Error::SpirvBadMagic { found: magic });
+                return Err(ShaderError::SpirvBadMagic { found: magic });
             }
         }
-        return Err(Error::SpirvHeaderTruncated { words: words.len() });
+        return Err(ShaderError::SpirvHeaderTruncated { words: words.len() });
     }
     if words[0] != SPIRV_MAGIC {
-        return Err(Error::SpirvBadMagic { found: words[0] });
+        return Err(ShaderError::SpirvBadMagic { found: words[0] });
     }
     let version = words[1];
     let (major, minor) = ((version >> 16) & 0xff, (version >> 8) & 0xff);
     if major != 1 || minor > 6 || version & 0xff00_00ff != 0 {
-        return Err(Error::SpirvUnsupportedVersion { major, minor });
+        return Err(ShaderError::SpirvUnsupportedVersion { major, minor });
     }
     if words[3] == 0 {
-        return Err(Error::SpirvZeroBound);
+        return Err(ShaderError::SpirvZeroBound);
     }
     let mut i = 5;
     while i < words.len() {
         let word_count = (words[i] >> 16) as usize;
         let opcode = (words[i] & 0xffff) as u16;
         if word_count == 0 {
-            return Err(Error::SpirvZeroWordCount { offset: i * 4 });
+            return Err(ShaderError::SpirvZeroWordCount { offset: i * 4 });
         }
         let remaining = words.len() - i;
         if word_count > remaining {
-            return Err(Error::SpirvTruncatedInstruction {
+            return Err(ShaderError::SpirvTruncatedInstruction {
                 offset: i * 4,
                 opcode,
                 word_count,
@@ -157,7 +157,7 @@ const OP_SPEC_CONSTANT_OP: u16 = 52;
 /// of opcodes allowed in OpSpecConstantOp), so they are a coded error instead. (Every
 /// OpSpecConstantOp whose operation has only id and literal-integer operands is decoded
 /// by kiln itself, not by rspirv: see `reflect::specop`.)
-fn check_spec_constant_op(inst: &[u32], offset: usize) -> Result<()> {
+fn check_spec_constant_op(inst: &[u32], offset: usize) -> Result<(), ShaderError> {
     use rspirv::grammar::{OperandKind, INSTRUCTION_TABLE};
     // Result type, result id and the operation word are needed before any operand.
     let Some(&operation) = inst.get(3) else {
@@ -175,7 +175,7 @@ fn check_spec_constant_op(inst: &[u32], offset: usize) -> Result<()> {
         )
     });
     if unparsable {
-        return Err(Error::SpirvMalformed {
+        return Err(ShaderError::SpirvMalformed {
             detail: format!(
                 "OpSpecConstantOp at byte offset {offset} uses Op{}, which is not allowed in a \
                  specialization-constant operation",

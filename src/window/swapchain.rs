@@ -12,7 +12,7 @@ use super::frame_state::{marks_stale, needs_recreate, SlotSync, SwapchainChoice}
 use super::surface_err;
 use crate::commands::{RecordedWork, Recorder};
 use crate::device::{Buffer, BufferDesc, Device, FaultSite, Image, Queue, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_err, DeviceError, Error, Result};
 use crate::queue::{self, Batch, RecordOptions};
 
 /// Options for [`Presenter::new`].
@@ -746,14 +746,16 @@ impl Presenter {
     }
 
     /// Waits until every submitted frame has finished.
-    pub fn wait_idle(&self) -> Result<()> {
+    ///
+    /// Errors: `KILN-E105` device lost.
+    pub fn wait_idle(&self) -> Result<(), DeviceError> {
         self.device.wait_idle()
     }
 }
 
 /// Waits (without a time limit) for a frame slot's fence. Errors: `KILN-E105` device lost
 /// (naming the last submission).
-fn wait_fence(shared: &Shared, fence: vk::Fence) -> Result<()> {
+fn wait_fence(shared: &Shared, fence: vk::Fence) -> Result<(), DeviceError> {
     shared.check_lost("vkWaitForFences")?;
     // A fault injected here fails the wait as the driver would (the test-only injector).
     let waited = shared.inject(FaultSite::Wait).and_then(|()| {
@@ -765,7 +767,7 @@ fn wait_fence(shared: &Shared, fence: vk::Fence) -> Result<()> {
         let e = shared
             .main_queue()
             .error("vkWaitForFences", Duration::MAX, e);
-        shared.note_error(e)
+        shared.note_device_error(e)
     })
 }
 

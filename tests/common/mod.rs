@@ -244,10 +244,10 @@ pub fn assert_watch_clean(watch: &kiln::ValidationWatch) {
 }
 
 /// The code of an error result, `"ok"` for success.
-pub fn code<T>(r: kiln::Result<T>) -> &'static str {
+pub fn code<T, E: Into<kiln::Error>>(r: Result<T, E>) -> &'static str {
     match r {
         Ok(_) => "ok",
-        Err(e) => e.code(),
+        Err(e) => e.into().code(),
     }
 }
 

@@ -350,8 +350,8 @@ fn a_dispatch_moves_the_vertices_and_the_rebuilt_structures_follow_in_one_record
 
 /// Asserts that `r` failed with `code` and that its message contains `says`.
 #[track_caller]
-fn fails<T: std::fmt::Debug>(r: kiln::Result<T>, code: &str, says: &str) {
-    let err = r.unwrap_err();
+fn fails<T: std::fmt::Debug, E: Into<kiln::Error>>(r: Result<T, E>, code: &str, says: &str) {
+    let err = r.map_err(Into::into).unwrap_err();
     assert_eq!(err.code(), code, "{err}");
     assert!(err.to_string().contains(says), "`{says}` not in: {err}");
 }

@@ -34,7 +34,7 @@ fn expected(x: u32, y: u32) -> u32 {
     u32::from_le_bytes(rgba)
 }
 
-fn bc1(device: &Device, mips: u32) -> kiln::Result<kiln::Image> {
+fn bc1(device: &Device, mips: u32) -> Result<kiln::Image, kiln::MemoryError> {
     device
         .image(&ImageDesc::texture("bc1", 8, 8, vk::Format::BC1_RGBA_UNORM_BLOCK).mip_levels(mips))
 }

@@ -136,7 +136,7 @@ fn uniform_buffer_into_storage_binding_is_an_error() {
     let mut set = p.descriptor_set(0).unwrap();
     let err = set.write_buffer(0, &ubo).unwrap_err();
     assert_eq!(err.code(), "KILN-E202", "{err}");
-    match err {
+    match Error::from(err) {
         Error::DescriptorTypeMismatch {
             set: 0,
             binding: 0,

@@ -99,7 +99,7 @@ fn push_constant_structs_are_checked_by_member_name_and_type() {
     ep.check_push_constants::<SaxpyParams>().unwrap();
     let err = ep.check_push_constants::<Swapped>().unwrap_err();
     assert_eq!(err.code(), "KILN-E062", "{err}");
-    match &err {
+    match &kiln::Error::from(err) {
         kiln::Error::HostMemberName {
             index,
             host,

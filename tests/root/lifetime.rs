@@ -254,7 +254,9 @@ fn objects_of_another_device_are_e109() {
         .unwrap();
     let sampler_a = a.sampler(&kiln::SamplerDesc::nearest_clamp()).unwrap();
     foreign(
-        tset.write_combined(0, &texture_b, &sampler_a).unwrap_err(),
+        tset.write_combined(0, &texture_b, &sampler_a)
+            .unwrap_err()
+            .into(),
         "image",
     );
     drop(tset);

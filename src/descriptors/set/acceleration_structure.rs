@@ -7,7 +7,7 @@ use ash::vk;
 
 use super::{DescriptorSet, Held};
 use crate::device::AccelerationStructure;
-use crate::error::{Error, Result};
+use crate::error::{DescriptorError, DeviceError, Result};
 
 impl DescriptorSet {
     /// Writes the top-level acceleration structure `structure` to `binding` (element 0).
@@ -17,7 +17,7 @@ impl DescriptorSet {
         &mut self,
         binding: u32,
         structure: &AccelerationStructure,
-    ) -> Result<()> {
+    ) -> Result<(), DescriptorError> {
         self.write_acceleration_structure_at(binding, 0, structure)
     }
 
@@ -36,12 +36,12 @@ impl DescriptorSet {
         binding: u32,
         element: u32,
         structure: &AccelerationStructure,
-    ) -> Result<()> {
+    ) -> Result<(), DescriptorError> {
         use vk::DescriptorType as T;
         let idx = self.binding_index(binding)?;
         let expected = self.layout.desc().bindings()[idx].descriptor_type;
         if expected != T::ACCELERATION_STRUCTURE_KHR {
-            return Err(Error::DescriptorTypeMismatch {
+            return Err(DescriptorError::DescriptorTypeMismatch {
                 set: self.set,
                 binding,
                 expected,
@@ -51,7 +51,7 @@ impl DescriptorSet {
         }
         let count = self.slots(idx).len() as u32;
         if element >= count {
-            return Err(Error::ArrayElementOutOfRange {
+            return Err(DescriptorError::ArrayElementOutOfRange {
                 set: self.set,
                 binding,
                 count,
@@ -59,16 +59,16 @@ impl DescriptorSet {
             });
         }
         if !Arc::ptr_eq(structure.storage().shared(), &self.layout.shared) {
-            return Err(Error::ForeignObject {
+            return Err(DescriptorError::Device(DeviceError::ForeignObject {
                 object: format!(
                     "acceleration structure `{}` (written to set {} binding {binding})",
                     structure.label(),
                     self.set
                 ),
-            });
+            }));
         }
         if structure.ty() != vk::AccelerationStructureTypeKHR::TOP_LEVEL {
-            return Err(Error::AccelerationStructureLevel {
+            return Err(DescriptorError::AccelerationStructureLevel {
                 object: structure.label().to_string(),
                 set: self.set,
                 binding,

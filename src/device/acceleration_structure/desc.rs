@@ -270,7 +270,7 @@ pub(super) fn input_address(
             call: "an acceleration structure's build input (its vertices, indices or instances)",
         });
     }
-    buffer.device_address()
+    Ok(buffer.device_address()?)
 }
 
 /// The size of `format` and of its smallest component, in bytes (`None`: a format kiln

@@ -200,7 +200,7 @@ impl AccelerationStructure {
                     | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
                 location: MemoryLocation::GpuOnly,
             },
-            |buffer| {
+            |buffer| -> Result<Dependent> {
                 raw = create(fns, buffer, sizes.acceleration_structure_size, ty)?;
                 shared.set_name(raw, desc.label);
                 let fns = fns.clone();

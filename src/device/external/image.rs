@@ -31,7 +31,7 @@ use super::{
 use crate::device::image::{CheckedImage, ExternalImage};
 use crate::device::image_desc::ImageDesc;
 use crate::device::{Device, Image, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, MemoryError, Result};
 
 /// Refuses what no external image of `handle` can be on this device, before any Vulkan
 /// object: the handle type, the extension, then the driver's
@@ -41,9 +41,9 @@ fn check(
     desc: &ImageDesc<'_>,
     handle: ExternalHandle,
     export: bool,
-) -> Result<(CheckedImage, vk::ExternalMemoryHandleTypeFlags)> {
+) -> Result<(CheckedImage, vk::ExternalMemoryHandleTypeFlags), MemoryError> {
     let what = if export { "export" } else { "import" };
-    let unsupported = |why: String| Error::ExternalHandleUnsupported {
+    let unsupported = |why: String| MemoryError::ExternalHandleUnsupported {
         object: desc.label.to_string(),
         what,
         handle,
@@ -125,7 +125,11 @@ impl Device {
     /// usage (`DmaBuf`, which needs DRM format modifiers; `SyncFd`; no
     /// `VK_KHR_external_memory_fd`; the driver's refusal); those of [`Device::image`]
     /// (`KILN-E180`); `KILN-E154` heap budget exhausted; `KILN-E106`, `KILN-E104`.
-    pub fn exportable_image(&self, desc: &ImageDesc<'_>, handle: ExternalHandle) -> Result<Image> {
+    pub fn exportable_image(
+        &self,
+        desc: &ImageDesc<'_>,
+        handle: ExternalHandle,
+    ) -> Result<Image, MemoryError> {
         let (checked, bits) = check(&self.shared, desc, handle, true)?;
         bind_new(&self.shared, desc, &checked, bits, handle, None)
     }
@@ -139,13 +143,13 @@ pub(crate) fn import_image_memory(
     desc: &ImageDesc<'_>,
     fd: BorrowedFd<'_>,
     memory: &ExternalMemory,
-) -> Result<Image> {
+) -> Result<Image, MemoryError> {
     let shared = &device.shared;
     let (checked, bits) = check(shared, desc, memory.handle, false)?;
     check_fd(desc.label, fd, memory.handle)?;
     let dup = fd
         .try_clone_to_owned()
-        .map_err(|e| Error::InvalidExternalHandle {
+        .map_err(|e| MemoryError::InvalidExternalHandle {
             object: desc.label.to_string(),
             handle: memory.handle,
             detail: format!("the fd cannot be duplicated: {e}"),
@@ -172,10 +176,10 @@ fn size_and_type(
     desc: &ImageDesc<'_>,
     req: vk::MemoryRequirements,
     import: Option<&Import<'_>>,
-) -> Result<(u64, u32)> {
+) -> Result<(u64, u32), MemoryError> {
     let Some(i) = import else {
         let t = memory_type(shared, req.memory_type_bits).ok_or_else(|| {
-            Error::ExternalHandleUnsupported {
+            MemoryError::ExternalHandleUnsupported {
                 object: desc.label.to_string(),
                 what: "export",
                 handle: ExternalHandle::OpaqueFd,
@@ -189,7 +193,7 @@ fn size_and_type(
     let bits = req.memory_type_bits;
     let fits_type = m.memory_type_index < 32 && bits & (1 << m.memory_type_index) != 0;
     if m.allocation_size < req.size || !fits_type {
-        return Err(Error::ExternalImportMismatch {
+        return Err(MemoryError::ExternalImportMismatch {
             object: desc.label.to_string(),
             allocation_size: m.allocation_size,
             memory_type_index: m.memory_type_index,
@@ -210,12 +214,12 @@ fn bind_new(
     bits: vk::ExternalMemoryHandleTypeFlags,
     handle: ExternalHandle,
     mut import: Option<Import<'_>>,
-) -> Result<Image> {
+) -> Result<Image, MemoryError> {
     let d = &shared.raw;
     let raw = Image::create_raw(shared, desc, checked, Some(bits))?;
     // SAFETY: `raw` was just created on this device.
     let req = unsafe { d.get_image_memory_requirements(raw) };
-    let destroy = |e: Error| {
+    let destroy = |e: MemoryError| {
         // SAFETY: the image is unused and has no memory bound.
         unsafe { d.destroy_image(raw, None) };
         Err(e)
@@ -231,7 +235,7 @@ fn bind_new(
         Ok(h) => h,
         Err(e) => return destroy(e),
     };
-    let fail = |e: Error| {
+    let fail = |e: MemoryError| {
         shared.heaps.release(heap, size);
         destroy(e)
     };
@@ -262,21 +266,21 @@ fn bind_new(
             }
             return fail(match &import {
                 Some(i) => import_refused(desc.label, i.memory.handle, e),
-                None => vk_err("vkAllocateMemory")(e),
+                None => vk_device_err("vkAllocateMemory")(e).into(),
             });
         }
     };
     if let Some(dup) = import.as_mut().and_then(|i| i.dup.take()) {
         let _owned_by_vulkan = dup.into_raw_fd();
     }
-    let free = |e: Error| {
+    let free = |e: MemoryError| {
         // SAFETY: nothing uses the memory; the image is destroyed by `fail`.
         unsafe { d.free_memory(memory, None) };
         fail(e)
     };
     // SAFETY: a dedicated allocation of the image's size and an allowed type, at 0.
     if let Err(e) = unsafe { d.bind_image_memory(raw, memory, 0) } {
-        return free(vk_err("vkBindImageMemory")(e));
+        return free(vk_device_err("vkBindImageMemory")(e).into());
     }
     let external = ExternalImage {
         memory,
@@ -300,7 +304,7 @@ impl Image {
     ///
     /// Errors: `KILN-E163` the image was not made by [`Device::exportable_image`] (an
     /// imported one cannot be exported again); `KILN-E106`, `KILN-E104`.
-    pub fn export_memory(&self) -> Result<(OwnedFd, ExternalMemory)> {
+    pub fn export_memory(&self) -> Result<(OwnedFd, ExternalMemory), MemoryError> {
         let ext = self.external().map(|e| (e.memory, e.info, e.exportable));
         super::export_fd(self.shared(), self.label(), ext, "Device::exportable_image")
     }

@@ -40,8 +40,8 @@ pub(super) fn inline_uniform_block_limits(
 
 /// `KILN-E107` for local read on a device without it.
 #[cold]
-pub(crate) fn local_read_missing(device: &str) -> crate::error::Error {
-    crate::error::Error::MissingFeature {
+pub(crate) fn local_read_missing(device: &str) -> crate::error::DeviceError {
+    crate::error::DeviceError::MissingFeature {
         device: device.to_string(),
         what: "dynamicRenderingLocalRead (VK_KHR_dynamic_rendering_local_read, Vulkan 1.4), \
                which input attachments and local-read colour attachments need; end the \

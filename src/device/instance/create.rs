@@ -13,7 +13,7 @@ use ash::vk;
 use super::{
     debug_callback, validation_wanted, Instance, LayerFeatures, MessengerState, VALIDATION_LAYER,
 };
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, DeviceError, Result};
 
 /// What `vkCreateInstance` is asked for.
 struct InstancePlan {
@@ -45,17 +45,17 @@ impl InstancePlan {
         validation: Option<bool>,
         features: &LayerFeatures,
         extra: &[&CStr],
-    ) -> Result<InstancePlan> {
+    ) -> Result<InstancePlan, DeviceError> {
         // SAFETY: a plain query with no external pointers.
         let version = unsafe { entry.try_enumerate_instance_version() }
-            .map_err(vk_err("vkEnumerateInstanceVersion"))?
+            .map_err(vk_device_err("vkEnumerateInstanceVersion"))?
             .unwrap_or(vk::API_VERSION_1_0);
         // SAFETY: plain queries with no external pointers.
         let layers = unsafe { entry.enumerate_instance_layer_properties() }
-            .map_err(vk_err("vkEnumerateInstanceLayerProperties"))?;
+            .map_err(vk_device_err("vkEnumerateInstanceLayerProperties"))?;
         // SAFETY: as above.
         let exts = unsafe { entry.enumerate_instance_extension_properties(None) }
-            .map_err(vk_err("vkEnumerateInstanceExtensionProperties"))?;
+            .map_err(vk_device_err("vkEnumerateInstanceExtensionProperties"))?;
         let has_ext = |name: &CStr| {
             exts.iter()
                 .any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
@@ -82,7 +82,7 @@ impl InstancePlan {
         }
         for e in extra {
             if !has_ext(e) {
-                return Err(Error::MissingFeature {
+                return Err(DeviceError::MissingFeature {
                     device: "Vulkan instance".into(),
                     what: format!("instance extension {e:?} (needed for windows/surfaces)"),
                 });
@@ -186,9 +186,9 @@ impl Instance {
         validation: Option<bool>,
         features: LayerFeatures,
         extra: &[&CStr],
-    ) -> Result<Instance> {
+    ) -> Result<Instance, DeviceError> {
         // SAFETY: loading the system Vulkan loader; ash keeps the library alive in `Entry`.
-        let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::LoaderMissing {
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| DeviceError::LoaderMissing {
             detail: e.to_string(),
         })?;
         let plan = InstancePlan::new(&entry, validation, &features, extra)?;
@@ -242,8 +242,8 @@ impl Instance {
             }
             Err(
                 vk::Result::ERROR_INCOMPATIBLE_DRIVER | vk::Result::ERROR_INITIALIZATION_FAILED,
-            ) => return Err(Error::NoDevice),
-            Err(e) => return Err(vk_err("vkCreateInstance")(e)),
+            ) => return Err(DeviceError::NoDevice),
+            Err(e) => return Err(vk_device_err("vkCreateInstance")(e)),
         };
         messenger
             .layer_version
@@ -264,7 +264,7 @@ impl Instance {
             // SAFETY: `messenger_info` points at the shared state, kept alive in the
             // instance.
             let m = unsafe { loader.create_debug_utils_messenger(&messenger_info, None) }
-                .map_err(vk_err("vkCreateDebugUtilsMessengerEXT"))?;
+                .map_err(vk_device_err("vkCreateDebugUtilsMessengerEXT"))?;
             instance.debug = Some((loader, m));
         }
         Ok(instance)

@@ -9,7 +9,7 @@ use rspirv::spirv::{Dim, StorageClass};
 
 use super::tables::{self, Tables, Ty};
 use super::{layout, BlockLayout, DescriptorBinding, ImageTy, UnsupportedBinding};
-use crate::error::{Error, Result};
+use crate::error::{Result, ShaderError};
 
 /// The resource variables a module declares, by variable id.
 #[derive(Default)]
@@ -30,7 +30,7 @@ enum Described {
 /// Variables are visited in declaration order, so the error for a module with several
 /// bad variables always names the first one declared (issue 17: iterating the id-keyed
 /// `HashMap` named a different variable from run to run).
-pub(super) fn declared_bindings(t: &Tables) -> Result<Declared> {
+pub(super) fn declared_bindings(t: &Tables) -> Result<Declared, ShaderError> {
     let mut out = Declared::default();
     for &var in &t.global_order {
         let Some((storage, pointee)) = t.variable_pointee(var) else {
@@ -60,7 +60,7 @@ fn describe_binding(
     var: u32,
     storage: StorageClass,
     pointee: u32,
-) -> Result<Option<Described>> {
+) -> Result<Option<Described>, ShaderError> {
     let d = t.deco(var).cloned().unwrap_or_default();
     let name = t.names.get(&var).filter(|n| !n.is_empty()).cloned();
     let Stripped {
@@ -90,7 +90,7 @@ fn describe_binding(
         // Not a descriptor Vulkan knows (e.g. an OpenGL-style loose uniform). A variable
         // without a Binding decoration is simply not reported; one with it is an error.
         if d.binding.is_some() {
-            return Err(Error::ReflectUnsupported {
+            return Err(ShaderError::ReflectUnsupported {
                 object: binding_label(&name, &d),
                 detail: format!("{storage:?} variable of a type that is no Vulkan descriptor"),
             });
@@ -135,7 +135,11 @@ struct Stripped {
 
 /// Strips the arrays of `pointee` (at most 16 deep). Errors: `KILN-E052`
 /// `ReflectUnsupported` naming `label()`: deeper nesting, a length kiln cannot evaluate.
-fn strip_arrays(t: &Tables, pointee: u32, label: impl Fn() -> String) -> Result<Stripped> {
+fn strip_arrays(
+    t: &Tables,
+    pointee: u32,
+    label: impl Fn() -> String,
+) -> Result<Stripped, ShaderError> {
     let mut s = Stripped {
         ty: pointee,
         count: 1,
@@ -147,7 +151,7 @@ fn strip_arrays(t: &Tables, pointee: u32, label: impl Fn() -> String) -> Result<
             Some(Ty::Array { element, length }) => {
                 let n = t
                     .eval_int(*length)
-                    .ok_or_else(|| Error::ReflectUnsupported {
+                    .ok_or_else(|| ShaderError::ReflectUnsupported {
                         object: label(),
                         detail: "array length is not an integer constant kiln can evaluate".into(),
                     })?;
@@ -164,7 +168,7 @@ fn strip_arrays(t: &Tables, pointee: u32, label: impl Fn() -> String) -> Result<
             _ => return Ok(s),
         }
     }
-    Err(Error::ReflectUnsupported {
+    Err(ShaderError::ReflectUnsupported {
         object: label(),
         detail: "array nesting deeper than 16".into(),
     })

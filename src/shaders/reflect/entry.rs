@@ -10,14 +10,14 @@ use super::{
     bindings, layout, stage_of, EntryPoint, InterfaceVariable, PushConstantBlock,
     UnsupportedBinding, WorkgroupSize,
 };
-use crate::error::{Error, Result};
+use crate::error::{Result, ShaderError};
 
 pub(super) fn reflect_entry(
     t: &Tables,
     ep: &Instruction,
     declared: &bindings::Declared,
-) -> Result<EntryPoint> {
-    let malformed = |what: &str| Error::SpirvMalformed {
+) -> Result<EntryPoint, ShaderError> {
+    let malformed = |what: &str| ShaderError::SpirvMalformed {
         detail: format!("OpEntryPoint {what}"),
     };
     let (model, func, name, interface) = match ep.operands.as_slice() {

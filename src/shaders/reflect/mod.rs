@@ -18,7 +18,7 @@ pub(crate) use specialize::{specialize, Specialized};
 use ash::vk;
 use rspirv::spirv::ExecutionModel;
 
-use crate::error::{Error, Result};
+use crate::error::{Result, ShaderError};
 pub use layout::{BlockLayout, BlockMember, MemberType, ScalarType};
 pub use tables::ImageTy;
 use tables::{Const, Tables, Ty};
@@ -161,8 +161,8 @@ pub struct UnsupportedBinding {
 
 impl UnsupportedBinding {
     /// `KILN-E061` for entry point `entry` using this resource.
-    pub fn error(&self, entry: &str) -> Error {
-        Error::DescriptorTypeUnsupported {
+    pub fn error(&self, entry: &str) -> ShaderError {
+        ShaderError::DescriptorTypeUnsupported {
             entry: entry.to_string(),
             object: format!(
                 "{} (set {}, binding {})",
@@ -347,12 +347,12 @@ impl ModuleReflection {
     /// `KILN-E061` it statically uses a resource kiln has no descriptor type for (see
     /// [`UnsupportedBinding`]; the one with the lowest (set, binding) is named). Its
     /// reflection is still in [`entry_points`](Self::entry_points).
-    pub fn entry_point(&self, name: &str) -> Result<&EntryPoint> {
+    pub fn entry_point(&self, name: &str) -> Result<&EntryPoint, ShaderError> {
         let ep = self
             .entry_points
             .iter()
             .find(|e| e.name == name)
-            .ok_or_else(|| Error::EntryPointNotFound {
+            .ok_or_else(|| ShaderError::EntryPointNotFound {
                 name: name.to_string(),
                 available: self
                     .entry_points
@@ -392,7 +392,7 @@ pub(crate) fn stage_of(model: ExecutionModel) -> vk::ShaderStageFlags {
 /// Parses (with rspirv's binary parser) and reflects checked words. Call
 /// `check_words` first: it rejects the inputs rspirv's parser would
 /// panic on.
-pub(crate) fn reflect_module(words: &[u32]) -> Result<ModuleReflection> {
+pub(crate) fn reflect_module(words: &[u32]) -> Result<ModuleReflection, ShaderError> {
     let mut t = Tables::parse(words)?;
     let spec_constants = spec_constants(&t);
     let declared = bindings::declared_bindings(&t)?;

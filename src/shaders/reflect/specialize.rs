@@ -34,7 +34,7 @@ use rspirv::spirv::StorageClass;
 
 use super::tables::{Const, Tables, Ty};
 use super::{bindings, entry, EntryPoint, SpecValue};
-use crate::error::{Error, Result};
+use crate::error::{Result, ShaderError};
 
 /// An array whose specialized length is not at least 1.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,7 +89,7 @@ pub(crate) fn specialize(
     words: &[u32],
     entry: &str,
     spec: &[(u32, SpecValue)],
-) -> Result<Specialized> {
+) -> Result<Specialized, ShaderError> {
     let overrides: BTreeMap<u32, u64> = spec.iter().map(|(id, v)| (*id, bits(v))).collect();
     let t = Tables::parse_specialized(words, overrides)?;
     let (inst, model, func) = t
@@ -103,7 +103,7 @@ pub(crate) fn specialize(
             }
             _ => None,
         })
-        .ok_or_else(|| Error::EntryPointNotFound {
+        .ok_or_else(|| ShaderError::EntryPointNotFound {
             name: entry.to_string(),
             available: String::new(),
         })?;

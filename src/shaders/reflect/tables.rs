@@ -17,7 +17,7 @@ use rspirv::dr::{Instruction, ModuleHeader, Operand};
 use rspirv::spirv::{BuiltIn, Decoration, Dim, ImageFormat, Op, StorageClass};
 
 use super::forward::SetAside;
-use crate::error::{Error, Result};
+use crate::error::{Result, ShaderError};
 
 mod types;
 
@@ -290,7 +290,7 @@ impl Tables {
     /// cannot decode set aside, see `forward`) and builds the tables.
     /// Errors: `KILN-E010` when rspirv rejects the stream, `KILN-E009` an id not below the
     /// header's bound.
-    pub(super) fn parse(words: &[u32]) -> Result<Tables> {
+    pub(super) fn parse(words: &[u32]) -> Result<Tables, ShaderError> {
         Self::parse_specialized(words, BTreeMap::new())
     }
 
@@ -299,7 +299,7 @@ impl Tables {
     pub(super) fn parse_specialized(
         words: &[u32],
         overrides: BTreeMap<u32, u64>,
-    ) -> Result<Tables> {
+    ) -> Result<Tables, ShaderError> {
         let bound = words.get(3).copied().unwrap_or(0);
         let (words, set_aside) = super::forward::set_aside(words);
         let (words, spec_ops) = super::specop::predecode(&words);
@@ -327,17 +327,17 @@ impl Tables {
             rspirv::binary::parse_words(words, &mut b)
         }));
         if let Some(id) = b.bad_id {
-            return Err(Error::SpirvIdOutOfBound { id, bound });
+            return Err(ShaderError::SpirvIdOutOfBound { id, bound });
         }
         match parsed {
             Ok(Ok(())) => {
                 b.t.apply_decoration_groups();
                 Ok(b.t)
             }
-            Ok(Err(e)) => Err(Error::SpirvParse {
+            Ok(Err(e)) => Err(ShaderError::SpirvParse {
                 detail: e.to_string(),
             }),
-            Err(_) => Err(Error::SpirvParse {
+            Err(_) => Err(ShaderError::SpirvParse {
                 detail: "the SPIR-V parser rejected the module (internal assertion)".into(),
             }),
         }

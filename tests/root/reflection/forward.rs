@@ -155,7 +155,7 @@ impl Parts {
         w
     }
 
-    fn module(&self) -> kiln::Result<ShaderModule> {
+    fn module(&self) -> Result<ShaderModule, kiln::ShaderError> {
         ShaderModule::from_spirv(&self.words())
     }
 }

@@ -371,10 +371,11 @@ fn unknown_enumerants_and_instructions_never_panic() {
 /// The seed modules: the corpus's and the fixtures'; `None` when the corpus tier is skipped.
 fn seeds() -> Option<Vec<(String, Vec<u32>)>> {
     let root = corpus::root()?;
-    let mut modules: Vec<(String, kiln::Result<ShaderModule>)> = corpus::files(&root, ".spv")
-        .into_iter()
-        .map(|p| (p.display().to_string(), ShaderModule::from_file(&p)))
-        .collect();
+    let mut modules: Vec<(String, Result<ShaderModule, kiln::ShaderError>)> =
+        corpus::files(&root, ".spv")
+            .into_iter()
+            .map(|p| (p.display().to_string(), ShaderModule::from_file(&p)))
+            .collect();
     modules.extend(
         common::fixtures::SPV
             .iter()

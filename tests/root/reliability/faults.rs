@@ -30,6 +30,7 @@ fn buffer(d: &Device) -> kiln::Result<()> {
             .location(MemoryLocation::GpuOnly),
     )
     .map(drop)
+    .map_err(Into::into)
 }
 
 fn image(d: &Device) -> kiln::Result<()> {
@@ -40,6 +41,7 @@ fn image(d: &Device) -> kiln::Result<()> {
         vk::Format::R8G8B8A8_UNORM,
     ))
     .map(drop)
+    .map_err(Into::into)
 }
 
 fn compute_pipeline(d: &Device) -> kiln::Result<()> {

@@ -85,8 +85,12 @@ static CODED_ERRORS: AtomicU64 = AtomicU64::new(0);
 static REFUSED: AtomicU64 = AtomicU64::new(0);
 
 /// A step's result: `Ok`, or an error whose code is one of `allowed`.
-fn expect<T>(r: kiln::Result<T>, allowed: &[&str], step: &str) -> Result<Option<T>, TestCaseError> {
-    match r {
+fn expect<T, E: Into<kiln::Error>>(
+    r: Result<T, E>,
+    allowed: &[&str],
+    step: &str,
+) -> Result<Option<T>, TestCaseError> {
+    match r.map_err(Into::into) {
         Ok(v) => Ok(Some(v)),
         Err(e) if allowed.contains(&e.code()) => {
             CODED_ERRORS.fetch_add(1, Ordering::Relaxed);
@@ -113,7 +117,8 @@ struct Pipelines {
 
 impl Pipelines {
     fn new(device: &Device) -> Pipelines {
-        let module = |m: kiln::Result<ShaderModule>| m.expect("the fuzzer's shaders load");
+        let module =
+            |m: Result<ShaderModule, kiln::ShaderError>| m.expect("the fuzzer's shaders load");
         let full = module(kiln::include_spirv!("test/fuzz_fullscreen.vert"));
         let word_vs = module(kiln::include_spirv!("test/fuzz_word.vert"));
         let word_fs = module(kiln::include_spirv!("test/fuzz_word.frag"));
