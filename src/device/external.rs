@@ -194,7 +194,7 @@ impl Device {
     /// memory type does not fit a buffer of `desc` (checked before the import);
     /// `KILN-E165` `fd` is not memory of that handle type that this device can import (the
     /// driver's `VK_ERROR_INVALID_EXTERNAL_HANDLE`, or NVIDIA's
-    /// `VK_ERROR_OUT_OF_DEVICE_MEMORY`); `KILN-E152`, `KILN-E159`,
+    /// `VK_ERROR_OUT_OF_DEVICE_MEMORY` for an opaque fd); `KILN-E152`, `KILN-E159`,
     /// `KILN-E162`, `KILN-E154`, `KILN-E106`, `KILN-E104` as for any buffer.
     pub fn import_buffer(
         &self,
@@ -440,24 +440,26 @@ fn allocate_dedicated(
 }
 
 /// The error of an import's failed `vkAllocateMemory`: `KILN-E165` where the driver refuses
-/// the fd — `VK_ERROR_INVALID_EXTERNAL_HANDLE` as the spec says (§11.2.7), or
-/// `VK_ERROR_OUT_OF_DEVICE_MEMORY`, NVIDIA's answer (driver 580) to an fd that is none of
-/// its allocations (an import maps memory that exists; it allocates none) — else what
-/// [`vk_err`] makes of it.
+/// the fd — `VK_ERROR_INVALID_EXTERNAL_HANDLE` as the spec says (§11.2.7), or, for an
+/// opaque fd, `VK_ERROR_OUT_OF_DEVICE_MEMORY`, NVIDIA's answer (driver 580) to an fd that
+/// is none of its allocations (an import maps memory that exists; it allocates none) —
+/// else what [`vk_err`] makes of it. A DMA-BUF fd was accepted by
+/// `vkGetMemoryFdPropertiesKHR` before (`dma_buf_types`), so its out-of-memory is one
+/// (`KILN-E106`), not a refused fd.
 pub(crate) fn import_refused(
     object: &str,
     handle: ExternalHandle,
     result: vk::Result,
 ) -> MemoryError {
-    match result {
-        vk::Result::ERROR_INVALID_EXTERNAL_HANDLE | vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => {
-            MemoryError::InvalidExternalHandle {
-                object: object.to_string(),
-                handle,
-                detail: format!("vkAllocateMemory: {result:?}"),
-            }
-        }
-        result => vk_device_err("vkAllocateMemory")(result).into(),
+    let refused = result == vk::Result::ERROR_INVALID_EXTERNAL_HANDLE
+        || (result == vk::Result::ERROR_OUT_OF_DEVICE_MEMORY && handle == ExternalHandle::OpaqueFd);
+    if !refused {
+        return vk_device_err("vkAllocateMemory")(result).into();
+    }
+    MemoryError::InvalidExternalHandle {
+        object: object.to_string(),
+        handle,
+        detail: format!("vkAllocateMemory: {result:?}"),
     }
 }
 
@@ -586,6 +588,20 @@ mod tests {
             if code == "KILN-E165" {
                 assert!(e.to_string().contains(&format!("{result:?}")), "{e}");
             }
+        }
+    }
+
+    /// A DMA-BUF fd passed `vkGetMemoryFdPropertiesKHR` before its import: an
+    /// out-of-memory then is memory running out (`KILN-E106`), not an fd kiln tells the
+    /// caller is no importable memory (was `KILN-E165`); a refused handle stays `KILN-E165`.
+    #[test]
+    fn a_dma_buf_import_out_of_memory_is_out_of_memory() {
+        for (result, code) in [
+            (vk::Result::ERROR_OUT_OF_DEVICE_MEMORY, "KILN-E106"),
+            (vk::Result::ERROR_INVALID_EXTERNAL_HANDLE, "KILN-E165"),
+        ] {
+            let e = import_refused("x", ExternalHandle::DmaBuf, result);
+            assert_eq!(e.code(), code, "{result:?}: {e}");
         }
     }
 }

@@ -399,7 +399,12 @@ impl Transfer<'_> {
         self.finish()
     }
 
+    /// Waits for every part once: after the first error (a timeout, a lost device) the
+    /// parts not waited for are dropped from the transfer, so dropping it (`wait` consumes
+    /// it) does not wait for them again, each with the whole timeout. They stay stamped on
+    /// both buffers: later users and host access still wait for them.
     fn finish(&mut self) -> Result<()> {
+        let others = std::mem::take(&mut self.others);
         if let Some(d) = self.drain.take() {
             self.queue = d.queue();
             d.run()?;
@@ -409,7 +414,7 @@ impl Transfer<'_> {
             self.shared
                 .poll_value(self.queue, value, self.shared.wait_timeout)?;
         }
-        for (q, v) in std::mem::take(&mut self.others) {
+        for (q, v) in others {
             self.shared.poll_value(q, v, self.shared.wait_timeout)?;
         }
         Ok(())

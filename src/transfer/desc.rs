@@ -43,7 +43,11 @@ setters! { TransferDesc {
 } }
 
 impl DeviceDesc {
-    /// Sets the transfer layer's options ([`TransferDesc`]).
+    /// Sets the transfer layer's options ([`TransferDesc`]), replacing all of them: a
+    /// shorthand called before (`readback_queue`, `upload_queue`, `transfer_split`,
+    /// `host_buffer_memory`) is undone, one called after changes its one field. Settings
+    /// left `Auto`/`None` are read from `KILN_READBACK_QUEUE`, `KILN_UPLOAD_QUEUE` and
+    /// `KILN_TRANSFER_SPLIT` at device creation.
     pub fn transfers(mut self, transfers: TransferDesc) -> Self {
         self.layers.set(transfers);
         self

@@ -48,5 +48,6 @@ mod subgroups;
 mod tessellation_geometry;
 mod texel_buffers;
 mod threads;
+mod transfer_edges;
 mod transfers;
 mod typed_bindings;

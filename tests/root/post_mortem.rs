@@ -119,19 +119,44 @@ fn spin<'a>(
 }
 
 /// The workgroups and rounds of a spin of about [`HANG`] (as many workgroups of every
-/// round as can be on lavapipe). Elsewhere one workgroup, its rounds measured: 2^20 of them
-/// timed, then as many as fill [`HANG`].
+/// round as can be on lavapipe). Elsewhere one workgroup, its rounds measured: spins of
+/// 2^10, 2^11, ... rounds timed until one takes 100 ms (or 2^24 rounds), then as many
+/// rounds as fill [`HANG`]. Each probe stays far inside the child's 1.5 s wait timeout
+/// whatever a round costs (a fixed 2^20-round probe was an `unwrap`ped `KILN-E108` from
+/// 1.4 µs a round on).
 fn hang(device: &Device, w: &Work) -> (u32, u32) {
     if device.info().name.contains("llvmpipe") {
         return (LAVAPIPE_HANG, u32::MAX);
     }
-    let probe = 1u32 << 20;
-    let start = Instant::now();
-    device.execute(spin(w, (1, probe))).unwrap();
-    let per_round = start.elapsed().as_secs_f64() / f64::from(probe);
-    let rounds = (HANG.as_secs_f64() / per_round.max(1e-12)).min(f64::from(u32::MAX));
+    spin_of(device, w, HANG)
+}
+
+/// The spin of the injector test: [`INJECTED_SPIN`] workgroups of every round on lavapipe;
+/// elsewhere (a GPU without `VK_EXT_device_fault`) one workgroup of about 3 s, which the
+/// device's teardown waits for (1024 workgroups of 2^32 - 1 rounds of a global atomic each
+/// would keep it waiting for hours).
+fn injected_spin(device: &Device, w: &Work) -> (u32, u32) {
+    if device.info().name.contains("llvmpipe") {
+        return (INJECTED_SPIN, u32::MAX);
+    }
+    spin_of(device, w, Duration::from_secs(3))
+}
+
+/// One workgroup of the spin, of as many rounds as last about `length` (see [`hang`]).
+fn spin_of(device: &Device, w: &Work, length: Duration) -> (u32, u32) {
+    let mut probe = 1u32 << 10;
+    let per_round = loop {
+        let start = Instant::now();
+        device.execute(spin(w, (1, probe))).unwrap();
+        let took = start.elapsed();
+        if took >= Duration::from_millis(100) || probe >= 1 << 24 {
+            break took.as_secs_f64() / f64::from(probe);
+        }
+        probe *= 2;
+    };
+    let rounds = (length.as_secs_f64() / per_round.max(1e-12)).min(f64::from(u32::MAX));
     println!(
-        "spin: {:.1} ns a round, {rounds:.0} rounds",
+        "spin: {:.1} ns a round ({probe} rounds timed), {rounds:.0} rounds",
         per_round * 1e9
     );
     (1, rounds as u32)
@@ -352,7 +377,7 @@ fn a_page_fault_names_its_scope_and_the_driver_fault() {
     let lost = {
         let device = breadcrumb_device(DeviceDesc::default().faults(Some(faults.clone())));
         let w = work(&device);
-        let (line, sub) = submit_three(&device, &w, "spin", spin(&w, (INJECTED_SPIN, u32::MAX)));
+        let (line, sub) = submit_three(&device, &w, "spin", spin(&w, injected_spin(&device, &w)));
         // Where the GPU is, live: wait until it spins.
         let start = Instant::now();
         loop {
