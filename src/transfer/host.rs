@@ -419,7 +419,10 @@ impl Device {
     /// Errors: `KILN-E107` the device lacks `VK_EXT_external_memory_host` (use
     /// [`host_buffer`](Self::host_buffer)), `KILN-E160` misaligned address or length (or
     /// empty), `KILN-E106`/`KILN-E104` the driver refused the memory; whatever `f` returns;
-    /// `KILN-E105`/`KILN-E108` the final wait failed.
+    /// `KILN-E105` the device was lost before the final wait ended. The final wait has
+    /// no timeout: a GPU still using the import after `DeviceDesc::wait_timeout` is waited
+    /// for on (with a warning each time), as `memory` is the caller's to free once this
+    /// returns.
     pub fn import_host_memory<R>(
         &self,
         label: &str,
@@ -433,15 +436,25 @@ impl Device {
         // End the import wherever the handle went: no new submission can use it once the
         // objects are gone, and those made so far are waited for first.
         let mut objects = lock(&inner.objects);
-        let waited = inner.shared.wait_stamps(&inner.stamps.used);
+        let mut waited = inner.shared.wait_stamps(&inner.stamps.used);
+        // A timeout is no end: a slow or hung GPU may still write `memory`, which the caller
+        // may free once this returns. Wait on, a timeout at a time, until the work finished
+        // or the device is lost (a lost device writes nothing more).
+        while let Err(crate::error::DeviceError::Timeout { .. }) = &waited {
+            log::warn!(
+                "kiln: imported host memory `{}` still in use by the GPU after the wait \
+                 timeout; waiting on (the memory is the caller's once this returns)",
+                inner.label
+            );
+            waited = inner.shared.wait_stamps(&inner.stamps.used);
+        }
         if waited.is_ok() {
             if let Some(o) = objects.take() {
                 HostInner::destroy(&inner.shared, &inner.label, o);
             }
         } else if let Some(o) = objects.take() {
-            // The device is lost or hung: never free memory it may still write; the import
-            // leaks (the caller's memory outlives kiln's use only if the GPU never
-            // touches it again, which a lost device does not).
+            // The device is lost: the import leaks rather than being destroyed on a lost
+            // device's uncertain state; a lost device writes the caller's memory no more.
             log::error!(
                 "kiln: leaking imported host memory `{}` after a failed wait",
                 inner.label

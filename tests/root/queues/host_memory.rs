@@ -245,6 +245,48 @@ fn imported_memory_round_trips_or_reports_a_clear_error() {
     assert_clean(&device);
 }
 
+/// The end of an import's scope outwaits the device's wait timeout: a readback into the
+/// import held behind a gate for 4 timeouts still lands in the caller's memory before
+/// `import_host_memory` returns, with no `KILN-E108` (which returned the memory to the
+/// caller while the GPU could still write it).
+#[test]
+fn an_imports_scope_waits_past_the_wait_timeout() {
+    let timeout = std::time::Duration::from_millis(250);
+    let device = common::device_with_desc(kiln::DeviceDesc::default().wait_timeout(Some(timeout)));
+    if !device.features().external_memory_host {
+        println!("path: no VK_EXT_external_memory_host (KILN-E107, checked above)");
+        return;
+    }
+    let n = 1 << 16;
+    let x = gpu_buffer(&device, "x", n);
+    device
+        .queue(QueueKind::Main)
+        .execute(|r| r.fill_buffer(&x, 0x0303_0303))
+        .unwrap();
+    let mut dst = Aligned::new(n as usize, 1 << 16);
+    let transfer = device.queue(QueueKind::Transfer);
+    let gate = Gate::new(&device);
+    let held = gate.hold(&transfer);
+    let start = std::time::Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(timeout * 4);
+            gate.open();
+        });
+        device
+            .import_host_memory("gated dst", dst.bytes(), |host| {
+                // Not waited for: the scope's end waits for it.
+                std::mem::forget(transfer.read_to_host(&x, 0, host, 0, n)?);
+                Ok(())
+            })
+            .unwrap();
+    });
+    assert!(start.elapsed() >= timeout * 4, "{:?}", start.elapsed());
+    assert!(dst.bytes().iter().all(|b| *b == 3), "the readback landed");
+    drop((held, gate));
+    assert_clean(&device);
+}
+
 /// Host buffers in host pages kiln maps and imports (`HostBufferMemory::Imported`; lavapipe
 /// has `VK_EXT_external_memory_host`) behave as driver-memory ones: zero-filled, host-visible
 /// and coherent, byte-exact round trips at offsets on every queue kind; a buffer dropped
