@@ -448,3 +448,24 @@ pub fn assert_overlapping_copy_reported(
     assert!(text.contains(&at), "{at} not in {text}");
     (text, at)
 }
+
+/// A device-local (`GpuOnly`) storage buffer of `size` bytes, for copies and dispatches.
+pub fn gpu_buffer(device: &Device, label: &str, size: u64) -> kiln::Buffer {
+    device
+        .buffer(
+            &kiln::BufferDesc::default()
+                .label(label)
+                .size(size)
+                .usage(kiln::vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(kiln::MemoryLocation::GpuOnly),
+        )
+        .unwrap()
+}
+
+/// `len` bytes that differ from byte to byte and from `seed` to `seed` (a multiplicative
+/// hash of the index), for checking copies byte by byte.
+pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 11) as u8 ^ seed)
+        .collect()
+}

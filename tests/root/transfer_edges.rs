@@ -5,36 +5,15 @@
 
 use std::sync::Arc;
 
-use common::{assert_clean, assert_watch_clean, code, device_with_desc};
+use common::{assert_clean, assert_watch_clean, code, device_with_desc, gpu_buffer, pattern};
 use kiln::hooks::{FaultInjector, FaultSite};
-use kiln::{
-    vk, Buffer, BufferDesc, Device, DeviceDesc, MemoryLocation, ReadbackQueue, TransferDesc,
-    TransferSplit, UploadQueue,
-};
+use kiln::{vk, Device, DeviceDesc, ReadbackQueue, TransferDesc, TransferSplit, UploadQueue};
 
 /// Copies from 256 KiB are split in up to 3 parts.
 const SPLIT: TransferSplit = TransferSplit {
     min_bytes: 256 << 10,
     max_parts: 3,
 };
-
-fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len)
-        .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 11) as u8 ^ seed)
-        .collect()
-}
-
-fn gpu_buffer(device: &Device, label: &str, size: u64) -> Buffer {
-    device
-        .buffer(
-            &BufferDesc::default()
-                .label(label)
-                .size(size)
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
-                .location(MemoryLocation::GpuOnly),
-        )
-        .unwrap()
-}
 
 /// A staged readback still draining and a split upload from a host buffer, both pending
 /// when the last `Device` and `Queue` handle is dropped: the transfers finish with exact

@@ -7,9 +7,10 @@
 use common::add;
 use common::add::vector_add;
 use common::draw::RGBA8;
+use common::gpu_buffer;
 use common::{assert_clean, assert_watch_clean, device};
 use kiln::hooks::STAGING_CHUNK;
-use kiln::{vk, Buffer, BufferDesc, Device, ImageDesc, MemoryLocation};
+use kiln::{vk, BufferDesc, Device, ImageDesc, MemoryLocation};
 
 /// Chunk size in these tests: small, so chunked (double-buffered) transfers stay cheap.
 const CHUNK: u64 = 1 << 20;
@@ -28,18 +29,6 @@ fn staged_device() -> Device {
 fn assert_staging_bounded(device: &Device) {
     let idle = device.staging_usage().bytes;
     assert!(idle <= 4 * CHUNK, "{idle} idle staging bytes");
-}
-
-fn gpu_buffer(device: &Device, label: &str, size: u64) -> Buffer {
-    device
-        .buffer(
-            &BufferDesc::default()
-                .label(label)
-                .size(size)
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
-                .location(MemoryLocation::GpuOnly),
-        )
-        .unwrap()
 }
 
 /// Bytes that differ with `seed` and with position, with no period (a misplaced chunk of

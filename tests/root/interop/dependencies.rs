@@ -13,20 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::gate::Gate;
+use common::gpu_buffer;
 use common::{assert_clean, code, device_with_desc, emulated_device};
-use kiln::{vk, Buffer, BufferDesc, Device, DeviceDesc, MemoryLocation, QueueKind, Submission};
-
-fn gpu_buffer(device: &Device, label: &str, size: u64) -> Buffer {
-    device
-        .buffer(
-            &BufferDesc::default()
-                .label(label)
-                .size(size)
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
-                .location(MemoryLocation::GpuOnly),
-        )
-        .unwrap()
-}
+use kiln::{vk, Buffer, Device, DeviceDesc, QueueKind, Submission};
 
 /// A raw fill of `x` with 7 on `compute`, held behind `gate`.
 fn gated_raw_fill(gate: &Gate, device: &Device, compute: &kiln::Queue, x: &Buffer) -> Submission {

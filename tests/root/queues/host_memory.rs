@@ -9,13 +9,7 @@ use common::gate::Gate;
 use common::{assert_clean, device, emulated_device};
 use kiln::{vk, QueueKind};
 
-use super::gpu_buffer;
-
-fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len)
-        .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 11) as u8 ^ seed)
-        .collect()
-}
+use common::{gpu_buffer, pattern};
 
 /// Page-aligned host memory of `len` bytes (what importing needs), freed on drop.
 struct Aligned {

@@ -16,20 +16,9 @@ mod stream;
 
 use common::add;
 use common::gate::Gate;
+use common::gpu_buffer;
 use common::{assert_clean, device, emulated_device};
-use kiln::{vk, Buffer, BufferDesc, Device, MemoryLocation, QueueKind, QueueSource};
-
-fn gpu_buffer(device: &Device, label: &str, size: u64) -> Buffer {
-    device
-        .buffer(
-            &BufferDesc::default()
-                .label(label)
-                .size(size)
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
-                .location(MemoryLocation::GpuOnly),
-        )
-        .unwrap()
-}
+use kiln::{vk, BufferDesc, Device, MemoryLocation, QueueKind, QueueSource};
 
 /// The plain and the emulated test device, with staging forced (lavapipe maps device-local
 /// memory; staged transfers are the ones that run on transfer queues).

@@ -8,7 +8,7 @@ use common::gate::Gate;
 use common::{assert_clean, device, device_with_desc};
 use kiln::{Device, DeviceDesc, QueueKind, TransferSplit};
 
-use super::gpu_buffer;
+use common::gpu_buffer;
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
