@@ -15,6 +15,19 @@ const SPLIT: TransferSplit = TransferSplit {
     max_parts: 3,
 };
 
+/// Emulated queues (a transfer queue of their own on lavapipe), copies split from
+/// [`SPLIT`], and a fault injector to fail their submissions.
+fn split_device_with_faults() -> (Device, Arc<FaultInjector>) {
+    let faults = Arc::new(FaultInjector::new());
+    let device = device_with_desc(
+        DeviceDesc::default()
+            .emulate_queues(true)
+            .transfer_split(Some(SPLIT))
+            .faults(Some(faults.clone())),
+    );
+    (device, faults)
+}
+
 /// A staged readback still draining and a split upload from a host buffer, both pending
 /// when the last `Device` and `Queue` handle is dropped: the transfers finish with exact
 /// bytes afterwards, and the device is torn down (staging cache, copy contexts, queues)
@@ -63,13 +76,7 @@ fn transfers_and_host_buffers_outlive_their_device() {
 /// succeeds next with exact bytes both ways, and the device tears down clean.
 #[test]
 fn a_split_host_copy_whose_later_part_fails_recovers() {
-    let faults = Arc::new(FaultInjector::new());
-    let device = device_with_desc(
-        DeviceDesc::default()
-            .emulate_queues(true)
-            .transfer_split(Some(SPLIT))
-            .faults(Some(faults.clone())),
-    );
+    let (device, faults) = split_device_with_faults();
     let watch = device.validation_watch();
     let len = (1 << 20) + 333;
     let data = pattern(len, 3);
@@ -361,13 +368,7 @@ fn a_staged_readback_whose_chunk_fails_in_wait_recovers() {
 /// and the device tears down with no command pool, staging buffer or host buffer leaked.
 #[test]
 fn a_device_lost_in_a_split_copy_refuses_later_transfers_and_tears_down() {
-    let faults = Arc::new(FaultInjector::new());
-    let device = device_with_desc(
-        DeviceDesc::default()
-            .emulate_queues(true)
-            .transfer_split(Some(SPLIT))
-            .faults(Some(faults.clone())),
-    );
+    let (device, faults) = split_device_with_faults();
     device.debug_force_staging(true);
     device.debug_set_staging_chunk(1 << 20);
     let watch = device.validation_watch();
