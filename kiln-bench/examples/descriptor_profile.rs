@@ -13,37 +13,19 @@
 //! (the first round allocates every set from new pools; later rounds take the sets the
 //! previous round freed).
 
-use ash::vk;
-use kiln::{Buffer, MemoryLocation};
-use kiln::{BufferDesc, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device, SpecValue};
+use kiln::{Buffer, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device, SpecValue};
 
 const SETS: usize = 2_000;
 const BUFS: usize = 12;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rounds: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(30);
+    let rounds = kiln_bench::rounds_arg(30);
     let device = Device::new()?;
     let module = kiln::include_spirv!("six.comp")?;
     let pipe = device.compute_pipeline_with(
         &ComputePipelineDesc::new(&module, "main").spec(&[(0, SpecValue::U32(0))]),
     )?;
-    let mut bufs = Vec::new();
-    for _ in 0..BUFS {
-        bufs.push(
-            device.buffer(
-                &BufferDesc::default()
-                    .label("profile six")
-                    .size(256)
-                    .usage(
-                        vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
-                    )
-                    .location(MemoryLocation::GpuOnly),
-            )?,
-        );
-    }
+    let bufs = kiln_bench::six_buffers(&device, "profile six", BUFS)?;
     let mut best = f64::MAX;
     for _ in 0..rounds {
         let t0 = kiln_bench::thread_cpu_ns();
@@ -66,15 +48,7 @@ fn alloc_write(pipe: &ComputePipeline, bufs: &[Buffer]) -> kiln::Result<Vec<Desc
     let mut sets = Vec::with_capacity(SETS);
     for i in 0..SETS {
         let mut s = pipe.descriptor_set(0)?;
-        let b = |j: usize| &bufs[(i + j) % BUFS];
-        s.write_buffers(&[
-            (0, b(0)),
-            (1, b(1)),
-            (2, b(2)),
-            (3, b(3)),
-            (4, b(4)),
-            (5, b(5)),
-        ])?;
+        kiln_bench::write_six(&mut s, bufs, i)?;
         sets.push(s);
     }
     Ok(sets)

@@ -15,10 +15,7 @@ const SETS: usize = 4;
 const DRAWS: usize = 10_000;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rounds: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(30);
+    let rounds = kiln_bench::rounds_arg(30);
     let device = Device::new()?;
     let vert = kiln::include_spirv!("draw.vert")?;
     let frag = kiln::include_spirv!("draw.frag")?;

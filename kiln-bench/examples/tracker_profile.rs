@@ -9,8 +9,7 @@
 //! (`TRACKER_MODE=automatic|nocover|manual|scoped`: one mode only; `scoped` is the
 //! `scoped dispatch recording` row's stream, each dispatch in a timing scope, submitted).
 
-use ash::vk;
-use kiln::{BufferDesc, ComputePipelineDesc, Device, MemoryLocation, SpecValue};
+use kiln::{ComputePipelineDesc, Device, SpecValue};
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -22,10 +21,7 @@ struct Params {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rounds: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(30);
+    let rounds = kiln_bench::rounds_arg(30);
     let device = Device::new()?;
     let module = kiln::include_spirv!("six.comp")?;
     let mut pipes = Vec::new();
@@ -34,20 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &ComputePipelineDesc::new(&module, "main").spec(&[(0, SpecValue::U32(v))]),
         )?);
     }
-    let mut bufs = Vec::new();
-    for _ in 0..12 {
-        bufs.push(
-            device.buffer(
-                &BufferDesc::default()
-                    .label("profile six")
-                    .size(256)
-                    .usage(
-                        vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
-                    )
-                    .location(MemoryLocation::GpuOnly),
-            )?,
-        );
-    }
+    let bufs = kiln_bench::six_buffers(&device, "profile six", 12)?;
     let mut sets = Vec::new();
     for s in 0..8 {
         let mut set = pipes[0].descriptor_set(0)?;

@@ -113,16 +113,7 @@ pub(super) fn rows(
             let mut sets = Vec::with_capacity(k);
             for i in 0..k {
                 let mut s = fx.pipes[0].descriptor_set(0)?;
-                // One batched update, like the raw side's single vkUpdateDescriptorSets.
-                let b = |j: usize| &fx.bufs[(i + j) % BUFS];
-                s.write_buffers(&[
-                    (0, b(0)),
-                    (1, b(1)),
-                    (2, b(2)),
-                    (3, b(3)),
-                    (4, b(4)),
-                    (5, b(5)),
-                ])?;
+                crate::write_six(&mut s, &fx.bufs, i)?;
                 sets.push(s);
             }
             let alloc = ns_since(t0);

@@ -6,10 +6,7 @@
 use std::time::Instant;
 
 use ash::vk;
-use kiln::{
-    Buffer, BufferDesc, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device,
-    MemoryLocation, SpecValue,
-};
+use kiln::{Buffer, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device, SpecValue};
 
 use super::raw::{Ctx, Raw};
 use super::{best, median, ns_since, percentile, thread_cpu_ns, BenchResult, Opts, Peer, Row};
@@ -73,21 +70,7 @@ impl Fixture {
                 &ComputePipelineDesc::new(&module, "main").spec(&[(0, SpecValue::U32(v as u32))]),
             )?);
         }
-        let mut bufs = Vec::new();
-        for _ in 0..BUFS {
-            bufs.push(
-                device.buffer(
-                    &BufferDesc::default()
-                        .label("bench six")
-                        .size(256)
-                        .usage(
-                            vk::BufferUsageFlags::UNIFORM_BUFFER
-                                | vk::BufferUsageFlags::STORAGE_BUFFER,
-                        )
-                        .location(MemoryLocation::GpuOnly),
-                )?,
-            );
-        }
+        let bufs = crate::six_buffers(device, "bench six", BUFS)?;
         device.execute(|r| {
             for b in &bufs {
                 r.fill_buffer(b, 0)?;

@@ -211,6 +211,50 @@ pub fn thread_cpu_ns() -> f64 {
     0.0
 }
 
+/// `n` buffers of 256 bytes (uniform and storage, GPU-only) labelled `label`: what
+/// `six.comp`'s six bindings are written with in the dispatch and descriptor rows and their
+/// profile examples (`tracker_profile`, `descriptor_profile`).
+pub fn six_buffers(
+    device: &kiln::Device,
+    label: &str,
+    n: usize,
+) -> kiln::Result<Vec<kiln::Buffer>> {
+    let desc = kiln::BufferDesc::default()
+        .label(label)
+        .size(256)
+        .usage(
+            ash::vk::BufferUsageFlags::UNIFORM_BUFFER | ash::vk::BufferUsageFlags::STORAGE_BUFFER,
+        )
+        .location(kiln::MemoryLocation::GpuOnly);
+    (0..n).map(|_| Ok(device.buffer(&desc)?)).collect()
+}
+
+/// Writes the six bindings of `six.comp`'s set `set` in one `write_buffers` (like raw's
+/// single `vkUpdateDescriptorSets`): binding `j` gets `bufs[(i + j) % bufs.len()]`.
+pub fn write_six(
+    set: &mut kiln::DescriptorSet,
+    bufs: &[kiln::Buffer],
+    i: usize,
+) -> kiln::Result<()> {
+    let b = |j: usize| &bufs[(i + j) % bufs.len()];
+    Ok(set.write_buffers(&[
+        (0, b(0)),
+        (1, b(1)),
+        (2, b(2)),
+        (3, b(3)),
+        (4, b(4)),
+        (5, b(5)),
+    ])?)
+}
+
+/// A profile example's round count: its first argument, else `default`.
+pub fn rounds_arg(default: usize) -> usize {
+    std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(default)
+}
+
 fn parse(args: &[String]) -> Result<Opts, String> {
     let mut o = Opts {
         quick: false,
