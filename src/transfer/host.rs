@@ -32,7 +32,7 @@ use gpu_allocator::MemoryLocation;
 
 use super::host_memory::{HostBufferMemory, HostRegion};
 use crate::device::{allocate_bound, free_bound, Device, ResourceStamps, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_err, DeviceError, Error, Result};
 
 /// Host memory of one host buffer.
 enum Memory {
@@ -105,6 +105,46 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl HostInner {
+    /// Waits until no submission uses the buffer, past the device's wait timeout: the GPU
+    /// may still write imported memory that its owner frees once kiln lets go of it, so a
+    /// timeout (a warning each time) is no end; the work finished, or the device was lost
+    /// (a lost device writes nothing more).
+    fn wait_unused(&self) -> std::result::Result<(), DeviceError> {
+        loop {
+            match self.shared.wait_stamps(&self.stamps.used) {
+                Err(DeviceError::Timeout { .. }) => log::warn!(
+                    "kiln: imported host memory `{}` still in use by the GPU after the wait \
+                     timeout; waiting on (the memory is its owner's once kiln lets go)",
+                    self.label
+                ),
+                done => return done,
+            }
+        }
+    }
+
+    /// Ends an import wherever its handle went: no new submission can use it once the
+    /// objects are gone, and those made so far are waited for first ([`wait_unused`]). On
+    /// a lost device the objects leak rather than being destroyed in its uncertain state (a
+    /// lost device writes the caller's memory no more).
+    ///
+    /// [`wait_unused`]: Self::wait_unused
+    fn end_import(&self) -> std::result::Result<(), DeviceError> {
+        let mut objects = lock(&self.objects);
+        let waited = self.wait_unused();
+        if let Some(o) = objects.take() {
+            if waited.is_ok() {
+                Self::destroy(&self.shared, &self.label, o);
+            } else {
+                log::error!(
+                    "kiln: leaking imported host memory `{}` after a failed wait",
+                    self.label
+                );
+                std::mem::forget(o);
+            }
+        }
+        waited
+    }
+
     /// Destroys the objects (none of whose submissions may be pending).
     fn destroy(shared: &Shared, label: &str, objects: Objects) {
         match objects.memory {
@@ -143,12 +183,10 @@ impl Drop for HostInner {
             return;
         };
         if self.imported {
-            // An import is destroyed when its scope ends; this runs only if that failed.
-            if self.shared.wait_stamps(&self.stamps.used).is_ok() {
-                Self::destroy(&self.shared, &self.label, objects);
-            } else {
-                log::error!("kiln: leaking imported host buffer `{}`", self.label);
-            }
+            // An import ends with its scope (`EndImport`), which took the objects: not
+            // reached. Were it, leaking is the one safe end (the caller's memory is theirs).
+            log::error!("kiln: leaking imported host buffer `{}`", self.label);
+            std::mem::forget(objects);
             return;
         }
         let label = std::mem::take(&mut self.label);
@@ -430,41 +468,33 @@ impl Device {
         f: impl FnOnce(&mut HostBuffer) -> Result<R>,
     ) -> Result<R> {
         let mut host = import(&self.shared, label, memory)?;
-        let inner = host.inner.clone();
+        // Ends the import however the scope ends, a panic of `f` included: `memory` is the
+        // caller's again once this frame is gone.
+        let end = EndImport(Some(host.inner.clone()));
         let out = f(&mut host);
         drop(host);
-        // End the import wherever the handle went: no new submission can use it once the
-        // objects are gone, and those made so far are waited for first.
-        let mut objects = lock(&inner.objects);
-        let mut waited = inner.shared.wait_stamps(&inner.stamps.used);
-        // A timeout is no end: a slow or hung GPU may still write `memory`, which the caller
-        // may free once this returns. Wait on, a timeout at a time, until the work finished
-        // or the device is lost (a lost device writes nothing more).
-        while let Err(crate::error::DeviceError::Timeout { .. }) = &waited {
-            log::warn!(
-                "kiln: imported host memory `{}` still in use by the GPU after the wait \
-                 timeout; waiting on (the memory is the caller's once this returns)",
-                inner.label
-            );
-            waited = inner.shared.wait_stamps(&inner.stamps.used);
-        }
-        if waited.is_ok() {
-            if let Some(o) = objects.take() {
-                HostInner::destroy(&inner.shared, &inner.label, o);
-            }
-        } else if let Some(o) = objects.take() {
-            // The device is lost: the import leaks rather than being destroyed on a lost
-            // device's uncertain state; a lost device writes the caller's memory no more.
-            log::error!(
-                "kiln: leaking imported host memory `{}` after a failed wait",
-                inner.label
-            );
-            std::mem::forget(o);
-        }
-        drop(objects);
+        let waited = end.finish();
         let r = out?;
         waited?;
         Ok(r)
+    }
+}
+
+/// The end of an import's scope ([`Device::import_host_memory`]): run by
+/// [`finish`](Self::finish), or on drop when the scope unwinds.
+struct EndImport(Option<Arc<HostInner>>);
+
+impl EndImport {
+    fn finish(mut self) -> std::result::Result<(), DeviceError> {
+        self.0.take().map_or(Ok(()), |inner| inner.end_import())
+    }
+}
+
+impl Drop for EndImport {
+    fn drop(&mut self) {
+        if let Some(inner) = self.0.take() {
+            let _ = inner.end_import();
+        }
     }
 }
 

@@ -242,7 +242,8 @@ fn imported_memory_round_trips_or_reports_a_clear_error() {
 /// The end of an import's scope outwaits the device's wait timeout: a readback into the
 /// import held behind a gate for 4 timeouts still lands in the caller's memory before
 /// `import_host_memory` returns, with no `KILN-E108` (which returned the memory to the
-/// caller while the GPU could still write it).
+/// caller while the GPU could still write it), also when the scope's closure panics (the
+/// import then ends as it unwinds).
 #[test]
 fn an_imports_scope_waits_past_the_wait_timeout() {
     let timeout = std::time::Duration::from_millis(250);
@@ -257,27 +258,42 @@ fn an_imports_scope_waits_past_the_wait_timeout() {
         .queue(QueueKind::Main)
         .execute(|r| r.fill_buffer(&x, 0x0303_0303))
         .unwrap();
-    let mut dst = Aligned::new(n as usize, 1 << 16);
     let transfer = device.queue(QueueKind::Transfer);
-    let gate = Gate::new(&device);
-    let held = gate.hold(&transfer);
-    let start = std::time::Instant::now();
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(timeout * 4);
-            gate.open();
+    for panics in [false, true] {
+        let mut dst = Aligned::new(n as usize, 1 << 16);
+        let gate = Gate::new(&device);
+        let held = gate.hold(&transfer);
+        let opened = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(timeout * 4);
+                opened.store(true, Ordering::SeqCst);
+                gate.open();
+            });
+            let scope = std::panic::AssertUnwindSafe(|| {
+                device.import_host_memory("gated dst", dst.bytes(), |host| {
+                    // Not waited for: the scope's end waits for it.
+                    std::mem::forget(transfer.read_to_host(&x, 0, host, 0, n)?);
+                    assert!(!panics, "the scope's closure panicked");
+                    Ok(())
+                })
+            });
+            match std::panic::catch_unwind(scope) {
+                Ok(r) => r.unwrap(),
+                Err(_) => assert!(panics, "an unexpected panic"),
+            }
+            // Before the spawned thread is joined: the scope ended only once the gate opened.
+            assert!(
+                opened.load(Ordering::SeqCst),
+                "panics {panics}: the import ended before its readback"
+            );
         });
-        device
-            .import_host_memory("gated dst", dst.bytes(), |host| {
-                // Not waited for: the scope's end waits for it.
-                std::mem::forget(transfer.read_to_host(&x, 0, host, 0, n)?);
-                Ok(())
-            })
-            .unwrap();
-    });
-    assert!(start.elapsed() >= timeout * 4, "{:?}", start.elapsed());
-    assert!(dst.bytes().iter().all(|b| *b == 3), "the readback landed");
-    drop((held, gate));
+        assert!(
+            dst.bytes().iter().all(|b| *b == 3),
+            "panics {panics}: the readback landed"
+        );
+        drop((held, gate));
+    }
     assert_clean(&device);
 }
 
