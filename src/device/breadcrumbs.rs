@@ -303,8 +303,13 @@ impl Shared {
         report
     }
 
-    /// `vkGetDeviceFaultInfoEXT` where VK_EXT_device_fault is enabled.
+    /// `vkGetDeviceFaultInfoEXT` where VK_EXT_device_fault is enabled and the driver lost
+    /// the device (not after an injected loss: the call requires the lost state,
+    /// VUID-vkGetDeviceFaultInfoEXT-device-07336; found on the H200, 2026-12-05).
     fn device_fault(&self) -> Option<DeviceFault> {
+        if self.lost_injected() {
+            return None;
+        }
         let fault = self.breadcrumbs.fault.as_ref()?;
         let get = fault.fp().get_device_fault_info_ext;
         let mut counts = vk::DeviceFaultCountsEXT::default();

@@ -25,7 +25,7 @@
 //! The injector is for tests: the counters are atomics and the armed faults a short list
 //! behind a mutex, looked at only on devices that have an injector.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use ash::vk;
@@ -79,6 +79,10 @@ struct Armed {
 pub struct FaultInjector {
     calls: [AtomicU64; FaultSite::ALL.len()],
     injected: AtomicU64,
+    /// Whether a `VK_ERROR_DEVICE_LOST` was injected: the driver's device is not lost then,
+    /// so kiln must not ask it for a fault report (`vkGetDeviceFaultInfoEXT` requires the
+    /// lost state, VUID-vkGetDeviceFaultInfoEXT-device-07336).
+    lost_injected: AtomicBool,
     armed: Mutex<Vec<Armed>>,
 }
 
@@ -107,6 +111,11 @@ impl FaultInjector {
         self.injected.load(Ordering::Acquire)
     }
 
+    /// Whether a `VK_ERROR_DEVICE_LOST` was injected (then the driver's device is not lost).
+    pub(crate) fn lost_injected(&self) -> bool {
+        self.lost_injected.load(Ordering::Acquire)
+    }
+
     /// Faults armed and not injected yet.
     pub fn pending(&self) -> usize {
         self.lock().len()
@@ -127,6 +136,9 @@ impl FaultInjector {
         let fault = armed.swap_remove(i);
         drop(armed);
         self.injected.fetch_add(1, Ordering::AcqRel);
+        if fault.result == vk::Result::ERROR_DEVICE_LOST {
+            self.lost_injected.store(true, Ordering::Release);
+        }
         log::debug!("kiln: injected {:?} at call {n} of {site:?}", fault.result);
         Err(fault.result)
     }
@@ -145,12 +157,17 @@ mod tests {
         let f = FaultInjector::new();
         assert_eq!(f.hit(FaultSite::QueueSubmit), Ok(()));
         f.fail_nth(FaultSite::QueueSubmit, 2, vk::Result::ERROR_DEVICE_LOST);
+        assert!(!f.lost_injected());
         f.fail_nth(FaultSite::Wait, 1, vk::Result::ERROR_OUT_OF_HOST_MEMORY);
         assert_eq!(f.pending(), 2);
         assert_eq!(f.hit(FaultSite::QueueSubmit), Ok(()));
         assert_eq!(
             f.hit(FaultSite::QueueSubmit),
             Err(vk::Result::ERROR_DEVICE_LOST)
+        );
+        assert!(
+            f.lost_injected(),
+            "the driver's device is not lost: no fault report"
         );
         assert_eq!(f.hit(FaultSite::QueueSubmit), Ok(()));
         assert_eq!(

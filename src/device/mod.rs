@@ -401,6 +401,11 @@ impl Shared {
         }
     }
 
+    /// Whether the device's loss was injected (`faults`), not reported by the driver.
+    pub(crate) fn lost_injected(&self) -> bool {
+        self.faults.as_ref().is_some_and(|f| f.lost_injected())
+    }
+
     /// [`inject`](Self::inject) for the memory allocation of object `label`: an injected
     /// result is gpu-allocator's error for it (`KILN-E150`).
     pub(crate) fn inject_allocation(&self, label: &str) -> Result<(), MemoryError> {

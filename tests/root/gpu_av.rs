@@ -91,7 +91,8 @@ fn an_out_of_bounds_descriptor_write_is_caught_with_file_and_line() {
         "the in-bounds write landed"
     );
     assert_report_clean(&device.validation_report());
-    run(1000);
+    // One element past the 16: see the device-address test for why no further.
+    run(16);
     let line = line_of(
         include_str!("../shaders/oob_descriptor.comp"),
         "the write GPU-AV names",
@@ -124,8 +125,12 @@ fn an_out_of_bounds_device_address_write_is_caught_with_file_and_line() {
         "the in-bounds write landed"
     );
     assert_report_clean(&device.validation_report());
-    // 64 MiB past the buffer: no buffer of this process is there.
-    run(1 << 24);
+    // The first word past the buffer's 64 bytes: outside every buffer the layer knows, yet
+    // inside the memory block gpu-allocator placed the buffer in, so a GPU on which the
+    // layer misses the write does not fault. (Writing 64 MiB past, as this test first did,
+    // page-faulted the H200 when layer 1.4.309's GPU-AV let the write through, and every
+    // later process's work there timed out for minutes: 2026-12-05.)
+    run(16);
     let line = line_of(
         include_str!("../shaders/oob_address.comp"),
         "the write GPU-AV names",
