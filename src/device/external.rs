@@ -23,7 +23,9 @@
 //! still names the caller's file ([`release_failed_import`]); otherwise the driver closed
 //! it and kiln leaves the number alone (closing it could close another thread's new fd).
 //! Before any of this, an fd that cannot be an allocation or payload on any driver (not
-//! open, a pipe, a socket, a directory) is refused (`KILN-E165`, [`check_fd`]).
+//! open, a pipe, a socket, a directory) is refused (`KILN-E165`, [`check_fd`]), and so is
+//! an opaque fd of another kind of file than the device's own exports (`fd_kind`: handing
+//! one to the driver is undefined behaviour).
 //!
 //! A CUDA program imports an exported buffer with `cuImportExternalMemory`
 //! (`CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD`, the size of [`ExternalMemory`],
@@ -44,9 +46,11 @@ use super::buffer::{check_size, External};
 use super::{Buffer, BufferDesc, Device, Shared};
 use crate::error::{vk_device_err, DeviceError, MemoryError, Result};
 
+mod fd_kind;
 mod image;
 
 pub use crate::error::ExternalHandle;
+pub(crate) use fd_kind::FdKind;
 pub(crate) use image::import_image_memory;
 
 /// What an importer needs besides the fd: returned by [`Buffer::export_memory`], given to
@@ -176,9 +180,7 @@ impl Device {
         desc: &BufferDesc<'_>,
         handle: ExternalHandle,
     ) -> Result<Buffer, MemoryError> {
-        let shared = &self.shared;
-        let bits = check(shared, desc, handle, true)?;
-        bind_new(shared, desc, bits, handle, None)
+        exportable(&self.shared, desc, handle)
     }
 
     /// A buffer bound to the memory behind `fd` (exported by [`Buffer::export_memory`]
@@ -192,9 +194,11 @@ impl Device {
     /// Errors: `KILN-E163` the device cannot import `memory.handle` (as
     /// [`exportable_buffer`](Self::exportable_buffer)); `KILN-E164` `memory`'s size or
     /// memory type does not fit a buffer of `desc` (checked before the import);
-    /// `KILN-E165` `fd` is not memory of that handle type that this device can import (the
-    /// driver's `VK_ERROR_INVALID_EXTERNAL_HANDLE`, or NVIDIA's
-    /// `VK_ERROR_OUT_OF_DEVICE_MEMORY` for an opaque fd); `KILN-E152`, `KILN-E159`,
+    /// `KILN-E165` `fd` is not memory of that handle type that this device can import (a
+    /// pipe, socket or directory; an opaque fd of another kind of file than this device's
+    /// own exports, checked before the driver sees it; the driver's
+    /// `VK_ERROR_INVALID_EXTERNAL_HANDLE`, or NVIDIA's `VK_ERROR_OUT_OF_DEVICE_MEMORY` for an
+    /// opaque fd); `KILN-E152`, `KILN-E159`,
     /// `KILN-E162`, `KILN-E154`, `KILN-E106`, `KILN-E104` as for any buffer.
     pub fn import_buffer(
         &self,
@@ -205,6 +209,7 @@ impl Device {
         let shared = &self.shared;
         let bits = check(shared, desc, memory.handle, false)?;
         check_fd(desc.label, fd, memory.handle)?;
+        fd_kind::check_opaque(shared, desc.label, fd, memory.handle)?;
         let mut allowed = u32::MAX;
         if memory.handle == ExternalHandle::DmaBuf {
             allowed = dma_buf_types(shared, desc, fd)?;
@@ -224,6 +229,16 @@ impl Device {
         };
         bind_new(shared, desc, bits, memory.handle, Some(check))
     }
+}
+
+/// [`Device::exportable_buffer`]'s body.
+fn exportable(
+    shared: &Arc<Shared>,
+    desc: &BufferDesc<'_>,
+    handle: ExternalHandle,
+) -> Result<Buffer, MemoryError> {
+    let bits = check(shared, desc, handle, true)?;
+    bind_new(shared, desc, bits, handle, None)
 }
 
 /// `KILN-E165` for an fd that is no exported allocation or payload on any driver: not
@@ -539,6 +554,9 @@ pub(super) fn export_fd(
     let fd = unsafe { fns.get_memory_fd(&get) }.map_err(vk_device_err("vkGetMemoryFdKHR"))?;
     // SAFETY: vkGetMemoryFdKHR returned a new fd that nothing else owns.
     let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    if info.handle == ExternalHandle::OpaqueFd {
+        fd_kind::learn(shared, std::os::fd::AsFd::as_fd(&fd));
+    }
     Ok((fd, info))
 }
 

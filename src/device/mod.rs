@@ -135,6 +135,8 @@ pub(crate) struct Shared {
     /// Per-device state of the layers above (torn down first, in reverse order).
     slots: slots::Slots,
     pub samplers: sampler::SamplerCache,
+    /// The kind of file this device's opaque fd exports are (`external::fd_kind`).
+    opaque_fd_kind: std::sync::OnceLock<external::FdKind>,
     /// Retired objects waiting for their submissions.
     graveyard: Graveyard,
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
@@ -265,6 +267,7 @@ impl Shared {
         let shared = Shared {
             slots: Default::default(),
             samplers: Default::default(),
+            opaque_fd_kind: Default::default(),
             graveyard: Default::default(),
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             raw,

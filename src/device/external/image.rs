@@ -147,6 +147,7 @@ pub(crate) fn import_image_memory(
     let shared = &device.shared;
     let (checked, bits) = check(shared, desc, memory.handle, false)?;
     check_fd(desc.label, fd, memory.handle)?;
+    super::fd_kind::check_opaque(shared, desc.label, fd, memory.handle)?;
     let dup = fd
         .try_clone_to_owned()
         .map_err(|e| MemoryError::InvalidExternalHandle {

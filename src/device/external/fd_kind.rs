@@ -1,0 +1,162 @@
+//! What kind of file an opaque fd is, against what this device's own exports are.
+//!
+//! An opaque fd (`VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT`) may only be imported if
+//! it was exported by a compatible driver for the same physical device
+//! (VUID-VkImportMemoryFdInfoKHR-fd-00668/01746; Vulkan spec §11.2.7, "External Memory
+//! Handle Types Compatibility"): anything else is undefined behaviour, which no driver has
+//! to catch. NVIDIA 580.159.04 answered `/dev/null` with `VK_ERROR_OUT_OF_DEVICE_MEMORY`,
+//! and the same process's next allocations failed with it too (the H200, 2026-12-05).
+//!
+//! A driver's opaque fds are all one kind of file: lavapipe's are memfds (regular files of
+//! the kernel's internal shm mount), NVIDIA's are its driver's character device or an
+//! anonymous inode. So before the driver sees an imported opaque fd, kiln compares the
+//! fd's kind — its file type, the device of its file system and, for a device node, the
+//! device it stands for — with the kind of this device's own exports, learnt from the first
+//! export (or from a 256-byte probe export made for an import that comes first). A fd of
+//! another kind (`/dev/null`, a file on disk, another driver's memory) is `KILN-E165`
+//! before any Vulkan call. A fd of the same kind can still be none of the driver's
+//! allocations; that is the caller's promise, as the spec says.
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
+
+use gpu_allocator::MemoryLocation;
+
+use super::{ExternalHandle, Shared};
+use crate::device::BufferDesc;
+use crate::error::MemoryError;
+
+/// The kind of file an fd names: `st_mode`'s file type bits, `st_dev`, and `st_rdev` for
+/// device nodes (0 otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FdKind {
+    file_type: u32,
+    dev: u64,
+    rdev: u64,
+}
+
+/// `S_IFMT`, `S_IFCHR`, `S_IFBLK` (POSIX `<sys/stat.h>`).
+const S_IFMT: u32 = 0o170_000;
+const S_IFCHR: u32 = 0o020_000;
+const S_IFBLK: u32 = 0o060_000;
+
+impl FdKind {
+    /// The kind of `fd`, read through `/proc/self/fd` (no new fd is opened).
+    pub(crate) fn of(fd: BorrowedFd<'_>) -> std::io::Result<FdKind> {
+        let m = std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd()))?;
+        Ok(FdKind::from_stat(m.mode(), m.dev(), m.rdev()))
+    }
+
+    fn from_stat(mode: u32, dev: u64, rdev: u64) -> FdKind {
+        let file_type = mode & S_IFMT;
+        let node = file_type == S_IFCHR || file_type == S_IFBLK;
+        FdKind {
+            file_type,
+            dev,
+            rdev: if node { rdev } else { 0 },
+        }
+    }
+}
+
+impl std::fmt::Display for FdKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (major, minor) = (self.rdev >> 8 & 0xfff, self.rdev & 0xff);
+        match self.file_type {
+            S_IFCHR => write!(f, "the character device {major}:{minor}"),
+            S_IFBLK => write!(f, "the block device {major}:{minor}"),
+            0o100_000 => write!(f, "a regular file of file system {:#x}", self.dev),
+            0 => write!(f, "an anonymous inode"),
+            t => write!(f, "a file of type {t:#o} on {:#x}", self.dev),
+        }
+    }
+}
+
+/// Remembers the kind of an opaque fd this device exported (the first one counts).
+pub(crate) fn learn(shared: &Shared, fd: BorrowedFd<'_>) {
+    if shared.opaque_fd_kind.get().is_none() {
+        if let Ok(kind) = FdKind::of(fd) {
+            let _ = shared.opaque_fd_kind.set(kind);
+        }
+    }
+}
+
+/// `KILN-E165` when `fd`, to be imported as an opaque fd, is another kind of file than this
+/// device's own opaque exports (see the module docs). Without an export yet, one probe
+/// buffer of 256 bytes is exported and dropped to learn it; where the device cannot export,
+/// nothing is compared (the import is refused anyway, `KILN-E163`).
+pub(crate) fn check_opaque(
+    shared: &Arc<Shared>,
+    object: &str,
+    fd: BorrowedFd<'_>,
+    handle: ExternalHandle,
+) -> Result<(), MemoryError> {
+    if handle != ExternalHandle::OpaqueFd {
+        return Ok(());
+    }
+    if shared.opaque_fd_kind.get().is_none() {
+        let probe = BufferDesc {
+            label: "kiln opaque fd probe",
+            size: 256,
+            usage: ash::vk::BufferUsageFlags::TRANSFER_DST,
+            location: MemoryLocation::GpuOnly,
+        };
+        let exported = super::exportable(shared, &probe, handle)
+            .and_then(|b| b.export_memory().map(|(fd, _)| fd));
+        if let Ok(fd) = exported {
+            learn(shared, fd.as_fd());
+        }
+    }
+    let Some(own) = shared.opaque_fd_kind.get() else {
+        return Ok(());
+    };
+    let kind = FdKind::of(fd).map_err(|e| MemoryError::InvalidExternalHandle {
+        object: object.to_string(),
+        handle,
+        detail: format!("the fd cannot be inspected: {e}"),
+    })?;
+    if kind == *own {
+        return Ok(());
+    }
+    Err(MemoryError::InvalidExternalHandle {
+        object: object.to_string(),
+        handle,
+        detail: format!(
+            "it is {kind}, while this driver's opaque fds are {own}: not memory this \
+             driver exported (importing it would be undefined behaviour, \
+             VUID-VkImportMemoryFdInfoKHR-fd-00668)"
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_compare_type_file_system_and_node() {
+        let memfd = FdKind::from_stat(0o100_777, 0x1, 0);
+        assert_eq!(memfd, FdKind::from_stat(0o100_600, 0x1, 0), "modes aside");
+        let null = FdKind::from_stat(0o020_666, 0x5, (1 << 8) | 3);
+        let nvidiactl = FdKind::from_stat(0o020_666, 0x5, (195 << 8) | 255);
+        assert_ne!(null, nvidiactl, "another device node");
+        assert_ne!(memfd, null);
+        assert_ne!(
+            memfd,
+            FdKind::from_stat(0o100_644, 0x803, 0),
+            "a file on disk"
+        );
+        assert_eq!(null.to_string(), "the character device 1:3");
+        assert_eq!(
+            FdKind::from_stat(0o600, 0xe, 0).to_string(),
+            "an anonymous inode"
+        );
+    }
+
+    #[test]
+    fn dev_null_is_a_character_device() {
+        let f = std::fs::File::open("/dev/null").unwrap();
+        let k = FdKind::of(f.as_fd()).unwrap();
+        assert_eq!(k.to_string(), "the character device 1:3");
+    }
+}
