@@ -190,6 +190,9 @@ pub struct SetLayout {
     /// a SAMPLER binding is filled by immutable samplers (`allocate_set_in`).
     fresh_unwritten: u32,
     immutable_filled: bool,
+    /// Per binding (layout order), a whole-buffer write's checks precomputed
+    /// (`DescriptorSet::write_buffers`).
+    plans: Box<[BufferPlan]>,
     /// Interned immutable samplers, kept alive as long as the layout.
     _samplers: Vec<Sampler>,
 }
@@ -234,6 +237,63 @@ impl SetLayout {
     #[inline]
     pub(crate) fn fresh_set(&self) -> (u32, bool) {
         (self.fresh_unwritten, self.immutable_filled)
+    }
+    /// Per binding (layout order), what a whole-buffer write of element 0 is checked
+    /// against ([`BufferPlan`]).
+    #[inline]
+    pub(crate) fn buffer_plans(&self) -> &[BufferPlan] {
+        &self.plans
+    }
+}
+
+/// What a write of a whole buffer to element 0 of one binding must satisfy, computed once
+/// per layout from the binding and the device limits: the buffer has `usage` (the
+/// binding's type needs it, VUID-VkWriteDescriptorSet-descriptorType-00330, -00331) and its
+/// size is at most `max_range` (maxUniformBufferRange / maxStorageBufferRange, -00332,
+/// -00333) and not 0. Offset 0 is aligned and element 0 exists (the binding has a fixed
+/// count of at least 1), so these are all the checks of `check_buffer_write_in` for such a
+/// write; a write that fails one goes through those checks (and their errors).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BufferPlan {
+    pub binding: u32,
+    /// The binding's first entry in a set's flat list (`SetLayout::starts`).
+    pub start: u32,
+    pub ty: vk::DescriptorType,
+    /// The buffer usage the binding needs; empty: no fast write (not a buffer binding, no
+    /// descriptor, or a variable count).
+    pub usage: vk::BufferUsageFlags,
+    pub max_range: u64,
+    /// A first write of the element makes one descriptor fewer to write before the set
+    /// binds (the binding is not PARTIALLY_BOUND).
+    pub counts: bool,
+}
+
+impl BufferPlan {
+    fn of(b: &SetLayoutBinding, start: u32, limits: &vk::PhysicalDeviceLimits) -> BufferPlan {
+        let usage = super::write::usage_for(b.descriptor_type);
+        let fixed = b.count >= 1
+            && !b
+                .flags
+                .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT);
+        let max_range = if usage == vk::BufferUsageFlags::UNIFORM_BUFFER {
+            limits.max_uniform_buffer_range as u64
+        } else {
+            limits.max_storage_buffer_range as u64
+        };
+        BufferPlan {
+            binding: b.binding,
+            start,
+            ty: b.descriptor_type,
+            usage: if fixed {
+                usage
+            } else {
+                vk::BufferUsageFlags::empty()
+            },
+            max_range,
+            counts: !b
+                .flags
+                .contains(vk::DescriptorBindingFlags::PARTIALLY_BOUND),
+        }
     }
 }
 
@@ -574,7 +634,7 @@ fn create(
     let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }
         .map_err(vk_device_err("vkCreateDescriptorSetLayout"))?;
     let mut total = 0u32;
-    let starts = desc
+    let starts: Box<[u32]> = desc
         .bindings
         .iter()
         .map(|b| {
@@ -597,6 +657,12 @@ fn create(
         })
         .fold(0u32, |n, b| n.saturating_add(slots_of(b)));
     let immutable_filled = desc.bindings.iter().any(filled);
+    let plans = desc
+        .bindings
+        .iter()
+        .zip(starts.iter())
+        .map(|(b, &start)| BufferPlan::of(b, start, shared.limits()))
+        .collect();
     Ok(Arc::new(SetLayout {
         shared: shared.clone(),
         raw,
@@ -607,6 +673,7 @@ fn create(
         total,
         fresh_unwritten,
         immutable_filled,
+        plans,
         _samplers: samplers,
     }))
 }

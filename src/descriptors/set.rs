@@ -30,7 +30,7 @@ use crate::error::{DescriptorError, DeviceError, Result};
 /// A resource a set refers to, kept alive as long as the set is.
 #[derive(Clone, Debug)]
 #[allow(dead_code)] // held only to keep the resource alive
-enum Held {
+pub(super) enum Held {
     /// A buffer and the byte range `[offset, offset + size)` the descriptor covers.
     Buffer(Buffer, u64, u64),
     Image(Image),
@@ -63,6 +63,9 @@ pub(crate) enum SetResource<'s> {
     /// written (its own, or an [`ImageView`]'s) and the mip levels and layers it shows.
     Image(&'s Image, vk::ImageViewType, crate::device::Subresources),
 }
+
+/// Writes of one `write_buffers` call that go through stack arrays (no allocation).
+const BATCH: usize = 8;
 
 /// A descriptor set allocated from its layout's growing pool. Returned to the pool on drop
 /// (once no submission can use it).
@@ -144,17 +147,20 @@ pub(crate) fn allocate_set_in(
         (Some(b), None) => Some(b.count),
         (None, _) => None,
     };
-    let (raw, pool) = layout
-        .pools
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .allocate(shared, layout.raw(), count)?;
+    // The descriptor list of a freed set when one is kept: no allocation.
+    let (raw, pool, spare) = {
+        let mut pools = layout.pools.lock().unwrap_or_else(|p| p.into_inner());
+        let (raw, pool) = pools.allocate(shared, layout.raw(), count)?;
+        (raw, pool, pools.take_held())
+    };
     let last = bindings.len().saturating_sub(1);
     let total = match count {
         Some(n) => layout.starts().get(last).copied().unwrap_or(0) as usize + n as usize,
         None => layout.descriptor_total() as usize,
     };
-    let mut held = Vec::with_capacity(total);
+    let mut held = spare.unwrap_or_default();
+    held.clear();
+    held.reserve(total);
     let mut unwritten = 0u32;
     match (count, layout.fresh_set()) {
         // Maximum counts, no binding filled: every entry empty, the count known.
@@ -439,8 +445,82 @@ impl DescriptorSet {
     /// Every write is checked first (as in [`write_buffer`](Self::write_buffer)); if one
     /// fails, nothing is written.
     pub fn write_buffers(&mut self, writes: &[(u32, &Buffer)]) -> Result<(), DescriptorError> {
-        // Up to BATCH writes go through stack arrays: no allocation per call.
-        const BATCH: usize = 8;
+        if self.write_buffers_planned(writes)? {
+            return Ok(());
+        }
+        self.write_buffers_checked(writes)
+    }
+
+    /// [`write_buffers`](Self::write_buffers) of up to [`BATCH`] writes that each pass their
+    /// binding's precomputed checks ([`BufferPlan`](super::layout::BufferPlan): the checks
+    /// of `check_buffer_write_in` for a whole buffer at element 0, folded per binding);
+    /// `false` (nothing done) where one does not: the caller checks them one by one (and
+    /// returns the error).
+    #[inline(always)]
+    fn write_buffers_planned(
+        &mut self,
+        writes: &[(u32, &Buffer)],
+    ) -> Result<bool, DescriptorError> {
+        if writes.len() > BATCH {
+            return Ok(false);
+        }
+        let plans = self.layout.buffer_plans();
+        let mut infos = [vk::DescriptorBufferInfo::default(); BATCH];
+        let mut picked = [0usize; BATCH];
+        for (i, (binding, buffer)) in writes.iter().enumerate() {
+            let Some(p) = plans.get(*binding as usize) else {
+                return Ok(false);
+            };
+            let size = buffer.size();
+            let ok = p.binding == *binding
+                && !p.usage.is_empty()
+                && buffer.usage().contains(p.usage)
+                && size != 0
+                && size <= p.max_range
+                && Arc::ptr_eq(buffer.shared(), &self.layout.shared);
+            if !ok {
+                return Ok(false);
+            }
+            infos[i] = vk::DescriptorBufferInfo {
+                buffer: buffer.raw(),
+                offset: 0,
+                range: size,
+            };
+            picked[i] = *binding as usize;
+        }
+        self.wait_unused()?;
+        let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
+        for (i, w) in vk_writes.iter_mut().enumerate().take(writes.len()) {
+            let p = &plans[picked[i]];
+            *w = vk::WriteDescriptorSet::default()
+                .dst_set(self.raw)
+                .dst_binding(p.binding)
+                .descriptor_type(p.ty)
+                .buffer_info(std::slice::from_ref(&infos[i]));
+        }
+        // SAFETY: as in write_buffer_range, for each write (each passed its binding's
+        // plan, which is every check of `check_buffer_write_in` for this write).
+        unsafe {
+            self.layout
+                .shared
+                .raw
+                .update_descriptor_sets(&vk_writes[..writes.len()], &[])
+        };
+        for (i, (_, buffer)) in writes.iter().enumerate() {
+            let p = &plans[picked[i]];
+            let Some(slot) = self.held.get_mut(p.start as usize) else {
+                continue;
+            };
+            let old = slot.replace(Held::Buffer((*buffer).clone(), 0, buffer.size()));
+            if old.is_none() && p.counts {
+                self.unwritten -= 1;
+            }
+        }
+        Ok(true)
+    }
+
+    /// [`write_buffers`](Self::write_buffers), each write checked by `check_buffer_write_in`.
+    fn write_buffers_checked(&mut self, writes: &[(u32, &Buffer)]) -> Result<(), DescriptorError> {
         let none = (0usize, vk::DescriptorType::SAMPLER);
         let mut on_stack = [none; BATCH];
         let mut on_heap = Vec::new();
@@ -650,16 +730,17 @@ impl Drop for DescriptorSet {
     fn drop(&mut self) {
         let layout = self.layout.clone();
         let (raw, pool) = (self.raw, self.pool);
-        let held = std::mem::take(&mut self.held);
+        let mut held = std::mem::take(&mut self.held);
         // The closure keeps the layout (and the resources the set refers to) alive until
-        // every submission that may use the set has finished.
+        // every submission that may use the set has finished. The resources are released
+        // before the pools' lock is taken; the emptied list goes back with the set.
         self.layout.shared.retire(move |s| {
+            held.clear();
             layout
                 .pools
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .free(&s.raw, raw, pool);
-            drop(held);
+                .free(&s.raw, raw, pool, held);
         });
     }
 }
