@@ -21,7 +21,12 @@
 //! first dispatch with a (set, access) pair lists the set's buffers and resolves them to
 //! tracker slots once ([`SetUses`]); later dispatches with the pair apply those uses as
 //! they are (one hash lookup per bound set, none per buffer). Sets holding images are
-//! listed binding by binding at every use (their layouts move).
+//! listed binding by binding at every use (their layouts move). A compiled entry also
+//! keeps the summary of its uses (what they add to the tracker's unflushed stages) and the
+//! tracker generation a dispatch last applied them at: applied again at that generation
+//! they skip the per-buffer generation and written-list checks, which that first
+//! application settled (`Tracker::apply_compiled` says why that is exact); every state
+//! step is still taken.
 //!
 //! A reusable recording cannot move an image at its first use (every submission would start
 //! from another layout than the one it leaves): it records the use in the layout the

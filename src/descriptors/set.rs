@@ -19,7 +19,7 @@ use std::sync::Arc;
 use ash::vk;
 use ash::vk::Handle;
 
-use super::layout::{slots_of, SetLayout, SetLayoutBinding};
+use super::layout::{slots_of, BufferPlan, SetLayout, SetLayoutBinding};
 use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
 use crate::device::{
     AccelerationStructure, Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps,
@@ -466,7 +466,7 @@ impl DescriptorSet {
         }
         let plans = self.layout.buffer_plans();
         let mut infos = [vk::DescriptorBufferInfo::default(); BATCH];
-        let mut picked = [0usize; BATCH];
+        let mut picked: [Option<&BufferPlan>; BATCH] = [None; BATCH];
         for (i, (binding, buffer)) in writes.iter().enumerate() {
             let Some(p) = plans.get(*binding as usize) else {
                 return Ok(false);
@@ -477,6 +477,7 @@ impl DescriptorSet {
                 && buffer.usage().contains(p.usage)
                 && size != 0
                 && size <= p.max_range
+                && (p.start as usize) < self.held.len()
                 && Arc::ptr_eq(buffer.shared(), &self.layout.shared);
             if !ok {
                 return Ok(false);
@@ -486,17 +487,31 @@ impl DescriptorSet {
                 offset: 0,
                 range: size,
             };
-            picked[i] = *binding as usize;
+            picked[i] = Some(p);
         }
         self.wait_unused()?;
+        // The Vulkan writes and the set's list in one pass (the update cannot fail, and no
+        // pending submission uses the set: waited above).
         let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
-        for (i, w) in vk_writes.iter_mut().enumerate().take(writes.len()) {
-            let p = &plans[picked[i]];
+        let n = writes.len();
+        for ((w, (p, info)), (_, buffer)) in vk_writes
+            .iter_mut()
+            .zip(picked.iter().zip(&infos))
+            .zip(writes)
+        {
+            let Some(p) = p else { continue };
             *w = vk::WriteDescriptorSet::default()
                 .dst_set(self.raw)
                 .dst_binding(p.binding)
                 .descriptor_type(p.ty)
-                .buffer_info(std::slice::from_ref(&infos[i]));
+                .buffer_info(std::slice::from_ref(info));
+            let Some(slot) = self.held.get_mut(p.start as usize) else {
+                continue;
+            };
+            let old = slot.replace(Held::Buffer((*buffer).clone(), 0, info.range));
+            if old.is_none() && p.counts {
+                self.unwritten -= 1;
+            }
         }
         // SAFETY: as in write_buffer_range, for each write (each passed its binding's
         // plan, which is every check of `check_buffer_write_in` for this write).
@@ -504,18 +519,8 @@ impl DescriptorSet {
             self.layout
                 .shared
                 .raw
-                .update_descriptor_sets(&vk_writes[..writes.len()], &[])
+                .update_descriptor_sets(&vk_writes[..n], &[])
         };
-        for (i, (_, buffer)) in writes.iter().enumerate() {
-            let p = &plans[picked[i]];
-            let Some(slot) = self.held.get_mut(p.start as usize) else {
-                continue;
-            };
-            let old = slot.replace(Held::Buffer((*buffer).clone(), 0, buffer.size()));
-            if old.is_none() && p.counts {
-                self.unwritten -= 1;
-            }
-        }
         Ok(true)
     }
 
