@@ -9,7 +9,7 @@
 //! compare on the hot path.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ash::vk;
 
@@ -193,6 +193,10 @@ pub struct SetLayout {
     /// Per binding (layout order), a whole-buffer write's checks precomputed
     /// (`DescriptorSet::write_buffers`).
     plans: Box<[BufferPlan]>,
+    /// The update template of a write of every binding's element 0 with whole buffers, in
+    /// layout order ([`buffers_template`](Self::buffers_template)), made at the first such
+    /// write; `None` inside: the layout has none.
+    template: OnceLock<Option<vk::DescriptorUpdateTemplate>>,
     /// Interned immutable samplers, kept alive as long as the layout.
     _samplers: Vec<Sampler>,
 }
@@ -243,6 +247,55 @@ impl SetLayout {
     #[inline]
     pub(crate) fn buffer_plans(&self) -> &[BufferPlan] {
         &self.plans
+    }
+
+    /// A `VkDescriptorUpdateTemplate` (Vulkan 1.1, §14.2.6) that writes element 0 of every
+    /// binding, in layout order, from consecutive `VkDescriptorBufferInfo`s: what
+    /// `write_buffers` of all bindings in order passes to
+    /// `vkUpdateDescriptorSetWithTemplate` instead of one `VkWriteDescriptorSet` each.
+    /// `None` where every binding is not a buffer binding of a fixed count (the plans say),
+    /// for a push-descriptor layout, or where creating it failed (the writes then go
+    /// through `vkUpdateDescriptorSets`).
+    #[inline]
+    pub(crate) fn buffers_template(&self) -> Option<vk::DescriptorUpdateTemplate> {
+        *self.template.get_or_init(|| self.make_buffers_template())
+    }
+
+    fn make_buffers_template(&self) -> Option<vk::DescriptorUpdateTemplate> {
+        let push = vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR;
+        if self.plans.is_empty()
+            || self.plans.iter().any(|p| p.usage.is_empty())
+            || self.desc.flags.contains(push)
+        {
+            return None;
+        }
+        let size = std::mem::size_of::<vk::DescriptorBufferInfo>();
+        let entries: Vec<vk::DescriptorUpdateTemplateEntry> = self
+            .plans
+            .iter()
+            .enumerate()
+            .map(|(i, p)| vk::DescriptorUpdateTemplateEntry {
+                dst_binding: p.binding,
+                dst_array_element: 0,
+                descriptor_count: 1,
+                descriptor_type: p.ty,
+                offset: i * size,
+                stride: size,
+            })
+            .collect();
+        let info = vk::DescriptorUpdateTemplateCreateInfo::default()
+            .descriptor_update_entries(&entries)
+            .template_type(vk::DescriptorUpdateTemplateType::DESCRIPTOR_SET)
+            .descriptor_set_layout(self.raw);
+        // SAFETY: the layout is alive and of this device; each entry names a binding of
+        // it with its own descriptor type, element 0 of a count of at least 1 (the plans);
+        // `entries` outlives the call. Destroyed with the layout (`Drop`).
+        unsafe {
+            self.shared
+                .raw
+                .create_descriptor_update_template(&info, None)
+        }
+        .ok()
     }
 }
 
@@ -303,12 +356,18 @@ impl Drop for SetLayout {
             cache.0.forget(&self.desc, self);
         }
         let raw = self.raw;
+        let template = self.template.get().copied().flatten();
         let mut pools = std::mem::replace(
             self.pools.get_mut().unwrap_or_else(|p| p.into_inner()),
             DescriptorAllocator::new(&DescriptorSetLayoutDesc::default()),
         );
         self.shared.retire(move |s| {
             pools.destroy(&s.raw);
+            if let Some(t) = template {
+                // SAFETY: made from this device; no write uses it any more (every set of
+                // the layout is gone: each holds an Arc to it).
+                unsafe { s.raw.destroy_descriptor_update_template(t, None) };
+            }
             // SAFETY: no set of these pools is alive (each holds an Arc to this layout),
             // no pipeline layout using it is alive (they hold Arcs too), and retire runs
             // this after every submission that may use them finished.
@@ -674,6 +733,7 @@ fn create(
         fresh_unwritten,
         immutable_filled,
         plans,
+        template: OnceLock::new(),
         _samplers: samplers,
     }))
 }

@@ -210,6 +210,19 @@ fn fill_held(
     }
 }
 
+/// Records in a set's list (`held`, `unwritten`) that element 0 of the binding of `p` now
+/// refers to the whole `buffer` (kept alive with the set).
+#[inline(always)]
+fn hold_buffer(held: &mut [Option<Held>], unwritten: &mut u32, p: &BufferPlan, buffer: &Buffer) {
+    let Some(slot) = held.get_mut(p.start as usize) else {
+        return;
+    };
+    let old = slot.replace(Held::Buffer(buffer.clone(), 0, buffer.size()));
+    if old.is_none() && p.counts {
+        *unwritten -= 1;
+    }
+}
+
 #[inline]
 fn partially_bound(b: &SetLayoutBinding) -> bool {
     b.flags
@@ -467,6 +480,8 @@ impl DescriptorSet {
         let plans = self.layout.buffer_plans();
         let mut infos = [vk::DescriptorBufferInfo::default(); BATCH];
         let mut picked: [Option<&BufferPlan>; BATCH] = [None; BATCH];
+        // Every binding written, in layout order (the update template's case).
+        let mut in_order = writes.len() == plans.len();
         for (i, (binding, buffer)) in writes.iter().enumerate() {
             let Some(p) = plans.get(*binding as usize) else {
                 return Ok(false);
@@ -488,8 +503,34 @@ impl DescriptorSet {
                 range: size,
             };
             picked[i] = Some(p);
+            in_order &= *binding as usize == i;
         }
         self.wait_unused()?;
+        let template = if in_order {
+            self.layout.buffers_template()
+        } else {
+            None
+        };
+        if let Some(template) = template {
+            // SAFETY: the template writes element 0 of every binding of this set's layout
+            // in order from `infos[..n]` (n = the layout's binding count = the writes),
+            // each info passed its binding's plan (every check of `check_buffer_write_in`);
+            // no pending submission uses the set (waited above) and `&mut self` gives the
+            // external synchronization the update needs; `infos` outlives the call.
+            unsafe {
+                self.layout.shared.raw.update_descriptor_set_with_template(
+                    self.raw,
+                    template,
+                    infos.as_ptr().cast(),
+                )
+            };
+            for (p, (_, buffer)) in picked.iter().zip(writes) {
+                if let Some(p) = p {
+                    hold_buffer(&mut self.held, &mut self.unwritten, p, buffer);
+                }
+            }
+            return Ok(true);
+        }
         // The Vulkan writes and the set's list in one pass (the update cannot fail, and no
         // pending submission uses the set: waited above).
         let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
@@ -505,13 +546,7 @@ impl DescriptorSet {
                 .dst_binding(p.binding)
                 .descriptor_type(p.ty)
                 .buffer_info(std::slice::from_ref(info));
-            let Some(slot) = self.held.get_mut(p.start as usize) else {
-                continue;
-            };
-            let old = slot.replace(Held::Buffer((*buffer).clone(), 0, info.range));
-            if old.is_none() && p.counts {
-                self.unwritten -= 1;
-            }
+            hold_buffer(&mut self.held, &mut self.unwritten, p, buffer);
         }
         // SAFETY: as in write_buffer_range, for each write (each passed its binding's
         // plan, which is every check of `check_buffer_write_in` for this write).
