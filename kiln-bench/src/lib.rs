@@ -43,7 +43,8 @@ mod hostmem;
 mod parallel_pipelines;
 mod pipelines;
 mod queues;
-mod raw;
+#[doc(hidden)] // for the profile examples (`raw_profile`)
+pub mod raw;
 mod scopes;
 mod stream;
 mod transfer;
@@ -245,6 +246,12 @@ pub fn write_six(
         (4, b(4)),
         (5, b(5)),
     ])?)
+}
+
+/// The dispatch rows' pseudo-random (pipeline, set) stream of `n` dispatches over 4
+/// pipelines and 8 sets (`dispatch.rs`'s `stream`), for the profile examples.
+pub fn profile_stream(n: usize) -> Vec<(usize, usize)> {
+    dispatch::stream(n)
 }
 
 /// A profile example's round count: its first argument, else `default`.

@@ -21,7 +21,12 @@
 //! first dispatch with a (set, access) pair lists the set's buffers and resolves them to
 //! tracker slots once ([`SetUses`]); later dispatches with the pair apply those uses as
 //! they are (one hash lookup per bound set, none per buffer). Sets holding images are
-//! listed binding by binding at every use (their layouts move).
+//! listed binding by binding at every use (their layouts move). A compiled entry also
+//! keeps the summary of its uses (what they add to the tracker's unflushed stages) and the
+//! tracker generation a dispatch last applied them at: applied again at that generation
+//! they skip the per-buffer generation and written-list checks, which that first
+//! application settled (`Tracker::apply_compiled` says why that is exact); every state
+//! step is still taken.
 //!
 //! A reusable recording cannot move an image at its first use (every submission would start
 //! from another layout than the one it leaves): it records the use in the layout the
@@ -36,7 +41,7 @@ use vk::Handle;
 use vk::PipelineStageFlags2 as S;
 
 use super::command::{image_key, BufferAccess};
-use super::hazards::{merge_uses, Key, Map, Need, Res, Use};
+use super::hazards::{merge_uses, Key, Map, Need, Res, Use, UsesSummary};
 use super::image_layouts::Move;
 use super::{work::ImageUse, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetResource};
@@ -79,6 +84,11 @@ struct Compiled {
     /// The tracker's `changes` when a draw last applied the uses, as reads that needed
     /// nothing (`u64::MAX`: not yet; see `Recorder::draw_repeats_reads`).
     applied: u64,
+    /// The uses' summary, for `Tracker::apply_compiled`.
+    summary: UsesSummary,
+    /// The tracker generation at which a dispatch last applied the uses (`u32::MAX`: none):
+    /// at the same generation they are warm (`Tracker::apply_compiled`).
+    warm_gen: u32,
 }
 
 impl SetUses {
@@ -143,6 +153,7 @@ impl SetUses {
         merge_uses(&mut mine);
         let read_only = mine.iter().all(|(_, u)| u.write.is_empty());
         let start = self.uses.len() as u32;
+        let summary = UsesSummary::of(&mine);
         if !images {
             self.uses.extend_from_slice(&mine);
         }
@@ -154,6 +165,8 @@ impl SetUses {
             images,
             read_only,
             applied: u64::MAX,
+            summary,
+            warm_gen: u32::MAX,
         });
     }
 }
@@ -252,11 +265,18 @@ impl<'a> Recorder<'a, '_> {
         let before = self.sync.tracker.epoch;
         let (need, had_images) = match self.compiled_dispatch() {
             // One set whose uses are compiled: applied from the cache as they are.
-            Some((start, end)) => {
-                let need = self
-                    .sync
-                    .tracker
-                    .apply_resolved(&self.sync.set_cache.uses[start..end]);
+            Some(i) => {
+                let (cache, tracker) = (&mut self.sync.set_cache, &mut self.sync.tracker);
+                let Some(c) = cache.entries.get_mut(i) else {
+                    return Ok(());
+                };
+                let gen = tracker.generation();
+                let uses = cache
+                    .uses
+                    .get(c.start as usize..c.end as usize)
+                    .unwrap_or_default();
+                let need = tracker.apply_compiled(uses, &c.summary, c.warm_gen == gen);
+                c.warm_gen = gen;
                 if !need.is_empty() {
                     if let Some(recorded) = self.emit(need) {
                         self.sync.tracker.recorded(recorded);
@@ -280,12 +300,12 @@ impl<'a> Recorder<'a, '_> {
         Ok(())
     }
 
-    /// The compiled uses (a range of `set_cache.uses`) of the dispatch about to be
+    /// The index of the compiled uses (an entry of `set_cache`) of the dispatch about to be
     /// recorded, when one set is bound at the compute bind point, compiled for the bound
     /// pipeline's access and holding no image, and nothing else is pending (no layout
     /// transition, no buffer-device-address ordering).
     #[inline]
-    fn compiled_dispatch(&self) -> Option<(usize, usize)> {
+    fn compiled_dispatch(&self) -> Option<usize> {
         if !self.sync.pending_images.is_empty() || !self.sync.after_addresses.is_empty() {
             return None;
         }
@@ -305,15 +325,15 @@ impl<'a> Recorder<'a, '_> {
         // the hash lookup, whose answer becomes the hint.
         let cache = &self.sync.set_cache;
         let hint = set.draw_entry.load(Ordering::Relaxed);
-        let c = match cache.entries.get(hint as usize) {
-            Some(c) if c.set == set_id && c.access == access_id => c,
+        let (i, c) = match cache.entries.get(hint as usize) {
+            Some(c) if c.set == set_id && c.access == access_id => (hint, c),
             _ => {
                 let i = cache.find(set_id, access_id)?;
                 set.draw_entry.store(i, Ordering::Relaxed);
-                cache.entries.get(i as usize)?
+                (i, cache.entries.get(i as usize)?)
             }
         };
-        (!c.images).then_some((c.start as usize, c.end as usize))
+        (!c.images).then_some(i as usize)
     }
 
     /// The automatic tracking of a draw (inside a rendering scope: no barrier; the uses

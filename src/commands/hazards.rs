@@ -57,6 +57,9 @@ use ash::vk;
 
 use crate::device::{SubresourceMap, Subresources};
 
+mod spans;
+use spans::apply_range;
+
 use vk::AccessFlags2 as A;
 use vk::PipelineStageFlags2 as S;
 
@@ -277,6 +280,37 @@ impl State {
     }
 }
 
+/// What a list of uses adds to the tracker's unflushed stages and accesses, and whether one
+/// writes: gathered per use by [`Tracker::apply_resolved`], computed once for compiled
+/// uses ([`Tracker::apply_compiled`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct UsesSummary {
+    write_stage: S,
+    write_access: A,
+    read_stage: S,
+    wrote: bool,
+}
+
+impl UsesSummary {
+    /// The summary of `uses`.
+    pub(crate) fn of(uses: &[(Res, Use)]) -> UsesSummary {
+        let mut s = UsesSummary::default();
+        for (_, u) in uses {
+            s.add(*u);
+        }
+        s
+    }
+
+    #[inline(always)]
+    fn add(&mut self, u: Use) {
+        let writes = !u.write.is_empty();
+        self.wrote |= writes;
+        self.write_stage |= if writes { u.stage } else { S::NONE };
+        self.write_access |= u.write;
+        self.read_stage |= if u.read.is_empty() { S::NONE } else { u.stage };
+    }
+}
+
 /// A byte range `[start, end)` of a buffer in one state.
 #[derive(Clone, Copy, Debug)]
 struct Span {
@@ -459,6 +493,40 @@ impl Tracker {
     /// The barrier the resolved uses of one command need (merged: no resource twice with
     /// one stage), each applied. Cost: one step per use, no lookup for buffers.
     pub(crate) fn apply_resolved(&mut self, uses: &[(Res, Use)]) -> Need {
+        self.apply_core::<false>(uses, &UsesSummary::default())
+    }
+
+    /// [`apply_resolved`](Self::apply_resolved) of uses compiled once (a bound set's, see
+    /// `automatic`): `summary` is [`UsesSummary::of`] them; `warm`: the same uses were
+    /// applied at the tracker's current generation ([`generation`](Self::generation))
+    /// already. Then every buffer slot they name is of this generation (a slot takes the
+    /// generation at its use and keeps it until [`reset`](Self::reset) bumps the tracker's)
+    /// and every buffer they write is in `written` (never removed during a recording), so
+    /// the per-use checks of both are skipped; the states are applied as always.
+    #[inline]
+    pub(crate) fn apply_compiled(
+        &mut self,
+        uses: &[(Res, Use)],
+        summary: &UsesSummary,
+        warm: bool,
+    ) -> Need {
+        if warm {
+            self.apply_core::<true>(uses, summary)
+        } else {
+            self.apply_core::<false>(uses, summary)
+        }
+    }
+
+    /// The generation of the buffer slots' states (bumped by [`reset`](Self::reset)).
+    #[inline]
+    pub(crate) fn generation(&self) -> u32 {
+        self.gen
+    }
+
+    /// [`apply_resolved`](Self::apply_resolved); `WARM`: as `apply_compiled`'s `warm`, with
+    /// the unflushed stages and accesses taken from `summary` instead of gathered per use.
+    #[inline(always)]
+    fn apply_core<const WARM: bool>(&mut self, uses: &[(Res, Use)], summary: &UsesSummary) -> Need {
         self.epoch += 1;
         self.cmd += 1;
         let ctx = Ctx {
@@ -470,40 +538,45 @@ impl Tracker {
             graphics_access: self.graphics_access(),
         };
         let mut need = Need::default();
-        let mut wrote = false;
-        // The unflushed stages and accesses, gathered in locals and stored once.
-        let (mut write_stage, mut write_access, mut read_stage) = (S::NONE, A::NONE, S::NONE);
+        // The unflushed stages and accesses, gathered in locals and stored once (warm: the
+        // summary's).
+        let mut sum = if WARM {
+            *summary
+        } else {
+            UsesSummary::default()
+        };
         // By reference: only the fields used are loaded, not each 64-byte pair.
         for (res, u) in uses {
             let u = *u;
             let writes = !u.write.is_empty();
-            wrote |= writes;
-            write_stage |= if writes { u.stage } else { S::NONE };
-            write_access |= u.write;
-            read_stage |= if u.read.is_empty() { S::NONE } else { u.stage };
+            if !WARM {
+                sum.add(u);
+            }
             match *res {
                 Res::Image(raw, range) => self.apply_image(raw, range, u, &mut need, &ctx),
                 Res::Buffer(slot, start, end) => {
                     let Some(b) = self.slots.get_mut(slot as usize) else {
                         continue;
                     };
-                    if b.gen != self.gen {
-                        b.gen = self.gen;
-                        b.spans.clear();
+                    if !WARM {
+                        if b.gen != self.gen {
+                            b.gen = self.gen;
+                            b.spans.clear();
+                        }
+                        if writes && !b.written {
+                            b.written = true;
+                            self.written.insert(b.raw);
+                        }
+                        self.used = true;
                     }
-                    if writes && !b.written {
-                        b.written = true;
-                        self.written.insert(b.raw);
-                    }
-                    self.used = true;
                     apply_range(&mut b.spans, start, end, u, &mut need, &ctx)
                 }
             }
         }
-        self.unflushed_write.0 |= write_stage;
-        self.unflushed_write.1 |= write_access;
-        self.unflushed_read |= read_stage;
-        if wrote || !need.is_empty() {
+        self.unflushed_write.0 |= sum.write_stage;
+        self.unflushed_write.1 |= sum.write_access;
+        self.unflushed_read |= sum.read_stage;
+        if sum.wrote || !need.is_empty() {
             self.changes += 1;
         }
         // Inside a rendering scope `need` is not empty only where a use conflicts with an
@@ -667,104 +740,6 @@ pub(crate) fn merge_uses(uses: &mut Vec<(Res, Use)>) {
         }
         i += 1;
     }
-}
-
-/// Applies `u` to `[start, end)` of a buffer's spans (splitting spans at the range's ends,
-/// creating spans for the parts never used before, merging equal neighbours).
-/// The common case, one span that is the whole range, is inlined into the caller.
-#[inline(always)]
-fn apply_range(spans: &mut Vec<Span>, start: u64, end: u64, u: Use, need: &mut Need, ctx: &Ctx) {
-    if let [only] = spans.as_mut_slice() {
-        if only.start == start && only.end == end {
-            only.state.apply(u, need, ctx);
-            return;
-        }
-    }
-    apply_split(spans, start, end, u, need, ctx);
-}
-
-/// [`apply_range`] where the range is not one span already.
-#[inline(never)]
-fn apply_split(spans: &mut Vec<Span>, start: u64, end: u64, u: Use, need: &mut Need, ctx: &Ctx) {
-    let old = std::mem::take(spans);
-    let mut out = Vec::with_capacity(old.len() + 2);
-    let mut cur = start;
-    let fresh = |a: u64, b: u64, out: &mut Vec<Span>| {
-        let mut state = State::default();
-        state.apply(u, &mut Need::default(), ctx);
-        out.push(Span {
-            start: a,
-            end: b,
-            state,
-        });
-    };
-    for sp in old {
-        if sp.end <= start || sp.start >= end {
-            if sp.start >= end && cur < end {
-                fresh(cur, end, &mut out);
-                cur = end;
-            }
-            out.push(sp);
-            continue;
-        }
-        if sp.start < start {
-            out.push(Span { end: start, ..sp });
-        }
-        let (os, oe) = (sp.start.max(start), sp.end.min(end));
-        if cur < os {
-            fresh(cur, os, &mut out);
-        }
-        let mut state = sp.state;
-        state.apply(u, need, ctx);
-        out.push(Span {
-            start: os,
-            end: oe,
-            state,
-        });
-        cur = oe;
-        if sp.end > end {
-            out.push(Span { start: end, ..sp });
-        }
-    }
-    if cur < end {
-        fresh(cur, end, &mut out);
-    }
-    // Equal neighbours become one span (a buffer used whole again returns to one span).
-    // Command stamps count as equal when every barrier, recorded or to come, covers both
-    // or neither (`class`); the later ones are kept.
-    out.dedup_by(|b, a| {
-        let class = |stamp: u32| {
-            if stamp < ctx.cover {
-                0 // covered by the last barrier, and by every later one
-            } else if stamp < ctx.cmd {
-                1 // covered by any barrier recorded for this command or a later one
-            } else if stamp == ctx.cmd {
-                2 // this command's: covered by a barrier of a later command
-            } else {
-                3
-            }
-        };
-        let unstamped = |s: &State| {
-            (
-                State {
-                    write_cmd: 0,
-                    read_cmd: 0,
-                    ..*s
-                },
-                class(s.write_cmd),
-                class(s.read_cmd),
-            )
-        };
-        if a.end == b.start && unstamped(&a.state) == unstamped(&b.state) {
-            a.end = b.end;
-            a.state.write_cmd = a.state.write_cmd.max(b.state.write_cmd);
-            a.state.read_cmd = a.state.read_cmd.max(b.state.read_cmd);
-            true
-        } else {
-            false
-        }
-    });
-    *spans = out;
 }
 
 #[cfg(test)]

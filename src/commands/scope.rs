@@ -287,9 +287,14 @@ impl<'a> Recorder<'a, '_> {
             self.timing.submission_begin = Some(begin);
         }
         self.timing.open.push(self.timing.scopes.len());
-        // A loop's scopes share one name: no allocation per scope.
+        // A loop's scopes share one name: no allocation per scope (the same literal: one
+        // pointer compare, no byte compare).
+        let same = |s: &ScopeRecord| {
+            s.name.len() == name.len()
+                && (std::ptr::eq(s.name.as_ptr(), name.as_ptr()) || *s.name == *name)
+        };
         let name = match self.timing.scopes.last() {
-            Some(s) if &*s.name == name => s.name.clone(),
+            Some(s) if same(s) => s.name.clone(),
             _ => Arc::from(name),
         };
         self.timing.scopes.push(ScopeRecord {

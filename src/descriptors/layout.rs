@@ -9,7 +9,7 @@
 //! compare on the hot path.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ash::vk;
 
@@ -190,6 +190,13 @@ pub struct SetLayout {
     /// a SAMPLER binding is filled by immutable samplers (`allocate_set_in`).
     fresh_unwritten: u32,
     immutable_filled: bool,
+    /// Per binding (layout order), a whole-buffer write's checks precomputed
+    /// (`DescriptorSet::write_buffers`).
+    plans: Box<[BufferPlan]>,
+    /// The update template of a write of every binding's element 0 with whole buffers, in
+    /// layout order ([`buffers_template`](Self::buffers_template)), made at the first such
+    /// write; `None` inside: the layout has none.
+    template: OnceLock<Option<vk::DescriptorUpdateTemplate>>,
     /// Interned immutable samplers, kept alive as long as the layout.
     _samplers: Vec<Sampler>,
 }
@@ -235,6 +242,112 @@ impl SetLayout {
     pub(crate) fn fresh_set(&self) -> (u32, bool) {
         (self.fresh_unwritten, self.immutable_filled)
     }
+    /// Per binding (layout order), what a whole-buffer write of element 0 is checked
+    /// against ([`BufferPlan`]).
+    #[inline]
+    pub(crate) fn buffer_plans(&self) -> &[BufferPlan] {
+        &self.plans
+    }
+
+    /// A `VkDescriptorUpdateTemplate` (Vulkan 1.1, §14.2.6) that writes element 0 of every
+    /// binding, in layout order, from consecutive `VkDescriptorBufferInfo`s: what
+    /// `write_buffers` of all bindings in order passes to
+    /// `vkUpdateDescriptorSetWithTemplate` instead of one `VkWriteDescriptorSet` each.
+    /// `None` where every binding is not a buffer binding of a fixed count (the plans say),
+    /// for a push-descriptor layout, or where creating it failed (the writes then go
+    /// through `vkUpdateDescriptorSets`).
+    #[inline]
+    pub(crate) fn buffers_template(&self) -> Option<vk::DescriptorUpdateTemplate> {
+        *self.template.get_or_init(|| self.make_buffers_template())
+    }
+
+    fn make_buffers_template(&self) -> Option<vk::DescriptorUpdateTemplate> {
+        let push = vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR;
+        if self.plans.is_empty()
+            || self.plans.iter().any(|p| p.usage.is_empty())
+            || self.desc.flags.contains(push)
+        {
+            return None;
+        }
+        let size = std::mem::size_of::<vk::DescriptorBufferInfo>();
+        let entries: Vec<vk::DescriptorUpdateTemplateEntry> = self
+            .plans
+            .iter()
+            .enumerate()
+            .map(|(i, p)| vk::DescriptorUpdateTemplateEntry {
+                dst_binding: p.binding,
+                dst_array_element: 0,
+                descriptor_count: 1,
+                descriptor_type: p.ty,
+                offset: i * size,
+                stride: size,
+            })
+            .collect();
+        let info = vk::DescriptorUpdateTemplateCreateInfo::default()
+            .descriptor_update_entries(&entries)
+            .template_type(vk::DescriptorUpdateTemplateType::DESCRIPTOR_SET)
+            .descriptor_set_layout(self.raw);
+        // SAFETY: the layout is alive and of this device; each entry names a binding of
+        // it with its own descriptor type, element 0 of a count of at least 1 (the plans);
+        // `entries` outlives the call. Destroyed with the layout (`Drop`).
+        unsafe {
+            self.shared
+                .raw
+                .create_descriptor_update_template(&info, None)
+        }
+        .ok()
+    }
+}
+
+/// What a write of a whole buffer to element 0 of one binding must satisfy, computed once
+/// per layout from the binding and the device limits: the buffer has `usage` (the
+/// binding's type needs it, VUID-VkWriteDescriptorSet-descriptorType-00330, -00331) and its
+/// size is at most `max_range` (maxUniformBufferRange / maxStorageBufferRange, -00332,
+/// -00333) and not 0. Offset 0 is aligned and element 0 exists (the binding has a fixed
+/// count of at least 1), so these are all the checks of `check_buffer_write_in` for such a
+/// write; a write that fails one goes through those checks (and their errors).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BufferPlan {
+    pub binding: u32,
+    /// The binding's first entry in a set's flat list (`SetLayout::starts`).
+    pub start: u32,
+    pub ty: vk::DescriptorType,
+    /// The buffer usage the binding needs; empty: no fast write (not a buffer binding, no
+    /// descriptor, or a variable count).
+    pub usage: vk::BufferUsageFlags,
+    pub max_range: u64,
+    /// A first write of the element makes one descriptor fewer to write before the set
+    /// binds (the binding is not PARTIALLY_BOUND).
+    pub counts: bool,
+}
+
+impl BufferPlan {
+    fn of(b: &SetLayoutBinding, start: u32, limits: &vk::PhysicalDeviceLimits) -> BufferPlan {
+        let usage = super::write::usage_for(b.descriptor_type);
+        let fixed = b.count >= 1
+            && !b
+                .flags
+                .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT);
+        let max_range = if usage == vk::BufferUsageFlags::UNIFORM_BUFFER {
+            limits.max_uniform_buffer_range as u64
+        } else {
+            limits.max_storage_buffer_range as u64
+        };
+        BufferPlan {
+            binding: b.binding,
+            start,
+            ty: b.descriptor_type,
+            usage: if fixed {
+                usage
+            } else {
+                vk::BufferUsageFlags::empty()
+            },
+            max_range,
+            counts: !b
+                .flags
+                .contains(vk::DescriptorBindingFlags::PARTIALLY_BOUND),
+        }
+    }
 }
 
 impl Drop for SetLayout {
@@ -243,12 +356,18 @@ impl Drop for SetLayout {
             cache.0.forget(&self.desc, self);
         }
         let raw = self.raw;
+        let template = self.template.get().copied().flatten();
         let mut pools = std::mem::replace(
             self.pools.get_mut().unwrap_or_else(|p| p.into_inner()),
             DescriptorAllocator::new(&DescriptorSetLayoutDesc::default()),
         );
         self.shared.retire(move |s| {
             pools.destroy(&s.raw);
+            if let Some(t) = template {
+                // SAFETY: made from this device; no write uses it any more (every set of
+                // the layout is gone: each holds an Arc to it).
+                unsafe { s.raw.destroy_descriptor_update_template(t, None) };
+            }
             // SAFETY: no set of these pools is alive (each holds an Arc to this layout),
             // no pipeline layout using it is alive (they hold Arcs too), and retire runs
             // this after every submission that may use them finished.
@@ -574,7 +693,7 @@ fn create(
     let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }
         .map_err(vk_device_err("vkCreateDescriptorSetLayout"))?;
     let mut total = 0u32;
-    let starts = desc
+    let starts: Box<[u32]> = desc
         .bindings
         .iter()
         .map(|b| {
@@ -597,6 +716,12 @@ fn create(
         })
         .fold(0u32, |n, b| n.saturating_add(slots_of(b)));
     let immutable_filled = desc.bindings.iter().any(filled);
+    let plans = desc
+        .bindings
+        .iter()
+        .zip(starts.iter())
+        .map(|(b, &start)| BufferPlan::of(b, start, shared.limits()))
+        .collect();
     Ok(Arc::new(SetLayout {
         shared: shared.clone(),
         raw,
@@ -607,6 +732,8 @@ fn create(
         total,
         fresh_unwritten,
         immutable_filled,
+        plans,
+        template: OnceLock::new(),
         _samplers: samplers,
     }))
 }

@@ -33,6 +33,7 @@
 use ash::vk;
 
 use super::layout::DescriptorSetLayoutDesc;
+use super::set::Held;
 use crate::device::{FaultSite, Shared};
 use crate::error::{vk_device_err, DescriptorError, Result};
 
@@ -162,6 +163,9 @@ pub(crate) struct DescriptorAllocator {
     chain: PoolChain,
     /// Freed sets kept for reuse: (set, pool index). Only when `recycle`.
     spare: Vec<(vk::DescriptorSet, usize)>,
+    /// The emptied descriptor lists of freed sets (their allocations), taken by new sets:
+    /// no allocation per set. At most one per spare set.
+    spare_held: Vec<Vec<Option<Held>>>,
     /// Every binding must be written before a set of this layout binds.
     recycle: bool,
     /// Inline uniform block bindings per set (their pool sizes count bytes).
@@ -188,6 +192,7 @@ impl DescriptorAllocator {
             pools: Vec::new(),
             chain: PoolChain::default(),
             spare: Vec::new(),
+            spare_held: Vec::new(),
             recycle: bindings.iter().all(|b| !b.flags.intersects(partial)),
             inline_bindings: bindings
                 .iter()
@@ -283,18 +288,34 @@ impl DescriptorAllocator {
 
     /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending
     /// submission may use it.
-    pub(crate) fn free(&mut self, device: &ash::Device, set: vk::DescriptorSet, pool: usize) {
+    /// `held`: the set's descriptor list, emptied (kept for a later set when the set is).
+    pub(super) fn free(
+        &mut self,
+        device: &ash::Device,
+        set: vk::DescriptorSet,
+        pool: usize,
+        held: Vec<Option<Held>>,
+    ) {
         let Some(&raw) = self.pools.get(pool) else {
             return;
         };
         if self.recycle {
             self.spare.push((set, pool));
+            if held.is_empty() && self.spare_held.len() < self.spare.len() {
+                self.spare_held.push(held);
+            }
             return;
         }
         // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET) and no
         // pending command buffer uses it (kiln's execute waits).
         let _ = unsafe { device.free_descriptor_sets(raw, &[set]) };
         self.chain.freed(pool);
+    }
+
+    /// An emptied descriptor list of a freed set, for a new set (`None`: none kept).
+    #[inline]
+    pub(super) fn take_held(&mut self) -> Option<Vec<Option<Held>>> {
+        self.spare_held.pop()
     }
 
     pub(crate) fn destroy(&mut self, device: &ash::Device) {

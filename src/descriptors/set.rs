@@ -19,7 +19,7 @@ use std::sync::Arc;
 use ash::vk;
 use ash::vk::Handle;
 
-use super::layout::{slots_of, SetLayout, SetLayoutBinding};
+use super::layout::{slots_of, BufferPlan, SetLayout, SetLayoutBinding};
 use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
 use crate::device::{
     AccelerationStructure, Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps,
@@ -30,7 +30,7 @@ use crate::error::{DescriptorError, DeviceError, Result};
 /// A resource a set refers to, kept alive as long as the set is.
 #[derive(Clone, Debug)]
 #[allow(dead_code)] // held only to keep the resource alive
-enum Held {
+pub(super) enum Held {
     /// A buffer and the byte range `[offset, offset + size)` the descriptor covers.
     Buffer(Buffer, u64, u64),
     Image(Image),
@@ -63,6 +63,9 @@ pub(crate) enum SetResource<'s> {
     /// written (its own, or an [`ImageView`]'s) and the mip levels and layers it shows.
     Image(&'s Image, vk::ImageViewType, crate::device::Subresources),
 }
+
+/// Writes of one `write_buffers` call that go through stack arrays (no allocation).
+const BATCH: usize = 8;
 
 /// A descriptor set allocated from its layout's growing pool. Returned to the pool on drop
 /// (once no submission can use it).
@@ -144,17 +147,20 @@ pub(crate) fn allocate_set_in(
         (Some(b), None) => Some(b.count),
         (None, _) => None,
     };
-    let (raw, pool) = layout
-        .pools
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .allocate(shared, layout.raw(), count)?;
+    // The descriptor list of a freed set when one is kept: no allocation.
+    let (raw, pool, spare) = {
+        let mut pools = layout.pools.lock().unwrap_or_else(|p| p.into_inner());
+        let (raw, pool) = pools.allocate(shared, layout.raw(), count)?;
+        (raw, pool, pools.take_held())
+    };
     let last = bindings.len().saturating_sub(1);
     let total = match count {
         Some(n) => layout.starts().get(last).copied().unwrap_or(0) as usize + n as usize,
         None => layout.descriptor_total() as usize,
     };
-    let mut held = Vec::with_capacity(total);
+    let mut held = spare.unwrap_or_default();
+    held.clear();
+    held.reserve(total);
     let mut unwritten = 0u32;
     match (count, layout.fresh_set()) {
         // Maximum counts, no binding filled: every entry empty, the count known.
@@ -201,6 +207,19 @@ fn fill_held(
             *unwritten += n;
         }
         held.extend((0..n).map(|_| filled.then_some(Held::Immutable)));
+    }
+}
+
+/// Records in a set's list (`held`, `unwritten`) that element 0 of the binding of `p` now
+/// refers to the whole `buffer` (kept alive with the set).
+#[inline(always)]
+fn hold_buffer(held: &mut [Option<Held>], unwritten: &mut u32, p: &BufferPlan, buffer: &Buffer) {
+    let Some(slot) = held.get_mut(p.start as usize) else {
+        return;
+    };
+    let old = slot.replace(Held::Buffer(buffer.clone(), 0, buffer.size()));
+    if old.is_none() && p.counts {
+        *unwritten -= 1;
     }
 }
 
@@ -439,8 +458,109 @@ impl DescriptorSet {
     /// Every write is checked first (as in [`write_buffer`](Self::write_buffer)); if one
     /// fails, nothing is written.
     pub fn write_buffers(&mut self, writes: &[(u32, &Buffer)]) -> Result<(), DescriptorError> {
-        // Up to BATCH writes go through stack arrays: no allocation per call.
-        const BATCH: usize = 8;
+        if self.write_buffers_planned(writes)? {
+            return Ok(());
+        }
+        self.write_buffers_checked(writes)
+    }
+
+    /// [`write_buffers`](Self::write_buffers) of up to [`BATCH`] writes that each pass their
+    /// binding's precomputed checks ([`BufferPlan`](super::layout::BufferPlan): the checks
+    /// of `check_buffer_write_in` for a whole buffer at element 0, folded per binding);
+    /// `false` (nothing done) where one does not: the caller checks them one by one (and
+    /// returns the error).
+    #[inline(always)]
+    fn write_buffers_planned(
+        &mut self,
+        writes: &[(u32, &Buffer)],
+    ) -> Result<bool, DescriptorError> {
+        if writes.len() > BATCH {
+            return Ok(false);
+        }
+        let plans = self.layout.buffer_plans();
+        let mut infos = [vk::DescriptorBufferInfo::default(); BATCH];
+        let mut picked: [Option<&BufferPlan>; BATCH] = [None; BATCH];
+        // Every binding written, in layout order (the update template's case).
+        let mut in_order = writes.len() == plans.len();
+        for (i, (binding, buffer)) in writes.iter().enumerate() {
+            let Some(p) = plans.get(*binding as usize) else {
+                return Ok(false);
+            };
+            let size = buffer.size();
+            let ok = p.binding == *binding
+                && !p.usage.is_empty()
+                && buffer.usage().contains(p.usage)
+                && size != 0
+                && size <= p.max_range
+                && (p.start as usize) < self.held.len()
+                && Arc::ptr_eq(buffer.shared(), &self.layout.shared);
+            if !ok {
+                return Ok(false);
+            }
+            infos[i] = vk::DescriptorBufferInfo {
+                buffer: buffer.raw(),
+                offset: 0,
+                range: size,
+            };
+            picked[i] = Some(p);
+            in_order &= *binding as usize == i;
+        }
+        self.wait_unused()?;
+        let template = if in_order {
+            self.layout.buffers_template()
+        } else {
+            None
+        };
+        if let Some(template) = template {
+            // SAFETY: the template writes element 0 of every binding of this set's layout
+            // in order from `infos[..n]` (n = the layout's binding count = the writes),
+            // each info passed its binding's plan (every check of `check_buffer_write_in`);
+            // no pending submission uses the set (waited above) and `&mut self` gives the
+            // external synchronization the update needs; `infos` outlives the call.
+            unsafe {
+                self.layout.shared.raw.update_descriptor_set_with_template(
+                    self.raw,
+                    template,
+                    infos.as_ptr().cast(),
+                )
+            };
+            for (p, (_, buffer)) in picked.iter().zip(writes) {
+                if let Some(p) = p {
+                    hold_buffer(&mut self.held, &mut self.unwritten, p, buffer);
+                }
+            }
+            return Ok(true);
+        }
+        // The Vulkan writes and the set's list in one pass (the update cannot fail, and no
+        // pending submission uses the set: waited above).
+        let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
+        let n = writes.len();
+        for ((w, (p, info)), (_, buffer)) in vk_writes
+            .iter_mut()
+            .zip(picked.iter().zip(&infos))
+            .zip(writes)
+        {
+            let Some(p) = p else { continue };
+            *w = vk::WriteDescriptorSet::default()
+                .dst_set(self.raw)
+                .dst_binding(p.binding)
+                .descriptor_type(p.ty)
+                .buffer_info(std::slice::from_ref(info));
+            hold_buffer(&mut self.held, &mut self.unwritten, p, buffer);
+        }
+        // SAFETY: as in write_buffer_range, for each write (each passed its binding's
+        // plan, which is every check of `check_buffer_write_in` for this write).
+        unsafe {
+            self.layout
+                .shared
+                .raw
+                .update_descriptor_sets(&vk_writes[..n], &[])
+        };
+        Ok(true)
+    }
+
+    /// [`write_buffers`](Self::write_buffers), each write checked by `check_buffer_write_in`.
+    fn write_buffers_checked(&mut self, writes: &[(u32, &Buffer)]) -> Result<(), DescriptorError> {
         let none = (0usize, vk::DescriptorType::SAMPLER);
         let mut on_stack = [none; BATCH];
         let mut on_heap = Vec::new();
@@ -650,16 +770,17 @@ impl Drop for DescriptorSet {
     fn drop(&mut self) {
         let layout = self.layout.clone();
         let (raw, pool) = (self.raw, self.pool);
-        let held = std::mem::take(&mut self.held);
+        let mut held = std::mem::take(&mut self.held);
         // The closure keeps the layout (and the resources the set refers to) alive until
-        // every submission that may use the set has finished.
+        // every submission that may use the set has finished. The resources are released
+        // before the pools' lock is taken; the emptied list goes back with the set.
         self.layout.shared.retire(move |s| {
+            held.clear();
             layout
                 .pools
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .free(&s.raw, raw, pool);
-            drop(held);
+                .free(&s.raw, raw, pool, held);
         });
     }
 }

@@ -202,7 +202,7 @@ fn check_buffer_range(
 /// The buffer usage a buffer descriptor of type `ty` needs
 /// (VUID-VkWriteDescriptorSet-descriptorType-00330, -00331).
 #[inline]
-fn usage_for(ty: vk::DescriptorType) -> vk::BufferUsageFlags {
+pub(super) fn usage_for(ty: vk::DescriptorType) -> vk::BufferUsageFlags {
     match ty {
         vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC => {
             vk::BufferUsageFlags::UNIFORM_BUFFER

@@ -6,8 +6,10 @@
 //! **Reuse.** A recording that writes timestamps takes a [`QueryLease`] and grows it a pool
 //! at a time ([`Shared::grow_lease`]: a pool from the queue's free list, or a new one),
 //! each pool reset on the host (`vkResetQueryPool`, `hostQueryReset`) before it is handed
-//! out. The lease goes back to the free list when dropped, which the submission layer does
-//! only once the GPU is done with the queries (a submission's lease is dropped after its
+//! out: a new pool when created, a used one when its lease returns it to the free list
+//! (so the recording that grows a lease resets nothing). The lease goes back to the free
+//! list when dropped, which the submission layer does only once the GPU is done with the
+//! queries (a submission's lease is dropped after its
 //! wait; a reusable recording's with the last submission that shares it). Pools are never
 //! destroyed before the device: at teardown every pool ever created is destroyed, so none
 //! leaks however many submissions were timed.
@@ -140,6 +142,10 @@ pub(crate) struct QueryLease {
     /// The kiln queue the pools are for.
     pub queue: usize,
     free: FreeList,
+    /// The device and its `vkResetQueryPool`, to reset the pools when they go back to the
+    /// free list (plain handles: the device outlives every lease, see `destroy`).
+    device: vk::Device,
+    reset: vk::PFN_vkResetQueryPool,
 }
 
 impl QueryLease {
@@ -154,6 +160,14 @@ impl QueryLease {
 
 impl Drop for QueryLease {
     fn drop(&mut self) {
+        for &pool in &self.pools {
+            // SAFETY: `reset` is the device's vkResetQueryPool and the device is alive
+            // (leases drop before it); hostQueryReset is enabled (`query_lease`); the GPU is
+            // done with the lease's queries (the submission layer drops a lease only then,
+            // and a lease never submitted was never used by the GPU), and the pool is this
+            // lease's alone until it is on the free list.
+            unsafe { (self.reset)(self.device, pool, 0, QUERIES_PER_POOL) };
+        }
         let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
         free.append(&mut self.pools);
     }
@@ -184,10 +198,13 @@ impl Shared {
             pools: Vec::new(),
             queue,
             free,
+            device: self.raw.handle(),
+            reset: self.raw.fp_v1_2().reset_query_pool,
         })
     }
 
-    /// Adds one reset pool to `lease`. Errors: `KILN-E106`/`KILN-E104` creating a pool.
+    /// Adds one reset pool to `lease` (a pool on the free list was reset when it went
+    /// there). Errors: `KILN-E106`/`KILN-E104` creating a pool.
     pub(crate) fn grow_lease(&self, lease: &mut QueryLease) -> Result<()> {
         let reused = lease.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let pool = match reused {
@@ -206,12 +223,12 @@ impl Shared {
                     .push(p);
                 self.timestamps.created.fetch_add(1, Ordering::Relaxed);
                 self.set_name(p, "kiln timestamps");
+                // SAFETY: hostQueryReset is enabled (checked by `query_lease`); the pool is
+                // new, used by no command buffer.
+                unsafe { self.raw.reset_query_pool(p, 0, QUERIES_PER_POOL) };
                 p
             }
         };
-        // SAFETY: hostQueryReset is enabled (checked by `query_lease`); no pending command
-        // buffer uses the pool (a lease returns its pools only after its submissions).
-        unsafe { self.raw.reset_query_pool(pool, 0, QUERIES_PER_POOL) };
         lease.pools.push(pool);
         Ok(())
     }

@@ -272,3 +272,47 @@ fn a_write_after_a_read_of_an_earlier_draw_of_the_scope_waits_for_it() {
     assert_eq!(n.src_stage, S::FRAGMENT_SHADER);
     assert_eq!(n.dst_stage, S::FRAGMENT_SHADER);
 }
+
+/// `apply_compiled`'s warm path skips the slots' generation checks, which is exact only at
+/// the generation the uses were last applied at: after a full barrier (`reset`) the same
+/// compiled uses must take the checked path, which clears the stale spans (the write
+/// before the full barrier needs nothing more). Taken warm there (wrongly), the stale
+/// write would ask for a barrier: the answers differ, so the rule is what keeps it exact.
+#[test]
+fn compiled_uses_are_warm_only_at_the_generation_they_were_applied_at() {
+    let mut t = Tracker::default();
+    let res = t.resolve(Key::Buffer(7, 0, 256));
+    let uses = [(res, W)];
+    let summary = UsesSummary::of(&uses);
+    assert_eq!(summary, {
+        let mut s = UsesSummary::default();
+        s.add(W);
+        s
+    });
+    // First application: checked (never applied); lists the buffer as written.
+    let gen = t.generation();
+    assert!(t.apply_compiled(&uses, &summary, false).is_empty());
+    assert!(t.written.contains(&7));
+    // Warm at the same generation: the WAW is still found (states are applied as always).
+    assert_eq!(t.generation(), gen);
+    let n = t.apply_compiled(&uses, &summary, true);
+    assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    assert_eq!(n.dst_access, A::SHADER_STORAGE_WRITE);
+    assert_eq!(
+        t.unflushed_write,
+        (S::COMPUTE_SHADER, A::SHADER_STORAGE_WRITE)
+    );
+    // A full barrier: a new generation, so the caller's rule (`warm_gen == generation`)
+    // says cold, and the write after it needs nothing.
+    t.reset();
+    assert_ne!(t.generation(), gen);
+    assert!(t.apply_compiled(&uses, &summary, false).is_empty());
+    // The same sequence taking the warm path after the reset (what the rule prevents)
+    // answers differently: the stale span of the earlier generation asks for a barrier.
+    let mut wrong = Tracker::default();
+    let res = wrong.resolve(Key::Buffer(7, 0, 256));
+    let uses = [(res, W)];
+    assert!(wrong.apply_compiled(&uses, &summary, false).is_empty());
+    wrong.reset();
+    assert!(!wrong.apply_compiled(&uses, &summary, true).is_empty());
+}
