@@ -142,7 +142,8 @@ pub use device::{
     MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
 pub use error::{
-    DescriptorError, DeviceError, Error, MemoryError, PipelineError, Result, ShaderError,
+    DescriptorError, DeviceError, Error, MemoryError, PipelineError, RecordingError, Result,
+    ShaderError, SubmissionError,
 };
 pub use pipeline::{
     BindingAccess, BlendMode, ColorBlendAttachment, ComputePipeline, ComputePipelineDesc,
