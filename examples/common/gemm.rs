@@ -228,13 +228,13 @@ pub fn subgroup_pipeline(
     spec: &[(u32, SpecValue)],
     subgroup_size: u32,
 ) -> kiln::Result<ComputePipeline> {
-    device.compute_pipeline_with(
+    Ok(device.compute_pipeline_with(
         &ComputePipelineDesc::new(module, "main")
             .spec(spec)
             .required_subgroup_size(Some(subgroup_size))
             .full_subgroups(true)
             .capture_statistics(crate::gemm_stats::capturing()),
-    )
+    )?)
 }
 
 /// Whether the shared-memory kernel can run `shape` with fragment `frag` (lM, lN, lK) at

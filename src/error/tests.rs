@@ -301,15 +301,35 @@ fn device_lost_carries_the_post_mortem() {
 
 /// The codes [`RecordingError`] took over from the device and pipeline ranges.
 const RECORDING: [&str; 16] = [
-    "KILN-E120", "KILN-E123", "KILN-E250", "KILN-E252", "KILN-E253", "KILN-E254", "KILN-E255",
-    "KILN-E257", "KILN-E258", "KILN-E259", "KILN-E260", "KILN-E265", "KILN-E266", "KILN-E283",
-    "KILN-E286", "KILN-E287",
+    "KILN-E120",
+    "KILN-E123",
+    "KILN-E250",
+    "KILN-E252",
+    "KILN-E253",
+    "KILN-E254",
+    "KILN-E255",
+    "KILN-E257",
+    "KILN-E258",
+    "KILN-E259",
+    "KILN-E260",
+    "KILN-E265",
+    "KILN-E266",
+    "KILN-E283",
+    "KILN-E286",
+    "KILN-E287",
 ];
 
 /// The codes [`SubmissionError`] took over from the device and pipeline ranges.
 const SUBMISSION: [&str; 9] = [
-    "KILN-E121", "KILN-E124", "KILN-E129", "KILN-E130", "KILN-E131", "KILN-E132", "KILN-E133",
-    "KILN-E284", "KILN-E285",
+    "KILN-E121",
+    "KILN-E124",
+    "KILN-E129",
+    "KILN-E130",
+    "KILN-E131",
+    "KILN-E132",
+    "KILN-E133",
+    "KILN-E284",
+    "KILN-E285",
 ];
 
 /// Checks that every value of an area type has the code, `Display` and `Debug` of the
@@ -516,7 +536,10 @@ fn list_areas_round_trip_through_error() {
         assert_eq!((error.code(), error.to_string()), (code, shown.clone()));
         let back = SubmissionError::try_from(error).expect("a submission variant narrows");
         assert_eq!((back.code(), back.to_string()), (code, shown));
-        assert!(RecordingError::try_from(Error::from(back)).is_err(), "{code}");
+        assert!(
+            RecordingError::try_from(Error::from(back)).is_err(),
+            "{code}"
+        );
     }
     // Kept messages: a recording code from the pipeline range, a submission one from the
     // device range.

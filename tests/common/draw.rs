@@ -30,7 +30,7 @@ pub fn flat_pipeline(device: &Device, fmt: vk::Format) -> kiln::Result<kiln::Gra
         &[(0, vk::Format::R32G32_SFLOAT)],
     ));
     desc.color_formats = vec![fmt];
-    device.graphics_pipeline(&desc)
+    Ok(device.graphics_pipeline(&desc)?)
 }
 
 /// `test/textured.{vert,frag}` drawing into RGBA8: set 0 binding 0 is the fragment

@@ -13,7 +13,7 @@ use common::draw::{
 use common::{assert_clean, device};
 use kiln::vk;
 use kiln::{
-    ColorAttachment, Error, GraphicsPipelineDesc, ImageDesc, RenderingDesc, SamplerDesc,
+    ColorAttachment, GraphicsPipelineDesc, ImageDesc, RenderingDesc, SamplerDesc,
     VertexBufferLayout,
 };
 
@@ -194,7 +194,7 @@ fn vertex_layout_errors_name_the_location() {
         "{msg}"
     );
     match err {
-        Error::VertexFormatMismatch { location, .. } => assert_eq!(location, 0),
+        kiln::PipelineError::VertexFormatMismatch { location, .. } => assert_eq!(location, 0),
         other => panic!("{other}"),
     }
     // Fewer components than the shader reads.

@@ -162,7 +162,7 @@ fn flat(device: &Device, samples: vk::SampleCountFlags) -> kiln::Result<kiln::Gr
     ));
     desc.color_formats = vec![RGBA8];
     desc.samples = samples;
-    device.graphics_pipeline(&desc)
+    Ok(device.graphics_pipeline(&desc)?)
 }
 
 #[test]

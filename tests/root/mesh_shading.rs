@@ -29,7 +29,7 @@ fn pipeline(device: &Device, task: bool) -> kiln::Result<kiln::GraphicsPipeline>
     let mut desc = GraphicsPipelineDesc::mesh_shading(&mesh, &fs);
     desc.task = task_module.as_ref();
     desc.color_formats = vec![RGBA8];
-    device.graphics_pipeline(&desc)
+    Ok(device.graphics_pipeline(&desc)?)
 }
 
 /// Which of the three columns of a rendered target are drawn.

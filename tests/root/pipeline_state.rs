@@ -35,7 +35,7 @@ fn pipeline(
     desc.color_formats = vec![RGBA8; colors];
     desc.depth_format = depth;
     edit(&mut desc);
-    device.graphics_pipeline(&desc)
+    Ok(device.graphics_pipeline(&desc)?)
 }
 
 /// Two triangles: the upper-left half (vertices 0..3) and the full screen (3..9).

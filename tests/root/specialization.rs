@@ -103,7 +103,7 @@ fn spec_limits(
     spec: &[(u32, SpecValue)],
 ) -> kiln::Result<kiln::ComputePipeline> {
     let m = kiln::include_spirv!("test/spec_limits.comp").unwrap();
-    device.compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").spec(spec))
+    Ok(device.compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").spec(spec))?)
 }
 
 #[test]

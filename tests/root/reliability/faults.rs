@@ -46,7 +46,7 @@ fn image(d: &Device) -> kiln::Result<()> {
 
 fn compute_pipeline(d: &Device) -> kiln::Result<()> {
     let m = kiln::include_spirv!("vector_add.comp")?;
-    d.compute_pipeline(&m, "main").map(drop)
+    Ok(d.compute_pipeline(&m, "main").map(drop)?)
 }
 
 fn graphics_pipeline(d: &Device) -> kiln::Result<()> {
