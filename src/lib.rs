@@ -22,7 +22,8 @@
 //! device.execute(|r| {
 //!     r.bind_pipeline(&pipeline)?;
 //!     r.bind_set(0, &set)?;
-//!     r.dispatch_threads(1024)
+//!     r.dispatch_threads(1024)?; // a RecordingError converts into kiln::Error
+//!     Ok(())
 //! })?;
 //! let out: Vec<f32> = c.read()?;
 //! # Ok(()) }

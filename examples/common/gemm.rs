@@ -637,8 +637,8 @@ impl Gemm {
         r.push(0, &[m, n, k])?;
         let [tm, tn] = self.tile;
         match self.fragment {
-            None => r.dispatch(n.div_ceil(tn), m.div_ceil(tm), 1),
-            Some(_) => r.dispatch((m / tm) * (n / tn), 1, 1),
+            None => Ok(r.dispatch(n.div_ceil(tn), m.div_ceil(tm), 1)?),
+            Some(_) => Ok(r.dispatch((m / tm) * (n / tn), 1, 1)?),
         }
     }
 

@@ -31,7 +31,7 @@ use ash::vk;
 
 use super::instance::Instance;
 use super::{Queue, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, vk_err, DeviceError, Result};
 
 /// Timestamps per query pool.
 pub(crate) const QUERIES_PER_POOL: u32 = 64;
@@ -164,9 +164,9 @@ impl Shared {
     ///
     /// Errors: `KILN-E122` the queue's family writes no timestamps, or the device lacks
     /// `hostQueryReset`.
-    pub(crate) fn query_lease(&self, queue: usize) -> Result<QueryLease> {
+    pub(crate) fn query_lease(&self, queue: usize) -> Result<QueryLease, DeviceError> {
         let t = &self.timestamps;
-        let unsupported = |what| Error::TimestampsUnsupported {
+        let unsupported = |what| DeviceError::TimestampsUnsupported {
             device: self.info.name.clone(),
             family: self.queues.get(queue).map_or(0, |q| q.family),
             what,
@@ -188,7 +188,7 @@ impl Shared {
     }
 
     /// Adds one reset pool to `lease`. Errors: `KILN-E106`/`KILN-E104` creating a pool.
-    pub(crate) fn grow_lease(&self, lease: &mut QueryLease) -> Result<()> {
+    pub(crate) fn grow_lease(&self, lease: &mut QueryLease) -> Result<(), DeviceError> {
         let reused = lease.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let pool = match reused {
             Some(p) => p,
@@ -198,7 +198,7 @@ impl Shared {
                     .query_count(QUERIES_PER_POOL);
                 // SAFETY: a plain create on this device.
                 let p = unsafe { self.raw.create_query_pool(&info, None) }
-                    .map_err(vk_err("vkCreateQueryPool"))?;
+                    .map_err(vk_device_err("vkCreateQueryPool"))?;
                 self.timestamps
                     .all
                     .lock()

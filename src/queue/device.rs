@@ -238,7 +238,7 @@ impl Device {
             usage: vk::BufferUsageFlags::STORAGE_BUFFER | usage,
             location: MemoryLocation::GpuOnly,
         })?;
-        self.execute(|r| r.fill_buffer(&buf, 0))?;
+        self.execute(|r| Ok(r.fill_buffer(&buf, 0)?))?;
         Ok(buf)
     }
 

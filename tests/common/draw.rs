@@ -90,7 +90,7 @@ pub fn draw_quad(
             r.bind_set(0, set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     img.read().unwrap()

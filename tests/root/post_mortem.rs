@@ -91,14 +91,14 @@ fn submit_three<'a>(
             r.scope("before", |r| {
                 r.bind_pipeline(&w.fill)?;
                 r.bind_set(0, &w.fill_set)?;
-                r.dispatch(2, 1, 1)
+                Ok(r.dispatch(2, 1, 1)?)
             })?;
             let line = line!() + 1;
             r.scope("frame", |r| r.scope(name, inner))?;
             r.scope("after", |r| {
                 r.bind_pipeline(&w.fill)?;
                 r.bind_set(0, &w.fill_set)?;
-                r.dispatch(2, 1, 1)
+                Ok(r.dispatch(2, 1, 1)?)
             })?;
             Ok(line)
         })
@@ -114,7 +114,7 @@ fn spin<'a>(
         r.bind_pipeline(&w.spin)?;
         r.bind_set(0, &w.spin_set)?;
         r.push(0, &[rounds])?;
-        r.dispatch(groups, 1, 1)
+        Ok(r.dispatch(groups, 1, 1)?)
     }
 }
 
@@ -259,7 +259,7 @@ fn new_device_works() {
         .execute(|r| {
             r.bind_pipeline(&w.fill)?;
             r.bind_set(0, &w.fill_set)?;
-            r.dispatch(2, 1, 1)
+            Ok(r.dispatch(2, 1, 1)?)
         })
         .unwrap();
     let v = w.out.read::<u32>().unwrap();
@@ -338,7 +338,7 @@ fn child_page_fault() {
     let (line, sub) = submit_three(&device, &w, "fault", |r| {
         r.bind_pipeline(&bad)?;
         r.push(0, &[address as u32, (address >> 32) as u32, 0])?;
-        r.dispatch(1, 1, 1)
+        Ok(r.dispatch(1, 1, 1)?)
     });
     let e = sub
         .wait()
