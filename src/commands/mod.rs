@@ -265,7 +265,8 @@ impl Bound<'_> {
 ///         twice(r)
 ///     })?;
 ///     let mut step = device.record(|r| twice(r))?;
-///     step.execute()
+///     step.execute()?; // a SubmissionError; `?` makes it a kiln::Error
+///     Ok(())
 /// }
 /// ```
 pub struct Recorder<'a, 'r> {

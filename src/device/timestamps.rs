@@ -31,7 +31,7 @@ use ash::vk;
 
 use super::instance::Instance;
 use super::{Queue, Shared};
-use crate::error::{vk_device_err, vk_err, DeviceError, Result};
+use crate::error::{vk_device_err, DeviceError, Result};
 
 /// Timestamps per query pool.
 pub(crate) const QUERIES_PER_POOL: u32 = 64;
@@ -227,7 +227,11 @@ impl Shared {
 
     /// The first `count` timestamps of `lease`, masked to the valid bits, or `None` if one
     /// is not available yet (never waits).
-    pub(crate) fn read_lease(&self, lease: &QueryLease, count: u32) -> Result<Option<Vec<u64>>> {
+    pub(crate) fn read_lease(
+        &self,
+        lease: &QueryLease,
+        count: u32,
+    ) -> Result<Option<Vec<u64>>, DeviceError> {
         let mask = self.timestamps.mask(lease.queue);
         let mut out = vec![0u64; count as usize];
         for (i, chunk) in out.chunks_mut(QUERIES_PER_POOL as usize).enumerate() {
@@ -243,7 +247,7 @@ impl Shared {
             match r {
                 Ok(()) => {}
                 Err(vk::Result::NOT_READY) => return Ok(None),
-                Err(e) => return Err(vk_err("vkGetQueryPoolResults")(e)),
+                Err(e) => return Err(vk_device_err("vkGetQueryPoolResults")(e)),
             }
         }
         for v in &mut out {

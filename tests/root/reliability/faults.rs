@@ -79,7 +79,7 @@ fn wait(d: &Device) -> kiln::Result<()> {
     ARM.with(|a| a.take().map(|f| f()));
     let r = sub.wait();
     gate.open();
-    r
+    Ok(r?)
 }
 
 thread_local! {
