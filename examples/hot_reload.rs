@@ -44,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         device.execute(|r| {
             r.bind_pipeline(hot.pipeline())?;
             r.bind_set(0, &set)?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })?;
         let v: Vec<u32> = out.read()?;
         println!("out[0] = {}", v[0]);

@@ -36,7 +36,7 @@ fn saxpy_on(
         r.bind_pipeline(&pipeline)?;
         r.bind_set(0, &set)?;
         r.push(0, &Params { a, n })?;
-        r.dispatch_threads(n)
+        Ok(r.dispatch_threads(n)?)
     })?;
     Ok((device, y_buf))
 }

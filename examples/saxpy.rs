@@ -34,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         r.bind_pipeline(&pipeline)?;
         r.bind_set(0, &set)?;
         r.push(0, &Params { a, n: n as u32 })?;
-        r.dispatch_threads(n as u32)
+        Ok(r.dispatch_threads(n as u32)?)
     })?;
     let out: Vec<f32> = y_buf.read()?;
 

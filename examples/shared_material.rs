@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         r.bind_pipeline(&shift)?;
         r.bind_set(0, &set_b)?;
         r.bind_set(1, &material)?; // the same set, on the second pipeline
-        r.dispatch_threads(n as u32)
+        Ok(r.dispatch_threads(n as u32)?)
     })?;
     println!("scale: {:?}", out_a.read::<f32>()?);
     println!("shift: {:?}", out_b.read::<f32>()?);

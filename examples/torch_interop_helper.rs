@@ -97,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let write = main.after(&[]).signal(&timeline, 1).submit(|r| {
         r.bind_pipeline(&pipeline)?;
         r.bind_set(0, &first)?;
-        r.dispatch_threads(n as u32)
+        Ok(r.dispatch_threads(n as u32)?)
     })?;
     let read = main
         .after(&[])
@@ -106,7 +106,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .submit(|r| {
             r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &second)?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })?;
     let limit = Duration::from_secs(60);
     write.wait_for(limit)?;

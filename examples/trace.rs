@@ -34,14 +34,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let ((), t) = device.execute_timed(&format!("frame {frame}"), |r| {
             r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
-            r.scope("add-1x", |r| r.dispatch_threads(n as u32))?;
+            r.scope("add-1x", |r| Ok(r.dispatch_threads(n as u32)?))?;
             r.scope("add-10x", |r| {
                 for _ in 0..10 {
                     r.dispatch_threads(n as u32)?;
                 }
                 Ok(())
             })?;
-            r.scope("fill", |r| r.fill_buffer(&c_buf, 0))
+            r.scope("fill", |r| Ok(r.fill_buffer(&c_buf, 0)?))
         })?;
         let us = |name: &str| t.scope(name).map_or(0.0, |s| s.duration_ns as f64 / 1e3);
         println!(

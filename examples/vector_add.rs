@@ -27,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     device.execute(|r| {
         r.bind_pipeline(&pipeline)?;
         r.bind_set(0, &set)?;
-        r.dispatch_threads(n as u32)
+        Ok(r.dispatch_threads(n as u32)?)
     })?;
     let c: Vec<f32> = c_buf.read()?;
     // --- end ---

@@ -22,7 +22,8 @@
 //! device.execute(|r| {
 //!     r.bind_pipeline(&pipeline)?;
 //!     r.bind_set(0, &set)?;
-//!     r.dispatch_threads(1024)
+//!     r.dispatch_threads(1024)?; // a RecordingError converts into kiln::Error
+//!     Ok(())
 //! })?;
 //! let out: Vec<f32> = c.read()?;
 //! # Ok(()) }
@@ -142,7 +143,8 @@ pub use device::{
     MAX_QUEUES, MAX_TRANSFER_QUEUES,
 };
 pub use error::{
-    DescriptorError, DeviceError, Error, MemoryError, PipelineError, Result, ShaderError,
+    DescriptorError, DeviceError, Error, MemoryError, PipelineError, RecordingError, Result,
+    ShaderError, SubmissionError,
 };
 pub use pipeline::{
     BindingAccess, BlendMode, ColorBlendAttachment, ComputePipeline, ComputePipelineDesc,

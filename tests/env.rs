@@ -74,7 +74,7 @@ fn run_saxpy(device: &Device) {
                     n: n as u32,
                 },
             )?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })
         .unwrap();
     let out: Vec<f32> = yb.read().unwrap();
@@ -337,7 +337,7 @@ fn child_validation_fail() {
     }
     let device = bare_device();
     let buf = device.storage_buffer::<u32>("target", 16).unwrap();
-    device.execute(|r| r.fill_buffer(&buf, 3)).unwrap();
+    device.execute(|r| Ok(r.fill_buffer(&buf, 3)?)).unwrap();
     let e = device
         .execute(|r| {
             // SAFETY (test): a fill of size 0 (VUID-vkCmdFillBuffer-size-00026) of a live
@@ -388,7 +388,7 @@ fn child_printf() {
         .execute(|r| {
             r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
-            r.dispatch_threads(64)
+            Ok(r.dispatch_threads(64)?)
         })
         .unwrap();
     assert_eq!(out.read::<u32>().unwrap()[63], 189);
@@ -472,7 +472,7 @@ fn child_trace() {
     let device = bare_device();
     let buf = device.storage_buffer::<u32>("b", 4096).unwrap();
     // No scope: KILN_TRACE times every submission.
-    device.execute(|r| r.fill_buffer(&buf, 5)).unwrap();
+    device.execute(|r| Ok(r.fill_buffer(&buf, 5)?)).unwrap();
     assert_eq!(buf.read::<u32>().unwrap()[4095], 5);
     assert!(device.validation_report().is_clean());
 }

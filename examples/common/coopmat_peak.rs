@@ -140,7 +140,7 @@ impl Peak {
         r.bind_pipeline(&self.pipeline)?;
         r.bind_set(0, set)?;
         r.push(0, &[iters])?;
-        r.dispatch(workgroups, 1, 1)
+        Ok(r.dispatch(workgroups, 1, 1)?)
     }
 
     /// Runs one warm-up and `reps` timed dispatches (one per submission) and checks the

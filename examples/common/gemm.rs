@@ -228,13 +228,13 @@ pub fn subgroup_pipeline(
     spec: &[(u32, SpecValue)],
     subgroup_size: u32,
 ) -> kiln::Result<ComputePipeline> {
-    device.compute_pipeline_with(
+    Ok(device.compute_pipeline_with(
         &ComputePipelineDesc::new(module, "main")
             .spec(spec)
             .required_subgroup_size(Some(subgroup_size))
             .full_subgroups(true)
             .capture_statistics(crate::gemm_stats::capturing()),
-    )
+    )?)
 }
 
 /// Whether the shared-memory kernel can run `shape` with fragment `frag` (lM, lN, lK) at
@@ -637,8 +637,8 @@ impl Gemm {
         r.push(0, &[m, n, k])?;
         let [tm, tn] = self.tile;
         match self.fragment {
-            None => r.dispatch(n.div_ceil(tn), m.div_ceil(tm), 1),
-            Some(_) => r.dispatch((m / tm) * (n / tn), 1, 1),
+            None => Ok(r.dispatch(n.div_ceil(tn), m.div_ceil(tm), 1)?),
+            Some(_) => Ok(r.dispatch((m / tm) * (n / tn), 1, 1)?),
         }
     }
 

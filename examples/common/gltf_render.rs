@@ -311,7 +311,7 @@ impl Renderer {
         )?;
         device.execute(|r| {
             r.generate_mips(&base_color)?;
-            r.generate_mips(&normals)
+            Ok(r.generate_mips(&normals)?)
         })?;
         let features = device.features();
         Ok(Renderer {
@@ -448,15 +448,17 @@ impl Renderer {
         r.bind_index_buffer(&self.indices, 0, vk::IndexType::UINT32)?;
         let offset = u64::from(list * n * COMMAND_SIZE);
         match self.path {
-            IndirectPath::Count => r.draw_indexed_indirect_count(
+            IndirectPath::Count => Ok(r.draw_indexed_indirect_count(
                 &t.commands,
                 offset,
                 &t.counts,
                 u64::from(list) * 4,
                 n,
                 COMMAND_SIZE,
-            ),
-            IndirectPath::Full => r.draw_indexed_indirect(&t.commands, offset, n, COMMAND_SIZE),
+            )?),
+            IndirectPath::Full => {
+                Ok(r.draw_indexed_indirect(&t.commands, offset, n, COMMAND_SIZE)?)
+            }
         }
     }
 
@@ -472,7 +474,7 @@ impl Renderer {
         r.fill_buffer(&t.counts, 0)?;
         r.bind_pipeline(&self.cull)?;
         r.bind_set(0, &t.cull_set)?;
-        r.scope("cull", |r| r.dispatch_threads(self.object_count))?;
+        r.scope("cull", |r| Ok(r.dispatch_threads(self.object_count)?))?;
 
         r.begin_rendering(
             &RenderingDesc::new(&[])
@@ -496,7 +498,7 @@ impl Renderer {
                 .depth(Some(DepthAttachment::clear(&t.depth, 1.0).store(false))),
         )?;
         self.draw_list(r, t, 0)?;
-        r.end_rendering()
+        Ok(r.end_rendering()?)
     }
 }
 

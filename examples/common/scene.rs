@@ -352,7 +352,7 @@ pub fn render_offscreen(device: &Device, width: u32, height: u32) -> kiln::Resul
             )),
         )?;
         scene.draw(r, &camera_set)?;
-        r.end_rendering()
+        Ok(r.end_rendering()?)
     })?;
     color.read()
 }

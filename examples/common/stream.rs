@@ -265,7 +265,7 @@ impl Stream {
                 r.bind_pipeline(pipeline)?;
                 r.bind_set(0, set)?;
                 r.push(0, &params)?;
-                r.dispatch_threads(params.n)
+                Ok(r.dispatch_threads(params.n)?)
             })?);
             pending.push(down.read_to_host(
                 &self.ring_out[slot],
@@ -345,7 +345,7 @@ impl Stream {
                 r.bind_pipeline(pipeline)?;
                 r.bind_set(0, set)?;
                 r.push(0, &params)?;
-                r.dispatch_threads(params.n)
+                Ok(r.dispatch_threads(params.n)?)
             })?;
             best.1 = best.1.min(t.elapsed());
         }

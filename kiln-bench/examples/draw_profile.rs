@@ -100,7 +100,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                 }
                 t = kiln_bench::thread_cpu_ns() - t0;
-                r.end_rendering()
+                Ok(r.end_rendering()?)
             })?;
             best = best.min(t / DRAWS as f64);
         }

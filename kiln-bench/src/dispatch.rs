@@ -383,7 +383,7 @@ fn round_trip(
             r.bind_pipeline(&fx.pipes[0])?;
             r.bind_set(0, &fx.sets[0])?;
             r.push(0, &p)?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
     };
     let raw_once = || -> BenchResult<()> {
@@ -396,7 +396,7 @@ fn round_trip(
         r.bind_pipeline(&fx.pipes[0])?;
         r.bind_set(0, &fx.sets[0])?;
         r.push(0, &p)?;
-        r.dispatch(1, 1, 1)
+        Ok(r.dispatch(1, 1, 1)?)
     })?;
     let rctx = raw.ctx()?;
     let body = |cb: vk::CommandBuffer| record_body(raw, fx, cb, &p);

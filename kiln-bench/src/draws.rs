@@ -299,7 +299,7 @@ pub(super) fn begin_rendering(
 /// kiln's tracking matches the layout raw keeps it in).
 pub(super) fn raw_target(device: &Device, desc: &kiln::ImageDesc<'_>) -> BenchResult<Image> {
     let img = device.image(desc)?;
-    device.execute(|r| r.transition(&img, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL))?;
+    device.execute(|r| Ok(r.transition(&img, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)?))?;
     Ok(img)
 }
 

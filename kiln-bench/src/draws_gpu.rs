@@ -397,7 +397,7 @@ fn culled(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
             } else {
                 rec.draw_indexed_indirect(&k_cmds, 0, n, STRIDE)?;
             }
-            rec.end_rendering()
+            Ok(rec.end_rendering()?)
         })
     };
     let frame = Frame {
@@ -488,7 +488,7 @@ fn msaa(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
                 rec.push(0, p)?;
                 rec.draw(3, 1, 0, 0)?;
             }
-            rec.end_rendering()
+            Ok(rec.end_rendering()?)
         })
     };
     let extent = r_res.extent();
@@ -553,8 +553,8 @@ fn mips(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
     r_img.upload(&texels)?;
     // An upload moves only level 0 (kiln tracks layouts per mip): the raw chain starts
     // with every level in TRANSFER_DST_OPTIMAL, as it leaves them.
-    device.execute(|r| r.transition(&r_img, vk::ImageLayout::TRANSFER_DST_OPTIMAL))?;
-    let kiln_frame = || timer.kiln(device, |rec| rec.generate_mips(&k_img));
+    device.execute(|r| Ok(r.transition(&r_img, vk::ImageLayout::TRANSFER_DST_OPTIMAL)?))?;
+    let kiln_frame = || timer.kiln(device, |rec| Ok(rec.generate_mips(&k_img)?));
     let image = r_img.raw();
     let dst = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
     let src = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;

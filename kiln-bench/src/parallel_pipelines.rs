@@ -57,16 +57,16 @@ fn kiln_side(
         let pending = specs
             .iter()
             .map(|s| device.compute_pipeline_async(&desc(module, s)))
-            .collect::<kiln::Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, kiln::PipelineError>>()?;
         pending
             .into_iter()
             .map(PendingPipeline::wait)
-            .collect::<kiln::Result<Vec<_>>>()?
+            .collect::<Result<Vec<_>, kiln::PipelineError>>()?
     } else {
         specs
             .iter()
             .map(|s| device.compute_pipeline_with(&desc(module, s)))
-            .collect::<kiln::Result<Vec<_>>>()?
+            .collect::<Result<Vec<_>, kiln::PipelineError>>()?
     };
     let ms = ns_since(t) / 1e6 / N as f64;
     drop(black_box(pipes));

@@ -67,7 +67,7 @@ fn measure(
                     rec.bind_pipeline(&fx.pipes[pi])?;
                     rec.bind_set(0, &fx.sets[si])?;
                     rec.push(0, &p)?;
-                    rec.dispatch(1, 1, 1)
+                    Ok(rec.dispatch(1, 1, 1)?)
                 })?;
             }
             Ok(ns_since(t0))
@@ -119,7 +119,7 @@ fn measure(
                 rec.bind_pipeline(&fx.pipes[0])?;
                 rec.bind_set(0, &fx.sets[0])?;
                 rec.push(0, &p)?;
-                rec.dispatch(1, 1, 1)
+                Ok(rec.dispatch(1, 1, 1)?)
             })
         })?;
         kt.push(ns_since(t0) / 1e3);

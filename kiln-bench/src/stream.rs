@@ -155,7 +155,7 @@ impl KilnStream {
                 r.bind_pipeline(p)?;
                 r.bind_set(0, set)?;
                 r.push(0, &params)?;
-                r.dispatch_threads(params.n)
+                Ok(r.dispatch_threads(params.n)?)
             })?);
             pending.push(down.read_to_host(&ring.y[slot], 0, &mut self.output, at, bytes)?);
         }
@@ -580,7 +580,7 @@ fn config_rows(
                 r.bind_pipeline(p)?;
                 r.bind_set(0, set)?;
                 r.push(0, &params)?;
-                r.dispatch_threads(params.n)
+                Ok(r.dispatch_threads(params.n)?)
             })?;
             c = c.min(t.elapsed().as_secs_f64());
         }

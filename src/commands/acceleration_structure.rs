@@ -23,7 +23,7 @@ use crate::device::{
     acceleration_structure_functions, AccelerationStructure, AccelerationStructureInputs, Buffer,
     BufferDesc, BuildInput, MemoryLocation,
 };
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, MemoryError, RecordingError, Result};
 
 /// The `KILN-E283` message of a build inside a rendering scope.
 const INSIDE_SCOPE: &str =
@@ -66,7 +66,7 @@ impl Recorder<'_, '_> {
     pub fn build_acceleration_structure(
         &mut self,
         structure: &AccelerationStructure,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.build_acceleration_structures(&[structure])
     }
 
@@ -92,7 +92,7 @@ impl Recorder<'_, '_> {
     pub fn build_acceleration_structures(
         &mut self,
         structures: &[&AccelerationStructure],
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.outside_rendering(INSIDE_SCOPE)?;
         if !self.caps.queue_flags.contains(vk::QueueFlags::COMPUTE) {
             return Err(
@@ -100,14 +100,16 @@ impl Recorder<'_, '_> {
             );
         }
         for (i, s) in structures.iter().enumerate() {
-            self.own(s.storage()).map_err(|_| Error::ForeignObject {
-                object: format!("acceleration structure `{}`", s.label()),
-            })?;
+            self.own(s.storage())
+                .map_err(|_| DeviceError::ForeignObject {
+                    object: format!("acceleration structure `{}`", s.label()),
+                })?;
             if structures[..i].iter().any(|o| o.same(s)) {
-                return Err(Error::AccelerationStructureInput {
+                return Err(MemoryError::AccelerationStructureInput {
                     object: s.label().to_string(),
                     detail: "given twice to one build; build it once".into(),
-                });
+                }
+                .into());
             }
         }
         let (bottom, top): (Vec<_>, Vec<_>) = structures
@@ -123,7 +125,7 @@ impl Recorder<'_, '_> {
                     && !bottom.iter().any(|o| o.same(b))
                     && !self.built.iter().any(|o| o.same(b))
             }) {
-                return Err(Error::AccelerationStructureInput {
+                return Err(MemoryError::AccelerationStructureInput {
                     object: t.label().to_string(),
                     detail: format!(
                         "places `{}`, which no recording built (a build counts once its \
@@ -131,7 +133,8 @@ impl Recorder<'_, '_> {
                          in the same call, or in a recording submitted before)",
                         b.label()
                     ),
-                });
+                }
+                .into());
             }
         }
         for group in [bottom, top] {
@@ -145,7 +148,7 @@ impl Recorder<'_, '_> {
     /// One `vkCmdBuildAccelerationStructuresKHR` of `group` (all of one level, checked),
     /// with its scratch buffer, through `record`.
     #[track_caller]
-    fn build_group(&mut self, group: &[&AccelerationStructure]) -> Result<()> {
+    fn build_group(&mut self, group: &[&AccelerationStructure]) -> Result<(), RecordingError> {
         let shared = self.shared;
         let first = group[0];
         let fns = acceleration_structure_functions(shared, first.label())?;

@@ -12,22 +12,24 @@ use ash::vk;
 
 use super::render::{ColorAttachment, RenderingDesc};
 use crate::device::{format_info, Image, ImageView, NumClass};
-use crate::error::{Error, Result};
+use crate::error::{MemoryError, RecordingError, Result};
 use crate::pipeline::RenderingFormats;
 
-fn usage_error(image: &Image, needed: vk::ImageUsageFlags, what: &'static str) -> Error {
-    Error::ImageUsage {
+fn usage_error(image: &Image, needed: vk::ImageUsageFlags, what: &'static str) -> RecordingError {
+    MemoryError::ImageUsage {
         object: image.label().to_string(),
         needed,
         what,
     }
+    .into()
 }
 
-fn invalid(image: &Image, detail: String) -> Error {
-    Error::InvalidImage {
+fn invalid(image: &Image, detail: String) -> RecordingError {
+    MemoryError::InvalidImage {
         object: image.label().to_string(),
         detail,
     }
+    .into()
 }
 
 /// Every image `desc` names: colour attachments, their resolve targets, the depth.
@@ -52,7 +54,7 @@ fn check_shape(
     first: &Image,
     usage: vk::ImageUsageFlags,
     what: &'static str,
-) -> Result<()> {
+) -> Result<(), RecordingError> {
     if !image.usage().contains(usage) {
         return Err(usage_error(image, usage, what));
     }
@@ -111,10 +113,10 @@ fn check_shape(
 pub(super) fn check(
     desc: &RenderingDesc<'_>,
     max_colors: u32,
-) -> Result<(vk::Extent2D, RenderingFormats)> {
+) -> Result<(vk::Extent2D, RenderingFormats), RecordingError> {
     if desc.color.len() > max_colors as usize {
         // VUID-VkRenderingInfo-colorAttachmentCount-06106.
-        return Err(Error::RenderingState {
+        return Err(RecordingError::RenderingState {
             what: "more colour attachments than maxColorAttachments; split the scope",
         });
     }
@@ -123,7 +125,7 @@ pub(super) fn check(
         .first()
         .map(|c| c.image)
         .or(desc.depth.as_ref().map(|d| d.image))
-        .ok_or(Error::RenderingState {
+        .ok_or(RecordingError::RenderingState {
             what: "begin_rendering without any attachment",
         })?;
     let extent = desc
@@ -184,7 +186,7 @@ fn check_samples(
     desc: &RenderingDesc<'_>,
     first: &Image,
     samples: vk::SampleCountFlags,
-) -> Result<()> {
+) -> Result<(), RecordingError> {
     let mut attachments = desc
         .color
         .iter()
@@ -205,7 +207,7 @@ fn check_samples(
 }
 
 /// No image (or view of it) is named twice in `desc`. Errors: `KILN-E180`.
-fn check_distinct(desc: &RenderingDesc<'_>) -> Result<()> {
+fn check_distinct(desc: &RenderingDesc<'_>) -> Result<(), RecordingError> {
     // One image (or one view of it) twice (two attachments, an attachment and a resolve
     // target, two resolve targets) would be written twice by one scope.
     use ash::vk::Handle;
@@ -234,7 +236,7 @@ fn check_distinct(desc: &RenderingDesc<'_>) -> Result<()> {
 
 /// A colour attachment's resolve target, if any: the attachment is multisampled, the
 /// target a single-sampled colour attachment of its format and extent.
-fn check_resolve(c: &ColorAttachment<'_>, extent: vk::Extent2D) -> Result<()> {
+fn check_resolve(c: &ColorAttachment<'_>, extent: vk::Extent2D) -> Result<(), RecordingError> {
     let Some(r) = c.resolve else {
         return Ok(());
     };

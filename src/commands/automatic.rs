@@ -46,7 +46,7 @@ use super::image_layouts::Move;
 use super::{work::ImageUse, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetResource};
 use crate::device::{Buffer, Image, Subresources};
-use crate::error::{Error, Result};
+use crate::error::{RecordingError, Result};
 use crate::pipeline::BindingAccess;
 
 /// An image a command uses through a bound set (the mips and layers of its view).
@@ -261,7 +261,7 @@ impl<'a> Recorder<'a, '_> {
 
     /// The automatic barrier of a dispatch (the bound compute sets' uses).
     #[inline(never)]
-    pub(crate) fn track_dispatch(&mut self) -> Result<()> {
+    pub(crate) fn track_dispatch(&mut self) -> Result<(), RecordingError> {
         let before = self.sync.tracker.epoch;
         let (need, had_images) = match self.compiled_dispatch() {
             // One set whose uses are compiled: applied from the cache as they are.
@@ -339,7 +339,11 @@ impl<'a> Recorder<'a, '_> {
     /// The automatic tracking of a draw (inside a rendering scope: no barrier; the uses
     /// update the state later commands are ordered against).
     #[inline(never)]
-    pub(crate) fn track_draw(&mut self, indexed: bool, buffers: &[BufferAccess<'_>]) -> Result<()> {
+    pub(crate) fn track_draw(
+        &mut self,
+        indexed: bool,
+        buffers: &[BufferAccess<'_>],
+    ) -> Result<(), RecordingError> {
         let before = self.sync.tracker.changes;
         self.set_uses(1, "a draw inside a rendering scope")?;
         let vertex = Use {
@@ -545,7 +549,11 @@ impl<'a> Recorder<'a, '_> {
     ///
     /// Errors: `KILN-E286` an image cannot be moved (inside a rendering scope, or needed in
     /// two layouts by one command).
-    pub(crate) fn set_uses(&mut self, slot: usize, what: &'static str) -> Result<()> {
+    pub(crate) fn set_uses(
+        &mut self,
+        slot: usize,
+        what: &'static str,
+    ) -> Result<(), RecordingError> {
         let Some(bound) = self.state.bound[slot].as_ref() else {
             return Ok(());
         };
@@ -642,7 +650,11 @@ impl<'a> Recorder<'a, '_> {
 
     /// [`set_uses`](Self::set_uses) for the layout transitions only: the uses listed are
     /// dropped (a draw applies them). Errors: as `set_uses`.
-    pub(crate) fn set_layouts_only(&mut self, slot: usize, what: &'static str) -> Result<()> {
+    pub(crate) fn set_layouts_only(
+        &mut self,
+        slot: usize,
+        what: &'static str,
+    ) -> Result<(), RecordingError> {
         let (uses, pre, sources) = (
             self.sync.uses.len(),
             self.sync.pre.len(),
@@ -656,7 +668,7 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Moves `self.sync.set_images` (of bind point `slot`) to their layouts and lists their uses.
-    fn set_image_layouts(&mut self, slot: usize, what: &'static str) -> Result<()> {
+    fn set_image_layouts(&mut self, slot: usize, what: &'static str) -> Result<(), RecordingError> {
         let mut images = std::mem::take(&mut self.sync.set_images);
         let mut out = Ok(());
         for (i, si) in images.iter().enumerate() {
@@ -688,7 +700,7 @@ impl<'a> Recorder<'a, '_> {
         si: &SetImage<'a>,
         earlier: &[SetImage<'a>],
         what: &'static str,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let (levels, layers) = (si.image.mip_levels(), si.image.array_layers());
         let conflict = earlier.iter().any(|e| {
             e.image.raw() == si.image.raw()
@@ -712,14 +724,14 @@ impl<'a> Recorder<'a, '_> {
         (set, binding): (u32, u32),
         conflict: bool,
         what: &'static str,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         if needed == vk::ImageLayout::UNDEFINED {
             return Ok(());
         }
         let Some(found) = self.layout_other_than(image, range, needed) else {
             return Ok(());
         };
-        let err = |what: &'static str, hint: &'static str| Error::DescriptorImageLayout {
+        let err = |what: &'static str, hint: &'static str| RecordingError::DescriptorImageLayout {
             image: image.label().to_string(),
             set,
             binding,
@@ -770,7 +782,7 @@ impl<'a> Recorder<'a, '_> {
     /// Moves the images of the sets bound at the graphics bind point to the layouts the
     /// bound graphics pipeline's draws need (outside a rendering scope; the transitions are
     /// recorded at once). Errors: `KILN-E286`.
-    pub(crate) fn prepare_graphics_images(&mut self) -> Result<()> {
+    pub(crate) fn prepare_graphics_images(&mut self) -> Result<(), RecordingError> {
         // Only the layouts: the uses are applied at the draws.
         self.set_layouts_only(1, "a draw")?;
         if !self.sync.pending_images.is_empty() {

@@ -4,7 +4,7 @@
 use ash::vk;
 
 use super::Recorder;
-use crate::error::{Error, Result};
+use crate::error::{RecordingError, Result};
 
 use vk::AccessFlags2 as A;
 use vk::PipelineStageFlags2 as S;
@@ -52,7 +52,7 @@ impl Recorder<'_, '_> {
     /// Errors: `KILN-E283` inside a rendering scope (a barrier there needs a self-dependency
     /// kiln's rendering scopes do not declare).
     #[track_caller]
-    pub fn barrier(&mut self) -> Result<()> {
+    pub fn barrier(&mut self) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         self.outside_rendering("barrier inside a rendering scope; call end_rendering first")?;
         self.compute_barrier();
@@ -65,7 +65,7 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E283` inside a rendering scope.
     #[track_caller]
-    pub fn full_barrier(&mut self) -> Result<()> {
+    pub fn full_barrier(&mut self) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         self.outside_rendering("full_barrier inside a rendering scope; call end_rendering first")?;
         self.record_full_barrier();
@@ -75,9 +75,9 @@ impl Recorder<'_, '_> {
 
     /// `KILN-E283` with `what` inside a rendering scope.
     #[inline]
-    pub(crate) fn outside_rendering(&self, what: &'static str) -> Result<()> {
+    pub(crate) fn outside_rendering(&self, what: &'static str) -> Result<(), RecordingError> {
         if self.state.rendering {
-            return Err(Error::RenderingState { what });
+            return Err(RecordingError::RenderingState { what });
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use ash::vk;
 
 use super::{Bound, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetLayout};
-use crate::error::{Error, Result};
+use crate::error::{DescriptorError, DeviceError, RecordingError, Result};
 use crate::pipeline::{Pipeline, PipelineLayout};
 
 /// Index of a bind point in `Recorder::bound`.
@@ -29,7 +29,7 @@ impl<'a> Recorder<'a, '_> {
     // recording row: 201 -> 160 instructions of kiln code per dispatch).
     #[inline(always)]
     #[track_caller]
-    pub fn bind_pipeline<P: Pipeline>(&mut self, pipeline: &'a P) -> Result<()> {
+    pub fn bind_pipeline<P: Pipeline>(&mut self, pipeline: &'a P) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         if !pipeline.layout().belongs_to(self.shared) {
             return Err(foreign_pipeline());
@@ -113,12 +113,12 @@ impl<'a> Recorder<'a, '_> {
     /// on another device.
     #[inline(always)]
     #[track_caller]
-    pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
+    pub fn bind_set(&mut self, index: u32, set: &'a DescriptorSet) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         // `let else`, not `ok_or`: an eagerly built error is dropped on every call.
         let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
         else {
-            return Err(Error::NoPipelineBound { what: "bind_set" });
+            return Err(RecordingError::NoPipelineBound { what: "bind_set" });
         };
         let i = index as usize;
         // Already bound at this number: it passed the checks below when it was bound, and
@@ -130,10 +130,11 @@ impl<'a> Recorder<'a, '_> {
         }
         let layouts = bound.layout.set_layouts();
         let Some(expected) = layouts.get(i) else {
-            return Err(Error::NoSuchSet {
+            return Err(DescriptorError::NoSuchSet {
                 set: index,
                 set_count: layouts.len() as u32,
-            });
+            }
+            .into());
         };
         check_set(index, set, expected)?;
         self.set_bound(index, set)
@@ -142,10 +143,14 @@ impl<'a> Recorder<'a, '_> {
     /// Binds `set`, checked against the bound pipeline's layout at `index` already (the
     /// bookkeeping and the Vulkan command of [`bind_set`](Self::bind_set)).
     #[inline(always)]
-    pub(crate) fn set_bound(&mut self, index: u32, set: &'a DescriptorSet) -> Result<()> {
+    pub(crate) fn set_bound(
+        &mut self,
+        index: u32,
+        set: &'a DescriptorSet,
+    ) -> Result<(), RecordingError> {
         let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
         else {
-            return Err(Error::NoPipelineBound { what: "bind_set" });
+            return Err(RecordingError::NoPipelineBound { what: "bind_set" });
         };
         let i = index as usize;
         if bound.sets.len() <= i {
@@ -206,16 +211,21 @@ impl<'a> Recorder<'a, '_> {
 /// there is `expected`. Errors: `KILN-E109` a set of another device, `KILN-E204` another
 /// layout, `KILN-E207` a binding never written.
 #[inline(always)]
-pub(super) fn check_set(index: u32, set: &DescriptorSet, expected: &Arc<SetLayout>) -> Result<()> {
+pub(super) fn check_set(
+    index: u32,
+    set: &DescriptorSet,
+    expected: &Arc<SetLayout>,
+) -> Result<(), RecordingError> {
     // Interned layouts: equal ids ⇔ the same object (both are alive for 'a).
     if !Arc::ptr_eq(expected, set.layout()) {
         return Err(incompatible_set(index, set, expected));
     }
     if let Some(binding) = set.first_unwritten() {
-        return Err(Error::BindingNotWritten {
+        return Err(DescriptorError::BindingNotWritten {
             set: index,
             binding,
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -223,22 +233,24 @@ pub(super) fn check_set(index: u32, set: &DescriptorSet, expected: &Arc<SetLayou
 /// `KILN-E109` for a pipeline of another device.
 #[cold]
 #[inline(never)]
-fn foreign_pipeline() -> Error {
-    Error::ForeignObject {
+fn foreign_pipeline() -> RecordingError {
+    DeviceError::ForeignObject {
         object: "a pipeline of another device".to_string(),
     }
+    .into()
 }
 
 /// `KILN-E204` for `set` bound at `index` where the pipeline layout has `expected`.
 #[cold]
 #[inline(never)]
-fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Error {
+fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> RecordingError {
     // A set of another device: its layout is interned there, never equal to this
     // device's, whatever its bindings (VUID-vkCmdBindDescriptorSets-commonparent).
     if !Arc::ptr_eq(&set.layout().shared, &expected.shared) {
-        return Error::ForeignObject {
+        return DeviceError::ForeignObject {
             object: format!("descriptor set bound at set {index} (made on another device)"),
-        };
+        }
+        .into();
     }
     let (have, want) = (set.layout().desc(), expected.desc());
     let mut diff = have.diff(want).unwrap_or_else(|| "layouts differ".into());
@@ -252,7 +264,7 @@ fn incompatible_set(index: u32, set: &DescriptorSet, expected: &SetLayout) -> Er
             stage_expr(stages)
         ));
     }
-    Error::IncompatibleSet { set: index, diff }
+    DescriptorError::IncompatibleSet { set: index, diff }.into()
 }
 
 /// Rust for `stages`: `vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::COMPUTE`.

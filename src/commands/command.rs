@@ -38,7 +38,7 @@ use super::hazards::{ImageRange, Key, Use};
 use super::{Recorder, Slot};
 use crate::descriptors::SetResource;
 use crate::device::{Buffer, Image, Subresources};
-use crate::error::{Error, Result};
+use crate::error::{DescriptorError, DeviceError, RecordingError, Result};
 use crate::shaders::{Dim, ImageTy};
 
 /// A byte range of a buffer a command uses, and how.
@@ -203,7 +203,7 @@ impl Recorder<'_, '_> {
         &mut self,
         cmd: Command<'_>,
         vk_cmd: impl FnOnce(&ash::Device, vk::CommandBuffer),
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.at(Location::caller());
         for b in cmd.buffers {
             self.own(b.buffer)?;
@@ -214,7 +214,7 @@ impl Recorder<'_, '_> {
         match cmd.place {
             Place::Outside(what) => self.outside_rendering(what)?,
             Place::Inside(what) if !self.state.rendering => {
-                return Err(Error::RenderingState { what })
+                return Err(RecordingError::RenderingState { what })
             }
             _ => {}
         }
@@ -234,7 +234,7 @@ impl Recorder<'_, '_> {
                 self.ready_to_use(1, what)?;
                 if mesh != self.state.pipeline_mesh {
                     // VUID-vkCmdDrawMeshTasksEXT-stage-06480, VUID-vkCmdDraw-stage-06481.
-                    return Err(Error::RenderingState {
+                    return Err(RecordingError::RenderingState {
                         what: if mesh {
                             "draw_mesh_tasks with a pipeline without a mesh stage; bind a \
                              mesh-shading pipeline (GraphicsPipelineDesc::mesh_shading)"
@@ -249,7 +249,7 @@ impl Recorder<'_, '_> {
                 }
                 if indexed && self.state.index_buffer.is_none() {
                     // VUID-vkCmdDrawIndexed-None-07312 and its twins of the indexed draws.
-                    return Err(Error::RenderingState {
+                    return Err(RecordingError::RenderingState {
                         what:
                             "an indexed draw without an index buffer; call bind_index_buffer first",
                     });
@@ -287,12 +287,12 @@ impl Recorder<'_, '_> {
     /// is bound, and (cached until a layout change, `Bound::ready`) its sets and push
     /// constants. One branch while nothing changed since the last successful check.
     #[inline(always)]
-    fn ready_to_use(&mut self, slot: usize, what: &'static str) -> Result<()> {
+    fn ready_to_use(&mut self, slot: usize, what: &'static str) -> Result<(), RecordingError> {
         if matches!(&self.state.bound[slot], Some(b) if b.ready) {
             return Ok(());
         }
         if self.state.bound[slot].is_none() {
-            return Err(Error::NoPipelineBound { what });
+            return Err(RecordingError::NoPipelineBound { what });
         }
         self.check_bound_state(slot)
     }
@@ -301,7 +301,7 @@ impl Recorder<'_, '_> {
     /// type the bound pipeline's shaders declare for its binding. Errors: `KILN-E214`.
     #[cold]
     #[inline(never)]
-    fn check_views(&mut self, slot: usize) -> Result<()> {
+    fn check_views(&mut self, slot: usize) -> Result<(), RecordingError> {
         let Some(bound) = self.state.bound[slot].as_ref() else {
             return Ok(());
         };
@@ -311,14 +311,15 @@ impl Recorder<'_, '_> {
                     let ty = bound.access.set(si).get(p.idx).and_then(|b| b.image);
                     match ty {
                         Some(ty) if !view_matches(&ty, &p.image, p.view_type) => {
-                            return Err(Error::ImageViewMismatch {
+                            return Err(DescriptorError::ImageViewMismatch {
                                 image: p.image.label().to_string(),
                                 set: si as u32,
                                 binding: p.binding,
                                 view: p.view_type,
                                 samples: p.image.samples(),
                                 shader: describe(&ty),
-                            });
+                            }
+                            .into());
                         }
                         _ => {}
                     }
@@ -336,14 +337,15 @@ impl Recorder<'_, '_> {
                     }
                 });
                 if let Some((img, view)) = bad {
-                    return Err(Error::ImageViewMismatch {
+                    return Err(DescriptorError::ImageViewMismatch {
                         image: img.label().to_string(),
                         set: si as u32,
                         binding: b.binding,
                         view,
                         samples: img.samples(),
                         shader: describe(&ty),
-                    });
+                    }
+                    .into());
                 }
             }
         }
@@ -356,17 +358,17 @@ impl Recorder<'_, '_> {
     /// Errors: `KILN-E287`, `KILN-E283`.
     #[cold]
     #[inline(never)]
-    fn check_formats(&mut self, what: &'static str) -> Result<()> {
+    fn check_formats(&mut self, what: &'static str) -> Result<(), RecordingError> {
         let n = self.state.vertex_bindings as usize;
         if (0..n).any(|i| self.state.vertex_buffers.get(i).is_none_or(Option::is_none)) {
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "a draw with a vertex buffer binding of the bound pipeline unbound; call \
                        bind_vertex_buffer for each of its vertex buffer layouts",
             });
         }
         if let Some((formats, label)) = self.state.pipeline_formats {
             if *formats != self.state.scope_formats {
-                return Err(Error::RenderingFormats {
+                return Err(RecordingError::RenderingFormats {
                     what,
                     pipeline: label.to_string(),
                     built: formats.to_string(),
@@ -380,7 +382,7 @@ impl Recorder<'_, '_> {
 
     /// Automatic mode: lists the uses of `cmd` and records the barrier they need.
     #[inline(always)]
-    fn track_command(&mut self, cmd: &Command<'_>) -> Result<()> {
+    fn track_command(&mut self, cmd: &Command<'_>) -> Result<(), RecordingError> {
         match cmd.bound {
             Bound::Compute(_) if cmd.buffers.is_empty() => return self.track_plain_dispatch(),
             Bound::Compute(what) => self.set_uses(0, what)?,
@@ -406,7 +408,7 @@ impl Recorder<'_, '_> {
     /// A dispatch that uses only its bound sets: one repeated with nothing else changed
     /// needs what the previous one needed (two compares instead of the sets' resources).
     #[inline(always)]
-    fn track_plain_dispatch(&mut self) -> Result<()> {
+    fn track_plain_dispatch(&mut self) -> Result<(), RecordingError> {
         if self.sync.bind_gen == self.sync.repeat.0 && self.sync.tracker.epoch == self.sync.repeat.1
         {
             if !self.sync.repeat.2.is_empty() {
@@ -427,7 +429,7 @@ impl Recorder<'_, '_> {
 
     /// Checks that `buffer` was made by this recorder's device. Errors: `KILN-E109`.
     #[inline]
-    pub(crate) fn own(&self, buffer: &Buffer) -> Result<()> {
+    pub(crate) fn own(&self, buffer: &Buffer) -> Result<(), RecordingError> {
         if std::ptr::eq(&**buffer.shared(), self.shared) {
             return Ok(());
         }
@@ -436,7 +438,7 @@ impl Recorder<'_, '_> {
 
     /// Checks that `image` was made by this recorder's device. Errors: `KILN-E109`.
     #[inline]
-    pub(crate) fn own_image(&self, image: &Image) -> Result<()> {
+    pub(crate) fn own_image(&self, image: &Image) -> Result<(), RecordingError> {
         if std::ptr::eq(&**image.shared(), self.shared) {
             return Ok(());
         }
@@ -477,10 +479,11 @@ fn describe(ty: &ImageTy) -> String {
 /// `KILN-E109` for the `kind` labelled `label`.
 #[cold]
 #[inline(never)]
-fn foreign(kind: &str, label: &str) -> Error {
-    Error::ForeignObject {
+fn foreign(kind: &str, label: &str) -> RecordingError {
+    DeviceError::ForeignObject {
         object: format!("{kind} `{label}`"),
     }
+    .into()
 }
 
 /// The tracker's key of `range` of an image.

@@ -8,7 +8,7 @@ use super::command::{BufferAccess, Command};
 use super::hazards::Use;
 use super::Recorder;
 use crate::device::Buffer;
-use crate::error::{Error, Result};
+use crate::error::{RecordingError, Result};
 
 /// Bytes of a `VkDispatchIndirectCommand` (three `u32` group counts).
 pub const DISPATCH_INDIRECT_SIZE: u64 = 12;
@@ -19,7 +19,7 @@ impl Recorder<'_, '_> {
     /// same VUIDs of vkCmdDraw*). Errors: `KILN-E254`, `KILN-E255`. The answer is cached
     /// until a pipeline with another layout is bound (see `Bound::ready`).
     #[inline]
-    pub(crate) fn check_bound_state(&mut self, slot: usize) -> Result<()> {
+    pub(crate) fn check_bound_state(&mut self, slot: usize) -> Result<(), RecordingError> {
         match &mut self.state.bound[slot] {
             Some(bound) if !bound.ready => {
                 bound.check()?;
@@ -38,7 +38,7 @@ impl Recorder<'_, '_> {
     /// `KILN-E283` inside a rendering scope.
     #[inline(always)]
     #[track_caller]
-    pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
+    pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<(), RecordingError> {
         let limit = self.caps.max_groups;
         if (x > limit[0]) | (y > limit[1]) | (z > limit[2]) {
             return Err(self.dispatch_error([x, y, z]));
@@ -53,8 +53,8 @@ impl Recorder<'_, '_> {
     /// The error of a dispatch beyond maxComputeWorkGroupCount (`KILN-E253`).
     #[cold]
     #[inline(never)]
-    fn dispatch_error(&self, groups: [u32; 3]) -> Error {
-        Error::DispatchTooLarge {
+    fn dispatch_error(&self, groups: [u32; 3]) -> RecordingError {
+        RecordingError::DispatchTooLarge {
             groups,
             limit: self.caps.max_groups,
         }
@@ -68,7 +68,7 @@ impl Recorder<'_, '_> {
     /// [`dispatch_threads_2d`](Self::dispatch_threads_2d).
     #[inline]
     #[track_caller]
-    pub fn dispatch_threads(&mut self, n: u32) -> Result<()> {
+    pub fn dispatch_threads(&mut self, n: u32) -> Result<(), RecordingError> {
         let wg = self.state.bound[0]
             .as_ref()
             .map_or(1, |b| b.workgroup[0].max(1));
@@ -82,7 +82,7 @@ impl Recorder<'_, '_> {
     /// Errors: as [`dispatch`](Self::dispatch).
     #[inline]
     #[track_caller]
-    pub fn dispatch_threads_2d(&mut self, width: u32, height: u32) -> Result<()> {
+    pub fn dispatch_threads_2d(&mut self, width: u32, height: u32) -> Result<(), RecordingError> {
         self.dispatch_threads_3d(width, height, 1)
     }
 
@@ -92,7 +92,7 @@ impl Recorder<'_, '_> {
     /// Errors: as [`dispatch`](Self::dispatch).
     #[inline]
     #[track_caller]
-    pub fn dispatch_threads_3d(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
+    pub fn dispatch_threads_3d(&mut self, x: u32, y: u32, z: u32) -> Result<(), RecordingError> {
         let wg = self.state.bound[0].as_ref().map_or([1; 3], |b| b.workgroup);
         let groups = |n: u32, w: u32| n.div_ceil(w.max(1)).max(1);
         self.dispatch(groups(x, wg[0]), groups(y, wg[1]), groups(z, wg[2]))
@@ -112,12 +112,16 @@ impl Recorder<'_, '_> {
     /// `KILN-E109` a buffer of another device, and the errors of [`dispatch`](Self::dispatch)
     /// other than `KILN-E253`.
     #[track_caller]
-    pub fn dispatch_indirect(&mut self, buffer: &Buffer, offset: u64) -> Result<()> {
+    pub fn dispatch_indirect(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+    ) -> Result<(), RecordingError> {
         if !buffer
             .usage()
             .contains(vk::BufferUsageFlags::INDIRECT_BUFFER)
         {
-            return Err(Error::IndirectUsage {
+            return Err(RecordingError::IndirectUsage {
                 object: buffer.label().to_string(),
             });
         }
@@ -125,7 +129,7 @@ impl Recorder<'_, '_> {
             .checked_add(DISPATCH_INDIRECT_SIZE)
             .is_some_and(|end| end <= buffer.size());
         if !offset.is_multiple_of(4) || !fits {
-            return Err(Error::IndirectOutOfBounds {
+            return Err(RecordingError::IndirectOutOfBounds {
                 object: buffer.label().to_string(),
                 offset,
                 size: buffer.size(),

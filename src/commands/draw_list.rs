@@ -19,7 +19,7 @@ use super::push::whole_range_stages;
 use super::Slot;
 use super::{command::Command, Recorder};
 use crate::descriptors::DescriptorSet;
-use crate::error::{Error, Result};
+use crate::error::{DescriptorError, RecordingError, Result};
 
 /// One draw of [`Recorder::draw_list`]: the descriptor set it binds, its push constants and
 /// `vkCmdDraw`'s vertex and instance ranges.
@@ -95,7 +95,7 @@ impl<'a> Recorder<'a, '_> {
         set: u32,
         offset: u32,
         draws: &[ListDraw<'a, T>],
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.at(Location::caller());
         let Some(plan) = self.plan_list(set, offset, draws)? else {
             return self.draw_one_by_one(set, offset, draws);
@@ -182,9 +182,9 @@ impl<'a> Recorder<'a, '_> {
         set: u32,
         offset: u32,
         draws: &[ListDraw<'a, T>],
-    ) -> Result<Option<ListPlan>> {
+    ) -> Result<Option<ListPlan>, RecordingError> {
         if !self.state.rendering {
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "draw_list outside a rendering scope; call begin_rendering first",
             });
         }
@@ -192,16 +192,17 @@ impl<'a> Recorder<'a, '_> {
         let Some(bound) = self.state.bound[1].as_ref().filter(|_| graphics) else {
             // Also when a compute pipeline was bound after the graphics one: the calls one
             // by one would bind the sets at the compute bind point.
-            return Err(Error::NoPipelineBound {
+            return Err(RecordingError::NoPipelineBound {
                 what: "draw_list (a graphics pipeline, bound after any compute pipeline)",
             });
         };
         let layouts = bound.layout.set_layouts();
         let Some(expected) = layouts.get(set as usize) else {
-            return Err(Error::NoSuchSet {
+            return Err(DescriptorError::NoSuchSet {
                 set,
                 set_count: layouts.len() as u32,
-            });
+            }
+            .into());
         };
         for d in draws {
             check_set(set, d.set, expected)?;
@@ -233,7 +234,7 @@ impl<'a> Recorder<'a, '_> {
         set: u32,
         offset: u32,
         draws: &[ListDraw<'a, T>],
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         for d in draws {
             self.set_bound(set, d.set)?;
             self.push_constants(offset, bytemuck::bytes_of(&d.push))?;

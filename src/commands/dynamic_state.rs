@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use ash::vk;
 
 use super::Recorder;
-use crate::error::{Error, Result};
+use crate::error::{RecordingError, Result};
 use crate::pipeline::{topology_class, DynamicState, StencilOps};
 
 impl Recorder<'_, '_> {
@@ -84,17 +84,17 @@ impl Recorder<'_, '_> {
     /// The command buffer's dynamic state, for a `set_*` of `what`: a graphics pipeline must
     /// be bound (its values are what the setter overrides). Errors: `KILN-E120` a queue
     /// without graphics, `KILN-E252` no graphics pipeline bound.
-    fn dynamic_for(&mut self, what: &'static str) -> Result<&mut DynamicState> {
+    fn dynamic_for(&mut self, what: &'static str) -> Result<&mut DynamicState, RecordingError> {
         if !self.caps.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
             return Err(self.unsupported(what, vk::QueueFlags::GRAPHICS));
         }
         if self.state.bound[1].is_none() {
-            return Err(Error::NoPipelineBound { what });
+            return Err(RecordingError::NoPipelineBound { what });
         }
         self.state
             .dynamic
             .as_mut()
-            .ok_or(Error::NoPipelineBound { what })
+            .ok_or(RecordingError::NoPipelineBound { what })
     }
 
     /// `vkCmdSetCullMode`: which faces the draws after it cull, until the next graphics
@@ -104,11 +104,11 @@ impl Recorder<'_, '_> {
     /// `KILN-E283` a value Vulkan does not define (bits beyond `FRONT_AND_BACK`, a front face
     /// or topology that is no enum value).
     #[track_caller]
-    pub fn set_cull_mode(&mut self, cull_mode: vk::CullModeFlags) -> Result<()> {
+    pub fn set_cull_mode(&mut self, cull_mode: vk::CullModeFlags) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         if !vk::CullModeFlags::FRONT_AND_BACK.contains(cull_mode) {
             // VUID-vkCmdSetCullMode-cullMode-parameter.
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "set_cull_mode with bits beyond FRONT_AND_BACK; give NONE, FRONT, BACK \
                        or FRONT_AND_BACK",
             });
@@ -124,11 +124,11 @@ impl Recorder<'_, '_> {
     /// `vkCmdSetFrontFace`: which winding is front-facing, until the next graphics pipeline
     /// bind. Errors: as [`set_cull_mode`](Self::set_cull_mode).
     #[track_caller]
-    pub fn set_front_face(&mut self, front_face: vk::FrontFace) -> Result<()> {
+    pub fn set_front_face(&mut self, front_face: vk::FrontFace) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         if ![vk::FrontFace::COUNTER_CLOCKWISE, vk::FrontFace::CLOCKWISE].contains(&front_face) {
             // VUID-vkCmdSetFrontFace-frontFace-parameter.
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "set_front_face with a value that is no VkFrontFace; give \
                        COUNTER_CLOCKWISE or CLOCKWISE",
             });
@@ -147,26 +147,29 @@ impl Recorder<'_, '_> {
     /// Errors: as [`set_cull_mode`](Self::set_cull_mode); `KILN-E283` a mesh-shading
     /// pipeline (it has no topology) or another topology class than the pipeline's.
     #[track_caller]
-    pub fn set_primitive_topology(&mut self, topology: vk::PrimitiveTopology) -> Result<()> {
+    pub fn set_primitive_topology(
+        &mut self,
+        topology: vk::PrimitiveTopology,
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         let what = "set_primitive_topology";
         if !(0..=10).contains(&topology.as_raw()) {
             // VUID-vkCmdSetPrimitiveTopology-primitiveTopology-parameter.
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "set_primitive_topology with a value that is no VkPrimitiveTopology; \
                        give one of POINT_LIST … PATCH_LIST",
             });
         }
         self.dynamic_for(what)?;
         let Some(pipeline) = self.state.pipeline_topology else {
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "set_primitive_topology with a mesh-shading pipeline, which has no \
                        primitive topology; its mesh shader says what it outputs",
             });
         };
         if topology_class(pipeline) != topology_class(topology) {
             // VUID-vkCmdDraw-dynamicPrimitiveTopologyUnrestricted-07500.
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "set_primitive_topology of another topology class (point, line, \
                        triangle, patch) than the bound pipeline's; build the pipeline with a \
                        topology of that class",
@@ -194,7 +197,7 @@ impl Recorder<'_, '_> {
         test: bool,
         write: bool,
         compare: vk::CompareOp,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         let d = self.dynamic_for("set_depth_test")?;
         (d.depth_test, d.depth_write, d.depth_compare) = (test, write, compare);
@@ -220,7 +223,7 @@ impl Recorder<'_, '_> {
         test: bool,
         faces: vk::StencilFaceFlags,
         ops: StencilOps,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         let d = self.dynamic_for("set_stencil_test")?;
         d.stencil_test = test;

@@ -17,7 +17,7 @@ use super::hazards::ImageRange;
 use super::work::ImageUse;
 use super::Recorder;
 use crate::device::{layout_usage_ok, Image, Subresources};
-use crate::error::{Error, Result};
+use crate::error::{MemoryError, RecordingError, Result};
 
 /// Stages and accesses that use an image in `layout` (Vulkan spec §7.1.2, §12.4).
 pub(super) fn stage_access(layout: vk::ImageLayout) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
@@ -177,7 +177,11 @@ impl Recorder<'_, '_> {
     /// `PREINITIALIZED`), `KILN-E109` an image of another device, `KILN-E283` inside a
     /// rendering scope.
     #[track_caller]
-    pub fn transition(&mut self, image: &Image, new: vk::ImageLayout) -> Result<()> {
+    pub fn transition(
+        &mut self,
+        image: &Image,
+        new: vk::ImageLayout,
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         self.own_image(image)?;
         check_layout(image, new, "new")?;
@@ -196,7 +200,7 @@ impl Recorder<'_, '_> {
         image: &Image,
         range: Subresources,
         new: vk::ImageLayout,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         self.own_image(image)?;
         check_range(image, range)?;
@@ -211,7 +215,7 @@ impl Recorder<'_, '_> {
         image: &Image,
         range: Subresources,
         new: vk::ImageLayout,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.outside_rendering(
             "image layout transition inside a rendering scope; transition before begin_rendering",
         )?;
@@ -239,7 +243,7 @@ impl Recorder<'_, '_> {
         image: &Image,
         old: vk::ImageLayout,
         new: vk::ImageLayout,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         self.own_image(image)?;
         if old != vk::ImageLayout::UNDEFINED {
@@ -257,7 +261,7 @@ impl Recorder<'_, '_> {
         range: Subresources,
         old: vk::ImageLayout,
         new: vk::ImageLayout,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.outside_rendering(
             "image layout transition inside a rendering scope; transition before begin_rendering",
         )?;
@@ -300,7 +304,7 @@ impl Recorder<'_, '_> {
         range: Subresources,
         new: vk::ImageLayout,
         dst: (vk::PipelineStageFlags2, vk::AccessFlags2),
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         if !self.sync.automatic {
             return self.transition_now(image, range, new);
         }
@@ -441,7 +445,7 @@ impl Recorder<'_, '_> {
 /// a layout the image's usage does not allow (VUID-VkImageMemoryBarrier2-oldLayout-01208…
 /// 01213 and their `newLayout` twins; `device::layout_usage_ok`). A layout with no usage rule
 /// kiln knows (`PRESENT_SRC_KHR`, …) passes to the layer.
-fn check_layout(image: &Image, layout: vk::ImageLayout, which: &str) -> Result<()> {
+fn check_layout(image: &Image, layout: vk::ImageLayout, which: &str) -> Result<(), RecordingError> {
     let never = which == "new"
         && matches!(
             layout,
@@ -450,7 +454,7 @@ fn check_layout(image: &Image, layout: vk::ImageLayout, which: &str) -> Result<(
     if !never && layout_usage_ok(layout, image.usage()) != Some(false) {
         return Ok(());
     }
-    Err(Error::InvalidImage {
+    Err(MemoryError::InvalidImage {
         object: image.label().to_string(),
         detail: if never {
             format!("{layout:?} cannot be the new layout of a transition; transition to the layout of the image's next use (GENERAL fits every use)")
@@ -462,21 +466,22 @@ fn check_layout(image: &Image, layout: vk::ImageLayout, which: &str) -> Result<(
                 image.usage()
             )
         },
-    })
+    }.into())
 }
 
-pub(crate) fn check_range(image: &Image, range: Subresources) -> Result<()> {
+pub(crate) fn check_range(image: &Image, range: Subresources) -> Result<(), RecordingError> {
     let (levels, layers) = (image.mip_levels(), image.array_layers());
     if range.fits(levels, layers) {
         return Ok(());
     }
-    Err(Error::InvalidImage {
+    Err(MemoryError::InvalidImage {
         object: image.label().to_string(),
         detail: format!(
             "subresources {range:?} are empty or past the image's {levels} mip levels and \
              {layers} layers"
         ),
-    })
+    }
+    .into())
 }
 
 /// The write access of the commands that use an image in `layout` without naming it to the

@@ -21,7 +21,7 @@ use super::command::{BufferAccess, Command};
 use super::hazards::Use;
 use super::Recorder;
 use crate::device::Buffer;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, RecordingError, Result};
 
 /// Bytes of a `VkDrawIndirectCommand`: `vertexCount`, `instanceCount`, `firstVertex`,
 /// `firstInstance`, four `u32`.
@@ -48,22 +48,22 @@ pub(super) struct Commands<'b> {
     pub size: u64,
 }
 
-fn bad(what: &'static str, buffer: &Buffer, detail: String) -> Error {
-    Error::IndirectDraw {
+fn bad(what: &'static str, buffer: &Buffer, detail: String) -> RecordingError {
+    RecordingError::IndirectDraw {
         what,
         object: buffer.label().to_string(),
         detail,
     }
 }
 
-fn usage(buffer: &Buffer) -> Result<()> {
+fn usage(buffer: &Buffer) -> Result<(), RecordingError> {
     if buffer
         .usage()
         .contains(vk::BufferUsageFlags::INDIRECT_BUFFER)
     {
         return Ok(());
     }
-    Err(Error::IndirectUsage {
+    Err(RecordingError::IndirectUsage {
         object: buffer.label().to_string(),
     })
 }
@@ -73,7 +73,7 @@ impl Commands<'_> {
     /// of a draw with up to `max` commands (`max` is `maxDrawIndirectCount`; `multi`
     /// whether `multiDrawIndirect` is enabled; `counted` for the `…Count` forms, whose
     /// count Vulkan does not bound by `multiDrawIndirect`).
-    fn check(&self, max: u32, multi: bool, counted: bool) -> Result<u64> {
+    fn check(&self, max: u32, multi: bool, counted: bool) -> Result<u64, RecordingError> {
         let (what, b) = (self.what, self.buffer);
         usage(b)?;
         if !self.offset.is_multiple_of(4) {
@@ -161,7 +161,7 @@ impl Recorder<'_, '_> {
         offset: u64,
         draw_count: u32,
         stride: u32,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let cmds = Commands {
             what: "draw_indirect",
             buffer,
@@ -195,7 +195,7 @@ impl Recorder<'_, '_> {
         offset: u64,
         draw_count: u32,
         stride: u32,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let what = "draw_indexed_indirect";
         let cmds = Commands {
             what,
@@ -228,7 +228,7 @@ impl Recorder<'_, '_> {
         count_offset: u64,
         max_draw_count: u32,
         stride: u32,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let what = "draw_indirect_count";
         let cmds = Commands {
             what,
@@ -273,7 +273,7 @@ impl Recorder<'_, '_> {
         count_offset: u64,
         max_draw_count: u32,
         stride: u32,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let what = "draw_indexed_indirect_count";
         let cmds = Commands {
             what,
@@ -309,17 +309,18 @@ impl Recorder<'_, '_> {
         &self,
         cmds: &Commands<'b>,
         counted: bool,
-    ) -> Result<BufferAccess<'b>> {
+    ) -> Result<BufferAccess<'b>, RecordingError> {
         let features = &self.shared.features;
         if counted && !features.draw_indirect_count {
-            return Err(Error::MissingFeature {
+            return Err(DeviceError::MissingFeature {
                 device: self.shared.info.name.clone(),
                 what: format!(
                     "drawIndirectCount (Vulkan 1.2), which {} needs; draw with a count the \
                      host knows (draw_indirect / draw_indexed_indirect)",
                     cmds.what
                 ),
-            });
+            }
+            .into());
         }
         let max = self.shared.limits().max_draw_indirect_count;
         let span = cmds.check(max, features.multi_draw_indirect, counted)?;
@@ -332,7 +333,7 @@ impl Recorder<'_, '_> {
         what: &'static str,
         buffer: &'b Buffer,
         offset: u64,
-    ) -> Result<BufferAccess<'b>> {
+    ) -> Result<BufferAccess<'b>, RecordingError> {
         usage(buffer)?;
         if !offset.is_multiple_of(4) || offset.checked_add(4).is_none_or(|e| e > buffer.size()) {
             return Err(bad(

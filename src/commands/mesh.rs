@@ -11,24 +11,27 @@ use super::command::Command;
 use super::indirect::Commands;
 use super::Recorder;
 use crate::device::{Buffer, Shared};
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, RecordingError, Result};
 
 /// Bytes of a `VkDrawMeshTasksIndirectCommandEXT`: `groupCountX`, `Y`, `Z`, three `u32`.
 pub const DRAW_MESH_TASKS_INDIRECT_SIZE: u64 = 12;
 
 /// The mesh-shader function table of `shared`. Errors: `KILN-E107` without
 /// VK_EXT_mesh_shader.
-fn mesh_table<'s>(shared: &'s Shared, what: &str) -> Result<&'s ash::ext::mesh_shader::Device> {
-    shared
-        .mesh_shader
-        .as_ref()
-        .ok_or_else(|| Error::MissingFeature {
+fn mesh_table<'s>(
+    shared: &'s Shared,
+    what: &str,
+) -> Result<&'s ash::ext::mesh_shader::Device, RecordingError> {
+    shared.mesh_shader.as_ref().ok_or_else(|| {
+        DeviceError::MissingFeature {
             device: shared.info.name.clone(),
             what: format!(
                 "meshShader (VK_EXT_mesh_shader, Features::mesh_shader), which {what} needs; \
                  draw with vertex shaders on this device"
             ),
-        })
+        }
+        .into()
+    })
 }
 
 impl Recorder<'_, '_> {
@@ -40,7 +43,7 @@ impl Recorder<'_, '_> {
     /// `KILN-E283` outside a rendering scope or with a pipeline that is not mesh-shading,
     /// and the bound-state errors of [`draw`](Self::draw).
     #[track_caller]
-    pub fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
+    pub fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32) -> Result<(), RecordingError> {
         let what = "draw_mesh_tasks";
         let table = mesh_table(self.shared, what)?;
         self.check_mesh_groups([x, y, z])?;
@@ -66,7 +69,7 @@ impl Recorder<'_, '_> {
         offset: u64,
         draw_count: u32,
         stride: u32,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let what = "draw_mesh_tasks_indirect";
         let table = mesh_table(self.shared, what)?;
         let cmds = Commands {
@@ -102,7 +105,7 @@ impl Recorder<'_, '_> {
         count_offset: u64,
         max_draw_count: u32,
         stride: u32,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let what = "draw_mesh_tasks_indirect_count";
         let table = mesh_table(self.shared, what)?;
         let cmds = Commands {
@@ -137,7 +140,7 @@ impl Recorder<'_, '_> {
 
     /// Checks `groups` against the limits of the bound pipeline's first stage (task if it
     /// has one, else mesh). Errors: `KILN-E260`.
-    fn check_mesh_groups(&self, groups: [u32; 3]) -> Result<()> {
+    fn check_mesh_groups(&self, groups: [u32; 3]) -> Result<(), RecordingError> {
         let l = &self.shared.features.mesh_shader_limits;
         let (limit, total, limit_name, stage) = if self.state.pipeline_task {
             let (l, t) = (
@@ -154,7 +157,7 @@ impl Recorder<'_, '_> {
         };
         let product = groups.iter().map(|&g| u64::from(g)).product::<u64>();
         if groups.iter().zip(limit).any(|(g, m)| *g > m) || product > u64::from(total) {
-            return Err(Error::MeshTasksTooLarge {
+            return Err(RecordingError::MeshTasksTooLarge {
                 groups,
                 limit,
                 total,

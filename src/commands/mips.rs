@@ -15,7 +15,7 @@ use super::command::{Command, ImageAccess};
 use super::hazards::Use;
 use super::Recorder;
 use crate::device::{Image, Subresources};
-use crate::error::{Error, Result};
+use crate::error::{MemoryError, RecordingError, Result};
 
 use vk::AccessFlags2 as A;
 use vk::PipelineStageFlags2 as S;
@@ -79,7 +79,7 @@ impl Recorder<'_, '_> {
     /// graphics-queue commands), `KILN-E283` inside a rendering scope, `KILN-E109` an image
     /// of another device.
     #[track_caller]
-    pub fn generate_mips(&mut self, image: &Image) -> Result<()> {
+    pub fn generate_mips(&mut self, image: &Image) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         if image.mip_levels() == 1 {
             // Nothing to record, but a call that could not be recorded is still an error.
@@ -89,12 +89,13 @@ impl Recorder<'_, '_> {
             );
         }
         if image.aspect() != vk::ImageAspectFlags::COLOR {
-            return Err(Error::InvalidImage {
+            return Err(MemoryError::InvalidImage {
                 object: image.label().to_string(),
                 detail: "mips are generated for colour images; a depth/stencil image's \
                          levels are rendered or copied"
                     .into(),
-            });
+            }
+            .into());
         }
         if !self.caps.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
             return Err(self.unsupported("generate_mips (blits)", vk::QueueFlags::GRAPHICS));
@@ -108,13 +109,13 @@ impl Recorder<'_, '_> {
         }
         .optimal_tiling_features;
         if !found.contains(BLIT_FEATURES) {
-            return Err(Error::FormatFeature {
+            return Err(MemoryError::FormatFeature {
                 object: format!("image `{}`", image.label()),
                 format: image.format(),
                 needed: BLIT_FEATURES,
                 found: found & BLIT_FEATURES,
                 what: "generate_mips (linear blits; generate integer, depth or compressed mips elsewhere, as a KTX2 file carries them, and upload each level)",
-            });
+            }.into());
         }
         let images = [ImageAccess {
             image,

@@ -10,9 +10,12 @@
 //!
 //! # The contract
 //!
-//! **Every command returns `Result<()>`.** A command whose arguments Vulkan would reject
-//! records nothing and returns the coded error; nothing is deferred, so `?` stops the
-//! recording at the first error and the submission layer then submits nothing.
+//! **Every command returns `Result<_, RecordingError>`.** A command whose arguments Vulkan
+//! would reject records nothing and returns the coded error; nothing is deferred, so `?`
+//! stops the recording at the first error and the submission layer then submits nothing.
+//! The closures of `execute`, `submit`, `record` and [`Recorder::scope`] return
+//! [`Result`](crate::Result), so `?` converts a command's error there; a closure that ends
+//! with a command writes `Ok(r.dispatch(..)?)` or `r.dispatch(..)?; Ok(())`.
 //!
 //! **One recording path.** A command that uses resources (dispatches, draws, copies, fills,
 //! `raw_using`) is a value: a `Command` naming what it reads and writes, and a closure that
@@ -125,7 +128,7 @@ pub(crate) use work::RecordedWork;
 
 use crate::descriptors::DescriptorSet;
 use crate::device::{supported_stages, Buffer, Shared};
-use crate::error::{Error, Result};
+use crate::error::{RecordingError, Result};
 use crate::pipeline::{PipelineAccess, PipelineLayout, RenderingFormats};
 use command::{BufferAccess, Command};
 use hazards::{Key, Need, Tracker, Use};
@@ -177,11 +180,11 @@ impl Bound<'_> {
     /// pushed, `KILN-E265` part of the ranges never pushed.
     #[cold]
     #[inline(never)]
-    fn check(&self) -> Result<()> {
+    fn check(&self) -> Result<(), RecordingError> {
         for (i, l) in self.layout.set_layouts().iter().enumerate() {
             let bound_here = self.sets.get(i).is_some_and(Slot::is_bound);
             if !bound_here && !l.desc().bindings().is_empty() {
-                return Err(Error::SetNotBound { set: i as u32 });
+                return Err(RecordingError::SetNotBound { set: i as u32 });
             }
         }
         let ranges = self.layout.push_constant_ranges();
@@ -189,12 +192,12 @@ impl Bound<'_> {
             return Ok(());
         }
         if self.pushed == push::Words::default() {
-            return Err(Error::PushConstantsNotSet {
+            return Err(RecordingError::PushConstantsNotSet {
                 ranges: push::describe_ranges(ranges),
             });
         }
         if let Some(missing) = push::missing(ranges, self.pushed) {
-            return Err(Error::PushConstantsPartial {
+            return Err(RecordingError::PushConstantsPartial {
                 missing,
                 ranges: push::describe_ranges(ranges),
             });
@@ -230,14 +233,14 @@ impl Bound<'_> {
 /// be called any number of times inside `execute`, `submit` or `record`:
 ///
 /// ```no_run
-/// use kiln::{ComputePipeline, DescriptorSet, Device, Recorder, Result};
+/// use kiln::{ComputePipeline, DescriptorSet, Device, Recorder, RecordingError, Result};
 ///
 /// fn blur<'a>(
 ///     r: &mut Recorder<'a, '_>,
 ///     pipeline: &'a ComputePipeline,
 ///     set: &'a DescriptorSet,
 ///     n: u32,
-/// ) -> Result<()> {
+/// ) -> Result<(), RecordingError> {
 ///     r.bind_pipeline(pipeline)?;
 ///     r.bind_set(0, set)?;
 ///     r.dispatch_threads(n)
@@ -254,14 +257,16 @@ impl Bound<'_> {
 /// fn frame(device: &Device, pipeline: &ComputePipeline, set: &DescriptorSet) -> Result<()> {
 ///     let mut twice = pass(|r| {
 ///         blur(r, pipeline, set, 4096)?;
-///         blur(r, pipeline, set, 4096)
+///         blur(r, pipeline, set, 4096)?;
+///         Ok(())
 ///     });
 ///     device.execute(|r| {
 ///         twice(r)?;
 ///         twice(r)
 ///     })?;
 ///     let mut step = device.record(|r| twice(r))?;
-///     step.execute()
+///     step.execute()?; // a SubmissionError; `?` makes it a kiln::Error
+///     Ok(())
 /// }
 /// ```
 pub struct Recorder<'a, 'r> {
@@ -603,7 +608,10 @@ impl<'a> Recorder<'a, '_> {
     /// descriptor set of kiln other than `buffers` and what kiln commands of this
     /// recording bind.
     #[track_caller]
-    pub unsafe fn raw_using(&mut self, buffers: &[&Buffer]) -> Result<vk::CommandBuffer> {
+    pub unsafe fn raw_using(
+        &mut self,
+        buffers: &[&Buffer],
+    ) -> Result<vk::CommandBuffer, RecordingError> {
         // The raw commands read and write `buffers` at any stage: ordered after what the
         // recording did with them, and what follows is ordered after them.
         let u = Use {
@@ -651,8 +659,8 @@ impl<'a> Recorder<'a, '_> {
     /// `KILN-E120`: this queue cannot run `what`, which needs `needed`.
     #[cold]
     #[inline(never)]
-    pub(crate) fn unsupported(&self, what: &'static str, needed: vk::QueueFlags) -> Error {
-        Error::QueueUnsupported {
+    pub(crate) fn unsupported(&self, what: &'static str, needed: vk::QueueFlags) -> RecordingError {
+        RecordingError::QueueUnsupported {
             flags: self.caps.queue_flags,
             what,
             needed,

@@ -4,7 +4,7 @@
 use ash::vk;
 
 use super::Recorder;
-use crate::error::{Error, Result};
+use crate::error::{RecordingError, Result};
 use crate::pipeline::PushConstantRange;
 
 impl Recorder<'_, '_> {
@@ -15,11 +15,11 @@ impl Recorder<'_, '_> {
     /// Errors: `KILN-E252` no pipeline bound, `KILN-E250` bytes outside every range.
     #[inline(always)]
     #[track_caller]
-    pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
+    pub fn push_constants(&mut self, offset: u32, bytes: &[u8]) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
         else {
-            return Err(Error::NoPipelineBound {
+            return Err(RecordingError::NoPipelineBound {
                 what: "push_constants",
             });
         };
@@ -54,10 +54,10 @@ impl Recorder<'_, '_> {
     /// boundaries (one call per piece, each with the stages of the ranges containing it).
     #[cold]
     #[inline(never)]
-    fn push_pieces(&mut self, offset: u32, bytes: &[u8]) -> Result<()> {
+    fn push_pieces(&mut self, offset: u32, bytes: &[u8]) -> Result<(), RecordingError> {
         let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
         else {
-            return Err(Error::NoPipelineBound {
+            return Err(RecordingError::NoPipelineBound {
                 what: "push_constants",
             });
         };
@@ -65,7 +65,7 @@ impl Recorder<'_, '_> {
         let end = u32::try_from(bytes.len())
             .ok()
             .and_then(|n| offset.checked_add(n))
-            .ok_or_else(|| Error::PushConstantsOutOfRange {
+            .ok_or_else(|| RecordingError::PushConstantsOutOfRange {
                 offset,
                 end: u32::MAX,
                 ranges: format!("{ranges:?} ({} bytes do not fit in 32 bits)", bytes.len()),
@@ -93,11 +93,11 @@ impl Recorder<'_, '_> {
     /// pipeline's push-constant range, `KILN-E250`.
     #[inline]
     #[track_caller]
-    pub fn push_block<T: crate::ShaderBlock>(&mut self, value: &T) -> Result<()> {
+    pub fn push_block<T: crate::ShaderBlock>(&mut self, value: &T) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_ref()
         else {
-            return Err(Error::NoPipelineBound { what: "push_block" });
+            return Err(RecordingError::NoPipelineBound { what: "push_block" });
         };
         let (lo, hi) = (T::OFFSET, T::OFFSET + T::SIZE);
         let ranges = bound.layout.push_constant_ranges();
@@ -107,7 +107,7 @@ impl Recorder<'_, '_> {
         let span = ranges.iter().map(|r| r.offset).min() == Some(lo)
             && ranges.iter().map(|r| r.offset + r.size).max() == Some(hi);
         if !exact && !span {
-            return Err(Error::PushBlockMismatch {
+            return Err(RecordingError::PushBlockMismatch {
                 block: std::any::type_name::<T>().to_string(),
                 offset: lo,
                 end: hi,
@@ -129,7 +129,7 @@ impl Recorder<'_, '_> {
     /// accepts such a struct. Any other byte outside the ranges is `KILN-E250`.
     #[inline(always)]
     #[track_caller]
-    pub fn push<T: bytemuck::Pod>(&mut self, offset: u32, value: &T) -> Result<()> {
+    pub fn push<T: bytemuck::Pod>(&mut self, offset: u32, value: &T) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         let bytes = bytemuck::bytes_of(value);
         let len = self.state.bound[usize::from(self.state.current_graphics)]
@@ -271,10 +271,10 @@ pub(crate) fn push_segments(
     ranges: &[PushConstantRange],
     offset: u32,
     end: u32,
-) -> Result<Vec<(u32, u32, vk::ShaderStageFlags)>> {
+) -> Result<Vec<(u32, u32, vk::ShaderStageFlags)>, RecordingError> {
     let describe = || describe_ranges(ranges);
     if !offset.is_multiple_of(4) || !end.is_multiple_of(4) || end <= offset {
-        return Err(Error::PushConstantsOutOfRange {
+        return Err(RecordingError::PushConstantsOutOfRange {
             offset,
             end,
             ranges: format!("{} (offset and size must be multiples of 4)", describe()),
@@ -311,7 +311,7 @@ pub(crate) fn push_segments(
             } else {
                 String::new()
             };
-            return Err(Error::PushConstantsOutOfRange {
+            return Err(RecordingError::PushConstantsOutOfRange {
                 offset,
                 end,
                 ranges: format!("{}{hint}", describe()),

@@ -36,7 +36,7 @@ use crate::descriptors::{
     SetLayout,
 };
 use crate::device::{Buffer, BufferView, Image, ImageView, Sampler, Subresources};
-use crate::error::{Error, Result};
+use crate::error::{DescriptorError, RecordingError, Result};
 use crate::pipeline::BindingAccess;
 
 /// What one descriptor of a push-descriptor set refers to.
@@ -261,7 +261,11 @@ fn scratch<'s, T: Copy>(
 
 /// Checks `w` against `layout` (set number `set`); returns it checked and its binding
 /// index. Errors: those of the set writes.
-fn check_write(layout: &SetLayout, set: u32, w: &PushWrite<'_>) -> Result<(Checked, usize)> {
+fn check_write(
+    layout: &SetLayout,
+    set: u32,
+    w: &PushWrite<'_>,
+) -> Result<(Checked, usize), RecordingError> {
     let count = |i: usize| layout.desc().bindings()[i].count;
     let (binding, element) = (w.binding, w.element);
     let (idx, ty, info) = match w.resource {
@@ -339,34 +343,40 @@ impl Recorder<'_, '_> {
     /// `KILN-E286` (graphics, outside a rendering scope) a pushed image needed in two
     /// layouts.
     #[track_caller]
-    pub fn push_descriptor_set(&mut self, set: u32, writes: &[PushWrite<'_>]) -> Result<()> {
+    pub fn push_descriptor_set(
+        &mut self,
+        set: u32,
+        writes: &[PushWrite<'_>],
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut()
         else {
-            return Err(Error::NoPipelineBound {
+            return Err(RecordingError::NoPipelineBound {
                 what: "push_descriptor_set",
             });
         };
         let layouts = bound.layout.set_layouts();
         let Some(layout) = layouts.get(set as usize) else {
-            return Err(Error::NoSuchSet {
+            return Err(DescriptorError::NoSuchSet {
                 set,
                 set_count: layouts.len() as u32,
-            });
+            }
+            .into());
         };
         let desc = layout.desc();
         let Some(push) = self.shared.push_descriptor.as_ref().filter(|_| {
             desc.flags
                 .contains(vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR)
         }) else {
-            return Err(Error::PushDescriptor {
+            return Err(DescriptorError::PushDescriptor {
                 pipeline: format!("the bound pipeline's layout {}", bound.layout.id()),
                 set,
                 detail: "the set is not a push-descriptor set; bind_set a DescriptorSet, or \
                          make the set a push set (ComputePipelineDesc::push_descriptor_set, \
                          PipelineLayoutDesc::with_push_descriptor)"
                     .into(),
-            });
+            }
+            .into());
         };
         let total = layout.descriptor_total() as usize;
         let (mut given_stack, mut given_heap) = ([false; BATCH], Vec::new());
@@ -404,10 +414,11 @@ impl Recorder<'_, '_> {
                 .iter()
                 .rposition(|&s| s as usize <= slot)
                 .unwrap_or(0);
-            return Err(Error::BindingNotWritten {
+            return Err(DescriptorError::BindingNotWritten {
                 set,
                 binding: desc.bindings()[idx].binding,
-            });
+            }
+            .into());
         }
         let empty = vk::WriteDescriptorSet::default();
         let (mut write_stack, mut write_heap) = ([empty; BATCH], Vec::new());
@@ -553,7 +564,7 @@ impl Recorder<'_, '_> {
         set: usize,
         bindings: &[BindingAccess],
         what: &'static str,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         if self.state.pushed_images[slot].is_empty() {
             return Ok(());
         }

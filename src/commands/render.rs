@@ -8,7 +8,7 @@ use super::command::Command;
 use super::image_layouts::{stage_access, Move};
 use super::Recorder;
 use crate::device::{Buffer, Image, ImageView, Subresources};
-use crate::error::{Error, Result};
+use crate::error::{MemoryError, RecordingError, Result};
 
 /// What happens to an attachment's contents when rendering begins.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -209,13 +209,13 @@ impl<'a> Recorder<'a, '_> {
     /// `KILN-E107` a local-read attachment without `dynamicRenderingLocalRead`, `KILN-E182`
     /// a local-read attachment without INPUT_ATTACHMENT or STORAGE usage.
     #[track_caller]
-    pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<()> {
+    pub fn begin_rendering(&mut self, desc: &RenderingDesc<'_>) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         if !self.caps.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
             return Err(self.unsupported("rendering", vk::QueueFlags::GRAPHICS));
         }
         if self.state.rendering {
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "begin_rendering inside a rendering scope; call end_rendering first",
             });
         }
@@ -302,18 +302,19 @@ impl<'a> Recorder<'a, '_> {
     /// INPUT_ATTACHMENT or STORAGE usage (an image in RENDERING_LOCAL_READ_KHR has STORAGE,
     /// or INPUT_ATTACHMENT with COLOR_ATTACHMENT;
     /// VUID-VkImageMemoryBarrier2-srcQueueFamilyIndex-09550).
-    fn check_local_read(&self, desc: &RenderingDesc<'_>) -> Result<()> {
+    fn check_local_read(&self, desc: &RenderingDesc<'_>) -> Result<(), RecordingError> {
         let reading = vk::ImageUsageFlags::INPUT_ATTACHMENT | vk::ImageUsageFlags::STORAGE;
         for c in desc.color.iter().filter(|c| c.local_read) {
             if !self.shared.features.dynamic_rendering_local_read {
                 return Err(crate::device::local_read_missing(&self.shared.info.name).into());
             }
             if !c.image.usage().intersects(reading) {
-                return Err(Error::ImageUsage {
+                return Err(MemoryError::ImageUsage {
                     object: c.image.label().to_string(),
                     needed: vk::ImageUsageFlags::INPUT_ATTACHMENT,
                     what: "a local-read colour attachment (INPUT_ATTACHMENT, or STORAGE)",
-                });
+                }
+                .into());
             }
         }
         Ok(())
@@ -322,7 +323,7 @@ impl<'a> Recorder<'a, '_> {
     /// Automatic mode, before a scope: the sets bound for draws move their images now (no
     /// barrier may be recorded inside the scope), and one barrier orders everything
     /// recorded since the last scope before the draws (`hazards`: rendering scopes).
-    fn scope_barrier(&mut self) -> Result<()> {
+    fn scope_barrier(&mut self) -> Result<(), RecordingError> {
         self.set_layouts_only(1, "a draw")?;
         let mut need = self.sync.tracker.flush();
         let addresses = self.address_barriers();
@@ -343,7 +344,7 @@ impl<'a> Recorder<'a, '_> {
     fn color_attachment(
         &mut self,
         c: &ColorAttachment<'_>,
-    ) -> Result<vk::RenderingAttachmentInfo<'static>> {
+    ) -> Result<vk::RenderingAttachmentInfo<'static>, RecordingError> {
         let (load_op, clear) = match c.load {
             LoadOp::Clear(v) => (vk::AttachmentLoadOp::CLEAR, v),
             LoadOp::Load => (vk::AttachmentLoadOp::LOAD, [0.0; 4]),
@@ -389,10 +390,13 @@ impl<'a> Recorder<'a, '_> {
     fn depth_attachment(
         &mut self,
         d: &DepthAttachment<'_>,
-    ) -> Result<(
-        vk::RenderingAttachmentInfo<'static>,
-        Option<vk::RenderingAttachmentInfo<'static>>,
-    )> {
+    ) -> Result<
+        (
+            vk::RenderingAttachmentInfo<'static>,
+            Option<vk::RenderingAttachmentInfo<'static>>,
+        ),
+        RecordingError,
+    > {
         let stencil = d.image.aspect().contains(vk::ImageAspectFlags::STENCIL);
         let layout = if stencil {
             vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL
@@ -433,10 +437,10 @@ impl<'a> Recorder<'a, '_> {
 
     /// Ends the rendering scope. Errors: `KILN-E283` no scope is open.
     #[track_caller]
-    pub fn end_rendering(&mut self) -> Result<()> {
+    pub fn end_rendering(&mut self) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         if !self.close_rendering() {
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "end_rendering without begin_rendering",
             });
         }
@@ -469,10 +473,10 @@ impl<'a> Recorder<'a, '_> {
     /// Errors: `KILN-E283` outside a rendering scope, or in one without a local-read
     /// attachment.
     #[track_caller]
-    pub fn local_read_barrier(&mut self) -> Result<()> {
+    pub fn local_read_barrier(&mut self) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         if !self.state.rendering || !self.state.local_read_scope {
-            return Err(Error::RenderingState {
+            return Err(RecordingError::RenderingState {
                 what: "local_read_barrier outside a rendering scope with a local-read colour \
                        attachment; begin_rendering with ColorAttachment::local_read",
             });
@@ -500,7 +504,7 @@ impl<'a> Recorder<'a, '_> {
     /// Sets the dynamic viewport (every kiln graphics pipeline has a dynamic viewport).
     /// Never fails (it returns `Result` like every command).
     #[track_caller]
-    pub fn set_viewport(&mut self, viewport: vk::Viewport) -> Result<()> {
+    pub fn set_viewport(&mut self, viewport: vk::Viewport) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         // SAFETY: `cb` is recording; one viewport (kiln pipelines use viewportCount 1).
         unsafe { self.shared.raw.cmd_set_viewport(self.cb, 0, &[viewport]) };
@@ -510,7 +514,7 @@ impl<'a> Recorder<'a, '_> {
     /// Sets the dynamic scissor rectangle. Never fails (it returns `Result` like every
     /// command).
     #[track_caller]
-    pub fn set_scissor(&mut self, scissor: vk::Rect2D) -> Result<()> {
+    pub fn set_scissor(&mut self, scissor: vk::Rect2D) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         // SAFETY: `cb` is recording; one scissor (kiln pipelines use scissorCount 1).
         unsafe { self.shared.raw.cmd_set_scissor(self.cb, 0, &[scissor]) };
@@ -525,7 +529,7 @@ impl<'a> Recorder<'a, '_> {
         &mut self,
         faces: vk::StencilFaceFlags,
         reference: u32,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         self.flush_scopes();
         // SAFETY: `cb` is recording; the state is dynamic in every kiln graphics pipeline.
@@ -548,15 +552,16 @@ impl<'a> Recorder<'a, '_> {
         binding: u32,
         buffer: &'a Buffer,
         offset: u64,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         self.own(buffer)?;
         if !buffer.usage().contains(vk::BufferUsageFlags::VERTEX_BUFFER) {
-            return Err(Error::BufferUsage {
+            return Err(MemoryError::BufferUsage {
                 object: buffer.label().to_string(),
                 needed: vk::BufferUsageFlags::VERTEX_BUFFER,
                 call: "bind_vertex_buffer",
-            });
+            }
+            .into());
         }
         // SAFETY: the buffer has VERTEX_BUFFER usage and outlives the execution ('a).
         unsafe {
@@ -585,15 +590,16 @@ impl<'a> Recorder<'a, '_> {
         buffer: &'a Buffer,
         offset: u64,
         index_type: vk::IndexType,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         self.own(buffer)?;
         if !buffer.usage().contains(vk::BufferUsageFlags::INDEX_BUFFER) {
-            return Err(Error::BufferUsage {
+            return Err(MemoryError::BufferUsage {
                 object: buffer.label().to_string(),
                 needed: vk::BufferUsageFlags::INDEX_BUFFER,
                 call: "bind_index_buffer",
-            });
+            }
+            .into());
         }
         // SAFETY: the buffer has INDEX_BUFFER usage and outlives the execution ('a).
         unsafe {
@@ -632,7 +638,7 @@ impl<'a> Recorder<'a, '_> {
         old: Option<vk::ImageLayout>,
         new: vk::ImageLayout,
         always: bool,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         if !self.sync.automatic {
             return match (always, old) {
                 (true, Some(old)) => self.layout_barrier(image, range, old, new),
@@ -681,7 +687,7 @@ impl<'a> Recorder<'a, '_> {
         instance_count: u32,
         first_vertex: u32,
         first_instance: u32,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.record(Command::draw("draw", false), |raw, cb| {
             // SAFETY: a graphics pipeline is bound with its sets and push constants inside
             // a rendering scope (checked by `record`).
@@ -707,7 +713,7 @@ impl<'a> Recorder<'a, '_> {
         first_index: u32,
         vertex_offset: i32,
         first_instance: u32,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         self.record(Command::draw("draw_indexed", true), |raw, cb| {
             // SAFETY: as in `draw`; an index buffer is bound (checked by `record`,
             // VUID-vkCmdDrawIndexed-None-07312).

@@ -53,7 +53,7 @@ use ash::vk;
 
 use super::Recorder;
 use crate::device::{set_caller, QueryLease, Shared};
-use crate::error::{Error, Result};
+use crate::error::{RecordingError, Result};
 
 /// One scope of a recording: its name, nesting depth, the queries of its start and end and
 /// where it was opened.
@@ -183,7 +183,7 @@ impl<'a> Recorder<'a, '_> {
     /// Reserves the next query, growing the lease by a pool when needed.
     /// Errors: `KILN-E122` the queue cannot time work; `KILN-E104`/`KILN-E106`.
     #[inline]
-    fn reserve_query(&mut self) -> Result<u32> {
+    fn reserve_query(&mut self) -> Result<u32, RecordingError> {
         let q = self.timing.used;
         // The common case: the lease's pools have room.
         if self
@@ -201,7 +201,7 @@ impl<'a> Recorder<'a, '_> {
     /// [`reserve_query`](Self::reserve_query) taking the lease or growing it.
     #[cold]
     #[inline(never)]
-    fn reserve_query_slow(&mut self) -> Result<u32> {
+    fn reserve_query_slow(&mut self) -> Result<u32, RecordingError> {
         let shared: &Shared = self.shared;
         let lease = match &mut self.timing.lease {
             Some(l) => l,
@@ -241,7 +241,7 @@ impl<'a> Recorder<'a, '_> {
     /// Errors: `KILN-E122` the queue's family writes no timestamps (or the device lacks
     /// `hostQueryReset`); `KILN-E106` no memory for a query pool.
     #[track_caller]
-    pub fn begin_scope(&mut self, name: &str) -> Result<()> {
+    pub fn begin_scope(&mut self, name: &str) -> Result<(), RecordingError> {
         let location = Location::caller();
         self.at(location);
         let crumb = if self.timing.crumbs.is_some() {
@@ -312,10 +312,10 @@ impl<'a> Recorder<'a, '_> {
     ///
     /// Errors: `KILN-E123` no scope is open; `KILN-E106`/`KILN-E104` no query pool.
     #[track_caller]
-    pub fn end_scope(&mut self) -> Result<()> {
+    pub fn end_scope(&mut self) -> Result<(), RecordingError> {
         self.at(Location::caller());
         let Some(&i) = self.timing.open.last() else {
-            return Err(Error::ScopeMismatch {
+            return Err(RecordingError::ScopeMismatch {
                 what: "end_scope with no scope open".into(),
             });
         };
@@ -345,8 +345,8 @@ impl<'a> Recorder<'a, '_> {
     /// let sub = device.submit(|r| {
     ///     r.bind_pipeline(p)?;
     ///     r.bind_set(0, set)?;
-    ///     r.scope("blur-x", |r| r.dispatch(64, 64, 1))?;
-    ///     r.scope("blur-y", |r| r.dispatch(64, 64, 1))
+    ///     r.scope("blur-x", |r| Ok(r.dispatch(64, 64, 1)?))?;
+    ///     r.scope("blur-y", |r| Ok(r.dispatch(64, 64, 1)?))
     /// })?;
     /// let t = sub.wait_timed()?;
     /// for s in &t.scopes {
@@ -367,7 +367,7 @@ impl<'a> Recorder<'a, '_> {
     }
 
     /// Starts timing the whole submission (its first timestamp), for the submission layer.
-    pub(crate) fn time_submission(&mut self) -> Result<()> {
+    pub(crate) fn time_submission(&mut self) -> Result<(), RecordingError> {
         let q = self.reserve_query()?;
         self.write_timestamp(q);
         self.timing.submission_begin = Some(q);
@@ -378,10 +378,10 @@ impl<'a> Recorder<'a, '_> {
     /// has scopes), the work the submission layer reads. `None` without timestamps.
     ///
     /// Errors: `KILN-E123` a scope is still open; `KILN-E122` as `begin_scope`.
-    pub(crate) fn finish_timing(&mut self) -> Result<Option<TimedWork>> {
+    pub(crate) fn finish_timing(&mut self) -> Result<Option<TimedWork>, RecordingError> {
         if let Some(&i) = self.timing.open.last() {
             let name = self.timing.scopes.get(i).map_or("", |s| &*s.name);
-            return Err(Error::ScopeMismatch {
+            return Err(RecordingError::ScopeMismatch {
                 what: format!("the recording ended with scope `{name}` still open"),
             });
         }

@@ -11,7 +11,7 @@ use super::automatic::{TRANSFER_READ, TRANSFER_WRITE};
 use super::command::{BufferAccess, Command, ImageAccess};
 use super::Recorder;
 use crate::device::{check_copy, Buffer, Image, Subresources};
-use crate::error::{Error, Result};
+use crate::error::{MemoryError, RecordingError, Result};
 
 impl Recorder<'_, '_> {
     /// Copies `size` bytes (ordered against the commands around it as the module docs say).
@@ -30,15 +30,16 @@ impl Recorder<'_, '_> {
         dst: &Buffer,
         dst_offset: u64,
         size: u64,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         for (b, offset) in [(src, src_offset), (dst, dst_offset)] {
             if offset.checked_add(size).is_none_or(|e| e > b.size()) {
-                return Err(Error::BufferOverflow {
+                return Err(MemoryError::BufferOverflow {
                     object: b.label().to_string(),
                     capacity: b.size(),
                     offset,
                     requested: size,
-                });
+                }
+                .into());
             }
         }
         check_copy(src, src_offset, dst, dst_offset, size)?;
@@ -64,7 +65,7 @@ impl Recorder<'_, '_> {
     ///
     /// Errors: `KILN-E109` a buffer of another device, `KILN-E283` inside a rendering scope.
     #[track_caller]
-    pub fn fill_buffer(&mut self, buffer: &Buffer, value: u32) -> Result<()> {
+    pub fn fill_buffer(&mut self, buffer: &Buffer, value: u32) -> Result<(), RecordingError> {
         let uses = [BufferAccess::new(
             buffer,
             0,
@@ -87,7 +88,12 @@ impl Recorder<'_, '_> {
     /// Errors: `KILN-E181` the buffer is smaller than the level, `KILN-E283` inside a
     /// rendering scope.
     #[track_caller]
-    pub fn copy_buffer_to_image(&mut self, src: &Buffer, dst: &Image, level: u32) -> Result<()> {
+    pub fn copy_buffer_to_image(
+        &mut self,
+        src: &Buffer,
+        dst: &Image,
+        level: u32,
+    ) -> Result<(), RecordingError> {
         dst.check_level(level, dst.level_size(level))?;
         if src.size() < dst.level_size(level) {
             dst.check_level(level, src.size())?;
@@ -110,7 +116,7 @@ impl Recorder<'_, '_> {
         dst: &Image,
         level: u32,
         layers: std::ops::Range<u32>,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let size = layers_size(dst, level, &layers)?;
         fits(src, size)?;
         self.copy_in(src, dst, level, layers)
@@ -122,7 +128,12 @@ impl Recorder<'_, '_> {
     /// Errors: `KILN-E180`/`KILN-E181` no such level or not a colour image, `KILN-E151` the
     /// buffer is smaller than the level, `KILN-E283` inside a rendering scope.
     #[track_caller]
-    pub fn copy_image_to_buffer(&mut self, src: &Image, level: u32, dst: &Buffer) -> Result<()> {
+    pub fn copy_image_to_buffer(
+        &mut self,
+        src: &Image,
+        level: u32,
+        dst: &Buffer,
+    ) -> Result<(), RecordingError> {
         let size = src.level_size(level);
         src.check_level(level, size)?;
         fits(dst, size)?;
@@ -141,7 +152,7 @@ impl Recorder<'_, '_> {
         level: u32,
         layers: std::ops::Range<u32>,
         dst: &Buffer,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let size = layers_size(src, level, &layers)?;
         fits(dst, size)?;
         self.copy_out(src, level, layers, dst)
@@ -155,7 +166,7 @@ impl Recorder<'_, '_> {
         dst: &Image,
         level: u32,
         layers: std::ops::Range<u32>,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let size = dst.level_size(level) / u64::from(dst.array_layers().max(1))
             * u64::from(layers.end - layers.start);
         let buffers = [BufferAccess::new(src, 0, size, TRANSFER_READ)];
@@ -191,7 +202,7 @@ impl Recorder<'_, '_> {
         level: u32,
         layers: std::ops::Range<u32>,
         dst: &Buffer,
-    ) -> Result<()> {
+    ) -> Result<(), RecordingError> {
         let size = src.level_size(level) / u64::from(src.array_layers().max(1))
             * u64::from(layers.end - layers.start);
         let buffers = [BufferAccess::new(dst, 0, size, TRANSFER_WRITE)];
@@ -220,32 +231,38 @@ impl Recorder<'_, '_> {
 
 /// The bytes of `layers` of mip `level` of `image`, tightly packed. Errors: `KILN-E180`
 /// no such level or layers, an empty range, not a copyable image (`Image::check_level`).
-fn layers_size(image: &Image, level: u32, layers: &std::ops::Range<u32>) -> Result<u64> {
+fn layers_size(
+    image: &Image,
+    level: u32,
+    layers: &std::ops::Range<u32>,
+) -> Result<u64, RecordingError> {
     let full = image.level_size(level);
     image.check_level(level, full)?;
     let n = image.array_layers();
     if layers.start >= layers.end || layers.end > n {
-        return Err(Error::InvalidImage {
+        return Err(MemoryError::InvalidImage {
             object: image.label().to_string(),
             detail: format!(
                 "layers {}..{} of mip {level}: the image has layers 0..{n} (and a range \
                  names at least one)",
                 layers.start, layers.end
             ),
-        });
+        }
+        .into());
     }
     Ok(full / u64::from(n) * u64::from(layers.end - layers.start))
 }
 
 /// `KILN-E151` when `buffer` holds fewer than `size` bytes.
-fn fits(buffer: &Buffer, size: u64) -> Result<()> {
+fn fits(buffer: &Buffer, size: u64) -> Result<(), RecordingError> {
     if buffer.size() < size {
-        return Err(Error::BufferOverflow {
+        return Err(MemoryError::BufferOverflow {
             object: buffer.label().to_string(),
             capacity: buffer.size(),
             offset: 0,
             requested: size,
-        });
+        }
+        .into());
     }
     Ok(())
 }

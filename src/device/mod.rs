@@ -113,7 +113,7 @@ pub(crate) use subresources::SubresourceMap;
 pub use subresources::Subresources;
 pub(crate) use timestamps::QueryLease;
 
-use crate::error::{DeviceError, Error, MemoryError, Result};
+use crate::error::{DeviceError, MemoryError, Result};
 use budget::HeapBudget;
 use instance::Instance;
 use lifetime::Graveyard;
@@ -432,15 +432,8 @@ impl Shared {
         self.lost.load(Ordering::Acquire)
     }
 
-    /// Records the device as lost when `e` says so, and passes `e` on.
-    pub(crate) fn note_error(&self, e: Error) -> Error {
-        match DeviceError::try_from(e) {
-            Ok(e) => self.note_device_error(e).into(),
-            Err(e) => e,
-        }
-    }
-
-    /// [`note_error`](Self::note_error) of a [`DeviceError`].
+    /// Records the device as lost when `e` says so (with its post-mortem), and passes `e`
+    /// on.
     pub(crate) fn note_device_error(&self, e: DeviceError) -> DeviceError {
         let e = self.with_post_mortem(e);
         if matches!(e, DeviceError::DeviceLost { .. }) && !self.lost.swap(true, Ordering::AcqRel) {

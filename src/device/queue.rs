@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use ash::vk;
 
 use super::families::{PlannedQueue, QueueSource};
-use crate::error::{vk_err, vk_err_labeled, vk_wait_err, DeviceError, Result};
+use crate::error::{vk_device_err, vk_err_labeled, vk_wait_err, DeviceError, Result};
 
 /// The most kiln queues a device has (main + async compute + transfer, each with its own
 /// timeline); per-resource stamps are fixed arrays of this length.
@@ -131,14 +131,17 @@ pub(crate) fn spin_budget(props: &vk::PhysicalDeviceProperties) -> Duration {
 /// and the application's (`TimelineSemaphore`).
 ///
 /// Errors: `KILN-E106` out of memory, `KILN-E104` other failures.
-pub(crate) fn create_timeline(device: &ash::Device, initial: u64) -> Result<vk::Semaphore> {
+pub(crate) fn create_timeline(
+    device: &ash::Device,
+    initial: u64,
+) -> Result<vk::Semaphore, DeviceError> {
     let mut ty = vk::SemaphoreTypeCreateInfo::default()
         .semaphore_type(vk::SemaphoreType::TIMELINE)
         .initial_value(initial);
     let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
     // SAFETY: a plain create on a live device with timeline semaphores enabled (every kiln
     // device: `Shared::create` refuses a device without them); `ty` outlives the call.
-    unsafe { device.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore"))
+    unsafe { device.create_semaphore(&info, None) }.map_err(vk_device_err("vkCreateSemaphore"))
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

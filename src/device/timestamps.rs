@@ -33,7 +33,7 @@ use ash::vk;
 
 use super::instance::Instance;
 use super::{Queue, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, DeviceError, Result};
 
 /// Timestamps per query pool.
 pub(crate) const QUERIES_PER_POOL: u32 = 64;
@@ -178,9 +178,9 @@ impl Shared {
     ///
     /// Errors: `KILN-E122` the queue's family writes no timestamps, or the device lacks
     /// `hostQueryReset`.
-    pub(crate) fn query_lease(&self, queue: usize) -> Result<QueryLease> {
+    pub(crate) fn query_lease(&self, queue: usize) -> Result<QueryLease, DeviceError> {
         let t = &self.timestamps;
-        let unsupported = |what| Error::TimestampsUnsupported {
+        let unsupported = |what| DeviceError::TimestampsUnsupported {
             device: self.info.name.clone(),
             family: self.queues.get(queue).map_or(0, |q| q.family),
             what,
@@ -205,7 +205,7 @@ impl Shared {
 
     /// Adds one reset pool to `lease` (a pool on the free list was reset when it went
     /// there). Errors: `KILN-E106`/`KILN-E104` creating a pool.
-    pub(crate) fn grow_lease(&self, lease: &mut QueryLease) -> Result<()> {
+    pub(crate) fn grow_lease(&self, lease: &mut QueryLease) -> Result<(), DeviceError> {
         let reused = lease.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let pool = match reused {
             Some(p) => p,
@@ -215,7 +215,7 @@ impl Shared {
                     .query_count(QUERIES_PER_POOL);
                 // SAFETY: a plain create on this device.
                 let p = unsafe { self.raw.create_query_pool(&info, None) }
-                    .map_err(vk_err("vkCreateQueryPool"))?;
+                    .map_err(vk_device_err("vkCreateQueryPool"))?;
                 self.timestamps
                     .all
                     .lock()
@@ -244,7 +244,11 @@ impl Shared {
 
     /// The first `count` timestamps of `lease`, masked to the valid bits, or `None` if one
     /// is not available yet (never waits).
-    pub(crate) fn read_lease(&self, lease: &QueryLease, count: u32) -> Result<Option<Vec<u64>>> {
+    pub(crate) fn read_lease(
+        &self,
+        lease: &QueryLease,
+        count: u32,
+    ) -> Result<Option<Vec<u64>>, DeviceError> {
         let mask = self.timestamps.mask(lease.queue);
         let mut out = vec![0u64; count as usize];
         for (i, chunk) in out.chunks_mut(QUERIES_PER_POOL as usize).enumerate() {
@@ -260,7 +264,7 @@ impl Shared {
             match r {
                 Ok(()) => {}
                 Err(vk::Result::NOT_READY) => return Ok(None),
-                Err(e) => return Err(vk_err("vkGetQueryPoolResults")(e)),
+                Err(e) => return Err(vk_device_err("vkGetQueryPoolResults")(e)),
             }
         }
         for v in &mut out {

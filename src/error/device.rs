@@ -1,4 +1,7 @@
-//! The variants of [`Error`](super::Error) with codes E100–E149: the Vulkan instance, device and driver (E140–E149: window, surface).
+//! The variants of [`Error`](super::Error) with codes E100–E149: the Vulkan instance, device and
+//! driver (E140–E149: window, surface). The range's recording codes (E120, E123) are
+//! [`RecordingError`](super::RecordingError)'s (`recording.rs`), its submission codes (E121,
+//! E124, E129–E133) [`SubmissionError`](super::SubmissionError)'s (`submission.rs`).
 //!
 //! Written as a link of the chain `errors!` is built from (see the module docs of
 //! [`error`](super)): the macro emits the area type [`DeviceError`](super::DeviceError) with this
@@ -115,29 +118,6 @@ macro_rules! device_errors {
             #[error("kiln internal error: {what}; this is a bug in kiln: please report it with this message")]
             Internal { what: &'static str },
 
-            /// A command the queue's family cannot run: a pipeline of a bind point the queue lacks
-            /// (VUID-vkCmdBindPipeline-pipelineBindPoint-00777, -00778), rendering on a queue
-            /// without graphics (VUID-vkCmdBeginRendering-commandBuffer-cmdpool).
-            #[code("KILN-E120")]
-            #[error("a queue with capabilities {flags:?} cannot run {what}, which needs {needed:?}; record it on a queue that has them (QueueKind::Main, or QueueKind::Compute for compute work)")]
-            QueueUnsupported {
-                flags: vk::QueueFlags,
-                what: &'static str,
-                needed: vk::QueueFlags,
-            },
-
-            /// The validation layer reported errors while a submission was recorded, submitted or
-            /// waited for, and `DeviceDesc::validation_fail` (`KILN_VALIDATION_FAIL=1`) turns them
-            /// into an error. `messages` are the layer's texts (the last 32 at most), each with the
-            /// Rust line that recorded the command where the layer raised it at record time.
-            #[code("KILN-E121")]
-            #[error("the validation layer reported {count} error(s) during submission `{label}`:\n{messages}\n; fix the Vulkan usage the messages name (KILN_VALIDATION_FAIL=0 only logs them)")]
-            ValidationFailed {
-                label: String,
-                count: u32,
-                messages: String,
-            },
-
             /// GPU timing on a queue whose family writes no timestamps (`timestampValidBits` is 0,
             /// VUID-vkCmdWriteTimestamp2-timestamp-03863), or a device without `hostQueryReset`
             /// (Vulkan 1.2), which kiln's reused query pools need.
@@ -148,18 +128,6 @@ macro_rules! device_errors {
                 family: u32,
                 what: &'static str,
             },
-
-            /// `Recorder::end_scope` without an open scope, or a recording that ended with scopes
-            /// still open.
-            #[code("KILN-E123")]
-            #[error("GPU timing scopes do not nest: {what}; pair every begin_scope with one end_scope (or use Recorder::scope)")]
-            ScopeMismatch { what: String },
-
-            /// The timings of a submission cannot be read: it was not timed, the GPU has not
-            /// finished it, or a later submission of the same `Recording` overwrote them.
-            #[code("KILN-E124")]
-            #[error("no GPU timings for submission `{label}`: {why}")]
-            TimingsUnavailable { label: String, why: &'static str },
 
             /// Validation-layer features the layer cannot run together (Khronos validation layer
             /// 1.3.239: debug printf and GPU-assisted validation share the instrumentation).
@@ -176,52 +144,6 @@ macro_rules! device_errors {
             #[code("KILN-E128")]
             #[error("KILN_WAIT_TIMEOUT_MS={value:?} is not a whole number of milliseconds; set it to e.g. 120000, or unset it")]
             WaitTimeoutSetting { value: String },
-
-            /// The Chrome trace (`KILN_TRACE`, `Device::write_trace`) could not be written.
-            #[code("KILN-E129")]
-            #[error("cannot write the trace to {}: {source}; check that the directory exists and is writable", path.display())]
-            TraceWrite {
-                path: PathBuf,
-                #[source]
-                source: std::io::Error,
-            },
-
-            /// A host signal of a timeline semaphore to a value not greater than its current one
-            /// (VUID-VkSemaphoreSignalInfo-value-03258: a timeline only grows).
-            #[code("KILN-E130")]
-            #[error("timeline semaphore `{object}` cannot be signalled to {value}: its value is {current} already; signal a greater value")]
-            TimelineValue {
-                object: String,
-                value: u64,
-                current: u64,
-            },
-
-            /// A submission asked to wait for more application timeline semaphores than kiln
-            /// passes in one `vkQueueSubmit2` (`MAX_TIMELINE_WAITS`).
-            #[code("KILN-E131")]
-            #[error("submission `{label}` waits for {count} timeline semaphores, more than the {max} kiln allows; wait for fewer (one semaphore with a later value orders as much as several)")]
-            TooManyWaits {
-                label: String,
-                count: usize,
-                max: usize,
-            },
-
-            /// A host wait for a timeline semaphore to reach a value did not end within its
-            /// timeout (`TimelineSemaphore::wait_for`). The semaphore is unchanged.
-            #[code("KILN-E132")]
-            #[error("timeline semaphore `{object}` did not reach {value} within {ms} ms (it is at {current}); signal it (from the host or a submission), or wait longer")]
-            TimelineTimeout {
-                object: String,
-                value: u64,
-                current: u64,
-                ms: u64,
-            },
-
-            /// A submission asked to signal more application timeline semaphores than kiln
-            /// passes in one `vkQueueSubmit2` (`MAX_TIMELINE_WAITS`; `After::signal`).
-            #[code("KILN-E133")]
-            #[error("a submission signals {count} timeline semaphores, more than the {max} kiln allows; signal fewer (one semaphore's value can stand for several events)")]
-            TooManySignals { count: usize, max: usize },
 
             /// Creating a window surface or swapchain failed, or the window cannot be presented to.
             #[code("KILN-E140")]

@@ -299,6 +299,39 @@ fn device_lost_carries_the_post_mortem() {
     );
 }
 
+/// The codes [`RecordingError`] took over from the device and pipeline ranges.
+const RECORDING: [&str; 16] = [
+    "KILN-E120",
+    "KILN-E123",
+    "KILN-E250",
+    "KILN-E252",
+    "KILN-E253",
+    "KILN-E254",
+    "KILN-E255",
+    "KILN-E257",
+    "KILN-E258",
+    "KILN-E259",
+    "KILN-E260",
+    "KILN-E265",
+    "KILN-E266",
+    "KILN-E283",
+    "KILN-E286",
+    "KILN-E287",
+];
+
+/// The codes [`SubmissionError`] took over from the device and pipeline ranges.
+const SUBMISSION: [&str; 9] = [
+    "KILN-E121",
+    "KILN-E124",
+    "KILN-E129",
+    "KILN-E130",
+    "KILN-E131",
+    "KILN-E132",
+    "KILN-E133",
+    "KILN-E284",
+    "KILN-E285",
+];
+
 /// Checks that every value of an area type has the code, `Display` and `Debug` of the
 /// [`Error`] it converts into; returns the codes.
 fn same_as_error<A>(all: Vec<A>, code: fn(&A) -> &'static str) -> Vec<&'static str>
@@ -359,6 +392,31 @@ fn every_area_variant_is_the_error_variant_of_its_code() {
             in_areas.push(code);
         }
     }
+    // The list areas: their codes as given before they had types, new ones in their range.
+    let lists = [
+        (
+            &RECORDING[..],
+            "E300",
+            "E349",
+            same_as_error(RecordingError::every_variant(), RecordingError::code),
+        ),
+        (
+            &SUBMISSION[..],
+            "E350",
+            "E399",
+            same_as_error(SubmissionError::every_variant(), SubmissionError::code),
+        ),
+    ];
+    for (listed, first, last, codes) in lists {
+        for code in codes {
+            let number = &code["KILN-".len()..];
+            assert!(
+                listed.contains(&code) || (first..=last).contains(&number),
+                "{code} is neither listed nor in {first}..{last}"
+            );
+            in_areas.push(code);
+        }
+    }
     // Every variant of `Error` is in exactly one area.
     let mut all: Vec<_> = Error::every_variant().iter().map(Error::code).collect();
     all.sort_unstable();
@@ -415,7 +473,9 @@ fn an_error_narrows_to_the_area_of_its_own_variant_only() {
         };
         assert_eq!(
             narrowed,
-            ("KILN-E100"..="KILN-E149").contains(&code),
+            ("KILN-E100"..="KILN-E149").contains(&code)
+                && !RECORDING.contains(&code)
+                && !SUBMISSION.contains(&code),
             "{code}"
         );
     }
@@ -449,4 +509,91 @@ fn area_errors_convert_with_question_mark() {
         e.to_string(),
         "KILN-E106: out of device memory during vkCreateBuffer; free resources and retry"
     );
+}
+
+/// Each value of the list areas converts into the [`Error`] of its code and narrows back to
+/// the same value (code and message); the [`Error`]s of other areas do not narrow.
+#[test]
+fn list_areas_round_trip_through_error() {
+    let recording = RecordingError::every_variant();
+    assert_eq!(recording.len(), RECORDING.len());
+    for area in recording {
+        let (code, shown) = (area.code(), area.to_string());
+        assert!(RECORDING.contains(&code), "{code}");
+        let error = Error::from(area);
+        assert_eq!((error.code(), error.to_string()), (code, shown.clone()));
+        let back = RecordingError::try_from(error).expect("a recording variant narrows");
+        assert_eq!((back.code(), back.to_string()), (code, shown.clone()));
+        let error = Error::from(back);
+        assert!(SubmissionError::try_from(error).is_err(), "{code}");
+    }
+    let submission = SubmissionError::every_variant();
+    assert_eq!(submission.len(), SUBMISSION.len());
+    for area in submission {
+        let (code, shown) = (area.code(), area.to_string());
+        assert!(SUBMISSION.contains(&code), "{code}");
+        let error = Error::from(area);
+        assert_eq!((error.code(), error.to_string()), (code, shown.clone()));
+        let back = SubmissionError::try_from(error).expect("a submission variant narrows");
+        assert_eq!((back.code(), back.to_string()), (code, shown));
+        assert!(
+            RecordingError::try_from(Error::from(back)).is_err(),
+            "{code}"
+        );
+    }
+    // Kept messages: a recording code from the pipeline range, a submission one from the
+    // device range.
+    let bound = RecordingError::NoPipelineBound { what: "dispatch" };
+    assert_eq!(
+        bound.to_string(),
+        "KILN-E252: dispatch before a pipeline was bound; call bind_pipeline first"
+    );
+    let signals = SubmissionError::TooManySignals { count: 9, max: 8 };
+    assert_eq!(signals.code(), "KILN-E133");
+    assert!(matches!(
+        Error::from(signals),
+        Error::TooManySignals { count: 9, max: 8 }
+    ));
+}
+
+/// Lower areas nest in the list areas and flatten on conversion: a submission's recording
+/// of a pipeline error, a submission's device loss.
+#[test]
+fn list_areas_nest_the_lower_areas() {
+    let usage = || PipelineError::WrongStage {
+        entry: "main".into(),
+        stage: vk::ShaderStageFlags::VERTEX,
+        what: "a compute pipeline needs a compute shader",
+    };
+    let nested = SubmissionError::from(RecordingError::from(usage()));
+    assert_eq!(nested.code(), "KILN-E251");
+    assert_eq!(nested.to_string(), usage().to_string());
+    assert_eq!(format!("{nested:?}"), format!("{:?}", usage()));
+    assert!(matches!(
+        Error::from(nested),
+        Error::WrongStage { entry, .. } if entry == "main"
+    ));
+    let lost = SubmissionError::from(vk_err_labeled("vkQueueSubmit2", "frame")(
+        vk::Result::ERROR_DEVICE_LOST,
+    ));
+    assert_eq!(lost.code(), "KILN-E105");
+    assert!(matches!(
+        Error::from(lost),
+        Error::DeviceLost { label, .. } if label == "frame"
+    ));
+    // `?` from a recorder call into a submission error and into `kiln::Result`.
+    fn record() -> std::result::Result<(), RecordingError> {
+        Err(RecordingError::ScopeMismatch {
+            what: "end_scope without begin_scope".into(),
+        })
+    }
+    fn submit() -> std::result::Result<(), SubmissionError> {
+        record()?;
+        Ok(())
+    }
+    fn user() -> Result<()> {
+        submit()?;
+        Ok(())
+    }
+    assert!(matches!(user(), Err(Error::ScopeMismatch { .. })));
 }

@@ -23,7 +23,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::{ComputePipeline, ComputePipelineDesc, GraphicsPipeline, GraphicsPipelineDesc};
 use crate::device::{Device, LayerSlot, Shared};
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, PipelineError, Result};
 use owned::{OwnedCompute, OwnedGraphics};
 
 mod owned;
@@ -133,17 +133,18 @@ fn worker(inner: &PoolInner) {
 /// would end it and leave the pool a thread short) and the handle gets an error instead of a
 /// `wait` that never returns. Unwind safety: after a panic nothing the closure touched is
 /// read again except through kiln's locks, which ignore poisoning.
-fn create_caught<P>(create: impl FnOnce() -> Result<P>) -> Result<P> {
+fn create_caught<P>(create: impl FnOnce() -> Result<P, PipelineError>) -> Result<P, PipelineError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(create)).unwrap_or_else(|_| {
-        Err(Error::Internal {
+        Err(DeviceError::Internal {
             what: "a pipeline creation panicked on the pipeline threads",
-        })
+        }
+        .into())
     })
 }
 
 /// What a job and its [`PendingPipeline`] share.
 struct JobState<P> {
-    result: Mutex<Option<Result<P>>>,
+    result: Mutex<Option<Result<P, PipelineError>>>,
     done: Condvar,
     cancelled: AtomicBool,
 }
@@ -174,7 +175,7 @@ impl<P> PendingPipeline<P> {
         self.taken.is_some() || lock(&self.state.result).is_some()
     }
 
-    fn block(&self) -> Option<Result<P>> {
+    fn block(&self) -> Option<Result<P, PipelineError>> {
         let mut r = lock(&self.state.result);
         while r.is_none() {
             r = self.state.done.wait(r).unwrap_or_else(|p| p.into_inner());
@@ -187,7 +188,7 @@ impl<P> PendingPipeline<P> {
     /// Errors: those of [`Device::compute_pipeline_with`] (or
     /// [`Device::graphics_pipeline`]); `KILN-E269` its failure was already returned by
     /// [`get`](Self::get); `KILN-E113` the creation panicked (a bug: the pool goes on).
-    pub fn wait(mut self) -> Result<P> {
+    pub fn wait(mut self) -> Result<P, PipelineError> {
         match self.taken.take() {
             Some(Ok(p)) => Ok(p),
             Some(Err(why)) => Err(self.unavailable(why)),
@@ -204,7 +205,7 @@ impl<P> PendingPipeline<P> {
     /// Errors: `KILN-E269` still compiling (with `NotReady::Error`), or its creation failed
     /// earlier; the creation's own error (as [`Device::compute_pipeline_with`] or
     /// [`Device::graphics_pipeline`]) the first time it is seen.
-    pub fn get(&mut self, not_ready: NotReady) -> Result<&P> {
+    pub fn get(&mut self, not_ready: NotReady) -> Result<&P, PipelineError> {
         if self.taken.is_none() {
             if not_ready == NotReady::Error && !self.is_ready() {
                 return Err(self.unavailable("it is still compiling".into()));
@@ -225,8 +226,8 @@ impl<P> PendingPipeline<P> {
         }
     }
 
-    fn unavailable(&self, why: String) -> Error {
-        Error::PipelineNotReady {
+    fn unavailable(&self, why: String) -> PipelineError {
+        PipelineError::PipelineNotReady {
             label: self.label.clone(),
             why,
         }
@@ -249,7 +250,7 @@ impl Device {
     pub fn compute_pipeline_async(
         &self,
         desc: &ComputePipelineDesc<'_>,
-    ) -> Result<PendingPipeline> {
+    ) -> Result<PendingPipeline, PipelineError> {
         let owned = OwnedCompute::new(desc);
         let label = format!("{} ({})", desc.entry, desc.module.label());
         self.spawn_pipeline(label, move |shared| {
@@ -265,7 +266,7 @@ impl Device {
     pub fn graphics_pipeline_async(
         &self,
         desc: &GraphicsPipelineDesc<'_>,
-    ) -> Result<PendingPipeline<GraphicsPipeline>> {
+    ) -> Result<PendingPipeline<GraphicsPipeline>, PipelineError> {
         let owned = OwnedGraphics::new(desc);
         let label = owned.label().to_string();
         self.spawn_pipeline(label, move |shared| {
@@ -277,8 +278,8 @@ impl Device {
     fn spawn_pipeline<P: Send + 'static>(
         &self,
         label: String,
-        create: impl FnOnce(&Arc<Shared>) -> Result<P> + Send + 'static,
-    ) -> Result<PendingPipeline<P>> {
+        create: impl FnOnce(&Arc<Shared>) -> Result<P, PipelineError> + Send + 'static,
+    ) -> Result<PendingPipeline<P>, PipelineError> {
         let shared = self.shared.clone();
         let threads = shared.slot::<PipelineThreads>()?;
         let state = Arc::new(JobState {
@@ -337,7 +338,7 @@ mod tests {
         let panicked = create_caught::<u32>(|| panic!("a driver callback panicked"));
         assert_eq!(panicked.map_err(|e| e.code()), Err("KILN-E113"));
         let failed = create_caught::<u32>(|| {
-            Err(Error::PipelineNotReady {
+            Err(PipelineError::PipelineNotReady {
                 label: "p".into(),
                 why: String::new(),
             })

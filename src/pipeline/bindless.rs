@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use crate::descriptors::DescriptorSetLayoutDesc;
 use crate::device::Shared;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, PipelineError, Result};
 
 fn uab_supported(f: &crate::device::Features, ty: vk::DescriptorType) -> bool {
     use vk::DescriptorType as T;
@@ -62,7 +62,7 @@ pub(crate) fn resolve_layout(
     sets: &[DescriptorSetLayoutDesc],
     runtime_arrays: &[(u32, u32)],
     bindless_max: &BTreeMap<(u32, u32), u32>,
-) -> Result<Vec<DescriptorSetLayoutDesc>> {
+) -> Result<Vec<DescriptorSetLayoutDesc>, PipelineError> {
     let f = &shared.features;
     let mut sets = sets.to_vec();
     for &(set, binding) in runtime_arrays {
@@ -70,14 +70,15 @@ pub(crate) fn resolve_layout(
             && f.runtime_descriptor_array
             && f.descriptor_binding_partially_bound)
         {
-            return Err(Error::MissingFeature {
+            return Err(DeviceError::MissingFeature {
                 device: shared.info.name.clone(),
                 what: format!(
                     "descriptor indexing (runtimeDescriptorArray, \
                          descriptorBindingPartiallyBound), needed by the runtime array at set \
                          {set} binding {binding}"
                 ),
-            });
+            }
+            .into());
         }
         let Some(s) = sets.get_mut(set as usize) else {
             continue;

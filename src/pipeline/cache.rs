@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ash::vk;
 
 use crate::device::{LayerSlot, Shared};
-use crate::error::{vk_err, Result};
+use crate::error::{vk_device_err, PipelineError, Result};
 
 /// Size of `VkPipelineCacheHeaderVersionOne` in bytes.
 pub(crate) const HEADER_SIZE: usize = 16 + vk::UUID_SIZE;
@@ -154,7 +154,10 @@ pub(crate) struct PipelineCache {
 impl PipelineCache {
     /// Creates the cache, seeded from disk when the file exists and is valid. Never fails
     /// because of the file: a bad file only yields a warning.
-    pub(crate) fn open(device: &ash::Device, props: &vk::PhysicalDeviceProperties) -> Result<Self> {
+    pub(crate) fn open(
+        device: &ash::Device,
+        props: &vk::PhysicalDeviceProperties,
+    ) -> Result<Self, PipelineError> {
         let path = persistence_enabled()
             .then(cache_dir)
             .flatten()
@@ -200,9 +203,9 @@ impl PipelineCache {
                 let empty = vk::PipelineCacheCreateInfo::default();
                 // SAFETY: empty create info.
                 unsafe { device.create_pipeline_cache(&empty, None) }
-                    .map_err(vk_err("vkCreatePipelineCache"))?
+                    .map_err(vk_device_err("vkCreatePipelineCache"))?
             }
-            Err(e) => return Err(vk_err("vkCreatePipelineCache")(e)),
+            Err(e) => return Err(vk_device_err("vkCreatePipelineCache")(e).into()),
         };
         Ok(PipelineCache { raw, path, status })
     }

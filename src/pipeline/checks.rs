@@ -22,7 +22,7 @@ use ash::vk;
 
 use crate::descriptors::DescriptorSetLayoutDesc;
 use crate::device::Shared;
-use crate::error::{Error, Result};
+use crate::error::{PipelineError, Result, ShaderError};
 use crate::shaders::reflect::{specialize, Specialized};
 use crate::shaders::{ShaderModule, SpecValue};
 
@@ -40,29 +40,31 @@ pub(crate) fn check_specialization(
     module: &ShaderModule,
     (entry, stage): (&str, vk::ShaderStageFlags),
     spec: &[(u32, SpecValue)],
-) -> Result<Specialized> {
+) -> Result<Specialized, PipelineError> {
     let s = specialize(module.words(), entry, spec)?;
     let constants = |c: &[String]| match c {
         [] => "no specialization constant".to_string(),
         c => c.join(", "),
     };
     if let Some(bad) = s.bad_arrays.first() {
-        return Err(Error::SpecializedArrayLength {
+        return Err(ShaderError::SpecializedArrayLength {
             entry: label.to_string(),
             array: bad.array,
             length: bad.length.to_string(),
             constants: constants(&bad.constants),
-        });
+        }
+        .into());
     }
     let limit = shared.limits().max_compute_shared_memory_size;
     if stage == vk::ShaderStageFlags::COMPUTE && s.shared_bytes > u64::from(limit) {
-        return Err(Error::SharedMemoryTooLarge {
+        return Err(ShaderError::SharedMemoryTooLarge {
             entry: label.to_string(),
             device: shared.info.name.clone(),
             bytes: s.shared_bytes,
             limit,
             variables: s.shared_variables.join(", "),
-        });
+        }
+        .into());
     }
     Ok(s)
 }
@@ -79,7 +81,7 @@ pub(crate) fn check_capabilities(
     shared: &Shared,
     module: &ShaderModule,
     stage: vk::ShaderStageFlags,
-) -> Result<()> {
+) -> Result<(), PipelineError> {
     shared.check_capabilities(
         module.label(),
         &module.reflection().extensions,
@@ -100,15 +102,16 @@ pub(crate) fn check_capabilities(
 pub(crate) fn check_descriptor_limits(
     shared: &Shared,
     sets: &[DescriptorSetLayoutDesc],
-) -> Result<()> {
+) -> Result<(), PipelineError> {
     let l = shared.limits();
     if sets.len() as u32 > l.max_bound_descriptor_sets {
-        return Err(Error::LimitExceeded {
+        return Err(ShaderError::LimitExceeded {
             what: "descriptor sets in the pipeline layout".into(),
             count: sets.len() as u64,
             limit: l.max_bound_descriptor_sets as u64,
             limit_name: "maxBoundDescriptorSets",
-        });
+        }
+        .into());
     }
     check_inline_limits(shared, sets)?;
     use vk::DescriptorType as T;
@@ -131,12 +134,13 @@ pub(crate) fn check_descriptor_limits(
             .map(|b| b.count as u64)
             .sum();
         if total > per_set as u64 {
-            return Err(Error::LimitExceeded {
+            return Err(ShaderError::LimitExceeded {
                 what: format!("{what} in the pipeline layout"),
                 count: total,
                 limit: per_set as u64,
                 limit_name,
-            });
+            }
+            .into());
         }
         for bit in 0..32 {
             let stage = vk::ShaderStageFlags::from_raw(1 << bit);
@@ -150,12 +154,13 @@ pub(crate) fn check_descriptor_limits(
                 .map(|b| b.count as u64)
                 .sum();
             if n > per_stage as u64 {
-                return Err(Error::LimitExceeded {
+                return Err(ShaderError::LimitExceeded {
                     what: format!("{what} visible to the {stage:?} stage"),
                     count: n,
                     limit: per_stage as u64,
                     limit_name,
-                });
+                }
+                .into());
             }
         }
     }
@@ -241,7 +246,10 @@ fn descriptor_classes(shared: &Shared) -> [LimitClass; 7] {
 /// VUID-VkPipelineLayoutCreateInfo-descriptorType-02214, -02216, -06531.
 ///
 /// Errors: `KILN-E057`.
-fn check_inline_limits(shared: &Shared, sets: &[DescriptorSetLayoutDesc]) -> Result<()> {
+fn check_inline_limits(
+    shared: &Shared,
+    sets: &[DescriptorSetLayoutDesc],
+) -> Result<(), PipelineError> {
     let blocks = || {
         sets.iter()
             .flat_map(|s| s.bindings())
@@ -252,12 +260,13 @@ fn check_inline_limits(shared: &Shared, sets: &[DescriptorSetLayoutDesc]) -> Res
     }
     let l = shared.features.inline_uniform_block_limits;
     let exceeded = |what: String, count: u64, limit: u32, limit_name| {
-        Err(Error::LimitExceeded {
+        Err(ShaderError::LimitExceeded {
             what,
             count,
             limit: limit as u64,
             limit_name,
-        })
+        }
+        .into())
     };
     let count = blocks().count() as u64;
     if count > l.max_per_layout as u64 {

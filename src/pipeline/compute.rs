@@ -14,7 +14,7 @@ use super::layout::{PipelineLayout, PipelineLayoutDesc};
 use super::statistics::{self, PipelineExecutable};
 use crate::descriptors::DescriptorSet;
 use crate::device::{FaultSite, Shared};
-use crate::error::{vk_err, DescriptorError, Error, Result};
+use crate::error::{vk_device_err, DescriptorError, PipelineError, Result, ShaderError};
 use crate::shaders::{EntryPoint, ShaderModule, SpecValue};
 
 /// Options for [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with).
@@ -99,10 +99,10 @@ fn check_subgroup_size(
     label: &str,
     desc: &ComputePipelineDesc<'_>,
     (wg, from): ([u32; 3], &str),
-) -> Result<()> {
+) -> Result<(), PipelineError> {
     let p = &shared.compute;
     let fail = |detail: String| {
-        Err(Error::SubgroupSize {
+        Err(PipelineError::SubgroupSize {
             pipeline: label.to_string(),
             detail,
         })
@@ -220,12 +220,13 @@ pub(crate) fn check_layout_covers(
     label: &str,
     ep: &EntryPoint,
     layout: &PipelineLayoutDesc,
-) -> Result<()> {
+) -> Result<(), PipelineError> {
     let fail = |detail: String| {
-        Err(Error::LayoutNotSuperset {
+        Err(ShaderError::LayoutNotSuperset {
             entry: label.to_string(),
             detail,
-        })
+        }
+        .into())
     };
     for b in &ep.bindings {
         let (set, n) = (b.set, b.binding);
@@ -300,14 +301,15 @@ pub(crate) fn check_spec(
     label: &str,
     module: &ShaderModule,
     spec: &[(u32, SpecValue)],
-) -> Result<()> {
+) -> Result<(), PipelineError> {
     for (i, (id, v)) in spec.iter().enumerate() {
         let fail = |detail: String| {
-            Err(Error::SpecConstantMismatch {
+            Err(ShaderError::SpecConstantMismatch {
                 entry: label.to_string(),
                 id: *id,
                 detail,
-            })
+            }
+            .into())
         };
         if spec[..i].iter().any(|(other, _)| other == id) {
             return fail("given more than once".into());
@@ -332,20 +334,27 @@ pub(crate) fn check_spec(
 }
 
 /// Creates a `VkShaderModule` for the duration of pipeline creation.
-pub(crate) fn shader_module(shared: &Shared, module: &ShaderModule) -> Result<vk::ShaderModule> {
+pub(crate) fn shader_module(
+    shared: &Shared,
+    module: &ShaderModule,
+) -> Result<vk::ShaderModule, PipelineError> {
     let info = vk::ShaderModuleCreateInfo::default().code(module.words());
     // SAFETY: the words passed kiln's structural checks (header, word counts) and rspirv's
     // parse; `info` borrows them for the call.
-    unsafe { shared.raw.create_shader_module(&info, None) }.map_err(vk_err("vkCreateShaderModule"))
+    unsafe { shared.raw.create_shader_module(&info, None) }
+        .map_err(|e| vk_device_err("vkCreateShaderModule")(e).into())
 }
 
 impl ComputePipeline {
     /// Creates the pipeline on the device `shared` (see
     /// [`Device::compute_pipeline_with`](crate::Device::compute_pipeline_with)).
-    pub(crate) fn new(shared: &Arc<Shared>, desc: &ComputePipelineDesc<'_>) -> Result<Self> {
+    pub(crate) fn new(
+        shared: &Arc<Shared>,
+        desc: &ComputePipelineDesc<'_>,
+    ) -> Result<Self, PipelineError> {
         let ep = desc.module.reflection().entry_point(desc.entry)?;
         if ep.stage != vk::ShaderStageFlags::COMPUTE {
-            return Err(Error::WrongStage {
+            return Err(PipelineError::WrongStage {
                 entry: ep.name.clone(),
                 stage: ep.stage,
                 what: "a compute pipeline needs a GLCompute entry point",
@@ -376,10 +385,11 @@ impl ComputePipeline {
         let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
         let cache = shared.slot::<PipelineCache>()?.raw();
         let module = shader_module(shared, desc.module)?;
-        let name = std::ffi::CString::new(desc.entry).map_err(|_| Error::EntryPointNotFound {
-            name: desc.entry.to_string(),
-            available: String::new(),
-        })?;
+        let name =
+            std::ffi::CString::new(desc.entry).map_err(|_| ShaderError::EntryPointNotFound {
+                name: desc.entry.to_string(),
+                available: String::new(),
+            })?;
         let (entries, data) = spec_data(desc.spec);
         let spec_info = vk::SpecializationInfo::default()
             .map_entries(&entries)
@@ -412,7 +422,7 @@ impl ComputePipeline {
         };
         // SAFETY: the module is no longer needed once the pipeline exists (or failed).
         unsafe { shared.raw.destroy_shader_module(module, None) };
-        let raw = created.map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
+        let raw = created.map_err(|(_, e)| vk_device_err("vkCreateComputePipelines")(e))?[0];
         let label = format!("{}:{}", desc.module.label(), desc.entry);
         shared.set_name(raw, &label);
         let addresses = if uses_addresses(&desc.module.reflection().capabilities) {
@@ -447,7 +457,7 @@ impl ComputePipeline {
     /// (VUID-vkGetPipelineExecutableStatisticsKHR-pipelineExecutableInfo-03272), `KILN-E268`
     /// the pipeline was not created to capture statistics, `KILN-E104`/`KILN-E111` a failed
     /// query.
-    pub fn executable_statistics(&self) -> Result<Vec<PipelineExecutable>> {
+    pub fn executable_statistics(&self) -> Result<Vec<PipelineExecutable>, PipelineError> {
         let captured = self.captures_statistics;
         statistics::executables(&self.shared, self.raw, &self.label, captured)
     }
@@ -525,7 +535,12 @@ impl Drop for ComputePipeline {
 
 /// `KILN-E054` (`WorkgroupTooLarge`) for a workgroup size `wg` (taken `from` specialization
 /// constants, or "") beyond the device's limits or with a zero dimension.
-fn check_workgroup(shared: &Shared, entry: &str, wg: [u32; 3], from: &str) -> Result<()> {
+fn check_workgroup(
+    shared: &Shared,
+    entry: &str,
+    wg: [u32; 3],
+    from: &str,
+) -> Result<(), PipelineError> {
     let l = shared.limits();
     let invocations = wg.iter().map(|&x| x as u64).product::<u64>();
     if wg
@@ -535,13 +550,14 @@ fn check_workgroup(shared: &Shared, entry: &str, wg: [u32; 3], from: &str) -> Re
         || invocations > l.max_compute_work_group_invocations as u64
         || wg.contains(&0)
     {
-        return Err(Error::WorkgroupTooLarge {
+        return Err(ShaderError::WorkgroupTooLarge {
             entry: entry.to_string(),
             size: wg,
             max_size: l.max_compute_work_group_size,
             max_invocations: l.max_compute_work_group_invocations,
             from: from.to_string(),
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -553,7 +569,7 @@ fn layout_desc_of<'d>(
     label: &str,
     desc: &ComputePipelineDesc<'d>,
     ep: &EntryPoint,
-) -> Result<Cow<'d, PipelineLayoutDesc>> {
+) -> Result<Cow<'d, PipelineLayoutDesc>, PipelineError> {
     let layout_desc = match desc.layout {
         Some(d) => {
             check_layout_covers(label, ep, d)?;
@@ -574,13 +590,14 @@ fn push_descriptor_layout(
     label: &str,
     layout_desc: &PipelineLayoutDesc,
     set: u32,
-) -> Result<PipelineLayoutDesc> {
+) -> Result<PipelineLayoutDesc, PipelineError> {
     let fail = |detail: String| {
-        Err(Error::PushDescriptor {
+        Err(DescriptorError::PushDescriptor {
             pipeline: label.to_string(),
             set,
             detail,
-        })
+        }
+        .into())
     };
     if !shared.features.push_descriptor {
         return fail(format!(

@@ -9,7 +9,7 @@ use super::{
     PipelineLayoutDesc,
 };
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{PipelineError, Result};
 use crate::shaders::ShaderModule;
 
 impl Device {
@@ -19,7 +19,10 @@ impl Device {
     /// constant ranges Vulkan rejects, `KILN-E209` an invalid set layout, `KILN-E057` a
     /// device limit exceeded, `KILN-E107` runtime arrays without descriptor indexing,
     /// `KILN-E104` Vulkan failures.
-    pub fn pipeline_layout(&self, desc: &PipelineLayoutDesc) -> Result<Arc<PipelineLayout>> {
+    pub fn pipeline_layout(
+        &self,
+        desc: &PipelineLayoutDesc,
+    ) -> Result<Arc<PipelineLayout>, PipelineError> {
         PipelineLayout::get_or_create(&self.shared, desc)
     }
 
@@ -36,12 +39,16 @@ impl Device {
         &self,
         module: &ShaderModule,
         stage: ash::vk::ShaderStageFlags,
-    ) -> Result<()> {
+    ) -> Result<(), PipelineError> {
         super::checks::check_capabilities(&self.shared, module, stage)
     }
 
     /// A compute pipeline for `entry` of `module`, layout from reflection.
-    pub fn compute_pipeline(&self, module: &ShaderModule, entry: &str) -> Result<ComputePipeline> {
+    pub fn compute_pipeline(
+        &self,
+        module: &ShaderModule,
+        entry: &str,
+    ) -> Result<ComputePipeline, PipelineError> {
         self.compute_pipeline_with(&ComputePipelineDesc::new(module, entry))
     }
 
@@ -54,7 +61,10 @@ impl Device {
     /// or of the wrong size, `KILN-E054` workgroup size beyond the device limits,
     /// `KILN-E053` push constants too large, `KILN-E267` `capture_statistics` on a device
     /// without `pipelineExecutableInfo`, `KILN-E104` Vulkan failures.
-    pub fn compute_pipeline_with(&self, desc: &ComputePipelineDesc<'_>) -> Result<ComputePipeline> {
+    pub fn compute_pipeline_with(
+        &self,
+        desc: &ComputePipelineDesc<'_>,
+    ) -> Result<ComputePipeline, PipelineError> {
         ComputePipeline::new(&self.shared, desc)
     }
 
@@ -66,7 +76,10 @@ impl Device {
     /// `KILN-E282` other inconsistencies (fragment output without a colour attachment,
     /// bad attachment formats), `KILN-E107` no dynamic rendering, `KILN-E267`
     /// `capture_statistics` without `pipelineExecutableInfo`, `KILN-E104` Vulkan failures.
-    pub fn graphics_pipeline(&self, desc: &GraphicsPipelineDesc<'_>) -> Result<GraphicsPipeline> {
+    pub fn graphics_pipeline(
+        &self,
+        desc: &GraphicsPipelineDesc<'_>,
+    ) -> Result<GraphicsPipeline, PipelineError> {
         GraphicsPipeline::new(&self.shared, desc)
     }
 

@@ -19,7 +19,9 @@ use super::statistics::{self, PipelineExecutable};
 use super::Pipeline;
 use crate::descriptors::DescriptorSet;
 use crate::device::{format_info, FaultSite, NumClass, Shared};
-use crate::error::{vk_err, DescriptorError, Error, Result};
+use crate::error::{
+    vk_device_err, DescriptorError, DeviceError, PipelineError, Result, ShaderError,
+};
 use crate::shaders::EntryPoint;
 
 mod desc;
@@ -66,11 +68,14 @@ fn vertex_input(
     ep: &EntryPoint,
     buffers: &[VertexBufferLayout],
     pipeline: &str,
-) -> Result<(
-    Vec<vk::VertexInputBindingDescription>,
-    Vec<vk::VertexInputAttributeDescription>,
-)> {
-    let invalid = |detail: String| Error::InvalidGraphicsPipeline {
+) -> Result<
+    (
+        Vec<vk::VertexInputBindingDescription>,
+        Vec<vk::VertexInputAttributeDescription>,
+    ),
+    PipelineError,
+> {
+    let invalid = |detail: String| PipelineError::InvalidGraphicsPipeline {
         pipeline: pipeline.to_string(),
         detail,
     };
@@ -98,7 +103,7 @@ fn vertex_input(
     for input in &ep.inputs {
         let name = input.name.clone().unwrap_or_else(|| "<unnamed>".into());
         let Some((binding, a)) = by_location.get(&input.location) else {
-            return Err(Error::VertexInputMissing {
+            return Err(PipelineError::VertexInputMissing {
                 entry: entry.to_string(),
                 name,
                 location: input.location,
@@ -127,7 +132,7 @@ fn vertex_input(
                     stages::class_name(g.class),
                     g.components
                 );
-                return Err(Error::VertexFormatMismatch {
+                return Err(PipelineError::VertexFormatMismatch {
                     entry: entry.to_string(),
                     name,
                     location: input.location,
@@ -159,10 +164,13 @@ fn vertex_input(
 impl GraphicsPipeline {
     /// Creates the pipeline on the device `shared` (see
     /// [`Device::graphics_pipeline`](crate::Device::graphics_pipeline)).
-    pub(crate) fn new(shared: &Arc<Shared>, desc: &GraphicsPipelineDesc<'_>) -> Result<Self> {
+    pub(crate) fn new(
+        shared: &Arc<Shared>,
+        desc: &GraphicsPipelineDesc<'_>,
+    ) -> Result<Self, PipelineError> {
         let pipeline = desc.label.as_str();
         let flags = statistics::create_flags(shared, pipeline, desc.capture_statistics)?;
-        let invalid = |detail: String| Error::InvalidGraphicsPipeline {
+        let invalid = |detail: String| PipelineError::InvalidGraphicsPipeline {
             pipeline: pipeline.to_string(),
             detail,
         };
@@ -176,7 +184,7 @@ impl GraphicsPipeline {
                 let stage = (*entry, ep.stage);
                 super::checks::check_specialization(shared, label, module, stage, desc.spec)
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, PipelineError>>()?;
         let stages: Vec<Stage<'_>> = stages
             .iter()
             .zip(&specialized)
@@ -237,7 +245,7 @@ impl GraphicsPipeline {
             // SAFETY: modules are not needed once the pipeline exists (or failed).
             unsafe { shared.raw.destroy_shader_module(sm, None) };
         }
-        let raw = created.map_err(|(_, e)| vk_err("vkCreateGraphicsPipelines")(e))?[0];
+        let raw = created.map_err(|(_, e)| vk_device_err("vkCreateGraphicsPipelines")(e))?[0];
         shared.set_name(raw, pipeline);
         Ok(GraphicsPipeline {
             shared: shared.clone(),
@@ -268,7 +276,7 @@ impl GraphicsPipeline {
     /// (created with [`GraphicsPipelineDesc::capture_statistics`]).
     ///
     /// Errors: `KILN-E267`, `KILN-E268`, `KILN-E104`/`KILN-E111`, as there.
-    pub fn executable_statistics(&self) -> Result<Vec<PipelineExecutable>> {
+    pub fn executable_statistics(&self) -> Result<Vec<PipelineExecutable>, PipelineError> {
         let captured = self.captures_statistics;
         statistics::executables(&self.shared, self.raw, &self.label, captured)
     }
@@ -425,14 +433,19 @@ fn check_targets(
 type Modules = Vec<(vk::ShaderStageFlags, vk::ShaderModule)>;
 
 /// The shader modules of `stages` (destroyed again if one fails) and their entry names.
-fn create_modules(shared: &Shared, stages: &[Stage<'_>]) -> Result<(Modules, Vec<CString>)> {
+fn create_modules(
+    shared: &Shared,
+    stages: &[Stage<'_>],
+) -> Result<(Modules, Vec<CString>), PipelineError> {
     let mut modules = Vec::new();
     let mut names = Vec::new();
     for (_, ep, m, entry) in stages {
-        names.push(CString::new(*entry).map_err(|_| Error::EntryPointNotFound {
-            name: entry.to_string(),
-            available: String::new(),
-        })?);
+        names.push(
+            CString::new(*entry).map_err(|_| ShaderError::EntryPointNotFound {
+                name: entry.to_string(),
+                available: String::new(),
+            })?,
+        );
         match shader_module(shared, m) {
             Ok(sm) => modules.push((ep.stage, sm)),
             Err(e) => {
@@ -456,7 +469,7 @@ fn layout_and_access(
     shared: &Arc<Shared>,
     desc: &GraphicsPipelineDesc<'_>,
     stages: &[Stage<'_>],
-) -> Result<(Arc<PipelineLayout>, PipelineAccess, SetNames)> {
+) -> Result<(Arc<PipelineLayout>, PipelineAccess, SetNames), PipelineError> {
     let reflected;
     let layout_desc = match desc.layout {
         Some(d) => d,
@@ -577,13 +590,13 @@ impl Drop for GraphicsPipeline {
 }
 
 /// `KILN-E107` without dynamicRendering and synchronization2 (Vulkan 1.3).
-fn check_rendering_features(shared: &Shared) -> Result<()> {
+fn check_rendering_features(shared: &Shared) -> Result<(), PipelineError> {
     let f = &shared.features;
     if !(f.dynamic_rendering && f.synchronization2) {
-        return Err(Error::MissingFeature {
+        return Err(DeviceError::MissingFeature {
             device: shared.info.name.clone(),
             what: "dynamicRendering and synchronization2 (Vulkan 1.3), which kiln's graphics pipelines use".into(),
-        });
+        }.into());
     }
     Ok(())
 }
@@ -591,7 +604,7 @@ fn check_rendering_features(shared: &Shared) -> Result<()> {
 /// `KILN-E107` for a layout with input attachments on a device without
 /// dynamicRenderingLocalRead: with dynamic rendering, input attachments need local read
 /// (VUID-VkGraphicsPipelineCreateInfo-renderPass-06061).
-fn check_input_attachments(shared: &Shared, layout: &PipelineLayout) -> Result<()> {
+fn check_input_attachments(shared: &Shared, layout: &PipelineLayout) -> Result<(), PipelineError> {
     let input_attachments = layout
         .set_layouts()
         .iter()

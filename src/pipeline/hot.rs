@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use super::{ComputePipeline, ComputePipelineDesc, PendingPipeline, Pipeline, PipelineLayout};
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::{PipelineError, Result, ShaderError};
 use crate::shaders::ShaderModule;
 use watch::{Built, StageWatch, Watched};
 
@@ -166,13 +166,13 @@ impl<P: Pipeline + Send + 'static> Hot<P> {
         stages: Vec<StageWatch>,
         every: Duration,
         build: impl FnMut(&[&ShaderModule]) -> std::result::Result<P, String> + Send + 'static,
-    ) -> Result<Self> {
+    ) -> Result<Self, PipelineError> {
         let (tx, rx) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let watched = Watched::default();
         let source_file = stages.first().map(|s| s.source().to_path_buf());
         let watcher = watch::spawn(stages, every, stop.clone(), watched.clone(), tx, build)
-            .map_err(|e| Error::HotReloadCompile {
+            .map_err(|e| ShaderError::HotReloadCompile {
                 source_file: source_file.unwrap_or_default(),
                 detail: format!("cannot start the watcher thread: {e}"),
             })?;
@@ -270,7 +270,7 @@ impl HotComputePipeline {
     ///
     /// Errors: `KILN-E013` the source cannot be read or compiled (the compiler's messages
     /// in the error), then those of [`Device::compute_pipeline`].
-    pub fn new(device: &Device, desc: &HotDesc) -> Result<Self> {
+    pub fn new(device: &Device, desc: &HotDesc) -> Result<Self, PipelineError> {
         let (stage, module) = StageWatch::first(&desc.source, None)?;
         let current = device
             .compute_pipeline_async(&ComputePipelineDesc::new(&module, &desc.entry))?

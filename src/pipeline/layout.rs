@@ -15,7 +15,7 @@ use super::bindless::resolve_layout;
 use super::checks::check_descriptor_limits;
 use crate::descriptors::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
 use crate::device::{Interner, LayerSlot, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, DescriptorError, PipelineError, Result, ShaderError};
 use crate::shaders::{DescriptorBinding, EntryPoint, ShaderModule};
 
 /// Set numbers at or above this are rejected (`KILN-E052`) before any per-set storage is
@@ -100,7 +100,7 @@ impl PipelineLayoutDesc {
     ///
     /// Errors: `KILN-E050` entry point missing, `KILN-E051` conflicting declarations,
     /// `KILN-E052` a set number of 64 or more or a push-constant range past 4 GiB.
-    pub fn from_stages(stages: &[(&ShaderModule, &str)]) -> Result<Self> {
+    pub fn from_stages(stages: &[(&ShaderModule, &str)]) -> Result<Self, PipelineError> {
         let mut eps = Vec::with_capacity(stages.len());
         for (m, name) in stages {
             let ep = m.reflection().entry_point(name)?;
@@ -111,19 +111,20 @@ impl PipelineLayoutDesc {
     }
 
     /// Like [`from_stages`](Self::from_stages), from reflected entry points with labels.
-    pub fn from_entry_points(stages: &[(&str, &EntryPoint)]) -> Result<Self> {
+    pub fn from_entry_points(stages: &[(&str, &EntryPoint)]) -> Result<Self, PipelineError> {
         let mut slots: BTreeMap<(u32, u32), Slot> = BTreeMap::new();
         let mut push: BTreeMap<u32, PushConstantRange> = BTreeMap::new();
         for (label, ep) in stages {
             for b in &ep.bindings {
                 if b.set >= MAX_SETS {
-                    return Err(Error::ReflectUnsupported {
+                    return Err(ShaderError::ReflectUnsupported {
                         object: format!("set {} binding {} of `{label}`", b.set, b.binding),
                         detail: format!(
                             "set numbers must be below {MAX_SETS} (maxBoundDescriptorSets is at \
                              most 32 on known devices); the module is corrupt or needs renumbering"
                         ),
-                    });
+                    }
+                    .into());
                 }
                 match slots.get_mut(&(b.set, b.binding)) {
                     Some(slot) => {
@@ -132,14 +133,15 @@ impl PipelineLayoutDesc {
                             || a.count != b.count
                             || a.runtime_array != b.runtime_array
                         {
-                            return Err(Error::BindingConflict {
+                            return Err(ShaderError::BindingConflict {
                                 set: b.set,
                                 binding: b.binding,
                                 first: slot.first_entry.clone(),
                                 first_desc: describe(a),
                                 second: label.to_string(),
                                 second_desc: describe(b),
-                            });
+                            }
+                            .into());
                         }
                         slot.stages |= ep.stage;
                     }
@@ -236,14 +238,14 @@ impl PipelineLayoutDesc {
         set: u32,
         binding: u32,
         sampler: crate::device::SamplerDesc,
-    ) -> Result<Self> {
-        let not_found = |available: Vec<u32>| Error::NoSuchBinding {
+    ) -> Result<Self, PipelineError> {
+        let not_found = |available: Vec<u32>| DescriptorError::NoSuchBinding {
             set,
             binding,
             available,
         };
         let Some(s) = self.sets.get_mut(set as usize) else {
-            return Err(not_found(Vec::new()));
+            return Err(not_found(Vec::new()).into());
         };
         let mut bindings = s.bindings().to_vec();
         let samplers: Vec<u32> = bindings
@@ -260,7 +262,7 @@ impl PipelineLayoutDesc {
             .iter_mut()
             .find(|b| b.binding == binding && samplers.contains(&b.binding))
         else {
-            return Err(not_found(samplers));
+            return Err(not_found(samplers).into());
         };
         b.immutable_samplers = vec![sampler; b.count as usize];
         *s = DescriptorSetLayoutDesc::new(bindings, s.flags);
@@ -285,7 +287,11 @@ impl PipelineLayoutDesc {
     ///
     /// Errors: `KILN-E200` (set, binding) is not one uniform block of the reflected
     /// layout (the error lists the bindings that are).
-    pub fn with_inline_uniform_block(mut self, set: u32, binding: u32) -> Result<Self> {
+    pub fn with_inline_uniform_block(
+        mut self,
+        set: u32,
+        binding: u32,
+    ) -> Result<Self, PipelineError> {
         let blocks: Vec<u32> = self
             .uniform_block_sizes
             .keys()
@@ -295,11 +301,12 @@ impl PipelineLayoutDesc {
         let size = self.uniform_block_sizes.get(&(set, binding)).copied();
         let s = self.sets.get_mut(set as usize);
         let (Some(size), Some(s)) = (size, s) else {
-            return Err(Error::NoSuchBinding {
+            return Err(DescriptorError::NoSuchBinding {
                 set,
                 binding,
                 available: blocks,
-            });
+            }
+            .into());
         };
         let mut bindings = s.bindings().to_vec();
         for b in bindings.iter_mut().filter(|b| b.binding == binding) {
@@ -452,18 +459,20 @@ impl PipelineLayout {
     pub(crate) fn get_or_create(
         shared: &Arc<Shared>,
         desc: &PipelineLayoutDesc,
-    ) -> Result<Arc<Self>> {
+    ) -> Result<Arc<Self>, PipelineError> {
         let limit = shared.limits().max_push_constants_size;
         let mut seen = vk::ShaderStageFlags::empty();
         for r in &desc.push_constant_ranges {
             let end = r.offset.checked_add(r.size);
             if end.is_none_or(|e| e > limit) {
-                return Err(Error::PushConstantsTooLarge {
+                return Err(ShaderError::PushConstantsTooLarge {
                     size: end.unwrap_or(u32::MAX),
                     limit,
-                });
+                }
+                .into());
             }
-            let bad = |detail: String| Err(Error::InvalidPushConstantRanges { detail });
+            let bad =
+                |detail: String| Err(ShaderError::InvalidPushConstantRanges { detail }.into());
             if r.size == 0 || !r.offset.is_multiple_of(4) || !r.size.is_multiple_of(4) {
                 return bad(format!(
                     "[{}, +{}) of {:?}: offset and size must be multiples of 4 and size above 0",
@@ -484,14 +493,15 @@ impl PipelineLayout {
             .filter(|&i| desc.sets[i].flags.contains(push))
             .collect();
         if let [_, second, ..] = push_sets[..] {
-            return Err(Error::PushDescriptor {
+            return Err(DescriptorError::PushDescriptor {
                 pipeline: "pipeline layout".into(),
                 set: second as u32,
                 detail: format!(
                     "sets {push_sets:?} are all push-descriptor sets, but a pipeline layout may \
                      have one (VUID-VkPipelineLayoutCreateInfo-pSetLayouts-00293)"
                 ),
-            });
+            }
+            .into());
         }
         let sets = resolve_layout(shared, &desc.sets, &desc.runtime_arrays, &desc.bindless_max)?;
         check_descriptor_limits(shared, &sets)?;
@@ -524,7 +534,7 @@ impl PipelineLayout {
                 // SAFETY: the set layouts are alive (held in `set_layouts`); locals outlive the
                 // call.
                 let raw = unsafe { shared.raw.create_pipeline_layout(&info, None) }
-                    .map_err(vk_err("vkCreatePipelineLayout"))?;
+                    .map_err(vk_device_err("vkCreatePipelineLayout"))?;
                 Ok(Arc::new(PipelineLayout {
                     shared: shared.clone(),
                     raw,
@@ -544,7 +554,7 @@ fn add_push_range(
     push: &mut BTreeMap<u32, PushConstantRange>,
     label: &str,
     ep: &EntryPoint,
-) -> Result<()> {
+) -> Result<(), PipelineError> {
     if let Some(pc) = &ep.push_constants {
         if pc.size > 0 {
             let start = pc.offset & !3;
@@ -553,7 +563,7 @@ fn add_push_range(
                 .checked_add(pc.size)
                 .and_then(|e| e.checked_add(3))
                 .map(|e| e & !3)
-                .ok_or_else(|| Error::ReflectUnsupported {
+                .ok_or_else(|| ShaderError::ReflectUnsupported {
                     object: format!("push constants of `{label}`"),
                     detail: format!(
                         "offset {} + size {} does not fit in 32 bits",

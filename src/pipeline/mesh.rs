@@ -10,7 +10,7 @@ use ash::vk;
 use super::graphics::GraphicsPipelineDesc;
 use super::stages::{missing, stage, Stage};
 use crate::device::Shared;
-use crate::error::{Error, Result};
+use crate::error::{PipelineError, Result};
 
 /// The task (if any) and mesh stages of `desc` (whose `mesh` is set), checked: the
 /// device's `meshShader`/`taskShader` features (`KILN-E107`), the entry points' stages
@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 pub(crate) fn stages<'d>(
     shared: &Shared,
     desc: &'d GraphicsPipelineDesc<'_>,
-) -> Result<Vec<Stage<'d>>> {
+) -> Result<Vec<Stage<'d>>, PipelineError> {
     let features = &shared.features;
     let pipeline = desc.label.as_str();
     if !features.mesh_shader {
@@ -39,7 +39,7 @@ pub(crate) fn stages<'d>(
         ));
     }
     if !desc.vertex_buffers.is_empty() {
-        return Err(Error::InvalidGraphicsPipeline {
+        return Err(PipelineError::InvalidGraphicsPipeline {
             pipeline: pipeline.to_string(),
             detail: "a mesh-shading pipeline has no vertex input; its mesh shader reads \
                      buffers through descriptors (remove the vertex buffer layouts)"

@@ -18,7 +18,7 @@ use ash::vk;
 use super::checks::check_capabilities;
 use super::graphics::GraphicsPipelineDesc;
 use crate::device::{format_info, NumClass, Shared};
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, PipelineError, Result};
 use crate::shaders::{EntryPoint, ShaderModule};
 
 /// A stage of a graphics pipeline: its label (`entry in module`), entry point, module and
@@ -70,10 +70,10 @@ pub(crate) fn stage<'d>(
     entry: &'d str,
     stage: vk::ShaderStageFlags,
     what: &'static str,
-) -> Result<Stage<'d>> {
+) -> Result<Stage<'d>, PipelineError> {
     let ep = module.reflection().entry_point(entry)?;
     if ep.stage != stage {
-        return Err(Error::WrongStage {
+        return Err(PipelineError::WrongStage {
             entry: ep.name.clone(),
             stage: ep.stage,
             what,
@@ -95,17 +95,18 @@ pub(crate) fn missing(
     (feature, field): (&str, &str),
     pipeline: &str,
     instead: &str,
-) -> Error {
-    Error::MissingFeature {
+) -> PipelineError {
+    DeviceError::MissingFeature {
         device: shared.info.name.clone(),
         what: format!(
             "{feature} (Features::{field}), which pipeline `{pipeline}` needs; {instead}"
         ),
     }
+    .into()
 }
 
-fn invalid(pipeline: &str, detail: impl Into<String>) -> Error {
-    Error::InvalidGraphicsPipeline {
+fn invalid(pipeline: &str, detail: impl Into<String>) -> PipelineError {
+    PipelineError::InvalidGraphicsPipeline {
         pipeline: pipeline.to_string(),
         detail: detail.into(),
     }
@@ -116,7 +117,7 @@ fn invalid(pipeline: &str, detail: impl Into<String>) -> Error {
 pub(crate) fn checked<'d>(
     shared: &Shared,
     desc: &'d GraphicsPipelineDesc<'_>,
-) -> Result<(Option<&'d EntryPoint>, Vec<Stage<'d>>)> {
+) -> Result<(Option<&'d EntryPoint>, Vec<Stage<'d>>), PipelineError> {
     let (vertex, mut stages) = if desc.mesh.is_some() {
         if desc.tessellation.is_some() || desc.geometry.is_some() {
             return Err(invalid(
@@ -149,7 +150,7 @@ pub(crate) fn checked<'d>(
 fn vertex_shading<'d>(
     shared: &Shared,
     desc: &'d GraphicsPipelineDesc<'_>,
-) -> Result<Vec<Stage<'d>>> {
+) -> Result<Vec<Stage<'d>>, PipelineError> {
     use vk::ShaderStageFlags as F;
     let pipeline = desc.label.as_str();
     let mut out = vec![stage(
@@ -236,7 +237,7 @@ fn vertex_shading<'d>(
 }
 
 /// Each fragment output of `fs` against its colour attachment in `desc`.
-fn check_outputs(desc: &GraphicsPipelineDesc<'_>, fs: &EntryPoint) -> Result<()> {
+fn check_outputs(desc: &GraphicsPipelineDesc<'_>, fs: &EntryPoint) -> Result<(), PipelineError> {
     let pipeline = desc.label.as_str();
     for out in &fs.outputs {
         let name = out.name.as_deref().unwrap_or("<unnamed>");

@@ -20,7 +20,7 @@ use std::ffi::CStr;
 use ash::vk;
 
 use crate::device::Shared;
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, PipelineError, Result};
 
 /// The value of one statistic, in the type the driver reports it in
 /// (`VkPipelineExecutableStatisticFormatKHR`).
@@ -105,15 +105,20 @@ impl PipelineExecutable {
 /// path on devices that have the feature.
 ///
 /// Errors: `KILN-E267` no feature, `KILN-E268` not captured.
-pub fn check(pipeline: &str, device: &str, feature: bool, captured: bool) -> Result<()> {
+pub fn check(
+    pipeline: &str,
+    device: &str,
+    feature: bool,
+    captured: bool,
+) -> Result<(), PipelineError> {
     if !feature {
-        return Err(Error::ExecutableStatisticsUnsupported {
+        return Err(PipelineError::ExecutableStatisticsUnsupported {
             pipeline: pipeline.to_string(),
             device: device.to_string(),
         });
     }
     if !captured {
-        return Err(Error::ExecutableStatisticsNotCaptured {
+        return Err(PipelineError::ExecutableStatisticsNotCaptured {
             pipeline: pipeline.to_string(),
         });
     }
@@ -128,7 +133,7 @@ pub(crate) fn create_flags(
     shared: &Shared,
     pipeline: &str,
     capture: bool,
-) -> Result<vk::PipelineCreateFlags> {
+) -> Result<vk::PipelineCreateFlags, PipelineError> {
     if !capture {
         return Ok(vk::PipelineCreateFlags::empty());
     }
@@ -155,7 +160,7 @@ pub(crate) fn executables(
     raw: vk::Pipeline,
     label: &str,
     captured: bool,
-) -> Result<Vec<PipelineExecutable>> {
+) -> Result<Vec<PipelineExecutable>, PipelineError> {
     check(
         label,
         &shared.info.name,
@@ -170,7 +175,7 @@ pub(crate) fn executables(
     // above: VUID-vkGetPipelineExecutablePropertiesKHR-pipelineExecutableInfo-03270);
     // `raw` is a live pipeline of this device; `info` is a local alive for the call.
     let props = unsafe { ext.get_pipeline_executable_properties(&info) }
-        .map_err(vk_err("vkGetPipelineExecutablePropertiesKHR"))?;
+        .map_err(vk_device_err("vkGetPipelineExecutablePropertiesKHR"))?;
     let mut out = Vec::with_capacity(props.len());
     for (index, p) in props.iter().enumerate() {
         let exec = vk::PipelineExecutableInfoKHR::default()
@@ -180,7 +185,7 @@ pub(crate) fn executables(
         // (VUID-VkPipelineExecutableInfoKHR-executableIndex-03275), and the pipeline was
         // created with CAPTURE_STATISTICS (checked: VUID-vkGetPipelineExecutableStatisticsKHR-pipeline-03274).
         let stats = unsafe { ext.get_pipeline_executable_statistics(&exec) }
-            .map_err(vk_err("vkGetPipelineExecutableStatisticsKHR"))?;
+            .map_err(vk_device_err("vkGetPipelineExecutableStatisticsKHR"))?;
         let statistics = stats
             .iter()
             .map(|s| PipelineExecutableStatistic {

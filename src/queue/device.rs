@@ -14,7 +14,7 @@ use super::trace::Trace;
 use super::{Recording, Submission};
 use crate::commands::Recorder;
 use crate::device::{Buffer, BufferDesc, Device, MemoryLocation, Queue, Shared, MAX_QUEUES};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SubmissionError};
 
 /// Records `f` into a fresh context of queue `queue` and submits it with `label`.
 pub(crate) fn submit_on<'a, R>(
@@ -173,7 +173,7 @@ impl Device {
     /// Writes [`trace_json`](Self::trace_json) to `path`.
     ///
     /// Errors: `KILN-E129` the file cannot be written.
-    pub fn write_trace(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+    pub fn write_trace(&self, path: impl AsRef<std::path::Path>) -> Result<(), SubmissionError> {
         self.shared.slot::<Trace>()?.write(path.as_ref())
     }
 
@@ -238,7 +238,7 @@ impl Device {
             usage: vk::BufferUsageFlags::STORAGE_BUFFER | usage,
             location: MemoryLocation::GpuOnly,
         })?;
-        self.execute(|r| r.fill_buffer(&buf, 0))?;
+        self.execute(|r| Ok(r.fill_buffer(&buf, 0)?))?;
         Ok(buf)
     }
 

@@ -20,7 +20,7 @@ use ash::vk;
 
 use super::TimelineSemaphore;
 use crate::device::{create_timeline, Device, ExternalHandle, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, MemoryError, Result, SubmissionError};
 
 /// Refuses a timeline semaphore of `handle` the device cannot `what` ("export",
 /// "import") before any Vulkan call that would fail; asks the driver
@@ -30,8 +30,8 @@ fn check(
     label: &str,
     handle: ExternalHandle,
     what: &'static str,
-) -> Result<vk::ExternalSemaphoreHandleTypeFlags> {
-    let unsupported = |why: String| Error::ExternalHandleUnsupported {
+) -> Result<vk::ExternalSemaphoreHandleTypeFlags, SubmissionError> {
+    let unsupported = |why: String| MemoryError::ExternalHandleUnsupported {
         object: label.to_string(),
         what,
         handle,
@@ -45,18 +45,17 @@ fn check(
                 "a sync fd is a binary semaphore payload; a timeline semaphore is shared as \
                  an opaque fd (VUID-VkSemaphoreGetFdInfoKHR-handleType-03253)"
                     .into(),
-            ))
+            )
+            .into())
         }
         ExternalHandle::DmaBuf => {
-            return Err(unsupported(
-                "it is a memory handle type, not a semaphore one".into(),
-            ))
+            return Err(
+                unsupported("it is a memory handle type, not a semaphore one".into()).into(),
+            )
         }
     };
     if !shared.features.external_semaphore_fd {
-        return Err(unsupported(
-            "the device lacks VK_KHR_external_semaphore_fd".into(),
-        ));
+        return Err(unsupported("the device lacks VK_KHR_external_semaphore_fd".into()).into());
     }
     let mut ty = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
     let info = vk::PhysicalDeviceExternalSemaphoreInfo::default()
@@ -80,7 +79,8 @@ fn check(
             "vkGetPhysicalDeviceExternalSemaphoreProperties gives {:?} for timeline \
              semaphores, without {needed:?}",
             props.external_semaphore_features
-        )));
+        ))
+        .into());
     }
     Ok(bits)
 }
@@ -104,7 +104,7 @@ impl Device {
         label: &str,
         initial: u64,
         handle: ExternalHandle,
-    ) -> Result<TimelineSemaphore> {
+    ) -> Result<TimelineSemaphore, SubmissionError> {
         let shared = &self.shared;
         let bits = check(shared, label, handle, "export")?;
         let mut export = vk::ExportSemaphoreCreateInfo::default().handle_types(bits);
@@ -117,7 +117,7 @@ impl Device {
         // SAFETY: a timeline semaphore exportable as a handle type the device offers for
         // timeline semaphores (checked); locals outlive the call.
         let raw = unsafe { shared.raw.create_semaphore(&info, None) }
-            .map_err(vk_err("vkCreateSemaphore"))?;
+            .map_err(vk_device_err("vkCreateSemaphore"))?;
         shared.set_name(raw, label);
         Ok(TimelineSemaphore::wrap(shared, raw, label, Some(handle)))
     }
@@ -136,13 +136,13 @@ impl Device {
         label: &str,
         fd: BorrowedFd<'_>,
         handle: ExternalHandle,
-    ) -> Result<TimelineSemaphore> {
+    ) -> Result<TimelineSemaphore, SubmissionError> {
         let shared = &self.shared;
         let bits = check(shared, label, handle, "import")?;
         crate::device::check_fd(label, fd, handle)?;
         let dup = fd
             .try_clone_to_owned()
-            .map_err(|e| Error::InvalidExternalHandle {
+            .map_err(|e| MemoryError::InvalidExternalHandle {
                 object: label.to_string(),
                 handle,
                 detail: format!("the fd cannot be duplicated: {e}"),
@@ -161,12 +161,13 @@ impl Device {
             // Not imported: kiln's duplicate is closed once, by kiln or by the driver.
             crate::device::release_failed_import(dup, fd);
             return Err(match e {
-                vk::Result::ERROR_INVALID_EXTERNAL_HANDLE => Error::InvalidExternalHandle {
+                vk::Result::ERROR_INVALID_EXTERNAL_HANDLE => MemoryError::InvalidExternalHandle {
                     object: label.to_string(),
                     handle,
                     detail: "vkImportSemaphoreFdKHR: VK_ERROR_INVALID_EXTERNAL_HANDLE".into(),
-                },
-                e => vk_err("vkImportSemaphoreFdKHR")(e),
+                }
+                .into(),
+                e => vk_device_err("vkImportSemaphoreFdKHR")(e).into(),
             });
         }
         // Imported: the implementation owns the duplicate now.
@@ -185,15 +186,16 @@ impl TimelineSemaphore {
     /// Errors: `KILN-E163` the semaphore was not made by
     /// [`Device::exportable_timeline_semaphore`]; `KILN-E106` out of fds or memory;
     /// `KILN-E104` other failures.
-    pub fn export(&self) -> Result<OwnedFd> {
+    pub fn export(&self) -> Result<OwnedFd, SubmissionError> {
         let Some(handle) = self.exportable else {
-            return Err(Error::ExternalHandleUnsupported {
+            return Err(MemoryError::ExternalHandleUnsupported {
                 object: self.label.clone(),
                 what: "export",
                 handle: ExternalHandle::OpaqueFd,
                 device: self.shared.info.name.clone(),
                 why: "it was not created by Device::exportable_timeline_semaphore".into(),
-            });
+            }
+            .into());
         };
         let bits = check(&self.shared, &self.label, handle, "export")?;
         let info = vk::SemaphoreGetFdInfoKHR::default()
@@ -202,7 +204,7 @@ impl TimelineSemaphore {
         // SAFETY: the semaphore was created exportable as `bits` (opaque fd, valid for
         // timeline semaphores); the new fd is the caller's.
         let fd = unsafe { fd_fns(&self.shared).get_semaphore_fd(&info) }
-            .map_err(vk_err("vkGetSemaphoreFdKHR"))?;
+            .map_err(vk_device_err("vkGetSemaphoreFdKHR"))?;
         // SAFETY: vkGetSemaphoreFdKHR returned a new fd that nothing else owns.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }

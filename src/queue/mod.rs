@@ -46,12 +46,12 @@ pub use timing::{GpuTimings, ScopeTiming};
 
 use crate::commands::{RecordedWork, Recorder};
 use crate::device::Shared;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Result};
 use context::{Context, Contexts};
 pub(crate) use device::execute;
 
 /// A context that has not been handed to a queue (or kept by a recording) yet.
-const NO_CONTEXT: Error = Error::Internal {
+const NO_CONTEXT: DeviceError = DeviceError::Internal {
     what: "a command context was used after it was given back",
 };
 

@@ -28,7 +28,7 @@ use super::trace::Trace;
 use super::Submission;
 use crate::commands::{RecordedWork, Recorder};
 use crate::device::{Shared, Subresources};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SubmissionError};
 
 /// Commands recorded once by [`Device::record`](crate::Device::record) or
 /// [`Queue::record`](crate::Queue::record), submitted any number of times.
@@ -143,7 +143,7 @@ impl<'a> Recording<'a> {
     /// recorded for (another submission moved it); `KILN-E105` device lost; `KILN-E108`
     /// the previous submission did not finish within the device's wait timeout
     /// (`DeviceDesc::wait_timeout`).
-    pub fn submit(&mut self) -> Result<Submission> {
+    pub fn submit(&mut self) -> Result<Submission, SubmissionError> {
         let shared = self.shared;
         let queue = self.queue;
         if self.last > shared.completed_value(queue) {
@@ -151,7 +151,7 @@ impl<'a> Recording<'a> {
         }
         for u in self.work.images.iter().filter(|u| !u.discards) {
             if let Some((recorded, now)) = u.last.first_difference(&u.image.layouts()) {
-                return Err(Error::RecordingLayoutMoved {
+                return Err(SubmissionError::RecordingLayoutMoved {
                     image: u.image.label().to_string(),
                     recorded,
                     now,
@@ -159,7 +159,7 @@ impl<'a> Recording<'a> {
             }
         }
         let Some(ctx) = &self.ctx else {
-            return Err(super::NO_CONTEXT);
+            return Err(super::NO_CONTEXT.into());
         };
         if let (Some(t), true) = (&self.work.timed, self.last > 0) {
             // The previous submission completed (waited for above): its queries are reset
@@ -195,7 +195,7 @@ impl<'a> Recording<'a> {
 
     /// Submits the recorded commands and waits until the GPU has finished; device writes
     /// are then visible to host reads of mapped memory. Errors: as [`submit`](Self::submit).
-    pub fn execute(&mut self) -> Result<()> {
+    pub fn execute(&mut self) -> Result<(), SubmissionError> {
         self.submit()?.wait()
     }
 }

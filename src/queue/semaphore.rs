@@ -20,7 +20,7 @@ use ash::vk;
 use super::{Queue, Submission};
 use crate::commands::Recorder;
 use crate::device::{create_timeline, Device, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_device_err, Result, SubmissionError};
 
 /// A timeline semaphore of one device: a `u64` counter that only grows. Made by
 /// [`Device::timeline_semaphore`].
@@ -49,7 +49,11 @@ impl Device {
     /// `VkSemaphoreTypeCreateInfo`, §7.4.2), named `label` in validation messages.
     ///
     /// Errors: `KILN-E106` out of memory, `KILN-E104` other failures.
-    pub fn timeline_semaphore(&self, label: &str, initial: u64) -> Result<TimelineSemaphore> {
+    pub fn timeline_semaphore(
+        &self,
+        label: &str,
+        initial: u64,
+    ) -> Result<TimelineSemaphore, SubmissionError> {
         let shared = &self.shared;
         let raw = create_timeline(&shared.raw, initial)?;
         shared.set_name(raw, label);
@@ -76,7 +80,7 @@ impl TimelineSemaphore {
 
     /// The value a new signal must exceed: the counter, or a greater value a pending kiln
     /// submission signals.
-    pub(super) fn floor(&self) -> Result<u64> {
+    pub(super) fn floor(&self) -> Result<u64, SubmissionError> {
         let pending = self.signalled.load(std::sync::atomic::Ordering::Acquire);
         Ok(self.value()?.max(pending))
     }
@@ -84,10 +88,10 @@ impl TimelineSemaphore {
     /// The counter's current value (`vkGetSemaphoreCounterValue`).
     ///
     /// Errors: `KILN-E105` device lost, `KILN-E104` other failures.
-    pub fn value(&self) -> Result<u64> {
+    pub fn value(&self) -> Result<u64, SubmissionError> {
         // SAFETY: the semaphore is a live timeline semaphore of this device.
         unsafe { self.shared.raw.get_semaphore_counter_value(self.raw) }
-            .map_err(vk_err("vkGetSemaphoreCounterValue"))
+            .map_err(|e| vk_device_err("vkGetSemaphoreCounterValue")(e).into())
     }
 
     /// Sets the counter to `value` from the host (`vkSignalSemaphore`): submissions waiting
@@ -97,10 +101,10 @@ impl TimelineSemaphore {
     /// a pending kiln submission signals (VUID-VkSemaphoreSignalInfo-value-03258, -03259),
     /// `KILN-E105` device lost, `KILN-E104`
     /// other failures.
-    pub fn signal(&self, value: u64) -> Result<()> {
+    pub fn signal(&self, value: u64) -> Result<(), SubmissionError> {
         let current = self.floor()?;
         if value <= current {
-            return Err(Error::TimelineValue {
+            return Err(SubmissionError::TimelineValue {
                 object: self.label.clone(),
                 value,
                 current,
@@ -113,14 +117,15 @@ impl TimelineSemaphore {
         // greater than its current value and every value a kiln submission signals (checked
         // above; a submission signalling a greater value made meanwhile by another thread,
         // or another API's signal of an imported payload, is the caller's to order).
-        unsafe { self.shared.raw.signal_semaphore(&info) }.map_err(vk_err("vkSignalSemaphore"))
+        unsafe { self.shared.raw.signal_semaphore(&info) }
+            .map_err(|e| vk_device_err("vkSignalSemaphore")(e).into())
     }
 
     /// Waits on the host until the counter reaches `value`; `Ok(false)` when `timeout`
     /// passed first (`vkWaitSemaphores`).
     ///
     /// Errors: `KILN-E105` device lost, `KILN-E104` other failures.
-    pub fn wait(&self, value: u64, timeout: Duration) -> Result<bool> {
+    pub fn wait(&self, value: u64, timeout: Duration) -> Result<bool, SubmissionError> {
         let semaphores = [self.raw];
         let values = [value];
         let info = vk::SemaphoreWaitInfo::default()
@@ -132,7 +137,7 @@ impl TimelineSemaphore {
         match unsafe { self.shared.raw.wait_semaphores(&info, ns) } {
             Ok(()) => Ok(true),
             Err(vk::Result::TIMEOUT) => Ok(false),
-            Err(e) => Err(vk_err("vkWaitSemaphores")(e)),
+            Err(e) => Err(vk_device_err("vkWaitSemaphores")(e).into()),
         }
     }
 
@@ -141,11 +146,11 @@ impl TimelineSemaphore {
     ///
     /// Errors: `KILN-E132` `timeout` passed first (naming the semaphore, the value and the
     /// value it had), `KILN-E105` device lost, `KILN-E104` other failures.
-    pub fn wait_for(&self, value: u64, timeout: Duration) -> Result<()> {
+    pub fn wait_for(&self, value: u64, timeout: Duration) -> Result<(), SubmissionError> {
         if self.wait(value, timeout)? {
             return Ok(());
         }
-        Err(Error::TimelineTimeout {
+        Err(SubmissionError::TimelineTimeout {
             object: self.label.clone(),
             value,
             current: self.value()?,

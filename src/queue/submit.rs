@@ -51,7 +51,7 @@ use crate::device::{
     set_caller, FaultSite, QueueGuard, QueueOrder, ResourceStamps, Shared, SubmitContext,
     MAX_QUEUES,
 };
-use crate::error::{vk_err, vk_err_labeled, Error, Result};
+use crate::error::{vk_err, vk_err_labeled, DeviceError, Error, Result, SubmissionError};
 
 /// How [`record`] begins and ends a command buffer.
 #[derive(Clone, Copy)]
@@ -247,8 +247,8 @@ pub(crate) fn submit(
     queue: usize,
     batch: &Batch<'_>,
     work: &RecordedWork<'_>,
-) -> Result<u64> {
-    let q = shared.queues.get(queue).ok_or(Error::Internal {
+) -> Result<u64, SubmissionError> {
+    let q = shared.queues.get(queue).ok_or(DeviceError::Internal {
         what: "a submission to a kiln queue the device does not have",
     })?;
     check_batch(batch)?;
@@ -299,16 +299,17 @@ pub(crate) fn submit(
 /// The limits on a batch's semaphores (`MAX_EXTRA` binary ones each way, a coding error of
 /// kiln's; `MAX_TIMELINE_WAITS` application timelines each way, `KILN-E131`
 /// `TooManyWaits`), checked before any lock or Vulkan call.
-fn check_batch(batch: &Batch<'_>) -> Result<()> {
+fn check_batch(batch: &Batch<'_>) -> Result<(), SubmissionError> {
     if batch.wait.len() > MAX_EXTRA || batch.signal.len() > MAX_EXTRA {
-        return Err(Error::Internal {
+        return Err(DeviceError::Internal {
             what: "a submission with more binary semaphores than kiln's batches hold",
-        });
+        }
+        .into());
     }
     if batch.timeline_wait.len() > MAX_TIMELINE_WAITS
         || batch.timeline_signal.len() > MAX_TIMELINE_WAITS
     {
-        return Err(Error::TooManyWaits {
+        return Err(SubmissionError::TooManyWaits {
             label: batch.label.to_string(),
             count: batch.timeline_wait.len().max(batch.timeline_signal.len()),
             max: MAX_TIMELINE_WAITS,
@@ -330,7 +331,7 @@ fn submit_planned(
     work: &RecordedWork<'_>,
     plan: &SubmitPlan,
     after: &[u64; MAX_QUEUES],
-) -> Result<()> {
+) -> Result<(), SubmissionError> {
     let q = &shared.queues[queue];
     let mut waits = [vk::SemaphoreSubmitInfo::default(); MAX_WAITS];
     for (w, op) in waits.iter_mut().zip(plan.waits()) {
@@ -385,11 +386,13 @@ fn submit_planned(
         unsafe { du.queue_end_debug_utils_label(guard.raw()) };
     }
     submitted.map_err(|e| {
-        shared.note_error(timing::with_description(
-            vk_err_labeled("vkQueueSubmit2", batch.label)(e).into(),
-            batch.label,
-            work.timed.as_deref(),
-        ))
+        shared
+            .note_device_error(timing::with_description(
+                vk_err_labeled("vkQueueSubmit2", batch.label)(e),
+                batch.label,
+                work.timed.as_deref(),
+            ))
+            .into()
     })
 }
 
@@ -518,7 +521,7 @@ impl Submission {
     /// Errors: `KILN-E124` the submission was not timed (no scope and
     /// `DeviceDesc::timing` off) or a later submission of the same `Recording` reset its
     /// queries; `KILN-E104` reading the queries failed.
-    pub fn gpu_timings(&self) -> Result<Option<GpuTimings>> {
+    pub fn gpu_timings(&self) -> Result<Option<GpuTimings>, SubmissionError> {
         let Some((timed, generation)) = &self.timed else {
             return Err(self.untimed());
         };
@@ -534,8 +537,8 @@ impl Submission {
         )
     }
 
-    fn untimed(&self) -> Error {
-        Error::TimingsUnavailable {
+    fn untimed(&self) -> SubmissionError {
+        SubmissionError::TimingsUnavailable {
             label: self.label.to_string(),
             why: "it was not timed; open a scope (Recorder::scope) or turn on \
                   DeviceDesc::timing / KILN_TIMING=1",
@@ -547,7 +550,7 @@ impl Submission {
     /// Errors: `KILN-E105` device lost, `KILN-E108` timeout (after the device's wait
     /// timeout, `DeviceDesc::wait_timeout`), both naming the label and scopes;
     /// `KILN-E121` validation errors (with `DeviceDesc::validation_fail`).
-    pub fn wait(mut self) -> Result<()> {
+    pub fn wait(mut self) -> Result<(), SubmissionError> {
         let r = self.wait_inner();
         self.keep_queries_if_pending();
         // Value 0 is always complete: Drop has nothing left to wait for.
@@ -559,7 +562,7 @@ impl Submission {
     ///
     /// Errors: those of `wait`; `KILN-E124` the submission was not timed (or its queries
     /// were reset by a later submission of its `Recording`).
-    pub fn wait_timed(mut self) -> Result<GpuTimings> {
+    pub fn wait_timed(mut self) -> Result<GpuTimings, SubmissionError> {
         let r = self.wait_inner();
         self.keep_queries_if_pending();
         self.value = 0;
@@ -575,7 +578,7 @@ impl Submission {
             Instant::now(),
         )? {
             Some(t) => Ok(t),
-            None => Err(Error::TimingsUnavailable {
+            None => Err(SubmissionError::TimingsUnavailable {
                 label: self.label.to_string(),
                 why: "its queries are not available although it completed",
             }),
@@ -600,22 +603,22 @@ impl Submission {
     /// Errors: `KILN-E108` not finished within `timeout` (naming the label and scopes; the
     /// submission is still pending and may be waited for again), `KILN-E105` device lost,
     /// `KILN-E121` validation errors (with `DeviceDesc::validation_fail`).
-    pub fn wait_for(&self, timeout: std::time::Duration) -> Result<()> {
+    pub fn wait_for(&self, timeout: std::time::Duration) -> Result<(), SubmissionError> {
         self.wait_within(timeout)
     }
 
-    fn wait_inner(&self) -> Result<()> {
+    fn wait_inner(&self) -> Result<(), SubmissionError> {
         self.wait_within(self.shared.wait_timeout)
     }
 
-    fn wait_within(&self, timeout: std::time::Duration) -> Result<()> {
+    fn wait_within(&self, timeout: std::time::Duration) -> Result<(), SubmissionError> {
         let timed = self.timed.as_ref().map(|(t, _)| &**t);
         let trace = self.shared.slot::<Trace>().ok().filter(|t| t.on());
         let span = trace.and_then(|t| t.span("wait"));
         let _t = tracing::trace_span!("kiln.wait", label = &*self.label).entered();
         self.shared
             .wait_value_for(self.queue, self.value, timeout, &self.label)
-            .map_err(|e| timing::with_description(e.into(), &self.label, timed))?;
+            .map_err(|e| timing::with_description(e, &self.label, timed))?;
         if let Some(span) = span {
             span.end(&self.label);
         }
@@ -667,7 +670,7 @@ mod tests {
         let waits = [(vk::Semaphore::from_raw(1), 1); MAX_TIMELINE_WAITS + 1];
         batch.timeline_wait = &waits;
         match check_batch(&batch) {
-            Err(Error::TooManyWaits { count, max, .. }) => {
+            Err(SubmissionError::TooManyWaits { count, max, .. }) => {
                 assert_eq!((count, max), (MAX_TIMELINE_WAITS + 1, MAX_TIMELINE_WAITS))
             }
             other => panic!("expected TooManyWaits, got {other:?}"),

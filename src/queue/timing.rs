@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::commands::TimedWork;
 use crate::device::Shared;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Result, SubmissionError};
 
 /// GPU timings of one submission (see [`Submission::wait_timed`](crate::Submission::wait_timed)).
 #[derive(Clone, Debug, PartialEq)]
@@ -72,17 +72,21 @@ pub(crate) fn describe(label: &str, timed: Option<&TimedWork>) -> String {
 
 /// `e` with the submission described (label and scopes) when it is a timeout or a lost
 /// device.
-pub(crate) fn with_description(e: Error, label: &str, timed: Option<&TimedWork>) -> Error {
+pub(crate) fn with_description(
+    e: DeviceError,
+    label: &str,
+    timed: Option<&TimedWork>,
+) -> DeviceError {
     match e {
-        Error::Timeout {
+        DeviceError::Timeout {
             call, ms, report, ..
-        } => Error::Timeout {
+        } => DeviceError::Timeout {
             call,
             ms,
             label: describe(label, timed),
             report,
         },
-        Error::DeviceLost { call, report, .. } => Error::DeviceLost {
+        DeviceError::DeviceLost { call, report, .. } => DeviceError::DeviceLost {
             call,
             label: describe(label, timed),
             report,
@@ -98,7 +102,7 @@ pub(crate) fn check_validation(
     errors_from: u32,
     label: &str,
     timed: Option<&TimedWork>,
-) -> Result<()> {
+) -> Result<(), SubmissionError> {
     if !shared.validation_fail {
         return Ok(());
     }
@@ -106,7 +110,7 @@ pub(crate) fn check_validation(
     if count == 0 {
         return Ok(());
     }
-    Err(Error::ValidationFailed {
+    Err(SubmissionError::ValidationFailed {
         label: describe(label, timed),
         count,
         messages: messages.join("\n"),
@@ -133,9 +137,9 @@ pub(crate) fn read(
     generation: u64,
     label: &str,
     seen: Instant,
-) -> Result<Option<GpuTimings>> {
+) -> Result<Option<GpuTimings>, SubmissionError> {
     if timed.generation.load(Ordering::Acquire) != generation {
-        return Err(Error::TimingsUnavailable {
+        return Err(SubmissionError::TimingsUnavailable {
             label: label.to_string(),
             why: "a later submission of its Recording reset them; read them before submitting \
                   the recording again",

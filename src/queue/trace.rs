@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use super::timing::GpuTimings;
 use crate::device::{LayerSlot, Shared};
-use crate::error::{Error, Result};
+use crate::error::{Result, SubmissionError};
 
 /// Events kept at most (a long-running program keeps the first ones).
 const MAX_EVENTS: usize = 1 << 20;
@@ -208,8 +208,8 @@ impl Trace {
     }
 
     /// Writes the trace to `path`. Errors: `KILN-E129`.
-    pub(crate) fn write(&self, path: &Path) -> Result<()> {
-        std::fs::write(path, self.json()).map_err(|source| Error::TraceWrite {
+    pub(crate) fn write(&self, path: &Path) -> Result<(), SubmissionError> {
+        std::fs::write(path, self.json()).map_err(|source| SubmissionError::TraceWrite {
             path: path.to_path_buf(),
             source,
         })

@@ -305,7 +305,7 @@ impl Image {
             },
         )?;
         crate::queue::execute(shared, "execute", |r| {
-            r.copy_image_to_buffer(self, level, &staging)
+            Ok(r.copy_image_to_buffer(self, level, &staging)?)
         })?;
         staging.read()
     }

@@ -35,7 +35,8 @@
 //! device alive: a reference cycle). It is destroyed in the device teardown, after the
 //! device is idle and before the allocator and the `VkDevice`.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+#[cfg(feature = "unstable-hooks")]
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
@@ -156,18 +157,32 @@ pub struct StagingUsage {
 }
 
 /// Idle staging buffers of one device (a layer slot).
+///
+/// The chunk size, the host threads, forced staging and BAR staging are the tests' and the
+/// bench's knobs: with feature `unstable-hooks` they are atomics that the hidden
+/// `Device::debug_*` hooks change, else plain values fixed at device creation.
 pub(crate) struct StagingCache {
     idle: Mutex<Vec<StagingBuffer>>,
     /// Buffers whose last copy `(queue, value)` may still run.
     pending: Mutex<Vec<(usize, u64, StagingBuffer)>>,
-    /// The chunk size ([`STAGING_CHUNK`]; tests lower it).
-    chunk: AtomicU64,
-    /// Tests and benchmarks: stage `GpuOnly` buffers even where their memory is mappable.
-    force: AtomicBool,
-    /// Upload staging in `CpuToGpu` memory (the BAR) instead of system memory.
-    bar: AtomicBool,
     /// Host threads that copy into and out of staging memory (`chunks::threads`).
-    threads: AtomicUsize,
+    #[cfg(not(feature = "unstable-hooks"))]
+    threads: usize,
+    #[cfg(feature = "unstable-hooks")]
+    knobs: Knobs,
+}
+
+/// The knobs the hooks change (feature `unstable-hooks`).
+#[cfg(feature = "unstable-hooks")]
+struct Knobs {
+    /// The chunk size ([`STAGING_CHUNK`]; tests lower it).
+    chunk: std::sync::atomic::AtomicU64,
+    /// Stage `GpuOnly` buffers even where their memory is mappable.
+    force: std::sync::atomic::AtomicBool,
+    /// Upload staging in `CpuToGpu` memory (the BAR) instead of system memory.
+    bar: std::sync::atomic::AtomicBool,
+    /// Host threads that copy into and out of staging memory (`chunks::threads`).
+    threads: std::sync::atomic::AtomicUsize,
 }
 
 impl Default for StagingCache {
@@ -175,10 +190,15 @@ impl Default for StagingCache {
         StagingCache {
             idle: Mutex::default(),
             pending: Mutex::default(),
-            chunk: AtomicU64::new(STAGING_CHUNK),
-            force: AtomicBool::new(false),
-            bar: AtomicBool::new(false),
-            threads: AtomicUsize::new(super::chunks::default_threads()),
+            #[cfg(not(feature = "unstable-hooks"))]
+            threads: super::chunks::default_threads(),
+            #[cfg(feature = "unstable-hooks")]
+            knobs: Knobs {
+                chunk: STAGING_CHUNK.into(),
+                force: false.into(),
+                bar: false.into(),
+                threads: super::chunks::default_threads().into(),
+            },
         }
     }
 }
@@ -205,12 +225,27 @@ impl LayerSlot for StagingCache {
 }
 
 impl StagingCache {
+    /// The chunk size: [`STAGING_CHUNK`] unless a hook changed it.
     pub(super) fn chunk(&self) -> u64 {
-        self.chunk.load(Ordering::Relaxed)
+        #[cfg(feature = "unstable-hooks")]
+        return self.knobs.chunk.load(Ordering::Relaxed);
+        #[cfg(not(feature = "unstable-hooks"))]
+        STAGING_CHUNK
     }
 
     pub(super) fn threads(&self) -> usize {
-        self.threads.load(Ordering::Relaxed)
+        #[cfg(feature = "unstable-hooks")]
+        return self.knobs.threads.load(Ordering::Relaxed);
+        #[cfg(not(feature = "unstable-hooks"))]
+        self.threads
+    }
+
+    /// Whether upload staging takes `CpuToGpu` memory (the BAR): only when a hook says so.
+    fn bar(&self) -> bool {
+        #[cfg(feature = "unstable-hooks")]
+        return self.knobs.bar.load(Ordering::Relaxed);
+        #[cfg(not(feature = "unstable-hooks"))]
+        false
     }
 
     /// Sets the host threads per transfer (0: the default).
@@ -221,27 +256,33 @@ impl StagingCache {
         } else {
             n.min(64)
         };
-        self.threads.store(n, Ordering::Relaxed);
+        self.knobs.threads.store(n, Ordering::Relaxed);
     }
 
     #[cfg(feature = "unstable-hooks")]
     pub(crate) fn set_bar(&self, on: bool) {
-        self.bar.store(on, Ordering::Relaxed);
+        self.knobs.bar.store(on, Ordering::Relaxed);
     }
 
     #[cfg(feature = "unstable-hooks")]
     pub(crate) fn set_chunk(&self, bytes: u64) {
-        self.chunk.store(bytes.max(MIN_STAGING), Ordering::Relaxed);
+        self.knobs
+            .chunk
+            .store(bytes.max(MIN_STAGING), Ordering::Relaxed);
     }
 
-    /// Whether `GpuOnly` buffers are staged even where the host maps their memory.
+    /// Whether `GpuOnly` buffers are staged even where the host maps their memory: only
+    /// when a hook says so.
     pub(super) fn forced(&self) -> bool {
-        self.force.load(Ordering::Relaxed)
+        #[cfg(feature = "unstable-hooks")]
+        return self.knobs.force.load(Ordering::Relaxed);
+        #[cfg(not(feature = "unstable-hooks"))]
+        false
     }
 
     #[cfg(feature = "unstable-hooks")]
     pub(crate) fn set_forced(&self, on: bool) {
-        self.force.store(on, Ordering::Relaxed);
+        self.knobs.force.store(on, Ordering::Relaxed);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<StagingBuffer>> {
@@ -371,7 +412,7 @@ impl Lease {
                 } else {
                     size.max(need)
                 };
-                let bar = cache.bar.load(Ordering::Relaxed);
+                let bar = cache.bar();
                 StagingBuffer::create(shared, dir, size, bar)?
             }
         };

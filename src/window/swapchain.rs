@@ -12,7 +12,7 @@ use super::frame_state::{marks_stale, needs_recreate, SlotSync, SwapchainChoice}
 use super::surface_err;
 use crate::commands::{RecordedWork, Recorder};
 use crate::device::{Buffer, BufferDesc, Device, FaultSite, Image, Queue, Shared};
-use crate::error::{vk_err, DeviceError, Error, Result};
+use crate::error::{vk_device_err, vk_err, DeviceError, Error, Result};
 use crate::queue::{self, Batch, RecordOptions};
 
 /// Options for [`Presenter::new`].
@@ -552,7 +552,11 @@ impl Presenter {
         let (image_index, suboptimal) = match acquire {
             Ok(v) => v,
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => return Ok(FrameStatus::OutOfDate),
-            Err(e) => return Err(shared.note_error(vk_err("vkAcquireNextImageKHR")(e))),
+            Err(e) => {
+                return Err(shared
+                    .note_device_error(vk_device_err("vkAcquireNextImageKHR")(e))
+                    .into())
+            }
         };
         let target = self.images[image_index as usize].clone();
         let rendered = self.rendered[image_index as usize];
@@ -602,7 +606,7 @@ impl Presenter {
             // the acquire semaphore signalled. Release the image (recreate the swapchain)
             // and make the slot usable again.
             self.discard_logged(slot, acquired, fence);
-            return Err(e);
+            return Err(e.into());
         }
         self.slots[slot].sync.batch_submitted(true);
         drop(work);
@@ -709,7 +713,9 @@ impl Presenter {
             Ok(false) if !suboptimal => Ok(FrameStatus::Presented),
             Ok(_) => Ok(FrameStatus::Suboptimal),
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => Ok(FrameStatus::OutOfDate),
-            Err(e) => Err(shared.note_error(vk_err("vkQueuePresentKHR")(e))),
+            Err(e) => Err(shared
+                .note_device_error(vk_device_err("vkQueuePresentKHR")(e))
+                .into()),
         }
     }
 
@@ -742,7 +748,7 @@ impl Presenter {
             &RecordedWork::default(),
         );
         self.slots[slot].sync.batch_submitted(done.is_ok());
-        done.map(drop)
+        Ok(done.map(drop)?)
     }
 
     /// Waits until every submitted frame has finished.

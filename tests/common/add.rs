@@ -36,7 +36,7 @@ pub fn dispatch<'a>(
 ) -> kiln::Result<()> {
     r.bind_pipeline(pipeline)?;
     r.bind_set(0, set)?;
-    r.dispatch_threads(n)
+    Ok(r.dispatch_threads(n)?)
 }
 
 /// Runs c = a + b over `n` elements and checks every element exactly.

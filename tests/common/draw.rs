@@ -30,7 +30,7 @@ pub fn flat_pipeline(device: &Device, fmt: vk::Format) -> kiln::Result<kiln::Gra
         &[(0, vk::Format::R32G32_SFLOAT)],
     ));
     desc.color_formats = vec![fmt];
-    device.graphics_pipeline(&desc)
+    Ok(device.graphics_pipeline(&desc)?)
 }
 
 /// `test/textured.{vert,frag}` drawing into RGBA8: set 0 binding 0 is the fragment
@@ -90,7 +90,7 @@ pub fn draw_quad(
             r.bind_set(0, set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     img.read().unwrap()

@@ -145,7 +145,7 @@ fn scene(device: &Device, vertex_usage: vk::BufferUsageFlags) -> kiln::Result<Sc
 #[track_caller]
 fn trace(r: &mut kiln::Recorder, cull_mask: u32, base: u32) -> kiln::Result<()> {
     r.push(0, &[W, H, cull_mask, base])?;
-    r.dispatch_threads_2d(W, H)
+    Ok(r.dispatch_threads_2d(W, H)?)
 }
 
 /// Asserts that `got` is `want`, naming the first ray that differs.
@@ -478,12 +478,12 @@ fn acceleration_structure_inputs_are_coded_errors_before_vulkan() {
     );
     // Builds: a bottom-level structure never built, one given twice, inside a scope.
     fails(
-        device.execute(|r| r.build_acceleration_structure(&tlas)),
+        device.execute(|r| Ok(r.build_acceleration_structure(&tlas)?)),
         "KILN-E170",
         "no recording built",
     );
     fails(
-        device.execute(|r| r.build_acceleration_structures(&[&blas, &blas])),
+        device.execute(|r| Ok(r.build_acceleration_structures(&[&blas, &blas])?)),
         "KILN-E170",
         "twice",
     );
@@ -500,7 +500,7 @@ fn acceleration_structure_inputs_are_coded_errors_before_vulkan() {
             r.begin_rendering(&kiln::RenderingDesc::new(&[kiln::ColorAttachment::clear(
                 &img, [0.0; 4],
             )]))?;
-            r.build_acceleration_structure(&blas)
+            Ok(r.build_acceleration_structure(&blas)?)
         }),
         "KILN-E283",
         "rendering scope",
@@ -542,7 +542,7 @@ fn acceleration_structure_inputs_are_coded_errors_before_vulkan() {
             "`t`",
         );
         fails(
-            other.execute(|r| r.build_acceleration_structure(&blas)),
+            other.execute(|r| Ok(r.build_acceleration_structure(&blas)?)),
             "KILN-E109",
             "`b`",
         );
@@ -642,11 +642,11 @@ fn a_build_in_a_recording_never_submitted_builds_nothing() {
     println!("acceleration_structures: builds count once submitted: the real path");
     let scene = scene(&device, vk::BufferUsageFlags::empty()).unwrap();
     let recording = device
-        .record(|r| r.build_acceleration_structure(&scene.blas))
+        .record(|r| Ok(r.build_acceleration_structure(&scene.blas)?))
         .unwrap();
     drop(recording);
     fails(
-        device.execute(|r| r.build_acceleration_structure(&scene.tlas)),
+        device.execute(|r| Ok(r.build_acceleration_structure(&scene.tlas)?)),
         "KILN-E170",
         "no recording built",
     );
@@ -654,13 +654,13 @@ fn a_build_in_a_recording_never_submitted_builds_nothing() {
     fails(
         device.execute(|r| {
             r.build_acceleration_structure(&scene.blas)?;
-            r.build_acceleration_structures(&[&scene.blas, &scene.blas])
+            Ok(r.build_acceleration_structures(&[&scene.blas, &scene.blas])?)
         }),
         "KILN-E170",
         "twice",
     );
     fails(
-        device.execute(|r| r.build_acceleration_structure(&scene.tlas)),
+        device.execute(|r| Ok(r.build_acceleration_structure(&scene.tlas)?)),
         "KILN-E170",
         "no recording built",
     );
@@ -668,11 +668,11 @@ fn a_build_in_a_recording_never_submitted_builds_nothing() {
     device
         .execute(|r| {
             r.build_acceleration_structure(&scene.blas)?;
-            r.build_acceleration_structure(&scene.tlas)
+            Ok(r.build_acceleration_structure(&scene.tlas)?)
         })
         .unwrap();
     device
-        .execute(|r| r.build_acceleration_structure(&scene.tlas))
+        .execute(|r| Ok(r.build_acceleration_structure(&scene.tlas)?))
         .unwrap();
     drop(scene);
     assert_clean(&device);

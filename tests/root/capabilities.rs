@@ -30,7 +30,7 @@ fn clustered_subgroup_operations_the_device_lacks_are_e107() {
             .execute(|r| {
                 r.bind_pipeline(&p)?;
                 r.bind_set(0, &set)?;
-                r.dispatch(1, 1, 1)
+                Ok(r.dispatch(1, 1, 1)?)
             })
             .unwrap();
         // Clusters of 4 consecutive invocations (a subgroup holds whole clusters): each

@@ -87,7 +87,7 @@ fn work(device: &Device) {
             r.scope("add scope", |r| {
                 r.bind_pipeline(&p)?;
                 r.bind_set(0, &set)?;
-                r.dispatch_threads(256)
+                Ok(r.dispatch_threads(256)?)
             })
         })
         .unwrap();
@@ -122,7 +122,7 @@ fn work(device: &Device) {
                 r.bind_set(0, &tset)?;
                 r.bind_vertex_buffer(0, &vb, 0)?;
                 r.draw(6, 1, 0, 0)?;
-                r.end_rendering()
+                Ok(r.end_rendering()?)
             })
         })
         .unwrap();

@@ -49,7 +49,7 @@ fn saxpy_exact_for_edge_sizes_with_push_constants() {
                 r.bind_pipeline(&pipeline)?;
                 r.bind_set(0, &set)?;
                 r.push(0, &SaxpyParams { a, n: n as u32 })?;
-                r.dispatch_threads(n as u32)
+                Ok(r.dispatch_threads(n as u32)?)
             })
             .unwrap();
         let out: Vec<f32> = y_buf.read().unwrap();

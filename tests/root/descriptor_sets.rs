@@ -167,7 +167,7 @@ fn binding_a_set_with_unwritten_bindings_is_an_error() {
     let err = device
         .execute(|r| {
             r.bind_pipeline(&p)?;
-            r.bind_set(0, &set)
+            Ok(r.bind_set(0, &set)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E207", "{err}");

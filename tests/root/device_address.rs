@@ -42,7 +42,7 @@ fn buffer_reference_shader_reads_and_writes_through_push_constant_addresses() {
         .execute(|r| {
             r.bind_pipeline(&pipeline)?;
             r.push(0, &words)?;
-            r.dispatch_threads(n)
+            Ok(r.dispatch_threads(n)?)
         })
         .unwrap();
     let out: Vec<u32> = dst.read().unwrap();

@@ -28,7 +28,7 @@ fn dispatch_threads_2d_covers_width_by_height() {
             r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &set)?;
             r.push(0, &[w, h])?;
-            r.dispatch_threads_2d(w, h)
+            Ok(r.dispatch_threads_2d(w, h)?)
         })
         .unwrap();
     let v: Vec<u32> = out.read().unwrap();
@@ -123,7 +123,7 @@ fn dispatch_indirect_checks_usage_and_bounds() {
         device.execute(|r| {
             r.bind_pipeline(&mark)?;
             r.bind_set(0, &set)?;
-            r.dispatch_indirect(buffer, offset)
+            Ok(r.dispatch_indirect(buffer, offset)?)
         })
     };
     let e = run(&plain, 0).unwrap_err();
@@ -145,7 +145,7 @@ fn dispatch_indirect_checks_usage_and_bounds() {
     assert_eq!(v, vec![1u32; 64]);
     // Without a pipeline.
     let e = device
-        .execute(|r| r.dispatch_indirect(&indirect, 0))
+        .execute(|r| Ok(r.dispatch_indirect(&indirect, 0)?))
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E252", "{e}");
     assert_clean(&device);
@@ -173,8 +173,8 @@ fn a_one_dimensional_count_beyond_the_limit_says_how_to_fold_it() {
             r.bind_pipeline(&mark)?;
             r.bind_set(0, &set)?;
             match n {
-                Some(n) => r.dispatch_threads(n),
-                None => r.dispatch(limit + 1, 1, 1),
+                Some(n) => Ok(r.dispatch_threads(n)?),
+                None => Ok(r.dispatch(limit + 1, 1, 1)?),
             }
         })
         .unwrap_err();

@@ -76,7 +76,7 @@ fn culling_winding_and_topology_change_between_draws_and_a_bind_resets_them() {
             // Three vertices as a strip are the same triangle: the same class, drawn.
             r.set_primitive_topology(vk::PrimitiveTopology::TRIANGLE_STRIP)?;
             r.draw(3, 1, 6, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let green = [0, 255, 0, 255];
@@ -148,7 +148,7 @@ fn the_depth_test_changes_between_draws() {
                 r.push(0, &RED)?;
                 r.draw(3, 1, first, 0)?;
             }
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let c = color.read().unwrap();
@@ -163,20 +163,20 @@ fn dynamic_state_errors_are_coded() {
     let device = emulated_device();
     let p = flat_pipeline(&device, RGBA8).unwrap();
     let err = device
-        .execute(|r| r.set_cull_mode(vk::CullModeFlags::BACK))
+        .execute(|r| Ok(r.set_cull_mode(vk::CullModeFlags::BACK)?))
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E252", "{err}");
     let err = device
         .execute(|r| {
             r.bind_pipeline(&p)?;
-            r.set_primitive_topology(vk::PrimitiveTopology::LINE_LIST)
+            Ok(r.set_primitive_topology(vk::PrimitiveTopology::LINE_LIST)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "{err}");
     assert!(err.to_string().contains("topology class"), "{err}");
     let err = device
         .queue(kiln::QueueKind::Transfer)
-        .execute(|r| r.set_front_face(vk::FrontFace::CLOCKWISE))
+        .execute(|r| Ok(r.set_front_face(vk::FrontFace::CLOCKWISE)?))
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E120", "{err}");
     assert_clean(&device);
@@ -215,7 +215,7 @@ fn dynamic_state_values_vulkan_does_not_define_are_e283() {
             r.push(0, &GREEN)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(3, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();

@@ -20,7 +20,7 @@ fn push_constants_offset_near_u32_max_is_e250_not_a_panic() {
         .unwrap();
     let r = device.execute(|r| {
         r.bind_pipeline(&p)?;
-        r.push_constants(u32::MAX - 3, &[0u8; 8])
+        Ok(r.push_constants(u32::MAX - 3, &[0u8; 8])?)
     });
     assert_eq!(code(r), "KILN-E250");
     assert_clean(&device);
@@ -334,12 +334,18 @@ fn recording_and_set_errors() {
         "KILN-E151"
     );
 
-    assert_eq!(code(device.execute(|r| r.dispatch(1, 1, 1))), "KILN-E252");
-    assert_eq!(code(device.execute(|r| r.bind_set(0, &set))), "KILN-E252");
-    assert_eq!(code(device.execute(|r| r.push(0, &1u32))), "KILN-E252");
+    assert_eq!(
+        code(device.execute(|r| Ok(r.dispatch(1, 1, 1)?))),
+        "KILN-E252"
+    );
+    assert_eq!(
+        code(device.execute(|r| Ok(r.bind_set(0, &set)?))),
+        "KILN-E252"
+    );
+    assert_eq!(code(device.execute(|r| Ok(r.push(0, &1u32)?))), "KILN-E252");
     let r = device.execute(|r| {
         r.bind_pipeline(&p)?;
-        r.bind_set(0, &set)
+        Ok(r.bind_set(0, &set)?)
     });
     assert_eq!(code(r), "KILN-E207");
     for b in 0..3 {
@@ -347,13 +353,13 @@ fn recording_and_set_errors() {
     }
     let r = device.execute(|r| {
         r.bind_pipeline(&p)?;
-        r.bind_set(3, &set)
+        Ok(r.bind_set(3, &set)?)
     });
     assert_eq!(code(r), "KILN-E205");
     let r = device.execute(|r| {
         r.bind_pipeline(&p)?;
         r.bind_set(0, &set)?;
-        r.dispatch(u32::MAX, 1, 1)
+        Ok(r.dispatch(u32::MAX, 1, 1)?)
     });
     assert_eq!(code(r), "KILN-E253");
     // The device still works after every refused recording.
@@ -549,7 +555,7 @@ fn limits_are_errors_not_validation_messages() {
         .execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch(l.max_compute_work_group_count[0].saturating_add(1), 1, 1)
+            Ok(r.dispatch(l.max_compute_work_group_count[0].saturating_add(1), 1, 1)?)
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E253", "{e}");

@@ -15,7 +15,9 @@ use kiln::{
 };
 
 fn captured(device: &Device, module: &ShaderModule) -> kiln::Result<kiln::ComputePipeline> {
-    device.compute_pipeline_with(&ComputePipelineDesc::new(module, "main").capture_statistics(true))
+    Ok(device.compute_pipeline_with(
+        &ComputePipelineDesc::new(module, "main").capture_statistics(true),
+    )?)
 }
 
 fn print(what: &str, execs: &[PipelineExecutable]) {

@@ -55,7 +55,7 @@ fn write_named_takes_instance_and_block_names_and_e201_lists_them() {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &scene)?;
             r.bind_set(1, &out)?;
-            r.dispatch_threads(64)
+            Ok(r.dispatch_threads(64)?)
         })
         .unwrap();
     assert_eq!(visible.read::<u32>().unwrap(), vec![7u32; 64]);
@@ -175,7 +175,7 @@ fn a_partial_push_is_e265_and_nothing_pushed_is_a_readable_e255() {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.push(0, &3.0f32)?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E265", "{err}");
@@ -187,7 +187,7 @@ fn a_partial_push_is_e265_and_nothing_pushed_is_a_readable_e255() {
         .execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E255");
@@ -202,7 +202,7 @@ fn a_partial_push_is_e265_and_nothing_pushed_is_a_readable_e255() {
             r.bind_set(0, &set)?;
             r.push(0, &3.0f32)?;
             r.push(4, &60u32)?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })
         .unwrap();
     let got: Vec<f32> = y.read().unwrap();
@@ -220,7 +220,7 @@ fn a_partial_push_is_e265_and_nothing_pushed_is_a_readable_e255() {
                     n: n as u32,
                 },
             )?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })
         .unwrap();
     let got: Vec<f32> = y.read().unwrap();

@@ -80,7 +80,7 @@ fn an_out_of_bounds_descriptor_write_is_caught_with_file_and_line() {
                 r.bind_pipeline(&pipeline)?;
                 r.bind_set(0, &set)?;
                 r.push(0, &index)?;
-                r.dispatch(1, 1, 1)
+                Ok(r.dispatch(1, 1, 1)?)
             })
             .unwrap()
     };
@@ -114,7 +114,7 @@ fn an_out_of_bounds_device_address_write_is_caught_with_file_and_line() {
             .execute(|r| {
                 r.bind_pipeline(&pipeline)?;
                 r.push(0, &[a as u32, (a >> 32) as u32, index])?;
-                r.dispatch(1, 1, 1)
+                Ok(r.dispatch(1, 1, 1)?)
             })
             .unwrap()
     };

@@ -13,7 +13,7 @@ use common::draw::{
 use common::{assert_clean, device};
 use kiln::vk;
 use kiln::{
-    ColorAttachment, Error, GraphicsPipelineDesc, ImageDesc, RenderingDesc, SamplerDesc,
+    ColorAttachment, GraphicsPipelineDesc, ImageDesc, RenderingDesc, SamplerDesc,
     VertexBufferLayout,
 };
 
@@ -28,7 +28,7 @@ fn clear_color_exact_pixels() {
                 &img,
                 [0.0, 0.4, 0.8, 1.0],
             )]))?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();
@@ -73,7 +73,7 @@ fn flat_triangle_centre_and_corner_exact() {
             r.push(0, &[1.0f32, 0.2, 0.6, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(3, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();
@@ -125,7 +125,7 @@ fn additive_blend_exact_pixels() {
             r.draw(3, 1, 0, 0)?;
             r.push(0, &[0.2f32, 0.0, 0.0, 0.0])?;
             r.draw(3, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();
@@ -194,7 +194,7 @@ fn vertex_layout_errors_name_the_location() {
         "{msg}"
     );
     match err {
-        Error::VertexFormatMismatch { location, .. } => assert_eq!(location, 0),
+        kiln::PipelineError::VertexFormatMismatch { location, .. } => assert_eq!(location, 0),
         other => panic!("{other}"),
     }
     // Fewer components than the shader reads.
@@ -251,7 +251,7 @@ fn recording_errors_are_coded() {
     let err = device
         .execute(|r| {
             r.bind_pipeline(&pipeline)?;
-            r.draw(3, 1, 0, 0)
+            Ok(r.draw(3, 1, 0, 0)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "draw outside rendering: {err}");
@@ -262,7 +262,7 @@ fn recording_errors_are_coded() {
             r.begin_rendering(&clear)?;
             r.bind_pipeline(&pipeline)?;
             r.push(0, &[0.0f32; 4])?;
-            r.draw_indexed(3, 1, 0, 0, 0)
+            Ok(r.draw_indexed(3, 1, 0, 0, 0)?)
         })
         .unwrap_err();
     assert_eq!(
@@ -274,14 +274,14 @@ fn recording_errors_are_coded() {
     let err = device
         .execute(|r| {
             r.begin_rendering(&clear)?;
-            r.draw(3, 1, 0, 0)
+            Ok(r.draw(3, 1, 0, 0)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E252", "draw without pipeline: {err}");
     let err = device
         .execute(|r| {
             r.begin_rendering(&clear)?;
-            r.bind_vertex_buffer(0, &plain, 0)
+            Ok(r.bind_vertex_buffer(0, &plain, 0)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E157", "{err}");
@@ -294,7 +294,7 @@ fn recording_errors_are_coded() {
     let err = device
         .execute(|r| {
             r.begin_rendering(&clear)?;
-            r.bind_index_buffer(&plain, 0, vk::IndexType::UINT16)
+            Ok(r.bind_index_buffer(&plain, 0, vk::IndexType::UINT16)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E157", "{err}");
@@ -303,7 +303,9 @@ fn recording_errors_are_coded() {
             .contains("INDEX_BUFFER needed for bind_index_buffer"),
         "{err}"
     );
-    let err = device.execute(|r| r.begin_rendering(&clear)).unwrap_err();
+    let err = device
+        .execute(|r| Ok(r.begin_rendering(&clear)?))
+        .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "rendering left open: {err}");
     let texture = device
         .image(&ImageDesc::texture("texture only", 4, 4, RGBA8))
@@ -313,7 +315,7 @@ fn recording_errors_are_coded() {
             r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
                 &texture, [0.0; 4],
             )]))?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E182", "{err}");
@@ -324,7 +326,7 @@ fn recording_errors_are_coded() {
                 &img,
                 [1.0, 0.0, 0.0, 1.0],
             )]))?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     assert_eq!(&img.read().unwrap()[..4], &[255, 0, 0, 255]);

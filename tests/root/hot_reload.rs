@@ -68,7 +68,7 @@ fn equal_layouts_swap_changed_layouts_and_compile_errors_change_nothing() {
             .execute(|r| {
                 r.bind_pipeline(hot.pipeline())?;
                 r.bind_set(0, &set)?;
-                r.dispatch_threads(64)
+                Ok(r.dispatch_threads(64)?)
             })
             .unwrap();
         out.read().unwrap()
@@ -189,7 +189,7 @@ fn an_edited_include_reloads_the_shader_that_includes_it() {
             .execute(|r| {
                 r.bind_pipeline(hot.pipeline())?;
                 r.bind_set(0, &set)?;
-                r.dispatch_threads(64)
+                Ok(r.dispatch_threads(64)?)
             })
             .unwrap();
         out.read().unwrap()

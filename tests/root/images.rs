@@ -70,7 +70,7 @@ fn arrays_cubes_and_volumes_round_trip_and_sample_every_layer() {
         .execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
         .unwrap();
     let got: Vec<[f32; 4]> = out.read().unwrap();
@@ -106,7 +106,7 @@ fn mips_are_generated_on_the_gpu_for_every_layer() {
         }
     }
     image.upload(&texels).unwrap();
-    device.execute(|r| r.generate_mips(&image)).unwrap();
+    device.execute(|r| Ok(r.generate_mips(&image)?)).unwrap();
     assert_eq!(image.layout(), vk::ImageLayout::TRANSFER_DST_OPTIMAL);
     let level1 = image.read_level(1).unwrap();
     let level2 = image.read_level(2).unwrap();
@@ -127,7 +127,7 @@ fn mips_are_generated_on_the_gpu_for_every_layer() {
     let single = device
         .image(&ImageDesc::texture("single", 4, 4, RGBA8))
         .unwrap();
-    device.execute(|r| r.generate_mips(&single)).unwrap();
+    device.execute(|r| Ok(r.generate_mips(&single)?)).unwrap();
     assert_eq!(single.layout(), vk::ImageLayout::UNDEFINED);
     assert_clean(&device);
 }
@@ -139,7 +139,7 @@ fn mip_generation_errors_are_coded() {
     let uint = device
         .image(&ImageDesc::texture("uint", 4, 4, vk::Format::R8G8B8A8_UINT).full_mip_chain())
         .unwrap();
-    let err = device.execute(|r| r.generate_mips(&uint)).unwrap_err();
+    let err = device.execute(|r| Ok(r.generate_mips(&uint)?)).unwrap_err();
     assert_eq!(err.code(), "KILN-E183", "{err}");
     // What the device gives the format lacks the linear filter the blits need.
     let found = err.to_string();
@@ -148,7 +148,9 @@ fn mip_generation_errors_are_coded() {
     let depth = device
         .image(&ImageDesc::depth_target("depth", 4, 4, vk::Format::D32_SFLOAT).mip_levels(2))
         .unwrap();
-    let err = device.execute(|r| r.generate_mips(&depth)).unwrap_err();
+    let err = device
+        .execute(|r| Ok(r.generate_mips(&depth)?))
+        .unwrap_err();
     assert_eq!(err.code(), "KILN-E180", "{err}");
     assert_clean(&device);
 }
@@ -162,7 +164,7 @@ fn flat(device: &Device, samples: vk::SampleCountFlags) -> kiln::Result<kiln::Gr
     ));
     desc.color_formats = vec![RGBA8];
     desc.samples = samples;
-    device.graphics_pipeline(&desc)
+    Ok(device.graphics_pipeline(&desc)?)
 }
 
 #[test]
@@ -200,7 +202,7 @@ fn a_4x_target_resolves_its_edges_to_averages() {
             r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(3, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = resolved.read().unwrap();
@@ -264,7 +266,7 @@ fn multisample_errors_are_coded() {
                 r.bind_vertex_buffer(0, &vb, 0)?;
                 r.draw(0, 1, 0, 0)?;
             }
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
     };
     let clear = |i| ColorAttachment::clear(i, [0.0; 4]);
@@ -306,7 +308,7 @@ fn multisample_errors_are_coded() {
     let two = |a: ColorAttachment, b: ColorAttachment| {
         device.execute(|r| {
             r.begin_rendering(&RenderingDesc::new(&[a, b]))?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
     };
     let other = device
@@ -362,7 +364,7 @@ fn multisample_errors_are_coded() {
             r.begin_rendering(&RenderingDesc::new(&[clear(&single)]))?;
             r.bind_pipeline(&x1)?;
             r.push(0, &[0.0f32; 4])?;
-            r.draw(3, 1, 0, 0)
+            Ok(r.draw(3, 1, 0, 0)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "{err}");
@@ -398,9 +400,11 @@ fn image_descriptions_beyond_the_device_are_coded() {
         .unwrap();
     let err = device
         .execute(|r| {
-            r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
-                &layers, [0.0; 4],
-            )]))
+            Ok(
+                r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
+                    &layers, [0.0; 4],
+                )]))?,
+            )
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E180", "{err}");
@@ -435,7 +439,7 @@ fn an_image_whose_view_the_shader_does_not_declare_is_e214() {
         device.execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, set)?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
     };
     let err = run(&set).unwrap_err();
@@ -459,7 +463,7 @@ fn an_image_whose_view_the_shader_does_not_declare_is_e214() {
             )]))?;
             r.bind_pipeline(&textured)?;
             r.bind_set(0, &quad)?;
-            r.draw(0, 1, 0, 0)
+            Ok(r.draw(0, 1, 0, 0)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E214", "{err}");
@@ -511,7 +515,7 @@ fn faces_layers_and_mips_render_and_sample_through_views() {
                 &mip1,
                 shade_f(7),
             )]))?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     assert_eq!(
@@ -544,7 +548,7 @@ fn faces_layers_and_mips_render_and_sample_through_views() {
         .execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
         .unwrap();
     let got: Vec<[f32; 4]> = out.read().unwrap();
@@ -573,7 +577,7 @@ fn faces_layers_and_mips_render_and_sample_through_views() {
             )]))?;
             r.bind_pipeline(&textured)?;
             r.bind_set(0, &whole)?;
-            r.draw(0, 1, 0, 0)
+            Ok(r.draw(0, 1, 0, 0)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E214", "{err}");
@@ -609,7 +613,7 @@ fn view_errors_are_coded() {
     let scope = |c: ColorAttachment| {
         device.execute(|r| {
             r.begin_rendering(&RenderingDesc::new(&[c]))?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
     };
     for (what, c, text) in [

@@ -246,7 +246,7 @@ fn indirect_draw_errors_are_coded() {
                 r.push(0, &[0.0f32; 4])?;
                 r.bind_vertex_buffer(0, &vb, 0)?;
                 f(r)?;
-                r.end_rendering()
+                Ok(r.end_rendering()?)
             })
             .unwrap_err()
     };
@@ -255,52 +255,52 @@ fn indirect_draw_errors_are_coded() {
             "a counted draw's stride, whatever its count",
             "KILN-E259",
             "stride 0",
-            &|r| r.draw_indirect_count(&commands, 0, &commands, 20, 1, 0),
+            &|r| Ok(r.draw_indirect_count(&commands, 0, &commands, 20, 1, 0)?),
         ),
         ("no INDIRECT usage", "KILN-E257", "not indirect", &|r| {
-            r.draw_indirect(&plain, 0, 1, 16)
+            Ok(r.draw_indirect(&plain, 0, 1, 16)?)
         }),
         (
             "count buffer without INDIRECT usage",
             "KILN-E257",
             "not indirect",
-            &|r| r.draw_indirect_count(&commands, 0, &plain, 0, 1, 16),
+            &|r| Ok(r.draw_indirect_count(&commands, 0, &plain, 0, 1, 16)?),
         ),
         (
             "unaligned offset",
             "KILN-E259",
             "offset 2 is not a multiple of 4",
-            &|r| r.draw_indirect(&commands, 2, 1, 16),
+            &|r| Ok(r.draw_indirect(&commands, 2, 1, 16)?),
         ),
         ("stride below the command", "KILN-E259", "stride 8", &|r| {
-            r.draw_indirect(&commands, 0, 2, 8)
+            Ok(r.draw_indirect(&commands, 0, 2, 8)?)
         }),
         ("unaligned stride", "KILN-E259", "stride 18", &|r| {
-            r.draw_indirect(&commands, 0, 2, 18)
+            Ok(r.draw_indirect(&commands, 0, 2, 18)?)
         }),
         (
             "past the end",
             "KILN-E259",
             "end past the buffer's 24 bytes",
-            &|r| r.draw_indexed_indirect(&commands, 8, 1, 20),
+            &|r| Ok(r.draw_indexed_indirect(&commands, 8, 1, 20)?),
         ),
         (
             "max draws past the end",
             "KILN-E259",
             "2 commands of 16 bytes",
-            &|r| r.draw_indirect_count(&commands, 0, &commands, 20, 2, 16),
+            &|r| Ok(r.draw_indirect_count(&commands, 0, &commands, 20, 2, 16)?),
         ),
         (
             "count past the end",
             "KILN-E259",
             "the draw count's offset 24",
-            &|r| r.draw_indirect_count(&commands, 0, &commands, 24, 1, 16),
+            &|r| Ok(r.draw_indirect_count(&commands, 0, &commands, 24, 1, 16)?),
         ),
         (
             "indexed without an index buffer",
             "KILN-E283",
             "bind_index_buffer",
-            &|r| r.draw_indexed_indirect(&commands, 0, 1, 20),
+            &|r| Ok(r.draw_indexed_indirect(&commands, 0, 1, 20)?),
         ),
     ];
     for (what, code, text, f) in cases {
@@ -311,7 +311,7 @@ fn indirect_draw_errors_are_coded() {
     let err = device
         .execute(|r| {
             r.bind_pipeline(&draw)?;
-            r.draw_indirect(&commands, 0, 1, 16)
+            Ok(r.draw_indirect(&commands, 0, 1, 16)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "outside a rendering scope: {err}");
@@ -328,7 +328,7 @@ fn indirect_draw_errors_are_coded() {
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw_indirect(&commands, 0, 1, 0)?;
             r.draw_indirect(&commands, 0, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     assert_eq!(drawn(&img.read().unwrap()), [true, false, false]);

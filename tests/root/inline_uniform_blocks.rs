@@ -54,7 +54,7 @@ fn a_dispatch_reads_bytes_written_inline() {
     let e = device
         .execute(|r| {
             r.bind_pipeline(&p)?;
-            r.bind_set(0, &set)
+            Ok(r.bind_set(0, &set)?)
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E207", "{e}");
@@ -66,7 +66,7 @@ fn a_dispatch_reads_bytes_written_inline() {
         device.execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, set)?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })
     };
     run(&set).unwrap();

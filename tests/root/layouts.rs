@@ -52,7 +52,7 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
             r.bind_pipeline(&pb)?;
             r.bind_set(0, &set_b)?;
             r.bind_set(1, &mat_set)?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })
         .unwrap();
     let a: Vec<f32> = out_a.read().unwrap();
@@ -73,7 +73,7 @@ fn one_material_set_drives_two_pipelines_and_a_stage_only_difference_is_refused(
     let err = device
         .execute(|r| {
             r.bind_pipeline(&pc)?;
-            r.bind_set(1, &mat_set)
+            Ok(r.bind_set(1, &mat_set)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E204", "{err}");
@@ -137,7 +137,7 @@ fn graphics_and_compute_share_a_scene_set_through_widened_visibility() {
             r.bind_pipeline(&pipeline)?;
             r.bind_set(0, &scene)?;
             r.bind_set(1, &vset)?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
         .unwrap();
     assert_eq!(vis.read::<u32>().unwrap(), vec![7u32; 64]);
@@ -224,7 +224,7 @@ fn bindless_runtime_array_with_variable_count() {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.push(0, &BindlessPush { count: 5, n })?;
-            r.dispatch_threads(n)
+            Ok(r.dispatch_threads(n)?)
         })
         .unwrap();
     let got: Vec<u32> = out.read().unwrap();
@@ -363,7 +363,7 @@ fn identical_set_declared_in_other_order_shares_one_layout() {
             r.barrier()?;
             r.bind_pipeline(&pb)?;
             r.bind_set(0, &set)?;
-            r.dispatch_threads(100)
+            Ok(r.dispatch_threads(100)?)
         })
         .unwrap();
     let out: Vec<f32> = buf.read().unwrap();
@@ -550,7 +550,7 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
             // Bytes only the vertex range holds.
             r.push(48, &[0.0f32, 0.0, 0.0, 1.0])?;
             r.draw(3, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();
@@ -561,7 +561,7 @@ fn overlapping_vertex_and_fragment_push_constants_are_validation_clean() {
     let err = device
         .execute(|r| {
             r.bind_pipeline(&pipeline)?;
-            r.push(64, &[0u32; 4])
+            Ok(r.push(64, &[0u32; 4])?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E250", "{err}");
@@ -654,7 +654,7 @@ fn bindless_sampled_images_and_samplers() {
         device.execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, set)?;
-            r.dispatch_threads(which.len() as u32)
+            Ok(r.dispatch_threads(which.len() as u32)?)
         })
     };
     run(&set).unwrap();

@@ -202,34 +202,36 @@ fn objects_of_another_device_are_e109() {
     let general = vk::ImageLayout::GENERAL;
     type Case<'c> = &'c dyn Fn(&mut kiln::Recorder) -> kiln::Result<()>;
     let cases: [(&str, Case); 6] = [
-        ("transition", &|r| r.transition(&img_b, general)),
+        ("transition", &|r| Ok(r.transition(&img_b, general)?)),
         ("transition_from", &|r| {
-            r.transition_from(&img_b, vk::ImageLayout::UNDEFINED, general)
+            Ok(r.transition_from(&img_b, vk::ImageLayout::UNDEFINED, general)?)
         }),
         ("copy_buffer_to_image (image)", &|r| {
-            r.copy_buffer_to_image(&staging_a, &img_b, 0)
+            Ok(r.copy_buffer_to_image(&staging_a, &img_b, 0)?)
         }),
         ("copy_image_to_buffer (image)", &|r| {
-            r.copy_image_to_buffer(&img_b, 0, &staging_a)
+            Ok(r.copy_image_to_buffer(&img_b, 0, &staging_a)?)
         }),
         ("copy_buffer_to_image (buffer)", &|r| {
-            r.copy_buffer_to_image(&texels_b, &img_a, 0)
+            Ok(r.copy_buffer_to_image(&texels_b, &img_a, 0)?)
         }),
         ("begin_rendering", &|r| {
-            r.begin_rendering(&kiln::RenderingDesc::new(&[kiln::ColorAttachment::clear(
-                &img_b, [0.0; 4],
-            )]))
+            Ok(
+                r.begin_rendering(&kiln::RenderingDesc::new(&[kiln::ColorAttachment::clear(
+                    &img_b, [0.0; 4],
+                )]))?,
+            )
         }),
     ];
     for (what, case) in cases {
         foreign(a.execute(|r| case(r)).unwrap_err(), what);
     }
     let e = a
-        .execute(|r| r.bind_vertex_buffer(0, &vb_b, 0))
+        .execute(|r| Ok(r.bind_vertex_buffer(0, &vb_b, 0)?))
         .unwrap_err();
     foreign(e, "bind_vertex_buffer");
     let e = a
-        .execute(|r| r.bind_index_buffer(&ib_b, 0, vk::IndexType::UINT32))
+        .execute(|r| Ok(r.bind_index_buffer(&ib_b, 0, vk::IndexType::UINT32)?))
         .unwrap_err();
     foreign(e, "bind_index_buffer");
     let e = a
@@ -341,7 +343,7 @@ fn recordings_that_never_run_or_die_pending_leak_no_command_pool() {
             assert!(inner.is_err());
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap();
     rec.execute().unwrap();
@@ -355,7 +357,7 @@ fn recordings_that_never_run_or_die_pending_leak_no_command_pool() {
         .unwrap();
     assert_eq!(err.code(), "KILN-E151");
     let err = device
-        .record(|r| r.transition(&img, vk::ImageLayout::TRANSFER_DST_OPTIMAL))
+        .record(|r| Ok(r.transition(&img, vk::ImageLayout::TRANSFER_DST_OPTIMAL)?))
         .err()
         .unwrap();
     assert_eq!(err.code(), "KILN-E284");

@@ -28,7 +28,7 @@ fn a_draw_reads_what_the_draw_before_it_wrote() {
     let color = [ColorAttachment::clear(&img, [0.0; 4]).local_read()];
     let scope = RenderingDesc::new(&color);
     // Outside a local-read scope there is no local-read barrier.
-    let e = device.execute(|r| r.local_read_barrier()).unwrap_err();
+    let e = device.execute(|r| Ok(r.local_read_barrier()?)).unwrap_err();
     assert_eq!(e.code(), "KILN-E283", "{e}");
     if !device.features().dynamic_rendering_local_read {
         println!(
@@ -38,7 +38,9 @@ fn a_draw_reads_what_the_draw_before_it_wrote() {
         let e = reader.unwrap_err();
         assert_eq!(e.code(), "KILN-E107", "{e}");
         assert!(e.to_string().contains("dynamicRenderingLocalRead"), "{e}");
-        let e = device.execute(|r| r.begin_rendering(&scope)).unwrap_err();
+        let e = device
+            .execute(|r| Ok(r.begin_rendering(&scope)?))
+            .unwrap_err();
         assert_eq!(e.code(), "KILN-E107", "{e}");
         assert_clean(&device);
         return;
@@ -82,7 +84,7 @@ fn a_draw_reads_what_the_draw_before_it_wrote() {
         .execute(|r| {
             r.begin_rendering(&RenderingDesc::new(&plain))?;
             r.local_read_barrier()?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E283", "{e}");
@@ -177,7 +179,7 @@ fn a_local_read_attachment_needs_input_attachment_usage() {
                 [0.25, 0.6, 0.75, 1.0],
             )
             .local_read()]))?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
     };
     let e = scope(&plain).unwrap_err();

@@ -29,7 +29,7 @@ fn pipeline(device: &Device, task: bool) -> kiln::Result<kiln::GraphicsPipeline>
     let mut desc = GraphicsPipelineDesc::mesh_shading(&mesh, &fs);
     desc.task = task_module.as_ref();
     desc.color_formats = vec![RGBA8];
-    device.graphics_pipeline(&desc)
+    Ok(device.graphics_pipeline(&desc)?)
 }
 
 /// Which of the three columns of a rendered target are drawn.
@@ -66,7 +66,7 @@ fn mesh_and_task_pipelines_draw_what_a_copy_wrote_or_are_coded_errors() {
                 r.begin_rendering(&RenderingDesc::new(&[ColorAttachment::clear(
                     &img, [0.0; 4],
                 )]))?;
-                r.draw_mesh_tasks(1, 1, 1)
+                Ok(r.draw_mesh_tasks(1, 1, 1)?)
             })
             .unwrap_err();
         assert_eq!(err.code(), "KILN-E107", "{err}");
@@ -173,7 +173,7 @@ fn mesh_and_task_pipelines_draw_what_a_copy_wrote_or_are_coded_errors() {
             r.bind_pipeline(&mesh)?;
             r.bind_set(0, &set)?;
             r.push(0, &[0.0f32; 4])?;
-            r.draw(3, 1, 0, 0)
+            Ok(r.draw(3, 1, 0, 0)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "{err}");
@@ -189,7 +189,7 @@ fn mesh_and_task_pipelines_draw_what_a_copy_wrote_or_are_coded_errors() {
             r.bind_pipeline(&mesh)?;
             r.bind_set(0, &set)?;
             r.push(0, &[0.0f32; 4])?;
-            r.draw_mesh_tasks(max.saturating_add(1), 1, 1)
+            Ok(r.draw_mesh_tasks(max.saturating_add(1), 1, 1)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E260", "{err}");

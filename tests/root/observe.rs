@@ -69,7 +69,7 @@ fn whole_submissions_are_timed_and_nested_scopes_fit_inside() {
     let device = device_with_desc(DeviceDesc::default().timing(Some(true)));
     // A plain execute is timed as a whole.
     let sub = device
-        .submit(|r| r.fill_buffer(&device.storage_buffer::<u32>("f", 1 << 16).unwrap(), 7))
+        .submit(|r| Ok(r.fill_buffer(&device.storage_buffer::<u32>("f", 1 << 16).unwrap(), 7)?))
         .unwrap();
     let t = sub.wait_timed().unwrap();
     assert!(t.gpu_ns > 0, "{t:?}");
@@ -86,9 +86,9 @@ fn whole_submissions_are_timed_and_nested_scopes_fit_inside() {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.begin_scope("outer")?;
-            r.scope("inner-a", |r| r.dispatch_threads(n as u32))?;
-            r.scope("inner-b", |r| r.dispatch_threads(n as u32))?;
-            r.end_scope()
+            r.scope("inner-a", |r| Ok(r.dispatch_threads(n as u32)?))?;
+            r.scope("inner-b", |r| Ok(r.dispatch_threads(n as u32)?))?;
+            Ok(r.end_scope()?)
         })
         .unwrap();
     let names: Vec<(&str, u32)> = t
@@ -119,7 +119,7 @@ fn query_pools_are_reused_not_leaked() {
         device
             .execute_timed("fill", |r| {
                 for i in 0..40 {
-                    r.scope("fill", |r| r.fill_buffer(&buf, i))?;
+                    r.scope("fill", |r| Ok(r.fill_buffer(&buf, i)?))?;
                 }
                 Ok(())
             })
@@ -146,9 +146,11 @@ fn query_pools_are_reused_not_leaked() {
 #[test]
 fn scope_mismatches_and_untimed_submissions_are_errors() {
     let device = device();
-    let e = device.execute(|r| r.end_scope()).unwrap_err();
+    let e = device.execute(|r| Ok(r.end_scope()?)).unwrap_err();
     assert_eq!(e.code(), "KILN-E123", "{e}");
-    let e = device.execute(|r| r.begin_scope("left-open")).unwrap_err();
+    let e = device
+        .execute(|r| Ok(r.begin_scope("left-open")?))
+        .unwrap_err();
     assert_eq!(e.code(), "KILN-E123", "{e}");
     assert!(e.to_string().contains("left-open"), "{e}");
     let sub = device.submit(|_| Ok(())).unwrap();
@@ -162,7 +164,7 @@ fn a_reused_recording_is_timed_at_every_submission() {
     let device = device();
     let buf = device.storage_buffer::<u32>("b", 1 << 16).unwrap();
     let mut rec = device
-        .record(|r| r.scope("fill", |r| r.fill_buffer(&buf, 5)))
+        .record(|r| r.scope("fill", |r| Ok(r.fill_buffer(&buf, 5)?)))
         .unwrap();
     for _ in 0..3 {
         let t = rec.submit().unwrap().wait_timed().unwrap();
@@ -212,7 +214,7 @@ fn validation_errors_fail_the_submission_and_name_the_users_line() {
     let device = device_with_desc(DeviceDesc::default().validation_fail(Some(true)));
     let buf = device.storage_buffer::<u32>("target", 64).unwrap();
     // A valid submission passes.
-    device.execute(|r| r.fill_buffer(&buf, 1)).unwrap();
+    device.execute(|r| Ok(r.fill_buffer(&buf, 1)?)).unwrap();
     let mut line = 0;
     let e = device
         .execute(|r| {
@@ -237,7 +239,7 @@ fn validation_errors_fail_the_submission_and_name_the_users_line() {
         "{:?}",
         r.messages
     );
-    device.execute(|r| r.fill_buffer(&buf, 2)).unwrap();
+    device.execute(|r| Ok(r.fill_buffer(&buf, 2)?)).unwrap();
     assert_eq!(buf.read::<u32>().unwrap()[0], 2);
 }
 

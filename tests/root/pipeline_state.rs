@@ -35,7 +35,7 @@ fn pipeline(
     desc.color_formats = vec![RGBA8; colors];
     desc.depth_format = depth;
     edit(&mut desc);
-    device.graphics_pipeline(&desc)
+    Ok(device.graphics_pipeline(&desc)?)
 }
 
 /// Two triangles: the upper-left half (vertices 0..3) and the full screen (3..9).
@@ -111,7 +111,7 @@ fn a_stencil_mask_written_without_colour_keeps_a_quad_outside_it() {
             r.bind_pipeline(&outside)?;
             r.push(0, &GREEN)?;
             r.draw(6, 1, 3, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();
@@ -155,7 +155,7 @@ fn each_attachment_blends_and_masks_on_its_own() {
             r.push(0, &[0.25f32, 0.25, 0.25, 1.0])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 3, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     assert_eq!(
@@ -204,7 +204,7 @@ fn depth_bias_decides_a_depth_test_between_equal_depths() {
                 r.bind_pipeline(&plain)?;
                 r.push(0, &GREEN)?;
                 r.draw(6, 1, 3, 0)?;
-                r.end_rendering()
+                Ok(r.end_rendering()?)
             })
             .unwrap();
         assert_eq!(pixel(&img.read().unwrap(), W, 8, 8), want);
@@ -262,7 +262,7 @@ fn pipeline_state_errors_are_coded() {
         .map(|i| ColorAttachment::clear(i, [0.0; 4]))
         .collect();
     let err = device
-        .execute(|r| r.begin_rendering(&RenderingDesc::new(&colors)))
+        .execute(|r| Ok(r.begin_rendering(&RenderingDesc::new(&colors))?))
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E283", "{err}");
     assert!(err.to_string().contains("maxColorAttachments"), "{err}");

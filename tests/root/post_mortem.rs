@@ -91,14 +91,14 @@ fn submit_three<'a>(
             r.scope("before", |r| {
                 r.bind_pipeline(&w.fill)?;
                 r.bind_set(0, &w.fill_set)?;
-                r.dispatch(2, 1, 1)
+                Ok(r.dispatch(2, 1, 1)?)
             })?;
             let line = line!() + 1;
             r.scope("frame", |r| r.scope(name, inner))?;
             r.scope("after", |r| {
                 r.bind_pipeline(&w.fill)?;
                 r.bind_set(0, &w.fill_set)?;
-                r.dispatch(2, 1, 1)
+                Ok(r.dispatch(2, 1, 1)?)
             })?;
             Ok(line)
         })
@@ -114,7 +114,7 @@ fn spin<'a>(
         r.bind_pipeline(&w.spin)?;
         r.bind_set(0, &w.spin_set)?;
         r.push(0, &[rounds])?;
-        r.dispatch(groups, 1, 1)
+        Ok(r.dispatch(groups, 1, 1)?)
     }
 }
 
@@ -259,7 +259,7 @@ fn new_device_works() {
         .execute(|r| {
             r.bind_pipeline(&w.fill)?;
             r.bind_set(0, &w.fill_set)?;
-            r.dispatch(2, 1, 1)
+            Ok(r.dispatch(2, 1, 1)?)
         })
         .unwrap();
     let v = w.out.read::<u32>().unwrap();
@@ -278,9 +278,10 @@ fn child_hang() {
     let device = breadcrumb_device(DeviceDesc::default());
     let w = work(&device);
     let (line, sub) = submit_three(&device, &w, "spin", spin(&w, hang(&device, &w)));
-    let e = sub
-        .wait()
-        .expect_err("the spinning submission cannot finish");
+    let e = Error::from(
+        sub.wait()
+            .expect_err("the spinning submission cannot finish"),
+    );
     assert_eq!(e.code(), "KILN-E108", "{e}");
     let r = report(&e);
     println!("{e}");
@@ -338,11 +339,12 @@ fn child_page_fault() {
     let (line, sub) = submit_three(&device, &w, "fault", |r| {
         r.bind_pipeline(&bad)?;
         r.push(0, &[address as u32, (address >> 32) as u32, 0])?;
-        r.dispatch(1, 1, 1)
+        Ok(r.dispatch(1, 1, 1)?)
     });
-    let e = sub
-        .wait()
-        .expect_err("a write to an unmapped address loses the device");
+    let e = Error::from(
+        sub.wait()
+            .expect_err("a write to an unmapped address loses the device"),
+    );
     println!("{e}");
     assert_eq!(e.code(), "KILN-E105", "{e}");
     let r = report(&e);
@@ -393,7 +395,7 @@ fn a_page_fault_names_its_scope_and_the_driver_fault() {
             std::thread::sleep(Duration::from_millis(1));
         }
         faults.fail_nth(FaultSite::Wait, 1, vk::Result::ERROR_DEVICE_LOST);
-        let e = sub.wait().unwrap_err();
+        let e = Error::from(sub.wait().unwrap_err());
         println!("{e}");
         assert_eq!(e.code(), "KILN-E105", "{e}");
         assert_names(report(&e), "spin", line);

@@ -40,10 +40,10 @@ fn run_frames(device: &kiln::Device, prefix: &str) -> u32 {
                 r.bind_pipeline(&p)?;
                 r.bind_set(0, &set)?;
                 r.scope("shadow", |r| {
-                    r.scope("cull", |r| r.dispatch(2, 1, 1))?;
-                    r.scope("draw", |r| r.dispatch(2, 1, 1))
+                    r.scope("cull", |r| Ok(r.dispatch(2, 1, 1)?))?;
+                    r.scope("draw", |r| Ok(r.dispatch(2, 1, 1)?))
                 })?;
-                r.scope("light", |r| r.dispatch(2, 1, 1))
+                r.scope("light", |r| Ok(r.dispatch(2, 1, 1)?))
             })
             .unwrap();
     }
@@ -55,7 +55,7 @@ fn run_frames(device: &kiln::Device, prefix: &str) -> u32 {
         .submit_labeled(&format!("{prefix}async"), |r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set2)?;
-            r.scope("blur", |r| r.dispatch(2, 1, 1))
+            r.scope("blur", |r| Ok(r.dispatch(2, 1, 1)?))
         })
         .unwrap()
         .1

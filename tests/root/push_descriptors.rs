@@ -110,7 +110,7 @@ fn a_sub_range_is_pushed_at_its_offset() {
                     PushWrite::buffer(2, &c),
                 ],
             )?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })
         .unwrap();
     let out: Vec<f32> = c.read().unwrap();
@@ -145,7 +145,7 @@ fn push_descriptor_errors_are_the_set_write_codes() {
         device.execute(|r| {
             r.bind_pipeline(pipeline)?;
             r.push_descriptor_set(set, writes)?;
-            r.dispatch_threads(16)
+            Ok(r.dispatch_threads(16)?)
         })
     };
     // The plain pipeline's set 0 is not a push set.
@@ -192,12 +192,12 @@ fn push_descriptor_errors_are_the_set_write_codes() {
     let e = device
         .execute(|r| {
             r.bind_pipeline(&p)?;
-            r.dispatch_threads(16)
+            Ok(r.dispatch_threads(16)?)
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E254", "{e}");
     let e = device
-        .execute(|r| r.push_descriptor_set(0, &all))
+        .execute(|r| Ok(r.push_descriptor_set(0, &all)?))
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E252", "{e}");
     // A set the shader does not have, and two push sets in one layout.
@@ -367,7 +367,7 @@ fn pushed_image_errors_are_the_set_write_codes() {
         device.execute(|r| {
             r.bind_pipeline(&p)?;
             r.push_descriptor_set(0, writes)?;
-            r.dispatch(W / 8, H / 8, 1)
+            Ok(r.dispatch(W / 8, H / 8, 1)?)
         })
     };
     let good = [
@@ -534,7 +534,7 @@ fn a_graphics_push_moves_its_image_before_the_scope() {
             r.push_descriptor_set(0, &[PushWrite::combined(0, &tex, &sampler)])?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E286", "{e}");
@@ -569,7 +569,7 @@ fn a_bound_set_and_a_pushed_set_share_an_image_only_without_overlap() {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.push_descriptor_set(1, &[PushWrite::image_view(0, pushed)])?;
-            r.dispatch(W / 8, H / 8, 1)
+            Ok(r.dispatch(W / 8, H / 8, 1)?)
         })
     };
     // Layer 0 sampled and stored by one dispatch.
@@ -614,7 +614,7 @@ fn a_pushed_view_must_be_of_the_pushed_image() {
         device.execute(|r| {
             r.bind_pipeline(&p)?;
             r.push_descriptor_set(0, &writes)?;
-            r.dispatch(W / 8, H / 8, 1)
+            Ok(r.dispatch(W / 8, H / 8, 1)?)
         })
     };
     // `comb`'s view given as a view of `tex`.

@@ -23,7 +23,7 @@ fn a_submission_after_a_timeline_value_runs_only_once_the_host_signals_it() {
         .unwrap();
     let main = device.queue(QueueKind::Main);
     let sub = main
-        .submit_after(&[(&s, 7)], |r| r.fill_buffer(&buf, 0xC0FFEE))
+        .submit_after(&[(&s, 7)], |r| Ok(r.fill_buffer(&buf, 0xC0FFEE)?))
         .unwrap();
     // Value 6 is not 7: still held.
     s.signal(6).unwrap();

@@ -83,7 +83,7 @@ fn an_array_length_zero_from_the_default_specialization_is_e064() {
         .execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch(2, 1, 1)
+            Ok(r.dispatch(2, 1, 1)?)
         })
         .unwrap();
     let got: Vec<[f32; 4]> = out.read().unwrap();
@@ -103,7 +103,7 @@ fn spec_limits(
     spec: &[(u32, SpecValue)],
 ) -> kiln::Result<kiln::ComputePipeline> {
     let m = kiln::include_spirv!("test/spec_limits.comp").unwrap();
-    device.compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").spec(spec))
+    Ok(device.compute_pipeline_with(&ComputePipelineDesc::new(&m, "main").spec(spec))?)
 }
 
 #[test]
@@ -155,7 +155,7 @@ fn workgroup_size_and_shared_memory_are_checked_as_specialized() {
         .execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch(2, 1, 1)
+            Ok(r.dispatch(2, 1, 1)?)
         })
         .unwrap();
     let got: Vec<f32> = out.read().unwrap();
@@ -253,7 +253,7 @@ fn a_graphics_stage_with_an_array_length_below_one_is_e064() {
             r.bind_pipeline(&pipeline)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(3, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();
@@ -290,7 +290,7 @@ fn a_descriptor_count_from_a_specialization_constant_sizes_the_layout() {
             .execute(|r| {
                 r.bind_pipeline(&p)?;
                 r.bind_set(0, &set)?;
-                r.dispatch(2, 1, 1)
+                Ok(r.dispatch(2, 1, 1)?)
             })
             .unwrap();
         let last: Vec<u32> = buffers[count as usize - 1].read().unwrap();
@@ -344,7 +344,7 @@ fn a_graphics_descriptor_count_from_a_specialization_constant_sizes_the_layout()
             r.bind_set(0, &set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(3, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();

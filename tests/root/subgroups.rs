@@ -27,7 +27,7 @@ fn run_sum(device: &Device, pipeline: &ComputePipeline) -> (Vec<u32>, Vec<u32>, 
             r.bind_pipeline(pipeline)?;
             r.bind_set(0, &set)?;
             r.push(0, &(N as u32))?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap();
     let size: Vec<u32> = size.read().unwrap();

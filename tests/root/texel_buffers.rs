@@ -154,7 +154,7 @@ fn buffer_view_and_texel_write_errors_are_coded() {
         .execute(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E207", "{err}");

@@ -305,7 +305,7 @@ fn a_split_transfer_that_times_out_reports_once() {
     // compute queue, busy, takes no part).
     let gate = common::gate::Gate::new(&device);
     let held = gate
-        .submit_on(&compute, |r| r.copy_buffer(&x, 0, &z, 0, 16))
+        .submit_on(&compute, |r| Ok(r.copy_buffer(&x, 0, &z, 0, 16)?))
         .unwrap();
     let t = up.upload_from_host(&src, 0, &x, 0, len as u64).unwrap();
     let parts = t.parts();

@@ -182,7 +182,7 @@ fn typed_blocks_carry_values_through_a_dispatch_and_a_push_is_range_checked() {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.push_block(&push)?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
         .unwrap();
     assert_eq!(
@@ -197,7 +197,7 @@ fn typed_blocks_carry_values_through_a_dispatch_and_a_push_is_range_checked() {
     let err = device
         .execute(|r| {
             r.bind_pipeline(&saxpy)?;
-            r.push_block(&push)
+            Ok(r.push_block(&push)?)
         })
         .unwrap_err();
     assert_eq!(err.code(), "KILN-E266", "{err}");
@@ -307,7 +307,7 @@ fn a_buffer_reference_block_pushes_through_push_block_and_push() {
                     };
                     r.push(0, &hand)?;
                 }
-                r.dispatch_threads(n)
+                Ok(r.dispatch_threads(n)?)
             })
             .unwrap();
         let out: Vec<u32> = dst.read().unwrap();
@@ -323,7 +323,7 @@ fn a_buffer_reference_block_pushes_through_push_block_and_push() {
     let e = device
         .execute(|r| {
             r.bind_pipeline(&pipeline)?;
-            r.push_constants(0, kiln::bytemuck::bytes_of(&hand))
+            Ok(r.push_constants(0, kiln::bytemuck::bytes_of(&hand))?)
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E250", "{e}");

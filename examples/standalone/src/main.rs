@@ -39,7 +39,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         r.bind_pipeline(&pipeline)?;
         r.bind_set(0, &set)?;
         r.push(0, &Params { by: 2.5, n })?;
-        r.dispatch_threads(n)
+        r.dispatch_threads(n)?;
+        Ok(())
     })?;
     let out: Vec<f32> = dst.read()?;
     for (i, (x, y)) in input.iter().zip(&out).enumerate() {

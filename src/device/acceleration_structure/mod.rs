@@ -40,7 +40,7 @@ pub use features::AccelerationStructureLimits;
 
 use super::buffer::Dependent;
 use super::{Buffer, BufferDesc, Device, Shared};
-use crate::error::{vk_err, Error, Result};
+use crate::error::{vk_err, DeviceError, Error, Result};
 
 /// Bytes of one `VkAccelerationStructureInstanceKHR`.
 const INSTANCE_SIZE: u64 = std::mem::size_of::<vk::AccelerationStructureInstanceKHR>() as u64;
@@ -105,11 +105,11 @@ impl std::fmt::Debug for AccelerationStructure {
 pub(crate) fn functions<'s>(
     shared: &'s Shared,
     label: &str,
-) -> Result<&'s ash::khr::acceleration_structure::Device> {
+) -> Result<&'s ash::khr::acceleration_structure::Device, DeviceError> {
     shared
         .acceleration_structure
         .as_ref()
-        .ok_or_else(|| Error::MissingFeature {
+        .ok_or_else(|| DeviceError::MissingFeature {
             device: shared.info.name.clone(),
             what: format!(
                 "accelerationStructure (VK_KHR_acceleration_structure), needed by acceleration \

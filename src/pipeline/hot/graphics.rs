@@ -10,7 +10,7 @@ use ash::vk;
 use super::watch::StageWatch;
 use super::{Hot, ReloadEvent};
 use crate::device::{Device, Image};
-use crate::error::{Error, Result};
+use crate::error::{PipelineError, Result, ShaderError};
 use crate::pipeline::{
     BlendMode, ColorBlendAttachment, DepthBias, DepthState, GraphicsPipeline, GraphicsPipelineDesc,
     PendingPipeline, PipelineLayoutDesc, StencilState, Tessellation, VertexBufferLayout,
@@ -276,24 +276,27 @@ impl HotGraphicsPipeline {
     ///
     /// Errors: `KILN-E013` a source cannot be read or compiled (the compiler's messages in
     /// the error), then those of [`Device::graphics_pipeline`].
-    pub fn new(device: &Device, desc: &HotGraphicsDesc) -> Result<Self> {
+    pub fn new(device: &Device, desc: &HotGraphicsDesc) -> Result<Self, PipelineError> {
         let (stages, modules): (Vec<StageWatch>, Vec<ShaderModule>) = desc
             .stages()
             .into_iter()
             .map(|(path, stage)| StageWatch::first(path, Some(stage)))
-            .collect::<Result<Vec<_>>>()?
+            .collect::<Result<Vec<_>, PipelineError>>()?
             .into_iter()
             .unzip();
         let modules: Vec<&ShaderModule> = modules.iter().collect();
         let current = desc
             .pipeline_desc(&modules)
-            .ok_or_else(|| Error::HotReloadCompile {
-                source_file: desc.vertex.clone(),
-                detail: format!(
-                    "{} modules for the stages of `{}`",
-                    modules.len(),
-                    desc.label
-                ),
+            .ok_or_else(|| {
+                ShaderError::HotReloadCompile {
+                    source_file: desc.vertex.clone(),
+                    detail: format!(
+                        "{} modules for the stages of `{}`",
+                        modules.len(),
+                        desc.label
+                    ),
+                }
+                .into()
             })
             .and_then(|d| device.graphics_pipeline_async(&d))?
             .wait()?;

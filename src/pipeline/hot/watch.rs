@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::compile::compile;
-use crate::error::{Error, Result};
+use crate::error::{PipelineError, Result, ShaderError};
 use crate::shaders::ShaderModule;
 
 /// A result of the watcher thread.
@@ -37,8 +37,8 @@ impl StageWatch {
     pub(crate) fn first(
         source: &Path,
         stage: Option<&'static str>,
-    ) -> Result<(Self, ShaderModule)> {
-        let bytes = std::fs::read(source).map_err(|e| Error::HotReloadCompile {
+    ) -> Result<(Self, ShaderModule), PipelineError> {
+        let bytes = std::fs::read(source).map_err(|e| ShaderError::HotReloadCompile {
             source_file: source.to_path_buf(),
             detail: format!("cannot read it: {e}"),
         })?;
@@ -55,10 +55,11 @@ impl StageWatch {
                 let m = m.clone();
                 Ok((watch, m))
             }
-            Err(detail) => Err(Error::HotReloadCompile {
+            Err(detail) => Err(ShaderError::HotReloadCompile {
                 source_file: source.to_path_buf(),
                 detail: detail.clone(),
-            }),
+            }
+            .into()),
         }
     }
 

@@ -47,7 +47,7 @@ fn record<'a>(
     r.bind_pipeline(pipeline)?;
     r.bind_set(0, set)?;
     r.draw(3, 1, 0, 0)?;
-    r.end_rendering()
+    Ok(r.end_rendering()?)
 }
 
 fn draw(device: &Device, hot: &HotGraphicsPipeline, set: &DescriptorSet, img: &Image) -> Vec<u8> {
@@ -289,7 +289,7 @@ fn tessellation_and_geometry_stages_reload_too() {
                 )]))?;
                 r.bind_pipeline(hot.pipeline())?;
                 r.draw(3, 1, 0, 0)?;
-                r.end_rendering()
+                Ok(r.end_rendering()?)
             })
             .unwrap();
         img.read().unwrap()

@@ -45,7 +45,7 @@ fn specializations_compile_in_parallel_and_each_dispatches() {
                 r.bind_set(0, &out)?;
                 r.bind_set(1, &inp)?;
                 r.push(0, &Pc { scale: 1.0, n: N })?;
-                r.dispatch_threads(N)
+                Ok(r.dispatch_threads(N)?)
             })
             .unwrap();
         assert_eq!(dst.read::<f32>().unwrap(), vec![1.0 + k as f32; N as usize]);

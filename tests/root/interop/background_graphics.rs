@@ -48,7 +48,7 @@ fn draw(device: &kiln::Device, pipeline: &kiln::GraphicsPipeline, color: [f32; 4
             r.push(0, &color)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(3, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();
@@ -189,7 +189,7 @@ fn hot_reload_creates_its_pipelines_on_the_pipeline_threads() {
         .execute(|r| {
             r.bind_pipeline(hot.pipeline())?;
             r.bind_set(0, &set)?;
-            r.dispatch_threads(64)
+            Ok(r.dispatch_threads(64)?)
         })
         .unwrap();
     assert_eq!(out.read::<u32>().unwrap(), vec![2u32; 64]);

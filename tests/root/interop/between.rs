@@ -22,7 +22,8 @@ fn a_buffer_is_copied_between_two_devices_in_overlapped_chunks() {
     let src_data = pattern(n, 7);
     let src = add::storage(&a, "src on a", &src_data);
     let dst = b.storage_buffer::<u32>("dst on b", n).unwrap();
-    b.execute(|r| r.fill_buffer(&dst, 0xDEAD_BEEF)).unwrap();
+    b.execute(|r| Ok(r.fill_buffer(&dst, 0xDEAD_BEEF)?))
+        .unwrap();
     // Words 3.. of src into words 5.. of dst: 19 990 words in chunks of 16 KiB (5 chunks,
     // the last short).
     let words = n - 10;

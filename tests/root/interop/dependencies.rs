@@ -155,18 +155,18 @@ fn derived_and_explicit_waits_are_not_duplicated() {
     let x = gpu_buffer(&device, "x", 4096);
     let y = gpu_buffer(&device, "y", 4096);
     let z = gpu_buffer(&device, "z", 4096);
-    let fill = compute.submit(|r| r.fill_buffer(&x, 9)).unwrap();
+    let fill = compute.submit(|r| Ok(r.fill_buffer(&x, 9)?)).unwrap();
     let before = device.debug_cross_queue_waits();
     let copy = transfer
         .after(&[&fill, &fill])
-        .submit(|r| r.copy_buffer(&x, 0, &y, 0, 4096))
+        .submit(|r| Ok(r.copy_buffer(&x, 0, &y, 0, 4096)?))
         .unwrap();
     assert_eq!(device.debug_cross_queue_waits() - before, 1, "one wait");
     // On the fill's own queue: ordered already, no wait.
     let before = device.debug_cross_queue_waits();
     let again = compute
         .after(&[&fill])
-        .submit(|r| r.fill_buffer(&z, 3))
+        .submit(|r| Ok(r.fill_buffer(&z, 3)?))
         .unwrap();
     assert_eq!(device.debug_cross_queue_waits() - before, 0, "no wait");
     copy.wait().unwrap();
@@ -306,7 +306,7 @@ fn signals_raise_the_timeline_and_bad_ones_are_coded() {
         .after(&[])
         .signal(&done, 5)
         .signal(&done, 4)
-        .submit(|r| r.fill_buffer(&x, 11))
+        .submit(|r| Ok(r.fill_buffer(&x, 11)?))
         .unwrap();
     assert_eq!(done.value().unwrap(), 2, "not before the work ran");
     // 5 is pending: the host cannot signal 5, nor can another submission.

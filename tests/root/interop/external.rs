@@ -102,7 +102,7 @@ fn two_devices_share_a_buffer_and_a_timeline_semaphore_by_fd() {
         let first = qa
             .after(&[])
             .signal(&sa, 1)
-            .submit(|r| r.fill_buffer(&shared_a, 1.5f32.to_bits()))
+            .submit(|r| Ok(r.fill_buffer(&shared_a, 1.5f32.to_bits())?))
             .unwrap();
         let second = qb
             .after(&[])
@@ -110,7 +110,7 @@ fn two_devices_share_a_buffer_and_a_timeline_semaphore_by_fd() {
             .signal(&sb, 2)
             .submit(|r| {
                 add::dispatch(r, &pb, &set_b, N as u32)?;
-                r.copy_buffer(&scratch_b, 0, &shared_b, 0, (N * 4) as u64)
+                Ok(r.copy_buffer(&scratch_b, 0, &shared_b, 0, (N * 4) as u64)?)
             })
             .unwrap();
         let third = qa
@@ -128,11 +128,11 @@ fn two_devices_share_a_buffer_and_a_timeline_semaphore_by_fd() {
         );
         println!("path: buffer and timeline semaphore shared by opaque fd");
     } else {
-        a.execute(|r| r.fill_buffer(&shared_a, 1.5f32.to_bits()))
+        a.execute(|r| Ok(r.fill_buffer(&shared_a, 1.5f32.to_bits())?))
             .unwrap();
         b.execute(|r| {
             add::dispatch(r, &pb, &set_b, N as u32)?;
-            r.copy_buffer(&scratch_b, 0, &shared_b, 0, (N * 4) as u64)
+            Ok(r.copy_buffer(&scratch_b, 0, &shared_b, 0, (N * 4) as u64)?)
         })
         .unwrap();
         a.execute(|r| add::dispatch(r, &pa, &set_a, N as u32))
@@ -279,7 +279,7 @@ fn driver_refuses(good: &OwnedFd, memory: &ExternalMemory) {
 fn dma_buf(a: &Device, b: &Device) {
     match a.exportable_buffer(&desc("dma-buf"), ExternalHandle::DmaBuf) {
         Ok(buf) => {
-            a.execute(|r| r.fill_buffer(&buf, 0xD3AB)).unwrap();
+            a.execute(|r| Ok(r.fill_buffer(&buf, 0xD3AB)?)).unwrap();
             let (fd, memory) = buf.export_memory().unwrap();
             let imported = b
                 .import_buffer(&desc("dma-buf (imported)"), fd.as_fd(), &memory)

@@ -59,7 +59,7 @@ fn a_host_buffer_round_trip_through_the_device_is_byte_exact() {
         let t1 = up.upload_from_host(&src, 0, &x, 0, len as u64).unwrap();
         let s = device
             .queue(QueueKind::Compute)
-            .submit(|r| r.copy_buffer(&x, 0, &y, 0, len as u64))
+            .submit(|r| Ok(r.copy_buffer(&x, 0, &y, 0, len as u64)?))
             .unwrap();
         let t2 = down
             .read_to_host(&y, 0, &mut dst, 4096, len as u64)
@@ -101,7 +101,7 @@ fn host_access_waits_for_pending_copies_of_the_buffer() {
         let x = gpu_buffer(&device, "x", n);
         device
             .queue(QueueKind::Main)
-            .execute(|r| r.fill_buffer(&x, 0x0101_0101))
+            .execute(|r| Ok(r.fill_buffer(&x, 0x0101_0101)?))
             .unwrap();
         let mut host = device.host_buffer("host", n).unwrap();
         for upload in [false, true] {
@@ -256,7 +256,7 @@ fn an_imports_scope_waits_past_the_wait_timeout() {
     let x = gpu_buffer(&device, "x", n);
     device
         .queue(QueueKind::Main)
-        .execute(|r| r.fill_buffer(&x, 0x0303_0303))
+        .execute(|r| Ok(r.fill_buffer(&x, 0x0303_0303)?))
         .unwrap();
     let transfer = device.queue(QueueKind::Transfer);
     for panics in [false, true] {

@@ -223,7 +223,9 @@ fn a_buffer_dropped_while_a_transfer_queue_copy_uses_it_is_destroyed_after_it() 
         let x = gpu_buffer(&device, "x", n * 4);
         let gate = Gate::new(&device);
         let held = gate
-            .submit_on(&device.queue(QueueKind::Compute), |r| r.fill_buffer(&x, 0))
+            .submit_on(&device.queue(QueueKind::Compute), |r| {
+                Ok(r.fill_buffer(&x, 0)?)
+            })
             .unwrap();
         let data = vec![0xABu8; n as usize * 4];
         let upload = device
@@ -318,7 +320,7 @@ fn image_layouts_follow_an_image_across_queues() {
             .unwrap();
         let transfer = device.queue(QueueKind::Transfer);
         let copied = transfer
-            .submit(|r| r.copy_image_to_buffer(&img, 0, &out))
+            .submit(|r| Ok(r.copy_image_to_buffer(&img, 0, &out)?))
             .unwrap();
         let new: Vec<u8> = texels.iter().map(|t| t ^ 0xFF).collect();
         let src = device
@@ -329,7 +331,7 @@ fn image_layouts_follow_an_image_across_queues() {
             .queue(QueueKind::Compute)
             .submit(|r| {
                 r.copy_buffer_to_image(&src, &img, 0)?;
-                r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
+                Ok(r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?)
             })
             .unwrap();
         copied.wait().unwrap();
@@ -362,7 +364,7 @@ fn transitions_on_a_transfer_queue_name_only_its_accesses() {
         .execute(|r| {
             r.transition(&img, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
             r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?;
-            r.transition(&img, vk::ImageLayout::GENERAL)
+            Ok(r.transition(&img, vk::ImageLayout::GENERAL)?)
         })
         .unwrap();
     assert_eq!(img.layout(), vk::ImageLayout::GENERAL);
@@ -393,7 +395,7 @@ fn commands_a_queue_cannot_run_are_e120() {
         }
         // Copies and fills run everywhere.
         transfer
-            .execute(|r| r.fill_buffer(&c, 0x4040_0000))
+            .execute(|r| Ok(r.fill_buffer(&c, 0x4040_0000)?))
             .unwrap();
         assert_eq!(c.read::<f32>().unwrap(), vec![3.0; 64]);
         let compute = device.queue(QueueKind::Compute);
@@ -409,7 +411,7 @@ fn commands_a_queue_cannot_run_are_e120() {
             r.begin_rendering(&kiln::RenderingDesc::new(&[kiln::ColorAttachment::clear(
                 &target, [0.0; 4],
             )]))?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         });
         if compute.info().flags.contains(vk::QueueFlags::GRAPHICS) {
             r.unwrap();
@@ -682,7 +684,7 @@ fn emulated_queues_have_the_capabilities_of_dedicated_families() {
     let gate = Gate::new(&device);
     let held = gate.hold(&transfer);
     let x = gpu_buffer(&device, "x", 256);
-    let after = transfer.submit(|r| r.fill_buffer(&x, 1)).unwrap();
+    let after = transfer.submit(|r| Ok(r.fill_buffer(&x, 1)?)).unwrap();
     assert!(
         !held.is_done() && !after.is_done(),
         "the gate holds the transfer queue"
@@ -742,7 +744,7 @@ fn the_readback_queue_follows_the_device_description() {
         let y = gpu_buffer(&device, "y", 400_000);
         x.upload(&data).unwrap();
         device
-            .execute(|r| r.copy_buffer(&x, 0, &y, 0, 400_000))
+            .execute(|r| Ok(r.copy_buffer(&x, 0, &y, 0, 400_000)?))
             .unwrap();
         let mut back = vec![0u32; data.len()];
         y.read_into(&mut back).unwrap();

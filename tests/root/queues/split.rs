@@ -72,7 +72,7 @@ fn split_copies_at_odd_offsets_are_byte_exact_on_the_planned_queues() {
         // A copy on the compute queue reads x: it waits for every part on the GPU.
         let s = device
             .queue(QueueKind::Compute)
-            .submit(|r| r.copy_buffer(&x, dev_at, &y, 5, len as u64))
+            .submit(|r| Ok(r.copy_buffer(&x, dev_at, &y, 5, len as u64)?))
             .unwrap();
         // Every queue idle again, so the readback gets every planned partner (busy ones
         // are passed over: `a_busy_partner_queue_is_passed_over`).
@@ -126,7 +126,9 @@ fn a_buffer_dropped_during_a_split_copy_is_destroyed_after_every_part() {
     let x = gpu_buffer(&device, "x", len);
     let gate = Gate::new(&device);
     let held = gate
-        .submit_on(&device.queue(QueueKind::Compute), |r| r.fill_buffer(&x, 0))
+        .submit_on(&device.queue(QueueKind::Compute), |r| {
+            Ok(r.fill_buffer(&x, 0)?)
+        })
         .unwrap();
     let src = device
         .host_buffer_from_slice("split src", &pattern(len as usize, 3))

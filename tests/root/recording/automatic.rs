@@ -283,7 +283,7 @@ fn a_reusable_recording_moves_set_images_once() {
         .record(|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
         .unwrap();
     assert_eq!(dst.layout(), vk::ImageLayout::GENERAL);
@@ -346,7 +346,7 @@ fn compute_written_image_sampled_by_a_draw() {
             )]))?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     assert_eq!(out.layout(), vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
@@ -386,7 +386,7 @@ fn an_image_in_the_wrong_layout_inside_a_rendering_scope_is_an_error() {
             r.bind_set(0, &set)?;
             r.bind_vertex_buffer(0, &vb, 0)?;
             r.draw(6, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap_err();
     assert!(
@@ -495,7 +495,7 @@ fn cross_queue_waits_follow_the_reflected_access() {
     assert_ne!(main, compute, "emulated compute queue");
     // `a` is last written on the compute queue: its readers there never wait for it.
     compute
-        .execute(|r| r.fill_buffer(&a, 1.0f32.to_bits()))
+        .execute(|r| Ok(r.fill_buffer(&a, 1.0f32.to_bits())?))
         .unwrap();
     let first = main
         .submit(|r| add::dispatch(r, &p, &s1, n as u32))

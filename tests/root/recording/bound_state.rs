@@ -124,7 +124,7 @@ fn same_layout_switch_keeps_sets_and_push_constants() {
             // Same layout: set 1 and the push constants stay; only set 0 changes.
             r.bind_pipeline(&fx.a100)?;
             r.bind_set(0, &s2)?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap();
     assert_eq!(d1.read::<f32>().unwrap(), expect(|i| 2.0 * i));
@@ -146,7 +146,7 @@ fn an_incompatible_set_is_dropped_refused_and_really_rebound() {
             r.push(0, &pc(2.0))?;
             r.dispatch_threads(N as u32)?;
             r.bind_pipeline(&fx.b)?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E254", "{e}");
@@ -163,7 +163,7 @@ fn an_incompatible_set_is_dropped_refused_and_really_rebound() {
             r.bind_set(1, &fx.add)?;
             r.dispatch_threads(N as u32)?;
             r.bind_pipeline(&fx.a)?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap_err();
     assert!(matches!(e, kiln::Error::SetNotBound { set: 1 }), "{e}");
@@ -183,7 +183,7 @@ fn an_incompatible_set_is_dropped_refused_and_really_rebound() {
             r.bind_pipeline(&fx.a)?;
             r.bind_set(0, &s0)?;
             r.bind_set(1, &fx.src)?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap();
     // 2i, + 10 * 2, + 2i.
@@ -201,7 +201,7 @@ fn record_a<'a>(
     r.bind_set(0, s0)?;
     r.bind_set(1, &fx.src)?;
     r.push(0, &pc(2.0))?;
-    r.dispatch_threads(N as u32)
+    Ok(r.dispatch_threads(N as u32)?)
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn other_push_constant_ranges_drop_every_set_and_the_push_constants() {
         .execute(|r| {
             record_a(r, &fx, &s0)?;
             r.bind_pipeline(&fx.c)?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap_err();
     assert!(matches!(e, kiln::Error::SetNotBound { set: 0 }), "{e}");
@@ -223,7 +223,7 @@ fn other_push_constant_ranges_drop_every_set_and_the_push_constants() {
         r.bind_pipeline(&fx.c)?;
         r.bind_set(0, &s0)?;
         r.bind_set(1, &fx.src)?;
-        r.dispatch_threads(N as u32)
+        Ok(r.dispatch_threads(N as u32)?)
     });
     assert_eq!(code(r), "KILN-E255");
     // And back from c to a: a's push constants must be pushed again.
@@ -237,7 +237,7 @@ fn other_push_constant_ranges_drop_every_set_and_the_push_constants() {
         r.bind_pipeline(&fx.a)?;
         r.bind_set(0, &s0)?;
         r.bind_set(1, &fx.src)?;
-        r.dispatch_threads(N as u32)
+        Ok(r.dispatch_threads(N as u32)?)
     });
     assert_eq!(code(r), "KILN-E255");
     device
@@ -252,7 +252,7 @@ fn other_push_constant_ranges_drop_every_set_and_the_push_constants() {
             r.bind_set(0, &s0)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc(3.0))?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap();
     // 2i, + i + 1000, + 3i.
@@ -273,7 +273,7 @@ fn a_failed_check_is_not_cached() {
             r.bind_set(1, &fx.src)?;
             assert_eq!(code(r.dispatch_threads(N as u32)), "KILN-E255");
             r.push(0, &pc(5.0))?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap();
     assert_eq!(d.read::<f32>().unwrap(), expect(|i| 5.0 * i));
@@ -309,7 +309,7 @@ fn every_set_bound_is_waited_for_before_a_rewrite() {
             r.bind_set(0, &s3)?;
             r.bind_set(1, &fx.src)?;
             r.push(0, &pc(1.0))?;
-            r.dispatch_threads(N as u32)
+            Ok(r.dispatch_threads(N as u32)?)
         })
         .unwrap();
     // Rewriting a set in use is VUID-vkUpdateDescriptorSets-None-03047: kiln waits for the
@@ -372,7 +372,7 @@ fn draws_follow_push_constant_range_changes() {
         r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
         r.draw(3, 1, 0, 0)?;
         r.bind_pipeline(&transform)?;
-        r.draw(3, 1, 0, 0)
+        Ok(r.draw(3, 1, 0, 0)?)
     });
     assert_eq!(code(r), "KILN-E255");
     // Pushed for transform, then back to flat: flat's range must be pushed again.
@@ -386,7 +386,7 @@ fn draws_follow_push_constant_range_changes() {
         r.push(0, &mvp)?;
         r.draw(3, 1, 0, 0)?;
         r.bind_pipeline(&flat)?;
-        r.draw(3, 1, 0, 0)
+        Ok(r.draw(3, 1, 0, 0)?)
     });
     assert_eq!(code(r), "KILN-E255");
     device
@@ -399,7 +399,7 @@ fn draws_follow_push_constant_range_changes() {
             r.bind_pipeline(&transform)?;
             r.push(0, &mvp)?;
             r.draw(3, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
     let data = img.read().unwrap();
@@ -423,7 +423,7 @@ fn dispatch_checks_sets_and_push_constants_are_bound() {
         .unwrap();
     let r = device.execute(|r| {
         r.bind_pipeline(&va)?;
-        r.dispatch(1, 1, 1)
+        Ok(r.dispatch(1, 1, 1)?)
     });
     assert_eq!(code(r), "KILN-E254");
 
@@ -445,13 +445,13 @@ fn dispatch_checks_sets_and_push_constants_are_bound() {
         r.bind_pipeline(&va)?;
         r.bind_set(0, &va_set)?;
         r.bind_pipeline(&saxpy)?;
-        r.dispatch(1, 1, 1)
+        Ok(r.dispatch(1, 1, 1)?)
     });
     assert_eq!(code(r), "KILN-E254");
     let r = device.execute(|r| {
         r.bind_pipeline(&saxpy)?;
         r.bind_set(0, &sx_set)?;
-        r.dispatch(1, 1, 1)
+        Ok(r.dispatch(1, 1, 1)?)
     });
     assert_eq!(code(r), "KILN-E255");
     // The complete sequence works: y = 2 * 1 + 1.
@@ -462,7 +462,7 @@ fn dispatch_checks_sets_and_push_constants_are_bound() {
             r.bind_pipeline(&saxpy)?;
             r.bind_set(0, &sx_set)?;
             r.push(0, &[2.0f32.to_bits(), 4])?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
         .unwrap();
     assert_eq!(y.read::<f32>().unwrap(), vec![3.0; 4]);
@@ -508,7 +508,7 @@ fn compute_and_graphics_bind_points_are_tracked_apart() {
             r.bind_pipeline(&compute)?;
             r.bind_set(0, &set)?;
             r.barrier()?;
-            r.dispatch_threads(n as u32)
+            Ok(r.dispatch_threads(n as u32)?)
         })
         .unwrap();
     assert_eq!(c.read::<f32>().unwrap(), vec![3.5f32; n]);

@@ -64,45 +64,47 @@ fn copies_fills_transitions_mips_and_dispatches_refuse_another_devices_objects()
     let general = vk::ImageLayout::GENERAL;
     let cases: [Case<'_, '_>; 13] = [
         ("copy_buffer (source)", &|r| {
-            r.copy_buffer(&buf_b, 0, &buf_a, 0, 16)
+            Ok(r.copy_buffer(&buf_b, 0, &buf_a, 0, 16)?)
         }),
         ("copy_buffer (destination)", &|r| {
-            r.copy_buffer(&buf_a, 0, &buf_b, 0, 16)
+            Ok(r.copy_buffer(&buf_a, 0, &buf_b, 0, 16)?)
         }),
-        ("fill_buffer", &|r| r.fill_buffer(&buf_b, 7)),
+        ("fill_buffer", &|r| Ok(r.fill_buffer(&buf_b, 7)?)),
         ("copy_buffer_to_image (image)", &|r| {
-            r.copy_buffer_to_image(&buf_a, &img_b, 0)
+            Ok(r.copy_buffer_to_image(&buf_a, &img_b, 0)?)
         }),
         ("copy_buffer_to_image (buffer)", &|r| {
-            r.copy_buffer_to_image(&buf_b, &img_a, 0)
+            Ok(r.copy_buffer_to_image(&buf_b, &img_a, 0)?)
         }),
         ("copy_image_to_buffer (image)", &|r| {
-            r.copy_image_to_buffer(&img_b, 0, &buf_a)
+            Ok(r.copy_image_to_buffer(&img_b, 0, &buf_a)?)
         }),
         ("copy_image_to_buffer (buffer)", &|r| {
-            r.copy_image_to_buffer(&img_a, 0, &buf_b)
+            Ok(r.copy_image_to_buffer(&img_a, 0, &buf_b)?)
         }),
         ("copy_buffer_to_image_layers (image)", &|r| {
-            r.copy_buffer_to_image_layers(&buf_a, &img_b, 0, 0..1)
+            Ok(r.copy_buffer_to_image_layers(&buf_a, &img_b, 0, 0..1)?)
         }),
         ("copy_image_layers_to_buffer (buffer)", &|r| {
-            r.copy_image_layers_to_buffer(&img_a, 0, 0..1, &buf_b)
+            Ok(r.copy_image_layers_to_buffer(&img_a, 0, 0..1, &buf_b)?)
         }),
         ("transition_subresources", &|r| {
-            r.transition_subresources(&img_b, kiln::Subresources::mip(0), general)
+            Ok(r.transition_subresources(&img_b, kiln::Subresources::mip(0), general)?)
         }),
-        ("generate_mips", &|r| r.generate_mips(&mips_b)),
-        ("generate_mips (one level)", &|r| r.generate_mips(&img_b)),
+        ("generate_mips", &|r| Ok(r.generate_mips(&mips_b)?)),
+        ("generate_mips (one level)", &|r| {
+            Ok(r.generate_mips(&img_b)?)
+        }),
         ("dispatch_indirect", &|r| {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
-            r.dispatch_indirect(&groups_b, 0)
+            Ok(r.dispatch_indirect(&groups_b, 0)?)
         }),
     ];
     refused_in_one_recording(&a, &cases, &|r| {
         r.bind_pipeline(&p)?;
         r.bind_set(0, &set)?;
-        r.dispatch_threads(64)
+        Ok(r.dispatch_threads(64)?)
     });
     // Only the dispatch after the refused commands ran.
     assert_eq!(out.read::<f32>().unwrap(), vec![2.0; 64]);
@@ -163,36 +165,40 @@ fn rendering_draws_and_pushes_refuse_another_devices_objects() {
     let scope_cases: [Case<'_, '_>; 3] = [
         ("begin_rendering (colour)", &|r| {
             let color = [ColorAttachment::clear(&img_b, [0.0; 4])];
-            r.begin_rendering(&RenderingDesc::default().color(&color).depth(None))
+            Ok(r.begin_rendering(&RenderingDesc::default().color(&color).depth(None))?)
         }),
         ("begin_rendering (resolve target)", &|r| {
             let color = [ColorAttachment::clear(&ms_a, [0.0; 4]).resolve_into(&img_b)];
-            r.begin_rendering(&RenderingDesc::default().color(&color).depth(None))
+            Ok(r.begin_rendering(&RenderingDesc::default().color(&color).depth(None))?)
         }),
         ("begin_rendering (depth)", &|r| {
             let color = [ColorAttachment::clear(&img_a, [0.0; 4])];
             let depth = kiln::DepthAttachment::clear(&depth_b, 1.0);
-            r.begin_rendering(&RenderingDesc::default().color(&color).depth(Some(depth)))
+            Ok(r.begin_rendering(&RenderingDesc::default().color(&color).depth(Some(depth)))?)
         }),
     ];
     // Inside a scope with the pipeline bound: every draw that reads a buffer, and binds.
     let draw_cases: [Case<'_, '_>; 7] = [
-        ("bind_vertex_buffer", &|r| r.bind_vertex_buffer(0, &vb_b, 0)),
-        ("bind_index_buffer", &|r| {
-            r.bind_index_buffer(&ib_b, 0, vk::IndexType::UINT32)
+        ("bind_vertex_buffer", &|r| {
+            Ok(r.bind_vertex_buffer(0, &vb_b, 0)?)
         }),
-        ("draw_indirect", &|r| r.draw_indirect(&commands_b, 0, 1, 16)),
+        ("bind_index_buffer", &|r| {
+            Ok(r.bind_index_buffer(&ib_b, 0, vk::IndexType::UINT32)?)
+        }),
+        ("draw_indirect", &|r| {
+            Ok(r.draw_indirect(&commands_b, 0, 1, 16)?)
+        }),
         ("draw_indexed_indirect", &|r| {
-            r.draw_indexed_indirect(&commands_b, 0, 1, 20)
+            Ok(r.draw_indexed_indirect(&commands_b, 0, 1, 20)?)
         }),
         ("draw_indirect_count (commands)", &|r| {
-            r.draw_indirect_count(&commands_b, 0, &commands_a, 20, 1, 16)
+            Ok(r.draw_indirect_count(&commands_b, 0, &commands_a, 20, 1, 16)?)
         }),
         ("draw_indirect_count (count)", &|r| {
-            r.draw_indirect_count(&commands_a, 0, &commands_b, 20, 1, 16)
+            Ok(r.draw_indirect_count(&commands_a, 0, &commands_b, 20, 1, 16)?)
         }),
         ("draw_indexed_indirect_count (count)", &|r| {
-            r.draw_indexed_indirect_count(&commands_a, 0, &commands_b, 20, 1, 20)
+            Ok(r.draw_indexed_indirect_count(&commands_a, 0, &commands_b, 20, 1, 20)?)
         }),
     ];
     a.execute(|r| {
@@ -213,7 +219,7 @@ fn rendering_draws_and_pushes_refuse_another_devices_objects() {
         }
         // The vertex buffer bound before the refused binds is still the one drawn.
         r.draw(3, 1, 0, 0)?;
-        r.end_rendering()
+        Ok(r.end_rendering()?)
     })
     .unwrap();
     let data = img_a.read().unwrap();
@@ -242,7 +248,7 @@ fn rendering_draws_and_pushes_refuse_another_devices_objects() {
                 PushWrite::buffer(1, &x),
                 PushWrite::buffer(2, &y),
             ];
-            r.push_descriptor_set(0, &writes)
+            Ok(r.push_descriptor_set(0, &writes)?)
         })
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E109", "{e}");
@@ -272,7 +278,7 @@ fn descriptor_sets_of_another_device_are_e109_in_bind_set_and_draw_list() {
         assert!(e.to_string().contains("descriptor set"), "{e}");
         assert_eq!(r.barrier_count(), before);
         r.bind_set(0, &set_a)?;
-        r.dispatch_threads(64)
+        Ok(r.dispatch_threads(64)?)
     })
     .unwrap();
     assert_eq!(out_a.read::<f32>().unwrap(), vec![2.0f32; 64]);
@@ -311,7 +317,7 @@ fn descriptor_sets_of_another_device_are_e109_in_bind_set_and_draw_list() {
         let e = r.draw_list(0, 0, &mixed).unwrap_err();
         assert_eq!(e.code(), "KILN-E109", "{e}");
         assert!(e.to_string().contains("descriptor set"), "{e}");
-        r.end_rendering()
+        Ok(r.end_rendering()?)
     })
     .unwrap();
     // Nothing was drawn: the target holds the clear colour.

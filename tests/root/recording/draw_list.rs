@@ -82,7 +82,7 @@ fn render(
                     r.draw(6, 1, 0, 0)?;
                 }
             }
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .unwrap();
 }
@@ -118,7 +118,7 @@ fn a_draw_list_refuses_bad_input_before_recording_anything() {
     let p = pipeline(&device);
     let (sets, _bufs) = sets(&device, &p);
     let img = target(&device, 16, 16);
-    let code = |e: kiln::Error| e.code().to_string();
+    let code = |e: kiln::RecordingError| e.code().to_string();
     let unwritten = p.descriptor_set(0).unwrap();
     // Another layout at set 0: a storage buffer for the fragment stage.
     let vs = kiln::include_spirv!("test/fuzz_fullscreen.vert").unwrap();

@@ -101,7 +101,7 @@ fn dropping_a_running_recording_is_safe() {
     let err = device
         .record(|r| {
             r.bind_pipeline(&p)?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
         .err()
         .unwrap();
@@ -119,7 +119,7 @@ fn image_layouts_must_come_back() {
         .unwrap();
     // UNDEFINED → SHADER_READ_ONLY: a second run would start from the wrong layout.
     let err = device
-        .record(|r| r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL))
+        .record(|r| Ok(r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?))
         .err()
         .unwrap();
     assert_eq!(err.code(), "KILN-E284");
@@ -127,12 +127,12 @@ fn image_layouts_must_come_back() {
     assert_eq!(img.layout(), vk::ImageLayout::UNDEFINED);
     // Round trip GENERAL → TRANSFER_DST → GENERAL: reusable.
     device
-        .execute(|r| r.transition(&img, vk::ImageLayout::GENERAL))
+        .execute(|r| Ok(r.transition(&img, vk::ImageLayout::GENERAL)?))
         .unwrap();
     let mut rec = device
         .record(|r| {
             r.transition(&img, vk::ImageLayout::TRANSFER_DST_OPTIMAL)?;
-            r.transition(&img, vk::ImageLayout::GENERAL)
+            Ok(r.transition(&img, vk::ImageLayout::GENERAL)?)
         })
         .unwrap();
     rec.execute().unwrap();
@@ -140,12 +140,12 @@ fn image_layouts_must_come_back() {
     assert_eq!(img.layout(), vk::ImageLayout::GENERAL);
     // Someone else moves the image: the recording refuses to run from the wrong layout.
     device
-        .execute(|r| r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL))
+        .execute(|r| Ok(r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?))
         .unwrap();
     let err = rec.submit().err().unwrap();
     assert_eq!(err.code(), "KILN-E285");
     device
-        .execute(|r| r.transition(&img, vk::ImageLayout::GENERAL))
+        .execute(|r| Ok(r.transition(&img, vk::ImageLayout::GENERAL)?))
         .unwrap();
     rec.execute().unwrap();
     drop(rec);
@@ -229,7 +229,7 @@ fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
         )
         .unwrap();
     let mut rec = device
-        .record(|r| r.copy_image_to_buffer(&img, 0, &out))
+        .record(|r| Ok(r.copy_image_to_buffer(&img, 0, &out)?))
         .unwrap();
     rec.execute().unwrap();
     assert_eq!(out.read::<u8>().unwrap(), a);
@@ -239,7 +239,7 @@ fn a_recording_checks_layouts_it_relies_on_without_transitioning() {
     let err = rec.submit().err().unwrap();
     assert_eq!(err.code(), "KILN-E285");
     device
-        .execute(|r| r.transition(&img, vk::ImageLayout::TRANSFER_SRC_OPTIMAL))
+        .execute(|r| Ok(r.transition(&img, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?))
         .unwrap();
     rec.execute().unwrap();
     assert_eq!(out.read::<u8>().unwrap(), b);
@@ -258,13 +258,13 @@ fn a_recording_starts_from_the_layout_it_first_saw() {
         .image(&ImageDesc::texture("img", 4, 4, vk::Format::R8G8B8A8_UNORM).usage(usage))
         .unwrap();
     device
-        .execute(|r| r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL))
+        .execute(|r| Ok(r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?))
         .unwrap();
     let rec = device.record(|r| {
         // SHADER_READ_ONLY → GENERAL: the recording starts from SHADER_READ_ONLY.
         r.transition(&img, vk::ImageLayout::GENERAL)?;
         // Someone moves the image to GENERAL meanwhile (a nested submission).
-        device.execute(|n| n.transition(&img, vk::ImageLayout::GENERAL))?;
+        device.execute(|n| Ok(n.transition(&img, vk::ImageLayout::GENERAL)?))?;
         Ok(())
     });
     // Either refused at record time (it ends in GENERAL, started in SHADER_READ_ONLY) or,

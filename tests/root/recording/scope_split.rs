@@ -248,7 +248,7 @@ fn draw_a<'a>(r: &mut Recorder<'a, '_>, fx: &'a Fixture, x0: i32, x1: u32) -> ki
     r.bind_set(0, &fx.set)?;
     r.push(0, &WORD)?;
     r.set_scissor(columns(x0, x1, 16))?;
-    r.draw(3, 1, 0, 0)
+    Ok(r.draw(3, 1, 0, 0)?)
 }
 
 /// Draw B of `fx` into columns `x0..x1`, `times` times: the word as RGBA.
@@ -365,7 +365,7 @@ fn a_draw_list_of_writes_splits_the_scope_between_its_draws() {
         .collect();
     let got = scope(&fx.device, &fx.img, |r| {
         r.bind_pipeline(&fx.write)?;
-        r.draw_list(0, 0, &list)
+        Ok(r.draw_list(0, 0, &list)?)
     });
     assert_eq!(got, (4, 0));
     assert_eq!(fx.words.read::<u32>().unwrap(), vec![WORD]);

@@ -140,7 +140,7 @@ fn one_layer_moves_while_the_other_keeps_its_layout() {
     assert_eq!(got[64..], upload[64..], "layer 1: the upload");
     // One layer back to sampling: the other stays a copy source.
     device
-        .execute(|r| r.transition_subresources(&img, Subresources::layer(0), read))
+        .execute(|r| Ok(r.transition_subresources(&img, Subresources::layer(0), read)?))
         .unwrap();
     assert_eq!(img.subresource_layout(0, 0), Some(read));
     assert_eq!(img.subresource_layout(0, 1), Some(src));
@@ -209,7 +209,7 @@ fn a_range_past_the_image_is_refused() {
         Subresources::layer(1),
         Subresources::new(0..0, 0..1),
     ] {
-        let r = device.execute(|r| r.transition_subresources(&img, range, general));
+        let r = device.execute(|r| Ok(r.transition_subresources(&img, range, general)?));
         assert_eq!(code(r), "KILN-E180", "{range:?}");
     }
     assert_eq!(img.layout(), vk::ImageLayout::UNDEFINED);
@@ -232,34 +232,34 @@ fn a_layout_the_usage_forbids_is_refused() {
     let (undefined, general) = (vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL);
     let cases: [(&str, Transition); 6] = [
         ("to colour", |r, i| {
-            r.transition(i, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            Ok(r.transition(i, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)?)
         }),
         ("to UNDEFINED", |r, i| {
-            r.transition(i, vk::ImageLayout::UNDEFINED)
+            Ok(r.transition(i, vk::ImageLayout::UNDEFINED)?)
         }),
         ("to PREINITIALIZED", |r, i| {
-            r.transition(i, vk::ImageLayout::PREINITIALIZED)
+            Ok(r.transition(i, vk::ImageLayout::PREINITIALIZED)?)
         }),
         ("one mip to depth", |r, i| {
-            r.transition_subresources(
+            Ok(r.transition_subresources(
                 i,
                 Subresources::mip(0),
                 vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
-            )
+            )?)
         }),
         ("from depth", |r, i| {
-            r.transition_from(
+            Ok(r.transition_from(
                 i,
                 vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL,
                 vk::ImageLayout::GENERAL,
-            )
+            )?)
         }),
         ("from UNDEFINED to colour", |r, i| {
-            r.transition_from(
+            Ok(r.transition_from(
                 i,
                 vk::ImageLayout::UNDEFINED,
                 vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-            )
+            )?)
         }),
     ];
     for (what, case) in cases {
@@ -278,7 +278,7 @@ fn a_layout_the_usage_forbids_is_refused() {
     device
         .execute(|r| {
             r.transition(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)?;
-            r.transition_from(&img, undefined, general)
+            Ok(r.transition_from(&img, undefined, general)?)
         })
         .unwrap();
     assert_eq!(img.layout(), general);
@@ -327,11 +327,12 @@ fn per_layer_copies() {
     assert_eq!(both[..16], new_layer[..]);
     assert_eq!(both[16..], upload[32..]);
     for layers in [2..4, 1..1, 3..4] {
-        let r = device.execute(|r| r.copy_image_layers_to_buffer(&img, 0, layers.clone(), &two));
+        let r =
+            device.execute(|r| Ok(r.copy_image_layers_to_buffer(&img, 0, layers.clone(), &two)?));
         assert_eq!(code(r), "KILN-E180", "{layers:?}");
     }
     let small = device.storage_buffer::<u8>("small", 8).unwrap();
-    let r = device.execute(|r| r.copy_buffer_to_image_layers(&small, &img, 0, 0..1));
+    let r = device.execute(|r| Ok(r.copy_buffer_to_image_layers(&small, &img, 0, 0..1)?));
     assert_eq!(code(r), "KILN-E151");
     assert_clean(&device);
 }

@@ -93,7 +93,7 @@ fn synchronization_validation_is_on_and_kiln_barriers_keep_it_quiet() {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.dispatch_threads(256)?;
-            r.dispatch_threads(256)
+            Ok(r.dispatch_threads(256)?)
         })
         .unwrap();
     assert_clean(&device);

@@ -159,7 +159,7 @@ fn nonsemantic_debug_info_is_skipped_by_reflection() {
             r.bind_pipeline(&p)?;
             r.bind_set(0, &set)?;
             r.push(0, &[0.5f32.to_bits(), 3])?;
-            r.dispatch(1, 1, 1)
+            Ok(r.dispatch(1, 1, 1)?)
         })
         .unwrap();
     assert_eq!(dst.read::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);

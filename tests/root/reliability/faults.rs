@@ -46,7 +46,7 @@ fn image(d: &Device) -> kiln::Result<()> {
 
 fn compute_pipeline(d: &Device) -> kiln::Result<()> {
     let m = kiln::include_spirv!("vector_add.comp")?;
-    d.compute_pipeline(&m, "main").map(drop)
+    Ok(d.compute_pipeline(&m, "main").map(drop)?)
 }
 
 fn graphics_pipeline(d: &Device) -> kiln::Result<()> {
@@ -69,7 +69,7 @@ fn execute(d: &Device) -> kiln::Result<()> {
     let buf = d.storage_buffer::<u32>("filled", 16)?;
     // The fault is armed for the next submission: the fill below, not the zero fill above.
     ARM.with(|a| a.take().map(|f| f()));
-    d.execute(|r| r.fill_buffer(&buf, 9))
+    d.execute(|r| Ok(r.fill_buffer(&buf, 9)?))
 }
 
 /// A gated submission (so the wait really has to wait), waited for: the wait site.
@@ -79,7 +79,7 @@ fn wait(d: &Device) -> kiln::Result<()> {
     ARM.with(|a| a.take().map(|f| f()));
     let r = sub.wait();
     gate.open();
-    r
+    Ok(r?)
 }
 
 thread_local! {
@@ -121,7 +121,7 @@ fn run_case(c: &Case) {
     if result == vk::Result::ERROR_DEVICE_LOST {
         // Lost: every later submission and wait says so; objects can still be dropped.
         assert!(device.is_lost(), "{site:?}");
-        let err = device.execute(|r| r.barrier()).unwrap_err();
+        let err = device.execute(|r| Ok(r.barrier()?)).unwrap_err();
         assert_eq!(err.code(), "KILN-E105");
         assert!(
             err.to_string().contains("device must be recreated"),

@@ -45,7 +45,7 @@ fn an_image_to_buffer_copy_waits_for_earlier_dispatches() {
         .execute(|r| {
             add::dispatch(r, &p, &set, N as u32)?;
             r.copy_image_to_buffer(&img, 0, &c)?;
-            r.copy_image_to_buffer(&img, 0, &a)
+            Ok(r.copy_image_to_buffer(&img, 0, &a)?)
         })
         .unwrap();
     assert_eq!(c.read::<f32>().unwrap(), vec![9.0; N]);
@@ -71,7 +71,7 @@ fn a_buffer_to_image_copy_is_ordered_both_ways() {
         .execute(|r| {
             add::dispatch(r, &p, &set, N as u32)?;
             r.copy_buffer_to_image(&c, &img, 0)?;
-            r.fill_buffer(&c, 5.0f32.to_bits())
+            Ok(r.fill_buffer(&c, 5.0f32.to_bits())?)
         })
         .unwrap();
     assert_eq!(img.read().unwrap(), bytes(&[3.0; N]));
@@ -100,7 +100,7 @@ fn a_fill_or_copy_after_barrier_waits_for_the_dispatch() {
             add::dispatch(r, &p, &set, N as u32)?;
             r.barrier()?;
             r.fill_buffer(&a, 7.0f32.to_bits())?;
-            r.copy_buffer(&c, 0, &d, 0, (4 * N) as u64)
+            Ok(r.copy_buffer(&c, 0, &d, 0, (4 * N) as u64)?)
         })
         .unwrap();
     assert_eq!(a.read::<f32>().unwrap(), vec![7.0; N]);
@@ -145,7 +145,7 @@ fn a_new_image_in_the_memory_of_a_dropped_one_is_clean() {
     let c = storage(&device, "c", 4.0);
     let img = image(&device);
     device
-        .execute(|r| r.copy_buffer_to_image(&c, &img, 0))
+        .execute(|r| Ok(r.copy_buffer_to_image(&c, &img, 0)?))
         .unwrap();
     // As the fuzzer's program: the next image is made while the first still exists, then
     // the first is dropped and one more made (in its memory).
@@ -169,7 +169,7 @@ fn a_barrier_on_a_transfer_queue_is_valid() {
     q.execute(|r| {
         r.barrier()?;
         r.fill_buffer(&buf, 6.0f32.to_bits())?;
-        r.barrier()
+        Ok(r.barrier()?)
     })
     .unwrap();
     assert_eq!(buf.read::<f32>().unwrap(), vec![6.0; N]);

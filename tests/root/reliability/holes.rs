@@ -88,7 +88,7 @@ fn a_reusable_recording_may_clear_depth_from_undefined() {
             r.draw(6, 1, 0, 0)?;
             r.push(0, &[0.0f32, 1.0, 0.0, 1.0])?;
             r.draw(6, 1, 0, 0)?;
-            r.end_rendering()
+            Ok(r.end_rendering()?)
         })
         .expect("a depth clear from UNDEFINED is valid on every run");
     for run in 0..3 {
@@ -114,7 +114,7 @@ fn a_reusable_recording_may_clear_depth_from_undefined() {
     // refused: a second run would start from the wrong layout.
     let fresh = target(&device, 4, 4);
     let err = device
-        .record(|r| r.transition(&fresh, vk::ImageLayout::GENERAL))
+        .record(|r| Ok(r.transition(&fresh, vk::ImageLayout::GENERAL)?))
         .err()
         .unwrap();
     assert_eq!(err.code(), "KILN-E284");
@@ -203,10 +203,10 @@ fn raw_commands_make_host_access_wait() {
 fn every_device_has_timeline_semaphores() {
     let device = device();
     assert!(device.features().timeline_semaphore);
-    let sub = device.submit(|r| r.barrier()).unwrap();
+    let sub = device.submit(|r| Ok(r.barrier()?)).unwrap();
     let v = sub.value();
     sub.wait().unwrap();
-    let next = device.submit(|r| r.barrier()).unwrap();
+    let next = device.submit(|r| Ok(r.barrier()?)).unwrap();
     assert_eq!(next.value(), v + 1);
     next.wait().unwrap();
     assert_clean(&device);

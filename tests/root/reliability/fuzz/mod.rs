@@ -206,7 +206,7 @@ fn run_case(fixture: &Fixture, case: &[Program]) -> Result<(), TestCaseError> {
     // vkWait* call) as still in use by that batch, and report the next resource placed in
     // that memory (a hazard the timeline wait of the next submission does order).
     device
-        .execute(|r| r.barrier())
+        .execute(|r| Ok(r.barrier()?))
         .map_err(|e| TestCaseError::fail(format!("after the case: {e}")))?;
     device
         .wait_idle()

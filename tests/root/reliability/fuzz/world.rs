@@ -215,7 +215,7 @@ impl World<'_> {
         let r = self.device.execute(|r| {
             r.bind_pipeline(p)?;
             r.bind_set(0, &s)?;
-            r.dispatch_threads(LEN as u32)
+            Ok(r.dispatch_threads(LEN as u32)?)
         });
         if expect(r, &["KILN-E207", "KILN-E254"], step)?.is_some() {
             return Err(fail(
