@@ -82,6 +82,18 @@ pub const TOPICS: &[Topic] = &[
         needs: &[("root", Build::Root)],
     },
     Topic {
+        name: "proof",
+        what: "issues 26-28 after stacks: hand-off, pipeline and dispatch rows, PyTorch, RenderDoc, the real faults last",
+        needs: &[
+            ("root.xz", Build::Root),
+            ("kiln.xz", Build::Kiln("bench")),
+            (
+                "torch_interop_helper.xz",
+                Build::Example("torch_interop_helper"),
+            ),
+        ],
+    },
+    Topic {
         name: "transfers",
         what: "the stream's chunk-count sweep against CUDA's stream",
         needs: &[("stream_overlap", Build::Example("stream_overlap"))],
