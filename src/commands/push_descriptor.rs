@@ -32,8 +32,8 @@ use super::command::image_key;
 use super::work::Held;
 use super::{Recorder, Slot};
 use crate::descriptors::{
-    check_buffer_write_in, check_image_write_in, check_texel_write_in, BufferWrite, ImageWrite,
-    SetLayout,
+    check_buffer_write_in, check_image_write_in, check_texel_write_in, BufferWrite,
+    DescriptorSetLayoutDesc, ImageWrite, SetLayout,
 };
 use crate::device::{Buffer, BufferView, Image, ImageView, Sampler, Subresources};
 use crate::error::{DescriptorError, RecordingError, Result};
@@ -382,15 +382,7 @@ impl Recorder<'_, '_> {
         let (mut given_stack, mut given_heap) = ([false; BATCH], Vec::new());
         let given = scratch(&mut given_stack, &mut given_heap, total, false);
         let starts = layout.starts();
-        // A SAMPLER binding with immutable samplers is filled by the layout.
-        for (i, b) in desc.bindings().iter().enumerate() {
-            if b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty()
-            {
-                let start = starts[i] as usize;
-                let end = (start + b.count as usize).min(given.len());
-                given[start..end].fill(true);
-            }
-        }
+        mark_immutable_samplers(desc, starts, given);
         let none = Checked {
             binding: 0,
             element: 0,
@@ -409,17 +401,7 @@ impl Recorder<'_, '_> {
             checked[k] = c;
             idxs[k] = idx;
         }
-        if let Some(slot) = given.iter().position(|g| !g) {
-            let idx = starts
-                .iter()
-                .rposition(|&s| s as usize <= slot)
-                .unwrap_or(0);
-            return Err(DescriptorError::BindingNotWritten {
-                set,
-                binding: desc.bindings()[idx].binding,
-            }
-            .into());
-        }
+        all_given(desc, starts, given, set)?;
         let empty = vk::WriteDescriptorSet::default();
         let (mut write_stack, mut write_heap) = ([empty; BATCH], Vec::new());
         let vk_writes = scratch(&mut write_stack, &mut write_heap, writes.len(), empty);
@@ -615,4 +597,36 @@ impl Recorder<'_, '_> {
             .iter()
             .filter(move |p| p.set as usize == set)
     }
+}
+
+/// Marks the descriptors of SAMPLER bindings with immutable samplers as given: the layout
+/// fills them. `starts[i]`: the first descriptor of binding index `i` in `given`.
+fn mark_immutable_samplers(desc: &DescriptorSetLayoutDesc, starts: &[u32], given: &mut [bool]) {
+    for (i, b) in desc.bindings().iter().enumerate() {
+        if b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty() {
+            let start = starts[i] as usize;
+            let end = (start + b.count as usize).min(given.len());
+            given[start..end].fill(true);
+        }
+    }
+}
+
+/// `KILN-E207` naming the binding of the first descriptor of set `set` not given.
+fn all_given(
+    desc: &DescriptorSetLayoutDesc,
+    starts: &[u32],
+    given: &[bool],
+    set: u32,
+) -> Result<(), DescriptorError> {
+    let Some(slot) = given.iter().position(|g| !g) else {
+        return Ok(());
+    };
+    let idx = starts
+        .iter()
+        .rposition(|&s| s as usize <= slot)
+        .unwrap_or(0);
+    Err(DescriptorError::BindingNotWritten {
+        set,
+        binding: desc.bindings()[idx].binding,
+    })
 }

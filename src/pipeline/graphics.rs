@@ -161,6 +161,29 @@ fn vertex_input(
     Ok((bindings, attributes))
 }
 
+/// One `VkPipelineShaderStageCreateInfo` per created module, with `spec` where the
+/// pipeline has specialization constants.
+fn stage_infos<'a>(
+    modules: &[(vk::ShaderStageFlags, vk::ShaderModule)],
+    names: &'a [CString],
+    spec: Option<&'a vk::SpecializationInfo<'a>>,
+) -> Vec<vk::PipelineShaderStageCreateInfo<'a>> {
+    modules
+        .iter()
+        .zip(names)
+        .map(|((stage, sm), name)| {
+            let s = vk::PipelineShaderStageCreateInfo::default()
+                .stage(*stage)
+                .module(*sm)
+                .name(name);
+            match spec {
+                Some(spec) => s.specialization_info(spec),
+                None => s,
+            }
+        })
+        .collect()
+}
+
 impl GraphicsPipeline {
     /// Creates the pipeline on the device `shared` (see
     /// [`Device::graphics_pipeline`](crate::Device::graphics_pipeline)).
@@ -213,21 +236,8 @@ impl GraphicsPipeline {
             .map_entries(&entries)
             .data(&data);
         let (modules, names) = create_modules(shared, &stages)?;
-        let stage_infos: Vec<vk::PipelineShaderStageCreateInfo> = modules
-            .iter()
-            .zip(&names)
-            .map(|((stage, sm), name)| {
-                let s = vk::PipelineShaderStageCreateInfo::default()
-                    .stage(*stage)
-                    .module(*sm)
-                    .name(name);
-                if entries.is_empty() {
-                    s
-                } else {
-                    s.specialization_info(&spec_info)
-                }
-            })
-            .collect();
+        let spec = (!entries.is_empty()).then_some(&spec_info);
+        let stage_infos = stage_infos(&modules, &names, spec);
         let created = create_raw(
             shared,
             desc,
