@@ -10,7 +10,7 @@ use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 
 use super::frame_state::{marks_stale, needs_recreate, SlotSync, SwapchainChoice};
 use super::surface_err;
-use crate::commands::{RecordedWork, Recorder};
+use crate::commands::{RecordedWork, Recorder, TimedWork};
 use crate::device::{Buffer, BufferDesc, Device, FaultSite, Image, Queue, Shared};
 use crate::error::{vk_device_err, vk_err, DeviceError, Error, Result};
 use crate::queue::{self, Batch, RecordOptions};
@@ -79,6 +79,10 @@ struct Slot {
     acquired: vk::Semaphore,
     /// What `fence` and `acquired` owe the slot's next frame (`frame_state.rs`).
     sync: SlotSync,
+    /// The timestamp pools the slot's last frame wrote (its scopes), kept until `fence`
+    /// says the GPU is done with them: dropping them resets the pools and returns them to
+    /// the free list (`device/timestamps.rs`), which must not happen while the frame runs.
+    timestamps: Option<Arc<TimedWork>>,
 }
 
 /// A presented frame copied to host memory ([`Presenter::take_capture`]).
@@ -254,6 +258,7 @@ impl Presenter {
                     acquired,
                     // Created signalled: nothing to wait for.
                     sync: SlotSync::default(),
+                    timestamps: None,
                 }),
                 (cb, fence, acquired) => {
                     if let Ok(f) = fence {
@@ -491,6 +496,8 @@ impl Presenter {
         if self.slots[slot].sync.must_wait() {
             wait_fence(&device.shared, self.slots[slot].fence)?;
         }
+        // The slot's last frame is done (waited, or never submitted).
+        self.slots[slot].timestamps = None;
         let outcome = self.acquire_and_present(device, slot, record);
         if marks_stale(&outcome) {
             self.stale = true;
@@ -576,7 +583,7 @@ impl Presenter {
         }
         self.slots[slot].sync.fence_reset();
         self.next = (self.next + 1) % self.slots.len();
-        let (capture, work) = match recorded {
+        let (capture, mut work) = match recorded {
             Ok(v) => v,
             Err(e) => {
                 // Nothing is drawn; the acquired image is released by recreating the
@@ -609,6 +616,7 @@ impl Presenter {
             return Err(e.into());
         }
         self.slots[slot].sync.batch_submitted(true);
+        self.slots[slot].timestamps = work.timed.take();
         drop(work);
         if let Some(buffer) = capture {
             self.capture_next = false;
