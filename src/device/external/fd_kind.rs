@@ -61,7 +61,9 @@ impl FdKind {
 
 impl std::fmt::Display for FdKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (major, minor) = (self.rdev >> 8 & 0xfff, self.rdev & 0xff);
+        // Linux's dev_t layout (minor bits 0-7 and 20-39, major bits 8-19 and 40-63), not
+        // the old 16-bit one: /dev/userfaultfd is 10:257.
+        let (major, minor) = (libc::major(self.rdev), libc::minor(self.rdev));
         match self.file_type {
             S_IFCHR => write!(f, "the character device {major}:{minor}"),
             S_IFBLK => write!(f, "the block device {major}:{minor}"),
@@ -151,6 +153,33 @@ mod tests {
             FdKind::from_stat(0o600, 0xe, 0).to_string(),
             "an anonymous inode"
         );
+    }
+
+    #[test]
+    fn device_numbers_are_decoded_as_linux_encodes_them() {
+        // Linux's dev_t: minor bits 0-7 and 20-39, major bits 8-19 and 40-63 (glibc's
+        // makedev). /dev/userfaultfd is 10:257, /dev/vga_arbiter 10:256; a loop device past
+        // 255 is 7:256.
+        for (mode, major, minor) in [
+            (0o020_600, 10, 257),
+            (0o020_600, 10, 256),
+            (0o060_600, 7, 256),
+            (0o020_666, 4095, 0x000f_ffff),
+            (0o020_666, 4096, 1),
+        ] {
+            let rdev = libc::makedev(major, minor);
+            let kind = FdKind::from_stat(mode, 0x5, rdev);
+            let what = if mode == 0o060_600 {
+                "block"
+            } else {
+                "character"
+            };
+            assert_eq!(
+                kind.to_string(),
+                format!("the {what} device {major}:{minor}"),
+                "rdev {rdev:#x}"
+            );
+        }
     }
 
     #[test]
