@@ -50,7 +50,7 @@ mod fd_kind;
 mod image;
 
 pub use crate::error::ExternalHandle;
-pub(crate) use fd_kind::FdKind;
+pub(crate) use fd_kind::{check_opaque_semaphore, learn_semaphore, FdKind};
 pub(crate) use image::import_image_memory;
 
 /// What an importer needs besides the fd: returned by [`Buffer::export_memory`], given to

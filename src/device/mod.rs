@@ -85,7 +85,9 @@ pub use coopmat2::{
 pub(crate) use desc::env_flag;
 use desc::wait_timeout;
 pub use desc::DeviceDesc;
-pub(crate) use external::{check_fd, import_image_memory, release_failed_import};
+pub(crate) use external::{
+    check_fd, check_opaque_semaphore, import_image_memory, learn_semaphore, release_failed_import,
+};
 pub use external::{ExternalHandle, ExternalMemory};
 pub(crate) use families::{supported_stages, Sharing};
 pub use families::{QueueInfo, QueueKind, QueueSource, MAX_COMPUTE_QUEUES, MAX_TRANSFER_QUEUES};
@@ -137,6 +139,8 @@ pub(crate) struct Shared {
     pub samplers: sampler::SamplerCache,
     /// The kind of file this device's opaque fd exports are (`external::fd_kind`).
     opaque_fd_kind: std::sync::OnceLock<external::FdKind>,
+    /// The kind of file this device's opaque fd semaphore exports are (`external::fd_kind`).
+    opaque_semaphore_fd_kind: std::sync::OnceLock<external::FdKind>,
     /// Retired objects waiting for their submissions.
     graveyard: Graveyard,
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
@@ -268,6 +272,7 @@ impl Shared {
             slots: Default::default(),
             samplers: Default::default(),
             opaque_fd_kind: Default::default(),
+            opaque_semaphore_fd_kind: Default::default(),
             graveyard: Default::default(),
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             raw,

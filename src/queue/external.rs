@@ -129,7 +129,10 @@ impl Device {
     ///
     /// Errors: `KILN-E163` as
     /// [`exportable_timeline_semaphore`](Self::exportable_timeline_semaphore), for importing; `KILN-E165` `fd` is not a
-    /// payload this device can import (nothing imported, the semaphore destroyed);
+    /// payload this device can import (a pipe, socket or directory; an fd of another kind
+    /// of file than this device's own semaphore exports, checked before the driver sees it,
+    /// `device::external`'s `fd_kind`; the driver's refusal: nothing imported, the
+    /// semaphore destroyed);
     /// `KILN-E106` out of memory or fds; `KILN-E104` other failures.
     pub fn import_timeline_semaphore(
         &self,
@@ -140,6 +143,10 @@ impl Device {
         let shared = &self.shared;
         let bits = check(shared, label, handle, "import")?;
         crate::device::check_fd(label, fd, handle)?;
+        crate::device::check_opaque_semaphore(shared, label, fd, handle, || {
+            let probe = self.exportable_timeline_semaphore("kiln opaque fd probe", 0, handle);
+            probe.ok()?.export().ok()
+        })?;
         let dup = fd
             .try_clone_to_owned()
             .map_err(|e| MemoryError::InvalidExternalHandle {
@@ -206,6 +213,8 @@ impl TimelineSemaphore {
         let fd = unsafe { fd_fns(&self.shared).get_semaphore_fd(&info) }
             .map_err(vk_device_err("vkGetSemaphoreFdKHR"))?;
         // SAFETY: vkGetSemaphoreFdKHR returned a new fd that nothing else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        crate::device::learn_semaphore(&self.shared, std::os::fd::AsFd::as_fd(&fd));
+        Ok(fd)
     }
 }

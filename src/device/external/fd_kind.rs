@@ -16,10 +16,15 @@
 //! another kind (`/dev/null`, a file on disk, another driver's memory) is `KILN-E165`
 //! before any Vulkan call. A fd of the same kind can still be none of the driver's
 //! allocations; that is the caller's promise, as the spec says.
+//!
+//! Opaque fds of semaphore payloads (`Device::import_timeline_semaphore`) are checked the
+//! same way (VUID-VkImportSemaphoreFdInfoKHR-fd-01544) against the kind of the device's
+//! own semaphore exports, learnt apart (a driver's semaphore fds need not be the kind of
+//! its memory fds): from the first `TimelineSemaphore::export`, or a probe semaphore's.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use gpu_allocator::MemoryLocation;
 
@@ -61,7 +66,9 @@ impl FdKind {
 
 impl std::fmt::Display for FdKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (major, minor) = (self.rdev >> 8 & 0xfff, self.rdev & 0xff);
+        // Linux's dev_t layout (minor bits 0-7 and 20-39, major bits 8-19 and 40-63), not
+        // the old 16-bit one: /dev/userfaultfd is 10:257.
+        let (major, minor) = (libc::major(self.rdev), libc::minor(self.rdev));
         match self.file_type {
             S_IFCHR => write!(f, "the character device {major}:{minor}"),
             S_IFBLK => write!(f, "the block device {major}:{minor}"),
@@ -72,11 +79,22 @@ impl std::fmt::Display for FdKind {
     }
 }
 
-/// Remembers the kind of an opaque fd this device exported (the first one counts).
+/// Remembers the kind of an opaque fd of memory this device exported (the first one
+/// counts).
 pub(crate) fn learn(shared: &Shared, fd: BorrowedFd<'_>) {
-    if shared.opaque_fd_kind.get().is_none() {
+    learn_into(&shared.opaque_fd_kind, fd);
+}
+
+/// Remembers the kind of an opaque fd of a semaphore payload this device exported (the
+/// first one counts): a driver's semaphore fds need not be the kind of its memory fds.
+pub(crate) fn learn_semaphore(shared: &Shared, fd: BorrowedFd<'_>) {
+    learn_into(&shared.opaque_semaphore_fd_kind, fd);
+}
+
+fn learn_into(cell: &OnceLock<FdKind>, fd: BorrowedFd<'_>) {
+    if cell.get().is_none() {
         if let Ok(kind) = FdKind::of(fd) {
-            let _ = shared.opaque_fd_kind.set(kind);
+            let _ = cell.set(kind);
         }
     }
 }
@@ -110,21 +128,80 @@ pub(crate) fn check_opaque(
     let Some(own) = shared.opaque_fd_kind.get() else {
         return Ok(());
     };
-    let kind = FdKind::of(fd).map_err(|e| MemoryError::InvalidExternalHandle {
+    let kind = FdKind::of(fd).map_err(|e| uninspectable(object, handle, &e))?;
+    compare(*own, kind, object, handle, Payload::Memory)
+}
+
+/// [`check_opaque`] for a semaphore payload (`Device::import_timeline_semaphore`): the same
+/// undefined behaviour (VUID-VkImportSemaphoreFdInfoKHR-fd-01544; §7.4.5, "External
+/// Semaphore Handle Types Compatibility"). Without a semaphore export yet, `probe` makes
+/// one (an exportable timeline semaphore's fd, learnt by its export; `None`: the device
+/// cannot export, and nothing is compared).
+pub(crate) fn check_opaque_semaphore(
+    shared: &Shared,
+    object: &str,
+    fd: BorrowedFd<'_>,
+    handle: ExternalHandle,
+    probe: impl FnOnce() -> Option<OwnedFd>,
+) -> Result<(), MemoryError> {
+    if handle != ExternalHandle::OpaqueFd {
+        return Ok(());
+    }
+    if shared.opaque_semaphore_fd_kind.get().is_none() {
+        if let Some(fd) = probe() {
+            learn_semaphore(shared, fd.as_fd());
+        }
+    }
+    let Some(own) = shared.opaque_semaphore_fd_kind.get() else {
+        return Ok(());
+    };
+    let kind = FdKind::of(fd).map_err(|e| uninspectable(object, handle, &e))?;
+    compare(*own, kind, object, handle, Payload::Semaphore)
+}
+
+fn uninspectable(object: &str, handle: ExternalHandle, e: &std::io::Error) -> MemoryError {
+    MemoryError::InvalidExternalHandle {
         object: object.to_string(),
         handle,
         detail: format!("the fd cannot be inspected: {e}"),
-    })?;
-    if kind == *own {
+    }
+}
+
+/// What an opaque fd carries: the kinds of the two are learnt apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Payload {
+    Memory,
+    Semaphore,
+}
+
+/// `KILN-E165` when `kind` (the fd's) is not `own` (this driver's exports of `payload`).
+fn compare(
+    own: FdKind,
+    kind: FdKind,
+    object: &str,
+    handle: ExternalHandle,
+    payload: Payload,
+) -> Result<(), MemoryError> {
+    if kind == own {
         return Ok(());
     }
+    let (what, vuid) = match payload {
+        Payload::Memory => ("memory", "VUID-VkImportMemoryFdInfoKHR-fd-00668"),
+        Payload::Semaphore => (
+            "a semaphore payload",
+            "VUID-VkImportSemaphoreFdInfoKHR-fd-01544",
+        ),
+    };
+    let of = match payload {
+        Payload::Memory => "",
+        Payload::Semaphore => " semaphore",
+    };
     Err(MemoryError::InvalidExternalHandle {
         object: object.to_string(),
         handle,
         detail: format!(
-            "it is {kind}, while this driver's opaque fds are {own}: not memory this \
-             driver exported (importing it would be undefined behaviour, \
-             VUID-VkImportMemoryFdInfoKHR-fd-00668)"
+            "it is {kind}, while this driver's opaque{of} fds are {own}: not {what} this \
+             driver exported (importing it would be undefined behaviour, {vuid})"
         ),
     })
 }
@@ -150,6 +227,59 @@ mod tests {
         assert_eq!(
             FdKind::from_stat(0o600, 0xe, 0).to_string(),
             "an anonymous inode"
+        );
+    }
+
+    #[test]
+    fn device_numbers_are_decoded_as_linux_encodes_them() {
+        // Linux's dev_t: minor bits 0-7 and 20-39, major bits 8-19 and 40-63 (glibc's
+        // makedev). /dev/userfaultfd is 10:257, /dev/vga_arbiter 10:256; a loop device past
+        // 255 is 7:256.
+        for (mode, major, minor) in [
+            (0o020_600, 10, 257),
+            (0o020_600, 10, 256),
+            (0o060_600, 7, 256),
+            (0o020_666, 4095, 0x000f_ffff),
+            (0o020_666, 4096, 1),
+        ] {
+            let rdev = libc::makedev(major, minor);
+            let kind = FdKind::from_stat(mode, 0x5, rdev);
+            let what = if mode == 0o060_600 {
+                "block"
+            } else {
+                "character"
+            };
+            assert_eq!(
+                kind.to_string(),
+                format!("the {what} device {major}:{minor}"),
+                "rdev {rdev:#x}"
+            );
+        }
+    }
+
+    #[test]
+    fn another_kind_is_refused_naming_the_payload() {
+        let memfd = FdKind::from_stat(0o100_777, 0x1, 0);
+        let null = FdKind::from_stat(0o020_666, 0x5, (1 << 8) | 3);
+        let h = ExternalHandle::OpaqueFd;
+        assert!(compare(memfd, memfd, "s", h, Payload::Semaphore).is_ok());
+        let e = compare(memfd, null, "s", h, Payload::Semaphore).unwrap_err();
+        assert_eq!(e.code(), "KILN-E165");
+        let text = e.to_string();
+        assert!(text.contains("it is the character device 1:3, while this driver's opaque semaphore fds are a regular file"), "{text}");
+        assert!(
+            text.contains("VUID-VkImportSemaphoreFdInfoKHR-fd-01544"),
+            "{text}"
+        );
+        let e = compare(memfd, null, "b", h, Payload::Memory).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("driver's opaque fds are a regular file"),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("not memory this driver exported"),
+            "{e}"
         );
     }
 

@@ -237,6 +237,7 @@ fn external_misuse_is_coded() {
             .unwrap_err();
         assert_eq!(e.code(), "KILN-E165", "{e}");
         assert!(fd_is_open(&pipe));
+        semaphore_driver_refuses();
     }
     dma_buf(&device, &other);
     drop(imported);
@@ -272,6 +273,29 @@ fn driver_refuses(good: &OwnedFd, memory: &ExternalMemory) {
     drop(ok);
     // The driver never saw the fd: not even lavapipe's refusal message.
     assert_clean(&d);
+}
+
+/// `/dev/null` as an opaque semaphore payload: `KILN-E165` naming both kinds before the
+/// driver sees it (the same undefined behaviour as for memory,
+/// VUID-VkImportSemaphoreFdInfoKHR-fd-01544), the caller's fd still open. On a device of
+/// its own that exported no semaphore yet (it learns its kind from a probe export).
+fn semaphore_driver_refuses() {
+    let d = device();
+    let null: OwnedFd = std::fs::File::open("/dev/null").unwrap().into();
+    for _ in 0..2 {
+        let e = d
+            .import_timeline_semaphore("x", null.as_fd(), ExternalHandle::OpaqueFd)
+            .unwrap_err();
+        assert_eq!(e.code(), "KILN-E165", "{e}");
+        assert!(
+            e.to_string().contains("it is the character device 1:3"),
+            "{e}"
+        );
+        assert!(fd_is_open(&null), "a failed import closed the caller's fd");
+    }
+    // The driver never saw the fd.
+    assert_clean(&d);
+    println!("path: /dev/null refused as an opaque semaphore payload");
 }
 
 /// DMA-BUF where the device offers it: exported, imported by the other device, the bytes
