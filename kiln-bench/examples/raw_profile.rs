@@ -14,14 +14,7 @@ use ash::vk;
 use kiln::{ComputePipelineDesc, Device, SpecValue};
 use kiln_bench::raw::{Ctx, Raw};
 
-const TYPES: [vk::DescriptorType; 6] = [
-    vk::DescriptorType::UNIFORM_BUFFER,
-    vk::DescriptorType::UNIFORM_BUFFER,
-    vk::DescriptorType::STORAGE_BUFFER,
-    vk::DescriptorType::STORAGE_BUFFER,
-    vk::DescriptorType::STORAGE_BUFFER,
-    vk::DescriptorType::STORAGE_BUFFER,
-];
+const TYPES: [vk::DescriptorType; 6] = kiln_bench::SIX_TYPES;
 const SETS: usize = 2_000;
 
 /// Raw objects of the dispatch fixture.

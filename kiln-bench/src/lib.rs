@@ -212,6 +212,10 @@ pub fn thread_cpu_ns() -> f64 {
     0.0
 }
 
+/// The descriptor types of `six.comp`'s six bindings, in binding order (the dispatch
+/// fixture's, the raw rows' and the profile examples' set layout).
+pub const SIX_TYPES: [ash::vk::DescriptorType; 6] = dispatch::TYPES;
+
 /// `n` buffers of 256 bytes (uniform and storage, GPU-only) labelled `label`: what
 /// `six.comp`'s six bindings are written with in the dispatch and descriptor rows and their
 /// profile examples (`tracker_profile`, `descriptor_profile`).
