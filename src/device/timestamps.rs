@@ -264,7 +264,9 @@ impl Shared {
             match r {
                 Ok(()) => {}
                 Err(vk::Result::NOT_READY) => return Ok(None),
-                Err(e) => return Err(vk_device_err("vkGetQueryPoolResults")(e)),
+                Err(e) => {
+                    return Err(self.note_device_error(vk_device_err("vkGetQueryPoolResults")(e)))
+                }
             }
         }
         for v in &mut out {

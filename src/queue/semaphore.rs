@@ -90,8 +90,11 @@ impl TimelineSemaphore {
     /// Errors: `KILN-E105` device lost, `KILN-E104` other failures.
     pub fn value(&self) -> Result<u64, SubmissionError> {
         // SAFETY: the semaphore is a live timeline semaphore of this device.
-        unsafe { self.shared.raw.get_semaphore_counter_value(self.raw) }
-            .map_err(|e| vk_device_err("vkGetSemaphoreCounterValue")(e).into())
+        unsafe { self.shared.raw.get_semaphore_counter_value(self.raw) }.map_err(|e| {
+            self.shared
+                .note_device_error(vk_device_err("vkGetSemaphoreCounterValue")(e))
+                .into()
+        })
     }
 
     /// Sets the counter to `value` from the host (`vkSignalSemaphore`): submissions waiting
@@ -117,8 +120,11 @@ impl TimelineSemaphore {
         // greater than its current value and every value a kiln submission signals (checked
         // above; a submission signalling a greater value made meanwhile by another thread,
         // or another API's signal of an imported payload, is the caller's to order).
-        unsafe { self.shared.raw.signal_semaphore(&info) }
-            .map_err(|e| vk_device_err("vkSignalSemaphore")(e).into())
+        unsafe { self.shared.raw.signal_semaphore(&info) }.map_err(|e| {
+            self.shared
+                .note_device_error(vk_device_err("vkSignalSemaphore")(e))
+                .into()
+        })
     }
 
     /// Waits on the host until the counter reaches `value`; `Ok(false)` when `timeout`
@@ -137,7 +143,10 @@ impl TimelineSemaphore {
         match unsafe { self.shared.raw.wait_semaphores(&info, ns) } {
             Ok(()) => Ok(true),
             Err(vk::Result::TIMEOUT) => Ok(false),
-            Err(e) => Err(vk_device_err("vkWaitSemaphores")(e).into()),
+            Err(e) => Err(self
+                .shared
+                .note_device_error(vk_device_err("vkWaitSemaphores")(e))
+                .into()),
         }
     }
 
