@@ -212,6 +212,7 @@ impl Device {
         fd_kind::check_opaque(shared, desc.label, fd, memory.handle)?;
         let mut allowed = u32::MAX;
         if memory.handle == ExternalHandle::DmaBuf {
+            fd_kind::check_dma_buf(desc.label, fd, memory.handle)?;
             allowed = dma_buf_types(shared, desc, fd)?;
         }
         let dup = fd

@@ -17,6 +17,10 @@
 //! before any Vulkan call. A fd of the same kind can still be none of the driver's
 //! allocations; that is the caller's promise, as the spec says.
 //!
+//! A DMA-BUF (`ExternalHandle::DmaBuf`) may come from any driver or device, so it is not
+//! compared with the device's exports: it must only be a DMA-BUF, a file of the kernel's
+//! dma-buf file system (`check_dma_buf`), before `vkGetMemoryFdPropertiesKHR` sees it.
+//!
 //! Opaque fds of semaphore payloads (`Device::import_timeline_semaphore`) are checked the
 //! same way (VUID-VkImportSemaphoreFdInfoKHR-fd-01544) against the kind of the device's
 //! own semaphore exports, learnt apart (a driver's semaphore fds need not be the kind of
@@ -159,6 +163,42 @@ pub(crate) fn check_opaque_semaphore(
     compare(*own, kind, object, handle, Payload::Semaphore)
 }
 
+/// `KILN-E165` when `fd`, to be imported as a DMA-BUF, is no DMA-BUF: before
+/// `vkGetMemoryFdPropertiesKHR` sees it, which requires one
+/// (VUID-vkGetMemoryFdPropertiesKHR-fd-00673: anything else is undefined behaviour). Every
+/// DMA-BUF, whichever driver or device exported it, is a file of the kernel's dma-buf
+/// pseudo file system, named `/dmabuf:<name>` in `/proc/self/fd` (`anon_inode:dmabuf`
+/// before Linux 5.3).
+pub(crate) fn check_dma_buf(
+    object: &str,
+    fd: BorrowedFd<'_>,
+    handle: ExternalHandle,
+) -> Result<(), MemoryError> {
+    if handle != ExternalHandle::DmaBuf {
+        return Ok(());
+    }
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        .map_err(|e| uninspectable(object, handle, &e))?;
+    if is_dma_buf_name(&link.to_string_lossy()) {
+        return Ok(());
+    }
+    let kind = FdKind::of(fd).map_err(|e| uninspectable(object, handle, &e))?;
+    Err(MemoryError::InvalidExternalHandle {
+        object: object.to_string(),
+        handle,
+        detail: format!(
+            "it is {kind} ({}), not a DMA-BUF (importing it would be undefined behaviour, \
+             VUID-vkGetMemoryFdPropertiesKHR-fd-00673)",
+            link.display()
+        ),
+    })
+}
+
+/// Whether `/proc/self/fd`'s link of a file names a DMA-BUF.
+fn is_dma_buf_name(link: &str) -> bool {
+    link.starts_with("/dmabuf:") || link == "anon_inode:dmabuf"
+}
+
 fn uninspectable(object: &str, handle: ExternalHandle, e: &std::io::Error) -> MemoryError {
     MemoryError::InvalidExternalHandle {
         object: object.to_string(),
@@ -208,6 +248,26 @@ fn compare(
 
 #[cfg(test)]
 mod tests {
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn only_a_dma_buf_passes_as_one() {
+        assert!(is_dma_buf_name("/dmabuf:"));
+        assert!(is_dma_buf_name("/dmabuf:kiln export"));
+        assert!(is_dma_buf_name("anon_inode:dmabuf"));
+        assert!(!is_dma_buf_name("/dev/null"));
+        assert!(!is_dma_buf_name("/memfd:llvmpipe memory fd (deleted)"));
+        assert!(!is_dma_buf_name("anon_inode:[eventfd]"));
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let e = check_dma_buf("x", null.as_fd(), ExternalHandle::DmaBuf).unwrap_err();
+        assert_eq!(e.code(), "KILN-E165");
+        assert!(
+            e.to_string()
+                .contains("the character device 1:3 (/dev/null), not a DMA-BUF"),
+            "{e}"
+        );
+        assert!(check_dma_buf("x", null.as_fd(), ExternalHandle::OpaqueFd).is_ok());
+    }
     use super::*;
 
     #[test]
