@@ -113,27 +113,19 @@ pub(crate) fn check_opaque(
     fd: BorrowedFd<'_>,
     handle: ExternalHandle,
 ) -> Result<(), MemoryError> {
-    if handle != ExternalHandle::OpaqueFd {
-        return Ok(());
-    }
-    if shared.opaque_fd_kind.get().is_none() {
-        let probe = BufferDesc {
+    let probe = || {
+        let desc = BufferDesc {
             label: "kiln opaque fd probe",
             size: 256,
             usage: ash::vk::BufferUsageFlags::TRANSFER_DST,
             location: MemoryLocation::GpuOnly,
         };
-        let exported = super::exportable(shared, &probe, handle)
-            .and_then(|b| b.export_memory().map(|(fd, _)| fd));
-        if let Ok(fd) = exported {
-            learn(shared, fd.as_fd());
-        }
-    }
-    let Some(own) = shared.opaque_fd_kind.get() else {
-        return Ok(());
+        super::exportable(shared, &desc, handle)
+            .and_then(|b| b.export_memory().map(|(fd, _)| fd))
+            .ok()
     };
-    let kind = FdKind::of(fd).map_err(|e| uninspectable(object, handle, &e))?;
-    compare(*own, kind, object, handle, Payload::Memory)
+    let own = &shared.opaque_fd_kind;
+    check_learnt(own, probe, (object, fd, handle), Payload::Memory)
 }
 
 /// [`check_opaque`] for a semaphore payload (`Device::import_timeline_semaphore`): the same
@@ -148,19 +140,31 @@ pub(crate) fn check_opaque_semaphore(
     handle: ExternalHandle,
     probe: impl FnOnce() -> Option<OwnedFd>,
 ) -> Result<(), MemoryError> {
+    let own = &shared.opaque_semaphore_fd_kind;
+    check_learnt(own, probe, (object, fd, handle), Payload::Semaphore)
+}
+
+/// The check of both: for an opaque fd, `own` (learnt from `probe`'s fd when still empty)
+/// against the kind of the imported `fd`.
+fn check_learnt(
+    own: &OnceLock<FdKind>,
+    probe: impl FnOnce() -> Option<OwnedFd>,
+    (object, fd, handle): (&str, BorrowedFd<'_>, ExternalHandle),
+    payload: Payload,
+) -> Result<(), MemoryError> {
     if handle != ExternalHandle::OpaqueFd {
         return Ok(());
     }
-    if shared.opaque_semaphore_fd_kind.get().is_none() {
-        if let Some(fd) = probe() {
-            learn_semaphore(shared, fd.as_fd());
+    if own.get().is_none() {
+        if let Some(probed) = probe() {
+            learn_into(own, probed.as_fd());
         }
     }
-    let Some(own) = shared.opaque_semaphore_fd_kind.get() else {
+    let Some(own) = own.get() else {
         return Ok(());
     };
     let kind = FdKind::of(fd).map_err(|e| uninspectable(object, handle, &e))?;
-    compare(*own, kind, object, handle, Payload::Semaphore)
+    compare(*own, kind, object, handle, payload)
 }
 
 /// `KILN-E165` when `fd`, to be imported as a DMA-BUF, is no DMA-BUF: before
