@@ -27,6 +27,7 @@
 //! ```
 
 mod frame_state;
+mod slot;
 mod swapchain;
 
 use std::ffi::CStr;

@@ -2,15 +2,15 @@
 
 use std::any::Any;
 use std::sync::Arc;
-use std::time::Duration;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 
-use super::frame_state::{marks_stale, needs_recreate, SlotSync, SwapchainChoice};
+use super::frame_state::{marks_stale, needs_recreate, SwapchainChoice};
+use super::slot::{wait_fence, Slot};
 use super::surface_err;
-use crate::commands::{RecordedWork, Recorder, TimedWork};
+use crate::commands::{RecordedWork, Recorder};
 use crate::device::{Buffer, BufferDesc, Device, FaultSite, Image, Queue, Shared};
 use crate::error::{vk_device_err, vk_err, DeviceError, Error, Result};
 use crate::queue::{self, Batch, RecordOptions};
@@ -70,19 +70,6 @@ pub enum FrameStatus {
     Minimised,
     /// Nothing drawn: the swapchain was out of date; it is recreated before the next frame.
     OutOfDate,
-}
-
-struct Slot {
-    pool: vk::CommandPool,
-    cb: vk::CommandBuffer,
-    fence: vk::Fence,
-    acquired: vk::Semaphore,
-    /// What `fence` and `acquired` owe the slot's next frame (`frame_state.rs`).
-    sync: SlotSync,
-    /// The timestamp pools the slot's last frame wrote (its scopes), kept until `fence`
-    /// says the GPU is done with them: dropping them resets the pools and returns them to
-    /// the free list (`device/timestamps.rs`), which must not happen while the frame runs.
-    timestamps: Option<Arc<TimedWork>>,
 }
 
 /// A presented frame copied to host memory ([`Presenter::take_capture`]).
@@ -223,63 +210,10 @@ impl Presenter {
             _window: window,
         };
         for _ in 0..desc.frames_in_flight.max(1) {
-            let slot = p.new_slot()?;
+            let slot = Slot::new(&p.device.shared)?;
             p.slots.push(slot);
         }
         Ok(p)
-    }
-
-    fn new_slot(&self) -> Result<Slot> {
-        let d = &self.device.shared.raw;
-        let info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(self.device.shared.main_queue().family)
-            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
-        // SAFETY: valid create infos on this device; each object is destroyed in Drop (or
-        // right here on failure through `Slot`'s fields being null-safe destroys).
-        unsafe {
-            let pool = d
-                .create_command_pool(&info, None)
-                .map_err(vk_err("vkCreateCommandPool"))?;
-            let alloc = vk::CommandBufferAllocateInfo::default()
-                .command_pool(pool)
-                .level(vk::CommandBufferLevel::PRIMARY)
-                .command_buffer_count(1);
-            let cb = d.allocate_command_buffers(&alloc).map(|v| v[0]);
-            let fence = d.create_fence(
-                &vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED),
-                None,
-            );
-            let acquired = d.create_semaphore(&vk::SemaphoreCreateInfo::default(), None);
-            match (cb, fence, acquired) {
-                (Ok(cb), Ok(fence), Ok(acquired)) => Ok(Slot {
-                    pool,
-                    cb,
-                    fence,
-                    acquired,
-                    // Created signalled: nothing to wait for.
-                    sync: SlotSync::default(),
-                    timestamps: None,
-                }),
-                (cb, fence, acquired) => {
-                    if let Ok(f) = fence {
-                        d.destroy_fence(f, None);
-                    }
-                    if let Ok(s) = acquired {
-                        d.destroy_semaphore(s, None);
-                    }
-                    d.destroy_command_pool(pool, None);
-                    Err(vk_err(
-                        "vkAllocateCommandBuffers/vkCreateFence/vkCreateSemaphore",
-                    )(
-                        // The first call that failed (one did: the arm above takes all Ok).
-                        cb.err()
-                            .or(fence.err())
-                            .or(acquired.err())
-                            .unwrap_or(vk::Result::ERROR_UNKNOWN),
-                    ))
-                }
-            }
-        }
     }
 
     /// The swapchain's format (build pipelines for it).
@@ -767,24 +701,6 @@ impl Presenter {
     }
 }
 
-/// Waits (without a time limit) for a frame slot's fence. Errors: `KILN-E105` device lost
-/// (naming the last submission).
-fn wait_fence(shared: &Shared, fence: vk::Fence) -> Result<(), DeviceError> {
-    shared.check_lost("vkWaitForFences")?;
-    // A fault injected here fails the wait as the driver would (the test-only injector).
-    let waited = shared.inject(FaultSite::Wait).and_then(|()| {
-        // SAFETY: the fence belongs to this device; a submitted batch signals it (callers
-        // wait only for a fence whose batch was submitted).
-        unsafe { shared.raw.wait_for_fences(&[fence], true, u64::MAX) }
-    });
-    waited.map_err(|e| {
-        let e = shared
-            .main_queue()
-            .error("vkWaitForFences", Duration::MAX, e);
-        shared.note_device_error(e)
-    })
-}
-
 impl Drop for Presenter {
     fn drop(&mut self) {
         let _ = self.device.wait_idle();
@@ -797,9 +713,7 @@ impl Drop for Presenter {
         // window (`_window`) is released after the surface.
         unsafe {
             for s in self.slots.drain(..) {
-                d.destroy_semaphore(s.acquired, None);
-                d.destroy_fence(s.fence, None);
-                d.destroy_command_pool(s.pool, None);
+                s.destroy(d);
             }
             if self.swapchain != vk::SwapchainKHR::null() {
                 self.swapchain_fn.destroy_swapchain(self.swapchain, None);
