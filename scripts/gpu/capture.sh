@@ -13,9 +13,7 @@
 # python3.11, which lists the dispatch, the draw and kiln's labels.
 TOPIC=capture
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-U=/tmp/rdoc-unpack; mkdir -p $U
-for f in .gl/rdoc/*.deb; do dpkg -x "$f" $U; done
-cp -rn $U/. / 2>/dev/null; ldconfig
+renderdoc_from_debs
 ls -la /usr/lib/librenderdoc.so /usr/bin/python3.11 2>&1 | head -3
 /usr/bin/python3.11 -c "import sys; sys.path.append('/usr/lib/python3/dist-packages'); import renderdoc; print('renderdoc module', renderdoc.GetVersionString())"
 KILN_REQUIRE_RENDERDOC=1 KILN_RENDERDOC_PYTHON=/usr/bin/python3.11 KILN_VALIDATION=1 \

@@ -5,18 +5,14 @@
 # issue 28's hand-off and pipeline rows and the PyTorch script beside CUDA, issue 27's
 # RenderDoc captures (`capture.sh`'s packages), then the real page fault and hang, last:
 # after a page fault the H200 (580.159.04) stalled every later process's GPU work for
-# minutes. JSON rows in $OUT/<group>.json, logs in $OUT.
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-target/gpu-run/proof}; mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-mkdir -p /work; [ -e /work/main ] || ln -sfn "$PWD" /work/main
+# minutes. JSON rows in $OUT/<group>.json, logs in $OUT (lib.sh: the ICD, glvnd, OUT).
+TOPIC=proof
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# The binaries come xz-compressed (a call carries at most 64 MiB).
 B=/tmp/devbin; mkdir -p $B
 for b in root kiln torch_interop_helper; do xz -dc .devbin/$b.xz > $B/$b; chmod +x $B/$b; done
 X=/tmp/stack-d13; mkdir -p $X; for f in .gl/d13/*.deb; do dpkg -x "$f" $X; done
 stack() { env LD_LIBRARY_PATH=$X/usr/lib/x86_64-linux-gnu VK_LAYER_PATH=$X/usr/share/vulkan/explicit_layer.d "$@"; }
-rows() { python3 -c "import json,sys; [print('  %-60s %10.3f %10s %s' % (r['name'], r['kiln'], r.get('raw'), r['unit'])) for r in json.load(open(sys.argv[1]))['rows']]" "$1" 2>&1 | head -30; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
 for g in dispatch handoff pipelines; do
   s=$SECONDS
   stack env KILN_VALIDATION=0 KILN_BENCH_ONLY=$g timeout 150 $B/kiln bench --json > $OUT/$g.json 2> $OUT/$g.err
@@ -25,8 +21,7 @@ done
 s=$SECONDS
 stack timeout 120 python3 scripts/torch_interop.py --helper $B/torch_interop_helper > $OUT/torch.txt 2>&1
 echo "== torch rc $? ($((SECONDS - s)) s)"; tail -6 $OUT/torch.txt
-U=/tmp/rdoc-unpack; mkdir -p $U; for f in .gl/rdoc/*.deb; do dpkg -x "$f" $U; done
-cp -rn $U/. / 2>/dev/null; ldconfig
+renderdoc_from_debs
 s=$SECONDS
 stack env KILN_REQUIRE_RENDERDOC=1 KILN_RENDERDOC_PYTHON=/usr/bin/python3.11 KILN_VALIDATION=1 \
   timeout 150 $B/root --test-threads=1 --nocapture capture:: > $OUT/capture.log 2>&1
