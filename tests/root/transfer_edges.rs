@@ -47,8 +47,7 @@ fn transfers_and_host_buffers_outlive_their_device() {
     let x = gpu_buffer(&device, "x", len as u64);
     x.upload(&data).unwrap();
     let y = gpu_buffer(&device, "y", len as u64);
-    let mut src = device.host_buffer("src", len as u64).unwrap();
-    src.write(0, &data[..]).unwrap();
+    let src = device.host_buffer_from_slice("src", &data).unwrap();
     let mut out = vec![0u8; len];
     let (down, up) = (device.readback_queue(), device.upload_queue());
     let staged = down.read_into(&x, 0, &mut out[..]).unwrap();
@@ -80,8 +79,7 @@ fn a_split_host_copy_whose_later_part_fails_recovers() {
     let watch = device.validation_watch();
     let len = (1 << 20) + 333;
     let data = pattern(len, 3);
-    let mut src = device.host_buffer("src", len as u64).unwrap();
-    src.write(0, &data[..]).unwrap();
+    let mut src = device.host_buffer_from_slice("src", &data).unwrap();
     let mut back = device.host_buffer("back", len as u64).unwrap();
     let x = gpu_buffer(&device, "x", len as u64);
     let (up, down) = (device.upload_queue(), device.readback_queue());
@@ -137,8 +135,7 @@ fn a_shader_copy_whose_submission_fails_recovers() {
     let watch = device.validation_watch();
     let len = 64 << 10;
     let data = pattern(len, 9);
-    let mut src = device.host_buffer("src", len as u64).unwrap();
-    src.write(0, &data[..]).unwrap();
+    let src = device.host_buffer_from_slice("src", &data).unwrap();
     let mut back = device.host_buffer("back", len as u64).unwrap();
     let x = gpu_buffer(&device, "x", len as u64);
     let (up, down) = (device.upload_queue(), device.readback_queue());
