@@ -9,8 +9,9 @@
 //! out: a new pool when created, a used one when its lease returns it to the free list
 //! (so the recording that grows a lease resets nothing). The lease goes back to the free
 //! list when dropped, which the submission layer does only once the GPU is done with the
-//! queries (a submission's lease is dropped after its
-//! wait; a reusable recording's with the last submission that shares it). Pools are never
+//! queries (a submission's lease is dropped after its wait; a reusable recording's with the
+//! last submission that shares it; a presented frame's when its slot's fence is waited,
+//! `window/slot.rs`). Pools are never
 //! destroyed before the device: at teardown every pool ever created is destroyed, so none
 //! leaks however many submissions were timed.
 //!
