@@ -414,6 +414,15 @@ fn scalar(s: ScalarType) -> RustType {
                 "u32"
             }
         }
+        // A scalar type of a later kiln (`ScalarType` is `#[non_exhaustive]`): its bytes,
+        // so the generated struct keeps the block's size and offsets.
+        _ => {
+            return RustType {
+                path: format!("[u8; {}]", s.size()),
+                size: s.size(),
+                align: 1,
+            }
+        }
     };
     RustType {
         path: path.into(),

@@ -231,6 +231,8 @@ fn spec_value_json(v: &SpecValue) -> Value {
         SpecValue::I64(x) => json!(x),
         SpecValue::F64(x) => json!(x),
         SpecValue::Other(x) => json!(x),
+        // A value kind of a later kiln (`SpecValue` is `#[non_exhaustive]`).
+        _ => json!(format!("{v:?}")),
     }
 }
 

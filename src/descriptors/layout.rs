@@ -19,6 +19,7 @@ use crate::error::{vk_device_err, DescriptorError, DeviceError, Result};
 
 /// One binding of a set layout (`VkDescriptorSetLayoutBinding` + binding flags).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub struct SetLayoutBinding {
     /// The binding number (`layout(binding = n)`).
     pub binding: u32,
@@ -34,6 +35,38 @@ pub struct SetLayoutBinding {
     /// SAMPLER and COMBINED_IMAGE_SAMPLER bindings. Two layouts whose immutable samplers
     /// are described equally are equal, whichever `VkSampler` handles they end up with.
     pub immutable_samplers: Vec<SamplerDesc>,
+}
+
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `new` and these.
+setters! { SetLayoutBinding {
+    binding: u32,
+    descriptor_type: vk::DescriptorType,
+    count: u32,
+    stages: vk::ShaderStageFlags,
+    flags: vk::DescriptorBindingFlags,
+    immutable_samplers: Vec<SamplerDesc>,
+} }
+
+impl SetLayoutBinding {
+    /// Binding `binding` of `count` descriptors of `descriptor_type`, visible to `stages`,
+    /// without binding flags or immutable samplers (set those with
+    /// [`flags`](Self::flags) and [`immutable_samplers`](Self::immutable_samplers)).
+    pub fn new(
+        binding: u32,
+        descriptor_type: vk::DescriptorType,
+        count: u32,
+        stages: vk::ShaderStageFlags,
+    ) -> Self {
+        SetLayoutBinding {
+            binding,
+            descriptor_type,
+            count,
+            stages,
+            flags: vk::DescriptorBindingFlags::empty(),
+            immutable_samplers: Vec::new(),
+        }
+    }
 }
 
 /// A descriptor set layout by content. Build with [`new`](Self::new) to get canonical

@@ -56,6 +56,7 @@ pub(crate) use image::import_image_memory;
 /// What an importer needs besides the fd: returned by [`Buffer::export_memory`], given to
 /// [`Device::import_buffer`] (or to CUDA: `cuImportExternalMemory`'s `size`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ExternalMemory {
     /// The handle type of the fd.
     pub handle: ExternalHandle,
@@ -66,6 +67,27 @@ pub struct ExternalMemory {
     /// (VUID-VkMemoryAllocateInfo-allocationSize-01742), which on the same physical device
     /// is the same index.
     pub memory_type_index: u32,
+}
+
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `new` (or an export's value) and these.
+setters! { ExternalMemory {
+    handle: ExternalHandle,
+    allocation_size: u64,
+    memory_type_index: u32,
+} }
+
+impl ExternalMemory {
+    /// An fd's description for [`Device::import_buffer`] (`#[non_exhaustive]`: a later kiln
+    /// may add fields with defaults), for memory another API exported: its handle type,
+    /// allocation size in bytes, and the memory type index the exporter allocated from.
+    pub fn new(handle: ExternalHandle, allocation_size: u64, memory_type_index: u32) -> Self {
+        ExternalMemory {
+            handle,
+            allocation_size,
+            memory_type_index,
+        }
+    }
 }
 
 /// The usage every external buffer gets (as kiln's buffers: transfers always work).

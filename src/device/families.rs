@@ -47,6 +47,7 @@ pub enum QueueKind {
 
 /// Where the queue of a kind comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum QueueSource {
     /// A `VkQueue` of its own, with its own timeline.
     Dedicated,

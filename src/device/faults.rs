@@ -33,6 +33,7 @@ use ash::vk;
 /// A category of Vulkan call that faults can be injected at (see the module docs).
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FaultSite {
     AllocateMemory,
     CreateBuffer,

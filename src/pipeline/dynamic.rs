@@ -40,6 +40,7 @@ impl From<vk::StencilOpState> for StencilOps {
 /// A graphics pipeline's values of the state kiln keeps dynamic (module docs), recorded when
 /// it is bound ([`Pipeline::dynamic_state`](super::Pipeline::dynamic_state)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DynamicState {
     /// `vkCmdSetCullMode`.
     pub cull_mode: vk::CullModeFlags,

@@ -25,6 +25,7 @@ use crate::error::{vk_device_err, PipelineError, Result};
 /// The value of one statistic, in the type the driver reports it in
 /// (`VkPipelineExecutableStatisticFormatKHR`).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum StatisticValue {
     /// `VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR`.
     Bool(bool),

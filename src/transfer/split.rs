@@ -46,6 +46,7 @@ pub const SPLIT_ALIGN: u64 = 64 << 10;
 /// parts (`Batch::siblings` in `queue/submit.rs`); both buffers are stamped by every part,
 /// so host access, later submissions on any queue and deferred destruction wait for all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct TransferSplit {
     /// Copies of at least this many bytes are split; default 64 MiB (smaller copies, such
     /// as a stream's chunks, stay on the queue they were submitted to).
@@ -54,7 +55,23 @@ pub struct TransferSplit {
     pub max_parts: u32,
 }
 
+// Builder methods (`setters!`, lib.rs): the struct is `#[non_exhaustive]`, so outside kiln it
+// is built from `new`, `DEFAULT` or `OFF` and these.
+setters! { TransferSplit {
+    min_bytes: u64,
+    max_parts: u32,
+} }
+
 impl TransferSplit {
+    /// Copies of at least `min_bytes` bytes split into at most `max_parts` parts (`const`,
+    /// for a `const` of your own; [`DEFAULT`](Self::DEFAULT) and [`OFF`](Self::OFF) are two).
+    pub const fn new(min_bytes: u64, max_parts: u32) -> Self {
+        TransferSplit {
+            min_bytes,
+            max_parts,
+        }
+    }
+
     /// kiln's default: copies of 64 MiB or more in up to 3 parts (3 parts held 50.6–51.0
     /// GB/s up at 256 MiB and 1 GiB in two processes where 2 parts held 49.8–50.3).
     pub const DEFAULT: TransferSplit = TransferSplit {

@@ -88,18 +88,14 @@ fn a_set_dropped_in_flight_is_not_reused_and_keeps_its_buffers_alive() {
 #[test]
 fn batched_writes_beyond_the_stack_batch_are_checked_and_written() {
     let device = device();
-    let bindings: Vec<SetLayoutBinding> = (0..20)
-        .map(|i| SetLayoutBinding {
-            binding: i,
-            descriptor_type: if i.is_multiple_of(3) {
+    let bindings: Vec<SetLayoutBinding> = (0..20u32)
+        .map(|i| {
+            let ty = if i.is_multiple_of(3) {
                 vk::DescriptorType::UNIFORM_BUFFER
             } else {
                 vk::DescriptorType::STORAGE_BUFFER
-            },
-            count: 1,
-            stages: vk::ShaderStageFlags::COMPUTE,
-            flags: vk::DescriptorBindingFlags::empty(),
-            immutable_samplers: Vec::new(),
+            };
+            SetLayoutBinding::new(i, ty, 1, vk::ShaderStageFlags::COMPUTE)
         })
         .collect();
     let desc = DescriptorSetLayoutDesc::new(bindings, vk::DescriptorSetLayoutCreateFlags::empty());

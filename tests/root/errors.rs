@@ -88,14 +88,7 @@ fn binding(
     ty: vk::DescriptorType,
     flags: vk::DescriptorBindingFlags,
 ) -> kiln::SetLayoutBinding {
-    kiln::SetLayoutBinding {
-        binding: n,
-        descriptor_type: ty,
-        count: 4,
-        stages: vk::ShaderStageFlags::COMPUTE,
-        flags,
-        immutable_samplers: Vec::new(),
-    }
+    kiln::SetLayoutBinding::new(n, ty, 4, vk::ShaderStageFlags::COMPUTE).flags(flags)
 }
 
 /// Was: VUID-VkDescriptorSetLayoutCreateInfo-binding-00279 (duplicate binding numbers) and

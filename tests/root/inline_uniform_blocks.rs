@@ -149,13 +149,14 @@ fn inline_uniform_block_errors_are_coded() {
     // Layouts by hand: a block past maxInlineUniformBlockSize, one whose size is not a
     // multiple of 4, an array (variable count) of blocks.
     let max = device.features().inline_uniform_block_limits.max_size;
-    let binding = |count: u32, flags: vk::DescriptorBindingFlags| kiln::SetLayoutBinding {
-        binding: 0,
-        descriptor_type: vk::DescriptorType::INLINE_UNIFORM_BLOCK,
-        count,
-        stages: vk::ShaderStageFlags::COMPUTE,
-        flags,
-        immutable_samplers: Vec::new(),
+    let binding = |count: u32, flags: vk::DescriptorBindingFlags| {
+        kiln::SetLayoutBinding::new(
+            0,
+            vk::DescriptorType::INLINE_UNIFORM_BLOCK,
+            count,
+            vk::ShaderStageFlags::COMPUTE,
+        )
+        .flags(flags)
     };
     let none = vk::DescriptorBindingFlags::empty();
     for (b, what) in [
@@ -178,10 +179,7 @@ fn inline_uniform_block_errors_are_coded() {
     // A layout of more blocks than the pipeline layout may hold.
     let limits = device.features().inline_uniform_block_limits;
     let many: Vec<kiln::SetLayoutBinding> = (0..=limits.max_per_stage.min(64))
-        .map(|i| kiln::SetLayoutBinding {
-            binding: i,
-            ..binding(4, none)
-        })
+        .map(|i| binding(4, none).binding(i))
         .collect();
     if many.len() as u32 > limits.max_per_stage {
         let desc = PipelineLayoutDesc::default().sets(vec![DescriptorSetLayoutDesc::new(

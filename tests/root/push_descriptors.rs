@@ -212,14 +212,12 @@ fn push_descriptor_errors_are_the_set_write_codes() {
     let e = device.pipeline_layout(&two).unwrap_err();
     assert_eq!(e.code(), "KILN-E210", "{e}");
     // kiln pushes no input attachments: a push layout with one is refused.
-    let image_binding = kiln::SetLayoutBinding {
-        binding: 0,
-        descriptor_type: vk::DescriptorType::INPUT_ATTACHMENT,
-        count: 1,
-        stages: vk::ShaderStageFlags::COMPUTE,
-        flags: vk::DescriptorBindingFlags::empty(),
-        immutable_samplers: Vec::new(),
-    };
+    let image_binding = kiln::SetLayoutBinding::new(
+        0,
+        vk::DescriptorType::INPUT_ATTACHMENT,
+        1,
+        vk::ShaderStageFlags::COMPUTE,
+    );
     let e = device
         .set_layout(&kiln::DescriptorSetLayoutDesc::new(
             vec![image_binding],

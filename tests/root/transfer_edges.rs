@@ -10,10 +10,7 @@ use kiln::hooks::{FaultInjector, FaultSite};
 use kiln::{vk, Device, DeviceDesc, ReadbackQueue, TransferDesc, TransferSplit, UploadQueue};
 
 /// Copies from 256 KiB are split in up to 3 parts.
-const SPLIT: TransferSplit = TransferSplit {
-    min_bytes: 256 << 10,
-    max_parts: 3,
-};
+const SPLIT: TransferSplit = TransferSplit::new(256 << 10, 3);
 
 /// Emulated queues (a transfer queue of their own on lavapipe), copies split from
 /// [`SPLIT`], and a fault injector to fail their submissions.

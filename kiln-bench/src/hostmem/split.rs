@@ -197,10 +197,7 @@ fn measure(
     let result = (|| -> BenchResult<()> {
         for _ in 0..rounds {
             for v in variants.iter_mut() {
-                let split = TransferSplit {
-                    min_bytes: 0,
-                    max_parts: v.parts,
-                };
+                let split = TransferSplit::new(0, v.parts);
                 device.debug_set_transfer_split(split);
                 let q = if v.upload { &up } else { &down };
                 let t = Instant::now();

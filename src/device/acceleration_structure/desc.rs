@@ -57,6 +57,7 @@ impl<'a> AccelerationStructureDesc<'a> {
 /// What an acceleration structure is built from (`VkAccelerationStructureGeometryKHR`'s
 /// geometry types kiln builds).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub enum AccelerationStructureGeometry<'a> {
     /// Triangle geometries: a bottom-level structure.
     Triangles(&'a [AccelerationStructureTriangles<'a>]),

@@ -30,6 +30,7 @@ pub struct BlockMember {
 
 /// The scalar component of a block member's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ScalarType {
     /// `bool` (in a block: a 32-bit value, as Vulkan stores booleans there).
     Bool,

@@ -193,6 +193,7 @@ pub struct PushConstantBlock {
 
 /// Scalar type of a specialization constant.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum SpecValue {
     /// `bool` (32 bits in the specialization data).
     Bool(bool),

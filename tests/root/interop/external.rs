@@ -204,10 +204,7 @@ fn external_misuse_is_coded() {
     let e = other.import_buffer(&big, fd.as_fd(), &memory).unwrap_err();
     assert_eq!(e.code(), "KILN-E164", "{e}");
     // A memory type the buffer does not allow.
-    let wrong_type = ExternalMemory {
-        memory_type_index: 31,
-        ..memory
-    };
+    let wrong_type = memory.memory_type_index(31);
     assert_eq!(
         code(other.import_buffer(&desc("x"), fd.as_fd(), &wrong_type)),
         "KILN-E164"

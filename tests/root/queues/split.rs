@@ -21,10 +21,7 @@ fn split_device(parts: u32) -> Device {
     device_with_desc(
         DeviceDesc::default()
             .emulate_queues(true)
-            .transfer_split(Some(TransferSplit {
-                min_bytes: 256 << 10,
-                max_parts: parts,
-            })),
+            .transfer_split(Some(TransferSplit::new(256 << 10, parts))),
     )
 }
 
@@ -218,10 +215,7 @@ fn a_stream_whose_chunk_copies_are_split_matches_the_cpu_reference() {
     let device = device_with_desc(
         DeviceDesc::default()
             .emulate_queues(true)
-            .transfer_split(Some(TransferSplit {
-                min_bytes: 16 << 10,
-                max_parts: 2,
-            })),
+            .transfer_split(Some(TransferSplit::new(16 << 10, 2))),
     );
     // A chunk of one SPLIT_ALIGN unit (16 Ki u32s = 64 KiB) stays one copy; one of 256 KiB
     // (four units) is copied in two parts.
