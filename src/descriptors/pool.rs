@@ -33,7 +33,7 @@
 use ash::vk;
 
 use super::layout::DescriptorSetLayoutDesc;
-use super::set::Held;
+use super::set::HeldList;
 use crate::device::{FaultSite, Shared};
 use crate::error::{vk_device_err, DescriptorError, Result};
 
@@ -155,17 +155,25 @@ pub(crate) fn scaled_sizes(
         .collect()
 }
 
+/// A freed set kept for a new one (a recycled layout's, module docs).
+pub(super) struct Spare {
+    pub raw: vk::DescriptorSet,
+    /// Index of its pool.
+    pub pool: usize,
+    /// Its descriptor list, reset at retirement (the resources it held released) to a new
+    /// set's entries at the layout's full length, or no entry (the new set fills it).
+    pub held: HeldList,
+}
+
 pub(crate) struct DescriptorAllocator {
     sizes: Vec<vk::DescriptorPoolSize>,
     flags: vk::DescriptorPoolCreateFlags,
     /// The pools, parallel to `chain`'s.
     pools: Vec<vk::DescriptorPool>,
     chain: PoolChain,
-    /// Freed sets kept for reuse: (set, pool index). Only when `recycle`.
-    spare: Vec<(vk::DescriptorSet, usize)>,
-    /// The emptied descriptor lists of freed sets (their allocations), taken by new sets:
-    /// no allocation per set. At most one per spare set.
-    spare_held: Vec<Vec<Option<Held>>>,
+    /// Freed sets kept for reuse, each with its emptied descriptor list (its allocation):
+    /// no Vulkan call and no allocation per set. Only when `recycle`.
+    spare: Vec<Spare>,
     /// Every binding must be written before a set of this layout binds.
     recycle: bool,
     /// Inline uniform block bindings per set (their pool sizes count bytes).
@@ -192,7 +200,6 @@ impl DescriptorAllocator {
             pools: Vec::new(),
             chain: PoolChain::default(),
             spare: Vec::new(),
-            spare_held: Vec::new(),
             recycle: bindings.iter().all(|b| !b.flags.intersects(partial)),
             inline_bindings: bindings
                 .iter()
@@ -223,18 +230,31 @@ impl DescriptorAllocator {
         Ok(self.chain.grow().0)
     }
 
-    /// Allocates one set; returns (set, pool index).
-    pub(crate) fn allocate(
+    /// A freed set kept for reuse, if one is (recycled layouts only; a set of no variable
+    /// count).
+    #[inline]
+    pub(super) fn take_spare(&mut self) -> Option<Spare> {
+        self.spare.pop()
+    }
+
+    /// Allocates one set: a spare one when there is one and `variable_count` is `None`,
+    /// else a new one from the pools (its descriptor list then has no entry).
+    pub(super) fn allocate(
         &mut self,
         shared: &Shared,
         layout: vk::DescriptorSetLayout,
         variable_count: Option<u32>,
-    ) -> Result<(vk::DescriptorSet, usize), DescriptorError> {
+    ) -> Result<Spare, DescriptorError> {
         if variable_count.is_none() {
             if let Some(s) = self.spare.pop() {
                 return Ok(s);
             }
         }
+        let made = |raw: vk::DescriptorSet, pool: usize| Spare {
+            raw,
+            pool,
+            held: HeldList::default(),
+        };
         let device = &shared.raw;
         let layouts = [layout];
         let counts = [variable_count.unwrap_or(0)];
@@ -258,7 +278,7 @@ impl DescriptorAllocator {
             match try_pool(self.pools[i]) {
                 Ok(v) => {
                     self.chain.allocated(i);
-                    return Ok((v[0], i));
+                    return Ok(made(v[0], i));
                 }
                 Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
                     self.chain.mark_full(i);
@@ -272,7 +292,7 @@ impl DescriptorAllocator {
             match try_pool(self.pools[i]) {
                 Ok(v) => {
                     self.chain.allocated(i);
-                    return Ok((v[0], i));
+                    return Ok(made(v[0], i));
                 }
                 Err(
                     e @ (vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL),
@@ -288,34 +308,30 @@ impl DescriptorAllocator {
 
     /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending
     /// submission may use it.
-    /// `held`: the set's descriptor list, emptied (kept for a later set when the set is).
+    /// `held`: the set's descriptor list, reset to a new set's entries (kept for a later
+    /// set with the set).
     pub(super) fn free(
         &mut self,
         device: &ash::Device,
         set: vk::DescriptorSet,
         pool: usize,
-        held: Vec<Option<Held>>,
+        held: HeldList,
     ) {
         let Some(&raw) = self.pools.get(pool) else {
             return;
         };
         if self.recycle {
-            self.spare.push((set, pool));
-            if held.is_empty() && self.spare_held.len() < self.spare.len() {
-                self.spare_held.push(held);
-            }
+            self.spare.push(Spare {
+                raw: set,
+                pool,
+                held,
+            });
             return;
         }
         // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET) and no
         // pending command buffer uses it (kiln's execute waits).
         let _ = unsafe { device.free_descriptor_sets(raw, &[set]) };
         self.chain.freed(pool);
-    }
-
-    /// An emptied descriptor list of a freed set, for a new set (`None`: none kept).
-    #[inline]
-    pub(super) fn take_held(&mut self) -> Option<Vec<Option<Held>>> {
-        self.spare_held.pop()
     }
 
     pub(crate) fn destroy(&mut self, device: &ash::Device) {

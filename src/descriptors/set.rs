@@ -12,7 +12,6 @@
 mod acceleration_structure;
 mod images;
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
@@ -20,6 +19,7 @@ use ash::vk;
 use ash::vk::Handle;
 
 use super::layout::{slots_of, BufferPlan, SetLayout, SetLayoutBinding};
+use super::pool::{DescriptorAllocator, Spare};
 use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
 use crate::device::{
     AccelerationStructure, Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps,
@@ -64,6 +64,9 @@ pub(crate) enum SetResource<'s> {
     Image(&'s Image, vk::ImageViewType, crate::device::Subresources),
 }
 
+/// A set's descriptor list (its length is fixed when the set is made).
+pub(super) type HeldList = Box<[Option<Held>]>;
+
 /// Writes of one `write_buffers` call that go through stack arrays (no allocation).
 const BATCH: usize = 8;
 
@@ -72,12 +75,16 @@ const BATCH: usize = 8;
 pub struct DescriptorSet {
     layout: Arc<SetLayout>,
     raw: vk::DescriptorSet,
-    pool: usize,
+    /// Index of its pool in the layout's allocator (a `u32`: the set stays at most 128
+    /// bytes, which Rust moves without a `memcpy` call).
+    pool: u32,
     set: u32,
-    names: Arc<BTreeMap<String, u32>>,
+    /// The index of the set's binding names in its layout's name table (0: none).
+    names: u32,
     /// One entry per descriptor, binding after binding in the layout's (sorted) order:
-    /// binding `i` starts at `layout.starts()[i]`. One allocation per set.
-    held: Vec<Option<Held>>,
+    /// binding `i` starts at `layout.starts()[i]`. One allocation per set, reused by the
+    /// sets that take its handle after it (`pool::Spare`).
+    held: HeldList,
     /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
     unwritten: u32,
     /// Per queue, the timeline value of the last submission that bound this set.
@@ -102,14 +109,40 @@ impl std::fmt::Debug for DescriptorSet {
 }
 
 /// [`Device::allocate_set_with_count`] without a `Device` handle (no reference-count
-/// traffic on the hot path of `new_set`).
+/// traffic on the hot path of `new_set`). `names`: the index of the set's binding names in
+/// the layout's [`NameTable`](super::names::NameTable) (0: none).
+#[inline]
 pub(crate) fn allocate_set_in(
     shared: &Arc<Shared>,
     layout: &Arc<SetLayout>,
     set: u32,
-    names: Arc<BTreeMap<String, u32>>,
+    names: u32,
     variable_count: Option<u32>,
 ) -> Result<DescriptorSet, DescriptorError> {
+    let mut pools = layout.pools.lock().unwrap_or_else(|p| p.into_inner());
+    // The common case: a set of this layout freed earlier (a recycled layout, `pool`'s
+    // module docs: no variable count, no push descriptors), its descriptor list reset at
+    // retirement. No Vulkan call, no allocation.
+    let fast = variable_count.is_none() && Arc::ptr_eq(&layout.shared, shared);
+    let (spare, count) = match fast.then(|| pools.take_spare()).flatten() {
+        Some(spare) => (spare, None),
+        None => new_spare(shared, layout, set, variable_count, &mut pools)?,
+    };
+    drop(pools);
+    Ok(DescriptorSet::from_spare(layout, set, names, spare, count))
+}
+
+/// [`allocate_set_in`] past its common case: the checks (and errors) of the layout and
+/// the count, then a set from `pools` (the layout's, locked); returns it and the count of
+/// the variable-count binding (`None`: no such binding).
+#[inline(never)]
+fn new_spare(
+    shared: &Arc<Shared>,
+    layout: &SetLayout,
+    set: u32,
+    variable_count: Option<u32>,
+    pools: &mut DescriptorAllocator,
+) -> Result<(Spare, Option<u32>), DescriptorError> {
     if !Arc::ptr_eq(&layout.shared, shared) {
         return Err(DescriptorError::Device(DeviceError::ForeignObject {
             object: format!("set layout {} (set {set})", layout.id()),
@@ -147,43 +180,7 @@ pub(crate) fn allocate_set_in(
         (Some(b), None) => Some(b.count),
         (None, _) => None,
     };
-    // The descriptor list of a freed set when one is kept: no allocation.
-    let (raw, pool, spare) = {
-        let mut pools = layout.pools.lock().unwrap_or_else(|p| p.into_inner());
-        let (raw, pool) = pools.allocate(shared, layout.raw(), count)?;
-        (raw, pool, pools.take_held())
-    };
-    let last = bindings.len().saturating_sub(1);
-    let total = match count {
-        Some(n) => layout.starts().get(last).copied().unwrap_or(0) as usize + n as usize,
-        None => layout.descriptor_total() as usize,
-    };
-    let mut held = spare.unwrap_or_default();
-    held.clear();
-    held.reserve(total);
-    let mut unwritten = 0u32;
-    match (count, layout.fresh_set()) {
-        // Maximum counts, no binding filled: every entry empty, the count known.
-        (None, (fresh, false)) => {
-            for _ in 0..total {
-                held.push(None);
-            }
-            unwritten = fresh;
-        }
-        _ => fill_held(bindings, count, &mut held, &mut unwritten),
-    }
-    Ok(DescriptorSet {
-        layout: layout.clone(),
-        raw,
-        pool,
-        set,
-        names,
-        held,
-        unwritten,
-        uses: QueueStamps::default(),
-        listed_by: AtomicU64::new(0),
-        draw_entry: AtomicU32::new(u32::MAX),
-    })
+    Ok((pools.allocate(shared, layout.raw(), count)?, count))
 }
 
 /// The entries of a new set binding after binding (`count`: the variable-count binding's,
@@ -210,16 +207,72 @@ fn fill_held(
     }
 }
 
-/// Records in a set's list (`held`, `unwritten`) that element 0 of the binding of `p` now
-/// refers to the whole `buffer` (kept alive with the set).
-#[inline(always)]
-fn hold_buffer(held: &mut [Option<Held>], unwritten: &mut u32, p: &BufferPlan, buffer: &Buffer) {
-    let Some(slot) = held.get_mut(p.start as usize) else {
-        return;
+/// A new set's list (`count`: the variable-count binding's, `None`: no such binding),
+/// made from `held`'s allocation where it fits; returns it and the descriptors to write
+/// before the set binds.
+#[inline(never)]
+fn new_held(layout: &SetLayout, count: Option<u32>, held: HeldList) -> (HeldList, u32) {
+    let bindings = layout.desc().bindings();
+    let last = bindings.len().saturating_sub(1);
+    let total = match count {
+        Some(n) => layout.starts().get(last).copied().unwrap_or(0) as usize + n as usize,
+        None => layout.descriptor_total() as usize,
     };
-    let old = slot.replace(Held::Buffer(buffer.clone(), 0, buffer.size()));
-    if old.is_none() && p.counts {
-        *unwritten -= 1;
+    let mut list = held.into_vec();
+    list.clear();
+    list.reserve_exact(total);
+    let mut unwritten = 0u32;
+    match (count, layout.fresh_set()) {
+        // Maximum counts, no binding filled: every entry empty, the count known.
+        (None, (fresh, false)) => {
+            list.resize_with(total, || None);
+            unwritten = fresh;
+        }
+        _ => fill_held(bindings, count, &mut list, &mut unwritten),
+    }
+    (list.into_boxed_slice(), unwritten)
+}
+
+/// Sets a retired set's list (at maximum counts) back to a new set's entries, releasing the
+/// resources it refers to: every entry `None`, or `Held::Immutable` in SAMPLER bindings
+/// that immutable samplers fill (as [`fill_held`] makes them). A spare set's list is taken
+/// as it is ([`DescriptorSet::from_spare`]).
+fn reset_held(layout: &SetLayout, held: &mut [Option<Held>]) {
+    held.fill_with(|| None);
+    if !layout.fresh_set().1 {
+        return;
+    }
+    let starts = layout.starts();
+    for (i, b) in layout.desc().bindings().iter().enumerate() {
+        if b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty() {
+            let start = starts[i] as usize;
+            let end = starts.get(i + 1).map_or(held.len(), |&e| e as usize);
+            if let Some(slots) = held.get_mut(start..end) {
+                slots.fill_with(|| Some(Held::Immutable));
+            }
+        }
+    }
+}
+
+/// Records in a set's list that element 0 of the binding of `p` now refers to the whole
+/// `buffer` (kept alive with the set); returns the descriptors to write that this write
+/// fills (1 where the entry was empty and counts, else 0). The caller checked that the entry
+/// exists (`BufferPlan::admits`).
+#[inline(always)]
+fn hold_buffer(held: &mut [Option<Held>], p: &BufferPlan, buffer: &Buffer) -> u32 {
+    let Some(slot) = held.get_mut(p.start as usize) else {
+        return 0;
+    };
+    let new = Held::Buffer(buffer.clone(), 0, buffer.size());
+    match slot {
+        Some(old) => {
+            *old = new;
+            0
+        }
+        None => {
+            *slot = Some(new);
+            u32::from(p.counts)
+        }
     }
 }
 
@@ -230,6 +283,41 @@ fn partially_bound(b: &SetLayoutBinding) -> bool {
 }
 
 impl DescriptorSet {
+    /// A new set of `layout` on `spare`'s handle and descriptor list (`count`: the
+    /// variable-count binding's, `None`: no such binding). A list emptied at retirement
+    /// (every entry `None` at the full length, [`Drop`]) is taken as it is.
+    #[inline(always)]
+    fn from_spare(
+        layout: &Arc<SetLayout>,
+        set: u32,
+        names: u32,
+        spare: Spare,
+        count: Option<u32>,
+    ) -> DescriptorSet {
+        let (held, unwritten) =
+            if count.is_none() && spare.held.len() == layout.descriptor_total() as usize {
+                debug_assert!(spare
+                    .held
+                    .iter()
+                    .all(|h| matches!(h, None | Some(Held::Immutable))));
+                (spare.held, layout.fresh_set().0)
+            } else {
+                new_held(layout, count, spare.held)
+            };
+        DescriptorSet {
+            layout: layout.clone(),
+            raw: spare.raw,
+            pool: spare.pool as u32,
+            set,
+            names,
+            held,
+            unwritten,
+            uses: QueueStamps::default(),
+            listed_by: AtomicU64::new(0),
+            draw_entry: AtomicU32::new(u32::MAX),
+        }
+    }
+
     /// The set's layout (interned).
     #[inline]
     pub fn layout(&self) -> &Arc<SetLayout> {
@@ -364,14 +452,14 @@ impl DescriptorSet {
     /// Errors: `KILN-E201` no binding of that name (the message lists the names the set
     /// has).
     pub fn binding_of(&self, name: &str) -> Result<u32, DescriptorError> {
-        self.names
+        let names = self.layout.names.get(self.names);
+        names
             .get(name)
             .copied()
             .ok_or_else(|| DescriptorError::NoSuchBindingName {
                 set: self.set,
                 name: name.to_string(),
-                available: self
-                    .names
+                available: names
                     .iter()
                     .map(|(n, b)| format!("`{n}` (binding {b})"))
                     .collect(),
@@ -474,35 +562,28 @@ impl DescriptorSet {
         &mut self,
         writes: &[(u32, &Buffer)],
     ) -> Result<bool, DescriptorError> {
-        if writes.len() > BATCH {
+        let n = writes.len();
+        if n > BATCH {
             return Ok(false);
         }
         let plans = self.layout.buffer_plans();
+        let device = Arc::as_ptr(&self.layout.shared);
+        let len = self.held.len();
         let mut infos = [vk::DescriptorBufferInfo::default(); BATCH];
-        let mut picked: [Option<&BufferPlan>; BATCH] = [None; BATCH];
         // Every binding written, in layout order (the update template's case).
-        let mut in_order = writes.len() == plans.len();
-        for (i, (binding, buffer)) in writes.iter().enumerate() {
+        let mut in_order = n == plans.len();
+        for (i, ((binding, buffer), info)) in writes.iter().zip(&mut infos).enumerate() {
             let Some(p) = plans.get(*binding as usize) else {
                 return Ok(false);
             };
-            let size = buffer.size();
-            let ok = p.binding == *binding
-                && !p.usage.is_empty()
-                && buffer.usage().contains(p.usage)
-                && size != 0
-                && size <= p.max_range
-                && (p.start as usize) < self.held.len()
-                && Arc::ptr_eq(buffer.shared(), &self.layout.shared);
-            if !ok {
+            if !p.admits(*binding, buffer, device, len) {
                 return Ok(false);
             }
-            infos[i] = vk::DescriptorBufferInfo {
+            *info = vk::DescriptorBufferInfo {
                 buffer: buffer.raw(),
                 offset: 0,
-                range: size,
+                range: buffer.size(),
             };
-            picked[i] = Some(p);
             in_order &= *binding as usize == i;
         }
         self.wait_unused()?;
@@ -524,30 +605,31 @@ impl DescriptorSet {
                     infos.as_ptr().cast(),
                 )
             };
-            for (p, (_, buffer)) in picked.iter().zip(writes) {
-                if let Some(p) = p {
-                    hold_buffer(&mut self.held, &mut self.unwritten, p, buffer);
-                }
+            // Binding `i` is write `i` (in order).
+            let (held, mut filled) = (&mut self.held[..], 0);
+            for (p, (_, buffer)) in plans.iter().zip(writes) {
+                filled += hold_buffer(held, p, buffer);
             }
+            self.unwritten -= filled;
             return Ok(true);
         }
         // The Vulkan writes and the set's list in one pass (the update cannot fail, and no
         // pending submission uses the set: waited above).
         let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
-        let n = writes.len();
-        for ((w, (p, info)), (_, buffer)) in vk_writes
-            .iter_mut()
-            .zip(picked.iter().zip(&infos))
-            .zip(writes)
-        {
-            let Some(p) = p else { continue };
+        let (held, mut filled) = (&mut self.held[..], 0);
+        for ((w, info), (binding, buffer)) in vk_writes.iter_mut().zip(&infos).zip(writes) {
+            // Each write passed its binding's plan above: the plan is there.
+            let Some(p) = plans.get(*binding as usize) else {
+                continue;
+            };
             *w = vk::WriteDescriptorSet::default()
                 .dst_set(self.raw)
                 .dst_binding(p.binding)
                 .descriptor_type(p.ty)
                 .buffer_info(std::slice::from_ref(info));
-            hold_buffer(&mut self.held, &mut self.unwritten, p, buffer);
+            filled += hold_buffer(held, p, buffer);
         }
+        self.unwritten -= filled;
         // SAFETY: as in write_buffer_range, for each write (each passed its binding's
         // plan, which is every check of `check_buffer_write_in` for this write).
         unsafe {
@@ -769,13 +851,14 @@ impl DescriptorSet {
 impl Drop for DescriptorSet {
     fn drop(&mut self) {
         let layout = self.layout.clone();
-        let (raw, pool) = (self.raw, self.pool);
+        let (raw, pool) = (self.raw, self.pool as usize);
         let mut held = std::mem::take(&mut self.held);
         // The closure keeps the layout (and the resources the set refers to) alive until
         // every submission that may use the set has finished. The resources are released
         // before the pools' lock is taken; the emptied list goes back with the set.
         self.layout.shared.retire(move |s| {
-            held.clear();
+            // Back to a new set's entries, as `from_spare` takes the list.
+            reset_held(&layout, &mut held);
             layout
                 .pools
                 .lock()
