@@ -34,7 +34,7 @@ use ash::vk;
 
 use super::layout::DescriptorSetLayoutDesc;
 use super::set::HeldList;
-use crate::device::{FaultSite, Shared};
+use crate::device::{FaultSite, QueueStamps, Shared};
 use crate::error::{vk_device_err, DescriptorError, Result};
 
 /// Sets in the first pool of a layout.
@@ -155,14 +155,37 @@ pub(crate) fn scaled_sizes(
         .collect()
 }
 
-/// A freed set kept for a new one (a recycled layout's, module docs).
-pub(super) struct Spare {
+/// A set's handle and what goes with it from one set to the next: a [`DescriptorSet`]'s
+/// own state, in one allocation per `VkDescriptorSet`. A freed set of a recycled layout
+/// (module docs) is kept with its slot, and the next set takes both: no Vulkan call and no
+/// allocation per set.
+///
+/// [`DescriptorSet`]: super::DescriptorSet
+pub(super) struct SetSlot {
     pub raw: vk::DescriptorSet,
     /// Index of its pool.
     pub pool: usize,
-    /// Its descriptor list, reset at retirement (the resources it held released) to a new
-    /// set's entries at the layout's full length, or no entry (the new set fills it).
+    /// The set's descriptor list: one entry per descriptor, binding after binding in the
+    /// layout's (sorted) order (binding `i` starts at `layout.starts()[i]`). A spare slot's
+    /// was reset at retirement (the resources it held released) to a new set's entries at
+    /// the layout's full length, or has no entry (the new set fills it).
     pub held: HeldList,
+    /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
+    pub unwritten: u32,
+    /// Per queue, the timeline value of the last submission that bound the set.
+    pub uses: QueueStamps,
+}
+
+impl SetSlot {
+    fn new(raw: vk::DescriptorSet, pool: usize) -> Box<SetSlot> {
+        Box::new(SetSlot {
+            raw,
+            pool,
+            held: HeldList::default(),
+            unwritten: 0,
+            uses: QueueStamps::default(),
+        })
+    }
 }
 
 pub(crate) struct DescriptorAllocator {
@@ -171,9 +194,11 @@ pub(crate) struct DescriptorAllocator {
     /// The pools, parallel to `chain`'s.
     pools: Vec<vk::DescriptorPool>,
     chain: PoolChain,
-    /// Freed sets kept for reuse, each with its emptied descriptor list (its allocation):
-    /// no Vulkan call and no allocation per set. Only when `recycle`.
-    spare: Vec<Spare>,
+    /// Freed sets kept for reuse, each with its slot (its descriptor list reset): no
+    /// Vulkan call and no allocation per set. Only when `recycle`.
+    // Boxed: each box is a set's own allocation, handed to the next set as it is.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<SetSlot>>,
     /// Every binding must be written before a set of this layout binds.
     recycle: bool,
     /// Inline uniform block bindings per set (their pool sizes count bytes).
@@ -233,28 +258,23 @@ impl DescriptorAllocator {
     /// A freed set kept for reuse, if one is (recycled layouts only; a set of no variable
     /// count).
     #[inline]
-    pub(super) fn take_spare(&mut self) -> Option<Spare> {
+    pub(super) fn take_spare(&mut self) -> Option<Box<SetSlot>> {
         self.spare.pop()
     }
 
     /// Allocates one set: a spare one when there is one and `variable_count` is `None`,
-    /// else a new one from the pools (its descriptor list then has no entry).
+    /// else a new one from the pools (in a new slot: its descriptor list has no entry).
     pub(super) fn allocate(
         &mut self,
         shared: &Shared,
         layout: vk::DescriptorSetLayout,
         variable_count: Option<u32>,
-    ) -> Result<Spare, DescriptorError> {
+    ) -> Result<Box<SetSlot>, DescriptorError> {
         if variable_count.is_none() {
             if let Some(s) = self.spare.pop() {
                 return Ok(s);
             }
         }
-        let made = |raw: vk::DescriptorSet, pool: usize| Spare {
-            raw,
-            pool,
-            held: HeldList::default(),
-        };
         let device = &shared.raw;
         let layouts = [layout];
         let counts = [variable_count.unwrap_or(0)];
@@ -278,7 +298,7 @@ impl DescriptorAllocator {
             match try_pool(self.pools[i]) {
                 Ok(v) => {
                     self.chain.allocated(i);
-                    return Ok(made(v[0], i));
+                    return Ok(SetSlot::new(v[0], i));
                 }
                 Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
                     self.chain.mark_full(i);
@@ -292,7 +312,7 @@ impl DescriptorAllocator {
             match try_pool(self.pools[i]) {
                 Ok(v) => {
                     self.chain.allocated(i);
-                    return Ok(made(v[0], i));
+                    return Ok(SetSlot::new(v[0], i));
                 }
                 Err(
                     e @ (vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL),
@@ -308,24 +328,15 @@ impl DescriptorAllocator {
 
     /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending
     /// submission may use it.
-    /// `held`: the set's descriptor list, reset to a new set's entries (kept for a later
-    /// set with the set).
-    pub(super) fn free(
-        &mut self,
-        device: &ash::Device,
-        set: vk::DescriptorSet,
-        pool: usize,
-        held: HeldList,
-    ) {
+    /// `slot`: the set's, its descriptor list reset to a new set's entries (kept for a
+    /// later set with the set).
+    pub(super) fn free(&mut self, device: &ash::Device, slot: Box<SetSlot>) {
+        let (set, pool) = (slot.raw, slot.pool);
         let Some(&raw) = self.pools.get(pool) else {
             return;
         };
         if self.recycle {
-            self.spare.push(Spare {
-                raw: set,
-                pool,
-                held,
-            });
+            self.spare.push(slot);
             return;
         }
         // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET) and no

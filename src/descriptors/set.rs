@@ -12,6 +12,7 @@
 mod acceleration_structure;
 mod images;
 
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use ash::vk;
 use ash::vk::Handle;
 
 use super::layout::{slots_of, BufferPlan, SetLayout, SetLayoutBinding};
-use super::pool::{DescriptorAllocator, Spare};
+use super::pool::{DescriptorAllocator, SetSlot};
 use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
 use crate::device::{
     AccelerationStructure, Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps,
@@ -74,21 +75,14 @@ const BATCH: usize = 8;
 /// (once no submission can use it).
 pub struct DescriptorSet {
     layout: Arc<SetLayout>,
-    raw: vk::DescriptorSet,
-    /// Index of its pool in the layout's allocator (a `u32`: the set stays at most 128
-    /// bytes, which Rust moves without a `memcpy` call).
-    pool: u32,
+    /// The handle, its pool, the descriptor list and the queue stamps, in one allocation
+    /// that goes back to the pools with the handle and is taken by a later set
+    /// (`pool::SetSlot`); the set itself stays small (moved without `memcpy` calls).
+    /// Taken out only by `Drop`.
+    slot: ManuallyDrop<Box<SetSlot>>,
     set: u32,
     /// The index of the set's binding names in its layout's name table (0: none).
     names: u32,
-    /// One entry per descriptor, binding after binding in the layout's (sorted) order:
-    /// binding `i` starts at `layout.starts()[i]`. One allocation per set, reused by the
-    /// sets that take its handle after it (`pool::Spare`).
-    held: HeldList,
-    /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
-    unwritten: u32,
-    /// Per queue, the timeline value of the last submission that bound this set.
-    pub(crate) uses: QueueStamps,
     /// Id of the last recording that listed `last_used` among the stamps to update at its
     /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
     pub(crate) listed_by: AtomicU64,
@@ -142,7 +136,7 @@ fn new_spare(
     set: u32,
     variable_count: Option<u32>,
     pools: &mut DescriptorAllocator,
-) -> Result<(Spare, Option<u32>), DescriptorError> {
+) -> Result<(Box<SetSlot>, Option<u32>), DescriptorError> {
     if !Arc::ptr_eq(&layout.shared, shared) {
         return Err(DescriptorError::Device(DeviceError::ForeignObject {
             object: format!("set layout {} (set {set})", layout.id()),
@@ -283,39 +277,42 @@ fn partially_bound(b: &SetLayoutBinding) -> bool {
 }
 
 impl DescriptorSet {
-    /// A new set of `layout` on `spare`'s handle and descriptor list (`count`: the
-    /// variable-count binding's, `None`: no such binding). A list emptied at retirement
-    /// (every entry `None` at the full length, [`Drop`]) is taken as it is.
+    /// A new set of `layout` in `slot` (its handle; `count`: the variable-count binding's,
+    /// `None`: no such binding). A descriptor list reset at retirement (a new set's
+    /// entries at the full length, [`Drop`]) is taken as it is.
     #[inline(always)]
     fn from_spare(
         layout: &Arc<SetLayout>,
         set: u32,
         names: u32,
-        spare: Spare,
+        mut slot: Box<SetSlot>,
         count: Option<u32>,
     ) -> DescriptorSet {
-        let (held, unwritten) =
-            if count.is_none() && spare.held.len() == layout.descriptor_total() as usize {
-                debug_assert!(spare
-                    .held
-                    .iter()
-                    .all(|h| matches!(h, None | Some(Held::Immutable))));
-                (spare.held, layout.fresh_set().0)
-            } else {
-                new_held(layout, count, spare.held)
-            };
+        if count.is_none() && slot.held.len() == layout.descriptor_total() as usize {
+            debug_assert!(slot
+                .held
+                .iter()
+                .all(|h| matches!(h, None | Some(Held::Immutable))));
+            slot.unwritten = layout.fresh_set().0;
+        } else {
+            let (held, unwritten) = new_held(layout, count, std::mem::take(&mut slot.held));
+            (slot.held, slot.unwritten) = (held, unwritten);
+        }
+        slot.uses = QueueStamps::default();
         DescriptorSet {
             layout: layout.clone(),
-            raw: spare.raw,
-            pool: spare.pool as u32,
+            slot: ManuallyDrop::new(slot),
             set,
             names,
-            held,
-            unwritten,
-            uses: QueueStamps::default(),
             listed_by: AtomicU64::new(0),
             draw_entry: AtomicU32::new(u32::MAX),
         }
+    }
+
+    /// Per queue, the timeline value of the last submission that bound this set.
+    #[inline]
+    pub(crate) fn uses(&self) -> &QueueStamps {
+        &self.slot.uses
     }
 
     /// The set's layout (interned).
@@ -332,7 +329,7 @@ impl DescriptorSet {
     /// The raw handle (owned by this object).
     #[inline]
     pub fn raw(&self) -> vk::DescriptorSet {
-        self.raw
+        self.slot.raw
     }
 
     /// The main queue's timeline value of the last submission on it that used this set
@@ -340,7 +337,7 @@ impl DescriptorSet {
     #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_last_used(&self) -> u64 {
-        self.uses.get(0)
+        self.slot.uses.get(0)
     }
 
     /// Calls `f` with the stamps of every buffer and image the set refers to, whether a
@@ -357,7 +354,7 @@ impl DescriptorSet {
                     | T::STORAGE_IMAGE
                     | T::STORAGE_TEXEL_BUFFER
             );
-            for h in self.held[self.slots(i)].iter().flatten() {
+            for h in self.slot.held[self.slots(i)].iter().flatten() {
                 match h {
                     Held::Buffer(buf, ..) => f(buf.stamps(), write, buf.raw().as_raw()),
                     Held::TexelBuffer(v) => {
@@ -388,7 +385,7 @@ impl DescriptorSet {
         if idx >= self.layout.starts().len() {
             return;
         }
-        for h in self.held[self.slots(idx)].iter().flatten() {
+        for h in self.slot.held[self.slots(idx)].iter().flatten() {
             match h {
                 Held::Buffer(buffer, offset, size) => f(SetResource::Buffer {
                     buffer,
@@ -427,7 +424,7 @@ impl DescriptorSet {
     pub fn buffer_at(&self, binding: u32, element: u32) -> Option<(&Buffer, u64, u64)> {
         let idx = self.binding_index(binding).ok()?;
         let slots = self.slots(idx);
-        match self.held[slots].get(element as usize)? {
+        match self.slot.held[slots].get(element as usize)? {
             Some(Held::Buffer(b, offset, size)) => Some((b, *offset, *size)),
             Some(Held::TexelBuffer(v)) => Some((v.buffer(), v.offset(), v.range())),
             _ => None,
@@ -439,7 +436,7 @@ impl DescriptorSet {
     pub fn image_at(&self, binding: u32, element: u32) -> Option<&Image> {
         let idx = self.binding_index(binding).ok()?;
         let slots = self.slots(idx);
-        match self.held[slots].get(element as usize)? {
+        match self.slot.held[slots].get(element as usize)? {
             Some(Held::Image(i) | Held::ImageSampler(i, _)) => Some(i),
             Some(Held::View(v, _)) => Some(v.image()),
             _ => None,
@@ -529,7 +526,7 @@ impl DescriptorSet {
             range,
         }];
         let write = vk::WriteDescriptorSet::default()
-            .dst_set(self.raw)
+            .dst_set(self.slot.raw)
             .dst_binding(binding)
             .dst_array_element(element)
             .descriptor_type(expected)
@@ -568,7 +565,7 @@ impl DescriptorSet {
         }
         let plans = self.layout.buffer_plans();
         let device = Arc::as_ptr(&self.layout.shared);
-        let len = self.held.len();
+        let len = self.slot.held.len();
         let mut infos = [vk::DescriptorBufferInfo::default(); BATCH];
         // Every binding written, in layout order (the update template's case).
         let mut in_order = n == plans.len();
@@ -600,36 +597,37 @@ impl DescriptorSet {
             // external synchronization the update needs; `infos` outlives the call.
             unsafe {
                 self.layout.shared.raw.update_descriptor_set_with_template(
-                    self.raw,
+                    self.slot.raw,
                     template,
                     infos.as_ptr().cast(),
                 )
             };
             // Binding `i` is write `i` (in order).
-            let (held, mut filled) = (&mut self.held[..], 0);
+            let (held, mut filled) = (&mut self.slot.held[..], 0);
             for (p, (_, buffer)) in plans.iter().zip(writes) {
                 filled += hold_buffer(held, p, buffer);
             }
-            self.unwritten -= filled;
+            self.slot.unwritten -= filled;
             return Ok(true);
         }
         // The Vulkan writes and the set's list in one pass (the update cannot fail, and no
         // pending submission uses the set: waited above).
         let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
-        let (held, mut filled) = (&mut self.held[..], 0);
+        let slot = &mut **self.slot;
+        let (held, mut filled) = (&mut slot.held[..], 0);
         for ((w, info), (binding, buffer)) in vk_writes.iter_mut().zip(&infos).zip(writes) {
             // Each write passed its binding's plan above: the plan is there.
             let Some(p) = plans.get(*binding as usize) else {
                 continue;
             };
             *w = vk::WriteDescriptorSet::default()
-                .dst_set(self.raw)
+                .dst_set(slot.raw)
                 .dst_binding(p.binding)
                 .descriptor_type(p.ty)
                 .buffer_info(std::slice::from_ref(info));
             filled += hold_buffer(held, p, buffer);
         }
-        self.unwritten -= filled;
+        slot.unwritten -= filled;
         // SAFETY: as in write_buffer_range, for each write (each passed its binding's
         // plan, which is every check of `check_buffer_write_in` for this write).
         unsafe {
@@ -668,7 +666,7 @@ impl DescriptorSet {
             let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
             for (i, ((binding, _), (_, ty))) in ws.iter().zip(cs).enumerate() {
                 vk_writes[i] = vk::WriteDescriptorSet::default()
-                    .dst_set(self.raw)
+                    .dst_set(self.slot.raw)
                     .dst_binding(*binding)
                     .dst_array_element(0)
                     .descriptor_type(*ty)
@@ -693,7 +691,9 @@ impl DescriptorSet {
     fn slots(&self, idx: usize) -> std::ops::Range<usize> {
         let starts = self.layout.starts();
         let start = starts[idx] as usize;
-        let end = starts.get(idx + 1).map_or(self.held.len(), |&e| e as usize);
+        let end = starts
+            .get(idx + 1)
+            .map_or(self.slot.held.len(), |&e| e as usize);
         start..end
     }
 
@@ -702,9 +702,9 @@ impl DescriptorSet {
     #[inline(always)]
     fn store(&mut self, idx: usize, element: u32, h: Held) {
         let slot = self.layout.starts()[idx] as usize + element as usize;
-        let old = self.held[slot].replace(h);
+        let old = self.slot.held[slot].replace(h);
         if old.is_none() && !partially_bound(&self.layout.desc().bindings()[idx]) {
-            self.unwritten -= 1;
+            self.slot.unwritten -= 1;
         }
     }
 
@@ -753,7 +753,7 @@ impl DescriptorSet {
             return Ok(());
         }
         // Every queue's last submission that bound the set.
-        self.layout.shared.wait_stamps(&self.uses)
+        self.layout.shared.wait_stamps(&self.slot.uses)
     }
 
     /// Writes `bytes` at byte `offset` of the inline uniform block at `binding` (a uniform
@@ -815,7 +815,7 @@ impl DescriptorSet {
         // For an inline uniform block, dstArrayElement is the byte offset and
         // descriptorCount the byte count (Vulkan spec §14.2.4).
         let mut write = vk::WriteDescriptorSet::default()
-            .dst_set(self.raw)
+            .dst_set(self.slot.raw)
             .dst_binding(binding)
             .dst_array_element(offset)
             .descriptor_type(vk::DescriptorType::INLINE_UNIFORM_BLOCK)
@@ -833,7 +833,7 @@ impl DescriptorSet {
     /// (PARTIALLY_BOUND bindings never count). O(1) once every descriptor is written.
     #[inline]
     pub fn first_unwritten(&self) -> Option<u32> {
-        if self.unwritten == 0 {
+        if self.slot.unwritten == 0 {
             return None;
         }
         self.layout
@@ -842,7 +842,7 @@ impl DescriptorSet {
             .iter()
             .enumerate()
             .find_map(|(i, b)| {
-                let open = self.held[self.slots(i)].iter().any(|e| e.is_none());
+                let open = self.slot.held[self.slots(i)].iter().any(|e| e.is_none());
                 (!partially_bound(b) && open).then_some(b.binding)
             })
     }
@@ -851,19 +851,19 @@ impl DescriptorSet {
 impl Drop for DescriptorSet {
     fn drop(&mut self) {
         let layout = self.layout.clone();
-        let (raw, pool) = (self.raw, self.pool as usize);
-        let mut held = std::mem::take(&mut self.held);
+        // SAFETY: `drop` runs once and nothing reads `self.slot` after this.
+        let mut slot = unsafe { ManuallyDrop::take(&mut self.slot) };
         // The closure keeps the layout (and the resources the set refers to) alive until
         // every submission that may use the set has finished. The resources are released
-        // before the pools' lock is taken; the emptied list goes back with the set.
+        // before the pools' lock is taken; the slot goes back with the set.
         self.layout.shared.retire(move |s| {
             // Back to a new set's entries, as `from_spare` takes the list.
-            reset_held(&layout, &mut held);
+            reset_held(&layout, &mut slot.held);
             layout
                 .pools
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .free(&s.raw, raw, pool, held);
+                .free(&s.raw, slot);
         });
     }
 }

@@ -150,13 +150,14 @@ pub(crate) fn pipeline_set(
         });
     };
     let names = names.get(set as usize).copied().unwrap_or(0);
+    if !shared.labels {
+        // Made in place in the caller's result (no copy of the `Result`).
+        return crate::descriptors::allocate_set_in(shared, set_layout, set, names, variable_count);
+    }
     let made = crate::descriptors::allocate_set_in(shared, set_layout, set, names, variable_count);
-    // Named for the layer's messages and capture tools when labels are on. The result is
-    // returned as it came (no move of the set into a new `Result`).
-    if shared.labels {
-        if let Ok(s) = &made {
-            shared.set_name(s.raw(), &format!("{label} set {set}"));
-        }
+    // Named for the layer's messages and capture tools when labels are on.
+    if let Ok(s) = &made {
+        shared.set_name(s.raw(), &format!("{label} set {set}"));
     }
     made
 }
