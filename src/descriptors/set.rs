@@ -12,7 +12,7 @@
 mod acceleration_structure;
 mod images;
 
-use std::mem::ManuallyDrop;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
@@ -566,7 +566,8 @@ impl DescriptorSet {
         let plans = self.layout.buffer_plans();
         let device = Arc::as_ptr(&self.layout.shared);
         let len = self.slot.held.len();
-        let mut infos = [vk::DescriptorBufferInfo::default(); BATCH];
+        // Not zeroed: the first `n` are written below before anything reads them.
+        let mut infos = [MaybeUninit::<vk::DescriptorBufferInfo>::uninit(); BATCH];
         // Every binding written, in layout order (the update template's case).
         let mut in_order = n == plans.len();
         for (i, ((binding, buffer), info)) in writes.iter().zip(&mut infos).enumerate() {
@@ -576,13 +577,14 @@ impl DescriptorSet {
             if !p.admits(*binding, buffer, device, len) {
                 return Ok(false);
             }
-            *info = vk::DescriptorBufferInfo {
+            info.write(vk::DescriptorBufferInfo {
                 buffer: buffer.raw(),
                 offset: 0,
                 range: buffer.size(),
-            };
+            });
             in_order &= *binding as usize == i;
         }
+        // Every write passed its plan: `infos[..n]` are initialized.
         self.wait_unused()?;
         let template = if in_order {
             self.layout.buffers_template()
@@ -591,8 +593,9 @@ impl DescriptorSet {
         };
         if let Some(template) = template {
             // SAFETY: the template writes element 0 of every binding of this set's layout
-            // in order from `infos[..n]` (n = the layout's binding count = the writes),
-            // each info passed its binding's plan (every check of `check_buffer_write_in`);
+            // in order from `infos[..n]` (n = the layout's binding count = the writes,
+            // each initialized above: `MaybeUninit<T>` has `T`'s layout), each info passed
+            // its binding's plan (every check of `check_buffer_write_in`);
             // no pending submission uses the set (waited above) and `&mut self` gives the
             // external synchronization the update needs; `infos` outlives the call.
             unsafe {
@@ -620,6 +623,8 @@ impl DescriptorSet {
             let Some(p) = plans.get(*binding as usize) else {
                 continue;
             };
+            // SAFETY: `info` is one of `infos[..n]` (zipped with the writes), initialized.
+            let info = unsafe { info.assume_init_ref() };
             *w = vk::WriteDescriptorSet::default()
                 .dst_set(slot.raw)
                 .dst_binding(p.binding)
