@@ -133,7 +133,7 @@ pub(crate) fn uses_device_addresses(module: &crate::shaders::ShaderModule) -> bo
 /// are on. Shared by compute and graphics pipelines' `descriptor_set`.
 ///
 /// Errors: `KILN-E205` no such set, then those of the set's allocation.
-#[inline]
+#[inline(always)]
 pub(crate) fn pipeline_set(
     shared: &Arc<Shared>,
     layout: &layout::PipelineLayout,
