@@ -54,6 +54,6 @@ impl Device {
         set: u32,
         variable_count: Option<u32>,
     ) -> Result<DescriptorSet, DescriptorError> {
-        allocate_set_in(&self.shared, layout, set, Arc::default(), variable_count)
+        allocate_set_in(&self.shared, layout, set, 0, variable_count)
     }
 }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use ash::vk;
 
+use super::names::NameTable;
 use super::pool::DescriptorAllocator;
 use crate::device::{Features, Interner, LayerSlot, Sampler, SamplerDesc, Shared};
 use crate::error::{vk_device_err, DescriptorError, DeviceError, Result};
@@ -230,6 +231,8 @@ pub struct SetLayout {
     /// layout order ([`buffers_template`](Self::buffers_template)), made at the first such
     /// write; `None` inside: the layout has none.
     template: OnceLock<Option<vk::DescriptorUpdateTemplate>>,
+    /// The binding names of the pipelines using the layout; a set keeps an index.
+    pub(crate) names: NameTable,
     /// Interned immutable samplers, kept alive as long as the layout.
     _samplers: Vec<Sampler>,
 }
@@ -366,20 +369,42 @@ impl BufferPlan {
         } else {
             limits.max_storage_buffer_range as u64
         };
+        let usage = if fixed {
+            usage
+        } else {
+            vk::BufferUsageFlags::empty()
+        };
         BufferPlan {
             binding: b.binding,
             start,
             ty: b.descriptor_type,
-            usage: if fixed {
-                usage
-            } else {
-                vk::BufferUsageFlags::empty()
-            },
-            max_range,
+            usage,
+            // 0 where there is no fast write: `admits` then refuses every size.
+            max_range: if usage.is_empty() { 0 } else { max_range },
             counts: !b
                 .flags
                 .contains(vk::DescriptorBindingFlags::PARTIALLY_BOUND),
         }
+    }
+
+    /// Whether a whole-buffer write of `buffer` to element 0 of `binding` passes this
+    /// plan (the plan of the binding at that index of the layout): the binding numbers
+    /// agree, the buffer has the usage, its size is in `1..=max_range` (never for a
+    /// binding with no fast write: its `max_range` is 0), the binding's first entry is
+    /// within a set list of `len` entries, and the buffer is of the layout's `device`.
+    #[inline(always)]
+    pub(crate) fn admits(
+        &self,
+        binding: u32,
+        buffer: &crate::device::Buffer,
+        device: *const Shared,
+        len: usize,
+    ) -> bool {
+        self.binding == binding
+            && buffer.usage().contains(self.usage)
+            && buffer.size().wrapping_sub(1) < self.max_range
+            && (self.start as usize) < len
+            && std::ptr::eq(Arc::as_ptr(buffer.shared()), device)
     }
 }
 
@@ -767,6 +792,7 @@ fn create(
         immutable_filled,
         plans,
         template: OnceLock::new(),
+        names: NameTable::default(),
         _samplers: samplers,
     }))
 }

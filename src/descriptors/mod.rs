@@ -4,12 +4,14 @@
 
 mod device;
 mod layout;
+mod names;
 mod pool;
 mod set;
 mod write;
 
 pub(crate) use layout::{get_or_create as set_layout, SetLayoutCache};
 pub use layout::{DescriptorSetLayoutDesc, SetLayout, SetLayoutBinding};
+pub(crate) use names::BindingNames;
 pub use set::DescriptorSet;
 pub(crate) use set::{allocate_set_in, SetResource};
 pub(crate) use write::{

@@ -33,8 +33,8 @@
 use ash::vk;
 
 use super::layout::DescriptorSetLayoutDesc;
-use super::set::Held;
-use crate::device::{FaultSite, Shared};
+use super::set::HeldList;
+use crate::device::{FaultSite, QueueStamps, Shared};
 use crate::error::{vk_device_err, DescriptorError, Result};
 
 /// Sets in the first pool of a layout.
@@ -155,17 +155,50 @@ pub(crate) fn scaled_sizes(
         .collect()
 }
 
+/// A set's handle and what goes with it from one set to the next: a [`DescriptorSet`]'s
+/// own state, in one allocation per `VkDescriptorSet`. A freed set of a recycled layout
+/// (module docs) is kept with its slot, and the next set takes both: no Vulkan call and no
+/// allocation per set.
+///
+/// [`DescriptorSet`]: super::DescriptorSet
+pub(super) struct SetSlot {
+    pub raw: vk::DescriptorSet,
+    /// Index of its pool.
+    pub pool: usize,
+    /// The set's descriptor list: one entry per descriptor, binding after binding in the
+    /// layout's (sorted) order (binding `i` starts at `layout.starts()[i]`). A spare slot's
+    /// was reset at retirement (the resources it held released) to a new set's entries at
+    /// the layout's full length, or has no entry (the new set fills it).
+    pub held: HeldList,
+    /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
+    pub unwritten: u32,
+    /// Per queue, the timeline value of the last submission that bound the set.
+    pub uses: QueueStamps,
+}
+
+impl SetSlot {
+    fn new(raw: vk::DescriptorSet, pool: usize) -> Box<SetSlot> {
+        Box::new(SetSlot {
+            raw,
+            pool,
+            held: HeldList::default(),
+            unwritten: 0,
+            uses: QueueStamps::default(),
+        })
+    }
+}
+
 pub(crate) struct DescriptorAllocator {
     sizes: Vec<vk::DescriptorPoolSize>,
     flags: vk::DescriptorPoolCreateFlags,
     /// The pools, parallel to `chain`'s.
     pools: Vec<vk::DescriptorPool>,
     chain: PoolChain,
-    /// Freed sets kept for reuse: (set, pool index). Only when `recycle`.
-    spare: Vec<(vk::DescriptorSet, usize)>,
-    /// The emptied descriptor lists of freed sets (their allocations), taken by new sets:
-    /// no allocation per set. At most one per spare set.
-    spare_held: Vec<Vec<Option<Held>>>,
+    /// Freed sets kept for reuse, each with its slot (its descriptor list reset): no
+    /// Vulkan call and no allocation per set. Only when `recycle`.
+    // Boxed: each box is a set's own allocation, handed to the next set as it is.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<SetSlot>>,
     /// Every binding must be written before a set of this layout binds.
     recycle: bool,
     /// Inline uniform block bindings per set (their pool sizes count bytes).
@@ -192,7 +225,6 @@ impl DescriptorAllocator {
             pools: Vec::new(),
             chain: PoolChain::default(),
             spare: Vec::new(),
-            spare_held: Vec::new(),
             recycle: bindings.iter().all(|b| !b.flags.intersects(partial)),
             inline_bindings: bindings
                 .iter()
@@ -223,13 +255,21 @@ impl DescriptorAllocator {
         Ok(self.chain.grow().0)
     }
 
-    /// Allocates one set; returns (set, pool index).
-    pub(crate) fn allocate(
+    /// A freed set kept for reuse, if one is (recycled layouts only; a set of no variable
+    /// count).
+    #[inline]
+    pub(super) fn take_spare(&mut self) -> Option<Box<SetSlot>> {
+        self.spare.pop()
+    }
+
+    /// Allocates one set: a spare one when there is one and `variable_count` is `None`,
+    /// else a new one from the pools (in a new slot: its descriptor list has no entry).
+    pub(super) fn allocate(
         &mut self,
         shared: &Shared,
         layout: vk::DescriptorSetLayout,
         variable_count: Option<u32>,
-    ) -> Result<(vk::DescriptorSet, usize), DescriptorError> {
+    ) -> Result<Box<SetSlot>, DescriptorError> {
         if variable_count.is_none() {
             if let Some(s) = self.spare.pop() {
                 return Ok(s);
@@ -258,7 +298,7 @@ impl DescriptorAllocator {
             match try_pool(self.pools[i]) {
                 Ok(v) => {
                     self.chain.allocated(i);
-                    return Ok((v[0], i));
+                    return Ok(SetSlot::new(v[0], i));
                 }
                 Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
                     self.chain.mark_full(i);
@@ -272,7 +312,7 @@ impl DescriptorAllocator {
             match try_pool(self.pools[i]) {
                 Ok(v) => {
                     self.chain.allocated(i);
-                    return Ok((v[0], i));
+                    return Ok(SetSlot::new(v[0], i));
                 }
                 Err(
                     e @ (vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL),
@@ -288,34 +328,21 @@ impl DescriptorAllocator {
 
     /// Returns a set to its pool (or keeps it for reuse, see the module docs). No pending
     /// submission may use it.
-    /// `held`: the set's descriptor list, emptied (kept for a later set when the set is).
-    pub(super) fn free(
-        &mut self,
-        device: &ash::Device,
-        set: vk::DescriptorSet,
-        pool: usize,
-        held: Vec<Option<Held>>,
-    ) {
+    /// `slot`: the set's, its descriptor list reset to a new set's entries (kept for a
+    /// later set with the set).
+    pub(super) fn free(&mut self, device: &ash::Device, slot: Box<SetSlot>) {
+        let (set, pool) = (slot.raw, slot.pool);
         let Some(&raw) = self.pools.get(pool) else {
             return;
         };
         if self.recycle {
-            self.spare.push((set, pool));
-            if held.is_empty() && self.spare_held.len() < self.spare.len() {
-                self.spare_held.push(held);
-            }
+            self.spare.push(slot);
             return;
         }
         // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET) and no
         // pending command buffer uses it (kiln's execute waits).
         let _ = unsafe { device.free_descriptor_sets(raw, &[set]) };
         self.chain.freed(pool);
-    }
-
-    /// An emptied descriptor list of a freed set, for a new set (`None`: none kept).
-    #[inline]
-    pub(super) fn take_held(&mut self) -> Option<Vec<Option<Held>>> {
-        self.spare_held.pop()
     }
 
     pub(crate) fn destroy(&mut self, device: &ash::Device) {

@@ -10,20 +10,24 @@
 //! error and makes no Vulkan call.
 
 mod acceleration_structure;
+mod alloc;
 mod images;
 
-use std::collections::BTreeMap;
+pub(crate) use alloc::allocate_set_in;
+
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
 use ash::vk;
 use ash::vk::Handle;
 
-use super::layout::{slots_of, BufferPlan, SetLayout, SetLayoutBinding};
+use super::layout::{BufferPlan, SetLayout, SetLayoutBinding};
+use super::pool::SetSlot;
 use super::write::{binding_index_in, check_buffer_write_in, BufferWrite};
 use crate::device::{
     AccelerationStructure, Buffer, BufferView, Image, ImageView, QueueStamps, ResourceStamps,
-    Sampler, Shared,
+    Sampler,
 };
 use crate::error::{DescriptorError, DeviceError, Result};
 
@@ -64,6 +68,9 @@ pub(crate) enum SetResource<'s> {
     Image(&'s Image, vk::ImageViewType, crate::device::Subresources),
 }
 
+/// A set's descriptor list (its length is fixed when the set is made).
+pub(super) type HeldList = Box<[Option<Held>]>;
+
 /// Writes of one `write_buffers` call that go through stack arrays (no allocation).
 const BATCH: usize = 8;
 
@@ -71,17 +78,14 @@ const BATCH: usize = 8;
 /// (once no submission can use it).
 pub struct DescriptorSet {
     layout: Arc<SetLayout>,
-    raw: vk::DescriptorSet,
-    pool: usize,
+    /// The handle, its pool, the descriptor list and the queue stamps, in one allocation
+    /// that goes back to the pools with the handle and is taken by a later set
+    /// (`pool::SetSlot`); the set itself stays small (moved without `memcpy` calls).
+    /// Taken out only by `Drop`.
+    slot: ManuallyDrop<Box<SetSlot>>,
     set: u32,
-    names: Arc<BTreeMap<String, u32>>,
-    /// One entry per descriptor, binding after binding in the layout's (sorted) order:
-    /// binding `i` starts at `layout.starts()[i]`. One allocation per set.
-    held: Vec<Option<Held>>,
-    /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
-    unwritten: u32,
-    /// Per queue, the timeline value of the last submission that bound this set.
-    pub(crate) uses: QueueStamps,
+    /// The index of the set's binding names in its layout's name table (0: none).
+    names: u32,
     /// Id of the last recording that listed `last_used` among the stamps to update at its
     /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
     pub(crate) listed_by: AtomicU64,
@@ -101,125 +105,25 @@ impl std::fmt::Debug for DescriptorSet {
     }
 }
 
-/// [`Device::allocate_set_with_count`] without a `Device` handle (no reference-count
-/// traffic on the hot path of `new_set`).
-pub(crate) fn allocate_set_in(
-    shared: &Arc<Shared>,
-    layout: &Arc<SetLayout>,
-    set: u32,
-    names: Arc<BTreeMap<String, u32>>,
-    variable_count: Option<u32>,
-) -> Result<DescriptorSet, DescriptorError> {
-    if !Arc::ptr_eq(&layout.shared, shared) {
-        return Err(DescriptorError::Device(DeviceError::ForeignObject {
-            object: format!("set layout {} (set {set})", layout.id()),
-        }));
-    }
-    if layout
-        .desc()
-        .flags
-        .contains(vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR)
-    {
-        return Err(DescriptorError::PushDescriptor {
-            pipeline: format!("set layout {}", layout.id()),
-            set,
-            detail: "a push-descriptor set has no descriptor set object \
-                     (VUID-VkDescriptorSetAllocateInfo-pSetLayouts-00308); record its \
-                     descriptors with Recorder::push_descriptor_set"
-                .into(),
-        });
-    }
-    let bindings = layout.desc().bindings();
-    let variable = bindings.last().filter(|b| {
-        b.flags
-            .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT)
-    });
-    let count = match (variable, variable_count) {
-        (Some(b), Some(n)) if n > b.count => {
-            return Err(DescriptorError::ArrayElementOutOfRange {
-                set,
-                binding: b.binding,
-                count: b.count,
-                element: n,
-            })
-        }
-        (Some(_), Some(n)) => Some(n),
-        (Some(b), None) => Some(b.count),
-        (None, _) => None,
-    };
-    // The descriptor list of a freed set when one is kept: no allocation.
-    let (raw, pool, spare) = {
-        let mut pools = layout.pools.lock().unwrap_or_else(|p| p.into_inner());
-        let (raw, pool) = pools.allocate(shared, layout.raw(), count)?;
-        (raw, pool, pools.take_held())
-    };
-    let last = bindings.len().saturating_sub(1);
-    let total = match count {
-        Some(n) => layout.starts().get(last).copied().unwrap_or(0) as usize + n as usize,
-        None => layout.descriptor_total() as usize,
-    };
-    let mut held = spare.unwrap_or_default();
-    held.clear();
-    held.reserve(total);
-    let mut unwritten = 0u32;
-    match (count, layout.fresh_set()) {
-        // Maximum counts, no binding filled: every entry empty, the count known.
-        (None, (fresh, false)) => {
-            for _ in 0..total {
-                held.push(None);
-            }
-            unwritten = fresh;
-        }
-        _ => fill_held(bindings, count, &mut held, &mut unwritten),
-    }
-    Ok(DescriptorSet {
-        layout: layout.clone(),
-        raw,
-        pool,
-        set,
-        names,
-        held,
-        unwritten,
-        uses: QueueStamps::default(),
-        listed_by: AtomicU64::new(0),
-        draw_entry: AtomicU32::new(u32::MAX),
-    })
-}
-
-/// The entries of a new set binding after binding (`count`: the variable-count binding's,
-/// the last), and the descriptors to write before it binds, into `held` and `unwritten`.
-fn fill_held(
-    bindings: &[SetLayoutBinding],
-    count: Option<u32>,
-    held: &mut Vec<Option<Held>>,
-    unwritten: &mut u32,
-) {
-    let last = bindings.len().saturating_sub(1);
-    for (i, b) in bindings.iter().enumerate() {
-        let n = match count {
-            Some(n) if i == last => n,
-            _ => slots_of(b),
-        };
-        // A SAMPLER binding with immutable samplers needs no write.
-        let filled =
-            b.descriptor_type == vk::DescriptorType::SAMPLER && !b.immutable_samplers.is_empty();
-        if !filled && !partially_bound(b) {
-            *unwritten += n;
-        }
-        held.extend((0..n).map(|_| filled.then_some(Held::Immutable)));
-    }
-}
-
-/// Records in a set's list (`held`, `unwritten`) that element 0 of the binding of `p` now
-/// refers to the whole `buffer` (kept alive with the set).
+/// Records in a set's list that element 0 of the binding of `p` now refers to the whole
+/// `buffer` (kept alive with the set); returns the descriptors to write that this write
+/// fills (1 where the entry was empty and counts, else 0). The caller checked that the entry
+/// exists (`BufferPlan::admits`).
 #[inline(always)]
-fn hold_buffer(held: &mut [Option<Held>], unwritten: &mut u32, p: &BufferPlan, buffer: &Buffer) {
+fn hold_buffer(held: &mut [Option<Held>], p: &BufferPlan, buffer: &Buffer) -> u32 {
     let Some(slot) = held.get_mut(p.start as usize) else {
-        return;
+        return 0;
     };
-    let old = slot.replace(Held::Buffer(buffer.clone(), 0, buffer.size()));
-    if old.is_none() && p.counts {
-        *unwritten -= 1;
+    let new = Held::Buffer(buffer.clone(), 0, buffer.size());
+    match slot {
+        Some(old) => {
+            *old = new;
+            0
+        }
+        None => {
+            *slot = Some(new);
+            u32::from(p.counts)
+        }
     }
 }
 
@@ -230,6 +134,12 @@ fn partially_bound(b: &SetLayoutBinding) -> bool {
 }
 
 impl DescriptorSet {
+    /// Per queue, the timeline value of the last submission that bound this set.
+    #[inline]
+    pub(crate) fn uses(&self) -> &QueueStamps {
+        &self.slot.uses
+    }
+
     /// The set's layout (interned).
     #[inline]
     pub fn layout(&self) -> &Arc<SetLayout> {
@@ -244,7 +154,7 @@ impl DescriptorSet {
     /// The raw handle (owned by this object).
     #[inline]
     pub fn raw(&self) -> vk::DescriptorSet {
-        self.raw
+        self.slot.raw
     }
 
     /// The main queue's timeline value of the last submission on it that used this set
@@ -252,7 +162,7 @@ impl DescriptorSet {
     #[cfg(feature = "unstable-hooks")]
     #[doc(hidden)]
     pub fn debug_last_used(&self) -> u64 {
-        self.uses.get(0)
+        self.slot.uses.get(0)
     }
 
     /// Calls `f` with the stamps of every buffer and image the set refers to, whether a
@@ -269,7 +179,7 @@ impl DescriptorSet {
                     | T::STORAGE_IMAGE
                     | T::STORAGE_TEXEL_BUFFER
             );
-            for h in self.held[self.slots(i)].iter().flatten() {
+            for h in self.slot.held[self.slots(i)].iter().flatten() {
                 match h {
                     Held::Buffer(buf, ..) => f(buf.stamps(), write, buf.raw().as_raw()),
                     Held::TexelBuffer(v) => {
@@ -300,7 +210,7 @@ impl DescriptorSet {
         if idx >= self.layout.starts().len() {
             return;
         }
-        for h in self.held[self.slots(idx)].iter().flatten() {
+        for h in self.slot.held[self.slots(idx)].iter().flatten() {
             match h {
                 Held::Buffer(buffer, offset, size) => f(SetResource::Buffer {
                     buffer,
@@ -339,7 +249,7 @@ impl DescriptorSet {
     pub fn buffer_at(&self, binding: u32, element: u32) -> Option<(&Buffer, u64, u64)> {
         let idx = self.binding_index(binding).ok()?;
         let slots = self.slots(idx);
-        match self.held[slots].get(element as usize)? {
+        match self.slot.held[slots].get(element as usize)? {
             Some(Held::Buffer(b, offset, size)) => Some((b, *offset, *size)),
             Some(Held::TexelBuffer(v)) => Some((v.buffer(), v.offset(), v.range())),
             _ => None,
@@ -351,7 +261,7 @@ impl DescriptorSet {
     pub fn image_at(&self, binding: u32, element: u32) -> Option<&Image> {
         let idx = self.binding_index(binding).ok()?;
         let slots = self.slots(idx);
-        match self.held[slots].get(element as usize)? {
+        match self.slot.held[slots].get(element as usize)? {
             Some(Held::Image(i) | Held::ImageSampler(i, _)) => Some(i),
             Some(Held::View(v, _)) => Some(v.image()),
             _ => None,
@@ -364,14 +274,14 @@ impl DescriptorSet {
     /// Errors: `KILN-E201` no binding of that name (the message lists the names the set
     /// has).
     pub fn binding_of(&self, name: &str) -> Result<u32, DescriptorError> {
-        self.names
+        let names = self.layout.names.get(self.names);
+        names
             .get(name)
             .copied()
             .ok_or_else(|| DescriptorError::NoSuchBindingName {
                 set: self.set,
                 name: name.to_string(),
-                available: self
-                    .names
+                available: names
                     .iter()
                     .map(|(n, b)| format!("`{n}` (binding {b})"))
                     .collect(),
@@ -441,7 +351,7 @@ impl DescriptorSet {
             range,
         }];
         let write = vk::WriteDescriptorSet::default()
-            .dst_set(self.raw)
+            .dst_set(self.slot.raw)
             .dst_binding(binding)
             .dst_array_element(element)
             .descriptor_type(expected)
@@ -474,37 +384,32 @@ impl DescriptorSet {
         &mut self,
         writes: &[(u32, &Buffer)],
     ) -> Result<bool, DescriptorError> {
-        if writes.len() > BATCH {
+        let n = writes.len();
+        if n > BATCH {
             return Ok(false);
         }
         let plans = self.layout.buffer_plans();
-        let mut infos = [vk::DescriptorBufferInfo::default(); BATCH];
-        let mut picked: [Option<&BufferPlan>; BATCH] = [None; BATCH];
+        let device = Arc::as_ptr(&self.layout.shared);
+        let len = self.slot.held.len();
+        // Not zeroed: the first `n` are written below before anything reads them.
+        let mut infos = [MaybeUninit::<vk::DescriptorBufferInfo>::uninit(); BATCH];
         // Every binding written, in layout order (the update template's case).
-        let mut in_order = writes.len() == plans.len();
-        for (i, (binding, buffer)) in writes.iter().enumerate() {
+        let mut in_order = n == plans.len();
+        for (i, ((binding, buffer), info)) in writes.iter().zip(&mut infos).enumerate() {
             let Some(p) = plans.get(*binding as usize) else {
                 return Ok(false);
             };
-            let size = buffer.size();
-            let ok = p.binding == *binding
-                && !p.usage.is_empty()
-                && buffer.usage().contains(p.usage)
-                && size != 0
-                && size <= p.max_range
-                && (p.start as usize) < self.held.len()
-                && Arc::ptr_eq(buffer.shared(), &self.layout.shared);
-            if !ok {
+            if !p.admits(*binding, buffer, device, len) {
                 return Ok(false);
             }
-            infos[i] = vk::DescriptorBufferInfo {
+            info.write(vk::DescriptorBufferInfo {
                 buffer: buffer.raw(),
                 offset: 0,
-                range: size,
-            };
-            picked[i] = Some(p);
+                range: buffer.size(),
+            });
             in_order &= *binding as usize == i;
         }
+        // Every write passed its plan: `infos[..n]` are initialized.
         self.wait_unused()?;
         let template = if in_order {
             self.layout.buffers_template()
@@ -513,41 +418,46 @@ impl DescriptorSet {
         };
         if let Some(template) = template {
             // SAFETY: the template writes element 0 of every binding of this set's layout
-            // in order from `infos[..n]` (n = the layout's binding count = the writes),
-            // each info passed its binding's plan (every check of `check_buffer_write_in`);
+            // in order from `infos[..n]` (n = the layout's binding count = the writes,
+            // each initialized above: `MaybeUninit<T>` has `T`'s layout), each info passed
+            // its binding's plan (every check of `check_buffer_write_in`);
             // no pending submission uses the set (waited above) and `&mut self` gives the
             // external synchronization the update needs; `infos` outlives the call.
             unsafe {
                 self.layout.shared.raw.update_descriptor_set_with_template(
-                    self.raw,
+                    self.slot.raw,
                     template,
                     infos.as_ptr().cast(),
                 )
             };
-            for (p, (_, buffer)) in picked.iter().zip(writes) {
-                if let Some(p) = p {
-                    hold_buffer(&mut self.held, &mut self.unwritten, p, buffer);
-                }
+            // Binding `i` is write `i` (in order).
+            let (held, mut filled) = (&mut self.slot.held[..], 0);
+            for (p, (_, buffer)) in plans.iter().zip(writes) {
+                filled += hold_buffer(held, p, buffer);
             }
+            self.slot.unwritten -= filled;
             return Ok(true);
         }
         // The Vulkan writes and the set's list in one pass (the update cannot fail, and no
         // pending submission uses the set: waited above).
         let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
-        let n = writes.len();
-        for ((w, (p, info)), (_, buffer)) in vk_writes
-            .iter_mut()
-            .zip(picked.iter().zip(&infos))
-            .zip(writes)
-        {
-            let Some(p) = p else { continue };
+        let slot = &mut **self.slot;
+        let (held, mut filled) = (&mut slot.held[..], 0);
+        for ((w, info), (binding, buffer)) in vk_writes.iter_mut().zip(&infos).zip(writes) {
+            // Each write passed its binding's plan above: the plan is there.
+            let Some(p) = plans.get(*binding as usize) else {
+                continue;
+            };
+            // SAFETY: `info` is one of `infos[..n]` (zipped with the writes), initialized.
+            let info = unsafe { info.assume_init_ref() };
             *w = vk::WriteDescriptorSet::default()
-                .dst_set(self.raw)
+                .dst_set(slot.raw)
                 .dst_binding(p.binding)
                 .descriptor_type(p.ty)
                 .buffer_info(std::slice::from_ref(info));
-            hold_buffer(&mut self.held, &mut self.unwritten, p, buffer);
+            filled += hold_buffer(held, p, buffer);
         }
+        slot.unwritten -= filled;
         // SAFETY: as in write_buffer_range, for each write (each passed its binding's
         // plan, which is every check of `check_buffer_write_in` for this write).
         unsafe {
@@ -586,7 +496,7 @@ impl DescriptorSet {
             let mut vk_writes = [vk::WriteDescriptorSet::default(); BATCH];
             for (i, ((binding, _), (_, ty))) in ws.iter().zip(cs).enumerate() {
                 vk_writes[i] = vk::WriteDescriptorSet::default()
-                    .dst_set(self.raw)
+                    .dst_set(self.slot.raw)
                     .dst_binding(*binding)
                     .dst_array_element(0)
                     .descriptor_type(*ty)
@@ -611,7 +521,9 @@ impl DescriptorSet {
     fn slots(&self, idx: usize) -> std::ops::Range<usize> {
         let starts = self.layout.starts();
         let start = starts[idx] as usize;
-        let end = starts.get(idx + 1).map_or(self.held.len(), |&e| e as usize);
+        let end = starts
+            .get(idx + 1)
+            .map_or(self.slot.held.len(), |&e| e as usize);
         start..end
     }
 
@@ -620,9 +532,9 @@ impl DescriptorSet {
     #[inline(always)]
     fn store(&mut self, idx: usize, element: u32, h: Held) {
         let slot = self.layout.starts()[idx] as usize + element as usize;
-        let old = self.held[slot].replace(h);
+        let old = self.slot.held[slot].replace(h);
         if old.is_none() && !partially_bound(&self.layout.desc().bindings()[idx]) {
-            self.unwritten -= 1;
+            self.slot.unwritten -= 1;
         }
     }
 
@@ -671,7 +583,7 @@ impl DescriptorSet {
             return Ok(());
         }
         // Every queue's last submission that bound the set.
-        self.layout.shared.wait_stamps(&self.uses)
+        self.layout.shared.wait_stamps(&self.slot.uses)
     }
 
     /// Writes `bytes` at byte `offset` of the inline uniform block at `binding` (a uniform
@@ -733,7 +645,7 @@ impl DescriptorSet {
         // For an inline uniform block, dstArrayElement is the byte offset and
         // descriptorCount the byte count (Vulkan spec §14.2.4).
         let mut write = vk::WriteDescriptorSet::default()
-            .dst_set(self.raw)
+            .dst_set(self.slot.raw)
             .dst_binding(binding)
             .dst_array_element(offset)
             .descriptor_type(vk::DescriptorType::INLINE_UNIFORM_BLOCK)
@@ -751,7 +663,7 @@ impl DescriptorSet {
     /// (PARTIALLY_BOUND bindings never count). O(1) once every descriptor is written.
     #[inline]
     pub fn first_unwritten(&self) -> Option<u32> {
-        if self.unwritten == 0 {
+        if self.slot.unwritten == 0 {
             return None;
         }
         self.layout
@@ -760,27 +672,8 @@ impl DescriptorSet {
             .iter()
             .enumerate()
             .find_map(|(i, b)| {
-                let open = self.held[self.slots(i)].iter().any(|e| e.is_none());
+                let open = self.slot.held[self.slots(i)].iter().any(|e| e.is_none());
                 (!partially_bound(b) && open).then_some(b.binding)
             })
-    }
-}
-
-impl Drop for DescriptorSet {
-    fn drop(&mut self) {
-        let layout = self.layout.clone();
-        let (raw, pool) = (self.raw, self.pool);
-        let mut held = std::mem::take(&mut self.held);
-        // The closure keeps the layout (and the resources the set refers to) alive until
-        // every submission that may use the set has finished. The resources are released
-        // before the pools' lock is taken; the emptied list goes back with the set.
-        self.layout.shared.retire(move |s| {
-            held.clear();
-            layout
-                .pools
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .free(&s.raw, raw, pool, held);
-        });
     }
 }

@@ -2,7 +2,6 @@
 //! reflection alone.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ash::vk;
@@ -169,7 +168,8 @@ pub struct ComputePipeline {
     entry: EntryPoint,
     access: PipelineAccess,
     workgroup_size: [u32; 3],
-    names: Vec<Arc<BTreeMap<String, u32>>>,
+    /// Per set number, the index of its binding names in its set layout.
+    names: Vec<u32>,
     label: String,
     /// The module declares `PhysicalStorageBufferAddresses` (see `Pipeline`).
     pub(crate) device_addresses: bool,
@@ -431,6 +431,7 @@ impl ComputePipeline {
             vk::ShaderStageFlags::empty()
         };
         let access = PipelineAccess::new(&layout, [ep], addresses);
+        let names = super::set_name_ids(&layout, &layout_desc.names);
         Ok(ComputePipeline {
             shared: shared.clone(),
             raw,
@@ -438,7 +439,7 @@ impl ComputePipeline {
             entry: ep.clone(),
             access,
             workgroup_size: wg,
-            names: layout_desc.names.iter().cloned().map(Arc::new).collect(),
+            names,
             label,
             device_addresses: super::uses_device_addresses(desc.module),
             captures_statistics: desc.capture_statistics,

@@ -34,7 +34,8 @@ pub struct GraphicsPipeline {
     raw: vk::Pipeline,
     layout: Arc<PipelineLayout>,
     access: PipelineAccess,
-    names: Vec<Arc<BTreeMap<String, u32>>>,
+    /// Per set number, the index of its binding names in its set layout.
+    names: Vec<u32>,
     formats: RenderingFormats,
     /// `desc.vertex_buffers.len()`.
     vertex_bindings: u32,
@@ -470,8 +471,8 @@ fn create_modules(
     Ok((modules, names))
 }
 
-/// The binding names of each set of a layout.
-type SetNames = Vec<Arc<BTreeMap<String, u32>>>;
+/// Per set of a layout, the index of its binding names in its set layout.
+type SetNames = Vec<u32>;
 
 /// The pipeline's layout (the given one, or reflected from `stages`), interned; the
 /// reflected access of its bindings; the binding names of each set.
@@ -498,7 +499,7 @@ fn layout_and_access(
             acc | e.stage
         });
     let access = PipelineAccess::new(&layout, stages.iter().map(|(_, e, _, _)| *e), addresses);
-    let names = layout_desc.names.iter().cloned().map(Arc::new).collect();
+    let names = super::set_name_ids(&layout, &layout_desc.names);
     Ok((layout, access, names))
 }
 

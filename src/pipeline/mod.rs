@@ -128,15 +128,16 @@ pub(crate) fn uses_device_addresses(module: &crate::shaders::ShaderModule) -> bo
 }
 
 /// A descriptor set for set number `set` of a pipeline's `layout` (`names`: each set's
-/// binding names), with the actual count of a variable-count binding (`None`: its
-/// maximum); named `<label> set <set>` when labels are on. Shared by compute and graphics
-/// pipelines' `descriptor_set`.
+/// index of its binding names in its set layout, [`set_name_ids`]), with the actual count
+/// of a variable-count binding (`None`: its maximum); named `<label> set <set>` when labels
+/// are on. Shared by compute and graphics pipelines' `descriptor_set`.
 ///
 /// Errors: `KILN-E205` no such set, then those of the set's allocation.
+#[inline(always)]
 pub(crate) fn pipeline_set(
     shared: &Arc<Shared>,
     layout: &layout::PipelineLayout,
-    names: &[Arc<std::collections::BTreeMap<String, u32>>],
+    names: &[u32],
     label: &str,
     (set, variable_count): (u32, Option<u32>),
 ) -> std::result::Result<crate::descriptors::DescriptorSet, crate::error::DescriptorError> {
@@ -148,13 +149,32 @@ pub(crate) fn pipeline_set(
             set_count: layouts.len() as u32,
         });
     };
-    let names = names.get(set as usize).cloned().unwrap_or_default();
-    let s = crate::descriptors::allocate_set_in(shared, set_layout, set, names, variable_count)?;
+    let names = names.get(set as usize).copied().unwrap_or(0);
+    if !shared.labels {
+        // Made in place in the caller's result (no copy of the `Result`).
+        return crate::descriptors::allocate_set_in(shared, set_layout, set, names, variable_count);
+    }
+    let made = crate::descriptors::allocate_set_in(shared, set_layout, set, names, variable_count);
     // Named for the layer's messages and capture tools when labels are on.
-    if shared.labels {
+    if let Ok(s) = &made {
         shared.set_name(s.raw(), &format!("{label} set {set}"));
     }
-    Ok(s)
+    made
+}
+
+/// Each set's index of the binding names `names` (a pipeline layout description's, set
+/// after set) in the set layout of `layout` at that number: what a pipeline keeps for
+/// [`pipeline_set`].
+pub(crate) fn set_name_ids(
+    layout: &layout::PipelineLayout,
+    names: &[crate::descriptors::BindingNames],
+) -> Vec<u32> {
+    layout
+        .set_layouts()
+        .iter()
+        .zip(names)
+        .map(|(l, n)| l.names.id(n))
+        .collect()
 }
 
 /// Registers this layer's slots (the pipeline-layout interner, then the pipeline cache,

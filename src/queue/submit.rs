@@ -435,7 +435,7 @@ fn apply_submitted(
 ) {
     work.commit_layouts();
     for set in &work.used_sets {
-        set.uses.stamp(queue, value);
+        set.uses().stamp(queue, value);
     }
     // Also with one queue: host access to a mapped buffer waits for the stamps of the
     // submissions that use it (`Shared::wait_host_access`), not for every submission.

@@ -320,3 +320,64 @@ fn buffer_range_beyond_device_limit_is_an_error() {
     }
     assert_clean(&device);
 }
+
+/// A freed set's slot (handle, descriptor list) goes back to its layout's pools reset to a
+/// new set's entries, and the next set of the layout takes it: that set refers to nothing
+/// of the old one (E207 until every binding is written again), the layout's immutable
+/// samplers still fill their binding, and the binding names are the new set's own (a set
+/// made from the layout alone has none, KILN-E201; one made from the pipeline has its
+/// pipeline's).
+#[test]
+fn a_reused_slot_starts_as_a_new_set_with_its_own_names() {
+    let device = device();
+    let s = scene::Scene::new(&device, scene::COLOR_FORMAT).unwrap();
+    // Immutable samplers: the recycled list keeps binding 1 filled.
+    let fs = kiln::include_spirv!("scene/chair.frag").unwrap();
+    let desc = PipelineLayoutDesc::from_stages(&[(&fs, "main")])
+        .unwrap()
+        .with_immutable_sampler(1, 1, SamplerDesc::default())
+        .unwrap();
+    let layout = device.pipeline_layout(&desc).unwrap();
+    let fixed = &layout.set_layouts()[1];
+    let mut a = device.descriptor_set(fixed, 1).unwrap();
+    a.write_image(0, &s.texture).unwrap();
+    a.write_buffer(2, &s.gloss).unwrap();
+    assert_eq!(a.first_unwritten(), None);
+    let old = a.raw();
+    drop(a);
+    let mut b = device.descriptor_set(fixed, 1).unwrap();
+    assert_eq!(b.raw(), old, "the freed set's slot is taken again");
+    assert!(b.image_at(0, 0).is_none() && b.buffer_at(2, 0).is_none());
+    assert_eq!(b.first_unwritten(), Some(0));
+    b.write_image(0, &s.texture).unwrap();
+    assert_eq!(
+        b.first_unwritten(),
+        Some(2),
+        "binding 1 is filled by the layout"
+    );
+    b.write_buffer(2, &s.gloss).unwrap();
+    assert_eq!(b.first_unwritten(), None);
+    assert_eq!(
+        b.buffer_at(2, 0).map(|(_, o, n)| (o, n)),
+        Some((0, s.gloss.size()))
+    );
+    drop(b);
+
+    // Names: per set, not per slot.
+    let named = s.chair.descriptor_set(1).unwrap();
+    let albedo = named.binding_of("albedo").unwrap();
+    let old = named.raw();
+    drop(named);
+    let plain = device
+        .descriptor_set(&s.chair.layout().set_layouts()[1], 1)
+        .unwrap();
+    assert_eq!(plain.raw(), old);
+    let e = plain.binding_of("albedo").unwrap_err();
+    assert_eq!(e.code(), "KILN-E201", "{e}");
+    drop(plain);
+    let again = s.chair.descriptor_set(1).unwrap();
+    assert_eq!(again.raw(), old);
+    assert_eq!(again.binding_of("albedo").unwrap(), albedo);
+    drop(again);
+    assert_clean(&device);
+}

@@ -79,7 +79,7 @@ impl DescriptorSet {
         let mut structures = vk::WriteDescriptorSetAccelerationStructureKHR::default()
             .acceleration_structures(&handles);
         let mut write = vk::WriteDescriptorSet::default()
-            .dst_set(self.raw)
+            .dst_set(self.raw())
             .dst_binding(binding)
             .dst_array_element(element)
             .descriptor_type(T::ACCELERATION_STRUCTURE_KHR)

@@ -123,7 +123,7 @@ impl DescriptorSet {
         self.wait_unused()?;
         let info = [info];
         let write = vk::WriteDescriptorSet::default()
-            .dst_set(self.raw)
+            .dst_set(self.raw())
             .dst_binding(binding)
             .dst_array_element(element)
             .descriptor_type(expected)
@@ -178,7 +178,7 @@ impl DescriptorSet {
         self.wait_unused()?;
         let views = [view.raw()];
         let write = vk::WriteDescriptorSet::default()
-            .dst_set(self.raw)
+            .dst_set(self.raw())
             .dst_binding(binding)
             .dst_array_element(element)
             .descriptor_type(expected)
