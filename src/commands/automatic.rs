@@ -278,7 +278,7 @@ impl<'a> Recorder<'a, '_> {
                 let need = tracker.apply_compiled(uses, &c.summary, c.warm_gen == gen);
                 c.warm_gen = gen;
                 if !need.is_empty() {
-                    if let Some(recorded) = self.emit(need) {
+                    if let Some(recorded) = self.emit_inline(need) {
                         self.sync.tracker.recorded(recorded);
                     }
                 }
@@ -511,6 +511,12 @@ impl<'a> Recorder<'a, '_> {
     /// the pending layout transitions, and counts it. Returns the memory barrier as
     /// recorded (`None`: none).
     pub(crate) fn emit(&mut self, need: Need) -> Option<Need> {
+        self.emit_inline(need)
+    }
+
+    /// [`emit`](Self::emit), inlined into the dispatch path (`track_dispatch`).
+    #[inline(always)]
+    fn emit_inline(&mut self, need: Need) -> Option<Need> {
         let (src_stage, src_access) = self.supported(need.src_stage, need.src_access);
         let (dst_stage, dst_access) = self.supported(need.dst_stage, need.dst_access);
         let memory = [vk::MemoryBarrier2::default()
