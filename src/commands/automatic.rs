@@ -41,13 +41,16 @@ use vk::Handle;
 use vk::PipelineStageFlags2 as S;
 
 use super::command::{image_key, BufferAccess};
-use super::hazards::{merge_uses, Key, Map, Need, Res, Use, UsesSummary};
+use super::hazards::{Key, Need, Use};
 use super::image_layouts::Move;
 use super::{work::ImageUse, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetResource};
 use crate::device::{Buffer, Image, Subresources};
 use crate::error::{RecordingError, Result};
 use crate::pipeline::BindingAccess;
+
+mod set_uses;
+pub(crate) use set_uses::SetUses;
 
 /// An image a command uses through a bound set (the mips and layers of its view).
 pub(crate) struct SetImage<'a> {
@@ -57,118 +60,6 @@ pub(crate) struct SetImage<'a> {
     layout: vk::ImageLayout,
     set: u32,
     binding: u32,
-}
-
-/// The buffer uses of each (bound set, pipeline access of its set number) pair a recording
-/// dispatched with, resolved by its tracker once: a later dispatch with the same pair
-/// copies them (one hash lookup per bound set) instead of walking the set's bindings and
-/// looking up each buffer. Valid for the whole recording: both are borrowed for it (a set
-/// cannot be written, a pipeline's access cannot change) and tracker slots are never
-/// removed. A pair whose set holds images (moved to their layouts at each use) is marked
-/// and listed binding by binding every time.
-#[derive(Default)]
-pub(crate) struct SetUses {
-    index: Map<u32>,
-    entries: Vec<Compiled>,
-    uses: Vec<(Res, Use)>,
-}
-
-struct Compiled {
-    set: usize,
-    access: usize,
-    start: u32,
-    end: u32,
-    images: bool,
-    /// Every use reads only.
-    read_only: bool,
-    /// The tracker's `changes` when a draw last applied the uses, as reads that needed
-    /// nothing (`u64::MAX`: not yet; see `Recorder::draw_repeats_reads`).
-    applied: u64,
-    /// The uses' summary, for `Tracker::apply_compiled`.
-    summary: UsesSummary,
-    /// The tracker generation at which a dispatch last applied the uses (`u32::MAX`: none):
-    /// at the same generation they are warm (`Tracker::apply_compiled`).
-    warm_gen: u32,
-}
-
-impl SetUses {
-    /// The key of (set, access) in `index`.
-    #[inline]
-    fn key(set: usize, access: usize) -> u64 {
-        (set as u64).rotate_left(32) ^ access as u64
-    }
-
-    /// The index of the entry of (set, access), if compiled.
-    #[inline]
-    fn find(&self, set: usize, access: usize) -> Option<u32> {
-        let i = *self.index.get(&Self::key(set, access))?;
-        let e = self.entries.get(i as usize)?;
-        (e.set == set && e.access == access).then_some(i)
-    }
-
-    /// The entry of (set, access), if compiled.
-    #[inline]
-    fn get(&self, set: usize, access: usize) -> Option<&Compiled> {
-        self.entries.get(self.find(set, access)? as usize)
-    }
-
-    /// Whether the read-only uses of (set, access) were applied by a draw at `changes`;
-    /// `hint`: the index of their entry, as `mark_applied` returned it (verified).
-    #[inline]
-    pub(super) fn applied_at(&self, hint: u32, set: usize, access: usize, changes: u64) -> bool {
-        self.entries.get(hint as usize).is_some_and(|c| {
-            c.set == set && c.access == access && c.applied == changes && !c.images
-        })
-    }
-
-    /// Marks the uses of (set, access), if compiled and read-only, as applied at
-    /// `changes`; returns the index of their entry (the hint of `applied_at`).
-    fn mark_applied(&mut self, set: usize, access: usize, changes: u64) -> Option<u32> {
-        let i = self.find(set, access)?;
-        let e = self.entries.get_mut(i as usize)?;
-        if e.read_only && !e.images {
-            e.applied = changes;
-            return Some(i);
-        }
-        None
-    }
-
-    /// Room for the uses of a few sets (see `set_uses`).
-    fn reserve(&mut self) {
-        self.uses.reserve(128);
-        self.entries.reserve(32);
-        self.index.reserve(32);
-    }
-
-    /// Stores (set, access) with the uses `uses[from..]` (or marks it: `images`); a key
-    /// taken by another pair (a hash collision) keeps the first.
-    fn insert(&mut self, set: usize, access: usize, from: usize, images: bool) {
-        let key = Self::key(set, access);
-        let next = self.entries.len() as u32;
-        if *self.index.entry(key).or_insert(next) != next {
-            self.uses.truncate(from);
-            return;
-        }
-        let mut mine = self.uses.split_off(from);
-        merge_uses(&mut mine);
-        let read_only = mine.iter().all(|(_, u)| u.write.is_empty());
-        let start = self.uses.len() as u32;
-        let summary = UsesSummary::of(&mine);
-        if !images {
-            self.uses.extend_from_slice(&mine);
-        }
-        self.entries.push(Compiled {
-            set,
-            access,
-            start,
-            end: self.uses.len() as u32,
-            images,
-            read_only,
-            applied: u64::MAX,
-            summary,
-            warm_gen: u32::MAX,
-        });
-    }
 }
 
 /// The use of a binding by the stages that access it.
@@ -278,7 +169,7 @@ impl<'a> Recorder<'a, '_> {
                 let need = tracker.apply_compiled(uses, &c.summary, c.warm_gen == gen);
                 c.warm_gen = gen;
                 if !need.is_empty() {
-                    if let Some(recorded) = self.emit(need) {
+                    if let Some(recorded) = self.emit_inline(need) {
                         self.sync.tracker.recorded(recorded);
                     }
                 }
@@ -305,7 +196,7 @@ impl<'a> Recorder<'a, '_> {
     /// pipeline's access and holding no image, and nothing else is pending (no layout
     /// transition, no buffer-device-address ordering).
     #[inline]
-    fn compiled_dispatch(&self) -> Option<usize> {
+    fn compiled_dispatch(&mut self) -> Option<usize> {
         if !self.sync.pending_images.is_empty() || !self.sync.after_addresses.is_empty() {
             return None;
         }
@@ -321,18 +212,10 @@ impl<'a> Recorder<'a, '_> {
             *set as *const DescriptorSet as usize,
             bindings.as_ptr() as usize,
         );
-        // The set's hint (its entry, as this or another recording left it), verified; else
-        // the hash lookup, whose answer becomes the hint.
-        let cache = &self.sync.set_cache;
-        let hint = set.draw_entry.load(Ordering::Relaxed);
-        let (i, c) = match cache.entries.get(hint as usize) {
-            Some(c) if c.set == set_id && c.access == access_id => (hint, c),
-            _ => {
-                let i = cache.find(set_id, access_id)?;
-                set.draw_entry.store(i, Ordering::Relaxed);
-                (i, cache.entries.get(i as usize)?)
-            }
-        };
+        // The pair's hint, verified; else the hash lookup, whose answer becomes the hint.
+        let cache = &mut self.sync.set_cache;
+        let i = cache.find_hinted(set_id, access_id)?;
+        let c = cache.entries.get(i as usize)?;
         (!c.images).then_some(i as usize)
     }
 
@@ -511,6 +394,12 @@ impl<'a> Recorder<'a, '_> {
     /// the pending layout transitions, and counts it. Returns the memory barrier as
     /// recorded (`None`: none).
     pub(crate) fn emit(&mut self, need: Need) -> Option<Need> {
+        self.emit_inline(need)
+    }
+
+    /// [`emit`](Self::emit), inlined into the dispatch path (`track_dispatch`).
+    #[inline(always)]
+    fn emit_inline(&mut self, need: Need) -> Option<Need> {
         let (src_stage, src_access) = self.supported(need.src_stage, need.src_access);
         let (dst_stage, dst_access) = self.supported(need.dst_stage, need.dst_access);
         let memory = [vk::MemoryBarrier2::default()

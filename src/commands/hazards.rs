@@ -747,3 +747,6 @@ mod tests;
 
 #[cfg(test)]
 mod coverage_tests;
+
+#[cfg(test)]
+mod compiled_tests;

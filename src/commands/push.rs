@@ -132,6 +132,30 @@ impl Recorder<'_, '_> {
     pub fn push<T: bytemuck::Pod>(&mut self, offset: u32, value: &T) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         let bytes = bytemuck::bytes_of(value);
+        // The common case: the layout's one range, pushed whole (the path below would trim
+        // nothing, and find that range's stages only).
+        if let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut() {
+            if let [r] = bound.layout.push_constant_ranges() {
+                let size = std::mem::size_of::<T>();
+                let whole = r.offset == offset && r.size as usize == size;
+                if whole && size > 0 && (offset | r.size).is_multiple_of(4) && !r.stages.is_empty()
+                {
+                    // SAFETY: [offset, offset + size) is the layout's only range, aligned and
+                    // not empty (VUID-vkCmdPushConstants-offset-01795, -01796).
+                    unsafe {
+                        self.shared.raw.cmd_push_constants(
+                            self.cb,
+                            bound.layout.raw(),
+                            r.stages,
+                            offset,
+                            bytes,
+                        )
+                    };
+                    bound.pushed.add(offset, offset + r.size);
+                    return Ok(());
+                }
+            }
+        }
         let len = self.state.bound[usize::from(self.state.current_graphics)]
             .as_ref()
             .map_or(bytes.len(), |bound| {
