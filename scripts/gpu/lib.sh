@@ -31,4 +31,6 @@ renderdoc_from_debs() {
 }
 rows() { python3 -c "import json,sys; [print('  %-70s %10.3f %10s %s' % (r['name'], r['kiln'], r.get('raw'), r['unit'])) for r in json.load(open(sys.argv[1]))['rows']]" "$1" 2>/dev/null | head -60; }
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# The host CPU: the recording rows' atomics cost differs by CPU (benchmark log 2026-12-05).
+lscpu 2>/dev/null | grep -E "^(Model name|Socket|Core|Thread|CPU\(s\)|CPU max MHz)" | tr -s ' '
 date -u
