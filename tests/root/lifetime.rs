@@ -151,7 +151,11 @@ fn a_foreign_layout_with_a_spare_slot_and_planned_foreign_writes_are_e109() {
         .unwrap_err();
     assert_eq!(e.code(), "KILN-E109", "{e}");
     assert!(e.to_string().contains("b's out"), "{e}");
-    assert_eq!(set.first_unwritten(), Some(0), "nothing of the call is written");
+    assert_eq!(
+        set.first_unwritten(),
+        Some(0),
+        "nothing of the call is written"
+    );
     drop(set);
     assert_clean(&a);
     assert_clean(&b);
