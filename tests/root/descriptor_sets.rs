@@ -381,3 +381,168 @@ fn a_reused_slot_starts_as_a_new_set_with_its_own_names() {
     drop(again);
     assert_clean(&device);
 }
+
+/// Review of the recycled slot and the dispatch hint table: a set that takes a freed set's
+/// slot (same handle) in a later recording is tracked by its own buffers. In that
+/// recording a set writes `mid`, the recycled one reads `mid` (a hazard: the automatic
+/// barrier must be recorded, sync validation says so) and writes `out`, twice each (the
+/// second dispatch of each pair takes the hint table); the values are exact.
+#[test]
+fn a_recycled_set_in_a_later_recording_gets_the_barriers_of_its_own_buffers() {
+    let device = device();
+    let p = vector_add(&device);
+    let n = 64;
+    let (one, two) = (input(&device, 1.0, n), input(&device, 2.0, n));
+    let (mid, out) = (
+        device.storage_buffer::<f32>("mid", n).unwrap(),
+        device.storage_buffer::<f32>("out", n).unwrap(),
+    );
+    let junk = device.storage_buffer::<f32>("junk", n).unwrap();
+    let mut a = p.descriptor_set(0).unwrap();
+    a.write_buffers(&[(0, &two), (1, &two), (2, &junk)])
+        .unwrap();
+    device
+        .execute(|r| {
+            add::dispatch(r, &p, &a, n as u32)?;
+            add::dispatch(r, &p, &a, n as u32)
+        })
+        .unwrap();
+    let old = a.raw();
+    drop(a);
+    let mut recycled = p.descriptor_set(0).unwrap();
+    assert_eq!(recycled.raw(), old, "the freed set's slot is taken again");
+    recycled
+        .write_buffers(&[(0, &mid), (1, &mid), (2, &out)])
+        .unwrap();
+    let mut writer = p.descriptor_set(0).unwrap();
+    writer
+        .write_buffers(&[(0, &one), (1, &two), (2, &mid)])
+        .unwrap();
+    device
+        .execute(|r| {
+            for _ in 0..2 {
+                add::dispatch(r, &p, &writer, n as u32)?;
+                add::dispatch(r, &p, &recycled, n as u32)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(mid.read::<f32>().unwrap(), vec![3.0; n]);
+    assert_eq!(out.read::<f32>().unwrap(), vec![6.0; n]);
+    assert_eq!(junk.read::<f32>().unwrap(), vec![4.0; n]);
+    assert_clean(&device);
+}
+
+/// Review of `write_buffers`' planned path on recycled slots: the template path (every
+/// binding, in order) and the write path with one binding twice each count a binding once;
+/// a call whose second write has no plan (no such binding) writes nothing, not even its
+/// first write, and the set stays unwritten.
+#[test]
+fn planned_buffer_writes_on_recycled_slots_count_each_binding_once() {
+    let device = device();
+    let p = vector_add(&device);
+    let n = 8;
+    let (one, two) = (input(&device, 1.0, n), input(&device, 2.0, n));
+    let out = device.storage_buffer::<f32>("out", n).unwrap();
+    let mut a = p.descriptor_set(0).unwrap();
+    a.write_buffers(&[(0, &one), (1, &one), (2, &out)]).unwrap();
+    assert_eq!(a.first_unwritten(), None);
+    let old = a.raw();
+    drop(a);
+    let mut b = p.descriptor_set(0).unwrap();
+    assert_eq!(b.raw(), old);
+    let err = b.write_buffers(&[(0, &one), (9, &two)]).unwrap_err();
+    assert_eq!(err.code(), "KILN-E200", "{err}");
+    assert_eq!(
+        b.first_unwritten(),
+        Some(0),
+        "nothing of a failed call is written"
+    );
+    assert!(b.buffer_at(0, 0).is_none());
+    b.write_buffers(&[(0, &one), (0, &two), (1, &two)]).unwrap();
+    assert_eq!(
+        b.first_unwritten(),
+        Some(2),
+        "binding 0 written twice counts once"
+    );
+    assert_eq!(
+        b.buffer_at(0, 0).map(|(buf, ..)| buf.raw()),
+        Some(two.raw())
+    );
+    b.write_buffers(&[(2, &out), (2, &out)]).unwrap();
+    assert_eq!(b.first_unwritten(), None);
+    device
+        .execute(|r| add::dispatch(r, &p, &b, n as u32))
+        .unwrap();
+    assert_eq!(out.read::<f32>().unwrap(), vec![4.0; n]);
+    drop(b);
+    let mut c = p.descriptor_set(0).unwrap();
+    assert_eq!(c.raw(), old);
+    assert_eq!(c.first_unwritten(), Some(0));
+    // In layout order, every binding: the update template.
+    c.write_buffers(&[(0, &two), (1, &two), (2, &out)]).unwrap();
+    assert_eq!(c.first_unwritten(), None);
+    c.write_buffers(&[(0, &one), (1, &one), (2, &out)]).unwrap();
+    assert_eq!(c.first_unwritten(), None);
+    device
+        .execute(|r| add::dispatch(r, &p, &c, n as u32))
+        .unwrap();
+    assert_eq!(out.read::<f32>().unwrap(), vec![2.0; n]);
+    assert_clean(&device);
+}
+
+/// Review of the dispatch hint table with pipelines re-bound: one set dispatched
+/// alternately by two pipelines that share its layout (other reflected access objects:
+/// two (set, access) pairs) and a second set, each dispatch reading and writing `data`
+/// through the automatic barriers alone (sync validation flags a missing one); after the
+/// first round every dispatch takes its compiled pair through the hints. Values exact.
+#[test]
+fn one_set_dispatched_by_two_pipelines_in_turn_gets_every_barrier() {
+    let device = device();
+    let comp = |m: &kiln::ShaderModule| device.compute_pipeline(m, "main").unwrap();
+    let pa = comp(&kiln::include_spirv!("test/scale_order_a.comp").unwrap());
+    let pb = comp(&kiln::include_spirv!("test/scale_order_b.comp").unwrap());
+    let n = 100;
+    let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let (buf, other) = (
+        add::storage(&device, "data", &data),
+        add::storage(&device, "other", &data),
+    );
+    let uniform = |v: f32| {
+        device
+            .buffer_from_slice("u", vk::BufferUsageFlags::UNIFORM_BUFFER, &[v])
+            .unwrap()
+    };
+    let (two, one) = (uniform(2.0), uniform(1.0));
+    let mut set = pa.descriptor_set(0).unwrap();
+    set.write_buffers(&[(0, &two), (1, &buf)]).unwrap();
+    let mut second = pb.descriptor_set(0).unwrap();
+    second.write_buffers(&[(0, &one), (1, &other)]).unwrap();
+    device
+        .execute(|r| {
+            for _ in 0..3 {
+                for p in [&pa, &pb] {
+                    r.bind_pipeline(p)?;
+                    r.bind_set(0, &set)?;
+                    r.dispatch_threads(n as u32)?;
+                    r.bind_set(0, &second)?;
+                    r.dispatch_threads(n as u32)?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    // Per round: a scales by the uniform, b adds it.
+    let run = |mut v: f32, u: f32| {
+        for _ in 0..3 {
+            v = v * u + u;
+        }
+        v
+    };
+    let (got, got_other) = (buf.read::<f32>().unwrap(), other.read::<f32>().unwrap());
+    for i in 0..n {
+        assert_eq!(got[i], run(i as f32, 2.0), "data[{i}]");
+        assert_eq!(got_other[i], run(i as f32, 1.0), "other[{i}]");
+    }
+    assert_clean(&device);
+}

@@ -373,6 +373,54 @@ fn identical_set_declared_in_other_order_shares_one_layout() {
     assert_clean(&device);
 }
 
+/// Review of the layout's name table: two pipelines share one interned set layout but name
+/// its bindings differently; each set answers `binding_of` with its own pipeline's names
+/// (the other's are KILN-E201), also when it takes the slot a set of the other pipeline
+/// freed, and in either order of the pipelines' creation; a set of the layout alone has none.
+#[test]
+fn sets_of_a_shared_layout_answer_with_their_own_pipelines_names() {
+    let device = device();
+    let pb = device
+        .compute_pipeline(
+            &kiln::include_spirv!("test/scale_order_b.comp").unwrap(),
+            "main",
+        )
+        .unwrap();
+    let pa = device
+        .compute_pipeline(
+            &kiln::include_spirv!("test/scale_order_a.comp").unwrap(),
+            "main",
+        )
+        .unwrap();
+    let layout = pa.layout().set_layouts()[0].clone();
+    assert_eq!(layout.raw(), pb.layout().set_layouts()[0].raw());
+    let mut old = None;
+    for round in 0..3 {
+        let a = pa.descriptor_set(0).unwrap();
+        if let Some(old) = old {
+            assert_eq!(a.raw(), old, "round {round}: a freed slot is taken again");
+        }
+        assert_eq!(a.binding_of("scale").unwrap(), 0);
+        assert_eq!(a.binding_of("Data").unwrap(), 1);
+        let e = a.binding_of("offset_").unwrap_err();
+        assert_eq!(e.code(), "KILN-E201", "{e}");
+        let raw = a.raw();
+        drop(a);
+        let b = pb.descriptor_set(0).unwrap();
+        assert_eq!(b.raw(), raw, "round {round}: b takes a's slot");
+        assert_eq!(b.binding_of("offset_").unwrap(), 0);
+        assert_eq!(b.binding_of("Values").unwrap(), 1);
+        let e = b.binding_of("scale").unwrap_err();
+        assert_eq!(e.code(), "KILN-E201", "{e}");
+        assert!(e.to_string().contains("`offset_` (binding 0)"), "{e}");
+        drop(b);
+        let plain = device.descriptor_set(&layout, 0).unwrap();
+        assert_eq!(plain.binding_of("Values").unwrap_err().code(), "KILN-E201");
+        old = Some(plain.raw());
+    }
+    assert_clean(&device);
+}
+
 #[test]
 fn samplers_are_interned_by_content() {
     let device = device();

@@ -119,6 +119,48 @@ fn sets_freed_while_pending_are_recycled_only_after_the_submission() {
     assert_clean(&device);
 }
 
+/// Review of the recycled slot's fast path and `write_buffers`' plan check: a layout of
+/// device B holding a freed set's slot is still `KILN-E109` for device A (the slot stays
+/// B's, and B's next set takes it), and a planned `write_buffers` (whole buffers, layout
+/// order: the update template's case) with a buffer of B is `KILN-E109` with nothing
+/// written.
+#[test]
+fn a_foreign_layout_with_a_spare_slot_and_planned_foreign_writes_are_e109() {
+    let a = device();
+    let b = device();
+    let pa = vector_add(&a);
+    let pb = vector_add(&b);
+    let layout_b = pb.layout().set_layouts()[0].clone();
+    let freed = pb.descriptor_set(0).unwrap();
+    let old = freed.raw();
+    drop(freed);
+    let e = a.descriptor_set(&layout_b, 0).unwrap_err();
+    assert_eq!(e.code(), "KILN-E109", "{e}");
+    let again = b.descriptor_set(&layout_b, 0).unwrap();
+    assert_eq!(again.raw(), old, "B's freed slot is B's next set's");
+    drop(again);
+
+    let (x_a, y_a) = (
+        a.storage_buffer::<f32>("x", 4).unwrap(),
+        a.storage_buffer::<f32>("y", 4).unwrap(),
+    );
+    let out_b = b.storage_buffer::<f32>("b's out", 4).unwrap();
+    let mut set = pa.descriptor_set(0).unwrap();
+    let e = set
+        .write_buffers(&[(0, &x_a), (1, &y_a), (2, &out_b)])
+        .unwrap_err();
+    assert_eq!(e.code(), "KILN-E109", "{e}");
+    assert!(e.to_string().contains("b's out"), "{e}");
+    assert_eq!(
+        set.first_unwritten(),
+        Some(0),
+        "nothing of the call is written"
+    );
+    drop(set);
+    assert_clean(&a);
+    assert_clean(&b);
+}
+
 /// Objects of one device given to another: was SIGSEGV (allocate_set with a foreign layout,
 /// write of a foreign buffer) or VUID-*-commonparent; now `KILN-E109` and both devices clean.
 #[test]

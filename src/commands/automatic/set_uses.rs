@@ -148,3 +148,39 @@ impl SetUses {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Review of the hint table: 600 pairs (many sharing a hint slot, and pairs that share
+    /// a set or an access) looked up through the hints in an order that makes every slot
+    /// name another pair between lookups: a hint answers only for its own pair (the same
+    /// entry as the hash map), and a pair never compiled is never found (a set dispatched
+    /// with a pipeline it was not compiled for, a pipeline with a set it was not).
+    #[test]
+    fn a_hint_answers_only_for_its_own_pair() {
+        let mut u = SetUses::default();
+        u.reserve();
+        let pairs: Vec<(usize, usize)> = (0..600)
+            .map(|i| (0x1000 + 64 * (i % 37), 0x9000 + 48 * (i / 37)))
+            .collect();
+        for &(s, a) in &pairs {
+            u.insert(s, a, u.uses.len(), false);
+        }
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let (s, a) = pairs[(state % pairs.len() as u64) as usize];
+            let hinted = u.find_hinted(s, a);
+            assert_eq!(hinted, u.find(s, a), "pair ({s:#x}, {a:#x})");
+            let e = &u.entries[hinted.expect("compiled") as usize];
+            assert_eq!((e.set, e.access), (s, a));
+            // Same set, an access it was never compiled with; same access, another set.
+            assert_eq!(u.find_hinted(s, a + 8), None);
+            assert_eq!(u.find_hinted(s + 8, a), None);
+        }
+    }
+}
