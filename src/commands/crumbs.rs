@@ -92,8 +92,9 @@ impl Recorder<'_, '_> {
             // the ring has TRANSFER_DST usage (VUID-vkCmdWriteBufferMarkerAMD-dstBuffer-
             // 01799), is bound to memory (-01800), `offset` is a multiple of 4 (-dstOffset-
             // 01801) and `offset + 4 <= SLOTS * 4` (-01798); TOP_OF_PIPE and BOTTOM_OF_PIPE
-            // are valid on every queue family and need no feature (-pipelineStage-04074..
-            // -04081, -07077).
+            // are valid on every queue family (-pipelineStage-04074) and need no feature
+            // (-04075..-04080, -07077, -shadingRateImage-07314, -rayTracingPipeline-07943);
+            // kiln records no video coding scope (-videocoding).
             Some(f) => unsafe {
                 f.cmd_write_buffer_marker(self.cb, CrumbWriter::stage(end), ring, offset, token)
             },
@@ -137,8 +138,8 @@ impl Recorder<'_, '_> {
         let dep = vk::DependencyInfo::default().buffer_memory_barriers(&b);
         // SAFETY: `cb` is recording outside a rendering scope (fills: `Writer::writes`; AMD:
         // only at the command buffer's start); synchronization2 is enabled; TRANSFER_WRITE
-        // is valid with CLEAR and ALL_COMMANDS (VUID-VkBufferMemoryBarrier2-srcAccessMask-
-        // 03903); ALL_COMMANDS is valid on every queue and CLEAR on
+        // is an access of CLEAR and of ALL_COMMANDS (VkBufferMemoryBarrier2's access-mask
+        // rules); ALL_COMMANDS is valid on every queue and CLEAR on
         // every family that records (graphics, compute and transfer ones all support
         // transfer commands, VUID-vkCmdPipelineBarrier2-srcStageMask-03849); locals outlive
         // the call.
