@@ -28,7 +28,7 @@ stack env KILN_REQUIRE_RENDERDOC=1 KILN_RENDERDOC_PYTHON=/usr/bin/python3.11 KIL
 echo "== capture rc $? ($((SECONDS - s)) s)"
 grep -h "^test \|^path\|panicked\|KILN-W0\|test result" $OUT/capture.log | cut -c1-300 | head -40
 s=$SECONDS
-stack env KILN_VALIDATION=1 KILN_REQUIRE_DEVICE_FAULT=1 timeout 150 $B/root post_mortem:: \
+stack env KILN_VALIDATION=1 KILN_REQUIRE_DEVICE_FAULT=1 KILN_REQUIRE_BUFFER_MARKER=1 timeout 150 $B/root post_mortem:: \
   --test-threads=1 --nocapture > $OUT/faults.log 2>&1
 echo "== faults rc $? ($((SECONDS - s)) s)"
 grep -h "^test \|^path\|^spin\|panicked\|POSTMORTEM\|KILN-E10[58]\|test result" $OUT/faults.log | cut -c1-400 | head -30

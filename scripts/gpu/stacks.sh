@@ -62,7 +62,7 @@ done
 # (FAULTS_RUN=0 leaves them out, for a lease that runs more topics on the same machine after this).
 if [ "${FAULTS_RUN:-1}" = 1 ]; then
   L=$OUT/root-faults.log
-  stack env KILN_VALIDATION=1 timeout 120 $B/root $FAULTS --test-threads=1 > $L 2>&1
+  stack env KILN_VALIDATION=1 KILN_REQUIRE_BUFFER_MARKER=1 timeout 120 $B/root $FAULTS --test-threads=1 > $L 2>&1
   echo "post_mortem rc $?"; grep -o 'test result.*' $L
   grep -h "^path\|panicked\|KILN-E10[58]" $L | cut -c1-400 | head -20
 fi

@@ -40,6 +40,6 @@ step cuda-chain 60 python3 scripts/cuda_chain.py; cat $W/cuda-chain.out
 step stream 40 $B/stream_overlap; tail -4 $W/stream.out
 step trace 30 $B/trace $W/trace.json $((1 << 24)); tail -5 $W/trace.out
 # 5. Last: the real page fault and hang (post_mortem::), alone.
-KILN_VALIDATION=1 step tests-faults 120 $B/root $FAULTS --test-threads=1
+KILN_VALIDATION=1 KILN_REQUIRE_BUFFER_MARKER=1 step tests-faults 120 $B/root $FAULTS --test-threads=1
 grep -h "^path\|panicked\|test result" $W/tests-faults.out | cut -c1-300 | head -12
 date -u

@@ -1,13 +1,15 @@
 //! The recorder's side of breadcrumbs (`device::breadcrumbs` says what they are): a marker
-//! at the start of the command buffer and of each timing scope, and one after a barrier at
-//! each scope's end and at the command buffer's end.
+//! at the start of the command buffer and of each timing scope, and one at each scope's
+//! end and at the command buffer's end — with fills after a barrier and outside rendering
+//! scopes only, with VK_AMD_buffer_marker at `BOTTOM_OF_PIPE` and inside rendering scopes
+//! too (`device::breadcrumbs`, "Writers").
 
 use std::panic::Location;
 
 use ash::vk;
 
 use super::Recorder;
-use crate::device::{CrumbEvent, CrumbScope, Crumbs, MAX_PER_RECORDING, SUBMISSION};
+use crate::device::{CrumbEvent, CrumbScope, CrumbWriter, Crumbs, MAX_PER_RECORDING, SUBMISSION};
 
 impl Recorder<'_, '_> {
     /// Starts the recording's breadcrumbs when the device has them on: a barrier that
@@ -18,7 +20,8 @@ impl Recorder<'_, '_> {
             return;
         }
         self.timing.crumbs = Some(Crumbs::default());
-        self.marker(SUBMISSION, false, vk::PipelineStageFlags2::CLEAR);
+        let (writer, _) = self.shared.marker_writer();
+        self.marker(SUBMISSION, false, writer.start_barrier());
     }
 
     /// Ends them: the submission's end marker (after every earlier command); what the
@@ -40,7 +43,7 @@ impl Recorder<'_, '_> {
         let Some(c) = &mut self.timing.crumbs else {
             return u32::MAX;
         };
-        if self.state.rendering {
+        if !self.shared.marker_writer().0.writes(self.state.rendering) {
             return u32::MAX;
         }
         let index = c.scopes.len() as u32;
@@ -51,13 +54,14 @@ impl Recorder<'_, '_> {
 
     /// The end marker of scope `index` (from [`crumb_begin`](Self::crumb_begin)).
     pub(crate) fn crumb_end(&mut self, index: u32) {
-        if index != u32::MAX && !self.state.rendering {
+        if index != u32::MAX && self.shared.marker_writer().0.writes(self.state.rendering) {
             self.marker(index, true, vk::PipelineStageFlags2::ALL_COMMANDS);
         }
     }
 
     /// Writes one marker of `scope` into the queue's ring, after a barrier on the ring from
-    /// `after` (none: `NONE`). The submission's end always has room.
+    /// `after` (none: `NONE`; the AMD writer's ends have none). The submission's end always
+    /// has room.
     fn marker(&mut self, scope: u32, end: bool, after: vk::PipelineStageFlags2) {
         let Some(c) = &self.timing.crumbs else { return };
         let room = if scope == SUBMISSION && end {
@@ -71,18 +75,36 @@ impl Recorder<'_, '_> {
         let Some((ring, slot, token)) = self.shared.marker_slot(self.timing.queue) else {
             return;
         };
-        if after != vk::PipelineStageFlags2::NONE {
+        let shared = self.shared;
+        let (writer, amd) = shared.marker_writer();
+        let barrier = match writer {
+            CrumbWriter::Fill => after != vk::PipelineStageFlags2::NONE,
+            // At the command buffer's start only: an end is written at BOTTOM_OF_PIPE.
+            CrumbWriter::Amd => scope == SUBMISSION && !end,
+        };
+        if barrier {
             self.ring_barrier(ring, after);
         }
-        // SAFETY: `cb` is recording outside a rendering scope (callers check); the ring
-        // has TRANSFER_DST usage, `slot * 4 + 4 <= SLOTS * 4`, offset and size are
-        // multiples of 4 (VUID-vkCmdFillBuffer-dstOffset-00025, -size-00028); every queue
-        // family supports fills (Vulkan 1.1+).
-        unsafe {
-            self.shared
-                .raw
-                .cmd_fill_buffer(self.cb, ring, u64::from(slot) * 4, 4, token)
-        };
+        let offset = u64::from(slot) * 4;
+        match amd {
+            // SAFETY: VK_AMD_buffer_marker is enabled (`amd` is its functions); `cb` is
+            // recording, inside or outside a rendering scope ("Render Pass Scope: Both");
+            // the ring has TRANSFER_DST usage (VUID-vkCmdWriteBufferMarkerAMD-dstBuffer-
+            // 01799), is bound to memory (-01800), `offset` is a multiple of 4 (-dstOffset-
+            // 01801) and `offset + 4 <= SLOTS * 4` (-01798); TOP_OF_PIPE and BOTTOM_OF_PIPE
+            // are valid on every queue family (-pipelineStage-04074) and need no feature
+            // (-04075..-04080, -07077, -shadingRateImage-07314, -rayTracingPipeline-07943);
+            // kiln records no video coding scope (-videocoding).
+            Some(f) => unsafe {
+                f.cmd_write_buffer_marker(self.cb, CrumbWriter::stage(end), ring, offset, token)
+            },
+            // SAFETY: `cb` is recording outside a rendering scope (`Writer::writes`; the
+            // start and end of the command buffer are outside one); the ring has
+            // TRANSFER_DST usage, `offset + 4 <= SLOTS * 4`, offset and size are multiples
+            // of 4 (VUID-vkCmdFillBuffer-dstOffset-00025, -size-00028); every queue family
+            // supports fills (Vulkan 1.1+).
+            None => unsafe { shared.raw.cmd_fill_buffer(self.cb, ring, offset, 4, token) },
+        }
         if let Some(c) = &mut self.timing.crumbs {
             c.events.push(CrumbEvent {
                 slot,
@@ -94,14 +116,19 @@ impl Recorder<'_, '_> {
     }
 
     /// A buffer barrier on the ring: `after` (and earlier markers' writes) → the next
-    /// marker's write. Only the ring is made visible (see `device::breadcrumbs`).
+    /// marker's write (fills: `CLEAR`; AMD writes: `after`, then `ALL_COMMANDS`). Only the
+    /// ring is made visible (see `device::breadcrumbs`).
     fn ring_barrier(&mut self, ring: vk::Buffer, after: vk::PipelineStageFlags2) {
         use vk::AccessFlags2 as A;
         use vk::PipelineStageFlags2 as S;
+        let write = match self.shared.marker_writer().0 {
+            CrumbWriter::Fill => S::CLEAR,
+            CrumbWriter::Amd => S::ALL_COMMANDS,
+        };
         let b = [vk::BufferMemoryBarrier2::default()
-            .src_stage_mask(after | S::CLEAR)
+            .src_stage_mask(after | write)
             .src_access_mask(A::TRANSFER_WRITE)
-            .dst_stage_mask(S::CLEAR)
+            .dst_stage_mask(write)
             .dst_access_mask(A::TRANSFER_WRITE)
             .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
@@ -109,8 +136,10 @@ impl Recorder<'_, '_> {
             .offset(0)
             .size(vk::WHOLE_SIZE)];
         let dep = vk::DependencyInfo::default().buffer_memory_barriers(&b);
-        // SAFETY: `cb` is recording outside a rendering scope (callers check);
-        // synchronization2 is enabled; ALL_COMMANDS is valid on every queue and CLEAR on
+        // SAFETY: `cb` is recording outside a rendering scope (fills: `Writer::writes`; AMD:
+        // only at the command buffer's start); synchronization2 is enabled; TRANSFER_WRITE
+        // is an access of CLEAR and of ALL_COMMANDS (VkBufferMemoryBarrier2's access-mask
+        // rules); ALL_COMMANDS is valid on every queue and CLEAR on
         // every family that records (graphics, compute and transfer ones all support
         // transfer commands, VUID-vkCmdPipelineBarrier2-srcStageMask-03849); locals outlive
         // the call.

@@ -6,13 +6,12 @@
 //! With breadcrumbs on (`DeviceDesc::breadcrumbs`, `KILN_BREADCRUMBS=1|0`; **on by default
 //! in debug builds of kiln, off in release builds**), each kiln queue has a *marker ring*: a
 //! host-visible, host-coherent buffer of [`SLOTS`] 32-bit words. A recording writes a
-//! marker (`vkCmdFillBuffer` of one word with a token unique on its queue) at
+//! marker (one word, a token unique on its queue) at
 //!
 //! - the start of its command buffer and at each timing scope's start (`Recorder::scope`,
 //!   `begin_scope`): the GPU reached that point of the command stream;
-//! - each scope's end and the command buffer's end, after a barrier whose first
-//!   synchronization scope is every earlier command (`ALL_COMMANDS`): the GPU *finished*
-//!   everything recorded before it.
+//! - each scope's end and the command buffer's end, once every earlier command finished:
+//!   the GPU *finished* everything recorded before it.
 //!
 //! Each marker takes the next slot of the ring; the host knows which token belongs to which
 //! scope (its name, the scopes around it, the Rust line that opened it: [`Crumbs`], kept
@@ -20,21 +19,37 @@
 //! GPU got there: the last start written is `PostMortem::last_started`, the first end not
 //! written (in recorded order) `PostMortem::first_unfinished`.
 //!
-//! **Synchronization.** Markers are transfer writes (`CLEAR` stage, Vulkan spec §20 "Clear
-//! Commands"). Within a command buffer every marker has its own slot (a recording writes at
-//! most [`MAX_PER_RECORDING`]); every command buffer starts with a buffer barrier on the
-//! ring (clear writes → clear writes), which orders it after earlier submissions' markers
-//! of the queue (a resubmitted `Recording` writes its slots again). The barriers are
-//! *buffer* barriers on the ring only, so they make no user write visible: synchronization
-//! validation still sees every hazard of the user's work, except that the end markers'
-//! execution dependency orders earlier commands before later clear commands (a write-after-
-//! read hazard of a later `fill` would be hidden). Markers are not written inside a
-//! rendering scope (`vkCmdFillBuffer` is not allowed there; VUID-vkCmdFillBuffer-renderpass):
-//! a scope inside one is covered by its enclosing scope.
+//! # Writers
 //!
-//! **Cost.** Off: one branch at each scope boundary and recording. On: a fill per boundary
-//! and a barrier per end (the GPU drains at every scope end): for debugging, hence off in
-//! release builds.
+//! Which command writes a marker ([`Writer`], per device):
+//!
+//! - **`VK_AMD_buffer_marker`** where the device has it (NVIDIA's drivers too), enabled
+//!   with breadcrumbs on unless `KILN_BREADCRUMB_MARKERS=fill`: `vkCmdWriteBufferMarkerAMD`,
+//!   a start at `TOP_OF_PIPE`, an end at `BOTTOM_OF_PIPE` (written once every earlier
+//!   command completed: no barrier before it). The command is allowed inside a rendering
+//!   scope ("Render Pass Scope: Both"), so a scope opened inside one gets its own markers.
+//! - **Fills** elsewhere: `vkCmdFillBuffer` of one word, each end after a barrier on the
+//!   ring whose first synchronization scope is every earlier command (`ALL_COMMANDS`).
+//!   Fills are not allowed inside a rendering scope (VUID-vkCmdFillBuffer-renderpass): no
+//!   marker is written there, and a scope inside one is covered by its enclosing scope.
+//!
+//! **Synchronization.** Fills are transfer writes (`CLEAR` stage, Vulkan spec §20 "Clear
+//! Commands"); the AMD writes are `TRANSFER_WRITE` accesses at their given stage (the
+//! extension's "memory write ... performed by the transfer stage" rule). Within a command
+//! buffer every marker has its own slot (a recording writes at most
+//! [`MAX_PER_RECORDING`]); every command buffer starts with a buffer barrier on the ring
+//! (earlier marker writes → this buffer's; fills: `CLEAR` → `CLEAR`, AMD: `ALL_COMMANDS` →
+//! `ALL_COMMANDS`, which covers any stage a marker is written at), which orders it after
+//! earlier submissions' markers of the queue (a resubmitted `Recording` writes its slots
+//! again). The barriers are *buffer* barriers on the ring only, so they make no user write
+//! visible: synchronization validation still sees every hazard of the user's work. With
+//! fills, the end markers' execution dependency orders earlier commands before later clear
+//! commands (a write-after-read hazard of a later `fill` would be hidden); the AMD writer
+//! has no end barrier, so it hides nothing.
+//!
+//! **Cost.** Off: one branch at each scope boundary and recording. On: one marker write per
+//! boundary; with fills also a barrier per end (the GPU drains at every scope end). For
+//! debugging, hence off in release builds.
 //!
 //! Before a submission, the host clears the slots it will write (coherent memory: the
 //! submission makes the host writes visible, §7.9), so a resubmitted `Recording` is not
@@ -140,12 +155,13 @@ impl Ring {
     }
 }
 
-/// The device's breadcrumb state: the rings (breadcrumbs on) and VK_EXT_device_fault's
-/// function (where enabled).
+/// The device's breadcrumb state: the rings (breadcrumbs on), VK_EXT_device_fault's
+/// function and VK_AMD_buffer_marker's (where enabled).
 pub(crate) struct Breadcrumbs {
     on: bool,
     rings: OnceLock<Vec<Ring>>,
     fault: Option<ash::ext::device_fault::Device>,
+    marker: Option<ash::amd::buffer_marker::Device>,
     /// The post-mortem of the loss, taken once (`vkGetDeviceFaultInfoEXT` reports it once).
     lost: Mutex<Option<PostMortem>>,
 }
@@ -156,12 +172,60 @@ pub(crate) fn enabled(desc: Option<bool>) -> bool {
         .unwrap_or(cfg!(debug_assertions))
 }
 
+/// Whether the markers are written with VK_AMD_buffer_marker (the extension then enabled):
+/// breadcrumbs `on`, the device `has` it, and `KILN_BREADCRUMB_MARKERS` (`env`) is not
+/// `fill` (module docs, "Writers").
+pub(crate) fn amd_writer(on: bool, has: bool, env: Option<&str>) -> bool {
+    on && has && env.map(str::trim) != Some("fill")
+}
+
+/// Which command writes a marker (module docs, "Writers").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writer {
+    /// `vkCmdFillBuffer` of one word, an end after a barrier; none inside rendering.
+    Fill,
+    /// `vkCmdWriteBufferMarkerAMD` at a stage, inside rendering scopes too.
+    Amd,
+}
+
+impl Writer {
+    /// Whether a marker is written at a boundary inside a rendering scope (`rendering`).
+    pub(crate) fn writes(self, rendering: bool) -> bool {
+        self == Writer::Amd || !rendering
+    }
+
+    /// The stage an AMD marker is written at: a start at `TOP_OF_PIPE` (the command
+    /// stream got there), an end at `BOTTOM_OF_PIPE` (every earlier command completed).
+    pub(crate) fn stage(end: bool) -> vk::PipelineStageFlags {
+        if end {
+            vk::PipelineStageFlags::BOTTOM_OF_PIPE
+        } else {
+            vk::PipelineStageFlags::TOP_OF_PIPE
+        }
+    }
+
+    /// The ring barrier's stages at the command buffer's start: the earlier markers'
+    /// writes → this buffer's (`CLEAR` for fills; `ALL_COMMANDS` for the AMD writes,
+    /// whose stages `TOP_OF_PIPE`/`BOTTOM_OF_PIPE` no access mask may name).
+    pub(crate) fn start_barrier(self) -> vk::PipelineStageFlags2 {
+        match self {
+            Writer::Fill => vk::PipelineStageFlags2::CLEAR,
+            Writer::Amd => vk::PipelineStageFlags2::ALL_COMMANDS,
+        }
+    }
+}
+
 impl Breadcrumbs {
-    pub(crate) fn new(on: bool, fault: Option<ash::ext::device_fault::Device>) -> Breadcrumbs {
+    pub(crate) fn new(
+        on: bool,
+        fault: Option<ash::ext::device_fault::Device>,
+        marker: Option<ash::amd::buffer_marker::Device>,
+    ) -> Breadcrumbs {
         Breadcrumbs {
             on,
             rings: OnceLock::new(),
             fault,
+            marker,
             lost: Mutex::new(None),
         }
     }
@@ -245,6 +309,14 @@ impl Shared {
     #[inline]
     pub(crate) fn breadcrumbs_on(&self) -> bool {
         self.breadcrumbs.on()
+    }
+
+    /// The markers' writer, and VK_AMD_buffer_marker's functions when it is the AMD one.
+    pub(crate) fn marker_writer(&self) -> (Writer, Option<&ash::amd::buffer_marker::Device>) {
+        match &self.breadcrumbs.marker {
+            Some(f) => (Writer::Amd, Some(f)),
+            None => (Writer::Fill, None),
+        }
     }
 
     /// The next marker of queue `queue`: the ring, the slot and the token to write.
@@ -447,5 +519,33 @@ impl super::Device {
     /// is always `None` here (`KILN-E105` carries it).
     pub fn breadcrumbs(&self) -> PostMortem {
         self.shared.post_mortem(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_amd_writer_needs_breadcrumbs_the_extension_and_no_fill_override() {
+        assert!(amd_writer(true, true, None));
+        assert!(amd_writer(true, true, Some("amd")));
+        assert!(!amd_writer(true, true, Some("fill")));
+        assert!(!amd_writer(true, true, Some(" fill\n")));
+        assert!(!amd_writer(false, true, None));
+        assert!(!amd_writer(true, false, None));
+    }
+
+    #[test]
+    fn each_writer_marks_where_it_may_at_its_stage() {
+        assert!(Writer::Amd.writes(true) && Writer::Amd.writes(false));
+        assert!(!Writer::Fill.writes(true) && Writer::Fill.writes(false));
+        assert_eq!(Writer::stage(false), vk::PipelineStageFlags::TOP_OF_PIPE);
+        assert_eq!(Writer::stage(true), vk::PipelineStageFlags::BOTTOM_OF_PIPE);
+        assert_eq!(Writer::Fill.start_barrier(), vk::PipelineStageFlags2::CLEAR);
+        assert_eq!(
+            Writer::Amd.start_barrier(),
+            vk::PipelineStageFlags2::ALL_COMMANDS
+        );
     }
 }

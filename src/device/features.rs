@@ -15,7 +15,8 @@
 //! pipeline descriptions); `VK_KHR_acceleration_structure` (with
 //! `VK_KHR_deferred_host_operations`) and `VK_KHR_ray_query` when present
 //! (`acceleration_structure/features.rs`); `VK_EXT_device_fault` when present
-//! (`features/fault.rs`).
+//! (`features/fault.rs`); `VK_AMD_buffer_marker` when present and breadcrumbs are on,
+//! unless `KILN_BREADCRUMB_MARKERS=fill` (`device::breadcrumbs`: the markers' writer).
 //!
 //! The feature structs are one table (`features/table.rs`): one `Option` per Vulkan version
 //! or extension, queried, settled and chained into `vkCreateDevice` from it.
@@ -208,6 +209,10 @@ pub struct Features {
     /// `deviceFault` (VK_EXT_device_fault): a lost device's `KILN-E105` carries the
     /// driver's description of the fault ([`PostMortem::fault`](crate::PostMortem::fault)).
     pub device_fault: bool,
+    /// VK_AMD_buffer_marker, enabled where present when breadcrumbs are on (and
+    /// `KILN_BREADCRUMB_MARKERS` is not `fill`): breadcrumb markers are written with
+    /// `vkCmdWriteBufferMarkerAMD`, inside rendering scopes too (`PostMortem`).
+    pub buffer_marker: bool,
 }
 
 fn b(v: vk::Bool32) -> bool {
@@ -222,6 +227,7 @@ pub(crate) fn create_device(
     physical: vk::PhysicalDevice,
     queues: &[(u32, u32)],
     info: &DeviceInfo,
+    breadcrumbs: bool,
 ) -> Result<Created> {
     let ir = &instance.raw;
     // SAFETY: plain query.
@@ -237,7 +243,7 @@ pub(crate) fn create_device(
     table.query(ir, physical);
     let settled = table.settle();
     let mut plain = Vec::new();
-    let extensions = PlainExtensions::enable(instance, &has, &mut plain);
+    let extensions = PlainExtensions::enable(instance, &has, breadcrumbs, &mut plain);
     let supported = Supported {
         f10: table.core,
         f11: table.v11.unwrap_or_default(),
@@ -325,14 +331,17 @@ struct PlainExtensions {
     external: external::ExternalExtensions,
     calibrated_timestamps: bool,
     push_descriptor: bool,
+    buffer_marker: bool,
 }
 
 impl PlainExtensions {
-    /// Those `has` reports (the swapchain only with the instance's surface extensions),
-    /// their names appended to `names`.
+    /// Those `has` reports (the swapchain only with the instance's surface extensions,
+    /// VK_AMD_buffer_marker only for `breadcrumbs`: `marker_writer`), their names
+    /// appended to `names`.
     fn enable(
         instance: &Instance,
         has: &impl Fn(&CStr) -> bool,
+        breadcrumbs: bool,
         names: &mut Vec<*const c_char>,
     ) -> PlainExtensions {
         let swapchain = instance.surface && has(ash::khr::swapchain::NAME);
@@ -360,12 +369,21 @@ impl PlainExtensions {
         if push_descriptor {
             names.push(ash::khr::push_descriptor::NAME.as_ptr());
         }
+        let buffer_marker = super::breadcrumbs::amd_writer(
+            breadcrumbs,
+            has(ash::amd::buffer_marker::NAME),
+            std::env::var("KILN_BREADCRUMB_MARKERS").ok().as_deref(),
+        );
+        if buffer_marker {
+            names.push(ash::amd::buffer_marker::NAME.as_ptr());
+        }
         PlainExtensions {
             swapchain,
             external_memory_host,
             external,
             calibrated_timestamps: calibrated.is_some(),
             push_descriptor,
+            buffer_marker,
         }
     }
 }
@@ -467,6 +485,7 @@ fn enabled_features(
         },
         dynamic_rendering_local_read: settled.local_read,
         device_fault: settled.device_fault,
+        buffer_marker: plain.buffer_marker,
     }
 }
 

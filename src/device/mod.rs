@@ -68,7 +68,7 @@ pub use acceleration_structure::{
     AccelerationStructureInstance, AccelerationStructureLimits, AccelerationStructureTriangles,
 };
 pub(crate) use breadcrumbs::{
-    CrumbScope, Crumbs, Event as CrumbEvent, MAX_PER_RECORDING, SUBMISSION,
+    CrumbScope, Crumbs, Event as CrumbEvent, Writer as CrumbWriter, MAX_PER_RECORDING, SUBMISSION,
 };
 pub use budget::HeapUsage;
 pub(crate) use buffer::{allocate_bound, check_copy, check_size as check_buffer_size, free_bound};
@@ -229,6 +229,7 @@ impl Shared {
             std::sync::atomic::Ordering::Relaxed,
         );
         let (physical, info, properties, families, plan) = partial::pick_device(desc, &instance)?;
+        let breadcrumbs_on = breadcrumbs::enabled(desc.breadcrumbs);
         let partial::Built {
             raw,
             queues,
@@ -237,7 +238,15 @@ impl Shared {
             supported,
             compute,
             host_import_alignment,
-        } = partial::build_device(&instance, physical, &info, &properties, &plan, layer)?;
+        } = partial::build_device(
+            &instance,
+            physical,
+            &info,
+            &properties,
+            &plan,
+            layer,
+            breadcrumbs_on,
+        )?;
         let debug_utils = instance
             .has_debug_utils()
             .then(|| loader::walking(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw)));
@@ -266,8 +275,10 @@ impl Shared {
         let fault = partial::device_fns(features.device_fault, || {
             ash::ext::device_fault::Device::new(ir, &raw)
         });
-        let breadcrumbs =
-            breadcrumbs::Breadcrumbs::new(breadcrumbs::enabled(desc.breadcrumbs), fault);
+        let marker = partial::device_fns(features.buffer_marker, || {
+            ash::amd::buffer_marker::Device::new(ir, &raw)
+        });
+        let breadcrumbs = breadcrumbs::Breadcrumbs::new(breadcrumbs_on, fault, marker);
         let shared = Shared {
             slots: Default::default(),
             samplers: Default::default(),

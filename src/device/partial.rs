@@ -150,13 +150,14 @@ pub(super) fn build_device(
     properties: &vk::PhysicalDeviceProperties,
     plan: &families::QueuePlan,
     layer: LayerFeatures,
+    breadcrumbs: bool,
 ) -> Result<Built> {
     let features::Created {
         raw,
         features,
         supported,
         compute,
-    } = features::create_device(instance, physical, &plan.create, info)?;
+    } = features::create_device(instance, physical, &plan.create, info, breadcrumbs)?;
     // From here on an error destroys what was made (the queues, then the device).
     let mut partial = PartialDevice::new(raw, plan.queues.len());
     if !(features.synchronization2 && features.timeline_semaphore) {
