@@ -3,9 +3,10 @@
 # `stacks` (the GPU tests), in one call of under ten minutes: issue 26's dispatch rows
 # (automatic and scoped recording, descriptor alloc+write+bind, SAXPY against raw ash),
 # issue 28's hand-off and pipeline rows and the PyTorch script beside CUDA, issue 27's
-# RenderDoc captures (`capture.sh`'s packages), then the real page fault and hang, last:
-# after a page fault the H200 (580.159.04) stalled every later process's GPU work for
-# minutes. JSON rows in $OUT/<group>.json, logs in $OUT (lib.sh: the ICD, glvnd, OUT).
+# RenderDoc captures (`capture.sh`'s packages), the hang and the in-scope breadcrumbs, then
+# the real page fault alone, last (PAGE_FAULT=0 leaves it out): after a page fault the H200
+# and H100 (580.159.04) stalled every later process's GPU work for minutes. JSON rows in
+# $OUT/<group>.json, logs in $OUT (lib.sh: the ICD, glvnd, OUT).
 TOPIC=proof
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # The binaries come xz-compressed (a call carries at most 64 MiB).
@@ -27,10 +28,20 @@ stack env KILN_REQUIRE_RENDERDOC=1 KILN_RENDERDOC_PYTHON=/usr/bin/python3.11 KIL
   timeout 150 $B/root --test-threads=1 --nocapture capture:: > $OUT/capture.log 2>&1
 echo "== capture rc $? ($((SECONDS - s)) s)"
 grep -h "^test \|^path\|panicked\|KILN-W0\|test result" $OUT/capture.log | cut -c1-300 | head -40
+# The hang and the breadcrumbs inside a rendering scope (the AMD marker writer) first; the
+# real page fault alone, last (PAGE_FAULT=0 leaves it out): on the H100 and H200
+# (580.159.04, 2026-12-05) the fault never lost the device and later GPU work stalled.
 s=$SECONDS
-stack env KILN_VALIDATION=1 KILN_REQUIRE_DEVICE_FAULT=1 KILN_REQUIRE_BUFFER_MARKER=1 timeout 150 $B/root post_mortem:: \
-  --test-threads=1 --nocapture > $OUT/faults.log 2>&1
-echo "== faults rc $? ($((SECONDS - s)) s)"
-grep -h "^test \|^path\|^spin\|panicked\|POSTMORTEM\|KILN-E10[58]\|test result" $OUT/faults.log | cut -c1-400 | head -30
+stack env KILN_VALIDATION=1 KILN_REQUIRE_BUFFER_MARKER=1 timeout 100 $B/root post_mortem:: --skip page_fault \
+  --test-threads=1 --nocapture > $OUT/hang.log 2>&1
+echo "== hang and markers rc $? ($((SECONDS - s)) s)"
+grep -h "^test \|^path\|^spin\|panicked\|POSTMORTEM\|KILN-E10[58]\|test result" $OUT/hang.log | cut -c1-400 | head -30
+if [ "${PAGE_FAULT:-1}" = 1 ]; then
+  s=$SECONDS
+  stack env KILN_VALIDATION=1 KILN_REQUIRE_DEVICE_FAULT=1 timeout 100 $B/root post_mortem::a_page_fault \
+    --test-threads=1 --nocapture > $OUT/faults.log 2>&1
+  echo "== page fault rc $? ($((SECONDS - s)) s)"
+  grep -h "^test \|^path\|panicked\|POSTMORTEM\|KILN-E10[58]\|test result" $OUT/faults.log | cut -c1-400 | head -30
+fi
 (dmesg 2>&1 | grep -i "xid\|nvrm" | tail -8) || true
 date -u
