@@ -8,7 +8,7 @@ use std::time::Instant;
 use ash::vk;
 use kiln::{Buffer, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device, SpecValue};
 
-use super::raw::{Ctx, Raw};
+use super::raw::{BarrierMasks, Ctx, Raw};
 use super::{best, median, ns_since, percentile, thread_cpu_ns, BenchResult, Opts, Peer, Row};
 
 pub(super) const TYPES: [vk::DescriptorType; 6] = [
@@ -246,8 +246,14 @@ fn recording(
 
 /// Row 1b: the same stream in kiln's automatic mode (the hazard tracker decides each
 /// dispatch's barrier from the sets' reflected access), against raw ash recording the same
-/// commands plus a global compute→compute barrier exactly where kiln recorded one (found by
-/// a first kiln pass, `Recorder::barrier_count` after each dispatch).
+/// commands: the same global barriers, with the same masks, exactly where kiln recorded
+/// them (found by a first kiln pass: `Recorder::barrier_count` and
+/// `Recorder::debug_last_barrier` after each dispatch). A note gives raw's time with one
+/// fixed barrier (`ALL_COMMANDS`/storage write → compute/storage read and write) in those
+/// places instead, the row's raw form until 2026-12-05 (it misses the uniform reads of
+/// buffers written as storage, and NVIDIA's recording cost depends on the masks), and with
+/// the union of kiln's masks in each place (one barrier form, as a conservative hand-written
+/// recording would have it).
 fn tracked_recording(
     device: &Device,
     raw: &Raw,
@@ -258,7 +264,7 @@ fn tracked_recording(
     rounds: usize,
 ) -> BenchResult<Row> {
     let n = seq.len();
-    let mut flags = Vec::with_capacity(n);
+    let mut marks: Vec<Option<BarrierMasks>> = Vec::with_capacity(n);
     device.execute(|rec| {
         for &(pi, si) in seq {
             rec.bind_pipeline(&fx.pipes[pi])?;
@@ -266,17 +272,32 @@ fn tracked_recording(
             rec.push(0, p)?;
             let before = rec.barrier_count();
             rec.dispatch(1, 1, 1)?;
-            flags.push(rec.barrier_count() > before);
+            marks.push((rec.barrier_count() > before).then(|| rec.debug_last_barrier()));
         }
         Ok(())
     })?;
-    let barriers = flags.iter().filter(|f| **f).count();
+    let barriers = marks.iter().filter(|m| m.is_some()).count();
+    let mut kinds: Vec<BarrierMasks> = marks.iter().flatten().copied().collect();
+    kinds.sort_by_key(|m| (m.0.as_raw(), m.1.as_raw(), m.2.as_raw(), m.3.as_raw()));
+    kinds.dedup();
     super::note(format!(
-        "dispatch recording, automatic barriers: {barriers} barriers in {n} dispatches"
+        "dispatch recording, automatic barriers: {barriers} barriers in {n} dispatches, \
+         {} distinct masks",
+        kinds.len()
     ));
+    let union = kinds.iter().fold(Default::default(), |u: BarrierMasks, m| {
+        (u.0 | m.0, u.1 | m.1, u.2 | m.2, u.3 | m.3)
+    });
     let (mut k, mut r, mut off) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut fixed, mut joined) = (Vec::new(), Vec::new());
     let mut off_barriers = 0;
     use vk::AccessFlags2 as A;
+    let fixed_masks = (
+        vk::PipelineStageFlags2::ALL_COMMANDS,
+        A::SHADER_STORAGE_WRITE,
+        vk::PipelineStageFlags2::COMPUTE_SHADER,
+        A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
+    );
     for round in 0..rounds {
         // A/B: the tracker without its last-barrier shortcut (a note, not a row), before or
         // after the measured form in alternate rounds (the allocator's state after the
@@ -304,49 +325,28 @@ fn tracked_recording(
                 off.push(t / n as f64);
             }
         }
-        raw.begin(ctx)?;
-        let d = &raw.d;
-        let t0 = Instant::now();
-        for (&(pi, si), &barrier) in seq.iter().zip(&flags) {
-            // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
-            unsafe {
-                d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[pi]);
-                d.cmd_bind_descriptor_sets(
-                    ctx.cb,
-                    vk::PipelineBindPoint::COMPUTE,
-                    fx.r_layout,
-                    0,
-                    &[fx.r_sets[si]],
-                    &[],
-                );
-                d.cmd_push_constants(
-                    ctx.cb,
-                    fx.r_layout,
-                    vk::ShaderStageFlags::COMPUTE,
-                    0,
-                    bytemuck::bytes_of(p),
-                );
-            }
-            if barrier {
-                raw.barrier(
-                    ctx.cb,
-                    A::SHADER_STORAGE_WRITE,
-                    A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
-                    vk::PipelineStageFlags2::COMPUTE_SHADER,
-                );
-            }
-            // SAFETY: as above.
-            unsafe { d.cmd_dispatch(ctx.cb, 1, 1, 1) };
+        // Raw with kiln's masks, with the fixed barrier and with the union of kiln's
+        // masks in each place, in rotating order.
+        for form in (0..3).map(|i| (i + round) % 3) {
+            let instead = [None, Some(fixed_masks), Some(union)][form];
+            raw.begin(ctx)?;
+            let t0 = Instant::now();
+            raw_stream(raw, fx, ctx, seq, p, &marks, instead);
+            let t = ns_since(t0) / n as f64;
+            raw.submit_wait(ctx)?;
+            [&mut r, &mut fixed, &mut joined][form].push(t);
         }
-        r.push(ns_since(t0) / n as f64);
-        raw.submit_wait(ctx)?;
     }
     super::note(format!(
         "dispatch recording, automatic barriers without the last-barrier shortcut: {:.1} ns \
-         per dispatch ({off_barriers} barriers; with it {:.1} ns, {barriers} barriers; raw {:.1} ns)",
+         per dispatch ({off_barriers} barriers; with it {:.1} ns, {barriers} barriers; raw \
+         {:.1} ns with kiln's masks, {:.1} ns with one fixed barrier, {:.1} ns with the \
+         union of kiln's masks {union:?})",
         best(&off),
         best(&k),
-        best(&r)
+        best(&r),
+        best(&fixed),
+        best(&joined)
     ));
     Ok(Row::new(
         "dispatch recording, automatic barriers",
@@ -354,6 +354,46 @@ fn tracked_recording(
         best(&k),
         best(&r),
     ))
+}
+
+/// Records the stream with raw ash: per dispatch the bind, the push and, where `marks` has
+/// one, a global barrier (kiln's masks, or `fixed` in place of each).
+fn raw_stream(
+    raw: &Raw,
+    fx: &Fixture,
+    ctx: &Ctx,
+    seq: &[(usize, usize)],
+    p: &Params,
+    marks: &[Option<BarrierMasks>],
+    fixed: Option<BarrierMasks>,
+) {
+    let d = &raw.d;
+    for (&(pi, si), mark) in seq.iter().zip(marks) {
+        // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
+        unsafe {
+            d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[pi]);
+            d.cmd_bind_descriptor_sets(
+                ctx.cb,
+                vk::PipelineBindPoint::COMPUTE,
+                fx.r_layout,
+                0,
+                &[fx.r_sets[si]],
+                &[],
+            );
+            d.cmd_push_constants(
+                ctx.cb,
+                fx.r_layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                bytemuck::bytes_of(p),
+            );
+        }
+        if let Some(m) = mark {
+            raw.barrier_masks(ctx.cb, fixed.unwrap_or(*m));
+        }
+        // SAFETY: as above.
+        unsafe { d.cmd_dispatch(ctx.cb, 1, 1, 1) };
+    }
 }
 
 /// Row 2's dispatch parameters: each run adds b = 1 to s5[0].

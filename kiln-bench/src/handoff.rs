@@ -149,6 +149,36 @@ fn cuda_device(cuda: &Cuda, device: &Device) -> BenchResult<Option<c_int>> {
     Ok(None)
 }
 
+/// A note: the kiln side of the hand-off without CUDA (an empty submission signalling
+/// `2k + 1`, an empty one waiting for it and signalling `2k + 2`, waited on the host), to
+/// tell kiln's and the driver's Vulkan share of the row from the cross-API wait's.
+fn vulkan_only(device: &Device, rounds: usize, timeout: Duration) -> BenchResult<()> {
+    let timeline = device.timeline_semaphore("hand-off, Vulkan only", 0)?;
+    let main = device.queue(QueueKind::Main);
+    let mut us = Vec::with_capacity(rounds);
+    for k in 0..rounds as u64 {
+        let t = Instant::now();
+        let first = main
+            .after(&[])
+            .signal(&timeline, 2 * k + 1)
+            .submit(|_| Ok(()))?;
+        let back = main
+            .after(&[])
+            .timeline(&timeline, 2 * k + 1)
+            .signal(&timeline, 2 * k + 2)
+            .submit(|_| Ok(()))?;
+        back.wait_for(timeout)?;
+        us.push(ns_since(t) / 1e3);
+        first.wait()?;
+    }
+    note(format!(
+        "hand-off latency without CUDA (two empty kiln submissions ordered by a timeline, \
+         waited on the host): median {:.1} us",
+        median(&mut us)
+    ));
+    Ok(())
+}
+
 /// The rows, or a note saying why they were not measured.
 pub fn rows(
     device: &Device,
@@ -221,6 +251,7 @@ pub fn rows(
             kiln_us.push(ns_since(t) / 1e3);
             first.wait()?;
         }
+        vulkan_only(device, rounds, timeout)?;
         let mut events = [std::ptr::null_mut(); 3];
         for e in &mut events {
             // CU_EVENT_DISABLE_TIMING (2): events for ordering only, as the semaphores are.

@@ -299,6 +299,22 @@ impl Raw {
         unsafe { self.d.cmd_pipeline_barrier2(cb, &dep) }
     }
 
+    /// One global memory barrier with exactly these masks (a barrier kiln recorded).
+    pub fn barrier_masks(
+        &self,
+        cb: vk::CommandBuffer,
+        (src_stage, src_access, dst_stage, dst_access): BarrierMasks,
+    ) {
+        let b = [vk::MemoryBarrier2::default()
+            .src_stage_mask(src_stage)
+            .src_access_mask(src_access)
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst_access)];
+        let dep = vk::DependencyInfo::default().memory_barriers(&b);
+        // SAFETY: as in `barrier`: the masks are ones kiln recorded on this device.
+        unsafe { self.d.cmd_pipeline_barrier2(cb, &dep) }
+    }
+
     /// Ends, submits and blocks in vkWaitForFences, then resets the fence and the pool.
     pub fn submit_wait(&self, c: &Ctx) -> BenchResult<()> {
         self.submit_wait_on(self.queue, c)
@@ -427,3 +443,11 @@ impl Raw {
         }
     }
 }
+
+/// A global barrier's masks: source stages and accesses, destination stages and accesses.
+pub type BarrierMasks = (
+    vk::PipelineStageFlags2,
+    vk::AccessFlags2,
+    vk::PipelineStageFlags2,
+    vk::AccessFlags2,
+);

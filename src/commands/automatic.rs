@@ -150,6 +150,24 @@ impl<'a> Recorder<'a, '_> {
         self.sync.tracker.no_cover = true;
     }
 
+    /// The masks of the last automatic barrier this recording recorded, as recorded
+    /// (`[src_stage, src_access, dst_stage, dst_access]`, all empty before the first, or
+    /// after [`debug_no_last_barrier_cover`](Self::debug_no_last_barrier_cover)). Unstable:
+    /// for kiln's bench, whose raw recording records the same barriers.
+    #[cfg(feature = "unstable-hooks")]
+    #[doc(hidden)]
+    pub fn debug_last_barrier(
+        &self,
+    ) -> (
+        vk::PipelineStageFlags2,
+        vk::AccessFlags2,
+        vk::PipelineStageFlags2,
+        vk::AccessFlags2,
+    ) {
+        let n = self.sync.tracker.last_recorded();
+        (n.src_stage, n.src_access, n.dst_stage, n.dst_access)
+    }
+
     /// The automatic barrier of a dispatch (the bound compute sets' uses).
     #[inline(never)]
     pub(crate) fn track_dispatch(&mut self) -> Result<(), RecordingError> {

@@ -599,6 +599,12 @@ impl Tracker {
         map.update(range.range, |_, s| s.apply(u, need, ctx));
     }
 
+    /// The last barrier [`recorded`](Self::recorded) (empty: none, or `no_cover`).
+    #[cfg(feature = "unstable-hooks")]
+    pub(crate) fn last_recorded(&self) -> Need {
+        self.last
+    }
+
     /// The recorder recorded `barrier` (global, masked as recorded) right before the
     /// command applied last: it orders the earlier commands' accesses in its scopes, for
     /// every resource (later uses of them need no barrier of their own).
