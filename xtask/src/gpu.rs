@@ -94,6 +94,11 @@ pub const TOPICS: &[Topic] = &[
         ],
     },
     Topic {
+        name: "markers",
+        what: "issue 27's in-scope breadcrumbs on NVIDIA: alone, then after a hung child",
+        needs: &[("root.xz", Build::Root)],
+    },
+    Topic {
         name: "transfers",
         what: "the stream's chunk-count sweep against CUDA's stream",
         needs: &[("stream_overlap", Build::Example("stream_overlap"))],
