@@ -50,6 +50,9 @@ const LAVAPIPE_HANG: u32 = 65535;
 /// H200): the next processes' dispatches and draws then time out for minutes.
 const HANG: Duration = Duration::from_secs(20);
 
+/// The wait timeout of the in-scope breadcrumb test's device (its spin lasts ~2 s).
+const WAIT: Duration = Duration::from_secs(30);
+
 fn breadcrumb_device(desc: DeviceDesc) -> Device {
     device_with_desc(desc.breadcrumbs(Some(true)))
 }
@@ -508,7 +511,9 @@ fn buffer_marker_path(device: &Device) -> bool {
 
 #[test]
 fn a_scope_inside_a_rendering_scope_is_named_with_buffer_markers() {
-    let device = breadcrumb_device(DeviceDesc::default());
+    // A GPU that never runs the probes (still busy with another process's spin) is a
+    // `KILN-E108` with its breadcrumbs after 30 s, not the default two minutes' silence.
+    let device = breadcrumb_device(DeviceDesc::default().wait_timeout(Some(WAIT)));
     let amd = buffer_marker_path(&device);
     let w = work(&device);
     let d = draw_spin(&device);
