@@ -31,10 +31,13 @@ grep -h "^test \|^path\|panicked\|KILN-W0\|test result" $OUT/capture.log | cut -
 # The hang and the breadcrumbs inside a rendering scope (the AMD marker writer) first; the
 # real page fault alone, last (PAGE_FAULT=0 leaves it out): on the H100 and H200
 # (580.159.04, 2026-12-05) the fault never lost the device and later GPU work stalled.
+# The markers before the hang: a killed process's spin keeps the H100 for 30 s and more,
+# and another process's draws wait for it (stacks.sh).
 s=$SECONDS
-stack env KILN_VALIDATION=1 KILN_REQUIRE_BUFFER_MARKER=1 timeout 100 $B/root post_mortem:: --skip page_fault \
-  --test-threads=1 --nocapture > $OUT/hang.log 2>&1
-echo "== hang and markers rc $? ($((SECONDS - s)) s)"
+stack env KILN_VALIDATION=1 KILN_REQUIRE_BUFFER_MARKER=1 timeout 60 $B/root --exact \
+  post_mortem::a_scope_inside_a_rendering_scope_is_named_with_buffer_markers --nocapture > $OUT/hang.log 2>&1
+stack env KILN_VALIDATION=1 timeout 60 $B/root post_mortem::a_hung --nocapture >> $OUT/hang.log 2>&1
+echo "== markers, then the hang: rc $? ($((SECONDS - s)) s)"
 grep -h "^test \|^path\|^spin\|panicked\|POSTMORTEM\|KILN-E10[58]\|test result" $OUT/hang.log | cut -c1-400 | head -30
 if [ "${PAGE_FAULT:-1}" = 1 ]; then
   s=$SECONDS

@@ -16,6 +16,7 @@ FILL=errors::allocate_until_the_heap_is_full_then_free_and_continue
 # The real GPU faults (post_mortem::) run last, alone: after them the draws and dispatches
 # of later processes timed out on the H200 (stacks.sh says more).
 FAULTS=post_mortem::
+MARKERS=post_mortem::a_scope_inside_a_rendering_scope_is_named_with_buffer_markers
 KILN_VALIDATION=1 KILN_REQUIRE_BIG=1 KILN_FUZZ_PROGRAMS=${KILN_FUZZ_PROGRAMS:-3000} step tests 240 $B/root -q --skip $FILL --skip $FAULTS
 KILN_VALIDATION=1 step tests-fill 60 $B/root -q --exact $FILL
 grep -o 'test result.*' $W/tests-fill.out | tail -1
@@ -40,6 +41,9 @@ step cuda-chain 60 python3 scripts/cuda_chain.py; cat $W/cuda-chain.out
 step stream 40 $B/stream_overlap; tail -4 $W/stream.out
 step trace 30 $B/trace $W/trace.json $((1 << 24)); tail -5 $W/trace.out
 # 5. Last: the real page fault and hang (post_mortem::), alone.
-KILN_VALIDATION=1 KILN_REQUIRE_BUFFER_MARKER=1 step tests-faults 120 $B/root $FAULTS --test-threads=1
+# The in-scope breadcrumbs before the hang (stacks.sh says why).
+KILN_VALIDATION=1 KILN_REQUIRE_BUFFER_MARKER=1 step tests-markers 60 $B/root --exact $MARKERS
+grep -h "^path\|^live\|panicked\|test result" $W/tests-markers.out | cut -c1-300 | head -6
+KILN_VALIDATION=1 step tests-faults 120 $B/root $FAULTS --skip $MARKERS --test-threads=1
 grep -h "^path\|panicked\|test result" $W/tests-faults.out | cut -c1-300 | head -12
 date -u

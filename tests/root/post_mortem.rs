@@ -20,7 +20,10 @@
 //!   `KILN_REQUIRE_BUFFER_MARKER=1`, which fails without it) the report names `frame/spin`;
 //!   else (fills: no markers inside rendering) the enclosing `frame`.
 //!
-//! Each prints the path it took.
+//! Each prints the path it took. On NVIDIA run the last one before the hang: the hung
+//! child's spin outlives the killed child, and another process's draws wait for it
+//! (H100, 580.159.04: the probes' first draw timed out after 30 s; `scripts/gpu/stacks.sh`
+//! runs it first).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
