@@ -44,6 +44,40 @@ pub(super) struct Fixture {
     pub r_sets: Vec<vk::DescriptorSet>,
 }
 
+impl Fixture {
+    /// Raw ash: binds pipeline `pi` and set `si` at the compute bind point and pushes `p`
+    /// (a dispatch's state, as the raw side of every recording row records it).
+    #[inline(always)]
+    pub(super) fn raw_bind(
+        &self,
+        raw: &Raw,
+        cb: vk::CommandBuffer,
+        (pi, si): (usize, usize),
+        p: &Params,
+    ) {
+        let d = &raw.d;
+        // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
+        unsafe {
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.r_pipes[pi]);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                self.r_layout,
+                0,
+                &[self.r_sets[si]],
+                &[],
+            );
+            d.cmd_push_constants(
+                cb,
+                self.r_layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                bytemuck::bytes_of(p),
+            );
+        }
+    }
+}
+
 pub(super) fn set_buffers(bufs: &[Buffer], s: usize) -> [vk::Buffer; 6] {
     std::array::from_fn(|j| bufs[(s + j) % BUFS].raw())
 }
@@ -206,26 +240,9 @@ fn recording(
         let d = &raw.d;
         let t0 = Instant::now();
         for &(pi, si) in &seq {
-            // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
-            unsafe {
-                d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[pi]);
-                d.cmd_bind_descriptor_sets(
-                    ctx.cb,
-                    vk::PipelineBindPoint::COMPUTE,
-                    fx.r_layout,
-                    0,
-                    &[fx.r_sets[si]],
-                    &[],
-                );
-                d.cmd_push_constants(
-                    ctx.cb,
-                    fx.r_layout,
-                    vk::ShaderStageFlags::COMPUTE,
-                    0,
-                    bytemuck::bytes_of(&p),
-                );
-                d.cmd_dispatch(ctx.cb, 1, 1, 1);
-            }
+            fx.raw_bind(raw, ctx.cb, (pi, si), &p);
+            // SAFETY: `cb` is recording, with a compute pipeline and its set bound.
+            unsafe { d.cmd_dispatch(ctx.cb, 1, 1, 1) };
         }
         r.push(ns_since(t0) / n as f64);
         raw.submit_wait(ctx)?;
@@ -369,29 +386,11 @@ fn raw_stream(
 ) {
     let d = &raw.d;
     for (&(pi, si), mark) in seq.iter().zip(marks) {
-        // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
-        unsafe {
-            d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[pi]);
-            d.cmd_bind_descriptor_sets(
-                ctx.cb,
-                vk::PipelineBindPoint::COMPUTE,
-                fx.r_layout,
-                0,
-                &[fx.r_sets[si]],
-                &[],
-            );
-            d.cmd_push_constants(
-                ctx.cb,
-                fx.r_layout,
-                vk::ShaderStageFlags::COMPUTE,
-                0,
-                bytemuck::bytes_of(p),
-            );
-        }
+        fx.raw_bind(raw, ctx.cb, (pi, si), p);
         if let Some(m) = mark {
             raw.barrier_masks(ctx.cb, fixed.unwrap_or(*m));
         }
-        // SAFETY: as above.
+        // SAFETY: `cb` is recording, with a compute pipeline and its set bound.
         unsafe { d.cmd_dispatch(ctx.cb, 1, 1, 1) };
     }
 }

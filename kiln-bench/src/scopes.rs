@@ -79,25 +79,10 @@ fn measure(
         let t0 = Instant::now();
         for (i, &(pi, si)) in seq.iter().enumerate() {
             let q = 2 * i as u32;
-            // SAFETY: `cb` is recording; pipeline, layout, set and pool are alive; each query
-            // was reset and is written once.
+            fx.raw_bind(raw, ctx.cb, (pi, si), &p);
+            // SAFETY: `cb` is recording with the pipeline and set bound; the pool is alive;
+            // each query was reset and is written once.
             unsafe {
-                d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[pi]);
-                d.cmd_bind_descriptor_sets(
-                    ctx.cb,
-                    vk::PipelineBindPoint::COMPUTE,
-                    fx.r_layout,
-                    0,
-                    &[fx.r_sets[si]],
-                    &[],
-                );
-                d.cmd_push_constants(
-                    ctx.cb,
-                    fx.r_layout,
-                    vk::ShaderStageFlags::COMPUTE,
-                    0,
-                    bytemuck::bytes_of(&p),
-                );
                 d.cmd_write_timestamp2(ctx.cb, vk::PipelineStageFlags2::ALL_COMMANDS, pool, q);
                 d.cmd_dispatch(ctx.cb, 1, 1, 1);
                 d.cmd_write_timestamp2(ctx.cb, vk::PipelineStageFlags2::ALL_COMMANDS, pool, q + 1);
