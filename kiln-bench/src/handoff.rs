@@ -179,6 +179,63 @@ fn vulkan_only(device: &Device, rounds: usize, timeout: Duration) -> BenchResult
     Ok(())
 }
 
+/// Notes: the hand-off with kiln's waiting submission replaced by a host wait on the
+/// timeline (`TimelineSemaphore::wait_for`), and with both kiln submissions replaced by the
+/// host (`TimelineSemaphore::signal`, then the host wait): which side of the round trip
+/// the time is in. Values from `base + 1` on (the timeline only grows).
+///
+/// # Safety
+///
+/// `sem` is CUDA's import of `timeline`, `s1` a stream of the current CUDA context.
+unsafe fn host_sides(
+    cuda: &Cuda,
+    (sem, s1): (Ptr, Ptr),
+    device: &Device,
+    timeline: &kiln::TimelineSemaphore,
+    base: u64,
+    rounds: usize,
+) -> BenchResult<()> {
+    let main = device.queue(QueueKind::Main);
+    let timeout = Duration::from_secs(10);
+    let mut medians = [0.0; 2];
+    for (form, m) in medians.iter_mut().enumerate() {
+        let mut us = Vec::with_capacity(rounds);
+        for k in 0..rounds as u64 {
+            let v = base + 2 * (form as u64 * rounds as u64 + k);
+            let t = Instant::now();
+            let first = if form == 0 {
+                Some(main.after(&[]).signal(timeline, v + 1).submit(|_| Ok(()))?)
+            } else {
+                timeline.signal(v + 1)?;
+                None
+            };
+            // SAFETY: as the function's contract says; `params` are locals.
+            unsafe {
+                ok(
+                    (cuda.wait)(&sem, &params(v + 1), 1, s1),
+                    "cuWaitExternalSemaphoresAsync",
+                )?;
+                ok(
+                    (cuda.signal)(&sem, &params(v + 2), 1, s1),
+                    "cuSignalExternalSemaphoresAsync",
+                )?;
+            }
+            timeline.wait_for(v + 2, timeout)?;
+            us.push(ns_since(t) / 1e3);
+            if let Some(first) = first {
+                first.wait()?;
+            }
+        }
+        *m = median(&mut us);
+    }
+    note(format!(
+        "hand-off with a host wait for CUDA's signal: median {:.1} us (a kiln submission \
+         signals), {:.1} us (the host signals: no kiln submission)",
+        medians[0], medians[1]
+    ));
+    Ok(())
+}
+
 /// The rows, or a note saying why they were not measured.
 pub fn rows(
     device: &Device,
@@ -251,6 +308,14 @@ pub fn rows(
             kiln_us.push(ns_since(t) / 1e3);
             first.wait()?;
         }
+        host_sides(
+            &cuda,
+            (sem, s1),
+            device,
+            &timeline,
+            2 * rounds as u64,
+            rounds,
+        )?;
         vulkan_only(device, rounds, timeout)?;
         let mut events = [std::ptr::null_mut(); 3];
         for e in &mut events {
