@@ -21,7 +21,7 @@ impl Recorder<'_, '_> {
         }
         self.timing.crumbs = Some(Crumbs::default());
         let (writer, _) = self.shared.marker_writer();
-        self.marker(SUBMISSION, false, writer.start_barrier());
+        self.marker(SUBMISSION, false, writer.write_stage());
     }
 
     /// Ends them: the submission's end marker (after every earlier command); what the
@@ -120,11 +120,7 @@ impl Recorder<'_, '_> {
     /// ring is made visible (see `device::breadcrumbs`).
     fn ring_barrier(&mut self, ring: vk::Buffer, after: vk::PipelineStageFlags2) {
         use vk::AccessFlags2 as A;
-        use vk::PipelineStageFlags2 as S;
-        let write = match self.shared.marker_writer().0 {
-            CrumbWriter::Fill => S::CLEAR,
-            CrumbWriter::Amd => S::ALL_COMMANDS,
-        };
+        let write = self.shared.marker_writer().0.write_stage();
         let b = [vk::BufferMemoryBarrier2::default()
             .src_stage_mask(after | write)
             .src_access_mask(A::TRANSFER_WRITE)

@@ -204,10 +204,11 @@ impl Writer {
         }
     }
 
-    /// The ring barrier's stages at the command buffer's start: the earlier markers'
-    /// writes → this buffer's (`CLEAR` for fills; `ALL_COMMANDS` for the AMD writes,
-    /// whose stages `TOP_OF_PIPE`/`BOTTOM_OF_PIPE` no access mask may name).
-    pub(crate) fn start_barrier(self) -> vk::PipelineStageFlags2 {
+    /// The stage a ring barrier names for this writer's marker writes, on both sides (at
+    /// the command buffer's start: the earlier markers' writes → this buffer's): `CLEAR`
+    /// for fills; `ALL_COMMANDS` for the AMD writes, whose stages `TOP_OF_PIPE` /
+    /// `BOTTOM_OF_PIPE` no access mask may name.
+    pub(crate) fn write_stage(self) -> vk::PipelineStageFlags2 {
         match self {
             Writer::Fill => vk::PipelineStageFlags2::CLEAR,
             Writer::Amd => vk::PipelineStageFlags2::ALL_COMMANDS,
@@ -542,9 +543,9 @@ mod tests {
         assert!(!Writer::Fill.writes(true) && Writer::Fill.writes(false));
         assert_eq!(Writer::stage(false), vk::PipelineStageFlags::TOP_OF_PIPE);
         assert_eq!(Writer::stage(true), vk::PipelineStageFlags::BOTTOM_OF_PIPE);
-        assert_eq!(Writer::Fill.start_barrier(), vk::PipelineStageFlags2::CLEAR);
+        assert_eq!(Writer::Fill.write_stage(), vk::PipelineStageFlags2::CLEAR);
         assert_eq!(
-            Writer::Amd.start_barrier(),
+            Writer::Amd.write_stage(),
             vk::PipelineStageFlags2::ALL_COMMANDS
         );
     }
