@@ -13,6 +13,16 @@ use kiln::{
 };
 use kiln_examples::scene;
 
+/// Drops `set` (a set 0 of `p` no pending submission uses) and takes `p`'s next set 0,
+/// which reuses its slot: the same `VkDescriptorSet` handle (asserted).
+fn next_in_freed_slot(p: &kiln::ComputePipeline, set: kiln::DescriptorSet) -> kiln::DescriptorSet {
+    let old = set.raw();
+    drop(set);
+    let next = p.descriptor_set(0).unwrap();
+    assert_eq!(next.raw(), old, "the freed set's slot is taken again");
+    next
+}
+
 fn input(device: &kiln::Device, v: f32, n: usize) -> kiln::Buffer {
     add::storage(device, "in", &vec![v; n])
 }
@@ -27,11 +37,8 @@ fn a_reused_set_must_be_written_in_full_again_before_it_binds() {
     a.write_buffers(&[(0, &one), (1, &one), (2, &out)]).unwrap();
     device.execute(|r| add::dispatch(r, &p, &a, 8)).unwrap();
     assert_eq!(out.read::<f32>().unwrap(), vec![2.0; 8]);
-    let old = a.raw();
-    drop(a);
     // The GPU is done with it: the handle is reused, but nothing written before counts.
-    let mut b = p.descriptor_set(0).unwrap();
-    assert_eq!(b.raw(), old, "a freed set of this layout is reused");
+    let mut b = next_in_freed_slot(&p, a);
     assert_eq!(b.first_unwritten(), Some(0));
     let bind = |set: &kiln::DescriptorSet| device.execute(|r| add::dispatch(r, &p, set, 8));
     let err = bind(&b).unwrap_err();
@@ -407,10 +414,7 @@ fn a_recycled_set_in_a_later_recording_gets_the_barriers_of_its_own_buffers() {
             add::dispatch(r, &p, &a, n as u32)
         })
         .unwrap();
-    let old = a.raw();
-    drop(a);
-    let mut recycled = p.descriptor_set(0).unwrap();
-    assert_eq!(recycled.raw(), old, "the freed set's slot is taken again");
+    let mut recycled = next_in_freed_slot(&p, a);
     recycled
         .write_buffers(&[(0, &mid), (1, &mid), (2, &out)])
         .unwrap();
@@ -447,10 +451,7 @@ fn planned_buffer_writes_on_recycled_slots_count_each_binding_once() {
     let mut a = p.descriptor_set(0).unwrap();
     a.write_buffers(&[(0, &one), (1, &one), (2, &out)]).unwrap();
     assert_eq!(a.first_unwritten(), None);
-    let old = a.raw();
-    drop(a);
-    let mut b = p.descriptor_set(0).unwrap();
-    assert_eq!(b.raw(), old);
+    let mut b = next_in_freed_slot(&p, a);
     let err = b.write_buffers(&[(0, &one), (9, &two)]).unwrap_err();
     assert_eq!(err.code(), "KILN-E200", "{err}");
     assert_eq!(
@@ -475,9 +476,7 @@ fn planned_buffer_writes_on_recycled_slots_count_each_binding_once() {
         .execute(|r| add::dispatch(r, &p, &b, n as u32))
         .unwrap();
     assert_eq!(out.read::<f32>().unwrap(), vec![4.0; n]);
-    drop(b);
-    let mut c = p.descriptor_set(0).unwrap();
-    assert_eq!(c.raw(), old);
+    let mut c = next_in_freed_slot(&p, b);
     assert_eq!(c.first_unwritten(), Some(0));
     // In layout order, every binding: the update template.
     c.write_buffers(&[(0, &two), (1, &two), (2, &out)]).unwrap();
