@@ -307,6 +307,7 @@ fn tracked_recording(
     });
     let (mut k, mut r, mut off) = (Vec::new(), Vec::new(), Vec::new());
     let (mut fixed, mut joined) = (Vec::new(), Vec::new());
+    let (mut known, mut known_raw) = (Vec::new(), Vec::new());
     let mut off_barriers = 0;
     use vk::AccessFlags2 as A;
     let fixed_masks = (
@@ -342,16 +343,19 @@ fn tracked_recording(
                 off.push(t / n as f64);
             }
         }
-        // Raw with kiln's masks, with the fixed barrier and with the union of kiln's
-        // masks in each place, in rotating order.
-        for form in (0..3).map(|i| (i + round) % 3) {
-            let instead = [None, Some(fixed_masks), Some(union)][form];
+        // The barriers known: kiln's recording with no tracker (manual mode) and
+        // `Recorder::barrier` where kiln's tracker placed one (what any tracker adds to).
+        known.push(known_barriers(device, fx, seq, p, &marks)? / n as f64);
+        // Raw with kiln's masks, with the fixed barrier, with the union of kiln's masks
+        // and with `Recorder::barrier`'s masks in each place, in rotating order.
+        for form in (0..4).map(|i| (i + round) % 4) {
+            let instead = [None, Some(fixed_masks), Some(union), Some(BARRIER_MASKS)][form];
             raw.begin(ctx)?;
             let t0 = Instant::now();
             raw_stream(raw, fx, ctx, seq, p, &marks, instead);
             let t = ns_since(t0) / n as f64;
             raw.submit_wait(ctx)?;
-            [&mut r, &mut fixed, &mut joined][form].push(t);
+            [&mut r, &mut fixed, &mut joined, &mut known_raw][form].push(t);
         }
     }
     super::note(format!(
@@ -365,12 +369,62 @@ fn tracked_recording(
         best(&fixed),
         best(&joined)
     ));
+    super::note(format!(
+        "dispatch recording, barriers known (manual mode, Recorder::barrier where kiln's \
+         tracker placed one): kiln {:.1} ns per dispatch, raw with the same barrier {:.1} ns \
+         ({:.3}x: the floor of the automatic row's ratio, without the tracker's own cost)",
+        best(&known),
+        best(&known_raw),
+        best(&known) / best(&known_raw)
+    ));
     Ok(Row::new(
         "dispatch recording, automatic barriers",
         "ns",
         best(&k),
         best(&r),
     ))
+}
+
+/// The masks [`kiln::Recorder::barrier`] records on a queue with compute and transfer
+/// stages (compute writes → compute and transfer reads and writes).
+const BARRIER_MASKS: BarrierMasks = (
+    vk::PipelineStageFlags2::COMPUTE_SHADER,
+    vk::AccessFlags2::SHADER_WRITE,
+    vk::PipelineStageFlags2::from_raw(
+        vk::PipelineStageFlags2::COMPUTE_SHADER.as_raw()
+            | vk::PipelineStageFlags2::ALL_TRANSFER.as_raw(),
+    ),
+    vk::AccessFlags2::from_raw(
+        vk::AccessFlags2::SHADER_READ.as_raw()
+            | vk::AccessFlags2::SHADER_WRITE.as_raw()
+            | vk::AccessFlags2::TRANSFER_READ.as_raw()
+            | vk::AccessFlags2::TRANSFER_WRITE.as_raw(),
+    ),
+);
+
+/// kiln records the stream in manual mode with [`kiln::Recorder::barrier`] before each
+/// dispatch `marks` has a barrier for; ns for the whole stream.
+fn known_barriers(
+    device: &Device,
+    fx: &Fixture,
+    seq: &[(usize, usize)],
+    p: &Params,
+    marks: &[Option<BarrierMasks>],
+) -> BenchResult<f64> {
+    Ok(device.execute(|rec| {
+        rec.manual_barriers();
+        let t0 = Instant::now();
+        for (&(pi, si), mark) in seq.iter().zip(marks) {
+            rec.bind_pipeline(&fx.pipes[pi])?;
+            rec.bind_set(0, &fx.sets[si])?;
+            rec.push(0, p)?;
+            if mark.is_some() {
+                rec.barrier()?;
+            }
+            rec.dispatch(1, 1, 1)?;
+        }
+        Ok(ns_since(t0))
+    })?)
 }
 
 /// Records the stream with raw ash: per dispatch the bind, the push and, where `marks` has
