@@ -291,30 +291,7 @@ unsafe extern "system" fn debug_callback(
         return vk::FALSE;
     }
     if kind == Kind::Printf {
-        // The layer's message lists the queue only: the pipelines of the submission it
-        // completed are kiln's to add.
-        let names = match &context {
-            Some((label, pipelines)) if names == "?" && !pipelines.is_empty() => {
-                format!("{pipelines} (submission `{label}`)")
-            }
-            Some((label, _)) if names == "?" => format!("submission `{label}`"),
-            _ => names,
-        };
-        let (output, pipeline) = printf_text(&text);
-        let names = match pipeline {
-            Some(p) if names == "?" => p.to_string(),
-            _ => names,
-        };
-        let line = format!("{names}: {output}");
-        emit(log::Level::Info, PRINTF_TARGET, &line);
-        if let Some(state) = state {
-            if let Ok(mut p) = state.printf.lock() {
-                if p.len() == PRINTF_LINES {
-                    p.pop_front();
-                }
-                p.push_back(line);
-            }
-        }
+        printf_message(state, context.as_ref(), names, &text);
         return vk::FALSE;
     }
     // Only for layers that need the note (`queue_order::LAYER_FOLLOWS_TIMELINES`).
@@ -346,33 +323,84 @@ unsafe extern "system" fn debug_callback(
     };
     emit(level, "kiln::validation", &line);
     if let Some(state) = state {
-        let bad = severity.intersects(
-            vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
-                | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
+        count_message(
+            state,
+            severity,
+            &format!("{id_name}: {text}{at}"),
+            !ordered.is_empty(),
         );
-        if bad {
-            if !ordered.is_empty() {
-                state.ordered.fetch_add(1, Ordering::Relaxed);
-            }
-            if let Ok(mut m) = state.messages.lock() {
-                if m.len() < 64 {
-                    m.push(format!("{id_name}: {text}{at}"));
-                }
-            }
-        }
-        if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
-            // Kept before it is counted: a reader that sees the count finds the text.
-            let mut r = state.recent.lock().unwrap_or_else(|p| p.into_inner());
-            let n = state.errors.fetch_add(1, Ordering::AcqRel) + 1;
-            if r.len() == RECENT_ERRORS {
-                r.pop_front();
-            }
-            r.push_back((n, format!("{id_name}: {text}{at}")));
-        } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
-            state.warnings.fetch_add(1, Ordering::Relaxed);
-        }
     }
     vk::FALSE
+}
+
+/// Shader printf output of the layer: logged under [`PRINTF_TARGET`] with the pipelines
+/// (or the submission) it came from, and kept for `ValidationReport::printf`.
+fn printf_message(
+    state: Option<&MessengerState>,
+    context: Option<&(String, String)>,
+    names: String,
+    text: &str,
+) {
+    // The layer's message lists the queue only: the pipelines of the submission it
+    // completed are kiln's to add.
+    let names = match context {
+        Some((label, pipelines)) if names == "?" && !pipelines.is_empty() => {
+            format!("{pipelines} (submission `{label}`)")
+        }
+        Some((label, _)) if names == "?" => format!("submission `{label}`"),
+        _ => names,
+    };
+    let (output, pipeline) = printf_text(text);
+    let names = match pipeline {
+        Some(p) if names == "?" => p.to_string(),
+        _ => names,
+    };
+    let line = format!("{names}: {output}");
+    emit(log::Level::Info, PRINTF_TARGET, &line);
+    if let Some(state) = state {
+        if let Ok(mut p) = state.printf.lock() {
+            if p.len() == PRINTF_LINES {
+                p.pop_front();
+            }
+            p.push_back(line);
+        }
+    }
+}
+
+/// Counts a validation message of `severity` (`message`: as kept for the report;
+/// `ordered`: it carried the queue-order note) in the messenger's state: errors and
+/// warnings kept (the first 64), errors in the recent ring before they are counted.
+fn count_message(
+    state: &MessengerState,
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    message: &str,
+    ordered: bool,
+) {
+    let bad = severity.intersects(
+        vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
+            | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
+    );
+    if bad {
+        if ordered {
+            state.ordered.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Ok(mut m) = state.messages.lock() {
+            if m.len() < 64 {
+                m.push(message.to_string());
+            }
+        }
+    }
+    if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
+        // Kept before it is counted: a reader that sees the count finds the text.
+        let mut r = state.recent.lock().unwrap_or_else(|p| p.into_inner());
+        let n = state.errors.fetch_add(1, Ordering::AcqRel) + 1;
+        if r.len() == RECENT_ERRORS {
+            r.pop_front();
+        }
+        r.push_back((n, message.to_string()));
+    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
+        state.warnings.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Features of the validation layer beyond its core checks (Khronos validation layer,
