@@ -261,6 +261,12 @@ fn binding_place(b: &DescriptorBinding) -> String {
     }
 }
 
+/// A finding's code, place, message and fix, as the checks report them.
+type Push<'p> = dyn FnMut(&'static str, String, String, Option<String>) + 'p;
+
+/// The entry points of a pipeline, with their modules.
+type Stages<'m> = [(&'m ShaderModule, &'m str)];
+
 /// The checks of one pipeline; returns its layout for the cross-pipeline check.
 fn diagnose_pipeline(
     p: &Pipeline,
@@ -283,11 +289,20 @@ fn diagnose_pipeline(
             fix,
         })
     };
+    unused_bindings(&stages, &mut push)?;
+    block_layouts(&stages, &mut push)?;
+    for (what, message) in limits_exceeded(&stages, &layout, target)? {
+        push("D005", what, message, None);
+    }
+    capabilities(p, target, &mut push);
+    Ok(layout)
+}
 
-    // D001: declared, used by no entry point of the pipeline.
+/// D001: bindings declared that no entry point of the pipeline uses.
+fn unused_bindings(stages: &Stages<'_>, push: &mut Push<'_>) -> kiln::Result<()> {
     let mut used = std::collections::BTreeSet::new();
     let mut unused: BTreeMap<(u32, u32), &DescriptorBinding> = BTreeMap::new();
-    for (m, e) in &stages {
+    for (m, e) in stages {
         let ep = m.reflection().entry_point(e)?;
         used.extend(ep.bindings.iter().map(|b| (b.set, b.binding)));
         for b in &ep.unused_bindings {
@@ -304,15 +319,18 @@ fn diagnose_pipeline(
             );
         }
     }
+    Ok(())
+}
 
-    // D002, D003: block layout traps, once per block.
+/// D002, D003: block layout traps, once per block (bindings and push constants).
+fn block_layouts(stages: &Stages<'_>, push: &mut Push<'_>) -> kiln::Result<()> {
     let mut seen = std::collections::BTreeSet::new();
-    for (m, e) in &stages {
+    for (m, e) in stages {
         let ep = m.reflection().entry_point(e)?;
         for b in ep.bindings.iter().chain(&ep.unused_bindings) {
             if let Some(block) = &b.block {
                 if seen.insert((b.set, b.binding)) {
-                    block_traps(&binding_place(b), block, &mut push);
+                    block_traps(&binding_place(b), block, push);
                 }
             }
         }
@@ -323,13 +341,75 @@ fn diagnose_pipeline(
                         "push constants `{}`",
                         pc.name.as_deref().unwrap_or("<unnamed>")
                     );
-                    block_traps(&place, block, &mut push);
+                    block_traps(&place, block, push);
                 }
             }
         }
     }
+    Ok(())
+}
 
-    // D005: limits.
+/// The per-stage descriptor limits: what they count, the descriptor types counted, the
+/// limit and its name.
+fn per_stage_limits(
+    limits: &vk::PhysicalDeviceLimits,
+) -> [(
+    &'static str,
+    &'static [vk::DescriptorType],
+    u32,
+    &'static str,
+); 6] {
+    use vk::DescriptorType as T;
+    [
+        (
+            "samplers",
+            &[T::SAMPLER, T::COMBINED_IMAGE_SAMPLER],
+            limits.max_per_stage_descriptor_samplers,
+            "maxPerStageDescriptorSamplers",
+        ),
+        (
+            "uniform buffers",
+            &[T::UNIFORM_BUFFER, T::UNIFORM_BUFFER_DYNAMIC],
+            limits.max_per_stage_descriptor_uniform_buffers,
+            "maxPerStageDescriptorUniformBuffers",
+        ),
+        (
+            "storage buffers",
+            &[T::STORAGE_BUFFER, T::STORAGE_BUFFER_DYNAMIC],
+            limits.max_per_stage_descriptor_storage_buffers,
+            "maxPerStageDescriptorStorageBuffers",
+        ),
+        (
+            "sampled images",
+            &[
+                T::SAMPLED_IMAGE,
+                T::COMBINED_IMAGE_SAMPLER,
+                T::UNIFORM_TEXEL_BUFFER,
+            ],
+            limits.max_per_stage_descriptor_sampled_images,
+            "maxPerStageDescriptorSampledImages",
+        ),
+        (
+            "storage images",
+            &[T::STORAGE_IMAGE, T::STORAGE_TEXEL_BUFFER],
+            limits.max_per_stage_descriptor_storage_images,
+            "maxPerStageDescriptorStorageImages",
+        ),
+        (
+            "input attachments",
+            &[T::INPUT_ATTACHMENT],
+            limits.max_per_stage_descriptor_input_attachments,
+            "maxPerStageDescriptorInputAttachments",
+        ),
+    ]
+}
+
+/// D005: the limits of `target` the pipeline exceeds, as (what, message).
+fn limits_exceeded(
+    stages: &Stages<'_>,
+    layout: &PipelineLayoutDesc,
+    target: &Target,
+) -> kiln::Result<Vec<(String, String)>> {
     let limits = target.limits();
     let l = |what: String, count: u64, limit: u32, name: &str| {
         (count > u64::from(limit)).then(|| {
@@ -358,62 +438,9 @@ fn diagnose_pipeline(
         limits.max_push_constants_size,
         "maxPushConstantsSize",
     ));
-    let per_stage: [(&str, &[vk::DescriptorType], u32, &str); 6] = [
-        (
-            "samplers",
-            &[
-                vk::DescriptorType::SAMPLER,
-                vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
-            ],
-            limits.max_per_stage_descriptor_samplers,
-            "maxPerStageDescriptorSamplers",
-        ),
-        (
-            "uniform buffers",
-            &[
-                vk::DescriptorType::UNIFORM_BUFFER,
-                vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC,
-            ],
-            limits.max_per_stage_descriptor_uniform_buffers,
-            "maxPerStageDescriptorUniformBuffers",
-        ),
-        (
-            "storage buffers",
-            &[
-                vk::DescriptorType::STORAGE_BUFFER,
-                vk::DescriptorType::STORAGE_BUFFER_DYNAMIC,
-            ],
-            limits.max_per_stage_descriptor_storage_buffers,
-            "maxPerStageDescriptorStorageBuffers",
-        ),
-        (
-            "sampled images",
-            &[
-                vk::DescriptorType::SAMPLED_IMAGE,
-                vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
-                vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
-            ],
-            limits.max_per_stage_descriptor_sampled_images,
-            "maxPerStageDescriptorSampledImages",
-        ),
-        (
-            "storage images",
-            &[
-                vk::DescriptorType::STORAGE_IMAGE,
-                vk::DescriptorType::STORAGE_TEXEL_BUFFER,
-            ],
-            limits.max_per_stage_descriptor_storage_images,
-            "maxPerStageDescriptorStorageImages",
-        ),
-        (
-            "input attachments",
-            &[vk::DescriptorType::INPUT_ATTACHMENT],
-            limits.max_per_stage_descriptor_input_attachments,
-            "maxPerStageDescriptorInputAttachments",
-        ),
-    ];
+    let per_stage = per_stage_limits(limits);
     let mut all_stages = vk::ShaderStageFlags::empty();
-    for (m, e) in &stages {
+    for (m, e) in stages {
         all_stages |= m.reflection().entry_point(e)?.stage;
     }
     for bit in (0..32).map(|i| vk::ShaderStageFlags::from_raw(1 << i)) {
@@ -431,7 +458,7 @@ fn diagnose_pipeline(
             over.extend(l(format!("{what} in the {bit:?} stage"), n, *limit, name));
         }
     }
-    for (m, e) in &stages {
+    for (m, e) in stages {
         let ep = m.reflection().entry_point(e)?;
         if let Some(wg) = &ep.workgroup_size {
             let [x, y, z] = wg.size;
@@ -457,11 +484,12 @@ fn diagnose_pipeline(
             }
         }
     }
-    for (what, message) in over {
-        push("D005", what, message, None);
-    }
+    Ok(over)
+}
 
-    // D006: capabilities.
+/// D006: SPIR-V capabilities that `target` does not guarantee (a profile) or lacks (a
+/// device).
+fn capabilities(p: &Pipeline, target: &Target, push: &mut Push<'_>) {
     for m in &p.modules {
         let r = m.reflection();
         match target {
@@ -489,7 +517,6 @@ fn diagnose_pipeline(
             }
         }
     }
-    Ok(layout)
 }
 
 /// The natural (tightly packed) size of a member type: a `vec3` is 12 bytes.
@@ -505,11 +532,7 @@ fn is_vec3(ty: &MemberType) -> bool {
 }
 
 /// D002 and D003 for one block (and its nested structs).
-fn block_traps(
-    place: &str,
-    block: &BlockLayout,
-    push: &mut impl FnMut(&'static str, String, String, Option<String>),
-) {
+fn block_traps(place: &str, block: &BlockLayout, push: &mut Push<'_>) {
     let mut members: Vec<_> = block.members.iter().collect();
     members.sort_by_key(|m| m.offset);
     let name = |m: &kiln::reflect::BlockMember| {
