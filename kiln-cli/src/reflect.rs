@@ -392,126 +392,142 @@ fn to_text(
 ) -> String {
     let mut out = String::new();
     for (path, m) in modules {
-        let r = m.reflection();
-        let _ = writeln!(
-            out,
-            "{path}: SPIR-V {}, {}\n  capabilities: {}",
-            version_string(r.version),
-            generator_name(r.generator),
-            r.capabilities
-                .iter()
-                .map(|c| match c.parse::<u32>() {
-                    // A capability newer than kiln's grammar is kept as its number.
-                    Ok(_) => format!("{c} (newer than kiln's SPIR-V grammar)"),
-                    Err(_) => c.clone(),
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        if !r.extensions.is_empty() {
-            let _ = writeln!(out, "  extensions: {}", r.extensions.join(", "));
-        }
-        for s in &r.spec_constants {
-            let _ = writeln!(
-                out,
-                "  spec constant {}: {} {} = {:?}",
-                s.id,
-                s.name.as_deref().unwrap_or("-"),
-                s.default.type_name(),
-                s.default
-            );
-        }
-        for ep in &r.entry_points {
-            if opts.entry.as_ref().is_some_and(|n| *n != ep.name) {
-                continue;
-            }
-            let _ = writeln!(
-                out,
-                "  entry point `{}` ({})",
-                ep.name,
-                stage_names(ep.stage).join("|")
-            );
-            if let Some(w) = ep.workgroup_size {
-                let _ = writeln!(
-                    out,
-                    "    workgroup size {:?} (spec ids {:?})",
-                    w.size, w.spec_ids
-                );
-            }
-            if !ep.execution_modes.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "    execution modes: {}",
-                    ep.execution_modes.join(", ")
-                );
-            }
-            if !ep.bindings.is_empty() || (opts.all_bindings && !ep.unused_bindings.is_empty()) {
-                let _ = writeln!(
-                    out,
-                    "    set binding  {:<28} {:<12} {:<20} block",
-                    "descriptor type", "count", "name"
-                );
-                binding_rows(&mut out, &ep.bindings, false);
-                if opts.all_bindings {
-                    binding_rows(&mut out, &ep.unused_bindings, true);
-                }
-            }
-            if let Some(p) = &ep.push_constants {
-                let _ = writeln!(
-                    out,
-                    "    push constants: offset {} size {} ({})",
-                    p.offset,
-                    p.size,
-                    p.name.as_deref().unwrap_or("-")
-                );
-            }
-            for (what, vars) in [("input", &ep.inputs), ("output", &ep.outputs)] {
-                for v in vars {
-                    let _ = writeln!(
-                        out,
-                        "    {what} location {} component {}: {:?} {}",
-                        v.location,
-                        v.component,
-                        v.format,
-                        v.name.as_deref().unwrap_or("")
-                    );
-                }
+        module_text(&mut out, path, m);
+        for ep in &m.reflection().entry_points {
+            if opts.entry.as_ref().is_none_or(|n| *n == ep.name) {
+                entry_text(&mut out, ep, opts);
             }
         }
     }
     if let (Some(d), true) = (layout, selected > 1) {
-        let _ = writeln!(out, "pipeline layout ({selected} entry points):");
-        for (i, s) in d.sets.iter().enumerate() {
-            for b in s.bindings() {
-                let _ = writeln!(
-                    out,
-                    "  set {i} binding {}: {} x{} [{}]",
-                    b.binding,
-                    type_name(b.descriptor_type),
-                    b.count,
-                    stage_names(b.stages).join("|")
-                );
-            }
-        }
-        for r in &d.push_constant_ranges {
-            let _ = writeln!(
-                out,
-                "  push constant range [{}, {}) [{}]",
-                r.offset,
-                r.offset + r.size,
-                stage_names(r.stages).join("|")
-            );
-        }
-        for (set, sizes) in d.pool_sizes() {
-            for p in sizes {
-                let _ = writeln!(
-                    out,
-                    "  pool size set {set}: {} x{}",
-                    type_name(p.ty),
-                    p.descriptor_count
-                );
-            }
-        }
+        layout_text(&mut out, d, selected);
     }
     out
+}
+
+/// A module's header lines: version, generator, capabilities, extensions, spec constants.
+fn module_text(out: &mut String, path: &str, m: &ShaderModule) {
+    let r = m.reflection();
+    let _ = writeln!(
+        out,
+        "{path}: SPIR-V {}, {}\n  capabilities: {}",
+        version_string(r.version),
+        generator_name(r.generator),
+        r.capabilities
+            .iter()
+            .map(|c| match c.parse::<u32>() {
+                // A capability newer than kiln's grammar is kept as its number.
+                Ok(_) => format!("{c} (newer than kiln's SPIR-V grammar)"),
+                Err(_) => c.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if !r.extensions.is_empty() {
+        let _ = writeln!(out, "  extensions: {}", r.extensions.join(", "));
+    }
+    for s in &r.spec_constants {
+        let _ = writeln!(
+            out,
+            "  spec constant {}: {} {} = {:?}",
+            s.id,
+            s.name.as_deref().unwrap_or("-"),
+            s.default.type_name(),
+            s.default
+        );
+    }
+}
+
+/// An entry point's lines: stage, workgroup size, execution modes, bindings, push
+/// constants, inputs and outputs.
+fn entry_text(out: &mut String, ep: &EntryPoint, opts: &Options) {
+    let _ = writeln!(
+        out,
+        "  entry point `{}` ({})",
+        ep.name,
+        stage_names(ep.stage).join("|")
+    );
+    if let Some(w) = ep.workgroup_size {
+        let _ = writeln!(
+            out,
+            "    workgroup size {:?} (spec ids {:?})",
+            w.size, w.spec_ids
+        );
+    }
+    if !ep.execution_modes.is_empty() {
+        let _ = writeln!(
+            out,
+            "    execution modes: {}",
+            ep.execution_modes.join(", ")
+        );
+    }
+    if !ep.bindings.is_empty() || (opts.all_bindings && !ep.unused_bindings.is_empty()) {
+        let _ = writeln!(
+            out,
+            "    set binding  {:<28} {:<12} {:<20} block",
+            "descriptor type", "count", "name"
+        );
+        binding_rows(out, &ep.bindings, false);
+        if opts.all_bindings {
+            binding_rows(out, &ep.unused_bindings, true);
+        }
+    }
+    if let Some(p) = &ep.push_constants {
+        let _ = writeln!(
+            out,
+            "    push constants: offset {} size {} ({})",
+            p.offset,
+            p.size,
+            p.name.as_deref().unwrap_or("-")
+        );
+    }
+    for (what, vars) in [("input", &ep.inputs), ("output", &ep.outputs)] {
+        for v in vars {
+            let _ = writeln!(
+                out,
+                "    {what} location {} component {}: {:?} {}",
+                v.location,
+                v.component,
+                v.format,
+                v.name.as_deref().unwrap_or("")
+            );
+        }
+    }
+}
+
+/// The pipeline layout of the selected entry points: bindings, push constant ranges, pool
+/// sizes.
+fn layout_text(out: &mut String, d: &PipelineLayoutDesc, selected: usize) {
+    let _ = writeln!(out, "pipeline layout ({selected} entry points):");
+    for (i, s) in d.sets.iter().enumerate() {
+        for b in s.bindings() {
+            let _ = writeln!(
+                out,
+                "  set {i} binding {}: {} x{} [{}]",
+                b.binding,
+                type_name(b.descriptor_type),
+                b.count,
+                stage_names(b.stages).join("|")
+            );
+        }
+    }
+    for r in &d.push_constant_ranges {
+        let _ = writeln!(
+            out,
+            "  push constant range [{}, {}) [{}]",
+            r.offset,
+            r.offset + r.size,
+            stage_names(r.stages).join("|")
+        );
+    }
+    for (set, sizes) in d.pool_sizes() {
+        for p in sizes {
+            let _ = writeln!(
+                out,
+                "  pool size set {set}: {} x{}",
+                type_name(p.ty),
+                p.descriptor_count
+            );
+        }
+    }
 }
