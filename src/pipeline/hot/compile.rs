@@ -228,23 +228,28 @@ fn split_words(list: &str) -> Vec<String> {
     words
 }
 
-/// Paths from depfile words where the compiler did not escape spaces: a word that is no
-/// file (`exists` false) is joined with the following words, a space between, up to the
-/// first join that is a file; when none is, the word stays alone (a file removed since).
+/// Words a path split at unescaped spaces may span in [`rejoin`] (a path with more spaces
+/// is kept in pieces).
+const MAX_JOIN: usize = 16;
+
+/// Paths from depfile words where the compiler did not escape spaces: each word starts the
+/// longest run of words (up to [`MAX_JOIN`]) that joined with spaces is a file (`exists`);
+/// a word that starts none stays alone (a file removed since). The longest, not the first:
+/// a prefix of a path with spaces may itself be a file (`/tmp/kiln` beside
+/// `/tmp/kiln hot/k.glsl`).
 fn rejoin(words: &[String], exists: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     let mut i = 0;
     while i < words.len() {
         let mut taken = 1;
-        if !exists(Path::new(&words[i])) {
-            let mut joined = words[i].clone();
-            for (j, w) in words.iter().enumerate().skip(i + 1) {
+        let mut joined = String::new();
+        for (j, w) in words.iter().enumerate().skip(i).take(MAX_JOIN) {
+            if j > i {
                 joined.push(' ');
-                joined.push_str(w);
-                if exists(Path::new(&joined)) {
-                    taken = j + 1 - i;
-                    break;
-                }
+            }
+            joined.push_str(w);
+            if exists(Path::new(&joined)) {
+                taken = j + 1 - i;
             }
         }
         paths.push(PathBuf::from(words[i..i + taken].join(" ")));
@@ -273,8 +278,7 @@ mod tests {
                 strings(&["inc/x.glsl", "C:\\w\\v.h"]),
             ]
         );
-        // Each path once, in order (every word a file here).
-        let paths = depfile_paths(text, |_| true);
+        // Each path once, in order (every word a file here, and no join of words).
         let want = [
             "a.comp",
             "inc/x.glsl",
@@ -283,6 +287,7 @@ mod tests {
             "#q.h",
             "C:\\w\\v.h",
         ];
+        let paths = depfile_paths(text, |p| want.iter().any(|w| Path::new(w) == p));
         assert_eq!(paths, want.map(PathBuf::from).to_vec());
         // A target with a drive letter and no trailing newline.
         assert_eq!(
@@ -311,6 +316,18 @@ mod tests {
         assert_eq!(
             depfile_paths(&text, exists),
             vec![PathBuf::from(files[0]), PathBuf::from(files[2])]
+        );
+        // A prefix of a spaced path that is itself a file: the whole path is taken.
+        let with_prefix = ["/t/hot", "/t/hot exp/s t.comp", "/t/a.glsl"];
+        let exists_too = |p: &Path| with_prefix.iter().any(|f| Path::new(f) == p);
+        assert_eq!(
+            depfile_paths(
+                &format!("{TARGET}: /t/hot exp/s t.comp /t/hot /t/a.glsl"),
+                exists_too
+            ),
+            ["/t/hot exp/s t.comp", "/t/hot", "/t/a.glsl"]
+                .map(PathBuf::from)
+                .to_vec()
         );
         // A word that is no file and joins into none: kept alone, the rest unchanged.
         assert_eq!(
