@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use kiln::hooks::{FaultInjector, FaultSite};
 use kiln::vk;
-use kiln::window::{FrameStatus, Presenter, PresenterDesc};
+use kiln::window::{Frame, FrameStatus, Presenter, PresenterDesc};
 use kiln::{
     Buffer, ColorAttachment, DepthAttachment, DescriptorSet, Device, DeviceDesc, Image, ImageDesc,
-    RenderingDesc, ValidationReport,
+    Recorder, RenderingDesc, ValidationReport,
 };
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
@@ -200,41 +200,21 @@ impl App {
         let Some(st) = self.state.as_mut() else {
             return Ok(());
         };
+        let presented = self.summary.presented;
         if let Some((n, [w, h])) = self.config.resize {
-            if self.summary.presented == n {
+            if presented == n {
                 let _ = st.window.request_inner_size(PhysicalSize::new(w, h));
             }
         }
         let mut size = st.window.inner_size();
-        if self.config.probe_minimised && self.summary.presented == 2 && self.summary.skipped == 0 {
+        if self.config.probe_minimised && presented == 2 && self.summary.skipped == 0 {
             size = PhysicalSize::new(0, 0);
         }
-        let last = self
-            .config
-            .frames
-            .is_some_and(|n| self.summary.presented + 1 >= n);
+        let last = self.config.frames.is_some_and(|n| presented + 1 >= n);
         if last && self.config.screenshot.is_some() {
             st.presenter.capture_next_frame();
         }
-        let angle = if self.config.still {
-            0.0
-        } else {
-            self.start.elapsed().as_secs_f32() * 0.4
-        };
-        let fail = self.config.probe_error
-            && self.summary.presented == 3
-            && self.summary.failed_frames == 0;
-        let presented = self.summary.presented;
-        let probe = match &st.faults {
-            Some(_) if !st.probed.contains(&presented) => PROBES
-                .iter()
-                .find(|(n, _)| *n == presented)
-                .map(|(_, p)| *p),
-            _ => None,
-        };
-        if probe.is_some() {
-            st.probed.push(presented);
-        }
+        let probe = next_probe(st, presented);
         let State {
             presenter,
             depth,
@@ -244,115 +224,193 @@ impl App {
             faults,
             ..
         } = st;
-        let faults = faults.as_deref();
-        let arm = |site, nth, result| {
-            if let Some(f) = faults {
-                f.fail_nth(site, nth, result);
-            }
+        let mut work = FrameWork {
+            device,
+            depth,
+            cameras,
+            scene,
+            faults: faults.as_deref(),
+            angle: if self.config.still {
+                0.0
+            } else {
+                self.start.elapsed().as_secs_f32() * 0.4
+            },
+            fail: self.config.probe_error && presented == 3 && self.summary.failed_frames == 0,
+            probe,
+            layout_before: None,
+            depth_used: None,
         };
-        match probe {
-            Some(Probe::Wait) => arm(FaultSite::Wait, 1, vk::Result::ERROR_OUT_OF_HOST_MEMORY),
-            Some(Probe::Acquire) => arm(FaultSite::Acquire, 1, vk::Result::ERROR_OUT_OF_DATE_KHR),
-            Some(Probe::Present) => arm(FaultSite::Present, 1, vk::Result::ERROR_OUT_OF_DATE_KHR),
-            _ => {}
-        }
-        let submit_fault = matches!(probe, Some(Probe::Submit | Probe::SubmitAndDiscard));
-        // The depth image's layout when the failing frame was recorded (its committed one).
-        let mut layout_before = None;
-        let mut depth_used = None;
-        let status = {
-            presenter.frame(device, [size.width, size.height], |r, frame| {
-                if fail {
-                    return Err(kiln::Error::RenderingState {
-                        what: "probe: a frame whose recording fails",
-                    });
-                }
-                let e = frame.extent;
-                let d = &mut depth[frame.slot];
-                if d.as_ref().is_none_or(|d| d.extent() != e) {
-                    *d = Some(device.image(&ImageDesc::depth_target(
-                        "depth",
-                        e.width,
-                        e.height,
-                        DEPTH_FORMAT,
-                    ))?);
-                }
-                let (cam_buf, cam_set) = &cameras[frame.slot];
-                cam_buf.upload(&[Scene::camera(e.width as f32 / e.height as f32, angle)])?;
-                let depth_image = d.as_ref().ok_or(kiln::Error::RenderingState {
-                    what: "no depth image",
-                })?;
-                r.begin_rendering(
-                    &RenderingDesc::new(&[ColorAttachment::clear(frame.target, BACKGROUND)]).depth(
-                        Some(
-                            DepthAttachment::clear(depth_image, 1.0)
-                                .store(false)
-                                .stencil_clear(None),
-                        ),
-                    ),
-                )?;
-                scene.draw(r, cam_set)?;
-                r.end_rendering()?;
-                if submit_fault {
-                    // Moved by this frame's recording: a failed submission must not commit it.
-                    layout_before = Some(depth_image.layout());
-                    depth_used = Some(depth_image.clone());
-                    r.transition(depth_image, vk::ImageLayout::GENERAL)?;
-                    // The next submission is this frame's (and then its discard batch).
-                    arm(
-                        FaultSite::QueueSubmit,
-                        1,
-                        vk::Result::ERROR_OUT_OF_HOST_MEMORY,
-                    );
-                    if probe == Some(Probe::SubmitAndDiscard) {
-                        arm(
-                            FaultSite::QueueSubmit,
-                            2,
-                            vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
-                        );
-                    }
-                }
-                Ok(())
-            })
-        };
-        if let Some(f) = faults {
+        work.arm_probe();
+        let status = presenter.frame(device, [size.width, size.height], |r, frame| {
+            work.record(r, frame)
+        });
+        if let Some(f) = work.faults {
             self.summary.faults.injected = f.injected();
         }
-        if probe.is_some() {
+        self.summary.tally(presenter, status, &work)
+    }
+}
+
+/// The probe to arm for the frame after `presented` frames (each once), noted in `probed`.
+fn next_probe(st: &mut State, presented: u64) -> Option<Probe> {
+    st.faults.as_ref()?;
+    if st.probed.contains(&presented) {
+        return None;
+    }
+    let probe = PROBES
+        .iter()
+        .find(|(n, _)| *n == presented)
+        .map(|(_, p)| *p)?;
+    st.probed.push(presented);
+    Some(probe)
+}
+
+/// What one frame's recording uses and what it leaves for the tally.
+struct FrameWork<'a> {
+    device: &'a Device,
+    depth: &'a mut Vec<Option<Image>>,
+    cameras: &'a [(Buffer, DescriptorSet)],
+    scene: &'a Scene,
+    faults: Option<&'a FaultInjector>,
+    /// The camera's angle (radians).
+    angle: f32,
+    /// The recording fails (the error probe).
+    fail: bool,
+    probe: Option<Probe>,
+    /// With a submission probe: the depth image's layout when the failing frame was
+    /// recorded (its committed one), and the image.
+    layout_before: Option<vk::ImageLayout>,
+    depth_used: Option<Image>,
+}
+
+impl<'w> FrameWork<'w> {
+    /// Arms the `nth` failure of `site` with `result`, where faults are injected.
+    fn arm(&self, site: FaultSite, nth: u64, result: vk::Result) {
+        if let Some(f) = self.faults {
+            f.fail_nth(site, nth, result);
+        }
+    }
+
+    /// Arms the wait, acquire and present probes (the submission probes are armed while
+    /// recording, for the frame's own submission).
+    fn arm_probe(&self) {
+        match self.probe {
+            Some(Probe::Wait) => self.arm(FaultSite::Wait, 1, vk::Result::ERROR_OUT_OF_HOST_MEMORY),
+            Some(Probe::Acquire) => {
+                self.arm(FaultSite::Acquire, 1, vk::Result::ERROR_OUT_OF_DATE_KHR)
+            }
+            Some(Probe::Present) => {
+                self.arm(FaultSite::Present, 1, vk::Result::ERROR_OUT_OF_DATE_KHR)
+            }
+            _ => {}
+        }
+    }
+
+    /// Records the frame: the scene into the frame's target and its slot's depth image.
+    fn record<'a>(&mut self, r: &mut Recorder<'a, '_>, frame: &Frame<'_>) -> kiln::Result<()>
+    where
+        'w: 'a,
+    {
+        if self.fail {
+            return Err(kiln::Error::RenderingState {
+                what: "probe: a frame whose recording fails",
+            });
+        }
+        let e = frame.extent;
+        let d = &mut self.depth[frame.slot];
+        if d.as_ref().is_none_or(|d| d.extent() != e) {
+            *d = Some(self.device.image(&ImageDesc::depth_target(
+                "depth",
+                e.width,
+                e.height,
+                DEPTH_FORMAT,
+            ))?);
+        }
+        let cameras: &'w [(Buffer, DescriptorSet)] = self.cameras;
+        let (cam_buf, cam_set) = &cameras[frame.slot];
+        cam_buf.upload(&[Scene::camera(e.width as f32 / e.height as f32, self.angle)])?;
+        let depth_image = d.as_ref().ok_or(kiln::Error::RenderingState {
+            what: "no depth image",
+        })?;
+        r.begin_rendering(
+            &RenderingDesc::new(&[ColorAttachment::clear(frame.target, BACKGROUND)]).depth(Some(
+                DepthAttachment::clear(depth_image, 1.0)
+                    .store(false)
+                    .stencil_clear(None),
+            )),
+        )?;
+        let scene: &'w Scene = self.scene;
+        scene.draw(r, cam_set)?;
+        r.end_rendering()?;
+        if matches!(self.probe, Some(Probe::Submit | Probe::SubmitAndDiscard)) {
+            // Moved by this frame's recording: a failed submission must not commit it.
+            self.layout_before = Some(depth_image.layout());
+            self.depth_used = Some(depth_image.clone());
+            r.transition(depth_image, vk::ImageLayout::GENERAL)?;
+            // The next submission is this frame's (and then its discard batch).
+            self.arm(
+                FaultSite::QueueSubmit,
+                1,
+                vk::Result::ERROR_OUT_OF_HOST_MEMORY,
+            );
+            if self.probe == Some(Probe::SubmitAndDiscard) {
+                self.arm(
+                    FaultSite::QueueSubmit,
+                    2,
+                    vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Summary {
+    /// Counts a frame's outcome: a probed frame's status or error code (and whether a
+    /// failed submission kept the depth image's layout), the error probe's failure, a
+    /// presented, suboptimal, out-of-date or skipped frame; then the presenter's extent,
+    /// swapchain count and capture.
+    fn tally(
+        &mut self,
+        presenter: &mut Presenter,
+        status: kiln::Result<FrameStatus>,
+        work: &FrameWork<'_>,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        if work.probe.is_some() {
             match &status {
-                Ok(s) => self.summary.faults.statuses.push(*s),
+                Ok(s) => self.faults.statuses.push(*s),
                 Err(e) => {
-                    self.summary.faults.codes.push(e.code());
-                    if let (Some(before), Some(d)) = (layout_before, &depth_used) {
-                        self.summary.faults.layouts_kept.push(d.layout() == before);
+                    self.faults.codes.push(e.code());
+                    if let (Some(before), Some(d)) = (work.layout_before, &work.depth_used) {
+                        self.faults.layouts_kept.push(d.layout() == before);
                     }
-                    self.summary.failed_frames += 1;
+                    self.failed_frames += 1;
                     return Ok(());
                 }
             }
         }
         let status = match status {
-            Err(kiln::Error::RenderingState { what }) if fail && what.starts_with("probe") => {
-                self.summary.failed_frames += 1;
+            Err(kiln::Error::RenderingState { what }) if work.fail && what.starts_with("probe") => {
+                self.failed_frames += 1;
                 return Ok(());
             }
             other => other?,
         };
         match status {
-            FrameStatus::Presented => self.summary.presented += 1,
+            FrameStatus::Presented => self.presented += 1,
             FrameStatus::Suboptimal => {
-                self.summary.presented += 1;
-                self.summary.recreated_or_suboptimal += 1;
+                self.presented += 1;
+                self.recreated_or_suboptimal += 1;
             }
-            FrameStatus::OutOfDate => self.summary.recreated_or_suboptimal += 1,
+            FrameStatus::OutOfDate => self.recreated_or_suboptimal += 1,
             // Minimised, and any later kind of frame that drew nothing.
-            _ => self.summary.skipped += 1,
+            _ => self.skipped += 1,
         }
         let e = presenter.extent();
-        self.summary.extent = [e.width, e.height];
-        self.summary.swapchains_created = presenter.swapchains_created();
+        self.extent = [e.width, e.height];
+        self.swapchains_created = presenter.swapchains_created();
         if let Some(shot) = presenter.take_capture()? {
-            self.summary.screenshot = Some((shot.width, shot.height, shot.pixels));
+            self.screenshot = Some((shot.width, shot.height, shot.pixels));
         }
         Ok(())
     }
