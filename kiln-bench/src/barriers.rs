@@ -359,7 +359,6 @@ pub fn rows(
     let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let out = (|| -> BenchResult<()> {
         for (what, n, links, wg) in workloads {
-            let groups = n.div_ceil(wg);
             let mut chains = Vec::new();
             for _ in 0..2 {
                 let x = device.buffer_from_slice("x", storage, &vec![1.0f32; n as usize])?;
@@ -394,89 +393,22 @@ pub fn rows(
                 (Order::PerLevel, Dep::Event),
                 (Order::PerLevel, Dep::None),
             ];
-            let r = (|| -> BenchResult<()> {
-                for (order, dep) in single.into_iter().chain(two) {
-                    let used = if order == Order::Single { 1 } else { 2 };
-                    let before = chains[..used]
-                        .iter()
-                        .map(|c| ends(c, n))
-                        .collect::<BenchResult<Vec<_>>>()?;
-                    let mut deps = 0;
-                    let r = Reusable::new(raw, |cb| {
-                        deps = record(
-                            raw,
-                            cb,
-                            &chains[..used],
-                            n,
-                            groups,
-                            links,
-                            dep,
-                            order,
-                            &events,
-                            pool,
-                        );
-                    })?;
-                    let (mut gpu, mut wall) = (Vec::new(), Vec::new());
-                    let dispatches = f64::from(links) * used as f64;
-                    let run = |gpu: &mut Vec<f64>, wall: &mut Vec<f64>| -> BenchResult<()> {
-                        // SAFETY: no submission using the events is pending (each run is
-                        // waited on).
-                        unsafe {
-                            for e in &events {
-                                raw.d.reset_event(*e)?;
-                            }
-                        }
-                        let t0 = Instant::now();
-                        r.run(raw)?;
-                        wall.push(ns_since(t0) / dispatches / 1e3);
-                        gpu.push(elapsed_ns(raw, pool, period)? / dispatches / 1e3);
-                        Ok(())
-                    };
-                    let mut warm = (Vec::new(), Vec::new());
-                    let mut out = run(&mut warm.0, &mut warm.1);
-                    for _ in 0..reps {
-                        if out.is_ok() {
-                            out = run(&mut gpu, &mut wall);
-                        }
-                    }
-                    r.destroy(raw);
-                    out?;
-                    let label = match order {
-                        Order::Single => dep.name().to_string(),
-                        Order::Sequential => format!("two chains sequential, {}", dep.name()),
-                        Order::PerDispatch => {
-                            format!("two chains interleaved, {} per dispatch", dep.name())
-                        }
-                        Order::PerLevel => {
-                            format!("two chains interleaved, {} per level", dep.name())
-                        }
-                    };
-                    let mut check = String::new();
-                    if dep.correct() {
-                        let added = ((reps + 1) * links) as f32;
-                        for (c, b) in chains[..used].iter().zip(&before) {
-                            let now = ends(c, n)?;
-                            let want = [b[0] + added, b[1] + added];
-                            if now != want {
-                                return Err(format!(
-                                    "barrier sweep {what} wg {wg}, {label}: y[0], y[n-1] = \
-                                     {now:?} after the runs, expected {want:?} (each link adds 1)"
-                                )
-                                .into());
-                            }
-                        }
-                        check.push_str(", values checked");
-                    }
-                    note(format!(
-                        "barrier sweep {what} wg {wg}, {label}: GPU {:.3} us, wall {:.3} us per dispatch \
-                         (median of {reps}; {deps} dependencies in {} dispatches{check})",
-                        median(&mut gpu),
-                        median(&mut wall),
-                        links as usize * used,
-                    ));
-                }
-                Ok(())
-            })();
+            let sweep = Sweep {
+                raw,
+                chains: &chains,
+                events: &events,
+                pool,
+                period,
+                reps,
+                what,
+                n,
+                links,
+                wg,
+            };
+            let r = single
+                .into_iter()
+                .chain(two)
+                .try_for_each(|(order, dep)| sweep.measure(order, dep));
             let r = r.and_then(|()| {
                 kiln_interleaved(device, &module, &chains, what, n, links, wg, reps)
             });
@@ -496,6 +428,113 @@ pub fn rows(
     // SAFETY: every submission that used the pool was waited on.
     unsafe { raw.d.destroy_query_pool(pool, None) };
     out.map(|()| Vec::new())
+}
+
+/// One workload's chains and what every measurement of it uses.
+struct Sweep<'a> {
+    raw: &'a Raw,
+    chains: &'a [Chain],
+    events: &'a [vk::Event],
+    pool: vk::QueryPool,
+    /// ns per timestamp tick.
+    period: f64,
+    reps: u32,
+    what: &'a str,
+    /// Elements, links per chain, workgroup size.
+    n: u32,
+    links: u32,
+    wg: u32,
+}
+
+impl Sweep<'_> {
+    /// Records one or two chains with `dep` between links in `order`, runs the recording
+    /// once to warm up and `reps` times, checks the chains' values where `dep` orders them,
+    /// and notes the GPU and wall time per dispatch.
+    fn measure(&self, order: Order, dep: Dep) -> BenchResult<()> {
+        let used = if order == Order::Single { 1 } else { 2 };
+        let before = self.chains[..used]
+            .iter()
+            .map(|c| ends(c, self.n))
+            .collect::<BenchResult<Vec<_>>>()?;
+        let mut deps = 0;
+        let (raw, n, links, reps) = (self.raw, self.n, self.links, self.reps);
+        let r = Reusable::new(raw, |cb| {
+            deps = record(
+                raw,
+                cb,
+                &self.chains[..used],
+                n,
+                n.div_ceil(self.wg),
+                links,
+                dep,
+                order,
+                self.events,
+                self.pool,
+            );
+        })?;
+        let (mut gpu, mut wall) = (Vec::new(), Vec::new());
+        let dispatches = f64::from(links) * used as f64;
+        let run = |gpu: &mut Vec<f64>, wall: &mut Vec<f64>| -> BenchResult<()> {
+            // SAFETY: no submission using the events is pending (each run is
+            // waited on).
+            unsafe {
+                for e in self.events {
+                    raw.d.reset_event(*e)?;
+                }
+            }
+            let t0 = Instant::now();
+            r.run(raw)?;
+            wall.push(ns_since(t0) / dispatches / 1e3);
+            gpu.push(elapsed_ns(raw, self.pool, self.period)? / dispatches / 1e3);
+            Ok(())
+        };
+        let mut warm = (Vec::new(), Vec::new());
+        let mut out = run(&mut warm.0, &mut warm.1);
+        for _ in 0..reps {
+            if out.is_ok() {
+                out = run(&mut gpu, &mut wall);
+            }
+        }
+        r.destroy(raw);
+        out?;
+        let label = match order {
+            Order::Single => dep.name().to_string(),
+            Order::Sequential => format!("two chains sequential, {}", dep.name()),
+            Order::PerDispatch => {
+                format!("two chains interleaved, {} per dispatch", dep.name())
+            }
+            Order::PerLevel => {
+                format!("two chains interleaved, {} per level", dep.name())
+            }
+        };
+        let mut check = String::new();
+        if dep.correct() {
+            let added = ((reps + 1) * links) as f32;
+            for (c, b) in self.chains[..used].iter().zip(&before) {
+                let now = ends(c, n)?;
+                let want = [b[0] + added, b[1] + added];
+                if now != want {
+                    return Err(format!(
+                        "barrier sweep {} wg {}, {label}: y[0], y[n-1] = \
+                         {now:?} after the runs, expected {want:?} (each link adds 1)",
+                        self.what, self.wg
+                    )
+                    .into());
+                }
+            }
+            check.push_str(", values checked");
+        }
+        note(format!(
+            "barrier sweep {} wg {}, {label}: GPU {:.3} us, wall {:.3} us per dispatch \
+             (median of {reps}; {deps} dependencies in {} dispatches{check})",
+            self.what,
+            self.wg,
+            median(&mut gpu),
+            median(&mut wall),
+            links as usize * used,
+        ));
+        Ok(())
+    }
 }
 
 /// Two independent chains recorded interleaved through kiln (A0 B0 A1 B1 ...): the
