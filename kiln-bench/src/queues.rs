@@ -26,7 +26,7 @@
 use std::time::Instant;
 
 use ash::vk;
-use kiln::{Buffer, BufferDesc, Device, MemoryLocation, QueueKind};
+use kiln::{Buffer, BufferDesc, Device, MemoryLocation, Queue, QueueKind};
 
 use super::raw::{HostBuf, Raw};
 use super::{median, note, stream, BenchResult, Opts, Peer, Row};
@@ -222,11 +222,83 @@ fn size_rows(
         .queues(QueueKind::Transfer)
         .pop()
         .unwrap_or_else(|| up.clone());
-    let name = mib(size);
+    let c = SizeRun {
+        device,
+        raw,
+        queues,
+        dst: &dst,
+        data: &data,
+        up: &up,
+        down: &down,
+        size,
+        rounds,
+        name: mib(size),
+    };
+    let name = &c.name;
     let mut rows = Vec::new();
+    let [ku, ru, kd, rd] = pinned(&c)?;
+    rows.push(Row::new(
+        &format!("upload {name} from pinned memory"),
+        "GB/s",
+        ku,
+        ru,
+    ));
+    rows.push(Row::new(
+        &format!("readback {name} to pinned memory"),
+        "GB/s",
+        kd,
+        rd,
+    ));
 
-    // Pinned memory.
-    let mut host = device.host_buffer_from_slice("bench pinned", &data)?;
+    // Imported memory. A driver that lists the extension but refuses the import leaves the
+    // rows out with a note rather than failing the group.
+    if device.features().external_memory_host {
+        match imported(&c) {
+            Ok(r) => rows.extend(r),
+            Err(e) => note(format!("imported-memory rows left out: {e}")),
+        }
+    } else {
+        note("no VK_EXT_external_memory_host: the imported-memory rows are left out".into());
+    }
+
+    // A plain Vec.
+    let [ku, ru, kd, rd] = vec_rounds(device, raw, queues, &dst, &data, rounds)?;
+    rows.push(Row::new(
+        &format!("upload {name} from a Vec"),
+        "GB/s",
+        ku,
+        ru,
+    ));
+    rows.push(Row::new(
+        &format!("readback {name} into a Vec"),
+        "GB/s",
+        kd,
+        rd,
+    ));
+    Ok(rows)
+}
+
+/// One size's run of the queue rows: kiln's device and queues, raw's, the device target
+/// and the data.
+struct SizeRun<'a> {
+    device: &'a Device,
+    raw: &'a Raw,
+    queues: &'a RawQueues<'a>,
+    dst: &'a Buffer,
+    data: &'a [u8],
+    up: &'a Queue,
+    down: &'a Queue,
+    size: u64,
+    rounds: usize,
+    name: String,
+}
+
+/// kiln's `HostBuffer` against raw's pinned buffer, rounds in turn, a note with every
+/// round: `[kiln up, raw up, kiln down, raw down]` medians (GB/s).
+fn pinned(c: &SizeRun<'_>) -> BenchResult<[f64; 4]> {
+    let (device, raw, queues, dst, data) = (c.device, c.raw, c.queues, c.dst, c.data);
+    let (up, down, size, rounds, name) = (c.up, c.down, c.size, c.rounds, &c.name);
+    let mut host = device.host_buffer_from_slice("bench pinned", data)?;
     let raw_host = raw.host_buffer(size, true)?;
     // SAFETY: `raw_host` is mapped for `size` bytes and not in use by the GPU.
     unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), raw_host.ptr, size as usize) };
@@ -236,7 +308,7 @@ fn size_rows(
         let (mut up_parts, mut down_parts) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
             let t = Instant::now();
-            let transfer = up.upload_from_host(&host, 0, &dst, 0, size)?;
+            let transfer = up.upload_from_host(&host, 0, dst, 0, size)?;
             up_parts.push(transfer.parts().iter().map(|p| p.0).collect::<Vec<_>>());
             transfer.wait()?;
             ku.push(gbs(size, t));
@@ -244,7 +316,7 @@ fn size_rows(
             queues.copy(raw_host.buf, dst.raw(), size, false)?;
             ru.push(gbs(size, t));
             let t = Instant::now();
-            let transfer = down.read_to_host(&dst, 0, &mut host, 0, size)?;
+            let transfer = down.read_to_host(dst, 0, &mut host, 0, size)?;
             down_parts.push(transfer.parts().iter().map(|p| p.0).collect::<Vec<_>>());
             transfer.wait()?;
             kd.push(gbs(size, t));
@@ -252,7 +324,7 @@ fn size_rows(
             queues.copy(dst.raw(), raw_host.buf, size, true)?;
             rd.push(gbs(size, t));
         }
-        if host.as_slice()? != &data[..] {
+        if host.as_slice()? != data {
             return Err("kiln pinned readback differs from the upload".into());
         }
         let list = |v: &[f64]| {
@@ -283,104 +355,70 @@ fn size_rows(
     })();
     raw.drop_host_buffer(raw_host);
     drop(host);
-    let [ku, ru, kd, rd] = r?;
-    rows.push(Row::new(
-        &format!("upload {name} from pinned memory"),
-        "GB/s",
-        ku,
-        ru,
-    ));
-    rows.push(Row::new(
-        &format!("readback {name} to pinned memory"),
-        "GB/s",
-        kd,
-        rd,
-    ));
+    r
+}
 
-    // Imported memory. A driver that lists the extension but refuses the import leaves the
-    // rows out with a note rather than failing the group.
-    if device.features().external_memory_host {
-        let imported = (|| -> BenchResult<Vec<Row>> {
-            let mut mine = Aligned::new(size as usize)?;
-            mine.bytes().copy_from_slice(&data);
-            let mut theirs = Aligned::new(size as usize)?;
-            theirs.bytes().copy_from_slice(&data);
-            let raw_import = import(raw, theirs.bytes())?;
-            let r = device.import_host_memory("bench import", mine.bytes(), |host| {
-                let (mut ku, mut kd, mut ru, mut rd) = (vec![], vec![], vec![], vec![]);
-                let mut run = || -> BenchResult<()> {
-                    warm_up(queues, raw_import.buf, dst.raw(), size)?;
-                    for _ in 0..rounds {
-                        let t = Instant::now();
-                        up.upload_from_host(host, 0, &dst, 0, size)?.wait()?;
-                        ku.push(gbs(size, t));
-                        let t = Instant::now();
-                        queues.copy(raw_import.buf, dst.raw(), size, false)?;
-                        ru.push(gbs(size, t));
-                        let t = Instant::now();
-                        down.read_to_host(&dst, 0, host, 0, size)?.wait()?;
-                        kd.push(gbs(size, t));
-                        let t = Instant::now();
-                        queues.copy(dst.raw(), raw_import.buf, size, true)?;
-                        rd.push(gbs(size, t));
-                    }
-                    Ok(())
-                };
-                let outcome = run().map_err(|e| e.to_string());
-                Ok((
-                    outcome,
-                    [
-                        median(&mut ku),
-                        median(&mut ru),
-                        median(&mut kd),
-                        median(&mut rd),
-                    ],
-                ))
-            });
-            drop_import(raw, raw_import);
-            let (outcome, [ku, ru, kd, rd]) = r?;
-            outcome?;
-            if mine.bytes() != &data[..] || theirs.bytes() != &data[..] {
-                return Err("imported-memory readback differs from the upload".into());
+/// kiln's import of host memory against raw's import of other memory with the same data:
+/// the two rows (GB/s).
+fn imported(c: &SizeRun<'_>) -> BenchResult<Vec<Row>> {
+    let (device, raw, queues, dst, data) = (c.device, c.raw, c.queues, c.dst, c.data);
+    let (up, down, size, rounds, name) = (c.up, c.down, c.size, c.rounds, &c.name);
+    let mut mine = Aligned::new(size as usize)?;
+    mine.bytes().copy_from_slice(data);
+    let mut theirs = Aligned::new(size as usize)?;
+    theirs.bytes().copy_from_slice(data);
+    let raw_import = import(raw, theirs.bytes())?;
+    let r = device.import_host_memory("bench import", mine.bytes(), |host| {
+        let (mut ku, mut kd, mut ru, mut rd) = (vec![], vec![], vec![], vec![]);
+        let mut run = || -> BenchResult<()> {
+            warm_up(queues, raw_import.buf, dst.raw(), size)?;
+            for _ in 0..rounds {
+                let t = Instant::now();
+                up.upload_from_host(host, 0, dst, 0, size)?.wait()?;
+                ku.push(gbs(size, t));
+                let t = Instant::now();
+                queues.copy(raw_import.buf, dst.raw(), size, false)?;
+                ru.push(gbs(size, t));
+                let t = Instant::now();
+                down.read_to_host(dst, 0, host, 0, size)?.wait()?;
+                kd.push(gbs(size, t));
+                let t = Instant::now();
+                queues.copy(dst.raw(), raw_import.buf, size, true)?;
+                rd.push(gbs(size, t));
             }
-            Ok(vec![
-                Row::new(
-                    &format!("upload {name} from imported memory"),
-                    "GB/s",
-                    ku,
-                    ru,
-                ),
-                Row::new(
-                    &format!("readback {name} to imported memory"),
-                    "GB/s",
-                    kd,
-                    rd,
-                ),
-            ])
-        })();
-        match imported {
-            Ok(r) => rows.extend(r),
-            Err(e) => note(format!("imported-memory rows left out: {e}")),
-        }
-    } else {
-        note("no VK_EXT_external_memory_host: the imported-memory rows are left out".into());
+            Ok(())
+        };
+        let outcome = run().map_err(|e| e.to_string());
+        Ok((
+            outcome,
+            [
+                median(&mut ku),
+                median(&mut ru),
+                median(&mut kd),
+                median(&mut rd),
+            ],
+        ))
+    });
+    drop_import(raw, raw_import);
+    let (outcome, [ku, ru, kd, rd]) = r?;
+    outcome?;
+    if mine.bytes() != data || theirs.bytes() != data {
+        return Err("imported-memory readback differs from the upload".into());
     }
-
-    // A plain Vec.
-    let [ku, ru, kd, rd] = vec_rounds(device, raw, queues, &dst, &data, rounds)?;
-    rows.push(Row::new(
-        &format!("upload {name} from a Vec"),
-        "GB/s",
-        ku,
-        ru,
-    ));
-    rows.push(Row::new(
-        &format!("readback {name} into a Vec"),
-        "GB/s",
-        kd,
-        rd,
-    ));
-    Ok(rows)
+    Ok(vec![
+        Row::new(
+            &format!("upload {name} from imported memory"),
+            "GB/s",
+            ku,
+            ru,
+        ),
+        Row::new(
+            &format!("readback {name} to imported memory"),
+            "GB/s",
+            kd,
+            rd,
+        ),
+    ])
 }
 
 /// Medians of kiln and raw upload and readback of `data` through `dst`, from and into
