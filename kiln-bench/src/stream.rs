@@ -523,6 +523,49 @@ fn config_rows(
     let chunk = (mib << 20) / 4 / chunks;
     let total = (chunk * chunks * 4) as u64;
     let words: Vec<u32> = (0..chunk * chunks).map(input).collect();
+    let (ring, mut kiln_side) = kiln_stream(device, chunk, &words, total)?;
+    let (shape, t_up, t_c) = calibrate(device, &ring, &kiln_side, chunk, chunks)?;
+    note(format!(
+        "stream: {mib} MiB in {chunks} chunks; one chunk: upload {:.3} ms, dispatch {:.3} ms \
+         at {} iterations",
+        t_up * 1e3,
+        t_c * 1e3,
+        shape.iters
+    ));
+    let mut raw_side = RawStream::new(raw, device, &ring, &words, total)?;
+    let rounds = if opts.quick { 2 } else { 5 };
+    // Per mode (`Mode as usize`): kiln and raw times of every round after the first.
+    let result = (|| -> BenchResult<[[f64; 2]; 4]> {
+        let mut times: [[Vec<f64>; 2]; 4] = Default::default();
+        let modes = [Mode::Serial]
+            .into_iter()
+            .chain(Mode::OVERLAPPED.map(|m| m.0));
+        let modes: Vec<Mode> = modes.collect();
+        for round in 0..=rounds {
+            for &mode in &modes {
+                let k = kiln_side.run(device, &ring, &shape, mode)?;
+                let r = raw_side.run(&ring, &shape, mode)?;
+                if round > 0 {
+                    times[mode as usize][0].push(k);
+                    times[mode as usize][1].push(r);
+                }
+            }
+        }
+        Ok(times.map(|[mut k, mut r]| [median(&mut k), median(&mut r)]))
+    })();
+    device.wait_idle()?;
+    raw_side.finish();
+    Ok(stream_rows(&result?, mib, suffix))
+}
+
+/// The ring of device buffers (chunks of `chunk` words) and kiln's side: the pipeline, a
+/// set per ring slot, the host input (`words`) and output (`total` bytes).
+fn kiln_stream(
+    device: &Device,
+    chunk: usize,
+    words: &[u32],
+    total: u64,
+) -> BenchResult<(Ring, KilnStream)> {
     let make = |label| {
         device.buffer(
             &BufferDesc::default()
@@ -549,14 +592,25 @@ fn config_rows(
         set.write_buffer(1, &ring.y[slot])?;
         sets.push(set);
     }
-    let mut kiln_side = KilnStream {
+    let kiln_side = KilnStream {
         pipeline,
         sets,
-        input: device.host_buffer_from_slice("stream input", &words)?,
+        input: device.host_buffer_from_slice("stream input", words)?,
         output: device.host_buffer("stream output", total)?,
     };
-    // Iterations: one chunk's dispatch ≈ its upload (scaled and measured again, twice: a
-    // short dispatch's time is mostly launch overhead).
+    Ok((ring, kiln_side))
+}
+
+/// The iterations at which one chunk's dispatch takes about as long as its upload (scaled
+/// and measured again, twice: a short dispatch's time is mostly launch overhead); with the
+/// last upload and dispatch times (s).
+fn calibrate(
+    device: &Device,
+    ring: &Ring,
+    kiln_side: &KilnStream,
+    chunk: usize,
+    chunks: usize,
+) -> BenchResult<(Shape, f64, f64)> {
     let mut shape = Shape {
         chunk,
         chunks,
@@ -595,42 +649,16 @@ fn config_rows(
             .upload_from_host(&kiln_side.input, 0, &ring.x[0], 0, shape.bytes())?
             .wait()?;
     }
-    let (mut t_up, mut t_c) = measure(&shape, &kiln_side)?;
+    let (mut t_up, mut t_c) = measure(&shape, kiln_side)?;
     for _ in 0..2 {
         shape.iters = ((shape.iters as f64 * t_up / t_c.max(1e-9)) as u32).clamp(1, 1 << 20);
-        (t_up, t_c) = measure(&shape, &kiln_side)?;
+        (t_up, t_c) = measure(&shape, kiln_side)?;
     }
-    note(format!(
-        "stream: {mib} MiB in {chunks} chunks; one chunk: upload {:.3} ms, dispatch {:.3} ms \
-         at {} iterations",
-        t_up * 1e3,
-        t_c * 1e3,
-        shape.iters
-    ));
-    let mut raw_side = RawStream::new(raw, device, &ring, &words, total)?;
-    let rounds = if opts.quick { 2 } else { 5 };
-    // Per mode (`Mode as usize`): kiln and raw times of every round after the first.
-    let result = (|| -> BenchResult<[[f64; 2]; 4]> {
-        let mut times: [[Vec<f64>; 2]; 4] = Default::default();
-        let modes = [Mode::Serial]
-            .into_iter()
-            .chain(Mode::OVERLAPPED.map(|m| m.0));
-        let modes: Vec<Mode> = modes.collect();
-        for round in 0..=rounds {
-            for &mode in &modes {
-                let k = kiln_side.run(device, &ring, &shape, mode)?;
-                let r = raw_side.run(&ring, &shape, mode)?;
-                if round > 0 {
-                    times[mode as usize][0].push(k);
-                    times[mode as usize][1].push(r);
-                }
-            }
-        }
-        Ok(times.map(|[mut k, mut r]| [median(&mut k), median(&mut r)]))
-    })();
-    device.wait_idle()?;
-    raw_side.finish();
-    let t = result?;
+    Ok((shape, t_up, t_c))
+}
+
+/// The rows from the medians per mode (`t[mode]`: kiln, raw).
+fn stream_rows(t: &[[f64; 2]; 4], mib: usize, suffix: &str) -> Vec<Row> {
     let [ks, rs] = t[Mode::Serial as usize];
     let name = format!("stream {mib} MiB{suffix}");
     let speedup_of = if suffix.is_empty() {
@@ -669,5 +697,5 @@ fn config_rows(
             ));
         }
     }
-    Ok(rows)
+    rows
 }
