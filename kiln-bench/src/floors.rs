@@ -156,6 +156,27 @@ const NAMES: [&str; 11] = [
     "stream + host flag",
 ];
 
+/// The command buffers of the variants, the timeline they signal and the flag buffer.
+struct Floor<'a> {
+    raw: &'a Raw,
+    sem: vk::Semaphore,
+    /// The last timeline value submitted.
+    value: u64,
+    body: Body<'a>,
+    flag: &'a HostBuf,
+    /// Pool and buffer re-recorded each time; pool and 16 buffers reset per 16; a
+    /// resettable buffer; the six streams recorded once; the flag stream's pool and buffer.
+    p1: (vk::CommandPool, vk::CommandBuffer),
+    p16: (vk::CommandPool, Vec<vk::CommandBuffer>),
+    resettable: vk::CommandBuffer,
+    once: Vec<vk::CommandBuffer>,
+    pf: (vk::CommandPool, vk::CommandBuffer),
+    /// Round trips of the per-16 variant: its pool is reset after every 16th.
+    n16: usize,
+    /// The flag variant's time from submission to the host seeing the GPU's write (µs).
+    to_flag: Vec<f64>,
+}
+
 fn variants(
     raw: &Raw,
     sem: vk::Semaphore,
@@ -164,16 +185,13 @@ fn variants(
     body: Body,
     m: usize,
 ) -> BenchResult<()> {
-    let d = &raw.d;
     let none = vk::CommandPoolCreateFlags::TRANSIENT;
     let (p1, c1) = pool(raw, pools, none, 1)?;
-    let (p16, c16) = pool(raw, pools, none, 16)?;
+    let p16 = pool(raw, pools, none, 16)?;
     let resettable = none | vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER;
     let (_, cr) = pool(raw, pools, resettable, 1)?;
     let (_, st) = pool(raw, pools, none, 6)?;
     let (pf, cf) = pool(raw, pools, none, 1)?;
-    let reuse = vk::CommandBufferUsageFlags::empty();
-    let once = vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT;
     let streams = [
         FULL,
         Stream {
@@ -202,16 +220,78 @@ fn variants(
         },
     ];
     for (cb, s) in st.iter().zip(streams) {
-        record(raw, *cb, body, reuse, s)?;
+        record(raw, *cb, body, vk::CommandBufferUsageFlags::empty(), s)?;
     }
-    let value = std::cell::Cell::new(0u64);
-    // Submits `cbs` signalling the next timeline value (waiting for the previous one first
-    // when `wait_prev`) and polls until it is reached; returns (value, submit time).
-    let submit = |cbs: &[vk::CommandBuffer], wait_prev: bool| -> BenchResult<(u64, Instant)> {
-        let v = value.get() + 1;
-        value.set(v);
+    let mut f = Floor {
+        raw,
+        sem,
+        value: 0,
+        body,
+        flag,
+        p1: (p1, c1[0]),
+        p16,
+        resettable: cr[0],
+        once: st,
+        pf: (pf, cf[0]),
+        n16: 0,
+        to_flag: Vec::with_capacity(m),
+    };
+    let mut times: [Vec<f64>; NAMES.len()] = Default::default();
+    let blocks = 10;
+    for _ in 0..blocks {
+        for (k, t) in times.iter_mut().enumerate() {
+            for _ in 0..m.div_ceil(blocks) {
+                let t0 = Instant::now();
+                let end = match k {
+                    0..=2 => f.re_record(k)?,
+                    3..=8 => {
+                        let v = f.submit(&[f.once[k - 3]], k == 4 || k == 7)?.0;
+                        f.poll(v)?
+                    }
+                    9 => {
+                        let v = f.submit(&[], false)?.0;
+                        f.poll(v)?
+                    }
+                    _ => f.host_flag()?,
+                };
+                t.push(us(t0, end));
+            }
+        }
+    }
+    for (name, t) in NAMES.iter().zip(times.iter_mut()) {
+        let extra = if name.starts_with("stream + host flag") {
+            format!(
+                " (from submit: the host saw the GPU's last write after {:.1} us)",
+                median(&mut f.to_flag)
+            )
+        } else {
+            String::new()
+        };
+        note(format!(
+            "round-trip floor, {name}: median {:.1} us{extra}",
+            median(t)
+        ));
+    }
+    Ok(())
+}
+
+/// Microseconds from `a` to `b`.
+fn us(a: Instant, b: Instant) -> f64 {
+    (b - a).as_nanos() as f64 / 1e3
+}
+
+impl Floor<'_> {
+    /// Submits `cbs` signalling the next timeline value (waiting for the previous one first
+    /// when `wait_prev`); returns (value, submit time).
+    fn submit(
+        &mut self,
+        cbs: &[vk::CommandBuffer],
+        wait_prev: bool,
+    ) -> BenchResult<(u64, Instant)> {
+        let v = self.value + 1;
+        self.value = v;
         let (signal, wait) = ([v], [v - 1]);
-        let sems = [sem];
+        let sems = [self.sem];
         let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
         let mut tl = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&signal);
         let mut info = vk::SubmitInfo::default()
@@ -225,97 +305,78 @@ fn variants(
         let t0 = Instant::now();
         // SAFETY: the command buffers are executable and not pending (every earlier
         // submission was waited on); the timeline value increases.
-        unsafe { d.queue_submit(raw.queue, &[info], vk::Fence::null())? };
+        unsafe {
+            self.raw
+                .d
+                .queue_submit(self.raw.queue, &[info], vk::Fence::null())?
+        };
         Ok((v, t0))
-    };
-    let poll = |v: u64| -> BenchResult<Instant> {
+    }
+
+    /// Polls the timeline until it reaches `v`; returns when.
+    fn poll(&self, v: u64) -> BenchResult<Instant> {
         // SAFETY: the semaphore belongs to this device.
-        while unsafe { d.get_semaphore_counter_value(sem)? } < v {
+        while unsafe { self.raw.d.get_semaphore_counter_value(self.sem)? } < v {
             std::hint::spin_loop();
         }
         Ok(Instant::now())
-    };
-    let us = |a: Instant, b: Instant| (b - a).as_nanos() as f64 / 1e3;
-    let mut times: [Vec<f64>; NAMES.len()] = Default::default();
-    let mut to_flag = Vec::with_capacity(m);
-    let ptr = flag.ptr as *const u32;
-    let blocks = 10;
-    // Round trips of the per-16 variant: its pool is reset after every 16th.
-    let mut n16 = 0usize;
-    for _ in 0..blocks {
-        for (k, t) in times.iter_mut().enumerate() {
-            for _ in 0..m.div_ceil(blocks) {
-                let t0 = Instant::now();
-                let end = match k {
-                    0..=2 => {
-                        let cb = match k {
-                            0 => c1[0],
-                            1 => c16[n16 % 16],
-                            _ => cr[0],
-                        };
-                        record(raw, cb, body, once, FULL)?;
-                        let (v, _) = submit(&[cb], false)?;
-                        poll(v)?;
-                        // SAFETY: every submission of these buffers was waited on.
-                        unsafe {
-                            match k {
-                                0 => d.reset_command_pool(p1, Default::default())?,
-                                1 => {
-                                    n16 += 1;
-                                    if n16.is_multiple_of(16) {
-                                        d.reset_command_pool(p16, Default::default())?
-                                    }
-                                }
-                                _ => d.reset_command_buffer(cb, Default::default())?,
-                            }
-                        }
-                        Instant::now()
+    }
+
+    /// Variants 0..=2: the full stream recorded again (into a pool reset each time, one of
+    /// 16 reset per 16, a resettable buffer), submitted and waited for; returns when done.
+    fn re_record(&mut self, k: usize) -> BenchResult<Instant> {
+        let cb = match k {
+            0 => self.p1.1,
+            1 => self.p16.1[self.n16 % 16],
+            _ => self.resettable,
+        };
+        let once = vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT;
+        record(self.raw, cb, self.body, once, FULL)?;
+        let (v, _) = self.submit(&[cb], false)?;
+        self.poll(v)?;
+        let d = &self.raw.d;
+        // SAFETY: every submission of these buffers was waited on.
+        unsafe {
+            match k {
+                0 => d.reset_command_pool(self.p1.0, Default::default())?,
+                1 => {
+                    self.n16 += 1;
+                    if self.n16.is_multiple_of(16) {
+                        d.reset_command_pool(self.p16.0, Default::default())?
                     }
-                    3..=8 => {
-                        let (v, _) = submit(&[st[k - 3]], k == 4 || k == 7)?;
-                        poll(v)?
-                    }
-                    9 => {
-                        let (v, _) = submit(&[], false)?;
-                        poll(v)?
-                    }
-                    _ => {
-                        let next = (value.get() + 1) as u32;
-                        let s = Stream {
-                            fill: Some((flag.buf, next)),
-                            ..FULL
-                        };
-                        record(raw, cf[0], body, once, s)?;
-                        let (v, ts) = submit(&[cf[0]], false)?;
-                        // SAFETY: `ptr` points into a live, mapped, host-coherent buffer
-                        // the GPU writes meanwhile: a volatile read, only compared.
-                        while unsafe { std::ptr::read_volatile(ptr) } != next {
-                            std::hint::spin_loop();
-                        }
-                        to_flag.push(us(ts, Instant::now()));
-                        let end = poll(v)?;
-                        // SAFETY: waited on.
-                        unsafe { d.reset_command_pool(pf, Default::default())? };
-                        end
-                    }
-                };
-                t.push(us(t0, end));
+                }
+                _ => d.reset_command_buffer(cb, Default::default())?,
             }
         }
+        Ok(Instant::now())
     }
-    for (name, t) in NAMES.iter().zip(times.iter_mut()) {
-        let extra = if name.starts_with("stream + host flag") {
-            format!(
-                " (from submit: the host saw the GPU's last write after {:.1} us)",
-                median(&mut to_flag)
-            )
-        } else {
-            String::new()
+
+    /// The last variant: the full stream ending in a fill of the flag buffer with the next
+    /// timeline value, the host spinning on the flag (noted in `to_flag`) and then on the
+    /// timeline; returns when the timeline was reached.
+    fn host_flag(&mut self) -> BenchResult<Instant> {
+        let next = (self.value + 1) as u32;
+        let s = Stream {
+            fill: Some((self.flag.buf, next)),
+            ..FULL
         };
-        note(format!(
-            "round-trip floor, {name}: median {:.1} us{extra}",
-            median(t)
-        ));
+        let once = vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT;
+        record(self.raw, self.pf.1, self.body, once, s)?;
+        let (v, ts) = self.submit(&[self.pf.1], false)?;
+        let ptr = self.flag.ptr as *const u32;
+        // SAFETY: `ptr` points into a live, mapped, host-coherent buffer the GPU writes
+        // meanwhile: a volatile read, only compared.
+        while unsafe { std::ptr::read_volatile(ptr) } != next {
+            std::hint::spin_loop();
+        }
+        self.to_flag.push(us(ts, Instant::now()));
+        let end = self.poll(v)?;
+        // SAFETY: waited on.
+        unsafe {
+            self.raw
+                .d
+                .reset_command_pool(self.pf.0, Default::default())?
+        };
+        Ok(end)
     }
-    Ok(())
 }
