@@ -57,24 +57,7 @@ pub fn bandwidth_rows(
     mut peer: Option<&mut Peer>,
     opts: &Opts,
 ) -> BenchResult<Vec<Row>> {
-    let cpu = device.info().device_type == vk::PhysicalDeviceType::CPU;
-    let log2 = opts.size_log2.unwrap_or(match (cpu, opts.quick) {
-        (true, true) => 20,
-        (true, false) => 24,
-        (false, true) => 24,
-        (false, false) => 28,
-    });
-    let mut n = 1u64 << log2;
-    let max_range = device.limits().max_storage_buffer_range as u64;
-    while n * 4 > max_range {
-        n /= 2;
-    }
-    if n != 1 << log2 {
-        eprintln!(
-            "kiln bench: SAXPY size lowered to 2^{} (maxStorageBufferRange)",
-            n.trailing_zeros()
-        );
-    }
+    let n = saxpy_size(device, opts);
     if device.limits().timestamp_compute_and_graphics == vk::FALSE {
         return Err("the device does not promise timestamps on compute queues \
                     (timestampComputeAndGraphics); the bandwidth rows need them"
@@ -149,7 +132,37 @@ pub fn bandwidth_rows(
     if let Some(w) = peer {
         w.saxpy_finish()?;
     }
-    // Check the arithmetic: y started at 2 and every dispatch added a * x = 0.5.
+    check_saxpy(device, &y, n, dispatches)?;
+    Ok(rows)
+}
+
+/// Elements of the SAXPY vectors: `--size-log2`, else 2^20 / 2^24 on a CPU device
+/// (quick / full) and 2^24 / 2^28 on a GPU, halved until 4 bytes each fit
+/// maxStorageBufferRange.
+fn saxpy_size(device: &Device, opts: &Opts) -> u64 {
+    let cpu = device.info().device_type == vk::PhysicalDeviceType::CPU;
+    let log2 = opts.size_log2.unwrap_or(match (cpu, opts.quick) {
+        (true, true) => 20,
+        (true, false) => 24,
+        (false, true) => 24,
+        (false, false) => 28,
+    });
+    let mut n = 1u64 << log2;
+    let max_range = device.limits().max_storage_buffer_range as u64;
+    while n * 4 > max_range {
+        n /= 2;
+    }
+    if n != 1 << log2 {
+        eprintln!(
+            "kiln bench: SAXPY size lowered to 2^{} (maxStorageBufferRange)",
+            n.trailing_zeros()
+        );
+    }
+    n
+}
+
+/// Checks the arithmetic: y started at 2 and each of the `dispatches` added a * x = 0.5.
+fn check_saxpy(device: &Device, y: &Buffer, n: u64, dispatches: u32) -> BenchResult<()> {
     let probe = device.buffer(
         &BufferDesc::default()
             .label("saxpy probe")
@@ -158,7 +171,7 @@ pub fn bandwidth_rows(
             .location(MemoryLocation::GpuToCpu),
     )?;
     device.execute(|r| {
-        r.copy_buffer(&y, n * 4 - 16, &probe, 0, 16)?;
+        r.copy_buffer(y, n * 4 - 16, &probe, 0, 16)?;
         Ok(())
     })?;
     let got: Vec<f32> = probe.read()?;
@@ -166,7 +179,7 @@ pub fn bandwidth_rows(
     if got.iter().any(|v| *v != want) {
         return Err(format!("saxpy: last elements {got:?}, expected {want}").into());
     }
-    Ok(rows)
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -197,45 +210,13 @@ fn saxpy_variant(
         n: threads as u32,
         pitch,
     };
-    let types = [vk::DescriptorType::STORAGE_BUFFER; 2];
-    let bindings: Vec<_> = (0..2)
-        .map(|i| {
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(i)
-                .descriptor_type(types[i as usize])
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)
-        })
-        .collect();
-    let sl_info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-    // SAFETY: plain create with locals; destroyed at the end of this function.
-    let sl = unsafe { raw.d.create_descriptor_set_layout(&sl_info, None) }?;
-    let layout = raw.pipeline_layout(sl, 12)?;
-    let rpipe = raw.pipeline(vk::PipelineCache::null(), layout, module.words(), &[])?;
-    let sizes = [vk::DescriptorPoolSize {
-        ty: vk::DescriptorType::STORAGE_BUFFER,
-        descriptor_count: 2,
-    }];
-    let pool = raw.pool(&sizes, 1)?;
-    let rset = raw.alloc_set(pool, sl)?;
-    let infos = [x.raw(), y.raw()].map(|b| {
-        [vk::DescriptorBufferInfo {
-            buffer: b,
-            offset: 0,
-            range: vk::WHOLE_SIZE,
-        }]
-    });
-    let writes: Vec<_> = (0..2)
-        .map(|i| {
-            vk::WriteDescriptorSet::default()
-                .dst_set(rset)
-                .dst_binding(i as u32)
-                .descriptor_type(types[i])
-                .buffer_info(&infos[i])
-        })
-        .collect();
-    // SAFETY: the set is fresh; both buffers are alive storage buffers.
-    unsafe { raw.d.update_descriptor_sets(&writes, &[]) };
+    let rs = RawSaxpy::new(raw, module.words(), (x, y))?;
+    let RawSaxpy {
+        layout,
+        rpipe,
+        rset,
+        ..
+    } = rs;
     let top = vk::PipelineStageFlags::TOP_OF_PIPE;
     let bottom = vk::PipelineStageFlags::BOTTOM_OF_PIPE;
     let mut run = || -> BenchResult<(f64, f64, Option<f64>)> {
@@ -308,14 +289,79 @@ fn saxpy_variant(
     };
     let out = run();
     device.wait_idle()?;
-    // SAFETY: nothing pending uses these objects.
-    unsafe {
-        raw.d.destroy_pipeline(rpipe, None);
-        raw.d.destroy_descriptor_pool(pool, None);
-        raw.d.destroy_pipeline_layout(layout, None);
-        raw.d.destroy_descriptor_set_layout(sl, None);
-    }
+    rs.destroy(raw);
     out
+}
+
+/// Raw's SAXPY objects: set layout, pipeline layout (12 bytes of push constants), pipeline,
+/// descriptor pool and a set naming x and y.
+struct RawSaxpy {
+    sl: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    rpipe: vk::Pipeline,
+    pool: vk::DescriptorPool,
+    rset: vk::DescriptorSet,
+}
+
+impl RawSaxpy {
+    fn new(raw: &Raw, words: &[u32], (x, y): (&Buffer, &Buffer)) -> BenchResult<RawSaxpy> {
+        let types = [vk::DescriptorType::STORAGE_BUFFER; 2];
+        let bindings: Vec<_> = (0..2)
+            .map(|i| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(i)
+                    .descriptor_type(types[i as usize])
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            })
+            .collect();
+        let sl_info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+        // SAFETY: plain create with locals; destroyed by `destroy`.
+        let sl = unsafe { raw.d.create_descriptor_set_layout(&sl_info, None) }?;
+        let layout = raw.pipeline_layout(sl, 12)?;
+        let rpipe = raw.pipeline(vk::PipelineCache::null(), layout, words, &[])?;
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: 2,
+        }];
+        let pool = raw.pool(&sizes, 1)?;
+        let rset = raw.alloc_set(pool, sl)?;
+        let infos = [x.raw(), y.raw()].map(|b| {
+            [vk::DescriptorBufferInfo {
+                buffer: b,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }]
+        });
+        let writes: Vec<_> = (0..2)
+            .map(|i| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(rset)
+                    .dst_binding(i as u32)
+                    .descriptor_type(types[i])
+                    .buffer_info(&infos[i])
+            })
+            .collect();
+        // SAFETY: the set is fresh; both buffers are alive storage buffers.
+        unsafe { raw.d.update_descriptor_sets(&writes, &[]) };
+        Ok(RawSaxpy {
+            sl,
+            layout,
+            rpipe,
+            pool,
+            rset,
+        })
+    }
+
+    fn destroy(self, raw: &Raw) {
+        // SAFETY: nothing pending uses these objects (the caller waited for the device).
+        unsafe {
+            raw.d.destroy_pipeline(self.rpipe, None);
+            raw.d.destroy_descriptor_pool(self.pool, None);
+            raw.d.destroy_pipeline_layout(self.layout, None);
+            raw.d.destroy_descriptor_set_layout(self.sl, None);
+        }
+    }
 }
 
 /// Row 7: host slice → device-local buffer and back, through staging; GB/s of wall time.
