@@ -52,116 +52,14 @@ pub(super) fn rows(
     let mut rpt = Vec::new();
     let result = (|| -> BenchResult<()> {
         for _ in 0..rounds {
-            if let Some((_, layout, pipe, push)) = &raw_push {
-                raw.begin(ctx)?;
-                let d = &raw.d;
-                // SAFETY: `cb` is recording; the pipeline is alive.
-                unsafe { d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, *pipe) };
-                let t0 = Instant::now();
-                for i in 0..k {
-                    let bufs = set_buffers(&fx.bufs, i);
-                    let infos: [vk::DescriptorBufferInfo; 6] =
-                        std::array::from_fn(|j| vk::DescriptorBufferInfo {
-                            buffer: bufs[j],
-                            offset: 0,
-                            range: vk::WHOLE_SIZE,
-                        });
-                    let writes: [vk::WriteDescriptorSet<'_>; 6] = std::array::from_fn(|j| {
-                        vk::WriteDescriptorSet::default()
-                            .dst_binding(j as u32)
-                            .descriptor_type(TYPES[j])
-                            .buffer_info(std::slice::from_ref(&infos[j]))
-                    });
-                    // SAFETY: `cb` is recording with a pipeline of `layout` bound; set 0
-                    // is its push set; every binding is written with a live buffer.
-                    unsafe {
-                        push.cmd_push_descriptor_set(
-                            ctx.cb,
-                            vk::PipelineBindPoint::COMPUTE,
-                            *layout,
-                            0,
-                            &writes,
-                        )
-                    };
-                }
-                rpt.push(ns_since(t0) / k as f64);
-                raw.submit_wait(ctx)?;
+            if let Some(rp) = &raw_push {
+                rpt.push(raw_push_round(raw, fx, ctx, rp, k)?);
             }
             if let Some(pushed) = &pushed {
-                let t = device.execute(|r| {
-                    r.bind_pipeline(pushed)?;
-                    let t0 = Instant::now();
-                    for i in 0..k {
-                        let b = |j: usize| &fx.bufs[(i + j) % BUFS];
-                        r.push_descriptor_set(
-                            0,
-                            &[
-                                PushWrite::buffer(0, b(0)),
-                                PushWrite::buffer(1, b(1)),
-                                PushWrite::buffer(2, b(2)),
-                                PushWrite::buffer(3, b(3)),
-                                PushWrite::buffer(4, b(4)),
-                                PushWrite::buffer(5, b(5)),
-                            ],
-                        )?;
-                    }
-                    Ok(ns_since(t0))
-                })?;
-                pt.push(t / k as f64);
+                pt.push(kiln_push_round(device, fx, pushed, k)?);
             }
-            let t0 = Instant::now();
-            let mut sets = Vec::with_capacity(k);
-            for i in 0..k {
-                let mut s = fx.pipes[0].descriptor_set(0)?;
-                crate::write_six(&mut s, &fx.bufs, i)?;
-                sets.push(s);
-            }
-            let alloc = ns_since(t0);
-            let bind = device.execute(|r| {
-                r.bind_pipeline(&fx.pipes[0])?;
-                let t0 = Instant::now();
-                for s in &sets {
-                    r.bind_set(0, s)?;
-                }
-                Ok(ns_since(t0))
-            })?;
-            drop(sets);
-            kt.push((alloc + bind) / k as f64);
-
-            // SAFETY: no set of the pool is in use (the last submission was waited on).
-            unsafe {
-                raw.d
-                    .reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty())?
-            };
-            let t0 = Instant::now();
-            let mut sets = Vec::with_capacity(k);
-            for i in 0..k {
-                let s = raw.alloc_set(pool, fx.r_set_layout)?;
-                raw.write_set(s, &TYPES, &set_buffers(&fx.bufs, i));
-                sets.push(s);
-            }
-            let alloc = ns_since(t0);
-            raw.begin(ctx)?;
-            let d = &raw.d;
-            // SAFETY: `cb` is recording; the pipeline is alive.
-            unsafe { d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]) };
-            let t0 = Instant::now();
-            for s in &sets {
-                // SAFETY: `cb` is recording; each set is fully written and compatible.
-                unsafe {
-                    d.cmd_bind_descriptor_sets(
-                        ctx.cb,
-                        vk::PipelineBindPoint::COMPUTE,
-                        fx.r_layout,
-                        0,
-                        &[*s],
-                        &[],
-                    )
-                };
-            }
-            let bind = ns_since(t0);
-            raw.submit_wait(ctx)?;
-            rt.push((alloc + bind) / k as f64);
+            kt.push(kiln_sets_round(device, fx, k)?);
+            rt.push(raw_sets_round(raw, fx, ctx, pool, k)?);
         }
         Ok(())
     })();
@@ -196,4 +94,148 @@ pub(super) fn rows(
         ));
     }
     Ok(rows)
+}
+
+/// Raw's push-descriptor path: set layout, pipeline layout, pipeline, the extension's
+/// functions.
+type RawPush = (
+    vk::DescriptorSetLayout,
+    vk::PipelineLayout,
+    vk::Pipeline,
+    ash::khr::push_descriptor::Device,
+);
+
+/// One round of raw's push-descriptor path: ns per set of 6 buffers pushed.
+fn raw_push_round(raw: &Raw, fx: &Fixture, ctx: &Ctx, rp: &RawPush, k: usize) -> BenchResult<f64> {
+    let (_, layout, pipe, push) = rp;
+    raw.begin(ctx)?;
+    let d = &raw.d;
+    // SAFETY: `cb` is recording; the pipeline is alive.
+    unsafe { d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, *pipe) };
+    let t0 = Instant::now();
+    for i in 0..k {
+        let bufs = set_buffers(&fx.bufs, i);
+        let infos: [vk::DescriptorBufferInfo; 6] =
+            std::array::from_fn(|j| vk::DescriptorBufferInfo {
+                buffer: bufs[j],
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            });
+        let writes: [vk::WriteDescriptorSet<'_>; 6] = std::array::from_fn(|j| {
+            vk::WriteDescriptorSet::default()
+                .dst_binding(j as u32)
+                .descriptor_type(TYPES[j])
+                .buffer_info(std::slice::from_ref(&infos[j]))
+        });
+        // SAFETY: `cb` is recording with a pipeline of `layout` bound; set 0
+        // is its push set; every binding is written with a live buffer.
+        unsafe {
+            push.cmd_push_descriptor_set(
+                ctx.cb,
+                vk::PipelineBindPoint::COMPUTE,
+                *layout,
+                0,
+                &writes,
+            )
+        };
+    }
+    let t = ns_since(t0) / k as f64;
+    raw.submit_wait(ctx)?;
+    Ok(t)
+}
+
+/// One round of kiln's push-descriptor path: ns per `push_descriptor_set` of 6 buffers.
+fn kiln_push_round(
+    device: &Device,
+    fx: &Fixture,
+    pushed: &kiln::ComputePipeline,
+    k: usize,
+) -> BenchResult<f64> {
+    let t = device.execute(|r| {
+        r.bind_pipeline(pushed)?;
+        let t0 = Instant::now();
+        for i in 0..k {
+            let b = |j: usize| &fx.bufs[(i + j) % BUFS];
+            r.push_descriptor_set(
+                0,
+                &[
+                    PushWrite::buffer(0, b(0)),
+                    PushWrite::buffer(1, b(1)),
+                    PushWrite::buffer(2, b(2)),
+                    PushWrite::buffer(3, b(3)),
+                    PushWrite::buffer(4, b(4)),
+                    PushWrite::buffer(5, b(5)),
+                ],
+            )?;
+        }
+        Ok(ns_since(t0))
+    })?;
+    Ok(t / k as f64)
+}
+
+/// One round of kiln's sets: allocate and write `k` sets, then bind each; ns per set.
+fn kiln_sets_round(device: &Device, fx: &Fixture, k: usize) -> BenchResult<f64> {
+    let t0 = Instant::now();
+    let mut sets = Vec::with_capacity(k);
+    for i in 0..k {
+        let mut s = fx.pipes[0].descriptor_set(0)?;
+        crate::write_six(&mut s, &fx.bufs, i)?;
+        sets.push(s);
+    }
+    let alloc = ns_since(t0);
+    let bind = device.execute(|r| {
+        r.bind_pipeline(&fx.pipes[0])?;
+        let t0 = Instant::now();
+        for s in &sets {
+            r.bind_set(0, s)?;
+        }
+        Ok(ns_since(t0))
+    })?;
+    drop(sets);
+    Ok((alloc + bind) / k as f64)
+}
+
+/// One round of raw's sets from `pool` (reset first): allocate and write `k` sets, then
+/// bind each; ns per set.
+fn raw_sets_round(
+    raw: &Raw,
+    fx: &Fixture,
+    ctx: &Ctx,
+    pool: vk::DescriptorPool,
+    k: usize,
+) -> BenchResult<f64> {
+    // SAFETY: no set of the pool is in use (the last submission was waited on).
+    unsafe {
+        raw.d
+            .reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty())?
+    };
+    let t0 = Instant::now();
+    let mut sets = Vec::with_capacity(k);
+    for i in 0..k {
+        let s = raw.alloc_set(pool, fx.r_set_layout)?;
+        raw.write_set(s, &TYPES, &set_buffers(&fx.bufs, i));
+        sets.push(s);
+    }
+    let alloc = ns_since(t0);
+    raw.begin(ctx)?;
+    let d = &raw.d;
+    // SAFETY: `cb` is recording; the pipeline is alive.
+    unsafe { d.cmd_bind_pipeline(ctx.cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]) };
+    let t0 = Instant::now();
+    for s in &sets {
+        // SAFETY: `cb` is recording; each set is fully written and compatible.
+        unsafe {
+            d.cmd_bind_descriptor_sets(
+                ctx.cb,
+                vk::PipelineBindPoint::COMPUTE,
+                fx.r_layout,
+                0,
+                &[*s],
+                &[],
+            )
+        };
+    }
+    let bind = ns_since(t0);
+    raw.submit_wait(ctx)?;
+    Ok((alloc + bind) / k as f64)
 }
