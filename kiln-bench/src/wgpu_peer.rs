@@ -101,128 +101,149 @@ fn entry(binding: u32, ty: wgpu::BufferBindingType) -> wgpu::BindGroupLayoutEntr
     }
 }
 
+/// The wgpu device and queue on the Vulkan adapter named `name` (else the first), with
+/// push constants (immediates) and, where the adapter has them, timestamp queries; the
+/// uncaptured errors go to the returned sink.
+#[allow(clippy::type_complexity)]
+fn open(name: &str) -> BenchResult<(wgpu::Device, wgpu::Queue, bool, Arc<Mutex<Vec<String>>>)> {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::VULKAN;
+    desc.flags = wgpu::InstanceFlags::from_build_config().with_env();
+    let instance = wgpu::Instance::new(desc);
+    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
+    let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+    let adapter = match adapters.iter().position(|a| a.get_info().name == name) {
+        Some(i) => adapters.into_iter().nth(i),
+        None => {
+            super::note(format!(
+                "wgpu: no Vulkan adapter named `{name}` among {names:?}; using the first"
+            ));
+            adapters.into_iter().next()
+        }
+    }
+    .ok_or("wgpu: no Vulkan adapter")?;
+    let info = adapter.get_info();
+    let features = adapter.features();
+    if !features.contains(wgpu::Features::IMMEDIATES) {
+        return Err("wgpu: the adapter lacks Features::IMMEDIATES (push constants)".into());
+    }
+    let timestamps = features.contains(wgpu::Features::TIMESTAMP_QUERY);
+    let mut required = wgpu::Features::IMMEDIATES;
+    if timestamps {
+        required |= wgpu::Features::TIMESTAMP_QUERY;
+    }
+    let limits = adapter.limits();
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("kiln bench peer"),
+        required_features: required,
+        required_limits: limits,
+        ..Default::default()
+    }))?;
+    let errors = Arc::new(Mutex::new(Vec::new()));
+    let sink = errors.clone();
+    device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+        if let Ok(mut v) = sink.lock() {
+            v.push(e.to_string());
+        }
+    }));
+    super::note(format!(
+        "wgpu {}: adapter `{}` ({:?}), driver `{} {}`; push constants as immediates; \
+         SAXPY timed with {}",
+        env!("KILN_WGPU_VERSION"),
+        info.name,
+        info.device_type,
+        info.driver,
+        info.driver_info,
+        if timestamps {
+            "compute-pass timestamp writes (TIMESTAMP_QUERY)"
+        } else {
+            "wall clock around submit + poll(wait) (no TIMESTAMP_QUERY)"
+        }
+    ));
+
+    Ok((device, queue, timestamps, errors))
+}
+
+/// The row 1/2 objects: `PIPES` pipelines of six.wgsl (one per VARIANT), `BUFS` buffers of
+/// 256 bytes and `SETS` bind groups of six consecutive buffers.
+fn six_objects(
+    device: &wgpu::Device,
+) -> (
+    Vec<wgpu::ComputePipeline>,
+    Vec<wgpu::BindGroup>,
+    Vec<wgpu::Buffer>,
+) {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("six"),
+        source: wgpu::ShaderSource::Wgsl(SIX_WGSL.into()),
+    });
+    use wgpu::BufferBindingType::Uniform;
+    let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("six"),
+        entries: &[
+            entry(0, Uniform),
+            entry(1, Uniform),
+            storage(2, true),
+            storage(3, true),
+            storage(4, false),
+            storage(5, false),
+        ],
+    });
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("six"),
+        bind_group_layouts: &[Some(&bgl)],
+        immediate_size: 16,
+    });
+    let pipes = (0..PIPES)
+        .map(|v| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("six"),
+                layout: Some(&layout),
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &[("VARIANT", v as f64)],
+                    ..Default::default()
+                },
+                cache: None,
+            })
+        })
+        .collect();
+    let bufs: Vec<wgpu::Buffer> = (0..BUFS)
+        .map(|_| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("bench six"),
+                size: 256,
+                usage: wgpu::BufferUsages::UNIFORM
+                    | wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        })
+        .collect();
+    let groups = (0..SETS)
+        .map(|s| {
+            let entries: Vec<_> = (0..6)
+                .map(|j| wgpu::BindGroupEntry {
+                    binding: j as u32,
+                    resource: bufs[(s + j) % BUFS].as_entire_binding(),
+                })
+                .collect();
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("six"),
+                layout: &bgl,
+                entries: &entries,
+            })
+        })
+        .collect();
+    (pipes, groups, bufs)
+}
+
 impl Peer {
     /// Vulkan backend only; the adapter named `name` (kiln's device) when there is one.
     pub fn new(name: &str) -> BenchResult<Peer> {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-        desc.backends = wgpu::Backends::VULKAN;
-        desc.flags = wgpu::InstanceFlags::from_build_config().with_env();
-        let instance = wgpu::Instance::new(desc);
-        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
-        let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
-        let adapter = match adapters.iter().position(|a| a.get_info().name == name) {
-            Some(i) => adapters.into_iter().nth(i),
-            None => {
-                super::note(format!(
-                    "wgpu: no Vulkan adapter named `{name}` among {names:?}; using the first"
-                ));
-                adapters.into_iter().next()
-            }
-        }
-        .ok_or("wgpu: no Vulkan adapter")?;
-        let info = adapter.get_info();
-        let features = adapter.features();
-        if !features.contains(wgpu::Features::IMMEDIATES) {
-            return Err("wgpu: the adapter lacks Features::IMMEDIATES (push constants)".into());
-        }
-        let timestamps = features.contains(wgpu::Features::TIMESTAMP_QUERY);
-        let mut required = wgpu::Features::IMMEDIATES;
-        if timestamps {
-            required |= wgpu::Features::TIMESTAMP_QUERY;
-        }
-        let limits = adapter.limits();
-        let (device, queue) =
-            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-                label: Some("kiln bench peer"),
-                required_features: required,
-                required_limits: limits,
-                ..Default::default()
-            }))?;
-        let errors = Arc::new(Mutex::new(Vec::new()));
-        let sink = errors.clone();
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            if let Ok(mut v) = sink.lock() {
-                v.push(e.to_string());
-            }
-        }));
-        super::note(format!(
-            "wgpu {}: adapter `{}` ({:?}), driver `{} {}`; push constants as immediates; \
-             SAXPY timed with {}",
-            env!("KILN_WGPU_VERSION"),
-            info.name,
-            info.device_type,
-            info.driver,
-            info.driver_info,
-            if timestamps {
-                "compute-pass timestamp writes (TIMESTAMP_QUERY)"
-            } else {
-                "wall clock around submit + poll(wait) (no TIMESTAMP_QUERY)"
-            }
-        ));
-
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("six"),
-            source: wgpu::ShaderSource::Wgsl(SIX_WGSL.into()),
-        });
-        use wgpu::BufferBindingType::Uniform;
-        let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("six"),
-            entries: &[
-                entry(0, Uniform),
-                entry(1, Uniform),
-                storage(2, true),
-                storage(3, true),
-                storage(4, false),
-                storage(5, false),
-            ],
-        });
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("six"),
-            bind_group_layouts: &[Some(&bgl)],
-            immediate_size: 16,
-        });
-        let pipes = (0..PIPES)
-            .map(|v| {
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some("six"),
-                    layout: Some(&layout),
-                    module: &module,
-                    entry_point: Some("main"),
-                    compilation_options: wgpu::PipelineCompilationOptions {
-                        constants: &[("VARIANT", v as f64)],
-                        ..Default::default()
-                    },
-                    cache: None,
-                })
-            })
-            .collect();
-        let bufs: Vec<wgpu::Buffer> = (0..BUFS)
-            .map(|_| {
-                device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("bench six"),
-                    size: 256,
-                    usage: wgpu::BufferUsages::UNIFORM
-                        | wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: false,
-                })
-            })
-            .collect();
-        let groups = (0..SETS)
-            .map(|s| {
-                let entries: Vec<_> = (0..6)
-                    .map(|j| wgpu::BindGroupEntry {
-                        binding: j as u32,
-                        resource: bufs[(s + j) % BUFS].as_entire_binding(),
-                    })
-                    .collect();
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("six"),
-                    layout: &bgl,
-                    entries: &entries,
-                })
-            })
-            .collect();
+        let (device, queue, timestamps, errors) = open(name)?;
+        let (pipes, groups, bufs) = six_objects(&device);
         let readback = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size: 256,
