@@ -368,6 +368,75 @@ impl Peer {
         Ok(self.read16(&self.bufs[5], 0)?[0])
     }
 
+    /// Writes `v` into the `n` floats of `buf`, 64 MiB at a time (each write submitted and
+    /// waited for: wgpu holds the staging memory of pending writes).
+    fn fill(&self, buf: &wgpu::Buffer, n: u64, v: f32) -> BenchResult<()> {
+        let chunk = (n * 4).min(64 << 20);
+        let data = vec![v; (chunk / 4) as usize];
+        let mut off = 0;
+        while off < n * 4 {
+            let len = chunk.min(n * 4 - off) as usize;
+            self.queue
+                .write_buffer(buf, off, &bytemuck::cast_slice(&data)[..len]);
+            off += len as u64;
+            // Bound the staging memory wgpu holds for pending writes.
+            self.submit_wait(
+                self.device
+                    .create_command_encoder(&Default::default())
+                    .finish(),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The SAXPY pipeline over `ELEM` = `elem` with its bind group of `x` (read) and `y`.
+    fn saxpy_pipe(&self, elem: &str, x: &wgpu::Buffer, y: &wgpu::Buffer) -> SaxpyPipe {
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("saxpy"),
+                source: wgpu::ShaderSource::Wgsl(SAXPY_WGSL.replace("ELEM", elem).into()),
+            });
+        let bgl = self
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("saxpy"),
+                entries: &[storage(0, true), storage(1, false)],
+            });
+        let layout = self
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("saxpy"),
+                bind_group_layouts: &[Some(&bgl)],
+                immediate_size: 12,
+            });
+        let pipe = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("saxpy"),
+                layout: Some(&layout),
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("saxpy"),
+            layout: &bgl,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: x.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: y.as_entire_binding(),
+                },
+            ],
+        });
+        SaxpyPipe { pipe, group }
+    }
+
     /// Row 3 setup: x = 1.0, y = 2.0 over `n` floats, both pipelines, timestamp queries.
     pub fn saxpy_setup(&mut self, n: u64) -> BenchResult<()> {
         let limits = self.device.limits();
@@ -391,70 +460,13 @@ impl Peer {
             })
         };
         let (x, y) = (make("saxpy x"), make("saxpy y"));
-        let chunk = (n * 4).min(64 << 20);
         for (buf, v) in [(&x, 1.0f32), (&y, 2.0f32)] {
-            let data = vec![v; (chunk / 4) as usize];
-            let mut off = 0;
-            while off < n * 4 {
-                let len = chunk.min(n * 4 - off) as usize;
-                self.queue
-                    .write_buffer(buf, off, &bytemuck::cast_slice(&data)[..len]);
-                off += len as u64;
-                // Bound the staging memory wgpu holds for pending writes.
-                self.submit_wait(
-                    self.device
-                        .create_command_encoder(&Default::default())
-                        .finish(),
-                )?;
-            }
+            self.fill(buf, n, v)?;
         }
-        let pipe = |elem: &str| {
-            let module = self
-                .device
-                .create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("saxpy"),
-                    source: wgpu::ShaderSource::Wgsl(SAXPY_WGSL.replace("ELEM", elem).into()),
-                });
-            let bgl = self
-                .device
-                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some("saxpy"),
-                    entries: &[storage(0, true), storage(1, false)],
-                });
-            let layout = self
-                .device
-                .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("saxpy"),
-                    bind_group_layouts: &[Some(&bgl)],
-                    immediate_size: 12,
-                });
-            let pipe = self
-                .device
-                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some("saxpy"),
-                    layout: Some(&layout),
-                    module: &module,
-                    entry_point: Some("main"),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
-            let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("saxpy"),
-                layout: &bgl,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: x.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: y.as_entire_binding(),
-                    },
-                ],
-            });
-            SaxpyPipe { pipe, group }
-        };
-        let (scalar, vec4) = (pipe("f32"), pipe("vec4<f32>"));
+        let (scalar, vec4) = (
+            self.saxpy_pipe("f32", &x, &y),
+            self.saxpy_pipe("vec4<f32>", &x, &y),
+        );
         let queries = self.timestamps.then(|| {
             let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("saxpy"),
