@@ -132,55 +132,11 @@ fn measure(
     let up = device.upload_queue();
     let down = device.readback_queue();
     let mut host = device.host_buffer_from_slice("hostmem split pinned", data)?;
-    // The raw side's host-cached memory type (the one kiln's HostBuffer takes).
-    let probe = transfer_buffer(raw, size, &[], false)?;
-    // SAFETY: `probe` is alive; destroyed right after.
-    let bits = unsafe { raw.d.get_buffer_memory_requirements(probe) }.memory_type_bits;
-    // SAFETY: unused, no memory bound.
-    unsafe { raw.d.destroy_buffer(probe, None) };
-    let props = raw.memory_properties();
-    let want = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_CACHED;
-    let cached = (0..props.memory_type_count)
-        .find(|&i| {
-            bits & (1 << i) != 0 && props.memory_types[i as usize].property_flags.contains(want)
-        })
-        .or_else(|| {
-            (0..props.memory_type_count).find(|&i| {
-                bits & (1 << i) != 0
-                    && props.memory_types[i as usize]
-                        .property_flags
-                        .contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
-            })
-        })
-        .ok_or("no host-visible memory type for the raw side")?;
+    let cached = host_cached_type(raw, size)?;
     let sharing: &[u32] = if families.len() > 1 { families } else { &[] };
     let mut theirs = driver(raw, len, cached, sharing)?;
     theirs.bytes().copy_from_slice(data);
-    // Half a second of raw copies first (up and down on the upload queue's lane): the H200's
-    // copy rate ramps up over the first few hundred ms of traffic (run D2).
-    let warm = Instant::now();
-    let lane = &lanes[up.info().index];
-    while warm.elapsed() < std::time::Duration::from_millis(500) {
-        for readback in [false, true] {
-            let (src, to) = if readback {
-                (dst.raw(), theirs.buf)
-            } else {
-                (theirs.buf, dst.raw())
-            };
-            let copy = Copy {
-                src,
-                dst: to,
-                regions: vec![vk::BufferCopy {
-                    src_offset: 0,
-                    dst_offset: 0,
-                    size,
-                }],
-                readback,
-                shader: None,
-            };
-            run(raw, &[(lane, vec![copy])])?;
-        }
-    }
+    warm_up(raw, &lanes[up.info().index], dst.raw(), theirs.buf, size)?;
     let before = device.transfer_split();
     let mut variants = Vec::new();
     for upload in [true, false] {
@@ -258,4 +214,59 @@ fn measure(
     device.wait_idle()?;
     theirs.drop_in(raw);
     ok.map(|()| variants)
+}
+
+/// The raw side's host-cached memory type for a transfer buffer of `size` bytes (the one
+/// kiln's HostBuffer takes), else any host-visible one.
+fn host_cached_type(raw: &Raw, size: u64) -> BenchResult<u32> {
+    let probe = transfer_buffer(raw, size, &[], false)?;
+    // SAFETY: `probe` is alive; destroyed right after.
+    let bits = unsafe { raw.d.get_buffer_memory_requirements(probe) }.memory_type_bits;
+    // SAFETY: unused, no memory bound.
+    unsafe { raw.d.destroy_buffer(probe, None) };
+    let props = raw.memory_properties();
+    let want = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_CACHED;
+    Ok((0..props.memory_type_count)
+        .find(|&i| {
+            bits & (1 << i) != 0 && props.memory_types[i as usize].property_flags.contains(want)
+        })
+        .or_else(|| {
+            (0..props.memory_type_count).find(|&i| {
+                bits & (1 << i) != 0
+                    && props.memory_types[i as usize]
+                        .property_flags
+                        .contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
+            })
+        })
+        .ok_or("no host-visible memory type for the raw side")?)
+}
+
+/// Half a second of raw copies up and down between `host` and `dst` on `lane`: the H200's
+/// copy rate ramps up over the first few hundred ms of traffic (run D2).
+fn warm_up(
+    raw: &Raw,
+    lane: &Lane,
+    dst: vk::Buffer,
+    host: vk::Buffer,
+    size: u64,
+) -> BenchResult<()> {
+    let warm = Instant::now();
+    while warm.elapsed() < std::time::Duration::from_millis(500) {
+        for readback in [false, true] {
+            let (src, to) = if readback { (dst, host) } else { (host, dst) };
+            let copy = Copy {
+                src,
+                dst: to,
+                regions: vec![vk::BufferCopy {
+                    src_offset: 0,
+                    dst_offset: 0,
+                    size,
+                }],
+                readback,
+                shader: None,
+            };
+            run(raw, &[(lane, vec![copy])])?;
+        }
+    }
+    Ok(())
 }
