@@ -309,17 +309,19 @@ impl RawCull {
     }
 }
 
-/// Row 2: the GPU-driven frame of `n` instances (100 000; 10 000 with `--quick`).
-fn culled(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
-    let raw = timer.raw;
-    let (n, side) = if opts.quick {
-        (10_000u32, 256)
-    } else {
-        (100_000u32, 1024)
-    };
+/// The culling planes of the GPU-driven frame (x and y within ±0.6).
+const CULL_PLANES: [[f32; 4]; 4] = [
+    [1.0, 0.0, 0.0, 0.6],
+    [-1.0, 0.0, 0.0, 0.6],
+    [0.0, 1.0, 0.0, 0.6],
+    [0.0, -1.0, 0.0, 0.6],
+];
+
+/// Whether the frame draws with `drawIndirectCount` (else every command slot through
+/// multiDrawIndirect). `KILN_BENCH_NO_INDIRECT_COUNT=1` takes the fallback on a device with
+/// the feature (to check that path). Errors: the device has neither.
+fn counted_draws(device: &Device) -> BenchResult<bool> {
     let features = device.features();
-    // `KILN_BENCH_NO_INDIRECT_COUNT=1` takes the fallback on a device with the feature (to
-    // check that path).
     let counted =
         features.draw_indirect_count && std::env::var_os("KILN_BENCH_NO_INDIRECT_COUNT").is_none();
     if !counted && !features.multi_draw_indirect {
@@ -329,12 +331,19 @@ fn culled(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
                 .into(),
         );
     }
-    let planes = [
-        [1.0, 0.0, 0.0, 0.6],
-        [-1.0, 0.0, 0.0, 0.6],
-        [0.0, 1.0, 0.0, 0.6],
-        [0.0, -1.0, 0.0, 0.6],
-    ];
+    Ok(counted)
+}
+
+/// Row 2: the GPU-driven frame of `n` instances (100 000; 10 000 with `--quick`).
+fn culled(device: &Device, timer: &Timer<'_>, opts: &Opts) -> BenchResult<Row> {
+    let raw = timer.raw;
+    let (n, side) = if opts.quick {
+        (10_000u32, 256)
+    } else {
+        (100_000u32, 1024)
+    };
+    let counted = counted_draws(device)?;
+    let planes = CULL_PLANES;
     let data = instances(n);
     let expected = data.iter().filter(|s| visible(&planes, s)).count() as u32;
     let push = CullPush { planes, count: n };
