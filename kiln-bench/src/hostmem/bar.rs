@@ -129,30 +129,14 @@ pub(super) fn rows(
                 (true, t1, "DMA readback on transfer 1"),
                 (false, t0, "DMA upload on transfer 0"),
             ] {
-                let (mut agg, mut own_w, mut own_d) = (Vec::new(), Vec::new(), Vec::new());
-                for _ in 0..rounds {
-                    let copy = if readback {
+                let copy = || {
+                    if readback {
                         whole(dst, down, size, true)
                     } else {
                         whole(up, dst, size, false)
-                    };
-                    let t = Instant::now();
-                    let (w, d) = std::thread::scope(|s| {
-                        let dma = s.spawn(|| -> Result<f64, String> {
-                            let t = Instant::now();
-                            run(raw, &[(lane, vec![copy])]).map_err(|e| e.to_string())?;
-                            Ok(t.elapsed().as_secs_f64())
-                        });
-                        let w = write(b, &data, threads);
-                        let d = dma.join().map_err(|_| "the DMA thread panicked")?;
-                        Ok::<_, Box<dyn std::error::Error>>((w, d?))
-                    })?;
-                    let all = t.elapsed().as_secs_f64();
-                    agg.push(2.0 * size as f64 / all / 1e9);
-                    own_w.push(size as f64 / w / 1e9);
-                    own_d.push(size as f64 / d / 1e9);
-                }
-                let (a, w, d) = (median(&mut agg), median(&mut own_w), median(&mut own_d));
+                    }
+                };
+                let (a, w, d) = beside_dma(raw, lane, copy, (b, &data, threads), rounds)?;
                 note(format!(
                     "hostmem bar {name}: {threads} threads write the BAR + {label}: {a:.2} GB/s \
                      aggregate (BAR writes {w:.2}, DMA {d:.2} GB/s while both ran)"
@@ -171,4 +155,37 @@ pub(super) fn rows(
         h.drop_in(raw);
     }
     r
+}
+
+/// `threads` host threads writing `data` to the BAR at `b` while `lane` runs the copy
+/// `copy` makes, `rounds` times: the medians of the aggregate GB/s (both sides' bytes over
+/// the time both took), the writes' own and the copy's own GB/s.
+fn beside_dma(
+    raw: &Raw,
+    lane: &Lane,
+    copy: impl Fn() -> super::Copy,
+    (b, data, threads): (*mut u8, &[u8], usize),
+    rounds: usize,
+) -> BenchResult<(f64, f64, f64)> {
+    let size = data.len() as u64;
+    let (mut agg, mut own_w, mut own_d) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let copy = copy();
+        let t = Instant::now();
+        let (w, d) = std::thread::scope(|s| {
+            let dma = s.spawn(|| -> Result<f64, String> {
+                let t = Instant::now();
+                run(raw, &[(lane, vec![copy])]).map_err(|e| e.to_string())?;
+                Ok(t.elapsed().as_secs_f64())
+            });
+            let w = write(b, data, threads);
+            let d = dma.join().map_err(|_| "the DMA thread panicked")?;
+            Ok::<_, Box<dyn std::error::Error>>((w, d?))
+        })?;
+        let all = t.elapsed().as_secs_f64();
+        agg.push(2.0 * size as f64 / all / 1e9);
+        own_w.push(size as f64 / w / 1e9);
+        own_d.push(size as f64 / d / 1e9);
+    }
+    Ok((median(&mut agg), median(&mut own_w), median(&mut own_d)))
 }

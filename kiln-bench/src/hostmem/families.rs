@@ -28,7 +28,7 @@ use ash::vk;
 use kiln::Device;
 
 use super::{pattern, rate, run, size_name, whole, Copy, Lane};
-use crate::raw::Raw;
+use crate::raw::{HostBuf, Raw};
 use crate::{note, BenchResult, Row};
 
 /// Short names of a family's flags.
@@ -169,19 +169,7 @@ fn measure(
             std::ptr::copy_nonoverlapping(data.as_ptr(), h1.ptr, data.len());
             std::ptr::copy_nonoverlapping(data.as_ptr(), h2.ptr, data.len());
         }
-        // Each queue once, bytes checked (the queue really copies both ways).
-        for (lane, label) in lanes.iter().zip(labels) {
-            run(raw, &[(lane, vec![whole(h1.buf, d1, size, false)])])?;
-            // SAFETY: no copy is pending; the buffer is mapped whole.
-            unsafe { std::ptr::write_bytes(h2.ptr, 0, size as usize) };
-            run(raw, &[(lane, vec![whole(d1, h2.buf, size, true)])])?;
-            // SAFETY: the readback was waited on, after a barrier to host reads; nothing
-            // writes the mapping while the slice lives.
-            let back = unsafe { std::slice::from_raw_parts(h2.ptr, size as usize) };
-            if back != &data[..] {
-                return Err(format!("hostmem families: {label}: the readback differs").into());
-            }
-        }
+        check_queues(raw, lanes, labels, (&h1, &h2, d1), &data)?;
         let t = Instant::now();
         while t.elapsed().as_millis() < 500 {
             run(raw, &[(&lanes[0], vec![whole(h1.buf, d1, size, false)])])?;
@@ -261,4 +249,29 @@ fn measure(
     raw.drop_host_buffer(h1);
     raw.drop_host_buffer(h2);
     r
+}
+
+/// Each queue once, bytes checked (the queue really copies both ways): `data` (already in
+/// `h1`) uploaded to `d` and read back into `h2`.
+fn check_queues(
+    raw: &Raw,
+    lanes: &[Lane],
+    labels: &[String],
+    (h1, h2, d): (&HostBuf, &HostBuf, vk::Buffer),
+    data: &[u8],
+) -> BenchResult<()> {
+    let size = data.len() as u64;
+    for (lane, label) in lanes.iter().zip(labels) {
+        run(raw, &[(lane, vec![whole(h1.buf, d, size, false)])])?;
+        // SAFETY: no copy is pending; the buffer is mapped whole.
+        unsafe { std::ptr::write_bytes(h2.ptr, 0, size as usize) };
+        run(raw, &[(lane, vec![whole(d, h2.buf, size, true)])])?;
+        // SAFETY: the readback was waited on, after a barrier to host reads; nothing
+        // writes the mapping while the slice lives.
+        let back = unsafe { std::slice::from_raw_parts(h2.ptr, size as usize) };
+        if back != data {
+            return Err(format!("hostmem families: {label}: the readback differs").into());
+        }
+    }
+    Ok(())
 }
