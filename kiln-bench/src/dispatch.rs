@@ -637,27 +637,9 @@ fn record_tiny(raw: &Raw, fx: &Fixture, ctx: &Ctx, p: &Params) -> BenchResult<()
 
 /// The round trip's dispatch: bind pipeline 0, bind set 0, push constants, one workgroup.
 fn record_body(raw: &Raw, fx: &Fixture, cb: vk::CommandBuffer, p: &Params) {
-    let d = &raw.d;
-    // SAFETY: `cb` is recording; pipeline, layout and set are alive and compatible.
-    unsafe {
-        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, fx.r_pipes[0]);
-        d.cmd_bind_descriptor_sets(
-            cb,
-            vk::PipelineBindPoint::COMPUTE,
-            fx.r_layout,
-            0,
-            &[fx.r_sets[0]],
-            &[],
-        );
-        d.cmd_push_constants(
-            cb,
-            fx.r_layout,
-            vk::ShaderStageFlags::COMPUTE,
-            0,
-            bytemuck::bytes_of(p),
-        );
-        d.cmd_dispatch(cb, 1, 1, 1);
-    }
+    fx.raw_bind(raw, cb, (0, 0), p);
+    // SAFETY: `cb` is recording, with a compute pipeline and its set bound.
+    unsafe { raw.d.cmd_dispatch(cb, 1, 1, 1) };
 }
 
 /// Diagnostics for row 2 (printed as notes, not rows): the raw round trip split into
