@@ -236,18 +236,10 @@ fn size_rows(
     };
     let name = &c.name;
     let mut rows = Vec::new();
-    let [ku, ru, kd, rd] = pinned(&c)?;
-    rows.push(Row::new(
+    rows.extend(up_down_rows(
         &format!("upload {name} from pinned memory"),
-        "GB/s",
-        ku,
-        ru,
-    ));
-    rows.push(Row::new(
         &format!("readback {name} to pinned memory"),
-        "GB/s",
-        kd,
-        rd,
+        pinned(&c)?,
     ));
 
     // Imported memory. A driver that lists the extension but refuses the import leaves the
@@ -262,18 +254,10 @@ fn size_rows(
     }
 
     // A plain Vec.
-    let [ku, ru, kd, rd] = vec_rounds(device, raw, queues, &dst, &data, rounds)?;
-    rows.push(Row::new(
+    rows.extend(up_down_rows(
         &format!("upload {name} from a Vec"),
-        "GB/s",
-        ku,
-        ru,
-    ));
-    rows.push(Row::new(
         &format!("readback {name} into a Vec"),
-        "GB/s",
-        kd,
-        rd,
+        vec_rounds(device, raw, queues, &dst, &data, rounds)?,
     ));
     Ok(rows)
 }
@@ -400,25 +384,25 @@ fn imported(c: &SizeRun<'_>) -> BenchResult<Vec<Row>> {
         ))
     });
     drop_import(raw, raw_import);
-    let (outcome, [ku, ru, kd, rd]) = r?;
+    let (outcome, medians) = r?;
     outcome?;
     if mine.bytes() != data || theirs.bytes() != data {
         return Err("imported-memory readback differs from the upload".into());
     }
-    Ok(vec![
-        Row::new(
-            &format!("upload {name} from imported memory"),
-            "GB/s",
-            ku,
-            ru,
-        ),
-        Row::new(
-            &format!("readback {name} to imported memory"),
-            "GB/s",
-            kd,
-            rd,
-        ),
-    ])
+    Ok(up_down_rows(
+        &format!("upload {name} from imported memory"),
+        &format!("readback {name} to imported memory"),
+        medians,
+    )
+    .into())
+}
+
+/// The upload and readback rows (GB/s) of `[kiln up, raw up, kiln down, raw down]`.
+fn up_down_rows(upload: &str, readback: &str, [ku, ru, kd, rd]: [f64; 4]) -> [Row; 2] {
+    [
+        Row::new(upload, "GB/s", ku, ru),
+        Row::new(readback, "GB/s", kd, rd),
+    ]
 }
 
 /// Medians of kiln and raw upload and readback of `data` through `dst`, from and into

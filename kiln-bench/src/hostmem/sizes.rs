@@ -146,12 +146,12 @@ fn kiln_host_rows(
             kd.iter().copied().fold(0.0, f64::max),
             mapping(ptr)
         ));
-        for (what, rate, base) in [("upload", r[0], base[0]), ("readback", r[1], base[1])] {
+        for (what, rate, baseline) in [("upload", r[0], base[0]), ("readback", r[1], base[1])] {
             rows.push(Row::new(
                 &format!("hostmem {what} {name}, kiln HostBuffer {memory:?}"),
                 "GB/s",
                 rate,
-                base,
+                baseline,
             ));
         }
         drop(host);
