@@ -184,7 +184,8 @@ impl<'a> Recorder<'a, '_> {
                     .uses
                     .get(c.start as usize..c.end as usize)
                     .unwrap_or_default();
-                let need = tracker.apply_compiled(uses, &c.summary, c.warm_gen == gen);
+                let need =
+                    tracker.apply_compiled(uses, &c.summary, c.warm_gen == gen, c.lanes.as_ref());
                 c.warm_gen = gen;
                 if !need.is_empty() {
                     if let Some(recorded) = self.emit_inline(need) {
@@ -549,7 +550,10 @@ impl<'a> Recorder<'a, '_> {
                 });
             }
             if compile {
-                self.sync.set_cache.insert(set_id, access_id, from, images);
+                let tracker = &self.sync.tracker;
+                self.sync
+                    .set_cache
+                    .insert(set_id, access_id, from, images, tracker);
             }
         }
         self.set_image_layouts(slot, what)

@@ -28,6 +28,13 @@
 //! compiled uses of `automatic`). A full barrier clears every slot at once (a generation
 //! count), so [`Tracker::reset`] costs nothing per resource.
 //!
+//! **Compute lanes.** The states of buffers used only by compute shaders (storage and
+//! uniform accesses) outside rendering scopes fit in a few bits each, so those of the first
+//! 64 buffer slots can live as bit lanes, one word per bit, and a bound set's compiled uses
+//! step all their buffers in one pass of word operations (`lanes`: the domain, the
+//! encoding, and why it is exact). A buffer leaves its lane for its span whenever anything
+//! else uses it, and comes back at its next compute use.
+//!
 //! **The last barrier covers every resource.** A barrier is global (`VkMemoryBarrier2`):
 //! it orders every access in its first scope before every access in its second, not only
 //! the resource it was recorded for. The recorder reports each barrier it records for a
@@ -57,6 +64,9 @@ use ash::vk;
 
 use crate::device::{SubresourceMap, Subresources};
 
+mod lanes;
+pub(crate) use lanes::UseLanes;
+use lanes::{Lanes, Last};
 mod spans;
 use spans::apply_range;
 
@@ -363,6 +373,9 @@ struct BufferSlot {
     /// barrier clears every slot at once by bumping the tracker's).
     gen: u32,
     spans: Vec<Span>,
+    /// The byte range of the buffer's first use: the range its state has while in the
+    /// compute lanes (`lanes`).
+    range: (u64, u64),
     /// A command of the recording wrote the buffer (listed in `Tracker::written`).
     written: bool,
 }
@@ -390,6 +403,13 @@ pub(crate) struct Tracker {
     cover: u32,
     /// [`recorded`](Self::recorded) is ignored (an A/B switch for the bench).
     pub no_cover: bool,
+    /// The buffer states in the compute lanes (`lanes`), and the last barrier as the lanes
+    /// use it (`None`: its second scope is outside their domain).
+    lanes: Lanes,
+    last_lanes: Option<Last>,
+    /// No use takes the lanes (the reference side of the tests).
+    #[cfg(test)]
+    no_fast: bool,
     /// The device has `rayQuery`: a rendering scope's flush makes writes visible to
     /// `ACCELERATION_STRUCTURE_READ` too (a structure built before the scope and
     /// ray-queried in a draw's shader). Without the feature the access is invalid in a
@@ -425,6 +445,7 @@ impl Tracker {
     pub(crate) fn new(ray_query: bool) -> Self {
         Tracker {
             ray_query,
+            last_lanes: Last::of(&Need::default()),
             ..Tracker::default()
         }
     }
@@ -480,6 +501,7 @@ impl Tracker {
                     self.slots.push(BufferSlot {
                         raw,
                         gen: self.gen,
+                        range: (start, end),
                         // The common case, one span: room for a split too.
                         spans: Vec::with_capacity(2),
                         ..BufferSlot::default()
@@ -503,14 +525,22 @@ impl Tracker {
     /// generation at its use and keeps it until [`reset`](Self::reset) bumps the tracker's)
     /// and every buffer they write is in `written` (never removed during a recording), so
     /// the per-use checks of both are skipped; the states are applied as always.
+    ///
+    /// `lanes`: the same uses in the compute lanes ([`use_lanes`](Self::use_lanes)); warm,
+    /// outside a rendering scope and under a last barrier in their domain they are applied
+    /// there (`lanes`: all of them in one step).
     #[inline]
     pub(crate) fn apply_compiled(
         &mut self,
         uses: &[(Res, Use)],
         summary: &UsesSummary,
         warm: bool,
+        lanes: Option<&UseLanes>,
     ) -> Need {
         if warm {
+            if let Some(need) = lanes.and_then(|l| self.apply_lanes(l, summary)) {
+                return need;
+            }
             self.apply_core::<true>(uses, summary)
         } else {
             self.apply_core::<false>(uses, summary)
@@ -529,6 +559,7 @@ impl Tracker {
     fn apply_core<const WARM: bool>(&mut self, uses: &[(Res, Use)], summary: &UsesSummary) -> Need {
         self.epoch += 1;
         self.cmd += 1;
+        self.lanes.next_command();
         let ctx = Ctx {
             flush: self.flush,
             rendering: self.rendering,
@@ -555,6 +586,9 @@ impl Tracker {
             match *res {
                 Res::Image(raw, range) => self.apply_image(raw, range, u, &mut need, &ctx),
                 Res::Buffer(slot, start, end) => {
+                    if slot < 64 && self.lanes.fast & (1 << slot) != 0 {
+                        self.leave_lane(slot);
+                    }
                     let Some(b) = self.slots.get_mut(slot as usize) else {
                         continue;
                     };
@@ -608,6 +642,7 @@ impl Tracker {
     /// The recorder recorded `barrier` (global, masked as recorded) right before the
     /// command applied last: it orders the earlier commands' accesses in its scopes, for
     /// every resource (later uses of them need no barrier of their own).
+    #[inline]
     pub(crate) fn recorded(&mut self, barrier: Need) {
         if self.no_cover {
             return;
@@ -616,6 +651,8 @@ impl Tracker {
         self.changes += 1;
         self.last = barrier;
         self.cover = self.cmd;
+        self.lanes.barrier_recorded();
+        self.last_lanes = Last::of(&barrier);
     }
 
     /// An image was moved to another layout by a barrier whose destination is
@@ -671,6 +708,12 @@ impl Tracker {
     /// A rendering scope begins: the barrier from everything since the last flush to every
     /// graphics stage (`None`: nothing was recorded since).
     pub(crate) fn flush(&mut self) -> Option<Need> {
+        // Every slot leaves the lanes at the flush count its state has there.
+        let mut fast = self.lanes.fast;
+        while fast != 0 {
+            self.leave_lane(fast.trailing_zeros());
+            fast &= fast - 1;
+        }
         self.epoch += 1;
         self.changes += 1;
         self.flush += 1;
@@ -720,6 +763,8 @@ impl Tracker {
         self.used = false;
         self.last = Need::default();
         self.cover = 0;
+        self.lanes = Lanes::default();
+        self.last_lanes = Last::of(&Need::default());
         self.images.clear();
         self.unflushed_write = (S::NONE, A::NONE);
         self.unflushed_read = S::NONE;

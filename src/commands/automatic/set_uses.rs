@@ -1,7 +1,7 @@
 //! The compiled buffer uses of (bound set, pipeline access) pairs ([`SetUses`]): listed and
 //! resolved once per recording, applied by later dispatches and draws as they are.
 
-use super::super::hazards::{merge_uses, Map, Res, Use, UsesSummary};
+use super::super::hazards::{merge_uses, Map, Res, Tracker, Use, UseLanes, UsesSummary};
 
 /// The buffer uses of each (bound set, pipeline access of its set number) pair a recording
 /// dispatched with, resolved by its tracker once: a later dispatch with the same pair
@@ -42,6 +42,8 @@ pub(super) struct Compiled {
     /// The tracker generation at which a dispatch last applied the uses (`u32::MAX`: none):
     /// at the same generation they are warm (`Tracker::apply_compiled`).
     pub(super) warm_gen: u32,
+    /// The uses in the tracker's compute lanes (`None`: not all in their domain).
+    pub(super) lanes: Option<UseLanes>,
 }
 
 impl SetUses {
@@ -118,9 +120,16 @@ impl SetUses {
         self.index.reserve(32);
     }
 
-    /// Stores (set, access) with the uses `uses[from..]` (or marks it: `images`); a key
-    /// taken by another pair (a hash collision) keeps the first.
-    pub(super) fn insert(&mut self, set: usize, access: usize, from: usize, images: bool) {
+    /// Stores (set, access) with the uses `uses[from..]` (or marks it: `images`), resolved
+    /// by `tracker`; a key taken by another pair (a hash collision) keeps the first.
+    pub(super) fn insert(
+        &mut self,
+        set: usize,
+        access: usize,
+        from: usize,
+        images: bool,
+        tracker: &Tracker,
+    ) {
         let key = Self::key(set, access);
         let next = self.entries.len() as u32;
         if *self.index.entry(key).or_insert(next) != next {
@@ -132,6 +141,7 @@ impl SetUses {
         let read_only = mine.iter().all(|(_, u)| u.write.is_empty());
         let start = self.uses.len() as u32;
         let summary = UsesSummary::of(&mine);
+        let lanes = (!images).then(|| tracker.use_lanes(&mine)).flatten();
         if !images {
             self.uses.extend_from_slice(&mine);
         }
@@ -145,6 +155,7 @@ impl SetUses {
             applied: u64::MAX,
             summary,
             warm_gen: u32::MAX,
+            lanes,
         });
     }
 }
@@ -166,7 +177,7 @@ mod tests {
             .map(|i| (0x1000 + 64 * (i % 37), 0x9000 + 48 * (i / 37)))
             .collect();
         for &(s, a) in &pairs {
-            u.insert(s, a, u.uses.len(), false);
+            u.insert(s, a, u.uses.len(), false, &Tracker::default());
         }
         let mut state = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..20_000 {

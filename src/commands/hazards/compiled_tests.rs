@@ -1,7 +1,8 @@
 //! Compiled uses (`Tracker::apply_compiled`, warm and cold: the dispatch path of one bound
-//! set) against the plain path (`Tracker::apply_resolved` of the same uses): random streams
-//! driven through two trackers, the needs and every buffer span's state compared at every
-//! step.
+//! set, with its compute lanes) against the plain path (`Tracker::apply_resolved` of the
+//! same uses, no lanes): random streams driven through two trackers, the needs and every
+//! buffer span's state (command stamps as their order against the last barrier and the
+//! last command, what answers depend on) compared at every step.
 
 use super::*;
 
@@ -122,7 +123,7 @@ type Snapshot = (Vec<Vec<(u64, u64, State)>>, u64, u64, (S, A), S);
 
 /// A set of a side: its uses resolved (and merged, as `SetUses` keeps them), their summary,
 /// and the generation they were last applied at as compiled uses.
-type Set = (Vec<(Res, Use)>, UsesSummary, u32);
+type Set = (Vec<(Res, Use)>, UsesSummary, u32, Option<UseLanes>);
 
 /// One side of the comparison: a tracker and its sets, with the generation each was applied
 /// at (`automatic`'s warm rule).
@@ -132,8 +133,9 @@ struct Side {
 }
 
 impl Side {
-    fn new(ray_query: bool) -> Side {
+    fn new(ray_query: bool, lanes: bool) -> Side {
         let mut t = Tracker::new(ray_query);
+        t.no_fast = !lanes;
         let mut sets = Vec::new();
         for first in 0..8 {
             let mut resolved: Vec<(Res, Use)> = compiled_set(first)
@@ -142,7 +144,8 @@ impl Side {
                 .collect();
             merge_uses(&mut resolved);
             let summary = UsesSummary::of(&resolved);
-            sets.push((resolved, summary, u32::MAX));
+            let lanes = t.use_lanes(&resolved);
+            sets.push((resolved, summary, u32::MAX, lanes));
         }
         Side { t, sets }
     }
@@ -151,11 +154,13 @@ impl Side {
     /// through the plain path.
     fn dispatch(&mut self, i: usize, compiled: bool) -> Need {
         let gen = self.t.generation();
-        let (uses, summary, warm_gen) = &mut self.sets[i];
+        let (uses, summary, warm_gen, lanes) = &mut self.sets[i];
         if !compiled {
             return self.t.apply_resolved(uses);
         }
-        let need = self.t.apply_compiled(uses, summary, *warm_gen == gen);
+        let need = self
+            .t
+            .apply_compiled(uses, summary, *warm_gen == gen, lanes.as_ref());
         *warm_gen = gen;
         need
     }
@@ -166,11 +171,31 @@ impl Side {
         let spans = t
             .slots
             .iter()
-            .map(|b| {
+            .enumerate()
+            .map(|(i, b)| {
                 if b.gen != t.gen {
                     return Vec::new();
                 }
-                b.spans.iter().map(|s| (s.start, s.end, s.state)).collect()
+                let class = |stamp: u32| {
+                    if stamp < t.cover {
+                        0
+                    } else if stamp < t.cmd {
+                        1
+                    } else {
+                        2
+                    }
+                };
+                t.spans_of(i)
+                    .iter()
+                    .map(|s| {
+                        let state = State {
+                            write_cmd: class(s.state.write_cmd),
+                            read_cmd: class(s.state.read_cmd),
+                            ..s.state
+                        };
+                        (s.start, s.end, state)
+                    })
+                    .collect()
             })
             .collect();
         (
@@ -187,7 +212,7 @@ impl Side {
 fn compare_stream(seed: u64, steps: usize) {
     let mut rng = Rng(seed | 1);
     let ray_query = seed.is_multiple_of(2);
-    let (mut fast, mut slow) = (Side::new(ray_query), Side::new(ray_query));
+    let (mut fast, mut slow) = (Side::new(ray_query, true), Side::new(ray_query, false));
     let mut rendering = false;
     for step in 0..steps {
         let op = rng.below(100);
@@ -263,8 +288,8 @@ fn compiled_uses_answer_as_the_plain_path_on_random_streams() {
 /// other side reads) answers differently within a short stream.
 #[test]
 fn a_compiled_use_that_differs_is_caught() {
-    let mut fast = Side::new(false);
-    let slow = Side::new(false);
+    let mut fast = Side::new(false, true);
+    let slow = Side::new(false, false);
     fast.sets[0].0[0].1 = USES[3];
     let mut slow = slow;
     let mut differ = false;

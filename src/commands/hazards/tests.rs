@@ -42,7 +42,7 @@ fn raw_war_waw_and_independent_ranges() {
     let n = run(&mut t, &[(whole, R)]);
     assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
     let slot = t.slot_of[&1] as usize;
-    assert_eq!(t.slots[slot].spans.len(), 1, "equal neighbours merged");
+    assert_eq!(t.spans_of(slot).len(), 1, "equal neighbours merged");
 }
 
 /// A fill, a dispatch that reads the buffer, a second fill: the second fill needs the
@@ -291,11 +291,11 @@ fn compiled_uses_are_warm_only_at_the_generation_they_were_applied_at() {
     });
     // First application: checked (never applied); lists the buffer as written.
     let gen = t.generation();
-    assert!(t.apply_compiled(&uses, &summary, false).is_empty());
+    assert!(t.apply_compiled(&uses, &summary, false, None).is_empty());
     assert!(t.written.contains(&7));
     // Warm at the same generation: the WAW is still found (states are applied as always).
     assert_eq!(t.generation(), gen);
-    let n = t.apply_compiled(&uses, &summary, true);
+    let n = t.apply_compiled(&uses, &summary, true, None);
     assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
     assert_eq!(n.dst_access, A::SHADER_STORAGE_WRITE);
     assert_eq!(
@@ -306,13 +306,15 @@ fn compiled_uses_are_warm_only_at_the_generation_they_were_applied_at() {
     // says cold, and the write after it needs nothing.
     t.reset();
     assert_ne!(t.generation(), gen);
-    assert!(t.apply_compiled(&uses, &summary, false).is_empty());
+    assert!(t.apply_compiled(&uses, &summary, false, None).is_empty());
     // The same sequence taking the warm path after the reset (what the rule prevents)
     // answers differently: the stale span of the earlier generation asks for a barrier.
     let mut wrong = Tracker::default();
     let res = wrong.resolve(Key::Buffer(7, 0, 256));
     let uses = [(res, W)];
-    assert!(wrong.apply_compiled(&uses, &summary, false).is_empty());
+    assert!(wrong
+        .apply_compiled(&uses, &summary, false, None)
+        .is_empty());
     wrong.reset();
-    assert!(!wrong.apply_compiled(&uses, &summary, true).is_empty());
+    assert!(!wrong.apply_compiled(&uses, &summary, true, None).is_empty());
 }
