@@ -6,7 +6,9 @@
 //! CPU time per dispatch of each mode (best of the rounds).
 //!
 //! `KILN_VALIDATION=0 cargo run --release -p kiln-bench --example tracker_profile [rounds]`
-//! (`TRACKER_MODE=automatic|nocover|manual|scoped`: one mode only; `scoped` is the
+//! (`TRACKER_MODE=automatic|nocover|manual|known|scoped`: one mode only; `known` is the
+//! automatic row's *barriers known* floor, manual mode with `Recorder::barrier` where the
+//! tracker placed one, so `automatic` − `known` is the tracker's own cost; `scoped` is the
 //! `scoped dispatch recording` row's stream, each dispatch in a timing scope, submitted).
 
 use kiln::{ComputePipelineDesc, Device, SpecValue};
@@ -54,17 +56,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         a: 1.0,
         b: 2.0,
     };
-    // `TRACKER_MODE=automatic|nocover|manual|scoped`: that mode only (one per process, for
-    // instruction counts). `scoped` is the bench's `scoped dispatch recording` stream:
-    // manual barriers, each dispatch in a timing scope of its own (submitted: its queries
-    // are written).
+    // `TRACKER_MODE=automatic|nocover|manual|known|scoped`: that mode only (one per
+    // process, for instruction counts). `known`: manual barriers, `Recorder::barrier` before
+    // each dispatch the tracker placed one before (found by a first automatic pass).
+    // `scoped` is the bench's `scoped dispatch recording` stream: manual barriers, each
+    // dispatch in a timing scope of its own (submitted: its queries are written).
     let only = std::env::var("TRACKER_MODE").ok();
-    for name in ["automatic", "nocover", "manual", "scoped"] {
+    let mut marks = Vec::with_capacity(seq.len());
+    drop(device.record(|r| {
+        for &(pi, si) in &seq {
+            r.bind_pipeline(&pipes[pi])?;
+            r.bind_set(0, &sets[si])?;
+            r.push(0, &p)?;
+            let before = r.barrier_count();
+            r.dispatch(1, 1, 1)?;
+            marks.push(r.barrier_count() > before);
+        }
+        Ok(())
+    })?);
+    for name in ["automatic", "nocover", "manual", "known", "scoped"] {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }
         let (manual, cover, scoped) = (
-            name != "automatic" && name != "nocover",
+            name == "manual" || name == "scoped",
             name != "nocover",
             name == "scoped",
         );
@@ -77,9 +92,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 sets: &sets,
                 seq: &seq,
                 p,
-                manual,
+                manual: manual || name == "known",
                 cover,
                 scoped,
+                marks: (name == "known").then_some(marks.as_slice()),
             };
             if scoped {
                 device.execute(|r| {
@@ -116,6 +132,8 @@ struct Stream<'s> {
     manual: bool,
     cover: bool,
     scoped: bool,
+    /// Known barriers: `Recorder::barrier` before dispatch `i` where `marks[i]`.
+    marks: Option<&'s [bool]>,
 }
 
 impl<'s> Stream<'s> {
@@ -128,13 +146,16 @@ impl<'s> Stream<'s> {
             r.debug_no_last_barrier_cover();
         }
         let t0 = kiln_bench::thread_cpu_ns();
-        for &(pi, si) in self.seq {
+        for (i, &(pi, si)) in self.seq.iter().enumerate() {
             if self.scoped {
                 r.begin_scope("dispatch")?;
             }
             r.bind_pipeline(&self.pipes[pi])?;
             r.bind_set(0, &self.sets[si])?;
             r.push(0, &self.p)?;
+            if self.marks.is_some_and(|m| m.get(i) == Some(&true)) {
+                r.barrier()?;
+            }
             r.dispatch(1, 1, 1)?;
             if self.scoped {
                 r.end_scope()?;
