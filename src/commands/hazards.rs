@@ -649,10 +649,13 @@ impl Tracker {
         }
         self.epoch += 1;
         self.changes += 1;
-        self.last = barrier;
+        // `last_lanes` is always `Last::of(&self.last)`: made again only for another barrier.
+        if barrier != self.last {
+            self.last_lanes = Last::of(&barrier);
+            self.last = barrier;
+        }
         self.cover = self.cmd;
         self.lanes.barrier_recorded();
-        self.last_lanes = Last::of(&barrier);
     }
 
     /// An image was moved to another layout by a barrier whose destination is

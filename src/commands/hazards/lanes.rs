@@ -53,12 +53,16 @@ const DOMAIN_ACCESS: A = A::from_raw(
 );
 
 /// The lanes of one compiled set's uses (a lane per buffer slot): read as uniform, read as
-/// storage, written as storage.
+/// storage, written as storage; and, made once for every step, the lanes read, read only
+/// and used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct UseLanes {
     ur: u64,
     sr: u64,
     sw: u64,
+    read: u64,
+    read_only: u64,
+    all: u64,
 }
 
 impl UseLanes {
@@ -85,13 +89,16 @@ impl UseLanes {
         if all.contains(A::SHADER_STORAGE_WRITE) {
             self.sw |= bit;
         }
+        self.read = self.ur | self.sr;
+        self.read_only = self.read & !self.sw;
+        self.all = self.read | self.sw;
         true
     }
 
     /// Every lane used.
     #[inline]
     pub(super) fn all(&self) -> u64 {
-        self.ur | self.sr | self.sw
+        self.all
     }
 }
 
@@ -172,19 +179,42 @@ impl Last {
 /// The barrier of need bits.
 #[inline]
 fn need_of(bits: u32) -> Need {
-    // The raw flag where `bit` is set, without a branch.
-    let flag = |bit: u32, raw: u64| raw & word(bits & bit != 0);
-    Need {
-        src_stage: S::from_raw(flag(SRC_STAGE, S::COMPUTE_SHADER.as_raw())),
-        src_access: A::from_raw(flag(SRC_SW, A::SHADER_STORAGE_WRITE.as_raw())),
-        dst_stage: S::from_raw(flag(DST_STAGE, S::COMPUTE_SHADER.as_raw())),
-        dst_access: A::from_raw(
-            flag(NEED_UR, A::UNIFORM_READ.as_raw())
-                | flag(NEED_SR, A::SHADER_STORAGE_READ.as_raw())
-                | flag(NEED_SW, A::SHADER_STORAGE_WRITE.as_raw()),
-        ),
-    }
+    NEEDS[(bits & 63) as usize]
 }
+
+/// The barrier of each value of the need bits (six bits).
+const NEEDS: [Need; 64] = {
+    let mut table = [Need {
+        src_stage: S::NONE,
+        src_access: A::NONE,
+        dst_stage: S::NONE,
+        dst_access: A::NONE,
+    }; 64];
+    let mut bits = 0;
+    while bits < 64 {
+        // The raw flag where `bit` is set.
+        const fn flag(bits: u32, bit: u32, raw: u64) -> u64 {
+            if bits & bit != 0 {
+                raw
+            } else {
+                0
+            }
+        }
+        let b = bits as u32;
+        table[bits] = Need {
+            src_stage: S::from_raw(flag(b, SRC_STAGE, S::COMPUTE_SHADER.as_raw())),
+            src_access: A::from_raw(flag(b, SRC_SW, A::SHADER_STORAGE_WRITE.as_raw())),
+            dst_stage: S::from_raw(flag(b, DST_STAGE, S::COMPUTE_SHADER.as_raw())),
+            dst_access: A::from_raw(
+                flag(b, NEED_UR, A::UNIFORM_READ.as_raw())
+                    | flag(b, NEED_SR, A::SHADER_STORAGE_READ.as_raw())
+                    | flag(b, NEED_SW, A::SHADER_STORAGE_WRITE.as_raw()),
+            ),
+        };
+        bits += 1;
+    }
+    table
+};
 
 /// `bit` where any lane of `lanes` is set.
 #[inline(always)]
@@ -220,7 +250,7 @@ impl Lanes {
     /// returns the need bits ([`need_of`]). Every lane of `u` is in the lanes.
     #[inline(always)]
     pub(super) fn step(&mut self, u: &UseLanes, last: &Last, covered: bool) -> u32 {
-        let read = u.ur | u.sr;
+        let read = u.read;
         let mut need = 0;
         // The last barrier made the lane's last write visible to its second scope.
         let cw = self.write_covered & last.covers_write;
@@ -265,7 +295,7 @@ impl Lanes {
             self.war_ok &= keep;
             self.write_covered &= keep;
         }
-        let read_only = read & !u.sw;
+        let read_only = u.read_only;
         self.read_stage |= read_only;
         self.war_ok &= !read_only;
         // A write stamps the read with 0 (ordered by any barrier), a read with this command.

@@ -205,7 +205,10 @@ fn outside_the_domain_nothing_enters() {
         UseLanes {
             ur: 1 << 3,
             sr: 1 << 5,
-            sw: 1 << 5
+            sw: 1 << 5,
+            read: 1 << 3 | 1 << 5,
+            read_only: 1 << 3,
+            all: 1 << 3 | 1 << 5,
         }
     );
     for (lane, use_) in [
