@@ -46,7 +46,7 @@ mod lint;
 mod results;
 mod stack;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 struct Prereq {
@@ -433,6 +433,7 @@ fn test(rest: &[&str]) -> ExitCode {
     eprintln!("xtask: summary:");
     eprintln!("{}", host.line);
     eprintln!("{}", current.line);
+    eprintln!("{}", corpus_line());
     if host.ok && !standalone_ok {
         eprintln!("xtask: the standalone crate FAILED");
     }
@@ -440,6 +441,34 @@ fn test(rest: &[&str]) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// The summary's line on the SPIR-V corpus tier (`tests/common/corpus.rs`): the corpus it
+/// ran against, or that its tests passed without checking anything (they return early
+/// where `$KILN_CORPUS`, else `../shared/corpus` beside the checkout, is not the corpus).
+fn corpus_line() -> String {
+    let dir = match std::env::var_os("KILN_CORPUS").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        // xtask's folder → the checkout → the folder beside it.
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .nth(2)
+            .unwrap_or(Path::new("/"))
+            .join("shared/corpus"),
+    };
+    if dir.join("spirv-reflect").is_dir() && dir.join("saschawillems").is_dir() {
+        format!(
+            "xtask: the SPIR-V corpus tier ran against {}",
+            dir.display()
+        )
+    } else {
+        format!(
+            "xtask: the SPIR-V corpus tier did not run: its tests passed without checking \
+             anything (no corpus at {}; set KILN_CORPUS=/path/to/corpus, see \
+             docs/guide/testing.md)",
+            dir.display()
+        )
     }
 }
 
