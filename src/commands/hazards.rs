@@ -66,7 +66,7 @@ use crate::device::{SubresourceMap, Subresources};
 
 mod lanes;
 pub(crate) use lanes::UseLanes;
-use lanes::{Lanes, Last};
+use lanes::{Lanes, Last, LastLanes};
 mod spans;
 use spans::apply_range;
 
@@ -404,9 +404,9 @@ pub(crate) struct Tracker {
     /// [`recorded`](Self::recorded) is ignored (an A/B switch for the bench).
     pub no_cover: bool,
     /// The buffer states in the compute lanes (`lanes`), and the last barrier as the lanes
-    /// use it (`None`: its second scope is outside their domain).
+    /// use it (`None` inside: its second scope is outside their domain).
     lanes: Lanes,
-    last_lanes: Option<Last>,
+    last_lanes: LastLanes,
     /// No use takes the lanes (the reference side of the tests).
     #[cfg(test)]
     no_fast: bool,
@@ -445,7 +445,6 @@ impl Tracker {
     pub(crate) fn new(ray_query: bool) -> Self {
         Tracker {
             ray_query,
-            last_lanes: Last::of(&Need::default()),
             ..Tracker::default()
         }
     }
@@ -586,7 +585,7 @@ impl Tracker {
             match *res {
                 Res::Image(raw, range) => self.apply_image(raw, range, u, &mut need, &ctx),
                 Res::Buffer(slot, start, end) => {
-                    if slot < 64 && self.lanes.fast & (1 << slot) != 0 {
+                    if self.lanes.holds(slot) {
                         self.leave_lane(slot);
                     }
                     let Some(b) = self.slots.get_mut(slot as usize) else {
@@ -651,7 +650,7 @@ impl Tracker {
         self.changes += 1;
         // `last_lanes` is always `Last::of(&self.last)`: made again only for another barrier.
         if barrier != self.last {
-            self.last_lanes = Last::of(&barrier);
+            self.last_lanes = LastLanes(Last::of(&barrier));
             self.last = barrier;
         }
         self.cover = self.cmd;
@@ -767,7 +766,7 @@ impl Tracker {
         self.last = Need::default();
         self.cover = 0;
         self.lanes = Lanes::default();
-        self.last_lanes = Last::of(&Need::default());
+        self.last_lanes = LastLanes::default();
         self.images.clear();
         self.unflushed_write = (S::NONE, A::NONE);
         self.unflushed_read = S::NONE;

@@ -94,12 +94,6 @@ impl UseLanes {
         self.all = self.read | self.sw;
         true
     }
-
-    /// Every lane used.
-    #[inline]
-    pub(super) fn all(&self) -> u64 {
-        self.all
-    }
 }
 
 /// The last barrier, where its second scope is in the domain: each bit a whole word (all
@@ -115,6 +109,17 @@ pub(super) struct Last {
     /// Its first scope holds the compute stage and its second scope too (orders reads
     /// before writes).
     covers_reads: u64,
+}
+
+/// [`Last::of`] the tracker's last barrier, kept beside it (made again only when it
+/// changes); by default that of no barrier.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LastLanes(pub Option<Last>);
+
+impl Default for LastLanes {
+    fn default() -> Self {
+        LastLanes(Last::of(&Need::default()))
+    }
 }
 
 /// All ones where `yes`.
@@ -245,6 +250,12 @@ pub(super) struct Lanes {
 }
 
 impl Lanes {
+    /// Slot `i`'s state is in the lanes.
+    #[inline(always)]
+    pub(super) fn holds(&self, i: u32) -> bool {
+        i < 64 && self.fast & (1 << i) != 0
+    }
+
     /// `State::apply` of the uses `u`, lane-wise, outside a rendering scope, with the last
     /// barrier `last` (`covered`: it orders a stamp of 0, i.e. its `cover` is above 0);
     /// returns the need bits ([`need_of`]). Every lane of `u` is in the lanes.
@@ -446,11 +457,11 @@ impl Tracker {
         if self.no_fast {
             return None;
         }
-        let last = self.last_lanes?;
+        let last = self.last_lanes.0?;
         if self.rendering {
             return None;
         }
-        let missing = u.all() & !self.lanes.fast;
+        let missing = u.all & !self.lanes.fast;
         if missing != 0 && !self.enter_lanes(missing) {
             return None;
         }
@@ -488,36 +499,37 @@ impl Tracker {
         true
     }
 
+    /// Lane `i`'s state as the one span of its slot's first range `(start, end)`.
+    fn lane_span(&self, i: u32, (start, end): (u64, u64)) -> Span {
+        Span {
+            start,
+            end,
+            state: self.lanes.state(i, self.flush, self.cover, self.cmd),
+        }
+    }
+
     /// Moves slot `i` out of the lanes into its one span.
     #[inline(never)]
     pub(super) fn leave_lane(&mut self, i: u32) {
-        let state = self.lanes.state(i, self.flush, self.cover, self.cmd);
         self.lanes.fast &= !(1u64 << i);
+        let Some(range) = self.slots.get(i as usize).map(|b| b.range) else {
+            return;
+        };
+        let span = self.lane_span(i, range);
         if let Some(b) = self.slots.get_mut(i as usize) {
             b.spans.clear();
-            b.spans.push(Span {
-                start: b.range.0,
-                end: b.range.1,
-                state,
-            });
+            b.spans.push(span);
         }
     }
 
     /// The spans of slot `i` (its lane's state as its one span).
     #[cfg(test)]
     pub(super) fn spans_of(&self, i: usize) -> Vec<Span> {
-        let Some(b) = self.slots.get(i) else {
-            return Vec::new();
-        };
-        if i < 64 && self.lanes.fast & (1 << i) != 0 {
-            let state = self.lanes.state(i as u32, self.flush, self.cover, self.cmd);
-            return vec![Span {
-                start: b.range.0,
-                end: b.range.1,
-                state,
-            }];
+        match self.slots.get(i) {
+            Some(b) if self.lanes.holds(i as u32) => vec![self.lane_span(i as u32, b.range)],
+            Some(b) => b.spans.clone(),
+            None => Vec::new(),
         }
-        b.spans.clone()
     }
 }
 
