@@ -45,8 +45,11 @@ mod layers;
 mod lint;
 mod results;
 mod stack;
+// The corpus tier's rules, as the tests apply them.
+#[path = "../../tests/common/corpus.rs"]
+mod corpus;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
 
 struct Prereq {
@@ -444,31 +447,23 @@ fn test(rest: &[&str]) -> ExitCode {
     }
 }
 
-/// The summary's line on the SPIR-V corpus tier (`tests/common/corpus.rs`): the corpus it
-/// ran against, or that its tests passed without checking anything (they return early
-/// where `$KILN_CORPUS`, else `../shared/corpus` beside the checkout, is not the corpus).
+/// The summary's line on the SPIR-V corpus tier: the corpus it ran against, or that its
+/// tests passed without checking anything (the tier's own decision, `corpus::locate`).
 fn corpus_line() -> String {
-    let dir = match std::env::var_os("KILN_CORPUS").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        // xtask's folder → the checkout → the folder beside it.
-        None => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .nth(2)
-            .unwrap_or(Path::new("/"))
-            .join("shared/corpus"),
-    };
-    if dir.join("spirv-reflect").is_dir() && dir.join("saschawillems").is_dir() {
-        format!(
+    let env = std::env::var_os("KILN_CORPUS").filter(|v| !v.is_empty());
+    let default = corpus::default_dir();
+    match corpus::locate(env.as_deref().map(Path::new), &default, false) {
+        Ok(Some(dir)) => format!(
             "xtask: the SPIR-V corpus tier ran against {}",
             dir.display()
-        )
-    } else {
-        format!(
+        ),
+        Ok(None) => format!(
             "xtask: the SPIR-V corpus tier did not run: its tests passed without checking \
              anything (no corpus at {}; set KILN_CORPUS=/path/to/corpus, see \
              docs/guide/testing.md)",
-            dir.display()
-        )
+            default.display()
+        ),
+        Err(why) => format!("xtask: the SPIR-V corpus tier failed: {why}"),
     }
 }
 
