@@ -57,13 +57,12 @@
 //! scope around it (`split`: end, barrier, begin again with every attachment loaded), or,
 //! where the scope cannot be split, counts it in [`Tracker::uncovered`] (`KILN-W005`).
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
-
 use ash::vk;
 
 use crate::device::{SubresourceMap, Subresources};
 
+mod handles;
+pub(crate) use handles::{HandleSet, Map};
 mod lanes;
 pub(crate) use lanes::UseLanes;
 use lanes::{Lanes, Last, LastLanes};
@@ -72,32 +71,6 @@ use spans::apply_range;
 
 use vk::AccessFlags2 as A;
 use vk::PipelineStageFlags2 as S;
-
-/// Hashes one `u64` handle with one multiply (handles are unique; no DoS concern).
-#[derive(Default)]
-pub(crate) struct HandleHasher(u64);
-
-impl Hasher for HandleHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-pub(crate) type Map<V> = HashMap<u64, V, BuildHasherDefault<HandleHasher>>;
-
-/// A set of raw handles.
-pub(crate) type HandleSet = HashSet<u64, BuildHasherDefault<HandleHasher>>;
 
 /// Every stage a draw's resources are used in, and their accesses: the destination of a
 /// rendering scope's flush.
