@@ -41,7 +41,7 @@ use vk::Handle;
 use vk::PipelineStageFlags2 as S;
 
 use super::command::{image_key, BufferAccess};
-use super::hazards::{Key, Need, Use};
+use super::hazards::{CompiledNeed, Key, LaneNeed, Need, Use};
 use super::image_layouts::Move;
 use super::{work::ImageUse, Recorder, Slot};
 use crate::descriptors::{DescriptorSet, SetResource};
@@ -187,24 +187,28 @@ impl<'a> Recorder<'a, '_> {
                 let need =
                     tracker.apply_compiled(uses, &c.summary, c.warm_gen == gen, c.lanes.as_ref());
                 c.warm_gen = gen;
-                if !need.is_empty() {
-                    if let Some(recorded) = self.emit_inline(need) {
-                        self.sync.tracker.recorded(recorded);
+                match need {
+                    CompiledNeed::Lanes(b) if !b.is_empty() => self.emit_lanes(b),
+                    CompiledNeed::Spans(n) if !n.is_empty() => {
+                        if let Some(recorded) = self.emit_inline(n) {
+                            self.sync.tracker.recorded(recorded);
+                        }
                     }
+                    _ => {}
                 }
                 (need, false)
             }
             None => {
                 self.set_uses(0, "a dispatch")?;
                 let had_images = !self.sync.pending_images.is_empty();
-                (self.track_uses(), had_images)
+                (CompiledNeed::Spans(self.track_uses()), had_images)
             }
         };
         // The previous change of the tracker was the previous dispatch with the same
         // bindings: every later repeat needs what this one needed.
         let addresses = !self.sync.after_addresses.is_empty();
         if self.sync.last_dispatch == (self.sync.bind_gen, before) && !had_images && !addresses {
-            self.sync.repeat = (self.sync.bind_gen, self.sync.tracker.epoch, need);
+            self.sync.repeat = (self.sync.bind_gen, self.sync.tracker.epoch, need.need());
         }
         self.sync.last_dispatch = (self.sync.bind_gen, self.sync.tracker.epoch);
         Ok(())
@@ -414,6 +418,32 @@ impl<'a> Recorder<'a, '_> {
     /// recorded (`None`: none).
     pub(crate) fn emit(&mut self, need: Need) -> Option<Need> {
         self.emit_inline(need)
+    }
+
+    /// Records the barrier of the lanes `b` (read from their tables, no masking: compute
+    /// stages only) and tells the tracker.
+    #[inline(always)]
+    fn emit_lanes(&mut self, b: LaneNeed) {
+        // Compute stages only: supported on every queue that dispatches.
+        if !self
+            .caps
+            .stages
+            .contains(vk::PipelineStageFlags2::COMPUTE_SHADER)
+        {
+            if let Some(recorded) = self.emit_inline(b.need()) {
+                self.sync.tracker.recorded(recorded);
+            }
+            return;
+        }
+        let memory = [b.memory_barrier()];
+        let dep = vk::DependencyInfo::default().memory_barriers(&memory);
+        // SAFETY: `cb` is recording outside a rendering scope (the lanes take no use inside
+        // one); synchronization2 is enabled; the barrier's stages are the compute shader
+        // stage, which this queue supports; no image transition is pending
+        // (`compiled_dispatch`); locals outlive the call.
+        unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
+        self.barriers += 1;
+        self.sync.tracker.recorded_lanes(b);
     }
 
     /// [`emit`](Self::emit), inlined into the dispatch path (`track_dispatch`).

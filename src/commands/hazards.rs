@@ -64,7 +64,7 @@ use crate::device::{SubresourceMap, Subresources};
 mod handles;
 pub(crate) use handles::{HandleSet, Map};
 mod lanes;
-pub(crate) use lanes::UseLanes;
+pub(crate) use lanes::{CompiledNeed, LaneNeed, UseLanes};
 use lanes::{Lanes, Last, LastLanes};
 mod spans;
 use spans::apply_range;
@@ -380,6 +380,8 @@ pub(crate) struct Tracker {
     /// use it (`None` inside: its second scope is outside their domain).
     lanes: Lanes,
     last_lanes: LastLanes,
+    /// `last` is this barrier of the lanes ([`recorded_lanes`](Self::recorded_lanes)).
+    last_lane_need: Option<LaneNeed>,
     /// No use takes the lanes (the reference side of the tests).
     #[cfg(test)]
     no_fast: bool,
@@ -508,14 +510,14 @@ impl Tracker {
         summary: &UsesSummary,
         warm: bool,
         lanes: Option<&UseLanes>,
-    ) -> Need {
+    ) -> CompiledNeed {
         if warm {
             if let Some(need) = lanes.and_then(|l| self.apply_lanes(l, summary)) {
-                return need;
+                return CompiledNeed::Lanes(need);
             }
-            self.apply_core::<true>(uses, summary)
+            CompiledNeed::Spans(self.apply_core::<true>(uses, summary))
         } else {
-            self.apply_core::<false>(uses, summary)
+            CompiledNeed::Spans(self.apply_core::<false>(uses, summary))
         }
     }
 
@@ -619,13 +621,20 @@ impl Tracker {
         if self.no_cover {
             return;
         }
-        self.epoch += 1;
-        self.changes += 1;
         // `last_lanes` is always `Last::of(&self.last)`: made again only for another barrier.
         if barrier != self.last {
             self.last_lanes = LastLanes(Last::of(&barrier));
             self.last = barrier;
+            self.last_lane_need = None;
         }
+        self.covered_by_last();
+    }
+
+    /// The last barrier was recorded right before the command applied last.
+    #[inline(always)]
+    fn covered_by_last(&mut self) {
+        self.epoch += 1;
+        self.changes += 1;
         self.cover = self.cmd;
         self.lanes.barrier_recorded();
     }
@@ -740,6 +749,7 @@ impl Tracker {
         self.cover = 0;
         self.lanes = Lanes::default();
         self.last_lanes = LastLanes::default();
+        self.last_lane_need = None;
         self.images.clear();
         self.unflushed_write = (S::NONE, A::NONE);
         self.unflushed_read = S::NONE;

@@ -37,6 +37,8 @@
 //! (a copy, a draw, another range, an image beside it) moves the slot back to its span
 //! first (`Tracker::leave_lane`), and the general path applies it.
 
+use ash::vk;
+
 use super::{Need, Res, Span, State, Tracker, Use, UsesSummary, A, S};
 
 /// Need bits: the destination accesses, the source write, the stages.
@@ -124,7 +126,7 @@ impl Default for LastLanes {
 
 /// All ones where `yes`.
 #[inline(always)]
-fn word(yes: bool) -> u64 {
+const fn word(yes: bool) -> u64 {
     if yes {
         u64::MAX
     } else {
@@ -156,25 +158,19 @@ fn compute_if(yes: bool) -> S {
 
 impl Last {
     /// The last barrier `l`, if its second scope is in the domain.
-    #[inline]
-    pub(super) fn of(l: &Need) -> Option<Last> {
+    pub(super) const fn of(l: &Need) -> Option<Last> {
         let (dst_stage, dst_access) = (l.dst_stage.as_raw(), l.dst_access.as_raw());
         if dst_stage & !S::COMPUTE_SHADER.as_raw() != 0 || dst_access & !DOMAIN_ACCESS.as_raw() != 0
         {
             return None;
         }
-        // All ones where bit `i` of `raw` is set.
-        let spread = |raw: u64, i: u32| 0u64.wrapping_sub((raw >> i) & 1);
         let dst = word(dst_stage != 0);
         let src = word(l.src_stage.contains(S::COMPUTE_SHADER));
         Some(Last {
             dst_stage: dst,
-            dst_ur: spread(dst_access, A::UNIFORM_READ.as_raw().trailing_zeros()),
-            dst_sr: spread(dst_access, A::SHADER_STORAGE_READ.as_raw().trailing_zeros()),
-            dst_sw: spread(
-                dst_access,
-                A::SHADER_STORAGE_WRITE.as_raw().trailing_zeros(),
-            ),
+            dst_ur: word(dst_access & A::UNIFORM_READ.as_raw() != 0),
+            dst_sr: word(dst_access & A::SHADER_STORAGE_READ.as_raw() != 0),
+            dst_sw: word(dst_access & A::SHADER_STORAGE_WRITE.as_raw() != 0),
             covers_write: src & word(l.src_access.contains(A::SHADER_STORAGE_WRITE)),
             covers_reads: src & dst,
         })
@@ -217,6 +213,100 @@ const NEEDS: [Need; 64] = {
             ),
         };
         bits += 1;
+    }
+    table
+};
+
+/// A barrier the lanes asked for, as its need bits: the barrier ([`need_of`]), its
+/// `VkMemoryBarrier2` and its [`Last`] are read from tables, not made per dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LaneNeed(u8);
+
+impl LaneNeed {
+    /// No barrier (no stage: [`Need::is_empty`]).
+    #[inline(always)]
+    pub(crate) fn is_empty(self) -> bool {
+        u32::from(self.0) & (SRC_STAGE | DST_STAGE) == 0
+    }
+
+    /// The barrier as the tracker's [`Need`].
+    #[inline(always)]
+    pub(crate) fn need(self) -> Need {
+        need_of(u32::from(self.0))
+    }
+
+    /// The barrier: compute to compute stages, with the accesses of the need bits (valid on
+    /// every queue that dispatches, so never masked by the queue's stages).
+    #[inline(always)]
+    pub(crate) fn memory_barrier(self) -> vk::MemoryBarrier2<'static> {
+        MEMORY_BARRIERS[usize::from(self.0 & 63)]
+    }
+
+    /// The lanes' form of the barrier, as the last one.
+    #[inline(always)]
+    fn last(self) -> LastLanes {
+        LASTS[usize::from(self.0 & 63)]
+    }
+}
+
+/// What a compiled dispatch needs: a barrier of the lanes, or any barrier (its uses were
+/// applied outside the lanes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CompiledNeed {
+    Lanes(LaneNeed),
+    Spans(Need),
+}
+
+impl CompiledNeed {
+    /// The barrier needed.
+    #[inline]
+    pub(crate) fn need(self) -> Need {
+        match self {
+            CompiledNeed::Lanes(l) => l.need(),
+            CompiledNeed::Spans(n) => n,
+        }
+    }
+
+    /// No barrier is needed.
+    #[cfg(test)]
+    pub(crate) fn is_empty(self) -> bool {
+        match self {
+            CompiledNeed::Lanes(l) => l.is_empty(),
+            CompiledNeed::Spans(n) => n.is_empty(),
+        }
+    }
+}
+
+/// [`NEEDS`] as `VkMemoryBarrier2`s.
+static MEMORY_BARRIERS: [vk::MemoryBarrier2<'static>; 64] = {
+    let mut table = [vk::MemoryBarrier2 {
+        s_type: vk::StructureType::MEMORY_BARRIER_2,
+        p_next: std::ptr::null(),
+        src_stage_mask: S::NONE,
+        src_access_mask: A::NONE,
+        dst_stage_mask: S::NONE,
+        dst_access_mask: A::NONE,
+        _marker: std::marker::PhantomData,
+    }; 64];
+    let mut i = 0;
+    while i < 64 {
+        let n = NEEDS[i];
+        table[i].src_stage_mask = n.src_stage;
+        table[i].src_access_mask = n.src_access;
+        table[i].dst_stage_mask = n.dst_stage;
+        table[i].dst_access_mask = n.dst_access;
+        i += 1;
+    }
+    table
+};
+
+/// [`Last::of`] each of [`NEEDS`].
+static LASTS: [LastLanes; 64] = {
+    let mut table = [LastLanes(None); 64];
+    let mut i = 0;
+    while i < 64 {
+        table[i] = LastLanes(Last::of(&NEEDS[i]));
+        i += 1;
     }
     table
 };
@@ -452,7 +542,7 @@ impl Tracker {
     /// cannot take them (a rendering scope, a last barrier outside their domain, a slot
     /// whose state cannot enter).
     #[inline(always)]
-    pub(super) fn apply_lanes(&mut self, u: &UseLanes, summary: &UsesSummary) -> Option<Need> {
+    pub(super) fn apply_lanes(&mut self, u: &UseLanes, summary: &UsesSummary) -> Option<LaneNeed> {
         #[cfg(test)]
         if self.no_fast {
             return None;
@@ -474,7 +564,22 @@ impl Tracker {
         if summary.wrote || bits != 0 {
             self.changes += 1;
         }
-        Some(need_of(bits))
+        Some(LaneNeed((bits & 63) as u8))
+    }
+
+    /// [`recorded`](Self::recorded) of the barrier of the lanes `b`, recorded as asked
+    /// (unmasked): its tracker forms come from tables.
+    #[inline]
+    pub(crate) fn recorded_lanes(&mut self, b: LaneNeed) {
+        if self.no_cover {
+            return;
+        }
+        if self.last_lane_need != Some(b) {
+            self.last = b.need();
+            self.last_lanes = b.last();
+            self.last_lane_need = Some(b);
+        }
+        self.covered_by_last();
     }
 
     /// Moves the slots of `lanes` into the lanes; `false` where one cannot (it stays in its

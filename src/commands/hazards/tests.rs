@@ -295,7 +295,7 @@ fn compiled_uses_are_warm_only_at_the_generation_they_were_applied_at() {
     assert!(t.written.contains(&7));
     // Warm at the same generation: the WAW is still found (states are applied as always).
     assert_eq!(t.generation(), gen);
-    let n = t.apply_compiled(&uses, &summary, true, None);
+    let n = t.apply_compiled(&uses, &summary, true, None).need();
     assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
     assert_eq!(n.dst_access, A::SHADER_STORAGE_WRITE);
     assert_eq!(

@@ -287,3 +287,34 @@ fn outside_the_domain_nothing_enters() {
     assert!(!lanes.enter(64, &written, FLUSH, COVER));
     assert_eq!(lanes.fast, 1, "only lane 0 entered");
 }
+
+#[test]
+fn the_tables_of_a_lane_barrier_are_its_need() {
+    for bits in 0..64u8 {
+        let b = LaneNeed(bits);
+        let (n, m) = (b.need(), b.memory_barrier());
+        assert_eq!(n, need_of(u32::from(bits)));
+        assert_eq!(b.is_empty(), n.is_empty(), "{bits}");
+        assert_eq!(m.s_type, vk::StructureType::MEMORY_BARRIER_2);
+        assert!(m.p_next.is_null());
+        assert_eq!(
+            (
+                m.src_stage_mask,
+                m.src_access_mask,
+                m.dst_stage_mask,
+                m.dst_access_mask
+            ),
+            (n.src_stage, n.src_access, n.dst_stage, n.dst_access),
+            "{bits}"
+        );
+        assert_eq!(b.last().0, Last::of(&n), "{bits}");
+    }
+    // The bits name the accesses: a storage write to a uniform read.
+    let n = LaneNeed((SRC_STAGE | SRC_SW | DST_STAGE | NEED_UR) as u8).need();
+    assert_eq!(n.src_access, A::SHADER_STORAGE_WRITE);
+    assert_eq!(n.dst_access, A::UNIFORM_READ);
+    assert_eq!(
+        (n.src_stage, n.dst_stage),
+        (S::COMPUTE_SHADER, S::COMPUTE_SHADER)
+    );
+}
