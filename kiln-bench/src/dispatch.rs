@@ -358,6 +358,16 @@ fn tracked_recording(
             [&mut r, &mut fixed, &mut joined, &mut known_raw][form].push(t);
         }
     }
+    if std::env::var_os("KILN_BENCH_DEBUG").is_some() {
+        let round = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>();
+        eprintln!(
+            "automatic rounds kiln {:?}\nraw {:?}\nknown {:?}\nknown raw {:?}",
+            round(&k),
+            round(&r),
+            round(&known),
+            round(&known_raw)
+        );
+    }
     super::note(format!(
         "dispatch recording, automatic barriers without the last-barrier shortcut: {:.1} ns \
          per dispatch ({off_barriers} barriers; with it {:.1} ns, {barriers} barriers; raw \
