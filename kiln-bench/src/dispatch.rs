@@ -387,6 +387,21 @@ fn tracked_recording(
         best(&known_raw),
         best(&known) / best(&known_raw)
     ));
+    // The medians beside the row's best-of-rounds: on a host whose recording speed moves
+    // between modes from round to round (the H100 virtual machines of 2026-12-05, ~1.1
+    // and ~1.8 us a dispatch), the fastest round of each side is a draw of the host; the
+    // medians compare both sides in the mode the host was in most.
+    let med = |v: &[f64]| median(&mut v.to_vec());
+    super::note(format!(
+        "dispatch recording, automatic barriers, medians of the {rounds} rounds: kiln {:.1} \
+         ns, raw {:.1} ns ({:.3}x); barriers known: kiln {:.1} ns, raw {:.1} ns ({:.3}x)",
+        med(&k),
+        med(&r),
+        med(&k) / med(&r),
+        med(&known),
+        med(&known_raw),
+        med(&known) / med(&known_raw)
+    ));
     Ok(Row::new(
         "dispatch recording, automatic barriers",
         "ns",
