@@ -435,13 +435,16 @@ impl<'a> Recorder<'a, '_> {
             }
             return;
         }
-        let memory = [b.memory_barrier()];
-        let dep = vk::DependencyInfo::default().memory_barriers(&memory);
         // SAFETY: `cb` is recording outside a rendering scope (the lanes take no use inside
         // one); synchronization2 is enabled; the barrier's stages are the compute shader
         // stage, which this queue supports; no image transition is pending
-        // (`compiled_dispatch`); locals outlive the call.
-        unsafe { self.shared.raw.cmd_pipeline_barrier2(self.cb, &dep) };
+        // (`compiled_dispatch`); the dependency info and the barrier it points to are
+        // statics, valid and unchanged for the program's life.
+        unsafe {
+            self.shared
+                .raw
+                .cmd_pipeline_barrier2(self.cb, b.dependency_info())
+        };
         self.barriers += 1;
         self.sync.tracker.recorded_lanes(b);
     }

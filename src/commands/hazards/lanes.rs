@@ -237,9 +237,16 @@ impl LaneNeed {
 
     /// The barrier: compute to compute stages, with the accesses of the need bits (valid on
     /// every queue that dispatches, so never masked by the queue's stages).
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn memory_barrier(self) -> vk::MemoryBarrier2<'static> {
         MEMORY_BARRIERS[usize::from(self.0 & 63)]
+    }
+
+    /// The `VkDependencyInfo` of the barrier alone ([`memory_barrier`](Self::memory_barrier)
+    /// as its one memory barrier), for `vkCmdPipelineBarrier2`.
+    #[inline(always)]
+    pub(crate) fn dependency_info(self) -> &'static vk::DependencyInfo<'static> {
+        &DEPENDENCY_INFOS[usize::from(self.0 & 63)]
     }
 
     /// The lanes' form of the barrier, as the last one.
@@ -295,6 +302,28 @@ static MEMORY_BARRIERS: [vk::MemoryBarrier2<'static>; 64] = {
         table[i].src_access_mask = n.src_access;
         table[i].dst_stage_mask = n.dst_stage;
         table[i].dst_access_mask = n.dst_access;
+        i += 1;
+    }
+    table
+};
+
+/// Each of [`MEMORY_BARRIERS`] as the one memory barrier of a `VkDependencyInfo`.
+static DEPENDENCY_INFOS: [vk::DependencyInfo<'static>; 64] = {
+    let mut table = [vk::DependencyInfo {
+        s_type: vk::StructureType::DEPENDENCY_INFO,
+        p_next: std::ptr::null(),
+        dependency_flags: vk::DependencyFlags::empty(),
+        memory_barrier_count: 1,
+        p_memory_barriers: std::ptr::null(),
+        buffer_memory_barrier_count: 0,
+        p_buffer_memory_barriers: std::ptr::null(),
+        image_memory_barrier_count: 0,
+        p_image_memory_barriers: std::ptr::null(),
+        _marker: std::marker::PhantomData,
+    }; 64];
+    let mut i = 0;
+    while i < 64 {
+        table[i].p_memory_barriers = &MEMORY_BARRIERS[i];
         i += 1;
     }
     table
@@ -547,17 +576,19 @@ impl Tracker {
         if self.no_fast {
             return None;
         }
-        let last = self.last_lanes.0?;
-        if self.rendering {
+        if self.last_lanes.0.is_none() || self.rendering {
             return None;
         }
         let missing = u.all & !self.lanes.fast;
         if missing != 0 && !self.enter_lanes(missing) {
             return None;
         }
+        let Some(last) = &self.last_lanes.0 else {
+            return None;
+        };
         self.epoch += 1;
         self.cmd += 1;
-        let bits = self.lanes.step(u, &last, self.cover > 0);
+        let bits = self.lanes.step(u, last, self.cover > 0);
         self.unflushed_write.0 |= summary.write_stage;
         self.unflushed_write.1 |= summary.write_access;
         self.unflushed_read |= summary.read_stage;

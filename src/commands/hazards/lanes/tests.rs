@@ -308,6 +308,18 @@ fn the_tables_of_a_lane_barrier_are_its_need() {
             "{bits}"
         );
         assert_eq!(b.last().0, Last::of(&n), "{bits}");
+        let d = b.dependency_info();
+        assert_eq!(d.s_type, vk::StructureType::DEPENDENCY_INFO);
+        assert!(d.p_next.is_null());
+        assert_eq!(d.memory_barrier_count, 1);
+        assert!(std::ptr::eq(
+            d.p_memory_barriers,
+            &MEMORY_BARRIERS[usize::from(bits)]
+        ));
+        assert_eq!(
+            (d.buffer_memory_barrier_count, d.image_memory_barrier_count),
+            (0, 0)
+        );
     }
     // The bits name the accesses: a storage write to a uniform read.
     let n = LaneNeed((SRC_STAGE | SRC_SW | DST_STAGE | NEED_UR) as u8).need();
