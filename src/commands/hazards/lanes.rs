@@ -36,6 +36,13 @@
 //! one span at that first range where the state is in the domain; any other use of a slot
 //! (a copy, a draw, another range, an image beside it) moves the slot back to its span
 //! first (`Tracker::leave_lane`), and the general path applies it.
+//!
+//! **Their barrier.** The step answers six need bits ([`LaneNeed`]): compute → compute, with
+//! a storage write or not in the first scope and any of the three accesses in the second.
+//! Each of the 64 values has its `Need`, its `VkMemoryBarrier2` and `VkDependencyInfo`
+//! (statics the recorder hands to `vkCmdPipelineBarrier2` as they are) and its [`Last`] in
+//! tables made at compile time, so a dispatch neither builds nor masks its barrier, and
+//! [`Tracker::recorded_lanes`] takes the last barrier's forms from the tables.
 
 use ash::vk;
 
@@ -242,8 +249,8 @@ impl LaneNeed {
         MEMORY_BARRIERS[usize::from(self.0 & 63)]
     }
 
-    /// The `VkDependencyInfo` of the barrier alone ([`memory_barrier`](Self::memory_barrier)
-    /// as its one memory barrier), for `vkCmdPipelineBarrier2`.
+    /// The `VkDependencyInfo` of the barrier alone (its entry of [`MEMORY_BARRIERS`] as its
+    /// one memory barrier), for `vkCmdPipelineBarrier2`.
     #[inline(always)]
     pub(crate) fn dependency_info(self) -> &'static vk::DependencyInfo<'static> {
         &DEPENDENCY_INFOS[usize::from(self.0 & 63)]
