@@ -380,7 +380,9 @@ pub(crate) struct Tracker {
     /// use it (`None` inside: its second scope is outside their domain).
     lanes: Lanes,
     last_lanes: LastLanes,
-    /// `last` is this barrier of the lanes ([`recorded_lanes`](Self::recorded_lanes)).
+    /// The last barrier is this barrier of the lanes
+    /// ([`recorded_lanes`](Self::recorded_lanes)): then its `Need` and its lanes are its
+    /// tables' ([`last_need`](Self::last_need)), and `last` and `last_lanes` are stale.
     last_lane_need: Option<LaneNeed>,
     /// No use takes the lanes (the reference side of the tests).
     #[cfg(test)]
@@ -538,7 +540,7 @@ impl Tracker {
             flush: self.flush,
             rendering: self.rendering,
             cmd: self.cmd,
-            last: self.last,
+            last: self.last_need(),
             cover: self.cover,
             graphics_access: self.graphics_access(),
         };
@@ -610,7 +612,7 @@ impl Tracker {
     /// The last barrier [`recorded`](Self::recorded) (empty: none, or `no_cover`).
     #[cfg(feature = "unstable-hooks")]
     pub(crate) fn last_recorded(&self) -> Need {
-        self.last
+        self.last_need()
     }
 
     /// The recorder recorded `barrier` (global, masked as recorded) right before the
@@ -622,12 +624,20 @@ impl Tracker {
             return;
         }
         // `last_lanes` is always `Last::of(&self.last)`: made again only for another barrier.
-        if barrier != self.last {
+        if self.last_lane_need.take().is_some() || barrier != self.last {
             self.last_lanes = LastLanes(Last::of(&barrier));
             self.last = barrier;
-            self.last_lane_need = None;
         }
         self.covered_by_last();
+    }
+
+    /// The last barrier recorded (none: empty).
+    #[inline]
+    fn last_need(&self) -> Need {
+        match self.last_lane_need {
+            Some(b) => b.need(),
+            None => self.last,
+        }
     }
 
     /// The last barrier was recorded right before the command applied last.

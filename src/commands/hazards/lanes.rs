@@ -125,6 +125,18 @@ pub(super) struct Last {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct LastLanes(pub Option<Last>);
 
+impl LastLanes {
+    /// The last barrier's lanes: the table's of the lanes' barrier `lane` where the last
+    /// barrier is one (`Tracker::last_lane_need`), else these.
+    #[inline(always)]
+    fn of(&self, lane: Option<LaneNeed>) -> Option<&Last> {
+        match lane {
+            Some(b) => b.last_ref(),
+            None => self.0.as_ref(),
+        }
+    }
+}
+
 impl Default for LastLanes {
     fn default() -> Self {
         LastLanes(Last::of(&Need::default()))
@@ -257,9 +269,15 @@ impl LaneNeed {
     }
 
     /// The lanes' form of the barrier, as the last one.
-    #[inline(always)]
+    #[cfg(test)]
     fn last(self) -> LastLanes {
         LASTS[usize::from(self.0 & 63)]
+    }
+
+    /// [`last`](Self::last), in its table.
+    #[inline(always)]
+    fn last_ref(self) -> Option<&'static Last> {
+        LASTS[usize::from(self.0 & 63)].0.as_ref()
     }
 }
 
@@ -583,16 +601,14 @@ impl Tracker {
         if self.no_fast {
             return None;
         }
-        if self.last_lanes.0.is_none() || self.rendering {
+        if self.last_lanes.of(self.last_lane_need).is_none() || self.rendering {
             return None;
         }
         let missing = u.all & !self.lanes.fast;
         if missing != 0 && !self.enter_lanes(missing) {
             return None;
         }
-        let Some(last) = &self.last_lanes.0 else {
-            return None;
-        };
+        let last = self.last_lanes.of(self.last_lane_need)?;
         self.epoch += 1;
         self.cmd += 1;
         let bits = self.lanes.step(u, last, self.cover > 0);
@@ -612,11 +628,7 @@ impl Tracker {
         if self.no_cover {
             return;
         }
-        if self.last_lane_need != Some(b) {
-            self.last = b.need();
-            self.last_lanes = b.last();
-            self.last_lane_need = Some(b);
-        }
+        self.last_lane_need = Some(b);
         self.covered_by_last();
     }
 

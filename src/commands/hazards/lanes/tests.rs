@@ -330,3 +330,48 @@ fn the_tables_of_a_lane_barrier_are_its_need() {
         (S::COMPUTE_SHADER, S::COMPUTE_SHADER)
     );
 }
+
+/// The last barrier the tracker answers with (`last_need`, and its lanes) is the one
+/// recorded last, whichever path recorded it, through resets and `no_cover`.
+#[test]
+fn the_last_barrier_is_the_one_recorded_last_on_either_path() {
+    let check = |t: &Tracker, want: Need, what: &str| {
+        assert_eq!(t.last_need(), want, "{what}: last_need");
+        assert_eq!(
+            t.last_lanes.of(t.last_lane_need).copied(),
+            Last::of(&want),
+            "{what}: its lanes"
+        );
+    };
+    let b = LaneNeed((SRC_STAGE | SRC_SW | DST_STAGE | NEED_SR) as u8);
+    let c = LaneNeed((SRC_STAGE | DST_STAGE) as u8);
+    let transfer = Need {
+        src_stage: S::ALL_TRANSFER,
+        src_access: A::TRANSFER_WRITE,
+        dst_stage: S::COMPUTE_SHADER,
+        dst_access: A::UNIFORM_READ,
+    };
+    let mut t = Tracker::new(false);
+    check(&t, Need::default(), "new");
+    t.recorded_lanes(b);
+    check(&t, b.need(), "lanes b");
+    t.recorded_lanes(b);
+    check(&t, b.need(), "lanes b again");
+    t.recorded_lanes(c);
+    check(&t, c.need(), "lanes c");
+    t.recorded(transfer);
+    check(&t, transfer, "general");
+    t.recorded_lanes(c);
+    check(&t, c.need(), "lanes c after general");
+    t.recorded(c.need());
+    check(&t, c.need(), "general, the same barrier");
+    t.recorded_lanes(b);
+    t.reset();
+    check(&t, Need::default(), "reset after lanes b");
+    t.recorded_lanes(b);
+    check(&t, b.need(), "lanes b after reset");
+    t.no_cover = true;
+    t.recorded_lanes(c);
+    t.recorded(transfer);
+    check(&t, b.need(), "no_cover");
+}
