@@ -15,9 +15,9 @@
 //!   child process of this binary ([`child`]: one test, no logger installed), entered
 //!   through the `child_*` tests, which do nothing unless `KILN_TEST_CHILD` names them.
 
-use std::path::PathBuf;
 use std::sync::Mutex;
 
+use common::temp::TempDir;
 use common::{assert_clean, assert_watch_clean, device};
 use kiln::hooks::{check_header, file_name};
 use kiln::PipelineCacheStatus;
@@ -26,12 +26,36 @@ use kiln::{vk, Device};
 /// Held by every test of this binary while it runs.
 static ENV: Mutex<()> = Mutex::new(());
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kiln-pc-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::env::set_var("KILN_PIPELINE_CACHE_DIR", &dir);
+/// The pipeline cache's directory of one test: `KILN_PIPELINE_CACHE_DIR` names it (not
+/// made: kiln makes it) until the test ends, then both go (a later device of the process
+/// would make it again).
+struct CacheDir(TempDir);
+
+impl std::ops::Deref for CacheDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::path::Path> for CacheDir {
+    fn as_ref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl Drop for CacheDir {
+    fn drop(&mut self) {
+        std::env::remove_var("KILN_PIPELINE_CACHE_DIR");
+    }
+}
+
+fn fresh_dir(name: &str) -> CacheDir {
+    let dir = TempDir::new(&format!("kiln-pc-test-{name}"));
+    let _ = std::fs::remove_dir(dir.path());
+    std::env::set_var("KILN_PIPELINE_CACHE_DIR", dir.path());
     std::env::remove_var("KILN_PIPELINE_CACHE");
-    dir
+    CacheDir(dir)
 }
 
 fn props(device: &Device) -> vk::PhysicalDeviceProperties {
@@ -128,7 +152,6 @@ fn cache_round_trips_through_disk() {
     drop(second);
     assert_watch_clean(&watch);
     assert_eq!(check_header(&std::fs::read(&path).unwrap(), &p), Ok(()));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -169,7 +192,6 @@ fn corrupt_cache_file_is_ignored_with_a_warning() {
         // The bad file was replaced by a valid one.
         assert_eq!(check_header(&std::fs::read(&path).unwrap(), &p), Ok(()));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -13,13 +13,15 @@
 //!   cross-queue paths run; [`gate`]: holding a queue still while a test looks;
 //! - [`fixtures`], [`GOLDEN_SCENE_PNG`]: files of `tests/` embedded at build time;
 //! - [`corpus`]: the external SPIR-V corpus and its test tier;
-//! - [`allocator_warnings`]: what gpu-allocator logged in this process.
+//! - [`allocator_warnings`]: what gpu-allocator logged in this process;
+//! - [`temp`]: a test's own temporary directory, removed when the test ends.
 
 pub mod add;
 pub mod corpus;
 pub mod draw;
 pub mod fixtures;
 pub mod gate;
+pub mod temp;
 
 use std::sync::{Mutex, Once};
 

@@ -18,6 +18,7 @@ use std::process::Command;
 
 use common::add::{self, storage};
 use common::draw::{assert_quad_texels, target, texture_2x2, textured_pipeline};
+use common::temp::TempDir;
 use common::{assert_clean, device_with_desc};
 use kiln::{vk, CaptureReport, ColorAttachment, Device, DeviceDesc, RenderingDesc, SamplerDesc};
 
@@ -28,12 +29,9 @@ fn required() -> bool {
     std::env::var("KILN_REQUIRE_RENDERDOC").as_deref() == Ok("1")
 }
 
-/// A fresh directory for one test's files.
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kiln-capture-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory for one test's files, removed when the test ends.
+fn temp_dir(name: &str) -> TempDir {
+    TempDir::new(&format!("kiln-capture-{name}"))
 }
 
 /// What a child reported: the `CAPTURE` line's file and warning.
@@ -335,7 +333,6 @@ fn a_capture_holds_the_dispatch_the_draw_and_the_labels() {
         .unwrap();
     assert!(dispatch > scope, "{text}");
     println!("capture: PATH real: {len} bytes, opened by RenderDoc:\n{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A `work` that panics ends its capture: the next `Device::capture` of the process is
@@ -358,7 +355,6 @@ fn a_capture_whose_work_panics_ends_and_the_next_one_is_made() {
     assert_eq!(r.warning, None, "{}", r.output);
     assert_eq!(r.file.as_deref(), Some(path.as_path()), "{}", r.output);
     println!("capture after a panic: PATH real: the second capture was written");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -380,7 +376,6 @@ fn without_renderdoc_the_work_runs_and_warns_w018() {
     assert!(!path.exists());
     // Logged too (stderr without a logger).
     assert!(r.output.matches("KILN-W018").count() >= 2, "{}", r.output);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -392,7 +387,6 @@ fn an_unwritable_capture_path_warns_w019() {
     assert!(w.starts_with("KILN-W019"), "{w}\n{}", r.output);
     assert!(w.contains("no-such-dir/work.rdc"), "{w}");
     assert_eq!(r.file, None);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A capture path that exists and is no regular file: a FIFO (before the fix the writable
@@ -445,7 +439,6 @@ fn a_capture_path_that_is_no_regular_file_warns_w019_without_hanging() {
     let meta = std::fs::metadata("/dev/null").unwrap();
     assert!(!meta.is_file(), "/dev/null is still a device node");
     println!("capture: PATH FIFO and /dev/null refused with KILN-W019");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -471,7 +464,6 @@ fn kiln_capture_captures_the_whole_run() {
         assert_counts(&text);
         println!("KILN_CAPTURE: PATH real, opened by RenderDoc");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -5,9 +5,10 @@
 //! folder with spaces, included through another header) reloads. Values read back after
 //! each step. Graphics pipelines: `hot_reload/graphics.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
+use common::temp::TempDir;
 use common::{assert_clean, device};
 use kiln::{HotComputePipeline, HotDesc, ReloadEvent};
 
@@ -33,27 +34,11 @@ fn save(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
-/// A temporary folder, removed on drop.
-struct Dir(PathBuf);
-impl Dir {
-    /// `name` and the process id under the temporary folder, made now.
-    fn new(name: &str) -> Self {
-        let dir = Dir(std::env::temp_dir().join(format!("{name}-{}", std::process::id())));
-        std::fs::create_dir_all(&dir.0).unwrap();
-        dir
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn equal_layouts_swap_changed_layouts_and_compile_errors_change_nothing() {
     let device = device();
-    let dir = Dir::new("kiln-hot");
-    let src = dir.0.join("fill.comp");
+    let dir = TempDir::new("kiln-hot");
+    let src = dir.path().join("fill.comp");
     std::fs::write(&src, shader(1)).unwrap();
     let mut hot = HotComputePipeline::new(
         &device,
@@ -141,13 +126,14 @@ fn equal_layouts_swap_changed_layouts_and_compile_errors_change_nothing() {
 #[test]
 fn a_first_version_that_does_not_compile_is_e013() {
     let device = device();
-    let dir = Dir::new("kiln-hot-bad");
-    let src = dir.0.join("bad.comp");
+    let dir = TempDir::new("kiln-hot-bad");
+    let src = dir.path().join("bad.comp");
     std::fs::write(&src, "#version 450\nvoid main() { nope; }\n").unwrap();
     let err = HotComputePipeline::new(&device, &HotDesc::new(&src)).unwrap_err();
     assert_eq!(err.code(), "KILN-E013");
     assert!(err.to_string().contains("bad.comp:2: error"), "{err}");
-    let err = HotComputePipeline::new(&device, &HotDesc::new(dir.0.join("none.comp"))).unwrap_err();
+    let err =
+        HotComputePipeline::new(&device, &HotDesc::new(dir.path().join("none.comp"))).unwrap_err();
     assert_eq!(err.code(), "KILN-E013");
 }
 
@@ -156,14 +142,14 @@ fn an_edited_include_reloads_the_shader_that_includes_it() {
     let device = device();
     // Spaces in every folder and in the header's name: glslc's depfile does not escape
     // them.
-    let dir = Dir::new("kiln hot include");
-    std::fs::create_dir_all(dir.0.join("my inc")).unwrap();
-    let header = dir.0.join("my inc/k value.glsl");
-    let deeper = dir.0.join("my inc/deeper.glsl");
+    let dir = TempDir::new("kiln hot include");
+    std::fs::create_dir_all(dir.path().join("my inc")).unwrap();
+    let header = dir.path().join("my inc/k value.glsl");
+    let deeper = dir.path().join("my inc/deeper.glsl");
     let header_text = |k: u32| format!("#include \"deeper.glsl\"\nconst uint K = {k}u;\n");
     std::fs::write(&header, header_text(7)).unwrap();
     std::fs::write(&deeper, "const uint J = 1u;\n").unwrap();
-    let src = dir.0.join("sum.comp");
+    let src = dir.path().join("sum.comp");
     std::fs::write(
         &src,
         "#version 450\n#extension GL_GOOGLE_include_directive : require\n\

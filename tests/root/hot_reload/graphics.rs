@@ -15,7 +15,8 @@ use kiln::{
     QueueKind, ReloadEvent, RenderingDesc,
 };
 
-use super::{save, Dir, WAIT};
+use super::{save, WAIT};
+use common::temp::TempDir;
 
 const VERTEX: &str = "#version 450\n\
     void main() {\n\
@@ -78,11 +79,11 @@ fn swapped(hot: &mut HotGraphicsPipeline) {
 #[test]
 fn graphics_equal_layouts_swap_and_the_rest_is_refused_or_reported() {
     let device = device();
-    let dir = Dir::new("kiln-hot-graphics");
+    let dir = TempDir::new("kiln-hot-graphics");
     let (vert, frag, header) = (
-        dir.0.join("full.vert"),
-        dir.0.join("tint.frag"),
-        dir.0.join("colour.glsl"),
+        dir.path().join("full.vert"),
+        dir.path().join("tint.frag"),
+        dir.path().join("colour.glsl"),
     );
     std::fs::write(&vert, VERTEX).unwrap();
     std::fs::write(&frag, fragment("1.0", "")).unwrap();
@@ -207,14 +208,14 @@ fn graphics_equal_layouts_swap_and_the_rest_is_refused_or_reported() {
 #[test]
 fn a_graphics_stage_that_does_not_compile_first_is_e013() {
     let device = device();
-    let dir = Dir::new("kiln-hot-graphics-bad");
-    let (vert, frag) = (dir.0.join("v.vert"), dir.0.join("f.frag"));
+    let dir = TempDir::new("kiln-hot-graphics-bad");
+    let (vert, frag) = (dir.path().join("v.vert"), dir.path().join("f.frag"));
     std::fs::write(&vert, VERTEX).unwrap();
     std::fs::write(&frag, "#version 450\nvoid main() { nope; }\n").unwrap();
     let err = HotGraphicsPipeline::new(&device, &HotGraphicsDesc::new(&vert, &frag)).unwrap_err();
     assert_eq!(err.code(), "KILN-E013");
     assert!(err.to_string().contains("f.frag:2: error"), "{err}");
-    let none = dir.0.join("none.frag");
+    let none = dir.path().join("none.frag");
     let err = HotGraphicsPipeline::new(&device, &HotGraphicsDesc::new(&vert, &none)).unwrap_err();
     assert_eq!(err.code(), "KILN-E013");
     assert!(err.to_string().contains("none.frag"), "{err}");
@@ -243,8 +244,8 @@ fn geometry(colour: &str) -> String {
 #[test]
 fn tessellation_and_geometry_stages_reload_too() {
     let device = device();
-    let dir = Dir::new("kiln-hot-graphics-stages");
-    let p = |name: &str| dir.0.join(name);
+    let dir = TempDir::new("kiln-hot-graphics-stages");
+    let p = |name: &str| dir.path().join(name);
     std::fs::write(p("full.vert"), VERTEX).unwrap();
     std::fs::write(p("pass.tesc"), TESC).unwrap();
     std::fs::write(p("shift.tese"), TESE).unwrap();
