@@ -5,10 +5,10 @@
 //! graphics) creates its pipelines on that pool too: the pool's count rises with each
 //! version.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use common::draw::{pixel, target, RGBA8};
+use common::temp::TempDir;
 use common::{assert_clean, code, device};
 use kiln::vk;
 use kiln::{
@@ -161,8 +161,7 @@ fn frag(green: f32) -> String {
 #[test]
 fn hot_reload_creates_its_pipelines_on_the_pipeline_threads() {
     let device = device();
-    let dir: PathBuf = std::env::temp_dir().join(format!("kiln-hot-pool-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("kiln-hot-pool");
     let comp = dir.join("fill.comp");
     std::fs::write(&comp, fill(1)).unwrap();
     let before = device.debug_pipelines_created_async();
@@ -212,7 +211,6 @@ fn hot_reload_creates_its_pipelines_on_the_pipeline_threads() {
     assert_eq!(device.debug_pipelines_created_async() - before, 2);
     assert_eq!(draw(&device, g.pipeline(), [0.0; 4])[0], [0, 153, 0, 255]);
     drop((hot, g));
-    let _ = std::fs::remove_dir_all(&dir);
     assert_clean(&device);
 }
 
