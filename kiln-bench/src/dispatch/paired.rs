@@ -1,0 +1,81 @@
+//! The automatic row's stream judged in pairs of chunks: kiln's recording and raw's command
+//! buffer open side by side, each round's stream cut into chunks of [`CHUNK`] dispatches,
+//! and each chunk recorded by kiln and by raw in turn (which goes first alternates). A pair
+//! runs within about a millisecond of the host, so on a host whose speed moves between
+//! modes from round to round (the H100 virtual machines of 2026-12-05) both sides of a pair
+//! see the same mode, and the median of the pairs' ratios compares kiln and raw where the
+//! best of whole rounds compares two draws of the host.
+
+use std::time::Instant;
+
+use kiln::Device;
+
+use super::super::raw::{BarrierMasks, Ctx, Raw};
+use super::super::{median, ns_since, percentile, BenchResult};
+use super::{raw_stream, Fixture, Params};
+
+/// Dispatches per chunk (~0.5–1 ms on the H100).
+pub(super) const CHUNK: usize = 500;
+
+/// What the pairs say: the median, first and third quartile of their ratios (kiln / raw),
+/// the medians of kiln's and raw's ns per dispatch in them, and their number.
+pub(super) struct Paired {
+    pub median: f64,
+    pub q1: f64,
+    pub q3: f64,
+    pub kiln_ns: f64,
+    pub raw_ns: f64,
+    pub pairs: usize,
+}
+
+/// [`Paired`] over `rounds` rounds of `seq`. `marks`: raw's barriers (kiln's, found by a
+/// first kiln pass), one per dispatch of `seq`.
+pub(super) fn paired_ratios(
+    device: &Device,
+    raw: &Raw,
+    fx: &Fixture,
+    ctx: &Ctx,
+    (seq, marks): (&[(usize, usize)], &[Option<BarrierMasks>]),
+    p: &Params,
+    rounds: usize,
+) -> BenchResult<Paired> {
+    let (mut ratios, mut ks, mut rs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        raw.begin(ctx)?;
+        device.execute(|rec| {
+            for (i, (part, part_marks)) in seq.chunks(CHUNK).zip(marks.chunks(CHUNK)).enumerate() {
+                let (mut k, mut r) = (0.0, 0.0);
+                for kiln_side in [i % 2 == 0, i % 2 == 1] {
+                    let t0 = Instant::now();
+                    if kiln_side {
+                        for &(pi, si) in part {
+                            rec.bind_pipeline(&fx.pipes[pi])?;
+                            rec.bind_set(0, &fx.sets[si])?;
+                            rec.push(0, p)?;
+                            rec.dispatch(1, 1, 1)?;
+                        }
+                        k = ns_since(t0);
+                    } else {
+                        raw_stream(raw, fx, ctx, part, p, part_marks, None);
+                        r = ns_since(t0);
+                    }
+                }
+                if r > 0.0 {
+                    ratios.push(k / r);
+                    ks.push(k / part.len() as f64);
+                    rs.push(r / part.len() as f64);
+                }
+            }
+            Ok(())
+        })?;
+        raw.submit_wait(ctx)?;
+    }
+    Ok(Paired {
+        median: median(&mut ratios),
+        q1: percentile(&mut ratios, 0.25),
+        q3: percentile(&mut ratios, 0.75),
+        kiln_ns: median(&mut ks),
+        raw_ns: median(&mut rs),
+        pairs: ratios.len(),
+    })
+}
