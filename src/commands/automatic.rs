@@ -430,7 +430,7 @@ impl<'a> Recorder<'a, '_> {
             .stages
             .contains(vk::PipelineStageFlags2::COMPUTE_SHADER)
         {
-            if let Some(recorded) = self.emit_inline(b.need()) {
+            if let Some(recorded) = self.emit(b.need()) {
                 self.sync.tracker.recorded(recorded);
             }
             return;

@@ -65,7 +65,7 @@ mod handles;
 pub(crate) use handles::{HandleSet, Map};
 mod lanes;
 pub(crate) use lanes::{CompiledNeed, LaneNeed, UseLanes};
-use lanes::{Lanes, Last, LastLanes};
+use lanes::{Lanes, LastBarrier};
 mod spans;
 use spans::apply_range;
 
@@ -372,18 +372,12 @@ pub(crate) struct Tracker {
     cmd: u32,
     /// The last barrier recorded for a command, and the commands it orders (before
     /// `cover`).
-    last: Need,
+    last: LastBarrier,
     cover: u32,
     /// [`recorded`](Self::recorded) is ignored (an A/B switch for the bench).
     pub no_cover: bool,
-    /// The buffer states in the compute lanes (`lanes`), and the last barrier as the lanes
-    /// use it (`None` inside: its second scope is outside their domain).
+    /// The buffer states in the compute lanes (`lanes`).
     lanes: Lanes,
-    last_lanes: LastLanes,
-    /// The last barrier is this barrier of the lanes
-    /// ([`recorded_lanes`](Self::recorded_lanes)): then its `Need` and its lanes are its
-    /// tables' ([`last_need`](Self::last_need)), and `last` and `last_lanes` are stale.
-    last_lane_need: Option<LaneNeed>,
     /// No use takes the lanes (the reference side of the tests).
     #[cfg(test)]
     no_fast: bool,
@@ -540,7 +534,7 @@ impl Tracker {
             flush: self.flush,
             rendering: self.rendering,
             cmd: self.cmd,
-            last: self.last_need(),
+            last: self.last.need(),
             cover: self.cover,
             graphics_access: self.graphics_access(),
         };
@@ -612,7 +606,7 @@ impl Tracker {
     /// The last barrier [`recorded`](Self::recorded) (empty: none, or `no_cover`).
     #[cfg(feature = "unstable-hooks")]
     pub(crate) fn last_recorded(&self) -> Need {
-        self.last_need()
+        self.last.need()
     }
 
     /// The recorder recorded `barrier` (global, masked as recorded) right before the
@@ -623,21 +617,11 @@ impl Tracker {
         if self.no_cover {
             return;
         }
-        // `last_lanes` is always `Last::of(&self.last)`: made again only for another barrier.
-        if self.last_lane_need.take().is_some() || barrier != self.last {
-            self.last_lanes = LastLanes(Last::of(&barrier));
-            self.last = barrier;
+        // Its lanes are made again only for another barrier.
+        if barrier != self.last.need() {
+            self.last = LastBarrier::of(barrier);
         }
         self.covered_by_last();
-    }
-
-    /// The last barrier recorded (none: empty).
-    #[inline]
-    fn last_need(&self) -> Need {
-        match self.last_lane_need {
-            Some(b) => b.need(),
-            None => self.last,
-        }
     }
 
     /// The last barrier was recorded right before the command applied last.
@@ -755,11 +739,9 @@ impl Tracker {
         self.changes += 1;
         self.gen += 1;
         self.used = false;
-        self.last = Need::default();
+        self.last = LastBarrier::default();
         self.cover = 0;
         self.lanes = Lanes::default();
-        self.last_lanes = LastLanes::default();
-        self.last_lane_need = None;
         self.images.clear();
         self.unflushed_write = (S::NONE, A::NONE);
         self.unflushed_read = S::NONE;

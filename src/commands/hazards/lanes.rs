@@ -42,7 +42,7 @@
 //! Each of the 64 values has its `Need`, its `VkMemoryBarrier2` and `VkDependencyInfo`
 //! (statics the recorder hands to `vkCmdPipelineBarrier2` as they are) and its [`Last`] in
 //! tables made at compile time, so a dispatch neither builds nor masks its barrier, and
-//! [`Tracker::recorded_lanes`] takes the last barrier's forms from the tables.
+//! [`Tracker::recorded_lanes`] keeps the last barrier as its need bits ([`LastBarrier`]).
 
 use ash::vk;
 
@@ -120,26 +120,44 @@ pub(super) struct Last {
     covers_reads: u64,
 }
 
-/// [`Last::of`] the tracker's last barrier, kept beside it (made again only when it
-/// changes); by default that of no barrier.
+/// The last barrier the tracker was told of ([`Tracker::recorded`],
+/// [`Tracker::recorded_lanes`]): one the lanes asked for, as its need bits (its `Need` and
+/// lanes read from the tables), or any other, with its lanes made once ([`Last::of`]).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct LastLanes(pub Option<Last>);
+pub(super) enum LastBarrier {
+    Lanes(LaneNeed),
+    Other(Need, Option<Last>),
+}
 
-impl LastLanes {
-    /// The last barrier's lanes: the table's of the lanes' barrier `lane` where the last
-    /// barrier is one (`Tracker::last_lane_need`), else these.
+impl LastBarrier {
+    /// `need`, with its lanes.
+    pub(super) fn of(need: Need) -> Self {
+        LastBarrier::Other(need, Last::of(&need))
+    }
+
+    /// The barrier.
+    #[inline]
+    pub(super) fn need(&self) -> Need {
+        match *self {
+            LastBarrier::Lanes(b) => b.need(),
+            LastBarrier::Other(need, _) => need,
+        }
+    }
+
+    /// Its lanes (`None`: its second scope is outside the lanes' domain).
     #[inline(always)]
-    fn of(&self, lane: Option<LaneNeed>) -> Option<&Last> {
-        match lane {
-            Some(b) => b.last_ref(),
-            None => self.0.as_ref(),
+    pub(super) fn lanes(&self) -> Option<&Last> {
+        match self {
+            LastBarrier::Lanes(b) => LASTS[usize::from(b.0 & 63)].as_ref(),
+            LastBarrier::Other(_, lanes) => lanes.as_ref(),
         }
     }
 }
 
-impl Default for LastLanes {
+/// No barrier.
+impl Default for LastBarrier {
     fn default() -> Self {
-        LastLanes(Last::of(&Need::default()))
+        LastBarrier::of(Need::default())
     }
 }
 
@@ -270,14 +288,8 @@ impl LaneNeed {
 
     /// The lanes' form of the barrier, as the last one.
     #[cfg(test)]
-    fn last(self) -> LastLanes {
+    fn last(self) -> Option<Last> {
         LASTS[usize::from(self.0 & 63)]
-    }
-
-    /// [`last`](Self::last), in its table.
-    #[inline(always)]
-    fn last_ref(self) -> Option<&'static Last> {
-        LASTS[usize::from(self.0 & 63)].0.as_ref()
     }
 }
 
@@ -355,11 +367,11 @@ static DEPENDENCY_INFOS: [vk::DependencyInfo<'static>; 64] = {
 };
 
 /// [`Last::of`] each of [`NEEDS`].
-static LASTS: [LastLanes; 64] = {
-    let mut table = [LastLanes(None); 64];
+static LASTS: [Option<Last>; 64] = {
+    let mut table = [None; 64];
     let mut i = 0;
     while i < 64 {
-        table[i] = LastLanes(Last::of(&NEEDS[i]));
+        table[i] = Last::of(&NEEDS[i]);
         i += 1;
     }
     table
@@ -601,14 +613,14 @@ impl Tracker {
         if self.no_fast {
             return None;
         }
-        if self.last_lanes.of(self.last_lane_need).is_none() || self.rendering {
+        if self.last.lanes().is_none() || self.rendering {
             return None;
         }
         let missing = u.all & !self.lanes.fast;
         if missing != 0 && !self.enter_lanes(missing) {
             return None;
         }
-        let last = self.last_lanes.of(self.last_lane_need)?;
+        let last = self.last.lanes()?;
         self.epoch += 1;
         self.cmd += 1;
         let bits = self.lanes.step(u, last, self.cover > 0);
@@ -628,7 +640,7 @@ impl Tracker {
         if self.no_cover {
             return;
         }
-        self.last_lane_need = Some(b);
+        self.last = LastBarrier::Lanes(b);
         self.covered_by_last();
     }
 

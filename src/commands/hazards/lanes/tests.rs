@@ -307,7 +307,7 @@ fn the_tables_of_a_lane_barrier_are_its_need() {
             (n.src_stage, n.src_access, n.dst_stage, n.dst_access),
             "{bits}"
         );
-        assert_eq!(b.last().0, Last::of(&n), "{bits}");
+        assert_eq!(b.last(), Last::of(&n), "{bits}");
         let d = b.dependency_info();
         assert_eq!(d.s_type, vk::StructureType::DEPENDENCY_INFO);
         assert!(d.p_next.is_null());
@@ -331,14 +331,14 @@ fn the_tables_of_a_lane_barrier_are_its_need() {
     );
 }
 
-/// The last barrier the tracker answers with (`last_need`, and its lanes) is the one
+/// The last barrier the tracker answers with (its `Need` and its lanes) is the one
 /// recorded last, whichever path recorded it, through resets and `no_cover`.
 #[test]
 fn the_last_barrier_is_the_one_recorded_last_on_either_path() {
     let check = |t: &Tracker, want: Need, what: &str| {
-        assert_eq!(t.last_need(), want, "{what}: last_need");
+        assert_eq!(t.last.need(), want, "{what}: need");
         assert_eq!(
-            t.last_lanes.of(t.last_lane_need).copied(),
+            t.last.lanes().copied(),
             Last::of(&want),
             "{what}: its lanes"
         );
