@@ -32,15 +32,9 @@ static ENV: Mutex<()> = Mutex::new(());
 struct CacheDir(TempDir);
 
 impl std::ops::Deref for CacheDir {
-    type Target = std::path::Path;
-    fn deref(&self) -> &std::path::Path {
-        self.0.path()
-    }
-}
-
-impl AsRef<std::path::Path> for CacheDir {
-    fn as_ref(&self) -> &std::path::Path {
-        self.0.path()
+    type Target = TempDir;
+    fn deref(&self) -> &TempDir {
+        &self.0
     }
 }
 
@@ -134,7 +128,7 @@ fn cache_round_trips_through_disk() {
     );
     assert_eq!(&data[16..32], &p.pipeline_cache_uuid);
     // No temporary file is left beside it.
-    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
     assert_eq!(names.len(), 1, "{names:?}");
 
     let second = device();
