@@ -11,7 +11,7 @@
 //! automatic mode recorded one before (found by a kiln pass, not counted).
 
 use ash::vk;
-use kiln::{ComputePipelineDesc, Device, SpecValue};
+use kiln::Device;
 use kiln_bench::raw::{Ctx, Raw};
 
 const TYPES: [vk::DescriptorType; 6] = kiln_bench::SIX_TYPES;
@@ -59,7 +59,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sets.push(set);
     }
     let seq = kiln_bench::profile_stream(10_000);
-    let flags = kiln_flags(&device, &module, &kbufs, &seq)?;
+    let flags = {
+        let (pipes, sets) = kiln_bench::six_pipelines_and_sets(&device, &module, &kbufs)?;
+        kiln_bench::barrier_places(&device, (&pipes, &sets), &seq, &[u32::MAX, 0, 0, 0])?
+    };
     let fx = Fx {
         set_layout,
         layout,
@@ -117,41 +120,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// The six buffers of set `s` (as `kiln_bench::write_six` writes them).
 fn six(bufs: &[vk::Buffer], s: usize) -> [vk::Buffer; 6] {
     std::array::from_fn(|j| bufs[(s + j) % bufs.len()])
-}
-
-/// Where kiln's automatic mode records a barrier in the stream (the bench's first pass).
-fn kiln_flags(
-    device: &Device,
-    module: &kiln::ShaderModule,
-    bufs: &[kiln::Buffer],
-    seq: &[(usize, usize)],
-) -> kiln::Result<Vec<bool>> {
-    let mut pipes = Vec::new();
-    for v in 0..4u32 {
-        pipes.push(device.compute_pipeline_with(
-            &ComputePipelineDesc::new(module, "main").spec(&[(0, SpecValue::U32(v))]),
-        )?);
-    }
-    let mut sets = Vec::new();
-    for s in 0..8 {
-        let mut set = pipes[0].descriptor_set(0)?;
-        kiln_bench::write_six(&mut set, bufs, s)?;
-        sets.push(set);
-    }
-    let p = [u32::MAX, 0, 0, 0];
-    let mut flags = Vec::with_capacity(seq.len());
-    drop(device.record(|r| {
-        for &(pi, si) in seq {
-            r.bind_pipeline(&pipes[pi])?;
-            r.bind_set(0, &sets[si])?;
-            r.push(0, &p)?;
-            let before = r.barrier_count();
-            r.dispatch(1, 1, 1)?;
-            flags.push(r.barrier_count() > before);
-        }
-        Ok(())
-    })?);
-    Ok(flags)
 }
 
 /// The counted part: one round of `mode`'s stream, recorded into `ctx.cb`.

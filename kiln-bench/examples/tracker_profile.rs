@@ -11,7 +11,7 @@
 //! tracker placed one, so `automatic` − `known` is the tracker's own cost; `scoped` is the
 //! `scoped dispatch recording` row's stream, each dispatch in a timing scope, submitted).
 
-use kiln::{ComputePipelineDesc, Device, SpecValue};
+use kiln::Device;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -26,30 +26,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds = kiln_bench::rounds_arg(30);
     let device = Device::new()?;
     let module = kiln::include_spirv!("six.comp")?;
-    let mut pipes = Vec::new();
-    for v in 0..4u32 {
-        pipes.push(device.compute_pipeline_with(
-            &ComputePipelineDesc::new(&module, "main").spec(&[(0, SpecValue::U32(v))]),
-        )?);
-    }
     let bufs = kiln_bench::six_buffers(&device, "profile six", 12)?;
-    let mut sets = Vec::new();
-    for s in 0..8 {
-        let mut set = pipes[0].descriptor_set(0)?;
-        for j in 0..6 {
-            set.write_buffer(j as u32, &bufs[(s + j) % 12])?;
-        }
-        sets.push(set);
-    }
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let seq: Vec<(usize, usize)> = (0..10_000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ((x % 4) as usize, ((x >> 20) % 8) as usize)
-        })
-        .collect();
+    let (pipes, sets) = kiln_bench::six_pipelines_and_sets(&device, &module, &bufs)?;
+    let seq = kiln_bench::profile_stream(10_000);
     let p = Params {
         n: u32::MAX,
         pad: 0,
@@ -62,18 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `scoped` is the bench's `scoped dispatch recording` stream: manual barriers, each
     // dispatch in a timing scope of its own (submitted: its queries are written).
     let only = std::env::var("TRACKER_MODE").ok();
-    let mut marks = Vec::with_capacity(seq.len());
-    drop(device.record(|r| {
-        for &(pi, si) in &seq {
-            r.bind_pipeline(&pipes[pi])?;
-            r.bind_set(0, &sets[si])?;
-            r.push(0, &p)?;
-            let before = r.barrier_count();
-            r.dispatch(1, 1, 1)?;
-            marks.push(r.barrier_count() > before);
-        }
-        Ok(())
-    })?);
+    let marks = kiln_bench::barrier_places(&device, (&pipes, &sets), &seq, &p)?;
     for name in ["automatic", "nocover", "manual", "known", "scoped"] {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;

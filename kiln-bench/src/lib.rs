@@ -252,6 +252,53 @@ pub fn write_six(
     ])?)
 }
 
+/// `six.comp`'s 4 pipelines (specialization constant 0 = 0..4) and 8 sets over `bufs` (set
+/// `s` written by [`write_six`]): the kiln side of the dispatch rows' stream, for the
+/// profile examples.
+pub fn six_pipelines_and_sets(
+    device: &kiln::Device,
+    module: &kiln::ShaderModule,
+    bufs: &[kiln::Buffer],
+) -> kiln::Result<(Vec<kiln::ComputePipeline>, Vec<kiln::DescriptorSet>)> {
+    let mut pipes = Vec::new();
+    for v in 0..dispatch::PIPES as u32 {
+        pipes.push(device.compute_pipeline_with(
+            &kiln::ComputePipelineDesc::new(module, "main").spec(&[(0, kiln::SpecValue::U32(v))]),
+        )?);
+    }
+    let mut sets = Vec::new();
+    for s in 0..dispatch::SETS {
+        let mut set = pipes[0].descriptor_set(0)?;
+        write_six(&mut set, bufs, s)?;
+        sets.push(set);
+    }
+    Ok((pipes, sets))
+}
+
+/// Where kiln's automatic mode records a barrier in `seq` (pipeline, set; each dispatch
+/// pushing `push` at offset 0), recorded once and never submitted: the bench's first pass,
+/// for the profile examples.
+pub fn barrier_places<P: bytemuck::Pod>(
+    device: &kiln::Device,
+    (pipes, sets): (&[kiln::ComputePipeline], &[kiln::DescriptorSet]),
+    seq: &[(usize, usize)],
+    push: &P,
+) -> kiln::Result<Vec<bool>> {
+    let mut places = Vec::with_capacity(seq.len());
+    drop(device.record(|r| {
+        for &(pi, si) in seq {
+            r.bind_pipeline(&pipes[pi])?;
+            r.bind_set(0, &sets[si])?;
+            r.push(0, push)?;
+            let before = r.barrier_count();
+            r.dispatch(1, 1, 1)?;
+            places.push(r.barrier_count() > before);
+        }
+        Ok(())
+    })?);
+    Ok(places)
+}
+
 /// The dispatch rows' pseudo-random (pipeline, set) stream of `n` dispatches over 4
 /// pipelines and 8 sets (`dispatch.rs`'s `stream`), for the profile examples.
 pub fn profile_stream(n: usize) -> Vec<(usize, usize)> {
