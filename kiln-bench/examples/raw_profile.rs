@@ -7,12 +7,15 @@
 //! `RAW_MODE=plain|automatic|scoped|descriptor` (one per process);
 //! `KILN_VALIDATION=0 valgrind --tool=callgrind --toggle-collect='*raw_profile::measured*'
 //! target/release/examples/raw_profile 2` (ops: 20 000 dispatches, or 8 000 sets with 4
-//! rounds). `automatic` records a global barrier before exactly the dispatches kiln's
-//! automatic mode recorded one before (found by a kiln pass, not counted).
+//! rounds). `automatic` records a global barrier with kiln's masks before exactly the
+//! dispatches kiln's automatic mode recorded one before (found by a kiln pass, not
+//! counted): the raw side of the bench's automatic row. Prints the thread CPU time of the
+//! recording per dispatch (best of the rounds and their mean; the submissions apart), for a
+//! sampling profiler's shares (`scripts/gpu/profile.sh`).
 
 use ash::vk;
 use kiln::Device;
-use kiln_bench::raw::{Ctx, Raw};
+use kiln_bench::raw::{BarrierMasks, Ctx, Raw};
 
 const TYPES: [vk::DescriptorType; 6] = kiln_bench::SIX_TYPES;
 const SETS: usize = 2_000;
@@ -24,8 +27,8 @@ struct Fx {
     pipes: Vec<vk::Pipeline>,
     sets: Vec<vk::DescriptorSet>,
     bufs: Vec<vk::Buffer>,
-    /// Per dispatch of the stream: kiln recorded a barrier before it.
-    flags: Vec<bool>,
+    /// Per dispatch of the stream: the barrier kiln recorded before it, if any.
+    flags: Vec<Option<BarrierMasks>>,
     seq: Vec<(usize, usize)>,
 }
 
@@ -82,6 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // SAFETY: a plain create on kiln's live device; destroyed below.
         unsafe { raw.d.create_query_pool(&info, None) }?
     };
+    let (mut best, mut sum) = (f64::MAX, 0.0);
     for _ in 0..rounds {
         if mode == "descriptor" {
             // SAFETY: the last submission using the pool's sets was waited on.
@@ -98,7 +102,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .cmd_reset_query_pool(ctx.cb, queries, 0, 2 * fx.seq.len() as u32)
             };
         }
+        let t0 = kiln_bench::thread_cpu_ns();
         measured(&raw, &fx, &ctx, &mode, pool, queries)?;
+        let t = (kiln_bench::thread_cpu_ns() - t0) / fx.seq.len() as f64;
+        (best, sum) = (best.min(t), sum + t);
         raw.submit_wait(&ctx)?;
     }
     // SAFETY: every submission was waited on.
@@ -113,7 +120,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         raw.d.destroy_descriptor_set_layout(fx.set_layout, None);
     }
     raw.drop_ctx(ctx);
-    println!("raw {mode}: {rounds} rounds");
+    let mean = sum / rounds.max(1) as f64;
+    println!(
+        "raw {mode:30} {best:8.1} ns per stream element (thread CPU, best of {rounds}; \
+         mean {mean:.1})"
+    );
     Ok(())
 }
 
@@ -159,14 +170,8 @@ fn measured(
             let bytes: &[u8] = bytemuck::cast_slice(&p);
             d.cmd_push_constants(ctx.cb, fx.layout, vk::ShaderStageFlags::COMPUTE, 0, bytes);
         }
-        if automatic && barrier {
-            use vk::AccessFlags2 as A;
-            raw.barrier(
-                ctx.cb,
-                A::SHADER_STORAGE_WRITE,
-                A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
-                vk::PipelineStageFlags2::COMPUTE_SHADER,
-            );
+        if let (true, Some(masks)) = (automatic, barrier) {
+            raw.barrier_masks(ctx.cb, masks);
         }
         let q = 2 * k as u32;
         let all = vk::PipelineStageFlags2::ALL_COMMANDS;

@@ -3,7 +3,8 @@
 //! (4 pipelines of `six.comp`, 8 sets over 12 buffers, a pseudo-random (pipeline, set)
 //! stream) recorded in automatic mode (with and without the last-barrier shortcut) and in
 //! manual mode, 10 000 dispatches per recording (recorded, never submitted), and the thread
-//! CPU time per dispatch of each mode (best of the rounds).
+//! CPU time per dispatch of each mode (best of the rounds, and their mean: what a sampling
+//! profiler's shares multiply, `scripts/gpu/profile.sh`).
 //!
 //! `KILN_VALIDATION=0 cargo run --release -p kiln-bench --example tracker_profile [rounds]`
 //! (`TRACKER_MODE=automatic|nocover|manual|known|scoped`: one mode only; `known` is the
@@ -51,7 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             name != "nocover",
             name == "scoped",
         );
-        let mut best = f64::MAX;
+        let (mut best, mut sum) = (f64::MAX, 0.0);
         let mut barriers = 0;
         for _ in 0..rounds {
             let mut t = 0.0;
@@ -78,14 +79,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 })?);
             }
             best = best.min(t / seq.len() as f64);
+            sum += t / seq.len() as f64;
         }
+        let mean = sum / rounds.max(1) as f64;
         let mode = if name == "nocover" {
             "automatic, last-barrier cover off"
         } else {
             name
         };
         println!(
-            "{mode:34} {best:8.1} ns per dispatch (thread CPU, best of {rounds}), {barriers} barriers"
+            "{mode:34} {best:8.1} ns per dispatch (thread CPU, best of {rounds}; mean {mean:.1}), \
+             {barriers} barriers"
         );
     }
     Ok(())
@@ -100,8 +104,9 @@ struct Stream<'s> {
     manual: bool,
     cover: bool,
     scoped: bool,
-    /// Known barriers: `Recorder::barrier` before dispatch `i` where `marks[i]`.
-    marks: Option<&'s [bool]>,
+    /// Known barriers: `Recorder::barrier` before dispatch `i` where `marks[i]` holds the
+    /// masks kiln's automatic mode recorded there.
+    marks: Option<&'s [Option<kiln_bench::raw::BarrierMasks>]>,
 }
 
 impl<'s> Stream<'s> {
@@ -121,7 +126,10 @@ impl<'s> Stream<'s> {
             r.bind_pipeline(&self.pipes[pi])?;
             r.bind_set(0, &self.sets[si])?;
             r.push(0, &self.p)?;
-            if self.marks.is_some_and(|m| m.get(i) == Some(&true)) {
+            if self
+                .marks
+                .is_some_and(|m| m.get(i).is_some_and(Option::is_some))
+            {
                 r.barrier()?;
             }
             r.dispatch(1, 1, 1)?;

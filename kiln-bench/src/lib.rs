@@ -276,14 +276,15 @@ pub fn six_pipelines_and_sets(
 }
 
 /// Where kiln's automatic mode records a barrier in `seq` (pipeline, set; each dispatch
-/// pushing `push` at offset 0), recorded once and never submitted: the bench's first pass,
-/// for the profile examples.
+/// pushing `push` at offset 0), and its masks as recorded (`None`: no barrier before that
+/// dispatch), recorded once and never submitted: the bench's first pass, for the profile
+/// examples.
 pub fn barrier_places<P: bytemuck::Pod>(
     device: &kiln::Device,
     (pipes, sets): (&[kiln::ComputePipeline], &[kiln::DescriptorSet]),
     seq: &[(usize, usize)],
     push: &P,
-) -> kiln::Result<Vec<bool>> {
+) -> kiln::Result<Vec<Option<raw::BarrierMasks>>> {
     let mut places = Vec::with_capacity(seq.len());
     drop(device.record(|r| {
         for &(pi, si) in seq {
@@ -292,7 +293,7 @@ pub fn barrier_places<P: bytemuck::Pod>(
             r.push(0, push)?;
             let before = r.barrier_count();
             r.dispatch(1, 1, 1)?;
-            places.push(r.barrier_count() > before);
+            places.push((r.barrier_count() > before).then(|| r.debug_last_barrier()));
         }
         Ok(())
     })?);

@@ -23,6 +23,9 @@ enum Build {
     Kiln(&'static str),
     /// An example of `kiln-examples`.
     Example(&'static str),
+    /// An example of `kiln-bench`, with its symbols (not stripped: a profiler names
+    /// kiln's functions).
+    BenchExample(&'static str),
 }
 
 pub struct Topic {
@@ -99,6 +102,14 @@ pub const TOPICS: &[Topic] = &[
         needs: &[("root.xz", Build::Root)],
     },
     Topic {
+        name: "profile",
+        what: "where a dispatch's CPU time goes (perf): kiln automatic and known, raw automatic",
+        needs: &[
+            ("tracker_profile.xz", Build::BenchExample("tracker_profile")),
+            ("raw_profile.xz", Build::BenchExample("raw_profile")),
+        ],
+    },
+    Topic {
         name: "transfers",
         what: "the stream's chunk-count sweep against CUDA's stream",
         needs: &[("stream_overlap", Build::Example("stream_overlap"))],
@@ -146,6 +157,12 @@ fn build(b: Build) -> Result<PathBuf, String> {
             .to_vec(),
             name,
         ),
+        Build::BenchExample(name) => (
+            ["build", "--release", "-p", "kiln-bench", "--example", name]
+                .map(String::from)
+                .to_vec(),
+            name,
+        ),
     };
     eprintln!("xtask: gpu-run: cargo {}", args.join(" "));
     let out = Command::new(cargo_bin())
@@ -166,8 +183,9 @@ fn build(b: Build) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("cargo built no executable `{target}`"))
 }
 
-/// Copies `exe` to `.devbin/<file>`, stripped, xz-compressed when `file` ends in `.xz`.
-fn install(exe: &Path, file: &str) -> Result<(), String> {
+/// Copies `exe` to `.devbin/<file>`, stripped where `strip`, xz-compressed when `file`
+/// ends in `.xz`.
+fn install(exe: &Path, file: &str, strip: bool) -> Result<(), String> {
     std::fs::create_dir_all(".devbin").map_err(|e| format!(".devbin: {e}"))?;
     let plain = Path::new(".devbin").join(file.trim_end_matches(".xz"));
     std::fs::copy(exe, &plain).map_err(|e| format!("{}: {e}", plain.display()))?;
@@ -178,7 +196,7 @@ fn install(exe: &Path, file: &str) -> Result<(), String> {
             .is_ok_and(|s| s.success())
     };
     let p = plain.display().to_string();
-    if !run("strip", &[&p]) {
+    if strip && !run("strip", &[&p]) {
         eprintln!("xtask: gpu-run: could not strip {p}; kept as built");
     }
     if file.ends_with(".xz") && !run("xz", &["-f", "-T0", &p]) {
@@ -206,7 +224,8 @@ pub fn run(rest: &[&str]) -> bool {
     };
     if !rest.contains(&"--no-build") {
         for (file, b) in topic.needs {
-            if let Err(e) = build(*b).and_then(|exe| install(&exe, file)) {
+            let strip = !matches!(b, Build::BenchExample(_));
+            if let Err(e) = build(*b).and_then(|exe| install(&exe, file, strip)) {
                 eprintln!("xtask: gpu-run: {e}");
                 return false;
             }
