@@ -511,13 +511,7 @@ impl<'a> Recorder<'a, '_> {
             let set: &'a DescriptorSet = match bound_slot {
                 Some(Slot::Set(set)) => set,
                 Some(Slot::Pushed) => {
-                    for &(s, idx, key) in &self.state.pushed[slot] {
-                        let b = access.set(si).get(idx);
-                        if let Some(b) = b.filter(|b| s as usize == si && b.access.any()) {
-                            self.sync.uses.push((key, shader_use(b)));
-                        }
-                    }
-                    self.pushed_image_uses(slot, si, access.set(si), what)?;
+                    self.pushed_set_uses(slot, si, access.set(si), what)?;
                     continue;
                 }
                 _ => continue,
@@ -590,6 +584,25 @@ impl<'a> Recorder<'a, '_> {
             }
         }
         self.set_image_layouts(slot, what)
+    }
+
+    /// The uses of the push-descriptor set at number `si` of bind point `slot` (its pushed
+    /// buffers and images; `bindings`: the bound pipeline's access of that set). Errors: as
+    /// `set_uses`.
+    fn pushed_set_uses(
+        &mut self,
+        slot: usize,
+        si: usize,
+        bindings: &[BindingAccess],
+        what: &'static str,
+    ) -> Result<(), RecordingError> {
+        for &(s, idx, key) in &self.state.pushed[slot] {
+            let b = bindings.get(idx);
+            if let Some(b) = b.filter(|b| s as usize == si && b.access.any()) {
+                self.sync.uses.push((key, shader_use(b)));
+            }
+        }
+        self.pushed_image_uses(slot, si, bindings, what)
     }
 
     /// [`set_uses`](Self::set_uses) for the layout transitions only: the uses listed are

@@ -262,23 +262,12 @@ impl Shared {
             features.host_query_reset,
             features.calibrated_timestamps,
         );
-        let ir = &instance.raw;
-        let push_descriptor = partial::device_fns(features.push_descriptor, || {
-            ash::khr::push_descriptor::Device::new(ir, &raw)
-        });
-        let mesh_shader = partial::device_fns(features.mesh_shader, || {
-            ash::ext::mesh_shader::Device::new(ir, &raw)
-        });
-        let acceleration_structure = partial::device_fns(features.acceleration_structure, || {
-            ash::khr::acceleration_structure::Device::new(ir, &raw)
-        });
-        let fault = partial::device_fns(features.device_fault, || {
-            ash::ext::device_fault::Device::new(ir, &raw)
-        });
-        let marker = partial::device_fns(features.buffer_marker, || {
-            ash::amd::buffer_marker::Device::new(ir, &raw)
-        });
-        let breadcrumbs = breadcrumbs::Breadcrumbs::new(breadcrumbs_on, fault, marker);
+        let partial::ExtensionFns {
+            push_descriptor,
+            mesh_shader,
+            acceleration_structure,
+            breadcrumbs,
+        } = partial::extension_fns(&instance, &raw, &features, breadcrumbs_on);
         let shared = Shared {
             slots: Default::default(),
             samplers: Default::default(),

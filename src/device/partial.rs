@@ -126,6 +126,44 @@ pub(super) fn device_fns<T>(enabled: bool, load: impl FnOnce() -> T) -> Option<T
     enabled.then(|| loader::walking(load))
 }
 
+/// The device functions of the extensions kiln calls through their own tables (`None`:
+/// not enabled), and the breadcrumbs made from two of them.
+pub(super) struct ExtensionFns {
+    pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
+    pub mesh_shader: Option<ash::ext::mesh_shader::Device>,
+    pub acceleration_structure: Option<ash::khr::acceleration_structure::Device>,
+    pub breadcrumbs: super::breadcrumbs::Breadcrumbs,
+}
+
+/// Loads the [`ExtensionFns`] of the extensions `features` enabled on `raw`;
+/// `breadcrumbs_on`: the breadcrumbs were asked for.
+pub(super) fn extension_fns(
+    instance: &Instance,
+    raw: &ash::Device,
+    features: &Features,
+    breadcrumbs_on: bool,
+) -> ExtensionFns {
+    let ir = &instance.raw;
+    let fault = device_fns(features.device_fault, || {
+        ash::ext::device_fault::Device::new(ir, raw)
+    });
+    let marker = device_fns(features.buffer_marker, || {
+        ash::amd::buffer_marker::Device::new(ir, raw)
+    });
+    ExtensionFns {
+        push_descriptor: device_fns(features.push_descriptor, || {
+            ash::khr::push_descriptor::Device::new(ir, raw)
+        }),
+        mesh_shader: device_fns(features.mesh_shader, || {
+            ash::ext::mesh_shader::Device::new(ir, raw)
+        }),
+        acceleration_structure: device_fns(features.acceleration_structure, || {
+            ash::khr::acceleration_structure::Device::new(ir, raw)
+        }),
+        breadcrumbs: super::breadcrumbs::Breadcrumbs::new(breadcrumbs_on, fault, marker),
+    }
+}
+
 /// What [`build_device`] made: the device, its queues and allocator, and what it found.
 pub(super) struct Built {
     pub raw: ash::Device,
