@@ -68,6 +68,7 @@ impl<'a> Recorder<'a, '_> {
                     prev.sets.truncate(compatible_prefix(prev.layout, layout));
                     if prev.layout.push_constant_ranges() != layout.push_constant_ranges() {
                         prev.pushed = super::push::Words::default();
+                        prev.whole_push = super::push::Words::whole(layout);
                     }
                     prev.layout = layout;
                     prev.ready = false;
@@ -84,6 +85,7 @@ impl<'a> Recorder<'a, '_> {
                     workgroup: pipeline.workgroup_size(),
                     sets: Vec::new(),
                     pushed: super::push::Words::default(),
+                    whole_push: super::push::Words::whole(layout),
                     ready: false,
                 })
             }

@@ -168,6 +168,9 @@ struct Bound<'a> {
     /// survive pipeline binds whose layouts have identical push constant ranges, Vulkan
     /// spec §14.2.10): see [`push::words`].
     pushed: push::Words,
+    /// The words of the layout's push-constant range where it has exactly one (empty
+    /// otherwise): what `push` of that whole range adds to `pushed`, made once per layout.
+    whole_push: push::Words,
     /// [`Bound::check`] passed for `layout`, `sets` and `pushed` as they are. Only a layout
     /// change can make it false again: `bind_set` only adds sets and `push_constants` only
     /// sets `pushed`, so neither can undo a passed check.

@@ -5,7 +5,7 @@ use ash::vk;
 
 use super::Recorder;
 use crate::error::{RecordingError, Result};
-use crate::pipeline::PushConstantRange;
+use crate::pipeline::{PipelineLayout, PushConstantRange};
 
 impl Recorder<'_, '_> {
     /// Pushes `bytes` at byte `offset`. The stage flags come from the layout: each piece of
@@ -151,7 +151,8 @@ impl Recorder<'_, '_> {
                             bytes,
                         )
                     };
-                    bound.pushed.add(offset, offset + r.size);
+                    // The range's words, made when the layout was bound.
+                    bound.pushed.merge(bound.whole_push);
                     return Ok(());
                 }
             }
@@ -257,9 +258,23 @@ impl Words {
     /// Marks `[offset, end)` pushed.
     #[inline(always)]
     pub(crate) fn add(&mut self, offset: u32, end: u32) {
-        let w = Words::of(offset, end);
+        self.merge(Words::of(offset, end));
+    }
+
+    /// Marks the words of `w` pushed.
+    #[inline(always)]
+    pub(crate) fn merge(&mut self, w: Words) {
         self.low |= w.low;
         self.high |= w.high;
+    }
+
+    /// The words of `layout`'s push-constant range where it has exactly one, else none
+    /// (`Bound::whole_push`).
+    pub(crate) fn whole(layout: &PipelineLayout) -> Words {
+        match layout.push_constant_ranges() {
+            [r] => Words::of(r.offset, r.offset + r.size),
+            _ => Words::default(),
+        }
     }
 }
 
