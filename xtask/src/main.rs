@@ -302,14 +302,16 @@ fn cargo(args: &[&str]) -> ExitCode {
     }
 }
 
-/// Builds and runs `examples/standalone` (its own workspace; the workspace's `target/` so
-/// the dependencies built for the tests are reused), then builds it with the `misspelt`
-/// feature and expects `include_spirv!`'s compile error for an unknown name.
+/// Builds and runs `examples/standalone` (its own workspace; the workspace's target
+/// directory, `CARGO_TARGET_DIR` where set, else `target/`, so the dependencies built for
+/// the tests are reused), then builds it with the `misspelt` feature and expects
+/// `include_spirv!`'s compile error for an unknown name.
 fn standalone() -> ExitCode {
     let manifest = "examples/standalone/Cargo.toml";
-    let target = std::env::current_dir()
-        .map(|d| d.join("target"))
-        .unwrap_or_else(|_| "target".into());
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| cwd.join("target"), |d| cwd.join(d));
     let cargo = stack::cargo_bin();
     eprintln!("xtask: the standalone crate: cargo run --manifest-path {manifest}");
     let run = Command::new(&cargo)
