@@ -464,6 +464,10 @@ mod tests {
             let err = plan(&desc, &limits()).expect_err(want);
             assert!(err.contains(want), "{want}: {err}");
         }
+    }
+
+    #[test]
+    fn a_cube_array_without_the_feature_names_it() {
         let no_cube_array = ImageLimits {
             cube_array: false,
             ..limits()

@@ -219,6 +219,28 @@ impl Side {
     }
 }
 
+/// A barrier reported at any point: compute to compute with some of the accesses, at
+/// times none or wider.
+fn random_barrier(rng: &mut Rng) -> Need {
+    let mut bit = |a: A| if rng.below(2) == 0 { a } else { A::NONE };
+    let mut b = Need {
+        src_stage: S::COMPUTE_SHADER,
+        src_access: bit(A::SHADER_STORAGE_WRITE),
+        dst_stage: S::COMPUTE_SHADER,
+        dst_access: bit(A::UNIFORM_READ)
+            | bit(A::SHADER_STORAGE_READ)
+            | bit(A::SHADER_STORAGE_WRITE),
+    };
+    match rng.below(8) {
+        0 => b = Need::default(),
+        1 => b.dst_stage |= S::ALL_TRANSFER,
+        2 => b.src_stage |= S::FRAGMENT_SHADER,
+        3 => b.dst_stage = S::NONE,
+        _ => {}
+    }
+    b
+}
+
 /// One random stream of `steps` operations: both sides get the same, and answer the same.
 fn compare_stream(seed: u64, steps: usize) {
     let mut rng = Rng(seed | 1);
@@ -281,22 +303,7 @@ fn compare_stream(seed: u64, steps: usize) {
             // A barrier reported at any point (twice in a row, after a flush or a reset),
             // compute to compute with some of the accesses, at times none or wider.
             94..=96 => {
-                let mut bit = |a: A| if rng.below(2) == 0 { a } else { A::NONE };
-                let mut b = Need {
-                    src_stage: S::COMPUTE_SHADER,
-                    src_access: bit(A::SHADER_STORAGE_WRITE),
-                    dst_stage: S::COMPUTE_SHADER,
-                    dst_access: bit(A::UNIFORM_READ)
-                        | bit(A::SHADER_STORAGE_READ)
-                        | bit(A::SHADER_STORAGE_WRITE),
-                };
-                match rng.below(8) {
-                    0 => b = Need::default(),
-                    1 => b.dst_stage |= S::ALL_TRANSFER,
-                    2 => b.src_stage |= S::FRAGMENT_SHADER,
-                    3 => b.dst_stage = S::NONE,
-                    _ => {}
-                }
+                let b = random_barrier(&mut rng);
                 fast.t.recorded(b);
                 slow.t.recorded(b);
                 Need::default()
