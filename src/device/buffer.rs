@@ -3,7 +3,7 @@
 //! the submission layer, which stages through reusable buffers what the host cannot map).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
@@ -70,6 +70,10 @@ struct BufferInner {
     /// The id of the recording that last kept this buffer (`Recorder::keep`), so that a
     /// recording keeps each buffer once however many commands use it.
     kept_by: AtomicU64,
+    /// Held across a host transfer through the mapping (`upload_at`: written, `read_into_at`:
+    /// read): clones of the buffer on several threads never copy into and out of the
+    /// mapping at once.
+    host_access: RwLock<()>,
     /// An object living in the buffer's memory (an acceleration structure), destroyed right
     /// before the buffer: keeping the buffer alive keeps it alive ([`Buffer::new_owning`]).
     dependent: Option<Dependent>,
@@ -214,6 +218,7 @@ impl Buffer {
             label: desc.label.to_string(),
             stamps: ResourceStamps::default(),
             kept_by: AtomicU64::new(0),
+            host_access: RwLock::new(()),
             dependent: None,
             external: None,
         })
@@ -241,6 +246,7 @@ impl Buffer {
             label: desc.label.to_string(),
             stamps: ResourceStamps::default(),
             kept_by: AtomicU64::new(0),
+            host_access: RwLock::new(()),
             dependent: None,
             external: Some(external),
         }))
@@ -359,6 +365,24 @@ impl Buffer {
     /// Host access must not race a submission that uses the buffer.
     pub(crate) fn mapped_bytes(&self) -> Option<&[u8]> {
         self.0.allocation.as_ref()?.mapped_slice()
+    }
+
+    /// The lock of host transfers through the mapping ([`mapped_bytes`](Self::mapped_bytes),
+    /// [`mapped_ptr`](Self::mapped_ptr)): write for a copy into it, read for a copy out. A
+    /// lock poisoned by a panicking copy is taken as it is (the bytes are plain data).
+    pub(crate) fn host_write_lock(&self) -> RwLockWriteGuard<'_, ()> {
+        self.0
+            .host_access
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// See [`host_write_lock`](Self::host_write_lock).
+    pub(crate) fn host_read_lock(&self) -> RwLockReadGuard<'_, ()> {
+        self.0
+            .host_access
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The host mapping's address, if the memory is host-visible (see

@@ -126,7 +126,9 @@ impl Buffer {
         self.upload_at(0, data)
     }
 
-    /// Writes `data` at byte `offset` (see [`upload`](Self::upload)).
+    /// Writes `data` at byte `offset` (see [`upload`](Self::upload)). Clones of one buffer
+    /// on several threads transfer through its mapping one at a time (reads together): a
+    /// read sees one upload's bytes whole.
     pub fn upload_at<T: bytemuck::Pod>(&self, offset: u64, data: &[T]) -> Result<()> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         self.check_transfer(offset, bytes.len())?;
@@ -135,13 +137,16 @@ impl Buffer {
         }
         match self.mapped_ptr() {
             Some(ptr) if self.direct()? => {
+                // Another thread's copy into or out of the mapping waits for this one.
+                let _copying = self.host_write_lock();
                 // A pending submission (Device::submit) may read or write this memory.
                 self.shared().wait_host_access(self.stamps(), true)?;
                 // SAFETY: the mapping covers `size` bytes (the range was checked above) and
                 // is host-coherent (gpu-allocator asks for HOST_COHERENT for CPU locations);
                 // every submission that uses the buffer, or whose uses kiln cannot see, has
-                // finished (waited above), so no GPU access races this write, and `bytes`
-                // (the caller's) cannot overlap the mapping.
+                // finished (waited above), so no GPU access races this write; no other host
+                // copy of this buffer runs (the write lock); and `bytes` (the caller's)
+                // cannot overlap the mapping.
                 let dst = unsafe {
                     std::slice::from_raw_parts_mut(
                         (ptr.as_ptr() as *mut u8).add(offset as usize),
@@ -207,6 +212,8 @@ impl Buffer {
         }
         match self.mapped_bytes() {
             Some(bytes) if self.direct()? => {
+                // No other thread copies into the mapping meanwhile.
+                let _copying = self.host_read_lock();
                 // A pending submission (Device::submit) may still write this memory.
                 self.shared().wait_host_access(self.stamps(), false)?;
                 let start = offset as usize;

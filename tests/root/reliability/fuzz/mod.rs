@@ -54,6 +54,7 @@ mod run;
 mod world;
 
 use std::cell::RefCell;
+use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::add::vector_add;
@@ -298,7 +299,12 @@ fn api_sequences_stay_coded_validation_clean_and_leak_free() {
         });
     let seed = seed();
     let hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
-    println!("fuzz: seed {hex} (replay with KILN_FUZZ_SEED={hex})");
+    // Written to the stderr handle itself, not `println!`: the test harness holds a test's
+    // printed output until the test ends, and a crash (a signal) would lose the seed.
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "fuzz: seed {hex} (replay with KILN_FUZZ_SEED={hex})"
+    );
     let warnings = allocator_warnings().len();
     let fixture = RefCell::new(Fixture::new());
     let devices = AtomicU64::new(1);
