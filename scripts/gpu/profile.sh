@@ -13,7 +13,9 @@
 # links (`apt-get download linux-perf libbabeltrace1 libdw1 libelf1 libnuma1 libopencsd1
 # libperl5.36 libpython3.11 libpython3.11-minimal libslang2 libunwind8 libcap2
 # libglib2.0-0 libdebuginfod1 libcurl3-gnutls`), unpacked beside the machine's own (its
-# glibc 2.39 runs Debian 12's 2.36 binaries). ROUNDS (100), FREQ (10000 Hz), N (2).
+# glibc 2.39 runs Debian 12's 2.36 binaries). ROUNDS (100), FREQ (10000 Hz), N (2), MODES
+# (`automatic known raw-automatic`: `tracker_profile`'s TRACKER_MODE, or `raw-` and
+# `raw_profile`'s RAW_MODE, e.g. `scoped raw-scoped`).
 TOPIC=profile
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ls .gl/perf/linux-perf_*.deb >/dev/null 2>&1 || { echo "no .gl/perf/linux-perf_*.deb"; exit 1; }
@@ -27,9 +29,11 @@ export LD_LIBRARY_PATH=$L VK_LAYER_PATH=$X/usr/share/vulkan/explicit_layer.d KIL
 R=${ROUNDS:-100}; F=${FREQ:-10000}
 date -u
 for i in $(seq 1 ${N:-2}); do
-  for m in automatic known raw; do
-    if [ $m = raw ]; then cmd="env RAW_MODE=automatic $B/raw_profile $R"
-    else cmd="env TRACKER_MODE=$m $B/tracker_profile $R"; fi
+  for m in ${MODES:-automatic known raw-automatic}; do
+    case $m in
+      raw-*) cmd="env RAW_MODE=${m#raw-} $B/raw_profile $R" ;;
+      *) cmd="env TRACKER_MODE=$m $B/tracker_profile $R" ;;
+    esac
     d=$W/$m-$i.data
     perf record -q -e cpu-clock:u -F $F -o $d -- $cmd > $W/$m-$i.out 2>&1
     echo "== $m run $i: $(grep -h "ns per" $W/$m-$i.out | tr -s ' ')"
