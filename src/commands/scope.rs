@@ -55,11 +55,11 @@ use super::Recorder;
 use crate::device::{set_caller, QueryLease, Shared};
 use crate::error::{RecordingError, Result};
 
-/// One scope of a recording: its name, nesting depth, the queries of its start and end and
-/// where it was opened.
+/// One scope of a recording: its name (an index into the recording's names), nesting
+/// depth, the queries of its start and end and where it was opened.
 #[derive(Clone, Debug)]
 pub(crate) struct ScopeRecord {
-    pub name: Arc<str>,
+    pub name: u32,
     pub depth: u32,
     pub begin: u32,
     pub end: u32,
@@ -75,10 +75,19 @@ pub(crate) struct TimedWork {
     pub lease: QueryLease,
     pub queries: u32,
     pub scopes: Vec<ScopeRecord>,
+    /// The scopes' names (`ScopeRecord::name`).
+    pub names: Vec<Arc<str>>,
     pub submission: Option<(u32, u32)>,
     /// Bumped each time a reusable recording is submitted again (its queries reset): a
     /// submission reads its timings only while this is still its own generation.
     pub generation: std::sync::atomic::AtomicU64,
+}
+
+impl TimedWork {
+    /// The name of scope `s` of this work.
+    pub(crate) fn name(&self, s: &ScopeRecord) -> &str {
+        self.names.get(s.name as usize).map_or("", |n| n)
+    }
 }
 
 impl std::fmt::Debug for QueryLease {
@@ -101,6 +110,9 @@ pub(crate) struct Timing<'a> {
     /// Queries reserved so far.
     used: u32,
     scopes: Vec<ScopeRecord>,
+    /// The scopes' names, each run of scopes of one name sharing one entry: a loop's scopes
+    /// take no allocation and no reference count each.
+    names: Vec<Arc<str>>,
     /// Indices into `scopes` of the open scopes, innermost last.
     open: Vec<usize>,
     /// The reserved query of the pending scope start (`u32::MAX`: none), see the module docs.
@@ -117,6 +129,11 @@ pub(crate) struct Timing<'a> {
 }
 
 impl<'a> Timing<'a> {
+    /// The name of scope `s` of this recording.
+    fn name(&self, s: &ScopeRecord) -> &str {
+        self.names.get(s.name as usize).map_or("", |n| n)
+    }
+
     /// Notes that the pipeline named `label` is bound.
     #[cold]
     pub(crate) fn note_pipeline(&mut self, label: &'a str) {
@@ -253,7 +270,7 @@ impl<'a> Recorder<'a, '_> {
                 .iter()
                 .filter_map(|&i| self.timing.scopes.get(i))
             {
-                path.push_str(&s.name);
+                path.push_str(self.timing.name(s));
                 path.push('/');
             }
             path.push_str(name);
@@ -289,14 +306,13 @@ impl<'a> Recorder<'a, '_> {
         self.timing.open.push(self.timing.scopes.len());
         // A loop's scopes share one name: no allocation per scope (the same literal: one
         // pointer compare, no byte compare).
-        let same = |s: &ScopeRecord| {
-            s.name.len() == name.len()
-                && (std::ptr::eq(s.name.as_ptr(), name.as_ptr()) || *s.name == *name)
+        let same = |n: &Arc<str>| {
+            n.len() == name.len() && (std::ptr::eq(n.as_ptr(), name.as_ptr()) || **n == *name)
         };
-        let name = match self.timing.scopes.last() {
-            Some(s) if same(s) => s.name.clone(),
-            _ => Arc::from(name),
-        };
+        if !self.timing.names.last().is_some_and(same) {
+            self.timing.names.push(Arc::from(name));
+        }
+        let name = self.timing.names.len() as u32 - 1;
         self.timing.scopes.push(ScopeRecord {
             name,
             depth: self.timing.open.len() as u32 - 1,
@@ -380,7 +396,11 @@ impl<'a> Recorder<'a, '_> {
     /// Errors: `KILN-E123` a scope is still open; `KILN-E122` as `begin_scope`.
     pub(crate) fn finish_timing(&mut self) -> Result<Option<TimedWork>, RecordingError> {
         if let Some(&i) = self.timing.open.last() {
-            let name = self.timing.scopes.get(i).map_or("", |s| &*s.name);
+            let name = self
+                .timing
+                .scopes
+                .get(i)
+                .map_or("", |s| self.timing.name(s));
             return Err(RecordingError::ScopeMismatch {
                 what: format!("the recording ended with scope `{name}` still open"),
             });
@@ -403,6 +423,7 @@ impl<'a> Recorder<'a, '_> {
             lease,
             queries: self.timing.used,
             scopes: std::mem::take(&mut self.timing.scopes),
+            names: std::mem::take(&mut self.timing.names),
             submission,
             generation: Default::default(),
         }))

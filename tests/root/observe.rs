@@ -88,6 +88,8 @@ fn whole_submissions_are_timed_and_nested_scopes_fit_inside() {
             r.begin_scope("outer")?;
             r.scope("inner-a", |r| Ok(r.dispatch_threads(n as u32)?))?;
             r.scope("inner-b", |r| Ok(r.dispatch_threads(n as u32)?))?;
+            // A name again after another: each scope keeps its own.
+            r.scope("inner-a", |r| Ok(r.dispatch_threads(n as u32)?))?;
             Ok(r.end_scope()?)
         })
         .unwrap();
@@ -96,7 +98,10 @@ fn whole_submissions_are_timed_and_nested_scopes_fit_inside() {
         .iter()
         .map(|s| (s.name.as_str(), s.depth))
         .collect();
-    assert_eq!(names, [("outer", 0), ("inner-a", 1), ("inner-b", 1)]);
+    assert_eq!(
+        names,
+        [("outer", 0), ("inner-a", 1), ("inner-b", 1), ("inner-a", 1)]
+    );
     let outer = t.scope("outer").unwrap();
     for inner in &t.scopes[1..] {
         assert!(inner.duration_ns > 0);
