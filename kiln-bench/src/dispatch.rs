@@ -283,18 +283,7 @@ fn tracked_recording(
     rounds: usize,
 ) -> BenchResult<Row> {
     let n = seq.len();
-    let mut marks: Vec<Option<BarrierMasks>> = Vec::with_capacity(n);
-    device.execute(|rec| {
-        for &(pi, si) in seq {
-            rec.bind_pipeline(&fx.pipes[pi])?;
-            rec.bind_set(0, &fx.sets[si])?;
-            rec.push(0, p)?;
-            let before = rec.barrier_count();
-            rec.dispatch(1, 1, 1)?;
-            marks.push((rec.barrier_count() > before).then(|| rec.debug_last_barrier()));
-        }
-        Ok(())
-    })?;
+    let marks = crate::barrier_places(device, (&fx.pipes, &fx.sets), seq, p)?;
     let barriers = marks.iter().filter(|m| m.is_some()).count();
     let mut kinds: Vec<BarrierMasks> = marks.iter().flatten().copied().collect();
     kinds.sort_by_key(|m| (m.0.as_raw(), m.1.as_raw(), m.2.as_raw(), m.3.as_raw()));

@@ -277,8 +277,9 @@ pub fn six_pipelines_and_sets(
 
 /// Where kiln's automatic mode records a barrier in `seq` (pipeline, set; each dispatch
 /// pushing `push` at offset 0), and its masks as recorded (`None`: no barrier before that
-/// dispatch), recorded once and never submitted: the bench's first pass, for the profile
-/// examples.
+/// dispatch): the automatic row's first pass (`dispatch.rs`), also the profile examples'.
+/// Submitted and waited for, so that the validation layer checks those barriers at
+/// submission too.
 pub fn barrier_places<P: bytemuck::Pod>(
     device: &kiln::Device,
     (pipes, sets): (&[kiln::ComputePipeline], &[kiln::DescriptorSet]),
@@ -286,7 +287,7 @@ pub fn barrier_places<P: bytemuck::Pod>(
     push: &P,
 ) -> kiln::Result<Vec<Option<raw::BarrierMasks>>> {
     let mut places = Vec::with_capacity(seq.len());
-    drop(device.record(|r| {
+    device.execute(|r| {
         for &(pi, si) in seq {
             r.bind_pipeline(&pipes[pi])?;
             r.bind_set(0, &sets[si])?;
@@ -296,7 +297,7 @@ pub fn barrier_places<P: bytemuck::Pod>(
             places.push((r.barrier_count() > before).then(|| r.debug_last_barrier()));
         }
         Ok(())
-    })?);
+    })?;
     Ok(places)
 }
 
