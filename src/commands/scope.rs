@@ -83,10 +83,10 @@ pub(crate) struct TimedWork {
     pub generation: std::sync::atomic::AtomicU64,
 }
 
-impl TimedWork {
-    /// The name of scope `s` of this work.
-    pub(crate) fn name(&self, s: &ScopeRecord) -> &str {
-        self.names.get(s.name as usize).map_or("", |n| n)
+impl ScopeRecord {
+    /// The scope's name, from its recording's `names`.
+    pub(crate) fn name_in<'n>(&self, names: &'n [Arc<str>]) -> &'n str {
+        names.get(self.name as usize).map_or("", |n| n)
     }
 }
 
@@ -129,11 +129,6 @@ pub(crate) struct Timing<'a> {
 }
 
 impl<'a> Timing<'a> {
-    /// The name of scope `s` of this recording.
-    fn name(&self, s: &ScopeRecord) -> &str {
-        self.names.get(s.name as usize).map_or("", |n| n)
-    }
-
     /// Notes that the pipeline named `label` is bound.
     #[cold]
     pub(crate) fn note_pipeline(&mut self, label: &'a str) {
@@ -270,7 +265,7 @@ impl<'a> Recorder<'a, '_> {
                 .iter()
                 .filter_map(|&i| self.timing.scopes.get(i))
             {
-                path.push_str(self.timing.name(s));
+                path.push_str(s.name_in(&self.timing.names));
                 path.push('/');
             }
             path.push_str(name);
@@ -400,7 +395,7 @@ impl<'a> Recorder<'a, '_> {
                 .timing
                 .scopes
                 .get(i)
-                .map_or("", |s| self.timing.name(s));
+                .map_or("", |s| s.name_in(&self.timing.names));
             return Err(RecordingError::ScopeMismatch {
                 what: format!("the recording ended with scope `{name}` still open"),
             });

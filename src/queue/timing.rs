@@ -63,7 +63,7 @@ impl GpuTimings {
 pub(crate) fn describe(label: &str, timed: Option<&TimedWork>) -> String {
     match timed {
         Some(t) if !t.scopes.is_empty() => {
-            let names: Vec<&str> = t.scopes.iter().map(|s| t.name(s)).collect();
+            let names: Vec<&str> = t.scopes.iter().map(|s| s.name_in(&t.names)).collect();
             format!("{label} (scopes: {})", names.join(", "))
         }
         _ => label.to_string(),
@@ -160,7 +160,7 @@ pub(crate) fn read(
         .scopes
         .iter()
         .map(|s| ScopeTiming {
-            name: timed.name(s).to_string(),
+            name: s.name_in(&timed.names).to_string(),
             depth: s.depth,
             start_ns: ns(first, tick(s.begin)) as u64,
             duration_ns: ns(tick(s.begin), tick(s.end)) as u64,
