@@ -8,7 +8,7 @@ use std::time::Instant;
 use ash::vk;
 use kiln::{Buffer, ComputePipeline, ComputePipelineDesc, DescriptorSet, Device, SpecValue};
 
-mod paired;
+pub(super) mod paired;
 
 use super::raw::{BarrierMasks, Ctx, Raw};
 use super::{best, median, ns_since, percentile, thread_cpu_ns, BenchResult, Opts, Peer, Row};
@@ -395,16 +395,8 @@ fn tracked_recording(
     ));
     let pr = paired::paired_ratios(device, raw, fx, ctx, (seq, &marks), p, rounds)?;
     super::note(format!(
-        "dispatch recording, automatic barriers, paired chunks: kiln / raw median {:.3}x \
-         (quartiles {:.3}x–{:.3}x; medians kiln {:.1} ns, raw {:.1} ns a dispatch; {} pairs \
-         of {} dispatches, kiln and raw in turn inside each round)",
-        pr.median,
-        pr.q1,
-        pr.q3,
-        pr.kiln_ns,
-        pr.raw_ns,
-        pr.pairs,
-        paired::CHUNK
+        "dispatch recording, automatic barriers, {}",
+        pr.describe("dispatch")
     ));
     Ok(Row::new(
         "dispatch recording, automatic barriers",

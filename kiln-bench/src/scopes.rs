@@ -14,6 +14,7 @@ use std::time::Instant;
 use ash::vk;
 use kiln::Device;
 
+use super::dispatch::paired::{pairs, Paired};
 use super::dispatch::{stream, Fixture, Params};
 use super::raw::{Ctx, Raw};
 use super::{best, median, ns_since, BenchResult, Opts, Row};
@@ -92,6 +93,11 @@ fn measure(
         raw.submit_wait(ctx)?;
     }
     let recording = Row::new("scoped dispatch recording", "ns", best(&k), best(&r));
+    let pr = paired(device, (raw, ctx), fx, (pool, &seq), &p, rounds)?;
+    super::note(format!(
+        "scoped dispatch recording, {}",
+        pr.describe("scoped dispatch")
+    ));
 
     // Round trips: one scoped dispatch, timings read back.
     let m = if opts.quick { 100 } else { 1_000 };
@@ -150,4 +156,60 @@ fn measure(
         median(&mut rt),
     );
     Ok(vec![recording, round_trip])
+}
+
+/// The scoped row's stream in pairs of chunks (`dispatch::paired`): kiln's scoped
+/// dispatches and raw's timestamped ones side by side in each round, raw's queries in
+/// `pool` (2 per dispatch, reset on the host before each round).
+fn paired(
+    device: &Device,
+    (raw, ctx): (&Raw, &Ctx),
+    fx: &Fixture,
+    (pool, seq): (vk::QueryPool, &[(usize, usize)]),
+    p: &Params,
+    rounds: usize,
+) -> BenchResult<Paired> {
+    let d = &raw.d;
+    pairs(
+        device,
+        (raw, ctx),
+        (seq.len(), rounds),
+        || {
+            // SAFETY: no submission uses the pool's queries (the last one was waited for).
+            unsafe { d.reset_query_pool(pool, 0, 2 * seq.len() as u32) };
+            Ok(())
+        },
+        |rec, part| {
+            if part.start == 0 {
+                rec.manual_barriers();
+            }
+            for &(pi, si) in &seq[part] {
+                rec.scope("dispatch", |rec| {
+                    rec.bind_pipeline(&fx.pipes[pi])?;
+                    rec.bind_set(0, &fx.sets[si])?;
+                    rec.push(0, p)?;
+                    Ok(rec.dispatch(1, 1, 1)?)
+                })?;
+            }
+            Ok(())
+        },
+        |part| {
+            for i in part {
+                let (q, (pi, si)) = (2 * i as u32, seq[i]);
+                fx.raw_bind(raw, ctx.cb, (pi, si), p);
+                // SAFETY: as in `measure`'s raw loop: each query was reset and is written
+                // once in the round.
+                unsafe {
+                    d.cmd_write_timestamp2(ctx.cb, vk::PipelineStageFlags2::ALL_COMMANDS, pool, q);
+                    d.cmd_dispatch(ctx.cb, 1, 1, 1);
+                    d.cmd_write_timestamp2(
+                        ctx.cb,
+                        vk::PipelineStageFlags2::ALL_COMMANDS,
+                        pool,
+                        q + 1,
+                    );
+                }
+            }
+        },
+    )
 }
