@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &ComputePipelineDesc::new(&module, "main").spec(&[(0, SpecValue::U32(0))]),
     )?;
     let bufs = kiln_bench::six_buffers(&device, "profile six", BUFS)?;
-    let mut best = f64::MAX;
+    let (mut best, mut sum) = (f64::MAX, 0.0);
     for _ in 0..rounds {
         let t0 = kiln_bench::thread_cpu_ns();
         let sets = alloc_write(&pipe, &bufs)?;
@@ -37,8 +37,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })??;
         drop(sets);
         best = best.min((alloc + bind) / SETS as f64);
+        sum += (alloc + bind) / SETS as f64;
     }
-    println!("alloc+write+bind {best:8.1} ns per set (thread CPU, best of {rounds})");
+    let mean = sum / rounds.max(1) as f64;
+    println!(
+        "alloc+write+bind {best:8.1} ns per set (thread CPU, best of {rounds}; mean {mean:.1})"
+    );
     Ok(())
 }
 

@@ -103,10 +103,14 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         name: "profile",
-        what: "where a dispatch's CPU time goes (perf): kiln automatic and known, raw automatic",
+        what: "where a dispatch's (or a set's) CPU time goes (perf): kiln and raw, per mode",
         needs: &[
             ("tracker_profile.xz", Build::BenchExample("tracker_profile")),
             ("raw_profile.xz", Build::BenchExample("raw_profile")),
+            (
+                "descriptor_profile.xz",
+                Build::BenchExample("descriptor_profile"),
+            ),
         ],
     },
     Topic {
