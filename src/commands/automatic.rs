@@ -230,11 +230,7 @@ impl<'a> Recorder<'a, '_> {
         if !bound.access.device_address_stages().is_empty() {
             return None;
         }
-        let bindings = bound.access.set(0);
-        let (set_id, access_id) = (
-            *set as *const DescriptorSet as usize,
-            bindings.as_ptr() as usize,
-        );
+        let (set_id, access_id) = (*set as *const DescriptorSet as usize, bound.access.key(0));
         // The pair's hint, verified; else the hash lookup, whose answer becomes the hint.
         let cache = &mut self.sync.set_cache;
         let i = cache.find_hinted(set_id, access_id)?;
@@ -323,7 +319,7 @@ impl<'a> Recorder<'a, '_> {
                     Slot::Set(set) => self.sync.set_cache.applied_at(
                         set.draw_entry.load(Ordering::Relaxed),
                         set as *const DescriptorSet as usize,
-                        bound.access.set(si).as_ptr() as usize,
+                        bound.access.key(si),
                         changes,
                     ),
                     Slot::Pushed => false,
@@ -350,7 +346,7 @@ impl<'a> Recorder<'a, '_> {
             if let Slot::Set(set) = s {
                 let entry = self.sync.set_cache.mark_applied(
                     *set as *const DescriptorSet as usize,
-                    bound.access.set(si).as_ptr() as usize,
+                    bound.access.key(si),
                     changes,
                 );
                 if let Some(i) = entry {
@@ -517,10 +513,7 @@ impl<'a> Recorder<'a, '_> {
                 _ => continue,
             };
             let bindings = access.set(si);
-            let (set_id, access_id) = (
-                set as *const DescriptorSet as usize,
-                bindings.as_ptr() as usize,
-            );
+            let (set_id, access_id) = (set as *const DescriptorSet as usize, access.key(si));
             let compiled = self.sync.set_cache.get(set_id, access_id);
             if let Some(c) = compiled.filter(|c| !c.images) {
                 let uses = &self.sync.set_cache.uses[c.start as usize..c.end as usize];

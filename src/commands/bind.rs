@@ -31,13 +31,16 @@ impl<'a> Recorder<'a, '_> {
     #[track_caller]
     pub fn bind_pipeline<P: Pipeline>(&mut self, pipeline: &'a P) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
-        if !pipeline.layout().belongs_to(self.shared) {
+        let layout: &'a PipelineLayout = pipeline.layout();
+        let i = slot(pipeline.bind_point());
+        // The bound layout was checked when it was bound, and layouts are interned per
+        // device: the same one belongs to this device (no chase into the layout).
+        let same_layout = matches!(&self.state.bound[i], Some(b) if std::ptr::eq(b.layout, layout));
+        if !same_layout && !layout.belongs_to(self.shared) {
             return Err(foreign_pipeline());
         }
-        let layout: &'a PipelineLayout = pipeline.layout();
         let raw = pipeline.raw();
         let bind_point = pipeline.bind_point();
-        let i = slot(bind_point);
         if self.caps.unsupported_bind[i] {
             return Err(if i == 1 {
                 self.unsupported("a graphics pipeline", vk::QueueFlags::GRAPHICS)
@@ -64,26 +67,32 @@ impl<'a> Recorder<'a, '_> {
             Some(prev) => {
                 prev.access = access;
                 // Same interned layout: every bound set stays valid (no comparison needed).
-                if !std::ptr::eq(prev.layout, layout) {
+                if !same_layout {
                     prev.sets.truncate(compatible_prefix(prev.layout, layout));
                     if prev.layout.push_constant_ranges() != layout.push_constant_ranges() {
                         prev.pushed = super::push::Words::default();
                         prev.whole_push = super::push::Words::whole(layout);
                     }
                     prev.layout = layout;
+                    (prev.layout_raw, prev.set_layouts, prev.push_range) =
+                        Bound::layout_values(layout);
                     prev.ready = false;
                 }
                 prev.raw = raw;
                 prev.workgroup = pipeline.workgroup_size();
             }
             None => {
+                let (layout_raw, set_layouts, push_range) = Bound::layout_values(layout);
                 self.state.bound[i] = Some(Bound {
                     raw,
                     layout,
+                    layout_raw,
+                    set_layouts,
+                    push_range,
                     access,
                     bind_point,
                     workgroup: pipeline.workgroup_size(),
-                    sets: Vec::new(),
+                    sets: smallvec::SmallVec::new(),
                     pushed: super::push::Words::default(),
                     whole_push: super::push::Words::whole(layout),
                     ready: false,
@@ -125,12 +134,13 @@ impl<'a> Recorder<'a, '_> {
         let i = index as usize;
         // Already bound at this number: it passed the checks below when it was bound, and
         // a later pipeline with an incompatible layout would have unbound it.
+        // The same object (a set's handle is its own while it lives): no chase into either.
         if let Some(Slot::Set(s)) = bound.sets.get(i) {
-            if s.raw() == set.raw() {
+            if std::ptr::eq(*s, set) {
                 return Ok(());
             }
         }
-        let layouts = bound.layout.set_layouts();
+        let layouts = bound.set_layouts;
         let Some(expected) = layouts.get(i) else {
             return Err(DescriptorError::NoSuchSet {
                 set: index,
@@ -196,7 +206,7 @@ impl<'a> Recorder<'a, '_> {
             self.shared.raw.cmd_bind_descriptor_sets(
                 self.cb,
                 bound.bind_point,
-                bound.layout.raw(),
+                bound.layout_raw,
                 i as u32,
                 &[set.raw()],
                 &[],

@@ -223,7 +223,7 @@ impl<'a> Recorder<'a, '_> {
             size,
             stages,
             layout: bound.layout.raw(),
-            access: bound.access.set(i).as_ptr() as usize,
+            access: bound.access.key(i),
         }))
     }
 

@@ -114,8 +114,10 @@ mod transfer;
 mod work;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use ash::vk;
+use smallvec::SmallVec;
 
 pub use dispatch::DISPATCH_INDIRECT_SIZE;
 pub use draw_list::ListDraw;
@@ -126,10 +128,10 @@ pub use render::{ColorAttachment, DepthAttachment, LoadOp, RenderingDesc};
 pub(crate) use scope::TimedWork;
 pub(crate) use work::RecordedWork;
 
-use crate::descriptors::DescriptorSet;
+use crate::descriptors::{DescriptorSet, SetLayout};
 use crate::device::{supported_stages, Buffer, Shared};
 use crate::error::{RecordingError, Result};
-use crate::pipeline::{PipelineAccess, PipelineLayout, RenderingFormats};
+use crate::pipeline::{PipelineAccess, PipelineLayout, PushConstantRange, RenderingFormats};
 use command::{BufferAccess, Command};
 use hazards::{Key, Need, Tracker, Use};
 use work::ImageUse;
@@ -156,14 +158,24 @@ impl Slot<'_> {
 struct Bound<'a> {
     raw: vk::Pipeline,
     layout: &'a PipelineLayout,
+    /// What every bind and push reads of `layout`, copied when it is bound
+    /// ([`Bound::layout_values`]) so that those commands chase no pointer into it: on
+    /// NVIDIA the driver's work between two commands evicts the layout's cache lines, and
+    /// a chase there was among the automatic row's most sampled loads (perf, H200).
+    layout_raw: vk::PipelineLayout,
+    /// `layout`'s set layouts (see `layout_raw`).
+    set_layouts: &'a [Arc<SetLayout>],
+    /// `layout`'s push-constant range where it has exactly one (see `layout_raw`).
+    push_range: Option<PushConstantRange>,
     /// The reflected access of the pipeline's bindings (automatic barriers).
     access: &'a PipelineAccess,
     bind_point: vk::PipelineBindPoint,
     workgroup: [u32; 3],
     /// Sets currently bound at this bind point, by set number (for redundant-bind elision
     /// and the automatic barriers). Updated in place: a pipeline switch truncates it, never
-    /// reallocates it.
-    sets: Vec<Slot<'a>>,
+    /// reallocates it. The first four inline: a bind and a dispatch read them with the
+    /// recorder's own lines, not through a pointer.
+    sets: SmallVec<[Slot<'a>; 4]>,
     /// The 4-byte words of push-constant space pushed for this layout's ranges (values
     /// survive pipeline binds whose layouts have identical push constant ranges, Vulkan
     /// spec §14.2.10): see [`push::words`].
@@ -177,7 +189,23 @@ struct Bound<'a> {
     ready: bool,
 }
 
-impl Bound<'_> {
+impl<'a> Bound<'a> {
+    /// The values of `layout` a bound pipeline keeps beside it: `layout_raw`, `set_layouts`,
+    /// `push_range`.
+    fn layout_values(
+        layout: &'a PipelineLayout,
+    ) -> (
+        vk::PipelineLayout,
+        &'a [Arc<SetLayout>],
+        Option<PushConstantRange>,
+    ) {
+        let push_range = match layout.push_constant_ranges() {
+            [r] => Some(*r),
+            _ => None,
+        };
+        (layout.raw(), layout.set_layouts(), push_range)
+    }
+
     /// Every non-empty set of the layout is bound and push constants were pushed if the
     /// layout has ranges, every byte of them. Errors: `KILN-E254`, `KILN-E255` nothing
     /// pushed, `KILN-E265` part of the ranges never pushed.

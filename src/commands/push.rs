@@ -135,7 +135,7 @@ impl Recorder<'_, '_> {
         // The common case: the layout's one range, pushed whole (the path below would trim
         // nothing, and find that range's stages only).
         if let Some(bound) = self.state.bound[usize::from(self.state.current_graphics)].as_mut() {
-            if let [r] = bound.layout.push_constant_ranges() {
+            if let Some(r) = bound.push_range {
                 let size = std::mem::size_of::<T>();
                 let whole = r.offset == offset && r.size as usize == size;
                 if whole && size > 0 && (offset | r.size).is_multiple_of(4) && !r.stages.is_empty()
@@ -145,7 +145,7 @@ impl Recorder<'_, '_> {
                     unsafe {
                         self.shared.raw.cmd_push_constants(
                             self.cb,
-                            bound.layout.raw(),
+                            bound.layout_raw,
                             r.stages,
                             offset,
                             bytes,

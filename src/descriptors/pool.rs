@@ -170,8 +170,6 @@ pub(super) struct SetSlot {
     /// was reset at retirement (the resources it held released) to a new set's entries at
     /// the layout's full length, or has no entry (the new set fills it).
     pub held: HeldList,
-    /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
-    pub unwritten: u32,
     /// Per queue, the timeline value of the last submission that bound the set.
     pub uses: QueueStamps,
 }
@@ -182,7 +180,6 @@ impl SetSlot {
             raw,
             pool,
             held: HeldList::default(),
-            unwritten: 0,
             uses: QueueStamps::default(),
         })
     }

@@ -78,6 +78,11 @@ const BATCH: usize = 8;
 /// (once no submission can use it).
 pub struct DescriptorSet {
     layout: Arc<SetLayout>,
+    /// The handle (`slot.raw`'s copy): what a bind reads, beside the set's other hot
+    /// fields, with no chase into the slot.
+    raw: vk::DescriptorSet,
+    /// Descriptors outside PARTIALLY_BOUND bindings never written: the set binds when 0.
+    unwritten: u32,
     /// The handle, its pool, the descriptor list and the queue stamps, in one allocation
     /// that goes back to the pools with the handle and is taken by a later set
     /// (`pool::SetSlot`); the set itself stays small (moved without `memcpy` calls).
@@ -154,7 +159,7 @@ impl DescriptorSet {
     /// The raw handle (owned by this object).
     #[inline]
     pub fn raw(&self) -> vk::DescriptorSet {
-        self.slot.raw
+        self.raw
     }
 
     /// The main queue's timeline value of the last submission on it that used this set
@@ -435,7 +440,7 @@ impl DescriptorSet {
             for (p, (_, buffer)) in plans.iter().zip(writes) {
                 filled += hold_buffer(held, p, buffer);
             }
-            self.slot.unwritten -= filled;
+            self.unwritten -= filled;
             return Ok(true);
         }
         // The Vulkan writes and the set's list in one pass (the update cannot fail, and no
@@ -457,7 +462,7 @@ impl DescriptorSet {
                 .buffer_info(std::slice::from_ref(info));
             filled += hold_buffer(held, p, buffer);
         }
-        slot.unwritten -= filled;
+        self.unwritten -= filled;
         // SAFETY: as in write_buffer_range, for each write (each passed its binding's
         // plan, which is every check of `check_buffer_write_in` for this write).
         unsafe {
@@ -534,7 +539,7 @@ impl DescriptorSet {
         let slot = self.layout.starts()[idx] as usize + element as usize;
         let old = self.slot.held[slot].replace(h);
         if old.is_none() && !partially_bound(&self.layout.desc().bindings()[idx]) {
-            self.slot.unwritten -= 1;
+            self.unwritten -= 1;
         }
     }
 
@@ -663,7 +668,7 @@ impl DescriptorSet {
     /// (PARTIALLY_BOUND bindings never count). O(1) once every descriptor is written.
     #[inline]
     pub fn first_unwritten(&self) -> Option<u32> {
-        if self.slot.unwritten == 0 {
+        if self.unwritten == 0 {
             return None;
         }
         self.layout

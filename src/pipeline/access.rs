@@ -158,6 +158,19 @@ impl PipelineAccess {
         self.sets.get(set).map_or(&[], |s| s.as_slice())
     }
 
+    /// An id of set `set`'s access list, for a recording's caches keyed by it: the address
+    /// of the list's entry, computed without reading it (no chase into the lists, whose
+    /// cache lines the driver's work between two commands evicts). Distinct per pipeline
+    /// and set, and stable, while the pipeline lives; 0 for every set past the last.
+    #[inline]
+    pub(crate) fn key(&self, set: usize) -> usize {
+        if set < self.sets.len() {
+            self.sets.as_ptr().wrapping_add(set) as usize
+        } else {
+            0
+        }
+    }
+
     /// Some binding of some set is written.
     pub fn writes(&self) -> bool {
         self.sets.iter().flatten().any(|b| b.access.write)

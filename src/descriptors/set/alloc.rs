@@ -172,19 +172,23 @@ impl DescriptorSet {
         mut slot: Box<SetSlot>,
         count: Option<u32>,
     ) -> DescriptorSet {
-        if count.is_none() && slot.held.len() == layout.descriptor_total() as usize {
+        let unwritten = if count.is_none() && slot.held.len() == layout.descriptor_total() as usize
+        {
             debug_assert!(slot
                 .held
                 .iter()
                 .all(|h| matches!(h, None | Some(Held::Immutable))));
-            slot.unwritten = layout.fresh_set().0;
+            layout.fresh_set().0
         } else {
             let (held, unwritten) = new_held(layout, count, std::mem::take(&mut slot.held));
-            (slot.held, slot.unwritten) = (held, unwritten);
-        }
+            slot.held = held;
+            unwritten
+        };
         slot.uses = QueueStamps::default();
         DescriptorSet {
             layout: layout.clone(),
+            raw: slot.raw,
+            unwritten,
             slot: ManuallyDrop::new(slot),
             set,
             names,
