@@ -11,6 +11,12 @@
 //! automatic row's *barriers known* floor, manual mode with `Recorder::barrier` where the
 //! tracker placed one, so `automatic` − `known` is the tracker's own cost; `scoped` is the
 //! `scoped dispatch recording` row's stream, each dispatch in a timing scope, submitted).
+//!
+//! `EVICT_KB=n`: after each dispatch, write one word in each cache line of an `n` KiB
+//! buffer (inside the timed loop, the same for every build): a stand-in for a driver whose
+//! work between two commands evicts the recorder's data from the caches (NVIDIA's does;
+//! lavapipe's recording barely touches memory), to compare two builds' cache misses on
+//! this machine.
 
 use kiln::Device;
 
@@ -42,6 +48,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `scoped` is the bench's `scoped dispatch recording` stream: manual barriers, each
     // dispatch in a timing scope of its own (submitted: its queries are written).
     let only = std::env::var("TRACKER_MODE").ok();
+    let evict_kb: usize = std::env::var("EVICT_KB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let evict: Vec<std::cell::Cell<u64>> =
+        (0..evict_kb * 128).map(|_| Default::default()).collect();
     let marks = kiln_bench::barrier_places(&device, (&pipes, &sets), &seq, &p)?;
     for name in ["automatic", "nocover", "manual", "known", "scoped"] {
         if only.as_deref().is_some_and(|o| o != name) {
@@ -65,6 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 cover,
                 scoped,
                 marks: (name == "known").then_some(marks.as_slice()),
+                evict: &evict,
             };
             if scoped {
                 device.execute(|r| {
@@ -107,6 +120,8 @@ struct Stream<'s> {
     /// Known barriers: `Recorder::barrier` before dispatch `i` where `marks[i]` holds the
     /// masks kiln's automatic mode recorded there.
     marks: Option<&'s [Option<kiln_bench::raw::BarrierMasks>]>,
+    /// `EVICT_KB`'s buffer (empty: none).
+    evict: &'s [std::cell::Cell<u64>],
 }
 
 impl<'s> Stream<'s> {
@@ -135,6 +150,10 @@ impl<'s> Stream<'s> {
             r.dispatch(1, 1, 1)?;
             if self.scoped {
                 r.end_scope()?;
+            }
+            // One word per 64-byte line.
+            for w in self.evict.iter().step_by(8) {
+                w.set(w.get().wrapping_add(1));
             }
         }
         Ok((kiln_bench::thread_cpu_ns() - t0, r.barrier_count()))
