@@ -73,22 +73,20 @@ impl<'a> Recorder<'a, '_> {
                         prev.pushed = super::push::Words::default();
                         prev.whole_push = super::push::Words::whole(layout);
                     }
-                    prev.layout = layout;
-                    (prev.layout_raw, prev.set_layouts, prev.push_range) =
-                        Bound::layout_values(layout);
+                    prev.set_layout(layout);
                     prev.ready = false;
                 }
                 prev.raw = raw;
                 prev.workgroup = pipeline.workgroup_size();
             }
             None => {
-                let (layout_raw, set_layouts, push_range) = Bound::layout_values(layout);
-                self.state.bound[i] = Some(Bound {
+                let mut bound = Bound {
                     raw,
                     layout,
-                    layout_raw,
-                    set_layouts,
-                    push_range,
+                    layout_raw: vk::PipelineLayout::null(),
+                    set_layouts: &[],
+                    push_range: None,
+                    first_set_layouts: [0; 4],
                     access,
                     bind_point,
                     workgroup: pipeline.workgroup_size(),
@@ -96,7 +94,9 @@ impl<'a> Recorder<'a, '_> {
                     pushed: super::push::Words::default(),
                     whole_push: super::push::Words::whole(layout),
                     ready: false,
-                })
+                };
+                bound.set_layout(layout);
+                self.state.bound[i] = Some(bound);
             }
         }
         // A pipeline whose shaders use no image has no view to check (`check_views` would
@@ -139,6 +139,12 @@ impl<'a> Recorder<'a, '_> {
             if std::ptr::eq(*s, set) {
                 return Ok(());
             }
+        }
+        // The common case: one of the layout's first four sets, written, of its set layout
+        // (compared by address, `first_set_layouts`: no chase into the layout's list).
+        let layout = Arc::as_ptr(set.layout()) as usize;
+        if bound.first_set_layouts.get(i) == Some(&layout) && set.first_unwritten().is_none() {
+            return self.set_bound(index, set);
         }
         let layouts = bound.set_layouts;
         let Some(expected) = layouts.get(i) else {

@@ -159,7 +159,7 @@ struct Bound<'a> {
     raw: vk::Pipeline,
     layout: &'a PipelineLayout,
     /// What every bind and push reads of `layout`, copied when it is bound
-    /// ([`Bound::layout_values`]) so that those commands chase no pointer into it: on
+    /// ([`Bound::set_layout`]) so that those commands chase no pointer into it: on
     /// NVIDIA the driver's work between two commands evicts the layout's cache lines, and
     /// a chase there was among the automatic row's most sampled loads (perf, H200).
     layout_raw: vk::PipelineLayout,
@@ -167,6 +167,9 @@ struct Bound<'a> {
     set_layouts: &'a [Arc<SetLayout>],
     /// `layout`'s push-constant range where it has exactly one (see `layout_raw`).
     push_range: Option<PushConstantRange>,
+    /// The addresses of `layout`'s first four set layouts (0: none), which `bind_set`
+    /// compares a set's layout with (see `layout_raw`).
+    first_set_layouts: [usize; 4],
     /// The reflected access of the pipeline's bindings (automatic barriers).
     access: &'a PipelineAccess,
     bind_point: vk::PipelineBindPoint,
@@ -190,20 +193,19 @@ struct Bound<'a> {
 }
 
 impl<'a> Bound<'a> {
-    /// The values of `layout` a bound pipeline keeps beside it: `layout_raw`, `set_layouts`,
-    /// `push_range`.
-    fn layout_values(
-        layout: &'a PipelineLayout,
-    ) -> (
-        vk::PipelineLayout,
-        &'a [Arc<SetLayout>],
-        Option<PushConstantRange>,
-    ) {
-        let push_range = match layout.push_constant_ranges() {
+    /// Keeps `layout` and what a bound pipeline keeps of it beside it (`layout_raw`,
+    /// `set_layouts`, `push_range`, `first_set_layouts`).
+    fn set_layout(&mut self, layout: &'a PipelineLayout) {
+        self.layout = layout;
+        self.layout_raw = layout.raw();
+        self.set_layouts = layout.set_layouts();
+        self.push_range = match layout.push_constant_ranges() {
             [r] => Some(*r),
             _ => None,
         };
-        (layout.raw(), layout.set_layouts(), push_range)
+        let sets = self.set_layouts;
+        self.first_set_layouts =
+            std::array::from_fn(|i| sets.get(i).map_or(0, |l| Arc::as_ptr(l) as usize));
     }
 
     /// Every non-empty set of the layout is bound and push constants were pushed if the
