@@ -80,6 +80,24 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// kiln: binds pipeline `pi` and set `si`, pushes `p` and dispatches one workgroup (a
+    /// dispatch of the kiln side of every recording row; `raw_bind` and `cmd_dispatch` are
+    /// raw's).
+    #[inline(always)]
+    pub(super) fn kiln_dispatch<'a>(
+        &'a self,
+        rec: &mut kiln::Recorder<'a, '_>,
+        (pi, si): (usize, usize),
+        p: &Params,
+    ) -> kiln::Result<()> {
+        rec.bind_pipeline(&self.pipes[pi])?;
+        rec.bind_set(0, &self.sets[si])?;
+        rec.push(0, p)?;
+        Ok(rec.dispatch(1, 1, 1)?)
+    }
+}
+
 pub(super) fn set_buffers(bufs: &[Buffer], s: usize) -> [vk::Buffer; 6] {
     std::array::from_fn(|j| bufs[(s + j) % BUFS].raw())
 }
@@ -229,11 +247,8 @@ fn recording(
             let t0 = Instant::now();
             // Like the raw stream: no barriers between the dispatches (recording cost only).
             rec.manual_barriers();
-            for &(pi, si) in &seq {
-                rec.bind_pipeline(&fx.pipes[pi])?;
-                rec.bind_set(0, &fx.sets[si])?;
-                rec.push(0, &p)?;
-                rec.dispatch(1, 1, 1)?;
+            for &d in &seq {
+                fx.kiln_dispatch(rec, d, &p)?;
             }
             Ok(ns_since(t0))
         })?;
@@ -317,11 +332,8 @@ fn tracked_recording(
                     rec.debug_no_last_barrier_cover();
                 }
                 let t0 = Instant::now();
-                for &(pi, si) in seq {
-                    rec.bind_pipeline(&fx.pipes[pi])?;
-                    rec.bind_set(0, &fx.sets[si])?;
-                    rec.push(0, p)?;
-                    rec.dispatch(1, 1, 1)?;
+                for &d in seq {
+                    fx.kiln_dispatch(rec, d, p)?;
                 }
                 if !cover {
                     off_barriers = rec.barrier_count();

@@ -63,13 +63,8 @@ fn measure(
         let t = device.execute(|rec| {
             let t0 = Instant::now();
             rec.manual_barriers();
-            for &(pi, si) in &seq {
-                rec.scope("dispatch", |rec| {
-                    rec.bind_pipeline(&fx.pipes[pi])?;
-                    rec.bind_set(0, &fx.sets[si])?;
-                    rec.push(0, &p)?;
-                    Ok(rec.dispatch(1, 1, 1)?)
-                })?;
+            for &d in &seq {
+                rec.scope("dispatch", |rec| fx.kiln_dispatch(rec, d, &p))?;
             }
             Ok(ns_since(t0))
         })?;
@@ -78,17 +73,7 @@ fn measure(
         unsafe { d.reset_query_pool(pool, 0, 2 * n as u32) };
         raw.begin(ctx)?;
         let t0 = Instant::now();
-        for (i, &(pi, si)) in seq.iter().enumerate() {
-            let q = 2 * i as u32;
-            fx.raw_bind(raw, ctx.cb, (pi, si), &p);
-            // SAFETY: `cb` is recording with the pipeline and set bound; the pool is alive;
-            // each query was reset and is written once.
-            unsafe {
-                d.cmd_write_timestamp2(ctx.cb, vk::PipelineStageFlags2::ALL_COMMANDS, pool, q);
-                d.cmd_dispatch(ctx.cb, 1, 1, 1);
-                d.cmd_write_timestamp2(ctx.cb, vk::PipelineStageFlags2::ALL_COMMANDS, pool, q + 1);
-            }
-        }
+        raw_scoped((raw, ctx), fx, (pool, &seq), 0..n, &p);
         r.push(ns_since(t0) / n as f64);
         raw.submit_wait(ctx)?;
     }
@@ -183,33 +168,36 @@ fn paired(
             if part.start == 0 {
                 rec.manual_barriers();
             }
-            for &(pi, si) in &seq[part] {
-                rec.scope("dispatch", |rec| {
-                    rec.bind_pipeline(&fx.pipes[pi])?;
-                    rec.bind_set(0, &fx.sets[si])?;
-                    rec.push(0, p)?;
-                    Ok(rec.dispatch(1, 1, 1)?)
-                })?;
+            for &d in &seq[part] {
+                rec.scope("dispatch", |rec| fx.kiln_dispatch(rec, d, p))?;
             }
             Ok(())
         },
-        |part| {
-            for i in part {
-                let (q, (pi, si)) = (2 * i as u32, seq[i]);
-                fx.raw_bind(raw, ctx.cb, (pi, si), p);
-                // SAFETY: as in `measure`'s raw loop: each query was reset and is written
-                // once in the round.
-                unsafe {
-                    d.cmd_write_timestamp2(ctx.cb, vk::PipelineStageFlags2::ALL_COMMANDS, pool, q);
-                    d.cmd_dispatch(ctx.cb, 1, 1, 1);
-                    d.cmd_write_timestamp2(
-                        ctx.cb,
-                        vk::PipelineStageFlags2::ALL_COMMANDS,
-                        pool,
-                        q + 1,
-                    );
-                }
-            }
-        },
+        |part| raw_scoped((raw, ctx), fx, (pool, seq), part, p),
     )
+}
+
+/// raw's side of the scoped stream: dispatches `part` of `seq`, each between two
+/// timestamps (queries `2 i` and `2 i + 1` of `pool`, reset on the host before the round).
+#[inline(always)]
+fn raw_scoped(
+    (raw, ctx): (&Raw, &Ctx),
+    fx: &Fixture,
+    (pool, seq): (vk::QueryPool, &[(usize, usize)]),
+    part: std::ops::Range<usize>,
+    p: &Params,
+) {
+    let d = &raw.d;
+    let all = vk::PipelineStageFlags2::ALL_COMMANDS;
+    for i in part {
+        let q = 2 * i as u32;
+        fx.raw_bind(raw, ctx.cb, seq[i], p);
+        // SAFETY: `cb` is recording with the pipeline and set bound; the pool is alive;
+        // each query was reset and is written once in the round.
+        unsafe {
+            d.cmd_write_timestamp2(ctx.cb, all, pool, q);
+            d.cmd_dispatch(ctx.cb, 1, 1, 1);
+            d.cmd_write_timestamp2(ctx.cb, all, pool, q + 1);
+        }
+    }
 }

@@ -46,11 +46,8 @@ pub(super) fn paired_ratios(
         (seq.len(), rounds),
         || Ok(()),
         |rec, part| {
-            for &(pi, si) in &seq[part] {
-                rec.bind_pipeline(&fx.pipes[pi])?;
-                rec.bind_set(0, &fx.sets[si])?;
-                rec.push(0, p)?;
-                rec.dispatch(1, 1, 1)?;
+            for &d in &seq[part] {
+                fx.kiln_dispatch(rec, d, p)?;
             }
             Ok(())
         },
