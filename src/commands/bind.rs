@@ -32,7 +32,8 @@ impl<'a> Recorder<'a, '_> {
     pub fn bind_pipeline<P: Pipeline>(&mut self, pipeline: &'a P) -> Result<(), RecordingError> {
         self.at(std::panic::Location::caller());
         let layout: &'a PipelineLayout = pipeline.layout();
-        let i = slot(pipeline.bind_point());
+        let bind_point = pipeline.bind_point();
+        let i = slot(bind_point);
         // The bound layout was checked when it was bound, and layouts are interned per
         // device: the same one belongs to this device (no chase into the layout).
         let same_layout = matches!(&self.state.bound[i], Some(b) if std::ptr::eq(b.layout, layout));
@@ -40,7 +41,6 @@ impl<'a> Recorder<'a, '_> {
             return Err(foreign_pipeline());
         }
         let raw = pipeline.raw();
-        let bind_point = pipeline.bind_point();
         if self.caps.unsupported_bind[i] {
             return Err(if i == 1 {
                 self.unsupported("a graphics pipeline", vk::QueueFlags::GRAPHICS)
@@ -71,7 +71,6 @@ impl<'a> Recorder<'a, '_> {
                     prev.sets.truncate(compatible_prefix(prev.layout, layout));
                     if prev.layout.push_constant_ranges() != layout.push_constant_ranges() {
                         prev.pushed = super::push::Words::default();
-                        prev.whole_push = super::push::Words::whole(layout);
                     }
                     prev.set_layout(layout);
                     prev.ready = false;
@@ -92,7 +91,7 @@ impl<'a> Recorder<'a, '_> {
                     workgroup: pipeline.workgroup_size(),
                     sets: smallvec::SmallVec::new(),
                     pushed: super::push::Words::default(),
-                    whole_push: super::push::Words::whole(layout),
+                    whole_push: super::push::Words::default(),
                     ready: false,
                 };
                 bound.set_layout(layout);

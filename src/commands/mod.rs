@@ -194,7 +194,7 @@ struct Bound<'a> {
 
 impl<'a> Bound<'a> {
     /// Keeps `layout` and what a bound pipeline keeps of it beside it (`layout_raw`,
-    /// `set_layouts`, `push_range`, `first_set_layouts`).
+    /// `set_layouts`, `push_range`, `whole_push`, `first_set_layouts`).
     fn set_layout(&mut self, layout: &'a PipelineLayout) {
         self.layout = layout;
         self.layout_raw = layout.raw();
@@ -203,6 +203,9 @@ impl<'a> Bound<'a> {
             [r] => Some(*r),
             _ => None,
         };
+        self.whole_push = self.push_range.map_or_else(push::Words::default, |r| {
+            push::Words::of(r.offset, r.offset + r.size)
+        });
         let sets = self.set_layouts;
         self.first_set_layouts =
             std::array::from_fn(|i| sets.get(i).map_or(0, |l| Arc::as_ptr(l) as usize));

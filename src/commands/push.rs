@@ -5,7 +5,7 @@ use ash::vk;
 
 use super::Recorder;
 use crate::error::{RecordingError, Result};
-use crate::pipeline::{PipelineLayout, PushConstantRange};
+use crate::pipeline::PushConstantRange;
 
 impl Recorder<'_, '_> {
     /// Pushes `bytes` at byte `offset`. The stage flags come from the layout: each piece of
@@ -266,15 +266,6 @@ impl Words {
     pub(crate) fn merge(&mut self, w: Words) {
         self.low |= w.low;
         self.high |= w.high;
-    }
-
-    /// The words of `layout`'s push-constant range where it has exactly one, else none
-    /// (`Bound::whole_push`).
-    pub(crate) fn whole(layout: &PipelineLayout) -> Words {
-        match layout.push_constant_ranges() {
-            [r] => Words::of(r.offset, r.offset + r.size),
-            _ => Words::default(),
-        }
     }
 }
 
