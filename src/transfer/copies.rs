@@ -210,23 +210,22 @@ impl Buffer {
         if out.is_empty() {
             return Ok(());
         }
-        match self.mapped_bytes() {
-            Some(bytes) if self.direct()? => {
-                // No other thread copies into the mapping meanwhile.
-                let _copying = self.host_read_lock();
-                // A pending submission (Device::submit) may still write this memory.
-                self.shared().wait_host_access(self.stamps(), false)?;
+        if self.mapped_ptr().is_some() && self.direct()? {
+            // No other thread copies into the mapping meanwhile; taken (and the GPU's writes
+            // waited for) before the mapping is borrowed as bytes.
+            let _copying = self.host_read_lock();
+            // A pending submission (Device::submit) may still write this memory.
+            self.shared().wait_host_access(self.stamps(), false)?;
+            if let Some(bytes) = self.mapped_bytes() {
                 let start = offset as usize;
                 let threads = chunks::threads(self.shared());
                 chunks::parallel_copy(out, &bytes[start..start + out.len()], threads);
-                Ok(())
-            }
-            _ => {
-                let shared = self.shared();
-                let queue = transfer_queue(shared, false);
-                chunks::start_readback(shared, queue, (self, offset), out, true)?.run()
+                return Ok(());
             }
         }
+        let shared = self.shared();
+        let queue = transfer_queue(shared, false);
+        chunks::start_readback(shared, queue, (self, offset), out, true)?.run()
     }
 
     /// `[offset, offset + len)` lies inside the buffer. Errors: `KILN-E151`.
