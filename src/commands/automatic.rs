@@ -140,6 +140,15 @@ impl<'a> Recorder<'a, '_> {
         self.sync.tracker.uncovered
     }
 
+    /// The number of (bound set, set access) pairs whose buffer uses this recording
+    /// compiled (see `SetUses`): pipelines that use a set alike share one. Unstable: for
+    /// kiln's tests.
+    #[cfg(feature = "unstable-hooks")]
+    #[doc(hidden)]
+    pub fn debug_compiled_set_uses(&self) -> usize {
+        self.sync.set_cache.entries.len()
+    }
+
     /// Turns off, for the rest of this recording, the automatic barriers' use of the last
     /// barrier recorded for the resources it covers (see the `hazards` module docs): every
     /// hazard then gets its own barrier, as before that shortcut. Unstable: an A/B switch
@@ -227,13 +236,21 @@ impl<'a> Recorder<'a, '_> {
         let [Slot::Set(set)] = bound.sets.as_slice() else {
             return None;
         };
-        if !bound.access.device_address_stages().is_empty() {
+        if bound.addresses {
             return None;
         }
-        let (set_id, access_id) = (*set as *const DescriptorSet as usize, bound.access.key(0));
-        // The pair's hint, verified; else the hash lookup, whose answer becomes the hint.
+        let (set_id, access_id) = (*set as *const DescriptorSet as usize, bound.access_keys[0]);
         let cache = &mut self.sync.set_cache;
+        // The set's own hint (its cache line is the one `bind_set` read), verified; else the
+        // pair's hint in the cache, else the hash lookup. The answer becomes both hints.
+        let own = set.dispatch_entry.load(Ordering::Relaxed);
+        if let Some(c) = cache.entries.get(own as usize) {
+            if c.set == set_id && c.access == access_id {
+                return (!c.images).then_some(own as usize);
+            }
+        }
         let i = cache.find_hinted(set_id, access_id)?;
+        set.dispatch_entry.store(i, Ordering::Relaxed);
         let c = cache.entries.get(i as usize)?;
         (!c.images).then_some(i as usize)
     }
@@ -307,7 +324,7 @@ impl<'a> Recorder<'a, '_> {
         let Some(bound) = self.state.bound[1].as_ref() else {
             return false;
         };
-        if !bound.access.device_address_stages().is_empty() {
+        if bound.addresses {
             return false;
         }
         // A plain loop: the iterator form was not inlined (a call per draw).
@@ -319,7 +336,7 @@ impl<'a> Recorder<'a, '_> {
                     Slot::Set(set) => self.sync.set_cache.applied_at(
                         set.draw_entry.load(Ordering::Relaxed),
                         set as *const DescriptorSet as usize,
-                        bound.access.key(si),
+                        bound.access_key(si),
                         changes,
                     ),
                     Slot::Pushed => false,
@@ -346,7 +363,7 @@ impl<'a> Recorder<'a, '_> {
             if let Slot::Set(set) = s {
                 let entry = self.sync.set_cache.mark_applied(
                     *set as *const DescriptorSet as usize,
-                    bound.access.key(si),
+                    bound.access_key(si),
                     changes,
                 );
                 if let Some(i) = entry {

@@ -65,7 +65,7 @@ impl<'a> Recorder<'a, '_> {
         match &mut self.state.bound[i] {
             Some(prev) if prev.raw == raw => return Ok(()),
             Some(prev) => {
-                prev.access = access;
+                prev.set_access(access);
                 // Same interned layout: every bound set stays valid (no comparison needed).
                 if !same_layout {
                     prev.sets.truncate(compatible_prefix(prev.layout, layout));
@@ -87,6 +87,9 @@ impl<'a> Recorder<'a, '_> {
                     push_range: None,
                     first_set_layouts: [0; 4],
                     access,
+                    access_keys: [0; 4],
+                    addresses: false,
+                    image_sets: 0,
                     bind_point,
                     workgroup: pipeline.workgroup_size(),
                     sets: smallvec::SmallVec::new(),
@@ -95,6 +98,7 @@ impl<'a> Recorder<'a, '_> {
                     ready: false,
                 };
                 bound.set_layout(layout);
+                bound.set_access(access);
                 self.state.bound[i] = Some(bound);
             }
         }
@@ -173,7 +177,7 @@ impl<'a> Recorder<'a, '_> {
         if bound.sets.len() <= i {
             bound.sets.resize(i + 1, Slot::Empty);
         }
-        if bound.access.set_has_images(i) {
+        if crate::pipeline::set_in_mask(bound.image_sets, i) {
             // A set of buffers only has no view to check against the shaders.
             self.state.views_ok[usize::from(self.state.current_graphics)] = false;
         }

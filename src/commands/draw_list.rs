@@ -223,7 +223,7 @@ impl<'a> Recorder<'a, '_> {
             size,
             stages,
             layout: bound.layout.raw(),
-            access: bound.access.key(i),
+            access: bound.access_key(i),
         }))
     }
 

@@ -172,6 +172,13 @@ struct Bound<'a> {
     first_set_layouts: [usize; 4],
     /// The reflected access of the pipeline's bindings (automatic barriers).
     access: &'a PipelineAccess,
+    /// `access`'s keys of sets 0 to 3 ([`PipelineAccess::first_keys`]) and whether its
+    /// shaders use buffer device addresses, copied when it is bound ([`Bound::set_access`])
+    /// so that a dispatch reads neither through the pipeline (see `layout_raw`).
+    access_keys: [usize; 4],
+    addresses: bool,
+    /// `access`'s [`image_sets`](PipelineAccess::image_sets) (see `access_keys`).
+    image_sets: u64,
     bind_point: vk::PipelineBindPoint,
     workgroup: [u32; 3],
     /// Sets currently bound at this bind point, by set number (for redundant-bind elision
@@ -193,6 +200,25 @@ struct Bound<'a> {
 }
 
 impl<'a> Bound<'a> {
+    /// [`PipelineAccess::key`] of set `si` of the bound pipeline (for sets 0 to 3, the
+    /// copy in `access_keys`).
+    #[inline(always)]
+    fn access_key(&self, si: usize) -> usize {
+        match self.access_keys.get(si) {
+            Some(&k) => k,
+            None => self.access.key(si),
+        }
+    }
+
+    /// Keeps `access` and what a bind and a dispatch read of it beside it (`access_keys`,
+    /// `addresses`, `image_sets`).
+    fn set_access(&mut self, access: &'a PipelineAccess) {
+        self.access = access;
+        self.access_keys = access.first_keys();
+        self.addresses = !access.device_address_stages().is_empty();
+        self.image_sets = access.image_sets();
+    }
+
     /// Keeps `layout` and what a bound pipeline keeps of it beside it (`layout_raw`,
     /// `set_layouts`, `push_range`, `whole_push`, `first_set_layouts`).
     fn set_layout(&mut self, layout: &'a PipelineLayout) {

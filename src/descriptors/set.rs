@@ -94,11 +94,14 @@ pub struct DescriptorSet {
     /// Id of the last recording that listed `last_used` among the stamps to update at its
     /// submission (see [`Recorder::bind_set`](crate::Recorder::bind_set)); 0: none yet.
     pub(crate) listed_by: AtomicU64,
-    /// A hint for the recorder that drew or dispatched with this set last: the index of the set's
+    /// A hint for the recorder that drew with this set last: the index of the set's
     /// compiled uses in its cache (`commands::automatic::SetUses`), which it verifies
     /// before use (another recording may have overwritten the hint: then it looks the set
     /// up); `u32::MAX`: none.
     pub(crate) draw_entry: AtomicU32,
+    /// The same for the compiled uses a dispatch with this set last applied (each
+    /// verified, as `draw_entry`).
+    pub(crate) dispatch_entry: AtomicU32,
 }
 
 impl std::fmt::Debug for DescriptorSet {

@@ -430,7 +430,7 @@ impl ComputePipeline {
         } else {
             vk::ShaderStageFlags::empty()
         };
-        let access = PipelineAccess::new(&layout, [ep], addresses);
+        let access = PipelineAccess::new(shared, &layout, [ep], addresses)?;
         let names = super::set_name_ids(&layout, &layout_desc.names);
         Ok(ComputePipeline {
             shared: shared.clone(),

@@ -498,7 +498,12 @@ fn layout_and_access(
         .fold(vk::ShaderStageFlags::empty(), |acc, (_, e, _, _)| {
             acc | e.stage
         });
-    let access = PipelineAccess::new(&layout, stages.iter().map(|(_, e, _, _)| *e), addresses);
+    let access = PipelineAccess::new(
+        shared,
+        &layout,
+        stages.iter().map(|(_, e, _, _)| *e),
+        addresses,
+    )?;
     let names = super::set_name_ids(&layout, &layout_desc.names);
     Ok((layout, access, names))
 }

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+pub(crate) use access::set_in_mask;
 pub use access::{BindingAccess, PipelineAccess};
 pub use background::{NotReady, PendingPipeline};
 pub use bindless::DEFAULT_BINDLESS_MAX;
@@ -177,10 +178,11 @@ pub(crate) fn set_name_ids(
         .collect()
 }
 
-/// Registers this layer's slots (the pipeline-layout interner, then the pipeline cache,
-/// loaded from disk now) on a device being created.
+/// Registers this layer's slots (the pipeline-layout and set-access interners, then the
+/// pipeline cache, loaded from disk now) on a device being created.
 pub(crate) fn register_slots(shared: &mut Shared) -> Result<()> {
     shared.register_slot(layout::PipelineLayoutCache::default())?;
+    shared.register_slot(access::SetAccessCache::default())?;
     let cache = cache::PipelineCache::open(&shared.raw, &shared.properties)?;
     shared.register_slot(cache)?;
     shared.register_slot(background::PipelineThreads::default())

@@ -194,6 +194,7 @@ impl DescriptorSet {
             names,
             listed_by: AtomicU64::new(0),
             draw_entry: AtomicU32::new(u32::MAX),
+            dispatch_entry: AtomicU32::new(u32::MAX),
         }
     }
 }

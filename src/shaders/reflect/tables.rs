@@ -67,7 +67,7 @@ pub(crate) enum Ty {
 }
 
 /// Operands of OpTypeImage (SPIR-V spec §3.32.6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ImageTy {
     /// Dimensionality (1D, 2D, 3D, Cube, Buffer, SubpassData).
     pub dim: Dim,

@@ -6,8 +6,8 @@ use common::add::{self, vector_add};
 use common::draw::{pixel, quad_vertex_layout, target, RGBA8};
 use common::{assert_clean, device};
 use kiln::{
-    vk, BufferDesc, ColorAttachment, Device, Error, GraphicsPipelineDesc, Image, ImageDesc,
-    MemoryLocation, RenderingDesc, SamplerDesc,
+    vk, BufferDesc, ColorAttachment, ComputePipelineDesc, Device, Error, GraphicsPipelineDesc,
+    Image, ImageDesc, MemoryLocation, RenderingDesc, SamplerDesc, SpecValue,
 };
 
 /// `test/add_one.comp`: y[i] += x[i] for i < n.
@@ -98,6 +98,59 @@ fn independent_dispatches_record_no_barrier() {
     for (i, v) in out.iter().enumerate() {
         assert_eq!(*v, (i % n) as f32 + 0.5, "element {i}");
     }
+    assert_clean(&device);
+}
+
+/// Two specializations of one shader use set 0 alike: they share its interned access, so
+/// a set dispatched with both is compiled once for the recording, and a pipeline that
+/// uses the set otherwise (reads it) gets its own entry. The barriers are each pair's
+/// (write after write three times, then read after write) and the values exact.
+#[test]
+fn pipelines_that_use_a_set_alike_share_its_compiled_uses() {
+    let device = device();
+    let m = kiln::include_spirv!("test/spec_fill.comp").unwrap();
+    let fill = |size: u32| {
+        let spec = [(0, SpecValue::U32(size))];
+        let desc = ComputePipelineDesc::new(&m, "main").spec(&spec);
+        device.compute_pipeline_with(&desc).unwrap()
+    };
+    let (p64, p32) = (fill(64), fill(32));
+    let copy = device
+        .compute_pipeline(
+            &kiln::include_spirv!("test/copy_words.comp").unwrap(),
+            "main",
+        )
+        .unwrap();
+    assert_eq!(p64.access(), p32.access());
+    assert_ne!(p64.access().set(0), copy.access().set(0));
+    let n = 256usize;
+    let v = device.storage_buffer::<u32>("v", n).unwrap();
+    let o = device.storage_buffer::<u32>("o", n).unwrap();
+    let mut set = p64.descriptor_set(0).unwrap();
+    set.write_buffer(0, &v).unwrap();
+    let mut out = copy.descriptor_set(1).unwrap();
+    out.write_buffer(0, &o).unwrap();
+    let (barriers, entries) = device
+        .execute(|r| {
+            for p in [&p64, &p32, &p64, &p32] {
+                r.bind_pipeline(p)?;
+                r.bind_set(0, &set)?;
+                r.dispatch_threads(n as u32)?;
+            }
+            r.bind_pipeline(&copy)?;
+            r.bind_set(0, &set)?;
+            r.bind_set(1, &out)?;
+            r.dispatch_threads(n as u32)?;
+            Ok((r.barrier_count(), r.debug_compiled_set_uses()))
+        })
+        .unwrap();
+    assert_eq!(barriers, 4);
+    assert_eq!(
+        entries, 3,
+        "(set, fill's access), (set, copy's), (out, copy's)"
+    );
+    let got: Vec<u32> = o.read().unwrap();
+    assert_eq!(got, (0..n as u32).collect::<Vec<_>>());
     assert_clean(&device);
 }
 
