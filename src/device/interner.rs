@@ -1,5 +1,6 @@
-//! One content-keyed interner for every deduplicated Vulkan object: samplers (this layer),
-//! descriptor set layouts (`descriptors`) and pipeline layouts (`pipeline`).
+//! One content-keyed interner for every deduplicated object: samplers (this layer),
+//! descriptor set layouts (`descriptors`), pipeline layouts and the sets' access lists of
+//! pipelines (`pipeline`).
 //!
 //! An [`Interner`] maps the *full* description of an object (never a hash alone) to a
 //! [`Weak`] reference to the live object. Equal descriptions give the same object for as
