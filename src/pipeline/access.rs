@@ -144,9 +144,12 @@ fn binding_access<'e>(
 /// docs): pipelines that use a set alike hold the same `Arc`.
 pub(crate) struct SetAccess {
     bindings: Vec<BindingAccess>,
-    /// The device whose interner holds this list (forgotten there on drop).
-    shared: Arc<Shared>,
+    /// The interner that holds this list (it forgets it on drop). Not the device: a clone
+    /// of a [`PipelineAccess`] is plain data and keeps no device alive.
+    interner: Arc<SetAccessInterner>,
 }
+
+type SetAccessInterner = Interner<Vec<BindingAccess>, SetAccess>;
 
 impl PartialEq for SetAccess {
     fn eq(&self, other: &Self) -> bool {
@@ -164,20 +167,18 @@ impl std::fmt::Debug for SetAccess {
 
 impl Drop for SetAccess {
     fn drop(&mut self) {
-        if let Ok(cache) = self.shared.slot::<SetAccessCache>() {
-            cache.0.forget(&self.bindings, self);
-        }
+        self.interner.forget(&self.bindings, self);
     }
 }
 
 /// The device-wide interner of set access lists (a layer slot): key = the full list.
 #[derive(Default)]
-pub(crate) struct SetAccessCache(Interner<Vec<BindingAccess>, SetAccess>);
+pub(crate) struct SetAccessCache(Arc<SetAccessInterner>);
 
 impl LayerSlot for SetAccessCache {
     fn teardown(&mut self, _: &Shared) {
-        // Lists are forgotten by their own Drop; none is alive at device teardown (each
-        // holds the device).
+        // A list that outlives the device (in a kept clone of a `PipelineAccess`) still
+        // forgets itself in the interner it holds.
         self.0.clear();
     }
 }
@@ -191,7 +192,7 @@ impl PipelineAccess {
     /// Errors: `KILN-E113` the device has no access interner (a bug in kiln's device
     /// creation).
     pub(crate) fn new<'e>(
-        shared: &Arc<Shared>,
+        shared: &Shared,
         layout: &PipelineLayout,
         stages: impl IntoIterator<Item = &'e EntryPoint> + Clone,
         addresses: vk::ShaderStageFlags,
@@ -208,7 +209,7 @@ impl PipelineAccess {
             sets.push(cache.0.get_or_create(&bindings, || {
                 Ok::<_, PipelineError>(Arc::new(SetAccess {
                     bindings: bindings.clone(),
-                    shared: shared.clone(),
+                    interner: cache.0.clone(),
                 }))
             })?);
         }

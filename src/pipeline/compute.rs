@@ -383,6 +383,13 @@ impl ComputePipeline {
         check_subgroup_size(shared, &label, desc, (wg, &from))?;
         let layout_desc = &*layout_desc_of(shared, &label, desc, ep)?;
         let layout = PipelineLayout::get_or_create(shared, layout_desc)?;
+        // Before any Vulkan object is made: nothing to destroy if it fails.
+        let addresses = if uses_addresses(&desc.module.reflection().capabilities) {
+            vk::ShaderStageFlags::COMPUTE
+        } else {
+            vk::ShaderStageFlags::empty()
+        };
+        let access = PipelineAccess::new(shared, &layout, [ep], addresses)?;
         let cache = shared.slot::<PipelineCache>()?.raw();
         let module = shader_module(shared, desc.module)?;
         let name =
@@ -425,12 +432,6 @@ impl ComputePipeline {
         let raw = created.map_err(|(_, e)| vk_device_err("vkCreateComputePipelines")(e))?[0];
         let label = format!("{}:{}", desc.module.label(), desc.entry);
         shared.set_name(raw, &label);
-        let addresses = if uses_addresses(&desc.module.reflection().capabilities) {
-            vk::ShaderStageFlags::COMPUTE
-        } else {
-            vk::ShaderStageFlags::empty()
-        };
-        let access = PipelineAccess::new(shared, &layout, [ep], addresses)?;
         let names = super::set_name_ids(&layout, &layout_desc.names);
         Ok(ComputePipeline {
             shared: shared.clone(),

@@ -52,6 +52,33 @@ fn rewriting_a_set_waits_for_the_submission_using_it() {
     assert_clean(&device);
 }
 
+/// A pipeline's reflected access is plain data: a clone kept after the pipeline and the
+/// device are dropped keeps no device alive (its interned set lists hold their interner,
+/// not the device), and still compares equal to the access it was cloned from.
+#[test]
+fn a_kept_pipeline_access_does_not_keep_the_device() {
+    let device = device();
+    let watch = device.validation_watch();
+    let p = vector_add(&device);
+    let access = p.access().clone();
+    assert_eq!(&access, p.access());
+    let written: Vec<u32> = access
+        .set(0)
+        .iter()
+        .filter(|b| b.access.write)
+        .map(|b| b.binding)
+        .collect();
+    assert_eq!(written, [2]);
+    drop(p);
+    drop(device);
+    assert!(
+        watch.torn_down(),
+        "a PipelineAccess clone kept the device alive"
+    );
+    assert_eq!(access.set(0).len(), 3);
+    assert_watch_clean(&watch);
+}
+
 /// Everything (set, pipeline, layouts, buffers, even the `Device`) dropped while the
 /// submission runs; the submission is dropped last, on another thread. The device must be
 /// destroyed then (no Arc cycle through the graveyard), with no validation message.
