@@ -241,16 +241,8 @@ impl<'a> Recorder<'a, '_> {
         }
         let (set_id, access_id) = (*set as *const DescriptorSet as usize, bound.access_keys[0]);
         let cache = &mut self.sync.set_cache;
-        // The set's own hint (its cache line is the one `bind_set` read), verified; else the
-        // pair's hint in the cache, else the hash lookup. The answer becomes both hints.
-        let own = set.dispatch_entry.load(Ordering::Relaxed);
-        if let Some(c) = cache.entries.get(own as usize) {
-            if c.set == set_id && c.access == access_id {
-                return (!c.images).then_some(own as usize);
-            }
-        }
-        let i = cache.find_hinted(set_id, access_id)?;
-        set.dispatch_entry.store(i, Ordering::Relaxed);
+        // The set's own hint first: its cache line is the one `bind_set` read.
+        let i = cache.find_own_hinted(&set.dispatch_entry, set_id, access_id)?;
         let c = cache.entries.get(i as usize)?;
         (!c.images).then_some(i as usize)
     }

@@ -84,12 +84,10 @@ fn pipeline_stage(stage: vk::ShaderStageFlags) -> vk::PipelineStageFlags2 {
 }
 
 /// By content: the lists, not the addresses of their interned copies (equal on one device,
-/// not across devices).
+/// not across devices). `first_keys` and `image_sets` are derived from the lists.
 impl PartialEq for PipelineAccess {
     fn eq(&self, other: &Self) -> bool {
-        self.sets == other.sets
-            && self.addresses == other.addresses
-            && self.image_sets == other.image_sets
+        self.sets == other.sets && self.addresses == other.addresses
     }
 }
 

@@ -1,6 +1,8 @@
 //! The compiled buffer uses of (bound set, pipeline access) pairs ([`SetUses`]): listed and
 //! resolved once per recording, applied by later dispatches and draws as they are.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use super::super::hazards::{merge_uses, Map, Res, Tracker, Use, UseLanes, UsesSummary};
 
 /// The buffer uses of each (bound set, pipeline access of its set number) pair a recording
@@ -53,12 +55,19 @@ impl SetUses {
         (set as u64).rotate_left(32) ^ access as u64
     }
 
+    /// Entry `i`, if it is the one of (set, access): how every hint is verified.
+    #[inline(always)]
+    fn entry_of(&self, i: u32, set: usize, access: usize) -> Option<&Compiled> {
+        self.entries
+            .get(i as usize)
+            .filter(|e| e.set == set && e.access == access)
+    }
+
     /// The index of the entry of (set, access), if compiled.
     #[inline]
     pub(super) fn find(&self, set: usize, access: usize) -> Option<u32> {
         let i = *self.index.get(&Self::key(set, access))?;
-        let e = self.entries.get(i as usize)?;
-        (e.set == set && e.access == access).then_some(i)
+        self.entry_of(i, set, access).map(|_| i)
     }
 
     /// [`find`](Self::find) through `hints` first (the hint updated).
@@ -66,16 +75,33 @@ impl SetUses {
     pub(super) fn find_hinted(&mut self, set: usize, access: usize) -> Option<u32> {
         let h = (Self::key(set, access).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
         if let Some(&i) = self.hints.get(h) {
-            if let Some(e) = self.entries.get(i as usize) {
-                if e.set == set && e.access == access {
-                    return Some(i);
-                }
+            if self.entry_of(i, set, access).is_some() {
+                return Some(i);
             }
         }
         let i = self.find(set, access)?;
         if let Some(hint) = self.hints.get_mut(h) {
             *hint = i;
         }
+        Some(i)
+    }
+
+    /// [`find_hinted`](Self::find_hinted) through the set's own hint `own` first
+    /// (`DescriptorSet::dispatch_entry`, which other recordings may have overwritten with
+    /// an index into their caches: verified like the others); both hints updated.
+    #[inline(always)]
+    pub(super) fn find_own_hinted(
+        &mut self,
+        own: &AtomicU32,
+        set: usize,
+        access: usize,
+    ) -> Option<u32> {
+        let i = own.load(Ordering::Relaxed);
+        if self.entry_of(i, set, access).is_some() {
+            return Some(i);
+        }
+        let i = self.find_hinted(set, access)?;
+        own.store(i, Ordering::Relaxed);
         Some(i)
     }
 
@@ -95,9 +121,8 @@ impl SetUses {
         access: usize,
         changes: u64,
     ) -> bool {
-        self.entries.get(hint as usize).is_some_and(|c| {
-            c.set == set && c.access == access && c.applied == changes && !c.images
-        })
+        self.entry_of(hint, set, access)
+            .is_some_and(|c| c.applied == changes && !c.images)
     }
 
     /// Marks the uses of (set, access), if compiled and read-only, as applied at
@@ -193,5 +218,30 @@ mod tests {
             assert_eq!(u.find_hinted(s, a + 8), None);
             assert_eq!(u.find_hinted(s + 8, a), None);
         }
+    }
+
+    /// A set's own hint: unset, or an index another recording's cache gave it (naming
+    /// another pair here, or no entry at all), it is verified and replaced by the pair's
+    /// entry; then it answers alone. A pair never compiled leaves it as it was.
+    #[test]
+    fn a_sets_own_hint_is_verified_then_updated() {
+        let mut u = SetUses::default();
+        u.reserve();
+        for (s, a) in [(0x100, 0x900), (0x140, 0x900), (0x100, 0x930)] {
+            u.insert(s, a, u.uses.len(), false, &Tracker::default());
+        }
+        for stale in [u32::MAX, 0, 1, 99] {
+            let own = AtomicU32::new(stale);
+            assert_eq!(
+                u.find_own_hinted(&own, 0x100, 0x930),
+                Some(2),
+                "stale {stale}"
+            );
+            assert_eq!(own.load(Ordering::Relaxed), 2);
+            assert_eq!(u.find_own_hinted(&own, 0x100, 0x930), Some(2));
+        }
+        let own = AtomicU32::new(1);
+        assert_eq!(u.find_own_hinted(&own, 0x140, 0x930), None);
+        assert_eq!(own.load(Ordering::Relaxed), 1);
     }
 }
